@@ -1,0 +1,27 @@
+/* buf — a byte buffer with a ceiling: it fails rather than grow past max. */
+#ifndef GW_BUF_H
+#define GW_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+	char *data;	/* always NUL-terminated when not NULL */
+	size_t len;
+	size_t cap;
+	size_t max;	/* ceiling on len */
+};
+
+void buf_init(struct buf *b, size_t max);
+int buf_append(struct buf *b, const void *p, size_t n);
+int buf_puts(struct buf *b, const char *s);
+int buf_putc(struct buf *b, char c);
+int buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+const char *buf_str(const struct buf *b);	/* "" when empty */
+void buf_reset(struct buf *b);
+void buf_free(struct buf *b);
+
+#endif

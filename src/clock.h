@@ -1,0 +1,14 @@
+/* clock — the only module that reads clocks; everything else takes `now`. */
+#ifndef GW_CLOCK_H
+#define GW_CLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+int64_t clock_mono_us(void);	/* monotonic microseconds, for durations */
+time_t clock_wall(void);	/* seconds since the epoch */
+/* RFC 3339 UTC timestamp of t ("2026-11-22T10:00:00Z"); out needs 21 bytes. */
+void clock_rfc3339(time_t t, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,159 @@
+/* config — the configuration file of DESIGN §3: loader, key table, change detection.
+ * A loaded config is immutable and reference-counted, so a reload can swap it while
+ * requests still hold the old one. */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define CFG_MAX_KEYS	24	/* keys per section kind */
+#define CFG_LINE_MAX	4096	/* longest accepted line */
+#define CFG_MAX_ERRORS	32
+#define CFG_MAX_DEPTH	8	/* include nesting */
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+struct cfg_where {
+	const char *file;	/* owned by the config's file list; NULL = default */
+	int line;
+};
+
+/* Common head of every section instance: its name and where each key was set. */
+struct cfg_section {
+	char *name;			/* [kind "name"]; NULL for singletons */
+	struct cfg_where where;		/* the section header */
+	struct cfg_where at[CFG_MAX_KEYS];	/* per key of the kind's table */
+};
+
+struct rate {
+	long n;		/* requests; 0 = unlimited */
+	long per;	/* seconds */
+};
+
+enum deny_style { DENY_FORBIDDEN = 1, DENY_HIDE };
+enum access_mode { ACCESS_READ_WRITE = 1, ACCESS_READ_ONLY };
+enum client_auth { CLIENT_AUTH_BASIC = 1, CLIENT_AUTH_POST };
+
+struct cfg_upstream {
+	struct cfg_section s;
+	char *url;
+	char *prefix;
+	char *group;
+	char *auth_header_file;
+	struct strlist read_only_tools;
+	int trust_hints;
+	long timeout_ms;
+};
+
+struct cfg_group {
+	struct cfg_section s;
+	struct strlist tools;
+	struct strlist scopes;
+	struct strlist members;
+	char *feature;
+};
+
+struct cfg_tenant {
+	struct cfg_section s;
+	struct strlist groups;
+	int access_mode;
+	struct strlist features;
+	struct strlist deny;
+	struct strlist allow;
+	struct rate limit_gateway, limit_ip, limit_tenant, limit_token, limit_tool;
+};
+
+struct cfg_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+struct config {
+	int refs;
+	int broken;	/* load failed: only the provenance below is meaningful */
+
+	/* [gateway] */
+	struct cfg_section gateway;
+	char *resource;
+	char *docs_url;
+	char *name;
+	char *title;
+	char *description;
+	char *version;
+	char *website_url;
+	char *instructions;
+	struct strlist allowed_origins;
+	long max_body;
+	long max_batch;
+	char *state;
+	char *session_key_file;
+	struct strlist trusted_proxies;
+	long workers;
+	int deny_style;
+
+	/* [auth] */
+	struct cfg_section auth;
+	char *issuer;
+	char *introspection_endpoint;
+	char *client_id;
+	char *client_secret_file;
+	int client_auth;
+	struct strlist required_scopes;
+	struct strlist scopes_supported;
+	long cache_ttl;
+	long negative_ttl;
+	long auth_timeout_ms;
+	char *groups_claim;
+	char *tenant_claim;
+	char *as_metadata;
+
+	/* [limits] */
+	struct cfg_section limits;
+	struct rate limit_gateway, limit_ip, limit_tenant, limit_token, limit_tool;
+	char *limit_store;
+
+	struct cfg_upstream *upstreams;
+	size_t n_upstreams;
+	struct cfg_group *groups;
+	size_t n_groups;
+	struct cfg_tenant *tenants;
+	size_t n_tenants;
+
+	/* Derived at load. */
+	char *origin;		/* scheme://host[:port] of resource */
+	char *prm_url;		/* RFC 9728 path-suffixed metadata URL */
+
+	/* Provenance, for change detection. */
+	struct cfg_file *files;
+	size_t n_files;
+	struct strlist include_globs;	/* absolute patterns */
+};
+
+struct cfg_errors {
+	char msg[CFG_MAX_ERRORS][320];
+	size_t n;
+	size_t dropped;
+};
+
+/* Loads path and its includes. Returns 0 and *out (refs = 1), or -1 with errors
+ * as "file:line: key: reason" in errs and, in *out (may be NULL), a broken
+ * configuration that serves only config_changed(): unref it either way. */
+int config_load(const char *path, struct config **out, struct cfg_errors *errs);
+struct config *config_ref(struct config *cfg);
+void config_unref(struct config *cfg);
+/* 1 when a file it was loaded from changed, vanished, or an include glob matches
+ * another set of files; 0 otherwise. */
+int config_changed(const struct config *cfg);
+
+const struct cfg_tenant *config_tenant(const struct config *cfg, const char *name);
+int strlist_has(const struct strlist *l, const char *s);
+
+#endif

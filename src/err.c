@@ -1,0 +1,43 @@
+/* err — the error table. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "err.h"
+
+static const struct gw_err_info err_table[GW_ERR_MAX] = {
+	[GW_OK]		= { 200, 0, "ok", "OK" },
+	[GW_ENOTFOUND]	= { 404, 0, "not_found", "No such endpoint" },
+	[GW_EMETHOD]	= { 405, 0, "method_not_allowed", "Method not allowed on this endpoint" },
+	[GW_ETOOLARGE]	= { 413, 0, "payload_too_large", "Request body too large" },
+	[GW_ENOTOKEN]	= { 401, 0, "unauthorized", "An OAuth bearer token is required" },
+	[GW_EBADTOKEN]	= { 401, 0, "invalid_token", "The access token was not accepted" },
+	[GW_EORIGIN]	= { 403, 0, "forbidden_origin", "Origin not allowed" },
+	[GW_EMEDIATYPE]	= { 400, 0, "invalid_request", "Content-Type must be application/json" },
+	[GW_EPARSE]	= { 400, -32700, "invalid_request", "Parse error" },
+	[GW_EINVALID]	= { 400, -32600, "invalid_request", "Invalid JSON-RPC request" },
+	[GW_EBADREQUEST] = { 400, 0, "invalid_request", "Malformed request" },
+	[GW_EASMETA]	= { 500, 0, "temporarily_unavailable", "Authorization server metadata is not available" },
+	[GW_EINTERNAL]	= { 500, -32603, "server_error", "Internal gateway error" },
+	[GW_ECONFIG]	= { 500, -32603, "server_error", "Gateway configuration is not usable" },
+};
+
+const struct gw_err_info *
+err_info(enum gw_err e)
+{
+	if ((int)e < 0 || e >= GW_ERR_MAX)
+		e = GW_EINTERNAL;
+	return &err_table[e];
+}
+
+void
+gw_error_set(struct gw_error *e, enum gw_err code, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->code = code;
+	va_start(ap, fmt);
+	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,41 @@
+/* err — the one error enum, mapped once to HTTP status, JSON-RPC code and text. */
+#ifndef GW_ERR_H
+#define GW_ERR_H
+
+enum gw_err {
+	GW_OK = 0,
+	GW_ENOTFOUND = 1,	/* no such route */
+	GW_EMETHOD,		/* route exists, method not allowed */
+	GW_ETOOLARGE,		/* body over max-body */
+	GW_ENOTOKEN,		/* no credentials */
+	GW_EBADTOKEN,		/* credentials rejected */
+	GW_EORIGIN,		/* Origin not allowed */
+	GW_EMEDIATYPE,		/* Content-Type not application/json */
+	GW_EPARSE,		/* body is not JSON */
+	GW_EINVALID,		/* not a valid JSON-RPC envelope */
+	GW_EBADREQUEST,		/* other malformed HTTP request */
+	GW_EASMETA,		/* authorization-server metadata unavailable */
+	GW_EINTERNAL,		/* gateway fault */
+	GW_ECONFIG,		/* no usable configuration */
+	GW_ERR_MAX
+};
+
+struct gw_err_info {
+	int status;		/* HTTP status */
+	int jsonrpc_code;	/* 0 when not a JSON-RPC level error */
+	const char *error;	/* HttpError.error, machine-readable */
+	const char *message;	/* HttpError.message, for people */
+};
+
+const struct gw_err_info *err_info(enum gw_err e);
+
+/* Caller-owned detail of a failure. */
+struct gw_error {
+	enum gw_err code;
+	char detail[256];
+};
+
+void gw_error_set(struct gw_error *e, enum gw_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

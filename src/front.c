@@ -1,0 +1,248 @@
+/* front — CGI and FastCGI (libfcgi) transport. Worker threads each own an
+ * FCGX_Request; the main thread only waits for signals and checks the config once a
+ * second. Shutdown: stop accepting, wake the accepting thread with SIGUSR1, let busy
+ * threads finish their request (bounded), return to main. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcgiapp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "front.h"
+#include "log.h"
+#include "request.h"
+#include "router.h"
+#include "sink.h"
+
+#define SHUTDOWN_GRACE_MS	30000
+
+static pthread_mutex_t accept_lock = PTHREAD_MUTEX_INITIALIZER;
+static int stopping;	/* read with __atomic: set once by the main thread */
+
+static void
+on_wake(int sig)
+{
+	(void)sig;	/* only interrupts accept(2) */
+}
+
+int
+front_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_wake;	/* no SA_RESTART: accept returns EINTR */
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		return -1;
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, NULL) < 0)
+		return -1;
+	return FCGX_Init() == 0 ? 0 : -1;
+}
+
+int
+front_is_fastcgi(void)
+{
+	return !FCGX_IsCGI();
+}
+
+/* --- CGI ------------------------------------------------------------------ */
+
+static const char *
+env_param(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+static long
+fd_read(void *ctx, void *p, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(*(int *)ctx, p, n);
+	while (r < 0 && errno == EINTR);
+	return (long)r;
+}
+
+int
+front_cgi(struct gateway *gw)
+{
+	struct request req;
+	struct source body;
+	struct sink out;
+	int in_fd = 0, out_fd = 1;
+
+	body.read = fd_read;
+	body.ctx = &in_fd;
+	sink_fd_init(&out, &out_fd);
+	if (request_init(&req, env_param, NULL, &body, clock_mono_us(), clock_wall()) < 0) {
+		log_err(NULL, "cgi: out of memory");
+		return 1;
+	}
+	router_serve(gw, &req, &out);
+	request_free(&req);
+	return 0;
+}
+
+/* --- FastCGI -------------------------------------------------------------- */
+
+static const char *
+fcgi_param(void *ctx, const char *name)
+{
+	return FCGX_GetParam(name, ((FCGX_Request *)ctx)->envp);
+}
+
+static long
+fcgi_read(void *ctx, void *p, size_t n)
+{
+	FCGX_Stream *in = ctx;
+	int k;
+
+	if (n > 1 << 30)
+		n = 1 << 30;
+	k = FCGX_GetStr(p, (int)n, in);
+	if (k == 0 && FCGX_GetError(in) != 0)
+		return -1;
+	return k;
+}
+
+static int
+fcgi_write(void *ctx, const void *p, size_t n)
+{
+	return FCGX_PutStr(p, (int)n, ctx) == (int)n ? 0 : -1;
+}
+
+static int
+fcgi_flush(void *ctx)
+{
+	return FCGX_FFlush(ctx) < 0 ? -1 : 0;
+}
+
+struct worker {
+	pthread_t thread;
+	struct gateway *gw;
+	int done;	/* __atomic */
+};
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	FCGX_Request fr;
+	struct request req;
+	struct source body;
+	struct sink out;
+	sigset_t wake;
+	int rc;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	FCGX_InitRequest(&fr, 0, FCGI_FAIL_ACCEPT_ON_INTR);
+	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&accept_lock);
+		rc = __atomic_load_n(&stopping, __ATOMIC_ACQUIRE) ? -1 : FCGX_Accept_r(&fr);
+		pthread_mutex_unlock(&accept_lock);
+		if (rc < 0) {
+			if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
+				break;
+			if (rc != -EINTR && rc != -1)
+				log_warn(NULL, "fastcgi: accept failed (%d)", rc);
+			if (rc != -EINTR)
+				usleep(100 * 1000);	/* e.g. EMFILE: do not spin */
+			continue;
+		}
+		body.read = fcgi_read;
+		body.ctx = fr.in;
+		out.write = fcgi_write;
+		out.flush = fcgi_flush;
+		out.ctx = fr.out;
+		out.failed = 0;
+		if (request_init(&req, fcgi_param, &fr, &body, clock_mono_us(), clock_wall()) < 0) {
+			log_err(NULL, "fastcgi: out of memory");
+			FCGX_Finish_r(&fr);
+			continue;
+		}
+		router_serve(w->gw, &req, &out);
+		request_free(&req);
+		FCGX_Finish_r(&fr);
+	}
+	FCGX_Finish_r(&fr);
+	FCGX_Free(&fr, 0);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+stop_workers(struct worker *ws, long n)
+{
+	struct timespec pause = { 0, 50 * 1000 * 1000 };
+	long i, waited = 0;
+
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	FCGX_ShutdownPending();
+	for (i = 0; i < n; i++) {
+		/* The thread in accept(2) needs waking; a busy one finishes its request. */
+		while (!__atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE) && waited < SHUTDOWN_GRACE_MS) {
+			pthread_kill(ws[i].thread, SIGUSR1);
+			nanosleep(&pause, NULL);
+			waited += 50;
+		}
+		if (__atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE))
+			pthread_join(ws[i].thread, NULL);
+		else
+			pthread_detach(ws[i].thread);
+	}
+	if (waited >= SHUTDOWN_GRACE_MS)
+		log_warn(NULL, "fastcgi: stopped with requests still running");
+}
+
+int
+front_fastcgi(struct gateway *gw, long workers)
+{
+	struct timespec tick = { 1, 0 };
+	struct worker *ws;
+	sigset_t set;
+	long i, started = 0;
+	int sig, rc = 0;
+
+	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL)
+		return 1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* threads inherit; workers unblock USR1 */
+	sigdelset(&set, SIGUSR1);
+
+	for (i = 0; i < workers; i++) {
+		ws[i].gw = gw;
+		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+			log_err(NULL, "fastcgi: cannot start worker %ld", i);
+			rc = 1;
+			break;
+		}
+		started++;
+	}
+	log_info(NULL, "fastcgi: serving with %ld worker threads (pid %ld)", started, (long)getpid());
+	while (rc == 0) {
+		sig = sigtimedwait(&set, NULL, &tick);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		gateway_reload(gw, sig == SIGHUP);
+	}
+	stop_workers(ws, started);
+	log_info(NULL, "fastcgi: stopped");
+	free(ws);
+	return rc;
+}

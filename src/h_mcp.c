@@ -1,0 +1,11 @@
+/* h_mcp — POST and DELETE /mcp. The router's gate has already checked the Origin,
+ * the body size and the token; JSON-RPC dispatch arrives with issue #4. */
+#include "autoconf.h"
+
+#include "handlers.h"
+
+void
+h_mcp(struct gateway *gw, const struct config *cfg, struct request *req, struct response *resp)
+{
+	response_set_error(resp, GW_EINTERNAL, "the MCP exchange is not enabled in this build");
+}

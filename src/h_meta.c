@@ -1,0 +1,113 @@
+/* h_meta — the public discovery documents, all built from the configuration:
+ * MCP metadata, RFC 9728 protected-resource metadata, RFC 8414 authorization-server
+ * metadata, and the MCP registry manifest. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "handlers.h"
+
+#define REGISTRY_SCHEMA	"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+#define AS_METADATA_MAX	(64 * 1024)
+
+static json_t *
+strlist_json(const struct strlist *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(a, json_string(l->v[i]));
+	return a;
+}
+
+/* Sets key to s unless s is NULL. */
+static void
+set_opt(json_t *o, const char *key, const char *s)
+{
+	if (s)
+		json_object_set_new(o, key, json_string(s));
+}
+
+void
+h_mcp_metadata(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp)
+{
+	char openapi[1024];
+	json_t *doc, *authz;
+
+	snprintf(openapi, sizeof(openapi), "%s/openapi.json", cfg->docs_url);
+	authz = json_pack("{s:s, s:s, s:[s], s:o, s:o}",
+	    "resource_metadata", cfg->prm_url,
+	    "issuer", cfg->issuer,
+	    "authorization_servers", cfg->issuer,
+	    "scopes_supported", strlist_json(&cfg->scopes_supported),
+	    "required_scopes", strlist_json(&cfg->required_scopes));
+	doc = json_object();
+	set_opt(doc, "name", cfg->name);
+	set_opt(doc, "title", cfg->title);
+	set_opt(doc, "description", cfg->description);
+	set_opt(doc, "version", cfg->version);
+	json_object_set_new(doc, "endpoint", json_string(cfg->resource));
+	json_object_set_new(doc, "transport", json_string("streamable-http"));
+	json_object_set_new(doc, "authorization", authz);
+	json_object_set_new(doc, "documentation", json_string(openapi));
+	set_opt(doc, "website_url", cfg->website_url);
+	response_set_json(resp, 200, doc);
+}
+
+void
+h_protected_resource(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp)
+{
+	json_t *doc;
+
+	doc = json_pack("{s:s, s:[s], s:o, s:[s], s:s}",
+	    "resource", cfg->resource,
+	    "authorization_servers", cfg->issuer,
+	    "scopes_supported", strlist_json(&cfg->scopes_supported),
+	    "bearer_methods_supported", "header",
+	    "resource_documentation", cfg->docs_url);
+	set_opt(doc, "resource_name", cfg->title);
+	response_set_json(resp, 200, doc);
+}
+
+/* as-metadata = FILE: serve that RFC 8414 document. "fetch" (mirroring the issuer)
+ * comes with issue #3; until then it is a 500 HttpError, as the spec allows. */
+void
+h_authorization_server(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp)
+{
+	json_error_t jerr;
+	json_t *doc;
+
+	if (strcmp(cfg->as_metadata, "fetch") == 0) {
+		response_set_error(resp, GW_EASMETA, "authorization server metadata is not mirrored yet");
+		response_set_header(resp, "Retry-After", "60");
+		return;
+	}
+	doc = json_load_file(cfg->as_metadata, JSON_REJECT_DUPLICATES, &jerr);
+	if (doc == NULL || !json_is_string(json_object_get(doc, "issuer"))) {
+		json_decref(doc);
+		response_set_error(resp, GW_EASMETA, "authorization server metadata file is unusable");
+		return;
+	}
+	response_set_json(resp, 200, doc);
+}
+
+void
+h_server_json(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp)
+{
+	json_t *doc;
+
+	doc = json_pack("{s:s, s:s}", "$schema", REGISTRY_SCHEMA, "name", cfg->name);
+	set_opt(doc, "title", cfg->title);
+	set_opt(doc, "description", cfg->description);
+	json_object_set_new(doc, "version", json_string(cfg->version));
+	set_opt(doc, "websiteUrl", cfg->website_url);
+	json_object_set_new(doc, "remotes", json_pack("[{s:s, s:s}]",
+	    "type", "streamable-http", "url", cfg->resource));
+	response_set_json(resp, 200, doc);
+}

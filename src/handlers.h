@@ -1,0 +1,20 @@
+/* handlers — one function per endpoint; each describes a response, none writes it. */
+#ifndef GW_HANDLERS_H
+#define GW_HANDLERS_H
+
+#include "config.h"
+#include "gateway.h"
+#include "request.h"
+#include "response.h"
+
+typedef void route_fn(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp);
+
+route_fn h_health;		/* h_health.c */
+route_fn h_mcp_metadata;	/* h_meta.c */
+route_fn h_protected_resource;
+route_fn h_authorization_server;
+route_fn h_server_json;
+route_fn h_mcp;			/* h_mcp.c */
+
+#endif

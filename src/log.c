@@ -1,0 +1,129 @@
+/* log — JSON lines, one write(2) each so lines from threads and processes never interleave. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int log_fd = 2;
+static enum log_level log_threshold = GW_LOG_INFO;
+
+static const char *const level_names[] = {
+	[GW_LOG_ERR] = "error",
+	[GW_LOG_WARN] = "warn",
+	[GW_LOG_INFO] = "info",
+	[GW_LOG_DEBUG] = "debug",
+};
+
+void
+log_init(int fd, enum log_level threshold)
+{
+	log_fd = fd;
+	log_threshold = threshold;
+}
+
+int
+log_enabled(enum log_level level)
+{
+	return level <= log_threshold;
+}
+
+static void
+log_timestamp(char *out, size_t n)
+{
+	struct timeval tv;
+	struct tm tm;
+	size_t k;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	k = strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + k, n - k, ".%06ldZ", (long)tv.tv_usec);
+}
+
+void
+log_json(enum log_level level, json_t *obj)
+{
+	char ts[40];
+	char *line;
+	size_t len, off;
+	ssize_t w;
+
+	if (obj == NULL)
+		return;
+	if (!log_enabled(level)) {
+		json_decref(obj);
+		return;
+	}
+	log_timestamp(ts, sizeof(ts));
+	/* ts and level first: jansson keeps insertion order, so rebuild. */
+	json_t *line_obj = json_pack("{s:s, s:s}", "ts", ts, "level", level_names[level]);
+	if (line_obj == NULL || json_object_update(line_obj, obj) < 0) {
+		json_decref(line_obj);
+		json_decref(obj);
+		return;
+	}
+	json_decref(obj);
+	line = json_dumps(line_obj, JSON_COMPACT);
+	json_decref(line_obj);
+	if (line == NULL)
+		return;
+	len = strlen(line);
+	line[len] = '\n';	/* json_dumps leaves room: replace NUL, write len+1 */
+	for (off = 0; off < len + 1; off += (size_t)w) {
+		w = write(log_fd, line + off, len + 1 - off);
+		if (w < 0 && errno == EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w <= 0)
+			break;
+	}
+	free(line);
+}
+
+json_t *
+log_string(const char *s)
+{
+	json_t *j;
+	char *copy, *c;
+
+	if (s == NULL)
+		return json_null();
+	if ((j = json_string(s)) != NULL)
+		return j;
+	if ((copy = strdup(s)) == NULL)
+		return json_null();
+	for (c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80 || (unsigned char)*c < 0x20)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_null();
+}
+
+void
+log_msg(enum log_level level, const char *request_id, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	json_t *o;
+
+	if (!log_enabled(level))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o = json_object();
+	if (request_id)
+		json_object_set_new(o, "request_id", log_string(request_id));
+	json_object_set_new(o, "msg", log_string(msg));
+	log_json(level, o);
+}

@@ -1,0 +1,29 @@
+/* log — one JSON object per line on a file descriptor (stderr by default). */
+#ifndef GW_LOG_H
+#define GW_LOG_H
+
+#include <jansson.h>
+
+enum log_level {
+	GW_LOG_ERR = 1,
+	GW_LOG_WARN,
+	GW_LOG_INFO,
+	GW_LOG_DEBUG,
+};
+
+void log_init(int fd, enum log_level threshold);
+int log_enabled(enum log_level level);
+/* A JSON string of s; bytes that are not valid UTF-8 become '?'. Never NULL for non-NULL s. */
+json_t *log_string(const char *s);
+/* Adds "ts" and "level" to obj and writes it as one line; steals obj. */
+void log_json(enum log_level level, json_t *obj);
+/* A message line; request_id may be NULL. */
+void log_msg(enum log_level level, const char *request_id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_err(rid, ...)	log_msg(GW_LOG_ERR, (rid), __VA_ARGS__)
+#define log_warn(rid, ...)	log_msg(GW_LOG_WARN, (rid), __VA_ARGS__)
+#define log_info(rid, ...)	log_msg(GW_LOG_INFO, (rid), __VA_ARGS__)
+#define log_debug(rid, ...)	log_msg(GW_LOG_DEBUG, (rid), __VA_ARGS__)
+
+#endif

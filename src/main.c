@@ -1,0 +1,157 @@
+/* main — command line (DESIGN §2), start-up, and the only exit. */
+#include "autoconf.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "front.h"
+#include "gateway.h"
+#include "log.h"
+#include "secret.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: mcpgate [-c FILE] [-w N]        serve (FastCGI on a listening fd 0, else one CGI request)\n"
+	    "       mcpgate -t [-c FILE]             check the configuration\n"
+	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME]\n"
+	    "       mcpgate --version\n", f);
+}
+
+static const char *
+default_config(void)
+{
+	const char *env = getenv("MCPGATE_CONFIG");
+
+	return env && *env ? env : SYSCONFDIR "/mcpgate/mcpgate.conf";
+}
+
+static void
+print_errors(const struct cfg_errors *errs)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		fprintf(stderr, "%s\n", errs->msg[i]);
+	if (errs->dropped)
+		fprintf(stderr, "(%zu more errors)\n", errs->dropped);
+}
+
+static int
+check_config(const char *path)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	int rc;
+
+	rc = config_load(path, &cfg, &errs);
+	if (rc < 0)
+		print_errors(&errs);
+	else
+		printf("%s: ok (%zu upstreams, %zu groups, %zu tenants)\n", path,
+		    cfg->n_upstreams, cfg->n_groups, cfg->n_tenants);
+	config_unref(cfg);
+	return rc < 0 ? 1 : 0;
+}
+
+static int
+serve(const char *path, long workers)
+{
+	struct cfg_errors errs;
+	struct gateway gw;
+	int rc, fastcgi;
+
+	if (front_init() < 0) {
+		fprintf(stderr, "mcpgate: cannot initialise libfcgi\n");
+		return 1;
+	}
+	fastcgi = front_is_fastcgi();
+	if (gateway_init(&gw, path, &errs) < 0) {
+		size_t i;
+
+		for (i = 0; i < errs.n; i++)
+			log_err(NULL, "config: %s", errs.msg[i]);
+		if (fastcgi) {	/* refuse to start; a CGI request still gets its 500 */
+			gateway_free(&gw);
+			return 1;
+		}
+	}
+	if (fastcgi) {
+		if (workers == 0)
+			workers = gw.cfg->workers;
+		rc = front_fastcgi(&gw, workers);
+	} else
+		rc = front_cgi(&gw);
+	gateway_free(&gw);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "test", no_argument, NULL, 't' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *path = default_config();
+	long workers = 0;
+	int c, test = 0;
+	char *end;
+
+	if (argc > 1 && strcmp(argv[1], "explain") == 0) {
+		fprintf(stderr, "mcpgate explain: not available yet (the policy layer, issue #6)\n");
+		return 2;
+	}
+	while ((c = getopt_long(argc, argv, "c:tw:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			path = optarg;
+			break;
+		case 't':
+			test = 1;
+			break;
+		case 'w':
+			workers = strtol(optarg, &end, 10);
+			if (*end || workers < 1 || workers > 256) {
+				fprintf(stderr, "mcpgate: -w: expected 1 to 256\n");
+				return 2;
+			}
+			break;
+		case 'V':
+			printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (test)
+		return check_config(path);
+	if (secret_init() < 0) {
+		fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
+		return 1;
+	}
+	json_object_seed(0);
+	log_init(2, GW_LOG_INFO);
+	return serve(path, workers);
+}

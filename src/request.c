@@ -1,0 +1,192 @@
+/* request — parameter copy, method table, bounded body read. */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "request.h"
+#include "secret.h"
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} methods[] = {
+	{ "GET", M_GET },
+	{ "HEAD", M_HEAD },
+	{ "POST", M_POST },
+	{ "DELETE", M_DELETE },
+	{ "OPTIONS", M_OPTIONS },
+};
+
+/* Parameters copied verbatim into the request. */
+static const struct {
+	const char *param;
+	size_t offset;
+} params[] = {
+	{ "QUERY_STRING", offsetof(struct request, query) },
+	{ "CONTENT_TYPE", offsetof(struct request, content_type) },
+	{ "HTTP_ACCEPT", offsetof(struct request, accept) },
+	{ "HTTP_ORIGIN", offsetof(struct request, origin) },
+	{ "HTTP_AUTHORIZATION", offsetof(struct request, authorization) },
+	{ "HTTP_IF_NONE_MATCH", offsetof(struct request, if_none_match) },
+	{ "HTTP_MCP_PROTOCOL_VERSION", offsetof(struct request, protocol_version) },
+	{ "HTTP_MCP_SESSION_ID", offsetof(struct request, session_id) },
+	{ "HTTP_LAST_EVENT_ID", offsetof(struct request, last_event_id) },
+	{ "HTTP_MCP_METHOD", offsetof(struct request, mcp_method) },
+	{ "HTTP_MCP_NAME", offsetof(struct request, mcp_name) },
+	{ "HTTP_HOST", offsetof(struct request, host) },
+	{ "REMOTE_ADDR", offsetof(struct request, remote_addr) },
+	{ "HTTP_X_FORWARDED_FOR", offsetof(struct request, forwarded_for) },
+	{ "HTTPS", offsetof(struct request, https) },
+};
+
+unsigned
+request_method_bit(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(methods[i].name, name) == 0)
+			return methods[i].bit;
+	return M_OTHER;
+}
+
+/* An incoming X-Request-Id (e.g. nginx's $request_id) is kept when it is tame. */
+static int
+request_id_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!isalnum((unsigned char)s[n]) && s[n] != '-' && s[n] != '_' && s[n] != '.')
+			return 0;
+	return n >= 8 && n <= REQUEST_ID_MAX;
+}
+
+static int
+copy_param(char **dst, const char *v)
+{
+	if (v == NULL)
+		return 0;
+	return (*dst = strdup(v)) == NULL ? -1 : 0;
+}
+
+int
+request_init(struct request *r, param_fn get, void *ctx, const struct source *body,
+    int64_t start_us, time_t now)
+{
+	const char *v, *pi;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->content_length = -1;
+	r->start_us = start_us;
+	r->now = now;
+	if (body)
+		r->body = *body;
+
+	v = get(ctx, "HTTP_X_REQUEST_ID");
+	if (v && request_id_ok(v))
+		memcpy(r->id, v, strlen(v) + 1);
+	else
+		secret_random_hex(r->id, 8);
+
+	v = get(ctx, "REQUEST_METHOD");
+	if (copy_param(&r->method_name, v ? v : "GET") < 0)
+		goto fail;
+	r->method = request_method_bit(r->method_name);
+
+	pi = get(ctx, "PATH_INFO");
+	v = pi && *pi ? pi : get(ctx, "SCRIPT_NAME");
+	if (copy_param(&r->path, v ? v : "/") < 0)
+		goto fail;
+
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+		if (copy_param((char **)((char *)r + params[i].offset), get(ctx, params[i].param)) < 0)
+			goto fail;
+
+	v = get(ctx, "CONTENT_LENGTH");
+	if (v && *v) {
+		char *end;
+		long long n;
+
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		r->content_length = (errno || *end || n < 0) ? -2 : n;	/* -2: unreadable */
+	}
+	return 0;
+fail:
+	request_free(r);
+	return -1;
+}
+
+void
+request_free(struct request *r)
+{
+	size_t i;
+
+	if (r->authorization) {
+		secret_wipe(r->authorization, strlen(r->authorization));
+		free(r->authorization);
+		r->authorization = NULL;
+	}
+	free(r->method_name);
+	free(r->path);
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		char **p = (char **)((char *)r + params[i].offset);
+
+		free(*p);
+		*p = NULL;
+	}
+	r->method_name = r->path = NULL;
+}
+
+int
+request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *why)
+{
+	char chunk[8192];
+	long n;
+	size_t want;
+
+	if (r->content_length == -2) {
+		*why = GW_EBADREQUEST;
+		return -1;
+	}
+	if (r->content_length > (long long)max) {
+		*why = GW_ETOOLARGE;
+		return -1;
+	}
+	if (r->body.read == NULL)
+		return 0;
+	buf_init(out, max);
+	for (;;) {
+		want = sizeof(chunk);
+		if (r->content_length >= 0) {
+			long long left = r->content_length - (long long)out->len;
+
+			if (left <= 0)
+				break;
+			if ((long long)want > left)
+				want = (size_t)left;
+		}
+		n = r->body.read(r->body.ctx, chunk, want);
+		if (n < 0) {
+			*why = GW_EBADREQUEST;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (buf_append(out, chunk, (size_t)n) < 0) {
+			*why = GW_ETOOLARGE;
+			return -1;
+		}
+	}
+	if (r->content_length >= 0 && (long long)out->len != r->content_length) {
+		*why = GW_EBADREQUEST;	/* body shorter than announced */
+		return -1;
+	}
+	return 0;
+}

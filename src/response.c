@@ -1,0 +1,204 @@
+/* response — status table, header set, HttpError bodies, and the one writer. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "response.h"
+
+static const struct {
+	int status;
+	const char *text;
+} status_texts[] = {
+	{ 200, "OK" },
+	{ 202, "Accepted" },
+	{ 204, "No Content" },
+	{ 304, "Not Modified" },
+	{ 400, "Bad Request" },
+	{ 401, "Unauthorized" },
+	{ 403, "Forbidden" },
+	{ 404, "Not Found" },
+	{ 405, "Method Not Allowed" },
+	{ 406, "Not Acceptable" },
+	{ 413, "Content Too Large" },
+	{ 415, "Unsupported Media Type" },
+	{ 429, "Too Many Requests" },
+	{ 500, "Internal Server Error" },
+	{ 502, "Bad Gateway" },
+	{ 503, "Service Unavailable" },
+	{ 504, "Gateway Timeout" },
+};
+
+const char *
+response_status_text(int status)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(status_texts) / sizeof(status_texts[0]); i++)
+		if (status_texts[i].status == status)
+			return status_texts[i].text;
+	return "Unknown";
+}
+
+void
+response_init(struct response *r, const char *request_id)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->request_id, sizeof(r->request_id), "%s", request_id);
+	r->status = 500;
+	buf_init(&r->body, RESPONSE_BODY_MAX);
+}
+
+void
+response_free(struct response *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_headers; i++)
+		free(r->headers[i].value);
+	r->n_headers = 0;
+	json_decref(r->json);
+	r->json = NULL;
+	buf_free(&r->body);
+}
+
+int
+response_set_header(struct response *r, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	char *v, *c;
+	size_t i;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&v, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	for (c = v; *c; c++)
+		if (*c == '\r' || *c == '\n')
+			*c = ' ';
+	for (i = 0; i < r->n_headers; i++)
+		if (strcasecmp(r->headers[i].name, name) == 0) {
+			free(r->headers[i].value);
+			r->headers[i].value = v;
+			return 0;
+		}
+	if (r->n_headers == RESPONSE_MAX_HEADERS) {
+		free(v);
+		return -1;
+	}
+	r->headers[r->n_headers].name = name;
+	r->headers[r->n_headers].value = v;
+	r->n_headers++;
+	return 0;
+}
+
+const char *
+response_get_header(const struct response *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_headers; i++)
+		if (strcasecmp(r->headers[i].name, name) == 0)
+			return r->headers[i].value;
+	return NULL;
+}
+
+void
+response_set_json(struct response *r, int status, json_t *body)
+{
+	json_decref(r->json);
+	buf_reset(&r->body);
+	r->status = status;
+	r->json = body;
+	r->content_type = body ? "application/json" : NULL;
+}
+
+void
+response_set_empty(struct response *r, int status)
+{
+	response_set_json(r, status, NULL);
+}
+
+void
+response_set_error(struct response *r, enum gw_err e, const char *description)
+{
+	const struct gw_err_info *info = err_info(e);
+	json_t *body;
+
+	body = json_pack("{s:s, s:s, s:s, s:s}",
+	    "error", info->error,
+	    "error_description", description && *description ? description : info->message,
+	    "message", info->message,
+	    "request_id", r->request_id);
+	if (body && info->jsonrpc_code)
+		json_object_set_new(body, "jsonrpc_code", json_integer(info->jsonrpc_code));
+	response_set_json(r, info->status, body);
+	if (body == NULL) {	/* description was not UTF-8, or no memory */
+		body = json_pack("{s:s, s:s, s:s}", "error", info->error,
+		    "message", info->message, "request_id", r->request_id);
+		response_set_json(r, info->status, body);
+	}
+}
+
+static int
+dump_to_buf(const char *p, size_t n, void *data)
+{
+	return buf_append(data, p, n);
+}
+
+int
+response_serialize(struct response *r)
+{
+	if (r->json == NULL || r->body.len > 0)
+		return 0;
+	if (json_dump_callback(r->json, dump_to_buf, &r->body, JSON_COMPACT) < 0)
+		return -1;
+	return 0;
+}
+
+static int
+put_header(struct buf *h, const char *name, const char *value)
+{
+	return buf_printf(h, "%s: %s\r\n", name, value);
+}
+
+int
+response_send(struct response *r, struct sink *s)
+{
+	struct buf h;
+	size_t i;
+	int rc = -1, has_body;
+
+	buf_init(&h, 64 * 1024);
+	if (response_serialize(r) < 0) {
+		response_set_error(r, GW_EINTERNAL, "response too large");
+		if (response_serialize(r) < 0)
+			goto out;
+	}
+	has_body = r->content_type != NULL && r->status != 204 && r->status != 304;
+	if (buf_printf(&h, "Status: %d %s\r\n", r->status, response_status_text(r->status)) < 0)
+		goto out;
+	if (has_body) {
+		if (put_header(&h, "Content-Type", r->content_type) < 0 ||
+		    buf_printf(&h, "Content-Length: %zu\r\n", r->body.len) < 0)
+			goto out;
+	}
+	for (i = 0; i < r->n_headers; i++)
+		if (put_header(&h, r->headers[i].name, r->headers[i].value) < 0)
+			goto out;
+	if (put_header(&h, "X-Request-Id", r->request_id) < 0 || buf_puts(&h, "\r\n") < 0)
+		goto out;
+	if (sink_write(s, h.data, h.len) < 0)
+		goto out;
+	if (has_body && !r->headers_only && sink_write(s, r->body.data, r->body.len) < 0)
+		goto out;
+	rc = sink_flush(s);
+out:
+	buf_free(&h);
+	return rc;
+}

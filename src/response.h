@@ -1,0 +1,50 @@
+/* response — what a handler describes; response_send() is the only writer of
+ * status, headers and body. */
+#ifndef GW_RESPONSE_H
+#define GW_RESPONSE_H
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "err.h"
+#include "request.h"
+#include "sink.h"
+
+#define RESPONSE_MAX_HEADERS	24
+#define RESPONSE_BODY_MAX	(16u << 20)
+
+struct header {
+	const char *name;	/* static string */
+	char *value;		/* owned */
+};
+
+struct response {
+	char request_id[REQUEST_ID_MAX + 1];
+	int status;
+	const char *content_type;	/* static string; NULL = no body */
+	struct header headers[RESPONSE_MAX_HEADERS];
+	size_t n_headers;
+	json_t *json;		/* body as JSON, serialized by response_serialize */
+	struct buf body;	/* body bytes */
+	int headers_only;	/* HEAD: say Content-Length, send no body */
+};
+
+void response_init(struct response *r, const char *request_id);
+void response_free(struct response *r);
+/* Sets (or replaces) a header; CR and LF in the value become blanks. 0 or -1. */
+int response_set_header(struct response *r, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+const char *response_get_header(const struct response *r, const char *name);
+/* A JSON body; steals body. */
+void response_set_json(struct response *r, int status, json_t *body);
+/* An HttpError body for e; description NULL = the table's message. */
+void response_set_error(struct response *r, enum gw_err e, const char *description);
+/* A status without body (204, 304). */
+void response_set_empty(struct response *r, int status);
+/* Serializes the JSON body into r->body; 0 or -1. Idempotent. */
+int response_serialize(struct response *r);
+/* Writes the whole response as CGI/FastCGI responder output. */
+int response_send(struct response *r, struct sink *s);
+const char *response_status_text(int status);
+
+#endif

@@ -1,0 +1,226 @@
+/* router — {path, methods, handler, flags} rows and one gate:
+ * route → OPTIONS preflight → method (405 + Allow) → Origin → body size → auth → handler
+ * → public-document headers (CORS, Cache-Control, ETag / 304). */
+#include "autoconf.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "handlers.h"
+#include "log.h"
+#include "router.h"
+#include "secret.h"
+
+enum route_flags {
+	R_PUBLIC = 1 << 0,	/* no credentials; any Origin (CORS *) */
+	R_DOC = 1 << 1,		/* cacheable document: Cache-Control, ETag, If-None-Match */
+	R_ORIGIN = 1 << 2,	/* browser Origin must be ours or allowed */
+	R_BODY = 1 << 3,	/* carries a body capped by max-body */
+	R_AUTH = 1 << 4,	/* needs a bearer token */
+};
+
+struct route {
+	const char *path;
+	unsigned methods;	/* M_* bits; HEAD and OPTIONS are implied */
+	route_fn *fn;
+	unsigned flags;
+};
+
+static const struct route routes[] = {
+	{ "/mcp", M_POST | M_DELETE, h_mcp, R_ORIGIN | R_BODY | R_AUTH },
+	{ "/mcp/health", M_GET, h_health, R_PUBLIC },
+	{ "/.well-known/mcp", M_GET, h_mcp_metadata, R_PUBLIC | R_DOC },
+	{ "/.well-known/oauth-protected-resource", M_GET, h_protected_resource, R_PUBLIC | R_DOC },
+	{ "/.well-known/oauth-protected-resource/mcp", M_GET, h_protected_resource, R_PUBLIC | R_DOC },
+	{ "/.well-known/oauth-authorization-server", M_GET, h_authorization_server, R_PUBLIC | R_DOC },
+	{ "/server.json", M_GET, h_server_json, R_PUBLIC | R_DOC },
+};
+
+#define DOC_CACHE_CONTROL	"public, max-age=300"
+#define CORS_ALLOW_HEADERS	"Authorization, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name"
+#define CORS_EXPOSE_HEADERS	"Mcp-Session-Id, WWW-Authenticate, X-Request-Id, Retry-After"
+
+static const struct route *
+route_find(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].path, path) == 0)
+			return &routes[i];
+	return NULL;
+}
+
+static unsigned
+route_methods(const struct route *rt)
+{
+	unsigned m = rt->methods | M_OPTIONS;
+
+	if (m & M_GET)
+		m |= M_HEAD;
+	return m;
+}
+
+static void
+allow_list(unsigned m, char *out, size_t n)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} order[] = {
+		{ M_GET, "GET" }, { M_HEAD, "HEAD" }, { M_POST, "POST" },
+		{ M_DELETE, "DELETE" }, { M_OPTIONS, "OPTIONS" },
+	};
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if ((m & order[i].bit) && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", order[i].name);
+}
+
+/* Same origin as the resource, or listed in allowed-origins ("*" = any). */
+static int
+origin_allowed(const struct config *cfg, const char *origin)
+{
+	size_t i;
+
+	if (strcasecmp(origin, cfg->origin) == 0)
+		return 1;
+	for (i = 0; i < cfg->allowed_origins.n; i++)
+		if (strcmp(cfg->allowed_origins.v[i], "*") == 0 ||
+		    strcasecmp(cfg->allowed_origins.v[i], origin) == 0)
+			return 1;
+	return 0;
+}
+
+/* Does If-None-Match (a list of entity tags, or *) match etag? Weak comparison. */
+static int
+etag_matches(const char *inm, const char *etag)
+{
+	const char *p = inm;
+	size_t elen = strlen(etag);
+
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return 1;
+		if (p[0] == 'W' && p[1] == '/')
+			p += 2;
+		if (strncmp(p, etag, elen) == 0 && (p[elen] == '\0' || p[elen] == ',' ||
+		    p[elen] == ' ' || p[elen] == '\t'))
+			return 1;
+		while (*p && *p != ',')
+			p++;
+	}
+	return 0;
+}
+
+static void
+finish_document(const struct request *req, struct response *resp)
+{
+	char hex[33], etag[40];
+
+	if (resp->status != 200 || response_serialize(resp) < 0)
+		return;
+	if (!response_get_header(resp, "Cache-Control"))
+		response_set_header(resp, "Cache-Control", DOC_CACHE_CONTROL);
+	secret_digest_hex(resp->body.data, resp->body.len, hex, 16);
+	snprintf(etag, sizeof(etag), "\"%s\"", hex);
+	response_set_header(resp, "ETag", "%s", etag);
+	if (req->if_none_match && etag_matches(req->if_none_match, etag))
+		response_set_empty(resp, 304);
+}
+
+void
+router_dispatch(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp)
+{
+	const struct route *rt;
+	char allow[64];
+	int origin_ok = 1;
+
+	if ((rt = route_find(req->path)) == NULL) {
+		response_set_error(resp, GW_ENOTFOUND, NULL);
+		return;
+	}
+	allow_list(route_methods(rt), allow, sizeof(allow));
+	if (cfg == NULL) {
+		response_set_error(resp, GW_ECONFIG, NULL);
+		return;
+	}
+	if (req->origin && (rt->flags & R_ORIGIN))
+		origin_ok = origin_allowed(cfg, req->origin);
+
+	if (rt->flags & R_PUBLIC)
+		response_set_header(resp, "Access-Control-Allow-Origin", "*");
+	else if (req->origin && origin_ok) {
+		response_set_header(resp, "Access-Control-Allow-Origin", "%s", req->origin);
+		response_set_header(resp, "Vary", "Origin");
+	}
+	response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+
+	if (!origin_ok) {
+		response_set_error(resp, GW_EORIGIN, "Origin is not allowed for this endpoint");
+		return;
+	}
+	if (req->method == M_OPTIONS) {
+		response_set_empty(resp, 204);
+		response_set_header(resp, "Allow", "%s", allow);
+		response_set_header(resp, "Access-Control-Allow-Methods", "%s", allow);
+		response_set_header(resp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+		response_set_header(resp, "Access-Control-Max-Age", "86400");
+		return;
+	}
+	if (!(route_methods(rt) & req->method)) {
+		response_set_error(resp, GW_EMETHOD, NULL);
+		response_set_header(resp, "Allow", "%s", allow);
+		return;
+	}
+	if ((rt->flags & R_BODY) && req->content_length == -2) {
+		response_set_error(resp, GW_EBADREQUEST, "Content-Length is not a number");
+		return;
+	}
+	if ((rt->flags & R_BODY) && req->content_length > cfg->max_body) {
+		response_set_error(resp, GW_ETOOLARGE, "request body exceeds max-body");
+		return;
+	}
+	if ((rt->flags & R_AUTH) && auth_require(cfg, req, resp) < 0)
+		return;
+
+	resp->headers_only = req->method == M_HEAD;
+	rt->fn(gw, cfg, req, resp);
+	if (rt->flags & R_DOC)
+		finish_document(req, resp);
+}
+
+void
+router_serve(struct gateway *gw, struct request *req, struct sink *out)
+{
+	struct response resp;
+	struct config *cfg;
+	json_t *line;
+	int64_t dur;
+
+	cfg = gateway_config(gw);
+	response_init(&resp, req->id);
+	router_dispatch(gw, cfg, req, &resp);
+	response_send(&resp, out);
+	dur = clock_mono_us() - req->start_us;
+	line = json_pack("{s:s, s:o, s:o, s:i, s:I}",
+	    "request_id", req->id,
+	    "method", log_string(req->method_name),
+	    "path", log_string(req->path),
+	    "status", resp.status,
+	    "duration_us", (json_int_t)dur);
+	if (line && req->remote_addr)
+		json_object_set_new(line, "remote_addr", log_string(req->remote_addr));
+	if (line && out->failed)
+		json_object_set_new(line, "client_gone", json_true());
+	log_json(GW_LOG_INFO, line);
+	response_free(&resp);
+	config_unref(cfg);
+}

@@ -1,0 +1,17 @@
+/* router — the route table and the one gate every request passes. */
+#ifndef GW_ROUTER_H
+#define GW_ROUTER_H
+
+#include "config.h"
+#include "gateway.h"
+#include "request.h"
+#include "response.h"
+#include "sink.h"
+
+/* Routes, checks and runs the handler; fills resp. cfg may be NULL (no usable config). */
+void router_dispatch(struct gateway *gw, const struct config *cfg, struct request *req,
+    struct response *resp);
+/* The whole exchange: dispatch on the current configuration, write, log one line. */
+void router_serve(struct gateway *gw, struct request *req, struct sink *out);
+
+#endif

@@ -1,0 +1,15 @@
+/* secret — the only user of libsodium: random ids, digests, constant-time compare, wipe. */
+#ifndef GW_SECRET_H
+#define GW_SECRET_H
+
+#include <stddef.h>
+
+int secret_init(void);				/* 0, or -1 when libsodium fails */
+/* nbytes random bytes as lowercase hex into out (2*nbytes+1 bytes). */
+void secret_random_hex(char *out, size_t nbytes);
+/* Unkeyed BLAKE2b digest of p, truncated to nbytes, as hex into out (2*nbytes+1). */
+void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
+int secret_equal(const void *a, const void *b, size_t n);	/* constant time; 1 if equal */
+void secret_wipe(void *p, size_t n);
+
+#endif
