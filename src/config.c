@@ -54,6 +54,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100" },
 	{ "state", T_STR, C(state), 0, 0, NULL, NULL },
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
+	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
 	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
 	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },

@@ -95,6 +95,7 @@ struct config {
 	long max_batch;
 	char *state;
 	char *session_key_file;
+	char *log_file;
 	struct strlist trusted_proxies;
 	long workers;
 	int deny_style;

@@ -22,7 +22,6 @@
 
 #define SHUTDOWN_GRACE_MS	30000
 
-static pthread_mutex_t accept_lock = PTHREAD_MUTEX_INITIALIZER;
 static int stopping;	/* read with __atomic: set once by the main thread */
 
 static void
@@ -149,9 +148,9 @@ worker_main(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	FCGX_InitRequest(&fr, 0, FCGI_FAIL_ACCEPT_ON_INTR);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&accept_lock);
-		rc = __atomic_load_n(&stopping, __ATOMIC_ACQUIRE) ? -1 : FCGX_Accept_r(&fr);
-		pthread_mutex_unlock(&accept_lock);
+		/* No accept lock: Linux accept(2) is thread-safe, and libfcgi reads the
+		 * params inside FCGX_Accept_r, so a lock would let one slow client stall all. */
+		rc = FCGX_Accept_r(&fr);
 		if (rc < 0) {
 			if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
 				break;

@@ -7,6 +7,15 @@
 #include "gateway.h"
 #include "log.h"
 
+/* The log destination follows the configuration; a forced reload (SIGHUP) also
+ * reopens it, for logrotate. */
+static void
+reopen_log(const struct config *cfg)
+{
+	if (log_open(cfg->log_file) < 0)
+		log_err(NULL, "log-file %s: cannot open; logging to stderr", cfg->log_file);
+}
+
 int
 gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *errs)
 {
@@ -19,6 +28,7 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 		gw->cfg = NULL;
 		return -1;
 	}
+	reopen_log(gw->cfg);
 	return 0;
 }
 
@@ -71,8 +81,13 @@ gateway_reload(struct gateway *gw, int force)
 			log_err(NULL, "config: %s", errs.msg[i]);
 		log_err(NULL, "config: reload of %s failed; keeping the previous configuration",
 		    gw->config_path);
+		if (force && (cur = gateway_config(gw)) != NULL) {
+			reopen_log(cur);
+			config_unref(cur);
+		}
 		return -1;
 	}
+	reopen_log(next);
 	config_unref(gw->failed);
 	gw->failed = NULL;
 	pthread_mutex_lock(&gw->lock);

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,21 @@ log_init(int fd, enum log_level threshold)
 }
 
 int
+log_open(const char *path)
+{
+	int fd, old;
+
+	if (path == NULL)
+		fd = 2;
+	else if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) < 0)
+		return -1;
+	old = __atomic_exchange_n(&log_fd, fd, __ATOMIC_ACQ_REL);
+	if (old != 2 && old != fd)
+		close(old);	/* a line being written there just fails */
+	return 0;
+}
+
+int
 log_enabled(enum log_level level)
 {
 	return level <= log_threshold;
@@ -55,6 +71,7 @@ log_json(enum log_level level, json_t *obj)
 	char *line;
 	size_t len, off;
 	ssize_t w;
+	int fd;
 
 	if (obj == NULL)
 		return;
@@ -77,8 +94,9 @@ log_json(enum log_level level, json_t *obj)
 		return;
 	len = strlen(line);
 	line[len] = '\n';	/* json_dumps leaves room: replace NUL, write len+1 */
+	fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
 	for (off = 0; off < len + 1; off += (size_t)w) {
-		w = write(log_fd, line + off, len + 1 - off);
+		w = write(fd, line + off, len + 1 - off);
 		if (w < 0 && errno == EINTR) {
 			w = 0;
 			continue;

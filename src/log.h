@@ -12,6 +12,9 @@ enum log_level {
 };
 
 void log_init(int fd, enum log_level threshold);
+/* Sends lines to path (appending), or back to stderr when path is NULL; 0 or -1 (then
+ * the previous destination stays). Call again after logrotate to reopen. */
+int log_open(const char *path);
 int log_enabled(enum log_level level);
 /* A JSON string of s; bytes that are not valid UTF-8 become '?'. Never NULL for non-NULL s. */
 json_t *log_string(const char *s);

@@ -16,13 +16,13 @@ static int tap_count, tap_fails;
 #define is_int(got, want, ...) \
 	tap_is_int((long long)(got), (long long)(want), __FILE__, __LINE__, __VA_ARGS__)
 
-static void
+static void __attribute__((unused))
 tap_vdesc(const char *fmt, va_list ap)
 {
 	vprintf(fmt, ap);
 }
 
-static int __attribute__((format(printf, 4, 5)))
+static int __attribute__((format(printf, 4, 5), unused))
 tap_ok(int cond, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -40,7 +40,7 @@ tap_ok(int cond, const char *file, int line, const char *fmt, ...)
 	return cond;
 }
 
-static int __attribute__((format(printf, 5, 6)))
+static int __attribute__((format(printf, 5, 6), unused))
 tap_is_str(const char *got, const char *want, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -61,7 +61,7 @@ tap_is_str(const char *got, const char *want, const char *file, int line, const 
 	return cond;
 }
 
-static int __attribute__((format(printf, 5, 6)))
+static int __attribute__((format(printf, 5, 6), unused))
 tap_is_int(long long got, long long want, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -80,7 +80,7 @@ tap_is_int(long long got, long long want, const char *file, int line, const char
 	return cond;
 }
 
-static int
+static int __attribute__((unused))
 done_testing(void)
 {
 	printf("1..%d\n", tap_count);

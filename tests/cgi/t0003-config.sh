@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Ring (b): the command line of DESIGN §2 and `mcpgate -t`.
+. "$(dirname "$0")/lib.sh"
+write_conf
+
+out=$("$MCPGATE_BIN" --version)
+like "--version" "$out" '^mcpgate [0-9]+\.[0-9]+\.[0-9]+$'
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf"); rc=$?
+is "-t on a good file: exit 0" "$rc" 0
+like "-t on a good file: says ok" "$out" 'gw.conf: ok'
+out=$(MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" -t); rc=$?
+is "\$MCPGATE_CONFIG is the default path" "$rc" 0
+
+printf '[gateway]\nresource = ftp://x\nmax-body = 1\n[auth]\nissuer = http://i\n[tenant "t"]\ngroups = g\n' > "$T/bad.conf"
+out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+is "-t on a bad file: exit 1" "$rc" 1
+like "-t: first error with file:line and key" "$out" "$T/bad.conf:2: resource: expected an absolute"
+like "-t: every error reported" "$out" "$T/bad.conf:3: max-body"
+out=$("$MCPGATE_BIN" -t -c "$T/nonexistent.conf" 2>&1); rc=$?
+is "-t on a missing file: exit 1" "$rc" 1
+like "-t on a missing file: says why" "$out" 'No such file'
+
+mkdir "$T/conf.d"
+printf '[tenant "acme"]\ngroups = gh\n' > "$T/conf.d/acme.conf"
+printf '[group "gh"]\ntools = gh_*\n' > "$T/conf.d/groups.conf"
+write_conf "include = conf.d/*.conf"
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf"); rc=$?
+is "-t with includes: exit 0" "$rc" 0
+like "-t with includes: counts sections" "$out" '1 groups, 1 tenants'
+
+"$MCPGATE_BIN" -w 0 -t -c "$T/gw.conf" >/dev/null 2>&1; is "-w 0 refused" "$?" 2
+"$MCPGATE_BIN" --nonsense >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
+"$MCPGATE_BIN" -c "$T/gw.conf" extra >/dev/null 2>&1; is "stray argument: exit 2" "$?" 2
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{}' 2>&1); rc=$?
+is "explain: not available yet, exit 2" "$rc" 2
+like "explain: says so" "$out" 'not available yet'
+
+tap_done

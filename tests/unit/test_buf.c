@@ -1,0 +1,65 @@
+/* Unit tests: buf, sink, clock, secret helpers. */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "secret.h"
+#include "sink.h"
+#include "tap.h"
+
+int
+main(void)
+{
+	struct buf b;
+	struct sink s;
+	char ts[32], hex[33], hex2[33];
+	int i;
+
+	buf_init(&b, 10);
+	is_str(buf_str(&b), "", "empty buffer reads as an empty string");
+	ok(buf_puts(&b, "hello") == 0, "append within the cap");
+	ok(buf_printf(&b, "%d", 1234) == 0, "printf within the cap");
+	is_str(buf_str(&b), "hello1234", "contents");
+	ok(buf_puts(&b, "xy") < 0, "append past the cap fails");
+	is_int(b.len, 9, "a failed append changes nothing");
+	ok(buf_putc(&b, '!') == 0, "exactly at the cap");
+	ok(buf_putc(&b, '!') < 0, "one past the cap fails");
+	buf_reset(&b);
+	is_int(b.len, 0, "reset empties");
+	buf_free(&b);
+
+	buf_init(&b, 1 << 20);
+	for (i = 0; i < 10000; i++)
+		buf_puts(&b, "0123456789");
+	is_int(b.len, 100000, "growth by doubling keeps every byte");
+	ok(b.data[b.len] == '\0', "always NUL-terminated");
+	buf_free(&b);
+
+	buf_init(&b, 8);
+	sink_mem_init(&s, &b);
+	ok(sink_puts(&s, "abcd") == 0, "memory sink takes bytes");
+	ok(sink_puts(&s, "efghij") < 0, "memory sink refuses past its cap");
+	ok(s.failed && sink_puts(&s, "k") < 0, "a failed sink stays failed");
+	buf_free(&b);
+
+	clock_rfc3339(0, ts, sizeof(ts));
+	is_str(ts, "1970-01-01T00:00:00Z", "RFC 3339 of the epoch");
+	clock_rfc3339(1795000000, ts, sizeof(ts));
+	is_str(ts, "2026-11-18T11:06:40Z", "RFC 3339 of a later time");
+	ok(clock_mono_us() > 0, "monotonic clock runs");
+
+	ok(secret_init() == 0, "libsodium initialises");
+	secret_random_hex(hex, 16);
+	secret_random_hex(hex2, 16);
+	ok(strlen(hex) == 32 && strcmp(hex, hex2) != 0, "random ids are hex and differ");
+	secret_digest_hex("abc", 3, hex, 16);
+	secret_digest_hex("abc", 3, hex2, 16);
+	is_str(hex, hex2, "digest is deterministic");
+	secret_digest_hex("abd", 3, hex2, 16);
+	ok(strcmp(hex, hex2) != 0, "digest depends on the input");
+	ok(secret_equal("abcd", "abcd", 4) && !secret_equal("abcd", "abce", 4), "constant-time compare");
+	return done_testing();
+}

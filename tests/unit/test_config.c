@@ -1,0 +1,195 @@
+/* Unit tests: the configuration loader — every error names file:line and the key. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/mcpgate-test-config-XXXXXX";
+
+static const char *
+write_file(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+#define BASE "[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
+
+/* Loads text as main.conf; returns the first error or "" and frees the config. */
+static const char *
+first_error(const char *text)
+{
+	static struct cfg_errors errs;
+	struct config *cfg;
+	const char *path = write_file("main.conf", text);
+	int rc = config_load(path, &cfg, &errs);
+
+	config_unref(cfg);
+	if (rc == 0)
+		return "";
+	/* Strip the directory so expectations read "main.conf:3: …". */
+	const char *m = errs.msg[0];
+	return strncmp(m, dir, strlen(dir)) == 0 ? m + strlen(dir) + 1 : m;
+}
+
+static const struct {
+	const char *text;
+	const char *want;	/* prefix of the first error; "" = loads */
+} cases[] = {
+	{ BASE, "" },
+	{ BASE "# comment\n; also a comment\n\n", "" },
+	{ "[gateway]\nresource = https://gw.example.com/mcp\n", "main.conf: [auth] issuer: required" },
+	{ "[auth]\nissuer = https://idp.example.com\n", "main.conf: [gateway] resource: required" },
+	{ BASE "[gateway]\nresource = https://other/mcp\n", "main.conf:6: resource: set twice (first at " },
+	{ BASE "[nosuch]\n", "main.conf:5: unknown section [nosuch]" },
+	{ BASE "[gateway]\nbogus = 1\n", "main.conf:6: bogus: unknown key in [gateway]" },
+	{ "key = 1\n" BASE, "main.conf:1: key: key outside of any section" },
+	{ BASE "[gateway]\nmax-body = 12abc\n", "main.conf:6: max-body: expected an integer from 64 to" },
+	{ BASE "[gateway]\nmax-body = 1\n", "main.conf:6: max-body: expected an integer from 64 to" },
+	{ BASE "[gateway]\nworkers = 0\n", "main.conf:6: workers: expected an integer from 1 to 256" },
+	{ BASE "[gateway]\ndeny-style = maybe\n", "main.conf:6: deny-style: unknown value: 'maybe'" },
+	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },
+	{ BASE "[gateway]\ndocs-url = https://x/docs#frag\n", "main.conf:6: docs-url: expected an absolute" },
+	{ BASE "[upstream]\nurl = http://127.0.0.1:1/mcp\n", "main.conf:5: section [upstream] needs a name" },
+	{ BASE "[gateway \"x\"]\n", "main.conf:5: section [gateway] takes no name" },
+	{ BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\n[upstream \"a\"]\n", "main.conf:7: duplicate section [upstream \"a\"] (first at " },
+	{ BASE "[upstream \"a\"]\nprefix = a_\n", "main.conf:5: [upstream \"a\"] url: required" },
+	{ BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntrust-hints = perhaps\n", "main.conf:7: trust-hints: expected yes or no" },
+	{ BASE "[limits]\ntoken = 10\n", "main.conf:6: token: expected N/SECONDS" },
+	{ BASE "[limits]\ntoken = 10/0\n", "main.conf:6: token: expected N/SECONDS" },
+	{ BASE "[tenant \"acme\"]\ngroups = nosuch\n", "main.conf:6: groups: no [group \"nosuch\"]" },
+	{ BASE "[tenant \"acme\"]\naccess-mode = sometimes\n", "main.conf:6: access-mode: unknown value" },
+	{ BASE "[gateway\n", "main.conf:5: section header without ']'" },
+	{ BASE "[gateway] junk\n", "main.conf:5: text after section header" },
+	{ BASE "[gateway]\njust words\n", "main.conf:6: expected 'key = value' or '[section]'" },
+	{ BASE "[gateway]\ntitle = \"unterminated\n", "main.conf:6: title: unterminated quoted value" },
+	{ BASE "[gateway]\ntitle = \"a\" b\n", "main.conf:6: title: text after the closing quote" },
+	{ BASE "include = nosuch.conf\n", "main.conf:5: include: " },
+	{ "[gateway]\nresource = https://gw.example.com/mcp?x=1\n[auth]\nissuer = https://i\n", "main.conf:2: resource: must not carry a query" },
+};
+
+int
+main(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	char longline[CFG_LINE_MAX + 100], text[CFG_LINE_MAX + 400];
+	const char *path;
+	size_t i;
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = first_error(cases[i].text);
+
+		if (!*cases[i].want)
+			is_str(got, "", "case %zu loads", i);
+		else
+			ok(strncmp(got, cases[i].want, strlen(cases[i].want)) == 0,
+			    "case %zu: '%s' (got '%s')", i, cases[i].want, got);
+	}
+
+	/* A line longer than the cap is an error on that line, and the next line counts. */
+	memset(longline, 'x', sizeof(longline) - 1);
+	longline[sizeof(longline) - 1] = '\0';
+	snprintf(text, sizeof(text), BASE "[gateway]\ntitle = %s\nbogus = 1\n", longline);
+	ok(strstr(first_error(text), "main.conf:6: line longer than") != NULL, "over-long line named");
+	ok(config_load(write_file("main.conf", text), &cfg, &errs) < 0 && errs.n == 2 &&
+	    strstr(errs.msg[1], "main.conf:7: bogus") != NULL, "line numbers stay right after it");
+	config_unref(cfg);
+
+	/* Defaults, derived values, lists, quoted values and trailing comments. */
+	path = write_file("main.conf",
+	    "[gateway]\n"
+	    "resource = https://GW.example.com:443/mcp   # canonical\n"
+	    "title = \"Tools # for agents\"\n"
+	    "allowed-origins = https://app.example.com  https://b.example.com\n"
+	    "[auth]\n"
+	    "issuer = https://idp.example.com\n"
+	    "required-scopes = mcp:tools\n"
+	    "[limits]\n"
+	    "token = 120/60\n");
+	ok(config_load(path, &cfg, &errs) == 0, "full config loads");
+	is_str(cfg->origin, "https://gw.example.com", "origin lowercased, default port dropped");
+	is_str(cfg->prm_url, "https://gw.example.com/.well-known/oauth-protected-resource/mcp", "path-suffixed PRM URL");
+	is_str(cfg->docs_url, "https://gw.example.com/docs", "docs-url defaults under the origin");
+	is_str(cfg->title, "Tools # for agents", "quoted value keeps its #");
+	is_int(cfg->allowed_origins.n, 2, "list split on blanks");
+	is_str(cfg->allowed_origins.v[1], "https://b.example.com", "second list item");
+	is_int(cfg->max_body, 1048576, "max-body default");
+	is_int(cfg->workers, 4, "workers default");
+	is_int(cfg->deny_style, DENY_FORBIDDEN, "deny-style default");
+	is_int(cfg->cache_ttl, 300, "cache-ttl default");
+	is_str(cfg->groups_claim, "groups", "groups-claim default");
+	is_int(cfg->limit_token.n, 120, "rate N");
+	is_int(cfg->limit_token.per, 60, "rate S");
+	is_int(cfg->limit_ip.n, 0, "unset limit is unlimited");
+	is_int(cfg->scopes_supported.n, 1, "scopes-supported defaults to required-scopes");
+	is_int(cfg->gateway.at[0].line, 2, "key location recorded");
+	ok(!config_changed(cfg), "unchanged files are not a change");
+	config_unref(cfg);
+
+	/* Includes: relative globs, one file per tenant, sections per file, change detection. */
+	mkdir(strcat(strcpy(text, dir), "/tenants.d"), 0700);
+	write_file("tenants.d/acme.conf", "[group \"github\"]\ntools = gh_*\n[tenant \"acme\"]\ngroups = github\n");
+	write_file("tenants.d/beta.conf", "[tenant \"beta\"]\naccess-mode = read-only\n");
+	path = write_file("main.conf", BASE "include = tenants.d/*.conf\n[gateway]\ntitle = after include\n");
+	ok(config_load(path, &cfg, &errs) == 0, "config with include glob loads");
+	is_int(cfg->n_tenants, 2, "both tenant files included");
+	ok(config_tenant(cfg, "beta") && config_tenant(cfg, "beta")->access_mode == ACCESS_READ_ONLY, "included values");
+	is_str(cfg->title, "after include", "the including file's section continues after the include");
+	is_int(cfg->n_files, 3, "three files remembered");
+	ok(!config_changed(cfg), "nothing changed yet");
+	write_file("tenants.d/gamma.conf", "[tenant \"gamma\"]\n");
+	ok(config_changed(cfg), "a new file matching the glob is a change");
+	unlink(strcat(strcpy(text, dir), "/tenants.d/gamma.conf"));
+	ok(!config_changed(cfg), "and removing it again is not");
+	{
+		struct timespec ts[2] = { { 0, UTIME_OMIT }, { 12345, 0 } };
+		char p2[600];
+
+		snprintf(p2, sizeof(p2), "%s/tenants.d/acme.conf", dir);
+		utimensat(AT_FDCWD, p2, ts, 0);
+	}
+	ok(config_changed(cfg), "a touched included file is a change");
+	config_unref(cfg);
+
+	write_file("tenants.d/beta.conf", "[tenant \"acme\"]\n");
+	ok(strstr(first_error(BASE "include = tenants.d/*.conf\n"), "tenants.d/beta.conf:1: duplicate section [tenant \"acme\"]") != NULL,
+	    "errors in included files name that file");
+	write_file("loop.conf", "include = loop.conf\n");
+	ok(strstr(first_error(BASE "include = loop.conf\n"), "already included") != NULL, "include cycle refused");
+
+	/* A broken load still reports its files, so a reload loop can wait for a change. */
+	path = write_file("main.conf", BASE "[gateway]\nbogus = 1\n");
+	ok(config_load(path, &cfg, &errs) < 0 && cfg && cfg->broken && cfg->n_files == 1,
+	    "broken config keeps its provenance");
+	config_unref(cfg);
+
+	/* Many errors: each reported, with a cap. */
+	{
+		char many[8192] = BASE "[gateway]\n";
+		for (i = 0; i < 40; i++)
+			strcat(many, "x = 1\n");
+		path = write_file("main.conf", many);
+		ok(config_load(path, &cfg, &errs) < 0 && errs.n == CFG_MAX_ERRORS && errs.dropped == 40 - CFG_MAX_ERRORS,
+		    "errors are capped and the rest counted");
+		config_unref(cfg);
+	}
+	return done_testing();
+}

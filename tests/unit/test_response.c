@@ -1,0 +1,95 @@
+/* Unit tests: the one writer — exact bytes, HEAD, 204/304, header hygiene, HttpError. */
+#include "autoconf.h"
+
+#include <string.h>
+
+#include "response.h"
+#include "tap.h"
+
+static const char *
+send_to_string(struct response *r, struct buf *out)
+{
+	struct sink s;
+
+	buf_init(out, 1 << 20);
+	sink_mem_init(&s, out);
+	response_send(r, &s);
+	return buf_str(out);
+}
+
+int
+main(void)
+{
+	struct response r;
+	struct buf out;
+	json_t *body;
+
+	response_init(&r, "rid1");
+	response_set_json(&r, 200, json_pack("{s:s}", "a", "b"));
+	response_set_header(&r, "Cache-Control", "no-store");
+	is_str(send_to_string(&r, &out),
+	    "Status: 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\n"
+	    "Cache-Control: no-store\r\nX-Request-Id: rid1\r\n\r\n{\"a\":\"b\"}",
+	    "JSON response bytes");
+	buf_free(&out);
+	r.headers_only = 1;
+	is_str(send_to_string(&r, &out),
+	    "Status: 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\n"
+	    "Cache-Control: no-store\r\nX-Request-Id: rid1\r\n\r\n",
+	    "HEAD: same headers, no body");
+	buf_free(&out);
+	response_free(&r);
+
+	response_init(&r, "rid2");
+	response_set_empty(&r, 204);
+	response_set_header(&r, "Allow", "GET, HEAD, OPTIONS");
+	is_str(send_to_string(&r, &out), "Status: 204 No Content\r\nAllow: GET, HEAD, OPTIONS\r\nX-Request-Id: rid2\r\n\r\n",
+	    "204 without Content-Type or body");
+	buf_free(&out);
+	response_free(&r);
+
+	response_init(&r, "rid3");
+	response_set_header(&r, "X-Test", "a\r\nSet-Cookie: evil");
+	response_set_header(&r, "x-test", "%s", "replaced");
+	is_str(response_get_header(&r, "X-TEST"), "replaced", "set replaces a header, names case-insensitive");
+	is_int(r.n_headers, 1, "no duplicate header");
+	response_set_header(&r, "X-Inject", "a\r\nSet-Cookie: evil");
+	is_str(response_get_header(&r, "X-Inject"), "a  Set-Cookie: evil", "CR/LF in a value cannot split headers");
+	response_free(&r);
+
+	response_init(&r, "rid4");
+	response_set_error(&r, GW_ENOTFOUND, NULL);
+	is_int(r.status, 404, "not found status");
+	response_serialize(&r);
+	is_str(buf_str(&r.body), "{\"error\":\"not_found\",\"error_description\":\"No such endpoint\","
+	    "\"message\":\"No such endpoint\",\"request_id\":\"rid4\"}", "HttpError body");
+	response_free(&r);
+
+	response_init(&r, "rid5");
+	response_set_error(&r, GW_EPARSE, "body is not JSON");
+	body = r.json;
+	is_int(r.status, 400, "parse error is 400");
+	is_int(json_integer_value(json_object_get(body, "jsonrpc_code")), -32700, "jsonrpc_code carried");
+	is_str(json_string_value(json_object_get(body, "error_description")), "body is not JSON", "description");
+	response_free(&r);
+
+	response_init(&r, "rid6");
+	response_set_error(&r, GW_EBADREQUEST, "bad \xff utf8");
+	ok(r.json && json_object_get(r.json, "request_id") && !json_object_get(r.json, "error_description"),
+	    "invalid UTF-8 in a description still gives an HttpError");
+	response_free(&r);
+
+	is_str(response_status_text(413), "Content Too Large", "RFC 9110 status text");
+	is_str(response_status_text(599), "Unknown", "unknown status text");
+	{
+		int s;
+		int bad = 0;
+		for (s = GW_ENOTFOUND; s < GW_ERR_MAX; s++) {
+			const struct gw_err_info *i = err_info((enum gw_err)s);
+			if (i->status < 400 || !i->error || !i->message || !strcmp(response_status_text(i->status), "Unknown"))
+				bad++;
+		}
+		is_int(bad, 0, "every error maps to a 4xx/5xx with a known text");
+	}
+	return done_testing();
+}

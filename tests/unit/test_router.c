@@ -1,0 +1,214 @@
+/* Unit tests: the route table and the gate, through router_dispatch. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "router.h"
+#include "secret.h"
+#include "tap.h"
+
+static struct config *cfg;
+static struct gateway gw;
+
+struct kv {
+	const char *const *v;
+};
+
+static const char *
+get(void *ctx, const char *name)
+{
+	const char *const *v = ((struct kv *)ctx)->v;
+
+	for (; *v; v += 2)
+		if (strcmp(v[0], name) == 0)
+			return v[1];
+	return NULL;
+}
+
+/* Dispatches method path with extra header pairs; returns the status. */
+static int
+run(struct response *resp, const char *method, const char *path, const char *const *extra)
+{
+	const char *v[40] = { "REQUEST_METHOD", method, "SCRIPT_NAME", path };
+	struct kv ctx = { v };
+	struct request req;
+	size_t n = 4;
+
+	while (extra && *extra && n < 36)
+		v[n++] = *extra++;
+	v[n] = NULL;
+	request_init(&req, get, &ctx, NULL, 0, 1700000000);
+	response_init(resp, req.id);
+	router_dispatch(&gw, cfg, &req, resp);
+	response_serialize(resp);
+	request_free(&req);
+	return resp->status;
+}
+
+static const char *
+hdr(struct response *r, const char *name)
+{
+	const char *v = response_get_header(r, name);
+	return v ? v : "";
+}
+
+static const char *
+field(struct response *r, const char *key)
+{
+	json_t *j = r->json ? json_object_get(r->json, key) : NULL;
+	return json_is_string(j) ? json_string_value(j) : "";
+}
+
+int
+main(void)
+{
+	static const struct {
+		const char *method, *path;
+		int status;
+		const char *allow;
+	} table[] = {
+		{ "GET", "/mcp/health", 200, NULL },
+		{ "HEAD", "/mcp/health", 200, NULL },
+		{ "GET", "/.well-known/mcp", 200, NULL },
+		{ "GET", "/.well-known/oauth-protected-resource", 200, NULL },
+		{ "GET", "/.well-known/oauth-protected-resource/mcp", 200, NULL },
+		{ "GET", "/server.json", 200, NULL },
+		{ "GET", "/.well-known/oauth-authorization-server", 500, NULL },
+		{ "POST", "/mcp", 401, NULL },
+		{ "DELETE", "/mcp", 401, NULL },
+		{ "GET", "/mcp", 405, "POST, DELETE, OPTIONS" },
+		{ "PUT", "/mcp", 405, "POST, DELETE, OPTIONS" },
+		{ "POST", "/mcp/health", 405, "GET, HEAD, OPTIONS" },
+		{ "DELETE", "/server.json", 405, "GET, HEAD, OPTIONS" },
+		{ "OPTIONS", "/mcp", 204, "POST, DELETE, OPTIONS" },
+		{ "OPTIONS", "/.well-known/mcp", 204, "GET, HEAD, OPTIONS" },
+		{ "GET", "/", 404, NULL },
+		{ "GET", "/mcp/", 404, NULL },
+		{ "GET", "/MCP/health", 404, NULL },
+		{ "GET", "/.well-known/oauth-protected-resource/other", 404, NULL },
+		{ "GET", "/server.json/", 404, NULL },
+	};
+	static const char *const big[] = { "CONTENT_LENGTH", "2000", NULL };
+	static const char *const badlen[] = { "CONTENT_LENGTH", "-5", NULL };
+	static const char *const own_origin[] = { "HTTP_ORIGIN", "https://gw.example.com", NULL };
+	static const char *const allowed_origin[] = { "HTTP_ORIGIN", "https://app.example.com", NULL };
+	static const char *const evil_origin[] = { "HTTP_ORIGIN", "https://evil.example", NULL };
+	static const char *const bad_auth[] = { "HTTP_AUTHORIZATION", "Basic dXNlcjpwYXNz", NULL };
+	char dir[] = "/tmp/mcpgate-test-router-XXXXXX", path[256], inm[128];
+	struct cfg_errors errs;
+	struct response r;
+	FILE *f;
+	size_t i;
+
+	secret_init();
+	mkdtemp(dir);
+	snprintf(path, sizeof(path), "%s/gw.conf", dir);
+	f = fopen(path, "w");
+	fputs("[gateway]\nresource = https://gw.example.com/mcp\nmax-body = 1000\n"
+	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
+	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", f);
+	fclose(f);
+	if (config_load(path, &cfg, &errs) < 0) {
+		printf("Bail out! %s\n", errs.msg[0]);
+		return 1;
+	}
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		is_int(run(&r, table[i].method, table[i].path, NULL), table[i].status,
+		    "%s %s → %d", table[i].method, table[i].path, table[i].status);
+		if (table[i].allow)
+			is_str(hdr(&r, "Allow"), table[i].allow, "%s %s: Allow", table[i].method, table[i].path);
+		if (r.status >= 400)
+			ok(r.json && *field(&r, "error") && !strcmp(field(&r, "request_id"), r.request_id),
+			    "%s %s: HttpError with the request id", table[i].method, table[i].path);
+		response_free(&r);
+	}
+
+	run(&r, "HEAD", "/mcp/health", NULL);
+	ok(r.headers_only && r.body.len > 0, "HEAD keeps the body length but sends no body");
+	response_free(&r);
+
+	run(&r, "GET", "/mcp/health", NULL);
+	is_str(hdr(&r, "Cache-Control"), "no-store", "health is not cached");
+	is_str(field(&r, "status"), "ok", "health status");
+	is_str(field(&r, "timestamp"), "2023-11-14T22:13:20Z", "health timestamp is the request's now");
+	response_free(&r);
+
+	run(&r, "GET", "/server.json", NULL);
+	snprintf(inm, sizeof(inm), "W/\"nope\", %s", hdr(&r, "ETag"));
+	ok(strlen(hdr(&r, "ETag")) == 34, "documents carry a strong ETag");
+	is_str(hdr(&r, "Cache-Control"), "public, max-age=300", "documents are cacheable");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "*", "public documents allow any origin");
+	response_free(&r);
+	{
+		const char *const cond[] = { "HTTP_IF_NONE_MATCH", inm, NULL };
+		const char *const stale[] = { "HTTP_IF_NONE_MATCH", "\"0000\"", NULL };
+		const char *const star[] = { "HTTP_IF_NONE_MATCH", "*", NULL };
+
+		is_int(run(&r, "GET", "/server.json", cond), 304, "If-None-Match list with the ETag → 304");
+		ok(r.json == NULL && *hdr(&r, "ETag"), "304 has the ETag and no body");
+		response_free(&r);
+		is_int(run(&r, "GET", "/server.json", stale), 200, "a stale ETag → 200");
+		response_free(&r);
+		is_int(run(&r, "GET", "/server.json", star), 304, "If-None-Match: * → 304");
+		response_free(&r);
+		is_int(run(&r, "GET", "/mcp/health", star), 200, "health ignores If-None-Match");
+		response_free(&r);
+	}
+
+	is_int(run(&r, "POST", "/mcp", NULL), 401, "POST /mcp without a token");
+	is_str(hdr(&r, "WWW-Authenticate"),
+	    "Bearer resource_metadata=\"https://gw.example.com/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\"",
+	    "challenge names the metadata and the scope");
+	response_free(&r);
+	is_int(run(&r, "POST", "/mcp", bad_auth), 401, "Basic credentials");
+	ok(strstr(hdr(&r, "WWW-Authenticate"), "error=\"invalid_token\"") != NULL, "invalid_token when a credential was sent");
+	response_free(&r);
+	is_int(run(&r, "POST", "/mcp", big), 413, "Content-Length over max-body → 413 before auth");
+	response_free(&r);
+	is_int(run(&r, "POST", "/mcp", badlen), 400, "unreadable Content-Length → 400");
+	response_free(&r);
+	is_int(run(&r, "POST", "/mcp", evil_origin), 403, "foreign Origin → 403");
+	is_str(field(&r, "error"), "forbidden_origin", "reason");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "no CORS grant for a foreign origin");
+	response_free(&r);
+	is_int(run(&r, "OPTIONS", "/mcp", evil_origin), 403, "foreign Origin preflight → 403");
+	response_free(&r);
+	is_int(run(&r, "POST", "/mcp", own_origin), 401, "own Origin passes the gate");
+	response_free(&r);
+	is_int(run(&r, "OPTIONS", "/mcp", allowed_origin), 204, "allowed Origin preflight");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "https://app.example.com", "echoes the allowed origin");
+	is_str(hdr(&r, "Vary"), "Origin", "varies on Origin");
+	ok(strstr(hdr(&r, "Access-Control-Allow-Headers"), "MCP-Protocol-Version") &&
+	    strstr(hdr(&r, "Access-Control-Allow-Headers"), "Mcp-Session-Id") &&
+	    strstr(hdr(&r, "Access-Control-Allow-Headers"), "Last-Event-ID") &&
+	    strstr(hdr(&r, "Access-Control-Allow-Headers"), "Authorization"), "preflight allows the MCP headers");
+	ok(strstr(hdr(&r, "Access-Control-Expose-Headers"), "Mcp-Session-Id") &&
+	    strstr(hdr(&r, "Access-Control-Expose-Headers"), "WWW-Authenticate"), "exposes session and challenge");
+	response_free(&r);
+
+	is_int(run(&r, "GET", "/.well-known/oauth-protected-resource", NULL), 200, "PRM");
+	is_str(field(&r, "resource"), "https://gw.example.com/mcp", "PRM resource is the canonical URL");
+	{
+		json_t *want = json_pack("[s]", "header");
+		ok(json_equal(json_object_get(r.json, "bearer_methods_supported"), want), "header only");
+		json_decref(want);
+	}
+	response_free(&r);
+
+	{
+		struct response r2;
+		gw.cfg = NULL;
+		response_init(&r2, "x");
+		router_dispatch(&gw, NULL, &(struct request){ .path = "/mcp/health", .method = M_GET, .method_name = "GET" }, &r2);
+		is_int(r2.status, 500, "no usable configuration → 500, never a crash");
+		response_free(&r2);
+	}
+	config_unref(cfg);
+	unlink(path);
+	rmdir(dir);
+	return done_testing();
+}
