@@ -1,12 +1,20 @@
-/* auth — bearer parsing and challenges. */
+/* auth — bearer parsing, cached introspection, acceptance rules, challenges. */
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "auth.h"
 #include "buf.h"
+#include "clock.h"
+#include "log.h"
+#include "secret.h"
+
+#define AUTH_RETRY_AFTER	"5"	/* seconds, on authorization-server failures */
+#define AUTH_WAIT_STEP_MS	5	/* polling a concurrent introspection of the same token */
 
 static int
 b64token_char(int c)
@@ -34,24 +42,55 @@ auth_parse_bearer(const char *h, const char **tok, size_t *len)
 	return 0;
 }
 
-void
-auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
-    const char *description)
+static int
+has_scope(const char *granted, const char *want)
+{
+	size_t n = strlen(want);
+	const char *p = granted;
+
+	while ((p = strstr(p, want)) != NULL) {
+		if ((p == granted || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* The granted scopes (if any) followed by the required ones not among them. */
+static void
+put_scopes(struct buf *b, const struct strlist *l, const char *granted)
+{
+	size_t i;
+	int first = 1;
+
+	if (granted && *granted) {
+		buf_puts(b, granted);
+		first = 0;
+	}
+	for (i = 0; i < l->n; i++) {
+		if (granted && has_scope(granted, l->v[i]))
+			continue;
+		buf_printf(b, "%s%s", first ? "" : " ", l->v[i]);
+		first = 0;
+	}
+}
+
+static void
+challenge(const struct config *cfg, struct response *resp, enum gw_err e,
+    const char *description, const char *granted)
 {
 	struct buf ch;
-	size_t i;
 
-	buf_init(&ch, 2048);
+	buf_init(&ch, 4096);
 	buf_printf(&ch, "Bearer resource_metadata=\"%s\"", cfg->prm_url);
-	if (cfg->required_scopes.n) {
+	if (cfg->required_scopes.n || (granted && *granted)) {
 		buf_puts(&ch, ", scope=\"");
-		for (i = 0; i < cfg->required_scopes.n; i++)
-			buf_printf(&ch, "%s%s", i ? " " : "", cfg->required_scopes.v[i]);
+		put_scopes(&ch, &cfg->required_scopes, e == GW_ESCOPE ? granted : NULL);
 		buf_putc(&ch, '"');
 	}
-	if (e == GW_EBADTOKEN) {
+	if (e == GW_EBADTOKEN || e == GW_ESCOPE) {
 		/* No inner quotes and no name= text: the SDK's challenge parser is naive. */
-		buf_puts(&ch, ", error=\"invalid_token\"");
+		buf_printf(&ch, ", error=\"%s\"", e == GW_ESCOPE ? "insufficient_scope" : "invalid_token");
 		if (description) {
 			buf_puts(&ch, ", error_description=\"");
 			for (; *description; description++)
@@ -64,20 +103,243 @@ auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
 	buf_free(&ch);
 }
 
-int
-auth_require(const struct config *cfg, const struct request *req, struct response *resp)
+void
+auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
+    const char *description)
 {
-	const char *tok;
-	size_t len;
+	challenge(cfg, resp, e, description, NULL);
+}
 
+/* Same URL, ignoring one trailing slash (as the SDK's requireBearerAuth does). */
+static int
+same_url(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la && a[la - 1] == '/')
+		la--;
+	if (lb && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+static int
+audience_ok(json_t *aud, const char *resource)
+{
+	size_t i;
+	json_t *v;
+
+	if (json_is_string(aud))
+		return same_url(json_string_value(aud), resource);
+	json_array_foreach(aud, i, v)
+		if (json_is_string(v) && same_url(json_string_value(v), resource))
+			return 1;
+	return 0;
+}
+
+/* Copies a claim into a fixed field; -1 when it does not fit. */
+static int
+put_field(char *dst, size_t n, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= n)
+		return -1;
+	memcpy(dst, src, len + 1);
+	return 0;
+}
+
+/* groups: an array of strings or one space-separated string, to a space-separated field. */
+static int
+put_groups(char *dst, size_t n, json_t *g)
+{
+	struct buf b;
+	size_t i;
+	json_t *v;
+	int rc = 0;
+
+	dst[0] = '\0';
+	if (g == NULL || json_is_null(g))
+		return 0;
+	if (json_is_string(g))
+		return put_field(dst, n, json_string_value(g));
+	if (!json_is_array(g))
+		return -1;
+	buf_init(&b, n - 1);
+	json_array_foreach(g, i, v) {
+		const char *s = json_string_value(v);
+
+		if (s == NULL || !*s || strpbrk(s, " \t"))
+			continue;	/* not a usable group name */
+		if ((b.len && buf_putc(&b, ' ') < 0) || buf_puts(&b, s) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0)
+		memcpy(dst, buf_str(&b), b.len + 1);
+	buf_free(&b);
+	return rc;
+}
+
+int
+auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc_claims *c,
+    const char **reason)
+{
+	json_t *v;
+	const char *s;
+
+	memset(c, 0, sizeof(*c));
+	if (!json_is_true(json_object_get(ir, "active")))
+		return *reason = "token is not active", -1;
+	s = json_string_value(json_object_get(ir, "token_type"));
+	if (s && (strcasecmp(s, "refresh_token") == 0 || strcasecmp(s, "urn:ietf:params:oauth:token-type:refresh_token") == 0))
+		return *reason = "a refresh token is not an access token", -1;
+	v = json_object_get(ir, "exp");
+	if (v && !json_is_integer(v))
+		return *reason = "token exp is not a number", -1;
+	c->exp = v ? (int64_t)json_integer_value(v) : now_s + cfg->cache_ttl;
+	if (c->exp <= now_s)
+		return *reason = "token expired", -1;
+	v = json_object_get(ir, "nbf");
+	if (json_is_integer(v) && json_integer_value(v) > now_s)
+		return *reason = "token not yet valid", -1;
+	s = json_string_value(json_object_get(ir, "iss"));
+	if (json_object_get(ir, "iss") && (s == NULL || !same_url(s, cfg->issuer)))
+		return *reason = "token issued by another issuer", -1;
+	if (!audience_ok(json_object_get(ir, "aud"), cfg->resource))
+		return *reason = "token not issued for this resource", -1;
+	s = json_string_value(json_object_get(ir, "client_id"));
+	if (s && put_field(c->client_id, sizeof(c->client_id), s) < 0)
+		return *reason = "token claims too large", -1;
+	s = json_string_value(json_object_get(ir, "sub"));
+	c->machine = s == NULL;
+	if (put_field(c->subject, sizeof(c->subject), s ? s : c->client_id) < 0)
+		return *reason = "token claims too large", -1;
+	s = json_string_value(json_object_get(ir, "scope"));
+	if (s && put_field(c->scope, sizeof(c->scope), s) < 0)
+		return *reason = "token claims too large", -1;
+	if (put_groups(c->groups, sizeof(c->groups), json_object_get(ir, cfg->groups_claim)) < 0)
+		return *reason = "token groups claim unusable", -1;
+	v = json_object_get(ir, cfg->tenant_claim);
+	if (v && !json_is_null(v) && (!json_is_string(v) || put_field(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
+		return *reason = "token tenant claim unusable", -1;
+	return 0;
+}
+
+static void
+fail_upstream(const struct config *cfg, const struct request *req, struct response *resp,
+    const struct gw_error *err)
+{
+	log_err(req->id, "auth: authorization server failed: %s", err->detail);
+	response_set_error(resp, GW_EAUTHSERVER, NULL);
+	response_set_header(resp, "Retry-After", AUTH_RETRY_AFTER);
+	(void)cfg;
+}
+
+/* Introspects on a cache miss and records the outcome. */
+static int
+verify(const struct auth_env *env, const struct config *cfg, const struct request *req,
+    const char *tok, size_t len, const unsigned char *key, int cached, struct tc_claims *c,
+    const char **reason, struct response *resp)
+{
+	struct gw_error err = { GW_OK, "" };
+	int64_t now_ms = clock_wall_ms(), until;
+	json_t *ir = NULL;
+
+	if (introspect_token(env->ix, env->asmeta, cfg, tok, len, now_ms, &ir, &err) < 0) {
+		if (cached)
+			token_cache_release(env->tokens, key);
+		fail_upstream(cfg, req, resp, &err);
+		return -1;
+	}
+	now_ms = clock_wall_ms();
+	if (auth_check_claims(cfg, ir, now_ms / 1000, c, reason) < 0) {
+		json_decref(ir);
+		if (cached)
+			token_cache_fill_negative(env->tokens, key, now_ms, *reason,
+			    now_ms + cfg->negative_ttl * 1000);
+		return 1;
+	}
+	json_decref(ir);
+	if (cached) {
+		until = now_ms + cfg->cache_ttl * 1000;
+		if (until > c->exp * 1000)
+			until = c->exp * 1000;
+		token_cache_fill(env->tokens, key, now_ms, c, until);
+	}
+	return 0;
+}
+
+int
+auth_authenticate(const struct auth_env *env, const struct config *cfg,
+    const struct request *req, struct caller *caller, struct response *resp)
+{
+	unsigned char key[TC_KEY_BYTES];
+	char reason_buf[TC_REASON_MAX], hex[2 * TC_KEY_BYTES + 1];
+	const char *tok, *reason = NULL;
+	struct tc_claims *c = &caller->claims;
+	int64_t deadline, now_ms;
+	size_t len, i;
+	int rc, cached = env->tokens != NULL;
+
+	memset(caller, 0, sizeof(*caller));
 	if (req->authorization == NULL || *req->authorization == '\0') {
-		auth_challenge(cfg, resp, GW_ENOTOKEN, NULL);
+		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
 	if (auth_parse_bearer(req->authorization, &tok, &len) < 0) {
-		auth_challenge(cfg, resp, GW_EBADTOKEN, "malformed Authorization header");
+		challenge(cfg, resp, GW_EBADTOKEN, "malformed Authorization header", NULL);
 		return -1;
 	}
-	auth_challenge(cfg, resp, GW_EBADTOKEN, "token verification is not enabled in this build");
-	return -1;
+	secret_keyed_digest(env->digest_key, tok, len, key);
+	for (i = 0; i < 4; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	memcpy(caller->token_id, hex, 9);
+
+	now_ms = clock_wall_ms();
+	deadline = now_ms + cfg->auth_timeout_ms + 1000;
+	rc = 2;	/* 0 accepted, 1 rejected, -1 answered */
+	while (cached && rc == 2) {
+		switch (token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, c,
+		    reason_buf, sizeof(reason_buf))) {
+		case TC_HIT:
+			rc = 0;
+			break;
+		case TC_NEGATIVE:
+			reason = reason_buf;
+			rc = 1;
+			break;
+		case TC_MISS:
+			rc = verify(env, cfg, req, tok, len, key, 1, c, &reason, resp);
+			break;
+		case TC_BUSY:
+			if (now_ms > deadline) {	/* the other request overran: do it ourselves */
+				cached = 0;
+				break;
+			}
+			{
+				struct timespec ts = { 0, AUTH_WAIT_STEP_MS * 1000000L };
+
+				nanosleep(&ts, NULL);
+			}
+			now_ms = clock_wall_ms();
+			break;
+		}
+	}
+	if (rc == 2)
+		rc = verify(env, cfg, req, tok, len, key, 0, c, &reason, resp);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		log_info(req->id, "auth: token %s rejected: %s", caller->token_id, reason);
+		challenge(cfg, resp, GW_EBADTOKEN, reason, NULL);
+		return -1;
+	}
+	for (i = 0; i < cfg->required_scopes.n; i++)
+		if (!has_scope(c->scope, cfg->required_scopes.v[i])) {
+			challenge(cfg, resp, GW_ESCOPE, "the token lacks a required scope", c->scope);
+			return -1;
+		}
+	return 0;
 }

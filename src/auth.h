@@ -1,19 +1,45 @@
-/* auth — Bearer credentials to a caller, and the challenges of RFC 6750 / RFC 9728.
- * Token verification (RFC 7662 introspection) arrives with issue #3; until then every
- * request to a protected route is answered 401 with a correct challenge. */
+/* auth — Bearer credentials to a caller (DESIGN §5): RFC 6750 parsing, the shared
+ * token cache, RFC 7662 introspection on a miss, the acceptance rules, and the
+ * challenges of RFC 6750 / RFC 9728. Nothing below this layer sees the token, and
+ * nothing above it sees more than struct caller. */
 #ifndef GW_AUTH_H
 #define GW_AUTH_H
 
+#include <jansson.h>
+#include <stdint.h>
+
 #include "config.h"
+#include "introspect.h"
 #include "request.h"
 #include "response.h"
+#include "token_cache.h"
+
+/* Identity handed to the MCP layer. */
+struct caller {
+	struct tc_claims claims;	/* subject, client id, scopes, groups, tenant, exp */
+	char token_id[9];		/* 8 hex digits of the token's keyed digest: for logs */
+};
+
+/* What auth uses, owned by the gateway and the worker. tokens/asmeta may be NULL. */
+struct auth_env {
+	struct introspect *ix;
+	struct token_cache *tokens;
+	void *asmeta;
+	const unsigned char *digest_key;	/* 32 bytes */
+};
 
 /* RFC 6750 §2.1: "Bearer" 1*SP b64token. Points *tok into header; 0 or -1. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
-/* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN). */
+/* DESIGN §5 acceptance of an introspection response, pure: 0 with claims, or -1 with
+ * *reason (a static string). */
+int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
+    struct tc_claims *claims, const char **reason);
+/* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN, GW_ESCOPE). */
 void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description);
-/* 0 when the request carries an accepted token; else -1 with resp filled. */
-int auth_require(const struct config *cfg, const struct request *req, struct response *resp);
+/* 0 with *caller when the request carries an accepted token; else -1 with resp filled
+ * (401, 403, or 500 + Retry-After when the authorization server fails). */
+int auth_authenticate(const struct auth_env *env, const struct config *cfg,
+    const struct request *req, struct caller *caller, struct response *resp);
 
 #endif

@@ -20,6 +20,15 @@ clock_wall(void)
 	return time(NULL);
 }
 
+int64_t
+clock_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void
 clock_rfc3339(time_t t, char *out, size_t outlen)
 {

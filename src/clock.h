@@ -8,6 +8,7 @@
 
 int64_t clock_mono_us(void);	/* monotonic microseconds, for durations */
 time_t clock_wall(void);	/* seconds since the epoch */
+int64_t clock_wall_ms(void);	/* milliseconds since the epoch */
 /* RFC 3339 UTC timestamp of t ("2026-11-22T10:00:00Z"); out needs 21 bytes. */
 void clock_rfc3339(time_t t, char *out, size_t outlen);
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "secret.h"
 
 enum cfg_type {
 	T_STR = 1,	/* any string */
@@ -70,6 +71,7 @@ static const struct cfg_key auth_keys[] = {
 	{ "required-scopes", T_LIST, C(required_scopes), 0, 0, NULL, NULL },
 	{ "scopes-supported", T_LIST, C(scopes_supported), 0, 0, NULL, NULL },
 	{ "cache-ttl", T_INT, C(cache_ttl), 0, 86400, NULL, "300" },
+	{ "cache-entries", T_INT, C(cache_entries), 64, 1 << 20, NULL, "4096" },
 	{ "negative-ttl", T_INT, C(negative_ttl), 0, 3600, NULL, "10" },
 	{ "timeout-ms", T_INT, C(auth_timeout_ms), 1, 60000, NULL, "3000" },
 	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups" },
@@ -735,6 +737,33 @@ url_origin(const char *url, const char **path_out)
 	return o;
 }
 
+/* The introspection client's secret: the file's first line. Errors name the key's line. */
+static int
+read_secret(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w = &cfg->auth.at[3];	/* client-secret-file */
+	char line[1024];
+	FILE *f;
+	size_t n;
+
+	if ((f = fopen(cfg->client_secret_file, "r")) == NULL) {
+		lerr(ld, w->file, w->line, "client-secret-file: %s: %s", cfg->client_secret_file, strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	n = strcspn(line, "\r\n");
+	line[n] = '\0';
+	if (n == 0) {
+		lerr(ld, w->file, w->line, "client-secret-file: %s is empty", cfg->client_secret_file);
+		return -1;
+	}
+	cfg->client_secret = strdup(line);
+	secret_wipe(line, sizeof(line));
+	return cfg->client_secret ? 0 : -1;
+}
+
 static int
 derive(struct loader *ld, const char *path)
 {
@@ -768,6 +797,8 @@ derive(struct loader *ld, const char *path)
 			return -1;
 		snprintf(cfg->docs_url, n, "%s/docs", cfg->origin);
 	}
+	if (cfg->client_secret_file && read_secret(ld, cfg) < 0)
+		return -1;
 	if (!cfg->name && (cfg->name = strdup("mcpgate")) == NULL)
 		return -1;
 	if (!cfg->version && (cfg->version = strdup("1.0.0")) == NULL)
@@ -916,6 +947,10 @@ config_unref(struct config *cfg)
 	free(cfg->tenants);
 	free(cfg->origin);
 	free(cfg->prm_url);
+	if (cfg->client_secret) {
+		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
+		free(cfg->client_secret);
+	}
 	for (i = 0; i < cfg->n_files; i++)
 		free(cfg->files[i].path);
 	free(cfg->files);

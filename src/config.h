@@ -106,6 +106,8 @@ struct config {
 	char *introspection_endpoint;
 	char *client_id;
 	char *client_secret_file;
+	char *client_secret;	/* read from client-secret-file; wiped on free */
+	long cache_entries;
 	int client_auth;
 	struct strlist required_scopes;
 	struct strlist scopes_supported;

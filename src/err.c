@@ -19,6 +19,8 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EINVALID]	= { 400, -32600, "invalid_request", "Invalid JSON-RPC request" },
 	[GW_EBADREQUEST] = { 400, 0, "invalid_request", "Malformed request" },
 	[GW_EASMETA]	= { 500, 0, "temporarily_unavailable", "Authorization server metadata is not available" },
+	[GW_EAUTHSERVER] = { 500, 0, "temporarily_unavailable", "The authorization server could not verify the token; retry later" },
+	[GW_ESCOPE]	= { 403, 0, "insufficient_scope", "The access token lacks a required scope" },
 	[GW_EINTERNAL]	= { 500, -32603, "server_error", "Internal gateway error" },
 	[GW_ECONFIG]	= { 500, -32603, "server_error", "Gateway configuration is not usable" },
 };

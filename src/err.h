@@ -15,6 +15,8 @@ enum gw_err {
 	GW_EINVALID,		/* not a valid JSON-RPC envelope */
 	GW_EBADREQUEST,		/* other malformed HTTP request */
 	GW_EASMETA,		/* authorization-server metadata unavailable */
+	GW_EAUTHSERVER,		/* introspection failed: the authorization server is unreachable or broken */
+	GW_ESCOPE,		/* token lacks a required scope */
 	GW_EINTERNAL,		/* gateway fault */
 	GW_ECONFIG,		/* no usable configuration */
 	GW_ERR_MAX

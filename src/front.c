@@ -77,18 +77,22 @@ front_cgi(struct gateway *gw)
 {
 	struct request req;
 	struct source body;
+	struct worker w;
 	struct sink out;
 	int in_fd = 0, out_fd = 1;
 
 	body.read = fd_read;
 	body.ctx = &in_fd;
 	sink_fd_init(&out, &out_fd);
-	if (request_init(&req, env_param, NULL, &body, clock_mono_us(), clock_wall()) < 0) {
+	if (worker_init(&w, gw) < 0 ||
+	    request_init(&req, env_param, NULL, &body, clock_mono_us(), clock_wall()) < 0) {
 		log_err(NULL, "cgi: out of memory");
+		worker_free(&w);
 		return 1;
 	}
-	router_serve(gw, &req, &out);
+	router_serve(&w, &req, &out);
 	request_free(&req);
+	worker_free(&w);
 	return 0;
 }
 
@@ -126,16 +130,16 @@ fcgi_flush(void *ctx)
 	return FCGX_FFlush(ctx) < 0 ? -1 : 0;
 }
 
-struct worker {
+struct thread {
 	pthread_t thread;
-	struct gateway *gw;
+	struct worker w;
 	int done;	/* __atomic */
 };
 
 static void *
 worker_main(void *arg)
 {
-	struct worker *w = arg;
+	struct thread *t = arg;
 	FCGX_Request fr;
 	struct request req;
 	struct source body;
@@ -171,18 +175,18 @@ worker_main(void *arg)
 			FCGX_Finish_r(&fr);
 			continue;
 		}
-		router_serve(w->gw, &req, &out);
+		router_serve(&t->w, &req, &out);
 		request_free(&req);
 		FCGX_Finish_r(&fr);
 	}
 	FCGX_Finish_r(&fr);
 	FCGX_Free(&fr, 0);
-	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 static void
-stop_workers(struct worker *ws, long n)
+stop_workers(struct thread *ws, long n)
 {
 	struct timespec pause = { 0, 50 * 1000 * 1000 };
 	long i, waited = 0;
@@ -209,10 +213,10 @@ int
 front_fastcgi(struct gateway *gw, long workers)
 {
 	struct timespec tick = { 1, 0 };
-	struct worker *ws;
+	struct thread *ws;
 	sigset_t set;
 	long i, started = 0;
-	int sig, rc = 0;
+	int sig, rc = 0, leak = 0;
 
 	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL)
 		return 1;
@@ -225,7 +229,11 @@ front_fastcgi(struct gateway *gw, long workers)
 	sigdelset(&set, SIGUSR1);
 
 	for (i = 0; i < workers; i++) {
-		ws[i].gw = gw;
+		if (worker_init(&ws[i].w, gw) < 0) {
+			log_err(NULL, "fastcgi: cannot set up worker %ld", i);
+			rc = 1;
+			break;
+		}
 		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
 			log_err(NULL, "fastcgi: cannot start worker %ld", i);
 			rc = 1;
@@ -241,7 +249,13 @@ front_fastcgi(struct gateway *gw, long workers)
 		gateway_reload(gw, sig == SIGHUP);
 	}
 	stop_workers(ws, started);
+	for (i = 0; i < workers; i++)
+		if (i >= started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE))
+			worker_free(&ws[i].w);
+		else
+			leak = 1;	/* still running: its memory stays until exit */
 	log_info(NULL, "fastcgi: stopped");
-	free(ws);
+	if (!leak)
+		free(ws);
 	return rc;
 }

@@ -1,8 +1,10 @@
 /* gateway — the current configuration behind a mutex, swapped whole on reload. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gateway.h"
 #include "log.h"
@@ -14,6 +16,41 @@ reopen_log(const struct config *cfg)
 {
 	if (log_open(cfg->log_file) < 0)
 		log_err(NULL, "log-file %s: cannot open; logging to stderr", cfg->log_file);
+}
+
+/* The shared state file; when it cannot be opened, a private mapping keeps the
+ * gateway working (nothing shared) and the log says why. */
+static void
+open_state(struct gateway *gw, const struct config *cfg)
+{
+	struct state_layout lay;
+	struct gw_error err = { GW_OK, "" };
+	char fallback[256];
+	const char *path = cfg->state;
+	void *region;
+	size_t size;
+
+	memset(&lay, 0, sizeof(lay));
+	lay.region[STATE_ASMETA].size = introspect_asmeta_region_size();
+	lay.region[STATE_ASMETA].init = introspect_asmeta_region_init;
+	lay.region[STATE_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
+	lay.region[STATE_CACHE].init = token_cache_region_init;
+	if (path == NULL) {
+		snprintf(fallback, sizeof(fallback), "%s/mcpgate-%ld.state",
+		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)geteuid());
+		path = fallback;
+	}
+	if (state_open(path, &lay, &gw->state, &err) < 0) {
+		log_err(NULL, "%s; using a private cache (not shared between processes)", err.detail);
+		if (state_open(NULL, &lay, &gw->state, &err) < 0) {
+			log_err(NULL, "%s", err.detail);
+			return;
+		}
+	}
+	gw->asmeta = state_region(gw->state, STATE_ASMETA, NULL);
+	region = state_region(gw->state, STATE_CACHE, &size);
+	if ((gw->tokens = token_cache_attach(region, size)) == NULL)
+		log_err(NULL, "state: token cache region unusable; caching off");
 }
 
 int
@@ -29,12 +66,15 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 		return -1;
 	}
 	reopen_log(gw->cfg);
+	open_state(gw, gw->cfg);
 	return 0;
 }
 
 void
 gateway_free(struct gateway *gw)
 {
+	token_cache_detach(gw->tokens);
+	state_close(gw->state);
 	config_unref(gw->cfg);
 	config_unref(gw->failed);
 	gw->cfg = gw->failed = NULL;
@@ -97,4 +137,19 @@ gateway_reload(struct gateway *gw, int force)
 	config_unref(cur);
 	log_info(NULL, "config: reloaded %s", gw->config_path);
 	return 1;
+}
+
+int
+worker_init(struct worker *w, struct gateway *gw)
+{
+	w->gw = gw;
+	w->ix = introspect_new();
+	return w->ix ? 0 : -1;
+}
+
+void
+worker_free(struct worker *w)
+{
+	introspect_free(w->ix);
+	w->ix = NULL;
 }

@@ -1,10 +1,14 @@
-/* gateway — long-lived state: the current configuration and its reload. */
+/* gateway — long-lived state: the current configuration and its reload, the host's
+ * shared state file (token cache, metadata mirror), and per-thread workers. */
 #ifndef GW_GATEWAY_H
 #define GW_GATEWAY_H
 
 #include <pthread.h>
 
 #include "config.h"
+#include "introspect.h"
+#include "state.h"
+#include "token_cache.h"
 
 struct gateway {
 	pthread_mutex_t lock;
@@ -12,6 +16,16 @@ struct gateway {
 	struct config *failed;	/* provenance of the last broken files, not retried until they change */
 	char *config_path;
 	long workers;		/* -w, 0 = from config */
+	/* Opened once from the first configuration; a changed `state` needs a restart. */
+	struct state *state;	/* NULL when even a private mapping failed */
+	struct token_cache *tokens;
+	void *asmeta;
+};
+
+/* What one thread needs for the outbound calls of its requests. */
+struct worker {
+	struct gateway *gw;
+	struct introspect *ix;	/* one reused connection to the authorization server */
 };
 
 /* Loads the configuration; on failure gw->cfg stays NULL and errs says why. */
@@ -22,5 +36,8 @@ struct config *gateway_config(struct gateway *gw);
 /* Reloads when forced or when the files changed. 1 = reloaded, 0 = unchanged,
  * -1 = the new files are broken (logged, the old configuration stays). */
 int gateway_reload(struct gateway *gw, int force);
+
+int worker_init(struct worker *w, struct gateway *gw);
+void worker_free(struct worker *w);
 
 #endif

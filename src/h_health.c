@@ -5,7 +5,8 @@
 #include "handlers.h"
 
 void
-h_health(struct gateway *gw, const struct config *cfg, struct request *req, struct response *resp)
+h_health(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp)
 {
 	char ts[32];
 

@@ -5,7 +5,8 @@
 #include "handlers.h"
 
 void
-h_mcp(struct gateway *gw, const struct config *cfg, struct request *req, struct response *resp)
+h_mcp(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp)
 {
 	response_set_error(resp, GW_EINTERNAL, "the MCP exchange is not enabled in this build");
 }

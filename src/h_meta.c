@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "handlers.h"
+#include "introspect.h"
+#include "log.h"
 
 #define REGISTRY_SCHEMA	"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 #define AS_METADATA_MAX	(64 * 1024)
@@ -31,8 +34,8 @@ set_opt(json_t *o, const char *key, const char *s)
 }
 
 void
-h_mcp_metadata(struct gateway *gw, const struct config *cfg, struct request *req,
-    struct response *resp)
+h_mcp_metadata(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp)
 {
 	char openapi[1024];
 	json_t *doc, *authz;
@@ -58,8 +61,8 @@ h_mcp_metadata(struct gateway *gw, const struct config *cfg, struct request *req
 }
 
 void
-h_protected_resource(struct gateway *gw, const struct config *cfg, struct request *req,
-    struct response *resp)
+h_protected_resource(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp)
 {
 	json_t *doc;
 
@@ -73,18 +76,27 @@ h_protected_resource(struct gateway *gw, const struct config *cfg, struct reques
 	response_set_json(resp, 200, doc);
 }
 
-/* as-metadata = FILE: serve that RFC 8414 document. "fetch" (mirroring the issuer)
- * comes with issue #3; until then it is a 500 HttpError, as the spec allows. */
+/* RFC 8414 metadata: the issuer's own document mirrored (fetched, shared by the host,
+ * served stale while the issuer is unreachable; 500 when never fetched), or the file
+ * named by as-metadata. */
 void
-h_authorization_server(struct gateway *gw, const struct config *cfg, struct request *req,
-    struct response *resp)
+h_authorization_server(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp)
 {
 	json_error_t jerr;
 	json_t *doc;
 
 	if (strcmp(cfg->as_metadata, "fetch") == 0) {
-		response_set_error(resp, GW_EASMETA, "authorization server metadata is not mirrored yet");
-		response_set_header(resp, "Retry-After", "60");
+		struct gw_error err = { GW_OK, "" };
+
+		if (w->gw->asmeta == NULL ||
+		    introspect_as_metadata(w->ix, w->gw->asmeta, cfg, clock_wall_ms(), &doc, &err) < 0) {
+			log_warn(req->id, "as-metadata: %s", err.detail);
+			response_set_error(resp, GW_EASMETA, NULL);
+			response_set_header(resp, "Retry-After", "10");
+			return;
+		}
+		response_set_json(resp, 200, doc);
 		return;
 	}
 	doc = json_load_file(cfg->as_metadata, JSON_REJECT_DUPLICATES, &jerr);
@@ -97,8 +109,8 @@ h_authorization_server(struct gateway *gw, const struct config *cfg, struct requ
 }
 
 void
-h_server_json(struct gateway *gw, const struct config *cfg, struct request *req,
-    struct response *resp)
+h_server_json(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp)
 {
 	json_t *doc;
 

@@ -7,8 +7,11 @@
 #include "request.h"
 #include "response.h"
 
-typedef void route_fn(struct gateway *gw, const struct config *cfg, struct request *req,
-    struct response *resp);
+struct caller;
+
+/* caller is NULL on public routes. */
+typedef void route_fn(struct worker *w, const struct config *cfg, struct request *req,
+    const struct caller *caller, struct response *resp);
 
 route_fn h_health;		/* h_health.c */
 route_fn h_mcp_metadata;	/* h_meta.c */

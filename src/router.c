@@ -136,9 +136,10 @@ finish_document(const struct request *req, struct response *resp)
 }
 
 void
-router_dispatch(struct gateway *gw, const struct config *cfg, struct request *req,
+router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
     struct response *resp)
 {
+	struct caller caller, *who = NULL;
 	const struct route *rt;
 	char allow[64];
 	int origin_ok = 1;
@@ -188,26 +189,40 @@ router_dispatch(struct gateway *gw, const struct config *cfg, struct request *re
 		response_set_error(resp, GW_ETOOLARGE, "request body exceeds max-body");
 		return;
 	}
-	if ((rt->flags & R_AUTH) && auth_require(cfg, req, resp) < 0)
-		return;
+	if (rt->flags & R_AUTH) {
+		struct auth_env env = {
+			w->ix, w->gw->tokens, w->gw->asmeta,
+			w->gw->state ? state_digest_key(w->gw->state) : NULL,
+		};
+
+		if (env.digest_key == NULL) {
+			response_set_error(resp, GW_EINTERNAL, "no shared state");
+			return;
+		}
+		if (auth_authenticate(&env, cfg, req, &caller, resp) < 0) {
+			response_set_header(resp, "Cache-Control", "no-store");
+			return;
+		}
+		who = &caller;
+	}
 
 	resp->headers_only = req->method == M_HEAD;
-	rt->fn(gw, cfg, req, resp);
+	rt->fn(w, cfg, req, who, resp);
 	if (rt->flags & R_DOC)
 		finish_document(req, resp);
 }
 
 void
-router_serve(struct gateway *gw, struct request *req, struct sink *out)
+router_serve(struct worker *w, struct request *req, struct sink *out)
 {
 	struct response resp;
 	struct config *cfg;
 	json_t *line;
 	int64_t dur;
 
-	cfg = gateway_config(gw);
+	cfg = gateway_config(w->gw);
 	response_init(&resp, req->id);
-	router_dispatch(gw, cfg, req, &resp);
+	router_dispatch(w, cfg, req, &resp);
 	response_send(&resp, out);
 	dur = clock_mono_us() - req->start_us;
 	line = json_pack("{s:s, s:o, s:o, s:i, s:I}",

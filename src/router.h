@@ -9,9 +9,9 @@
 #include "sink.h"
 
 /* Routes, checks and runs the handler; fills resp. cfg may be NULL (no usable config). */
-void router_dispatch(struct gateway *gw, const struct config *cfg, struct request *req,
+void router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
     struct response *resp);
 /* The whole exchange: dispatch on the current configuration, write, log one line. */
-void router_serve(struct gateway *gw, struct request *req, struct sink *out);
+void router_serve(struct worker *w, struct request *req, struct sink *out);
 
 #endif

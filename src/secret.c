@@ -12,6 +12,12 @@ secret_init(void)
 }
 
 void
+secret_random_bytes(void *out, size_t n)
+{
+	randombytes_buf(out, n);
+}
+
+void
 secret_random_hex(char *out, size_t nbytes)
 {
 	unsigned char raw[64];
@@ -46,4 +52,19 @@ void
 secret_wipe(void *p, size_t n)
 {
 	sodium_memzero(p, n);
+}
+
+void
+secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32])
+{
+	crypto_generichash(out, 32, p, n, key, 32);
+}
+
+int
+secret_base64(const void *p, size_t n, char *out, size_t outlen)
+{
+	if (outlen < sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL))
+		return -1;
+	sodium_bin2base64(out, outlen, p, n, sodium_base64_VARIANT_ORIGINAL);
+	return 0;
 }

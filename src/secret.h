@@ -5,10 +5,15 @@
 #include <stddef.h>
 
 int secret_init(void);				/* 0, or -1 when libsodium fails */
+void secret_random_bytes(void *out, size_t n);
 /* nbytes random bytes as lowercase hex into out (2*nbytes+1 bytes). */
 void secret_random_hex(char *out, size_t nbytes);
 /* Unkeyed BLAKE2b digest of p, truncated to nbytes, as hex into out (2*nbytes+1). */
 void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
+/* Keyed BLAKE2b-256 of p (the token-cache key); key is 32 bytes. */
+void secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32]);
+/* Standard base64 of p into out (outlen >= 4 * ceil(n / 3) + 1); -1 when too small. */
+int secret_base64(const void *p, size_t n, char *out, size_t outlen);
 int secret_equal(const void *a, const void *b, size_t n);	/* constant time; 1 if equal */
 void secret_wipe(void *p, size_t n);
 

@@ -40,8 +40,9 @@ cgi POST /mcp HTTP_ORIGIN=http://127.0.0.1:8080 CONTENT_LENGTH=0
 is "own Origin: on to auth (401)" "$(status)" 401
 
 cgi POST /mcp HTTP_AUTHORIZATION="Bearer secret-token-xyz" CONTENT_LENGTH=0
-is "unverifiable token: 401" "$(status)" 401
-like "unverifiable token: invalid_token" "$(header WWW-Authenticate)" 'error="invalid_token"'
+is "authorization server unreachable: 500, never 401" "$(status)" 500
+is "authorization server unreachable: Retry-After" "$(header Retry-After)" 5
+like "authorization server unreachable: logged with the reason" "$(cat "$T/err")" 'authorization server failed: .*(onnect|refused)'
 grep -q secret-token-xyz "$T/err" "$T/head" "$T/body" && fail "token never logged nor echoed" || pass "token never logged nor echoed"
 cgi POST /mcp HTTP_AUTHORIZATION="Basic c2VjcmV0LXRva2VuLXh5eg==" CONTENT_LENGTH=0
 like "Basic credentials: invalid_token" "$(header WWW-Authenticate)" 'error="invalid_token"'

@@ -12,6 +12,7 @@
 
 static struct config *cfg;
 static struct gateway gw;
+static struct worker wk;
 
 struct kv {
 	const char *const *v;
@@ -42,7 +43,7 @@ run(struct response *resp, const char *method, const char *path, const char *con
 	v[n] = NULL;
 	request_init(&req, get, &ctx, NULL, 0, 1700000000);
 	response_init(resp, req.id);
-	router_dispatch(&gw, cfg, &req, resp);
+	router_dispatch(&wk, cfg, &req, resp);
 	response_serialize(resp);
 	request_free(&req);
 	return resp->status;
@@ -107,14 +108,16 @@ main(void)
 	mkdtemp(dir);
 	snprintf(path, sizeof(path), "%s/gw.conf", dir);
 	f = fopen(path, "w");
-	fputs("[gateway]\nresource = https://gw.example.com/mcp\nmax-body = 1000\n"
+	fprintf(f, "[gateway]\nstate = %s/state\n", dir);
+	fputs("resource = https://gw.example.com/mcp\nmax-body = 1000\n"
 	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
 	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", f);
 	fclose(f);
-	if (config_load(path, &cfg, &errs) < 0) {
+	if (gateway_init(&gw, path, &errs) < 0 || worker_init(&wk, &gw) < 0) {
 		printf("Bail out! %s\n", errs.msg[0]);
 		return 1;
 	}
+	cfg = gw.cfg;
 
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		is_int(run(&r, table[i].method, table[i].path, NULL), table[i].status,
@@ -201,13 +204,15 @@ main(void)
 
 	{
 		struct response r2;
-		gw.cfg = NULL;
 		response_init(&r2, "x");
-		router_dispatch(&gw, NULL, &(struct request){ .path = "/mcp/health", .method = M_GET, .method_name = "GET" }, &r2);
+		router_dispatch(&wk, NULL, &(struct request){ .path = "/mcp/health", .method = M_GET, .method_name = "GET" }, &r2);
 		is_int(r2.status, 500, "no usable configuration → 500, never a crash");
 		response_free(&r2);
 	}
-	config_unref(cfg);
+	worker_free(&wk);
+	gateway_free(&gw);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/state", dir);
 	unlink(path);
 	rmdir(dir);
 	return done_testing();

@@ -1,0 +1,373 @@
+/* introspect — libcurl client for the authorization server (RFC 8414, RFC 7662). */
+#include "autoconf.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "introspect.h"
+#include "secret.h"
+#include "state.h"
+
+#define ASMETA_MAGIC	0x41534d31u	/* "ASM1" */
+
+struct asmeta_region {
+	pthread_mutex_t lock;
+	uint32_t magic;
+	uint32_t len;
+	int64_t fetched_ms;	/* 0 = never */
+	int64_t failed_ms;	/* last failed attempt */
+	char issuer[512];	/* whose document this is */
+	char doc[ASMETA_MAX_DOC];
+};
+
+struct introspect {
+	CURL *h;
+	struct buf body;
+};
+
+struct introspect *
+introspect_new(void)
+{
+	struct introspect *ix = calloc(1, sizeof(*ix));
+
+	if (ix == NULL)
+		return NULL;
+	if ((ix->h = curl_easy_init()) == NULL) {
+		free(ix);
+		return NULL;
+	}
+	buf_init(&ix->body, INTROSPECT_MAX_RESPONSE);
+	return ix;
+}
+
+void
+introspect_free(struct introspect *ix)
+{
+	if (ix == NULL)
+		return;
+	curl_easy_cleanup(ix->h);
+	buf_free(&ix->body);
+	free(ix);
+}
+
+size_t
+introspect_asmeta_region_size(void)
+{
+	return sizeof(struct asmeta_region);
+}
+
+void
+introspect_asmeta_region_init(void *region, size_t size, int shared)
+{
+	struct asmeta_region *a = region;
+
+	memset(a, 0, size);
+	state_mutex_init(&a->lock, shared);
+	a->magic = ASMETA_MAGIC;
+}
+
+static size_t
+on_data(char *p, size_t size, size_t n, void *ud)
+{
+	return buf_append(ud, p, size * n) < 0 ? 0 : size * n;	/* 0 aborts: over the cap */
+}
+
+/* One HTTP exchange on the reused handle. post NULL = GET. Returns the HTTP status,
+ * or -1 with err. The body is in ix->body. */
+static long
+http(struct introspect *ix, const char *url, const char *post, size_t post_len,
+    struct curl_slist *headers, long timeout_ms, struct gw_error *err)
+{
+	CURL *h = ix->h;
+	CURLcode rc;
+	long status = 0;
+
+	curl_easy_reset(h);	/* keeps the live connection */
+	buf_reset(&ix->body);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &ix->body);
+	if (headers)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	if (post) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, post);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)post_len);
+	}
+	rc = curl_easy_perform(h);
+	if (rc == CURLE_WRITE_ERROR) {
+		gw_error_set(err, GW_EAUTHSERVER, "response larger than %d bytes", INTROSPECT_MAX_RESPONSE);
+		return -1;
+	}
+	if (rc != CURLE_OK) {
+		gw_error_set(err, GW_EAUTHSERVER, "%s", curl_easy_strerror(rc));
+		return -1;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	return status;
+}
+
+static json_t *
+parse_object(struct introspect *ix, const char *what, struct gw_error *err)
+{
+	json_error_t jerr;
+	json_t *j;
+
+	j = json_loadb(ix->body.data ? ix->body.data : "", ix->body.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		gw_error_set(err, GW_EAUTHSERVER, "%s is not a JSON object", what);
+		return NULL;
+	}
+	return j;
+}
+
+/* RFC 8414 §3.1 and OpenID discovery: the well-known URLs for an issuer, in order. */
+static int
+discovery_urls(const char *issuer, char urls[3][2200])
+{
+	const char *host, *path;
+	size_t origin_len, n = 0, len;
+	char clean[1024];
+
+	snprintf(clean, sizeof(clean), "%s", issuer);
+	while ((len = strlen(clean)) > 0 && clean[len - 1] == '/')
+		clean[len - 1] = '\0';
+	host = strstr(clean, "://") ? strstr(clean, "://") + 3 : clean;
+	path = strchr(host, '/');
+	origin_len = path ? (size_t)(path - clean) : strlen(clean);
+	if (path) {
+		snprintf(urls[n++], sizeof(urls[0]), "%.*s/.well-known/oauth-authorization-server%s", (int)origin_len, clean, path);
+		snprintf(urls[n++], sizeof(urls[0]), "%.*s/.well-known/openid-configuration%s", (int)origin_len, clean, path);
+		snprintf(urls[n++], sizeof(urls[0]), "%s/.well-known/openid-configuration", clean);
+	} else {
+		snprintf(urls[n++], sizeof(urls[0]), "%s/.well-known/oauth-authorization-server", clean);
+		snprintf(urls[n++], sizeof(urls[0]), "%s/.well-known/openid-configuration", clean);
+	}
+	return (int)n;
+}
+
+static int
+same_issuer(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la && a[la - 1] == '/')
+		la--;
+	while (lb && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Fetches the issuer's metadata; first 2xx wins, a 4xx tries the next URL, anything
+ * else stops. */
+static json_t *
+fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error *err)
+{
+	char urls[3][2200];
+	int i, n = discovery_urls(cfg->issuer, urls);
+	long st;
+	json_t *doc;
+
+	for (i = 0; i < n; i++) {
+		st = http(ix, urls[i], NULL, 0, NULL, cfg->auth_timeout_ms, err);
+		if (st < 0)
+			return NULL;
+		if (st >= 400 && st < 500)
+			continue;
+		if (st < 200 || st >= 300) {
+			gw_error_set(err, GW_EAUTHSERVER, "%s answered %ld", urls[i], st);
+			return NULL;
+		}
+		if ((doc = parse_object(ix, "authorization server metadata", err)) == NULL)
+			return NULL;
+		if (!json_is_string(json_object_get(doc, "issuer")) ||
+		    !same_issuer(json_string_value(json_object_get(doc, "issuer")), cfg->issuer)) {
+			json_decref(doc);
+			gw_error_set(err, GW_EAUTHSERVER, "metadata at %s names another issuer", urls[i]);
+			return NULL;
+		}
+		return doc;
+	}
+	gw_error_set(err, GW_EAUTHSERVER, "no metadata found for issuer %s", cfg->issuer);
+	return NULL;
+}
+
+int
+introspect_as_metadata(struct introspect *ix, void *region, const struct config *cfg,
+    int64_t now_ms, json_t **doc, struct gw_error *err)
+{
+	struct asmeta_region *a = region;
+	char *copy = NULL;
+	int have = 0, fetch;
+	json_t *fresh;
+	char *dump;
+
+	*doc = NULL;
+	state_lock(&a->lock);
+	if (a->magic == ASMETA_MAGIC && a->fetched_ms && strcmp(a->issuer, cfg->issuer) == 0 &&
+	    (copy = strndup(a->doc, a->len)) != NULL)
+		have = 1;
+	fetch = !have || now_ms - a->fetched_ms > ASMETA_FRESH_MS;
+	if (fetch && now_ms - a->failed_ms < ASMETA_RETRY_MS && a->failed_ms <= now_ms)
+		fetch = 0;	/* failed a moment ago: do not hammer the issuer */
+	state_unlock(&a->lock);
+
+	if (fetch) {
+		if ((fresh = fetch_metadata(ix, cfg, err)) != NULL &&
+		    (dump = json_dumps(fresh, JSON_COMPACT)) != NULL && strlen(dump) < ASMETA_MAX_DOC) {
+			state_lock(&a->lock);
+			a->len = (uint32_t)strlen(dump);
+			memcpy(a->doc, dump, a->len);
+			snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
+			a->fetched_ms = now_ms;
+			a->failed_ms = 0;
+			state_unlock(&a->lock);
+			free(dump);
+			free(copy);
+			*doc = fresh;
+			return 0;
+		}
+		json_decref(fresh);
+		state_lock(&a->lock);
+		a->failed_ms = now_ms;
+		state_unlock(&a->lock);
+	}
+	if (have) {
+		*doc = json_loads(copy, 0, NULL);	/* fresh enough, or stale while the issuer fails */
+		free(copy);
+		return *doc ? 0 : -1;
+	}
+	if (!fetch)
+		gw_error_set(err, GW_EAUTHSERVER, "authorization server metadata unavailable (recent failure)");
+	return -1;
+}
+
+/* application/x-www-form-urlencoded component (RFC 6749 §2.3.1 for client credentials). */
+static int
+form_escape(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~') {
+			if (buf_putc(b, (char)c) < 0)
+				return -1;
+		} else if (buf_printf(b, "%%%c%c", hex[c >> 4], hex[c & 15]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
+    const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err)
+{
+	struct curl_slist *headers = NULL, *h2;
+	struct buf form, cred, hdr;
+	const char *endpoint = cfg->introspection_endpoint;
+	json_t *meta = NULL;
+	char *b64 = NULL;
+	size_t b64len;
+	long st;
+	int rc = -1;
+
+	*resp = NULL;
+	buf_init(&form, 16 * 1024);
+	buf_init(&cred, 4096);
+	buf_init(&hdr, 8192);
+	if (endpoint == NULL) {
+		if (introspect_as_metadata(ix, asmeta, cfg, now_ms, &meta, err) < 0)
+			goto out;
+		endpoint = json_string_value(json_object_get(meta, "introspection_endpoint"));
+		if (endpoint == NULL || (strncmp(endpoint, "https://", 8) && strncmp(endpoint, "http://", 7))) {
+			gw_error_set(err, GW_EAUTHSERVER, "issuer metadata has no usable introspection_endpoint");
+			goto out;
+		}
+	}
+	if (buf_puts(&form, "token=") < 0 || form_escape(&form, token, token_len) < 0 ||
+	    buf_puts(&form, "&token_type_hint=access_token") < 0)
+		goto toolong;
+	if (cfg->client_id && cfg->client_auth == CLIENT_AUTH_POST) {
+		if (buf_puts(&form, "&client_id=") < 0 ||
+		    form_escape(&form, cfg->client_id, strlen(cfg->client_id)) < 0 ||
+		    buf_puts(&form, "&client_secret=") < 0 ||
+		    form_escape(&form, cfg->client_secret ? cfg->client_secret : "",
+			cfg->client_secret ? strlen(cfg->client_secret) : 0) < 0)
+			goto toolong;
+	} else if (cfg->client_id) {
+		if (form_escape(&cred, cfg->client_id, strlen(cfg->client_id)) < 0 || buf_putc(&cred, ':') < 0 ||
+		    form_escape(&cred, cfg->client_secret ? cfg->client_secret : "",
+			cfg->client_secret ? strlen(cfg->client_secret) : 0) < 0)
+			goto toolong;
+		b64len = cred.len / 3 * 4 + 8;
+		if ((b64 = malloc(b64len)) == NULL || secret_base64(cred.data, cred.len, b64, b64len) < 0 ||
+		    buf_printf(&hdr, "Authorization: Basic %s", b64) < 0)
+			goto toolong;
+		if ((h2 = curl_slist_append(headers, hdr.data)) == NULL)
+			goto toolong;
+		headers = h2;
+	}
+	if ((h2 = curl_slist_append(headers, "Accept: application/json")) == NULL)
+		goto toolong;
+	headers = h2;
+	if ((h2 = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded")) == NULL)
+		goto toolong;
+	headers = h2;
+
+	st = http(ix, endpoint, form.data, form.len, headers, cfg->auth_timeout_ms, err);
+	if (st < 0)
+		goto out;
+	if (st != 200) {
+		gw_error_set(err, GW_EAUTHSERVER, "introspection endpoint answered %ld", st);
+		goto out;
+	}
+	if ((*resp = parse_object(ix, "introspection response", err)) == NULL)
+		goto out;
+	if (!json_is_boolean(json_object_get(*resp, "active"))) {
+		json_decref(*resp);
+		*resp = NULL;
+		gw_error_set(err, GW_EAUTHSERVER, "introspection response without a boolean \"active\"");
+		goto out;
+	}
+	rc = 0;
+	goto out;
+toolong:
+	gw_error_set(err, GW_EAUTHSERVER, "introspection request could not be built");
+out:
+	/* The token and the client secret passed through these: wipe them. */
+	if (form.data)
+		secret_wipe(form.data, form.len);
+	if (cred.data)
+		secret_wipe(cred.data, cred.len);
+	if (hdr.data)
+		secret_wipe(hdr.data, hdr.len);
+	if (b64) {
+		secret_wipe(b64, strlen(b64));
+		free(b64);
+	}
+	if (headers) {
+		for (h2 = headers; h2; h2 = h2->next)
+			secret_wipe(h2->data, strlen(h2->data));
+		curl_slist_free_all(headers);
+	}
+	buf_free(&form);
+	buf_free(&cred);
+	buf_free(&hdr);
+	json_decref(meta);
+	return rc;
+}

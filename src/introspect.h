@@ -1,0 +1,40 @@
+/* introspect — the authorization server seen from the gateway, over libcurl:
+ * RFC 8414 / OpenID discovery of its metadata (mirrored in the state file, served
+ * stale while the issuer is unreachable) and RFC 7662 token introspection through
+ * one reused connection per worker. http/https only, no redirects, bounded time and
+ * size. The token is only ever put in the request body. */
+#ifndef GW_INTROSPECT_H
+#define GW_INTROSPECT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+
+#define INTROSPECT_MAX_RESPONSE	(64 * 1024)
+#define ASMETA_MAX_DOC		(60 * 1024)
+#define ASMETA_FRESH_MS		(3600 * 1000)	/* refetch after an hour */
+#define ASMETA_RETRY_MS		(10 * 1000)	/* after a failure, wait before trying again */
+
+struct introspect;	/* per worker: one curl handle, so connections are reused */
+
+struct introspect *introspect_new(void);
+void introspect_free(struct introspect *ix);
+
+/* The shared mirror of the issuer's metadata (a state-file region). */
+size_t introspect_asmeta_region_size(void);
+void introspect_asmeta_region_init(void *region, size_t size, int shared);
+
+/* The issuer's metadata: fresh from the mirror, refetched when old, stale when the
+ * issuer fails. *doc is a new reference. -1 with err when none was ever fetched. */
+int introspect_as_metadata(struct introspect *ix, void *asmeta, const struct config *cfg,
+    int64_t now_ms, json_t **doc, struct gw_error *err);
+
+/* POSTs the token to the introspection endpoint; *resp is the parsed JSON object.
+ * -1 with err (and a reason fit for the log) on any transport or format failure. */
+int introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
+    const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err);
+
+#endif

@@ -1,0 +1,275 @@
+/* token_cache — set-associative slots behind striped robust mutexes. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "secret.h"
+#include "state.h"
+#include "token_cache.h"
+
+#define TC_WAYS		8
+#define TC_MAGIC	0x54434831u	/* "TCH1" */
+
+enum { E_EMPTY = 0, E_POSITIVE, E_NEGATIVE, E_PENDING };
+
+struct tc_entry {
+	unsigned char key[TC_KEY_BYTES];
+	uint32_t kind;
+	int32_t owner;		/* pending: pid of the introspecting process */
+	int64_t until_ms;	/* positive/negative: expiry; pending: deadline */
+	struct tc_claims claims;
+	char reason[TC_REASON_MAX];
+};
+
+struct tc_stripe {
+	pthread_mutex_t lock;
+	struct tc_entry e[TC_WAYS];
+};
+
+struct tc_region {
+	uint32_t magic;
+	uint32_t nstripes;
+	struct tc_stripe stripes[];
+};
+
+struct token_cache {
+	struct tc_region *r;
+};
+
+size_t
+token_cache_region_size(uint32_t entries)
+{
+	uint32_t n = (entries + TC_WAYS - 1) / TC_WAYS;
+
+	return sizeof(struct tc_region) + (size_t)(n ? n : 1) * sizeof(struct tc_stripe);
+}
+
+void
+token_cache_region_init(void *region, size_t size, int shared)
+{
+	struct tc_region *r = region;
+	uint32_t i;
+
+	memset(r, 0, size);
+	r->nstripes = (uint32_t)((size - sizeof(*r)) / sizeof(struct tc_stripe));
+	for (i = 0; i < r->nstripes; i++)
+		state_mutex_init(&r->stripes[i].lock, shared);
+	r->magic = TC_MAGIC;
+}
+
+struct token_cache *
+token_cache_attach(void *region, size_t size)
+{
+	struct tc_region *r = region;
+	struct token_cache *tc;
+
+	if (size < sizeof(*r) || r->magic != TC_MAGIC || r->nstripes == 0 ||
+	    sizeof(*r) + (size_t)r->nstripes * sizeof(struct tc_stripe) > size)
+		return NULL;
+	if ((tc = malloc(sizeof(*tc))) != NULL)
+		tc->r = r;
+	return tc;
+}
+
+void
+token_cache_detach(struct token_cache *tc)
+{
+	free(tc);
+}
+
+static struct tc_stripe *
+stripe_of(struct token_cache *tc, const unsigned char *key)
+{
+	uint32_t h;
+
+	memcpy(&h, key, sizeof(h));	/* the key is a keyed digest: uniform */
+	return &tc->r->stripes[h % tc->r->nstripes];
+}
+
+/* Locks a stripe; when a dead process held it, its slots are suspect: clear them. */
+static void
+lock_stripe(struct tc_stripe *s)
+{
+	if (state_lock(&s->lock) == 1)
+		memset(s->e, 0, sizeof(s->e));
+}
+
+static struct tc_entry *
+find(struct tc_stripe *s, const unsigned char *key)
+{
+	int i;
+
+	for (i = 0; i < TC_WAYS; i++)
+		if (s->e[i].kind != E_EMPTY && secret_equal(s->e[i].key, key, TC_KEY_BYTES))
+			return &s->e[i];
+	return NULL;
+}
+
+static int
+owner_alive(int32_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+static int
+live(const struct tc_entry *e, int64_t now_ms)
+{
+	if (e->kind == E_EMPTY)
+		return 0;
+	if (e->kind == E_PENDING)
+		return e->until_ms > now_ms && owner_alive(e->owner);
+	return e->until_ms > now_ms;
+}
+
+/* A slot for key: empty, else dead, else the one expiring soonest. */
+static struct tc_entry *
+victim(struct tc_stripe *s, int64_t now_ms)
+{
+	struct tc_entry *best = NULL;
+	int i;
+
+	for (i = 0; i < TC_WAYS; i++) {
+		struct tc_entry *e = &s->e[i];
+
+		if (!live(e, now_ms))
+			return e;
+		if (e->kind != E_PENDING && (best == NULL || e->until_ms < best->until_ms))
+			best = e;
+	}
+	return best ? best : &s->e[0];
+}
+
+static void
+copy_str(char *dst, size_t n, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+enum tc_status
+token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    int64_t pending_ms, struct tc_claims *claims, char *reason, size_t reason_len)
+{
+	struct tc_stripe *s = stripe_of(tc, key);
+	struct tc_entry *e;
+	enum tc_status st;
+
+	lock_stripe(s);
+	e = find(s, key);
+	if (e && live(e, now_ms)) {
+		if (e->kind == E_PENDING) {
+			st = TC_BUSY;
+		} else if (e->kind == E_NEGATIVE) {
+			copy_str(reason, reason_len, e->reason);
+			st = TC_NEGATIVE;
+		} else if (e->claims.exp <= now_ms / 1000) {
+			/* exp is re-checked on every hit: an expired token turns negative. */
+			e->kind = E_NEGATIVE;
+			copy_str(e->reason, sizeof(e->reason), "token expired");
+			copy_str(reason, reason_len, e->reason);
+			st = TC_NEGATIVE;
+		} else {
+			*claims = e->claims;
+			st = TC_HIT;
+		}
+		state_unlock(&s->lock);
+		return st;
+	}
+	if (e == NULL)
+		e = victim(s, now_ms);
+	memset(e, 0, sizeof(*e));
+	memcpy(e->key, key, TC_KEY_BYTES);
+	e->kind = E_PENDING;
+	e->owner = (int32_t)getpid();
+	e->until_ms = now_ms + pending_ms;
+	state_unlock(&s->lock);
+	return TC_MISS;
+}
+
+/* The pending entry we claimed, if still ours. */
+static struct tc_entry *
+claimed(struct tc_stripe *s, const unsigned char *key)
+{
+	struct tc_entry *e = find(s, key);
+
+	return e && e->kind == E_PENDING && e->owner == (int32_t)getpid() ? e : NULL;
+}
+
+int
+token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    const struct tc_claims *claims, int64_t until_ms)
+{
+	struct tc_stripe *s = stripe_of(tc, key);
+	struct tc_entry *e;
+
+	lock_stripe(s);
+	if ((e = claimed(s, key)) == NULL)
+		e = victim(s, now_ms);
+	memcpy(e->key, key, TC_KEY_BYTES);
+	e->claims = *claims;
+	e->reason[0] = '\0';
+	e->owner = 0;
+	e->until_ms = until_ms;
+	e->kind = until_ms > now_ms ? E_POSITIVE : E_EMPTY;
+	state_unlock(&s->lock);
+	return 0;
+}
+
+int
+token_cache_fill_negative(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    const char *reason, int64_t until_ms)
+{
+	struct tc_stripe *s = stripe_of(tc, key);
+	struct tc_entry *e;
+
+	lock_stripe(s);
+	if ((e = claimed(s, key)) == NULL)
+		e = victim(s, now_ms);
+	memset(&e->claims, 0, sizeof(e->claims));
+	memcpy(e->key, key, TC_KEY_BYTES);
+	copy_str(e->reason, sizeof(e->reason), reason);
+	e->owner = 0;
+	e->until_ms = until_ms;
+	e->kind = until_ms > now_ms ? E_NEGATIVE : E_EMPTY;
+	state_unlock(&s->lock);
+	return 0;
+}
+
+void
+token_cache_release(struct token_cache *tc, const unsigned char *key)
+{
+	struct tc_stripe *s = stripe_of(tc, key);
+	struct tc_entry *e;
+
+	lock_stripe(s);
+	if ((e = claimed(s, key)) != NULL)
+		memset(e, 0, sizeof(*e));
+	state_unlock(&s->lock);
+}
+
+size_t
+token_cache_count(struct token_cache *tc, int64_t now_ms)
+{
+	size_t n = 0;
+	uint32_t i;
+	int j;
+
+	for (i = 0; i < tc->r->nstripes; i++) {
+		struct tc_stripe *s = &tc->r->stripes[i];
+
+		lock_stripe(s);
+		for (j = 0; j < TC_WAYS; j++)
+			n += live(&s->e[j], now_ms);
+		state_unlock(&s->lock);
+	}
+	return n;
+}

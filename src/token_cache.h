@@ -1,0 +1,57 @@
+/* token_cache — introspection results shared by every process of a host, in a region
+ * of the state file. Keyed by a keyed digest of the token (never the token). Positive
+ * entries carry the caller's claims; negative ones the reason; a "pending" entry makes
+ * concurrent misses of one token wait for a single introspection, and is taken over
+ * when its owner died or overran its deadline. `now` is passed in (ms, wall clock). */
+#ifndef GW_TOKEN_CACHE_H
+#define GW_TOKEN_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TC_KEY_BYTES	32
+#define TC_SUBJECT_MAX	256
+#define TC_CLIENT_MAX	128
+#define TC_SCOPE_MAX	512
+#define TC_GROUPS_MAX	1024
+#define TC_TENANT_MAX	128
+#define TC_REASON_MAX	96
+
+struct tc_claims {
+	char subject[TC_SUBJECT_MAX];	/* sub, or client_id for machine tokens */
+	char client_id[TC_CLIENT_MAX];
+	char scope[TC_SCOPE_MAX];	/* space-separated */
+	char groups[TC_GROUPS_MAX];	/* space-separated */
+	char tenant[TC_TENANT_MAX];	/* "" = none */
+	int64_t exp;			/* seconds since the epoch */
+	int machine;			/* no sub: a client_credentials token */
+};
+
+enum tc_status {
+	TC_HIT = 1,	/* positive, unexpired: claims filled */
+	TC_NEGATIVE,	/* known bad: reason filled */
+	TC_MISS,	/* claimed for us: introspect, then fill or release */
+	TC_BUSY,	/* another request is introspecting this token: wait, retry */
+};
+
+struct token_cache;
+
+size_t token_cache_region_size(uint32_t entries);
+void token_cache_region_init(void *region, size_t size, int shared);
+struct token_cache *token_cache_attach(void *region, size_t size);
+void token_cache_detach(struct token_cache *tc);
+
+/* pending_ms: how long a claim made by this lookup may stay pending. */
+enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key,
+    int64_t now_ms, int64_t pending_ms, struct tc_claims *claims, char *reason, size_t reason_len);
+/* Store a positive result until until_ms (replacing our claim, or evicting). 0. */
+int token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    const struct tc_claims *claims, int64_t until_ms);
+int token_cache_fill_negative(struct token_cache *tc, const unsigned char *key,
+    int64_t now_ms, const char *reason, int64_t until_ms);
+/* Drop our pending claim (the introspection failed: nothing is cached). */
+void token_cache_release(struct token_cache *tc, const unsigned char *key);
+/* Entries in use (tests, stats). */
+size_t token_cache_count(struct token_cache *tc, int64_t now_ms);
+
+#endif
