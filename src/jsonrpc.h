@@ -1,0 +1,36 @@
+/* jsonrpc — JSON-RPC 2.0 envelopes exactly as the spec's tables say, and builders. */
+#ifndef GW_JSONRPC_H
+#define GW_JSONRPC_H
+
+#include <jansson.h>
+
+#define JSONRPC_PARSE_ERROR	-32700
+#define JSONRPC_INVALID_REQUEST	-32600
+#define JSONRPC_METHOD_NOT_FOUND -32601
+#define JSONRPC_INVALID_PARAMS	-32602
+#define JSONRPC_INTERNAL_ERROR	-32603
+
+enum jr_kind {
+	JR_REQUEST = 1,		/* method + id */
+	JR_NOTIFICATION,	/* method, no id */
+	JR_RESPONSE,		/* result or error: an answer to a server-to-client request */
+};
+
+struct jr_msg {
+	enum jr_kind kind;
+	json_t *id;		/* borrowed; NULL for notifications */
+	const char *method;	/* borrowed */
+	json_t *params;		/* borrowed; NULL when absent */
+};
+
+/* Validates one message. 0, or -1 with *why (a static string) and *id set to the
+ * message's id when it could be read (borrowed), else NULL. */
+int jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **id);
+/* Parses a body: a message or a non-empty array. NULL with *code (-32700 or -32600)
+ * and *why on failure. Duplicate member names are -32600. */
+json_t *jsonrpc_parse(const char *body, size_t len, int *code, const char **why);
+
+json_t *jsonrpc_result(json_t *id, json_t *result);	/* steals result; id borrowed (may be NULL) */
+json_t *jsonrpc_error(json_t *id, int code, const char *message, json_t *data);	/* steals data */
+
+#endif
