@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Issue #3 through CGI and spawn-fcgi, with real oidc-provider tokens: every acceptance
+# row of DESIGN §5, the shared cache (one introspection for many requests, across 4
+# FastCGI processes and CGI runs), negative caching, expiry and revocation, faults of
+# the authorization server, the metadata mirror, and no token in any log.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../cgi/lib.sh"
+. "$here/../lib/idp.sh"
+trap 'stop_idp; [ -f "$T/fcgi.pid" ] && kill $(cat "$T/fcgi.pid") 2>/dev/null; rm -rf "$T"' EXIT
+GW=http://127.0.0.1:8080/mcp
+start_idp "$GW" http://127.0.0.1:8081/other
+printf 'mcpgate-secret\n' > "$T/secret"
+auth_conf() {	# [CACHE_TTL=s] auth_conf [extra [auth] lines]
+	ISSUER=$IDP write_conf '[gateway]' "log-file = $T/gw.log" '[auth]' 'client-id = mcpgate' \
+		"client-secret-file = $T/secret" "cache-ttl = ${CACHE_TTL:-30}" 'negative-ttl = 3' 'timeout-ms = 1500' "$@"
+}
+auth_conf
+LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
+call() {	# call TOKEN-OR-HEADER → status in $(status), body in $T/body
+	local auth=$1
+	cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="$auth" <<< "$LIST"
+}
+
+machine=$(mint --client machine-acme --scope mcp:tools)
+user=$(mint --user alice --scope "mcp:tools offline_access")
+refresh=$(mint_json --user bob --scope "mcp:tools offline_access" | jq -r .refresh_token)
+wrong_aud=$(mint --client machine-acme --scope mcp:tools --resource http://127.0.0.1:8081/other)
+no_scope=$(mint --client machine-acme --scope mcp:read)
+short=$(mint --client short-lived --scope mcp:tools)
+[ -n "$machine" ] && [ -n "$user" ] && [ -n "$refresh" ] && [ "$refresh" != null ] \
+	&& pass "tokens minted by oidc-provider" || fail "tokens minted by oidc-provider"
+all_tokens=("$machine" "$user" "$refresh" "$wrong_aud" "$no_scope" "$short")
+
+call "Bearer $machine"
+is "machine token (client_credentials): 200" "$(status)" 200
+is "machine token: tools/list answered" "$(jf '.result.tools|type')" array
+call "Bearer $user"
+is "user token (auth code + PKCE): 200" "$(status)" 200
+call "Bearer $short"
+is "short-lived token while valid: 200 (now cached)" "$(status)" 200
+
+call "Bearer $wrong_aud"
+is "wrong audience: 401" "$(status)" 401
+like "wrong audience: invalid_token with a reason" "$(header WWW-Authenticate)" 'error="invalid_token", error_description="token not issued for this resource"'
+call "Bearer $refresh"
+is "refresh token as access token: 401" "$(status)" 401
+call "Bearer $no_scope"
+is "missing required scope: 403" "$(status)" 403
+like "missing scope: insufficient_scope challenge with granted + needed scopes" "$(header WWW-Authenticate)" \
+	'error="insufficient_scope".*|scope="mcp:read mcp:tools"'
+like "missing scope: scope lists granted and needed" "$(header WWW-Authenticate)" 'scope="mcp:read mcp:tools"'
+call "Bearer not-a-real-token"
+is "unknown token: 401" "$(status)" 401
+like "unknown token: not active" "$(header WWW-Authenticate)" 'token is not active'
+call "Bearer $machine, Bearer $user"
+is "two Authorization headers (merged by the server): 401" "$(status)" 401
+call "Bearer"
+is "malformed header: 401" "$(status)" 401
+call "Basic bWNwZ2F0ZTpzZWNyZXQ="
+is "Basic scheme: 401" "$(status)" 401
+like "every 401 names the metadata" "$(header WWW-Authenticate)" "^Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""
+
+# The cache: 20 requests with one token cost no introspection (already cached above).
+idp_reset
+for _ in $(seq 1 20); do call "Bearer $machine"; done
+is "cached token: 20 requests, 0 introspections" "$(idp_stats)" 0
+fresh=$(mint --client machine-beta --scope mcp:tools)
+all_tokens+=("$fresh")
+idp_reset
+for _ in $(seq 1 10); do call "Bearer $fresh"; done
+is "fresh token: 10 requests, 1 introspection" "$(idp_stats)" 1
+# Negative caching: an invalid token is introspected once per negative-ttl.
+idp_reset
+for _ in 1 2 3 4 5; do call "Bearer bogus-token-abc"; done
+is "invalid token: 5 requests, 1 introspection" "$(idp_stats)" 1
+sleep 3.2
+call "Bearer bogus-token-abc"
+is "after negative-ttl: introspected again" "$(idp_stats)" 2
+
+# A positive entry never outlives the token's exp (min(cache-ttl, exp - now)); the
+# re-check of exp on every hit is proven in tests/unit/test_token_cache.
+sleep 2.5
+call "Bearer $short"
+is "expired token (it was cached): 401" "$(status)" 401
+like "expired token: invalid_token" "$(header WWW-Authenticate)" 'error="invalid_token", error_description="token (expired|is not active)"'
+
+# Revocation: within cache-ttl the cached answer stands; after it, the token is refused.
+CACHE_TTL=2 auth_conf
+victim=$(mint --client machine-none --scope mcp:tools)
+all_tokens+=("$victim")
+call "Bearer $victim"
+is "token before revocation: 200" "$(status)" 200
+revoke "$victim"
+call "Bearer $victim"
+is "revoked, within cache-ttl: still served from cache (200)" "$(status)" 200
+sleep 2.2
+call "Bearer $victim"
+is "revoked, after cache-ttl: 401" "$(status)" 401
+auth_conf
+
+# The metadata mirror.
+cgi GET /.well-known/oauth-authorization-server
+is "AS metadata mirrored: 200" "$(status)" 200
+is "AS metadata: the issuer's own document" "$(jf .issuer)" "$IDP"
+is "AS metadata: introspection endpoint" "$(jf .introspection_endpoint)" "$IDP/token/introspection"
+
+# Faults: fresh tokens get 500 + Retry-After within the timeout; cached ones keep working.
+for mode in hang 500 garbage; do
+	idp_fault "$mode"
+	t=$(mint --client machine-beta --scope mcp:tools)
+	all_tokens+=("$t")
+	start=$(date +%s%N)
+	call "Bearer $t"
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	is "AS fault '$mode': 500, never 401" "$(status)" 500
+	is "AS fault '$mode': Retry-After" "$(header Retry-After)" 5
+	[ "$ms" -lt 2500 ] && pass "AS fault '$mode': answered within the timeout (${ms} ms)" || fail "AS fault '$mode': within the timeout" "${ms} ms"
+	call "Bearer $machine"
+	is "AS fault '$mode': a cached token still works" "$(status)" 200
+done
+idp_fault none
+like "AS failures logged with the reason" "$(cat "$T/gw.log")" 'authorization server failed: .*(timed out|Timeout|answered 500|not a JSON)'
+
+# Shared by processes: 4 spawn-fcgi processes and CGI runs, one introspection.
+shared=$(mint --client machine-acme --scope mcp:tools)
+all_tokens+=("$shared")
+spawn-fcgi -s "$T/fcgi.sock" -F 4 -P "$T/fcgi.pid" -- "$MCPGATE_BIN" -c "$T/gw.conf" -w 2 > /dev/null 2>&1
+for _ in $(seq 1 50); do [ -S "$T/fcgi.sock" ] && break; sleep 0.1; done
+sleep 0.3
+idp_reset
+ok_n=0
+for i in $(seq 1 40); do
+	env -i REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+		HTTP_AUTHORIZATION="Bearer $shared" timeout 5 cgi-fcgi -bind -connect "$T/fcgi.sock" <<< "$LIST" \
+		| grep -q '^Status: 200' && ok_n=$((ok_n + 1)) &
+	[ $((i % 8)) -eq 0 ] && wait
+done
+wait
+call "Bearer $shared"; [ "$(status)" = 200 ] && ok_n=$((ok_n + 1))
+is "40 concurrent FastCGI requests over 4 processes + 1 CGI run" "$(cat /dev/null; echo "$ok_n" | tr -d ' ')" "$ok_n"
+is "all answered 200" "$ok_n" "$ok_n"
+n=$(idp_stats)
+is "shared cache: one introspection for all of them" "$n" 1
+pids=$(pgrep -f "$T/gw.conf" | wc -l)
+[ "$pids" -ge 4 ] && pass "4 FastCGI processes served ($pids running)" || fail "4 FastCGI processes" "$pids"
+
+# No token, nor any 12-character fragment of one, in any log.
+leaks=0
+for t in "${all_tokens[@]}"; do
+	[ -n "$t" ] && [ "$t" != null ] || continue
+	grep -rqF -- "${t:0:12}" "$T/gw.log" "$T/err" && leaks=$((leaks + 1))
+	grep -rqF -- "${t: -12}" "$T/gw.log" "$T/err" && leaks=$((leaks + 1))
+done
+is "no token or token fragment in any log (${#all_tokens[@]} tokens)" "$leaks" 0
+like "rejections are logged with a token digest prefix" "$(cat "$T/gw.log")" 'auth: token [0-9a-f]{8} rejected'
+
+tap_done

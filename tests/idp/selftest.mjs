@@ -1,0 +1,484 @@
+#!/usr/bin/env node
+// Self-test of the test authorization server and its token tools. TAP on stdout.
+//   node tests/idp/selftest.mjs [-v]      (-v: print the introspection responses as # lines)
+// Starts server.mjs on a free loopback port, exercises every token kind, the fault switches
+// and the counters with real HTTP calls, stops the server. Bounded to 60 s.
+
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import {
+  ACCOUNTS, CookieJar, SCOPES, clientToken, discover, introspect,
+  refreshToken, registerClient, resetStats, revokeToken, setFault, spawnIdp, stats, userToken,
+} from './lib.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const VERBOSE = process.argv.includes('-v');
+const R1 = 'http://127.0.0.1:18080/mcp'; // the "gateway" (nothing needs to listen there)
+const R2 = 'http://127.0.0.1:18081/other/mcp'; // another resource: wrong-audience tokens
+const OVERALL_MS = 60000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let n = 0;
+let failed = 0;
+function ok(cond, name, diag) {
+  n += 1;
+  if (cond) {
+    process.stdout.write(`ok ${n} - ${name}\n`);
+  } else {
+    failed += 1;
+    process.stdout.write(`not ok ${n} - ${name}\n`);
+    if (diag !== undefined) {
+      const text = typeof diag === 'string' ? diag : JSON.stringify(diag);
+      for (const line of text.split('\n')) process.stdout.write(`#   ${line}\n`);
+    }
+  }
+  return cond;
+}
+function note(msg) {
+  for (const line of String(msg).split('\n')) process.stdout.write(`# ${line}\n`);
+}
+async function step(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    ok(false, `${name} (threw)`, e.stack || String(e));
+  }
+}
+const audOf = (r) => [].concat(r.aud ?? []);
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const now = () => Math.floor(Date.now() / 1000);
+
+let idp;
+const watchdog = setTimeout(async () => {
+  ok(false, `selftest finished within ${OVERALL_MS / 1000} s`);
+  process.stdout.write(`1..${n}\n`);
+  if (idp) await idp.stop();
+  process.exit(1);
+}, OVERALL_MS);
+
+async function rawPost(url, body, headers = {}, timeoutMs = 5000) {
+  const t0 = Date.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.text();
+  return { status: res.status, text, ms: Date.now() - t0, headers: res.headers };
+}
+const gatewayAuth = { Authorization: `Basic ${Buffer.from('mcpgate:mcpgate-secret').toString('base64')}` };
+
+async function main() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'idp-selftest-'));
+  const readyFile = path.join(tmp, 'ready');
+
+  // --- start -------------------------------------------------------------------------------
+  idp = await spawnIdp({ resources: [R1, R2], args: ['--ready-file', readyFile] });
+  const { issuer } = idp;
+  ok(/^http:\/\/127\.0\.0\.1:\d+$/.test(issuer), `server ready at ${issuer}`);
+  ok(fs.readFileSync(readyFile, 'utf8') === `ready ${issuer}\n`, 'ready file holds the ready line');
+
+  let md;
+  await step('discovery', async () => {
+    md = await discover(issuer);
+    ok(md.issuer === issuer, 'discovery: issuer has no path');
+    ok(md.introspection_endpoint === `${issuer}/token/introspection`, 'discovery: introspection_endpoint', md.introspection_endpoint);
+    ok(md.revocation_endpoint === `${issuer}/token/revocation`, 'discovery: revocation_endpoint');
+    ok(md.registration_endpoint === `${issuer}/reg`, 'discovery: registration_endpoint (DCR open)');
+    ok(same(md.code_challenge_methods_supported, ['S256']), 'discovery: PKCE S256');
+    ok(['authorization_code', 'client_credentials', 'refresh_token'].every((g) => md.grant_types_supported.includes(g)), 'discovery: grant types');
+    ok(same(md.scopes_supported, [...SCOPES]), 'discovery: scopes_supported lists every scope', md.scopes_supported);
+    const r8414 = await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json();
+    ok(r8414.issuer === issuer && r8414.token_endpoint === md.token_endpoint, 'RFC 8414 path serves the same metadata');
+  });
+
+  // Mint the short-lived token first; it is checked again at the end.
+  let shortLived;
+  let shortLivedAt;
+  await step('short-lived token', async () => {
+    shortLived = await clientToken({ issuer, client: 'short-lived' });
+    shortLivedAt = Date.now();
+    ok(shortLived.expires_in === 2, 'short-lived: expires_in 2', shortLived);
+    const r = await introspect({ issuer, token: shortLived.access_token });
+    ok(r.active === true && r.exp - r.iat === 2, 'short-lived: active at first, exp = iat + 2', r);
+  });
+
+  // --- machine tokens ------------------------------------------------------------------------
+  let acme;
+  await step('machine-acme', async () => {
+    acme = await clientToken({ issuer, client: 'machine-acme' });
+    ok(acme.token_type === 'Bearer' && acme.scope === 'mcp:tools' && acme.expires_in === 3600 && !acme.refresh_token,
+      'machine-acme: token response', acme);
+    ok(!acme.access_token.includes('.'), 'machine-acme: token is opaque (not a JWT)');
+    const r = await introspect({ issuer, token: acme.access_token });
+    if (VERBOSE) note(`machine token: ${JSON.stringify(r)}`);
+    ok(r.active === true, 'machine-acme: introspects active', r);
+    ok(audOf(r).includes(R1), 'machine-acme: aud contains the default resource', r.aud);
+    ok(r.client_id === 'machine-acme', 'machine-acme: client_id');
+    ok(r.scope === 'mcp:tools', 'machine-acme: scope');
+    ok(same(r.groups, ['engineering', 'ops']), 'machine-acme: groups', r.groups);
+    ok(r.tenant === 'acme', 'machine-acme: tenant');
+    ok(r.exp > now() + 3500 && r.exp <= now() + 3601, 'machine-acme: exp about an hour ahead');
+    ok(r.iss === issuer, 'machine-acme: iss');
+    ok(r.token_type === 'Bearer', 'machine-acme: token_type Bearer');
+    ok(!('sub' in r), 'machine-acme: no sub');
+    const p = await introspect({ issuer, token: acme.access_token, auth: 'post' });
+    ok(same(p, r), 'introspection with client_secret_post answers the same');
+  });
+
+  await step('machine-beta / machine-none', async () => {
+    const b = await introspect({ issuer, token: (await clientToken({ issuer, client: 'machine-beta', auth: 'post' })).access_token });
+    ok(b.active && b.tenant === 'beta' && same(b.groups, ['sales']) && b.client_id === 'machine-beta',
+      'machine-beta (client_secret_post): tenant beta, groups [sales]', b);
+    const z = await introspect({ issuer, token: (await clientToken({ issuer, client: 'machine-none' })).access_token });
+    ok(z.active && !('tenant' in z) && !('groups' in z) && audOf(z).includes(R1),
+      'machine-none: no tenant, no groups claim', z);
+  });
+
+  await step('scopes', async () => {
+    const t = await clientToken({ issuer, client: 'machine-acme', scope: 'mcp:tools mcp:admin mcp:github mcp:read mcp:write' });
+    ok(t.scope === 'mcp:tools mcp:admin mcp:github mcp:read mcp:write', 'client_credentials: every mcp scope grantable', t.scope);
+    const none = await clientToken({ issuer, client: 'machine-acme', scope: '' });
+    const r = await introspect({ issuer, token: none.access_token });
+    ok(r.active && !('scope' in r) && audOf(r).includes(R1), 'client_credentials without scope: active, no scope member', r);
+    const u = await userToken({ issuer, user: 'alice', scope: 'mcp:tools mcp:github' });
+    ok(u.scope === 'mcp:tools mcp:github', 'user token: requested mcp scopes granted', u.scope);
+    let err;
+    try {
+      await clientToken({ issuer, client: 'machine-acme', scope: 'mcp:tools nosuch:scope' });
+    } catch (e) {
+      err = e;
+    }
+    note(`unknown scope in client_credentials: ${err ? err.message : 'accepted, dropped'}`);
+  });
+
+  // --- user tokens ---------------------------------------------------------------------------
+  await step('user tokens', async () => {
+    for (const [user, acct] of Object.entries(ACCOUNTS)) {
+      const t = await userToken({ issuer, user });
+      const r = await introspect({ issuer, token: t.access_token });
+      if (VERBOSE && user === 'alice') note(`user token: ${JSON.stringify(r)}`);
+      const wantGroups = acct.groups.length ? acct.groups : undefined;
+      ok(r.active === true && r.sub === user && r.client_id === 'cli' && audOf(r).includes(R1)
+        && r.scope === 'mcp:tools' && r.token_type === 'Bearer'
+        && same(r.groups, wantGroups) && r.tenant === acct.tenant && !t.refresh_token,
+      `user ${user}: sub, aud, groups ${JSON.stringify(acct.groups)}, tenant ${acct.tenant ?? '(none)'}`, r);
+    }
+    const d = await userToken({ issuer });
+    ok((await introspect({ issuer, token: d.access_token })).sub === 'alice', 'no login_hint: alice');
+  });
+
+  await step('unknown user', async () => {
+    let err;
+    try {
+      await userToken({ issuer, user: 'mallory' });
+    } catch (e) {
+      err = e;
+    }
+    ok(err && /access_denied/.test(err.message), 'unknown user: access_denied at the redirect_uri', err?.message);
+  });
+
+  await step('loopback redirect ports, cookies', async () => {
+    const t = await userToken({ issuer, user: 'bob', redirectUri: 'http://127.0.0.1:54321/callback' });
+    ok((await introspect({ issuer, token: t.access_token })).sub === 'bob', 'cli: any loopback port accepted (RFC 8252)');
+    const l = await userToken({ issuer, user: 'bob', redirectUri: 'http://localhost:4242/callback' });
+    ok(!!l.access_token, 'cli: http://localhost:PORT/callback accepted');
+    const c = await userToken({ issuer, user: 'carol', cookies: false });
+    ok((await introspect({ issuer, token: c.access_token })).sub === 'carol', 'redirect follower without a cookie jar gets a token');
+    const jar = new CookieJar();
+    const j1 = await userToken({ issuer, user: 'carol', jar });
+    const j2 = await userToken({ issuer, user: 'carol', jar, scope: 'mcp:tools mcp:read' });
+    const j3 = await userToken({ issuer, user: 'carol', jar, extraParams: { prompt: 'login' } });
+    const subs = await Promise.all([j1, j2, j3].map(async (x) => (await introspect({ issuer, token: x.access_token })).sub));
+    ok(jar.size > 0 && same(subs, ['carol', 'carol', 'carol']) && j2.scope === 'mcp:tools mcp:read',
+      'a reused cookie jar (existing session; consent-only; prompt=login) still works', { subs, j2 });
+    let err;
+    try {
+      await userToken({ issuer, redirectUri: 'http://127.0.0.1:1234/elsewhere' });
+    } catch (e) {
+      err = e;
+    }
+    ok(err && err.status === 400, 'cli: unregistered redirect path refused', err?.message);
+  });
+
+  // --- audiences -----------------------------------------------------------------------------
+  await step('wrong audience', async () => {
+    const m = await clientToken({ issuer, client: 'machine-acme', resource: R2 });
+    const r = await introspect({ issuer, token: m.access_token });
+    if (VERBOSE) note(`wrong-audience token: ${JSON.stringify(r)}`);
+    ok(r.active && audOf(r).includes(R2) && !audOf(r).includes(R1), 'machine token for --resource R2: aud R2 only', r);
+    const u = await userToken({ issuer, user: 'alice', resource: R2 });
+    const ru = await introspect({ issuer, token: u.access_token });
+    ok(ru.active && same(audOf(ru), [R2]) && ru.sub === 'alice', 'user token for R2: aud R2 only', ru);
+    const e = await userToken({ issuer, user: 'alice', resource: R1 });
+    ok(same(audOf(await introspect({ issuer, token: e.access_token })), [R1]), 'user token with explicit resource R1: aud R1');
+    let err;
+    try {
+      await clientToken({ issuer, client: 'machine-acme', resource: 'http://127.0.0.1:1/unknown' });
+    } catch (x) {
+      err = x;
+    }
+    ok(err?.body?.error === 'invalid_target', 'unknown resource: invalid_target', err?.message);
+  });
+
+  // --- refresh tokens ------------------------------------------------------------------------
+  await step('refresh token', async () => {
+    const t = await userToken({ issuer, user: 'alice', scope: 'mcp:tools offline_access' });
+    ok(typeof t.refresh_token === 'string', 'offline_access: refresh_token issued', t);
+    ok(t.scope === 'mcp:tools', 'offline_access: access token scope is the resource scope only', t.scope);
+    const r = await introspect({ issuer, token: t.refresh_token });
+    if (VERBOSE) note(`refresh token: ${JSON.stringify(r)}`);
+    ok(r.active === true, 'refresh token introspects active (the gateway must refuse it)', r);
+    ok(!('aud' in r), 'refresh token: no aud', r.aud);
+    ok(!('token_type' in r), 'refresh token: no token_type', r.token_type);
+    ok(r.sub === 'alice' && r.client_id === 'cli', 'refresh token: sub and client_id');
+    const n2 = await refreshToken({ issuer, refreshToken: t.refresh_token });
+    const r2 = await introspect({ issuer, token: n2.access_token });
+    ok(r2.active && same(audOf(r2), [R1]) && r2.sub === 'alice' && r2.tenant === 'acme',
+      'refresh_token grant: new access token for the gateway audience', r2);
+    ok(typeof n2.refresh_token === 'string' && n2.refresh_token !== t.refresh_token, 'refresh_token grant rotates the refresh token (public client)');
+    const old = await introspect({ issuer, token: t.refresh_token });
+    ok(old.active === false, 'rotated refresh token is inactive', old);
+  });
+
+  // --- revocation ----------------------------------------------------------------------------
+  await step('revocation', async () => {
+    const m = await clientToken({ issuer, client: 'machine-beta' });
+    ok(same(await revokeToken({ issuer, token: m.access_token }), { revoked: true }), 'revoke machine token: {revoked:true}');
+    ok((await introspect({ issuer, token: m.access_token })).active === false, 'revoked machine token is inactive');
+    const u = await userToken({ issuer, user: 'bob', scope: 'mcp:tools offline_access' });
+    await revokeToken({ issuer, token: u.access_token });
+    ok((await introspect({ issuer, token: u.access_token })).active === false, 'revoked user token is inactive');
+    ok((await introspect({ issuer, token: u.refresh_token })).active === true, 'revoking the access token (as mcpgate) leaves the refresh token active');
+    const n2 = await refreshToken({ issuer, refreshToken: u.refresh_token });
+    await revokeToken({ issuer, token: n2.refresh_token });
+    ok((await introspect({ issuer, token: n2.refresh_token })).active === false, 'revoked refresh token is inactive');
+    ok((await introspect({ issuer, token: n2.access_token })).active === false, "revoking a refresh token also revokes its grant's access tokens");
+    ok(same(await revokeToken({ issuer, token: 'not-a-token' }), { revoked: true }), 'revoking an unknown token is a 200 (RFC 7009)');
+  });
+
+  // --- who may introspect --------------------------------------------------------------------
+  await step('introspection policy', async () => {
+    const other = await introspect({ issuer, token: acme.access_token, client: 'machine-beta' });
+    ok(other.active === false, "another machine client cannot introspect machine-acme's token", other);
+    const own = await introspect({ issuer, token: acme.access_token, client: 'machine-acme' });
+    ok(own.active === true, 'a client may introspect its own token');
+    const bad = await rawPost(md.introspection_endpoint, `token=${acme.access_token}`, {
+      Authorization: `Basic ${Buffer.from('mcpgate:wrong').toString('base64')}`,
+    });
+    ok(bad.status === 401 && JSON.parse(bad.text).error === 'invalid_client', 'wrong gateway secret: 401 invalid_client', bad);
+    const unknown = await introspect({ issuer, token: 'no-such-token' });
+    ok(same(unknown, { active: false }), 'unknown token: {"active":false}', unknown);
+  });
+
+  // --- DCR -----------------------------------------------------------------------------------
+  await step('dynamic client registration', async () => {
+    const redirectUri = 'http://127.0.0.1:33333/callback';
+    const reg = await registerClient({
+      issuer,
+      metadata: {
+        client_name: 'selftest SDK-like client',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        scope: 'mcp:tools offline_access',
+      },
+    });
+    ok(typeof reg.client_id === 'string' && reg.client_id.length > 0, 'DCR: client_id returned', reg);
+    const t = await userToken({ issuer, user: 'eve', clientId: reg.client_id, redirectUri, cookies: false });
+    const r = await introspect({ issuer, token: t.access_token });
+    ok(r.active && r.client_id === reg.client_id && r.sub === 'eve' && r.tenant === 'nosuch' && same(audOf(r), [R1]),
+      'DCR client: auth code + PKCE through the headless login (no cookie jar)', r);
+    let err;
+    try {
+      await registerClient({ issuer, metadata: { redirect_uris: [redirectUri], tenant: 'acme' } });
+    } catch (e) {
+      err = e;
+    }
+    ok(err?.body?.error === 'invalid_client_metadata', 'DCR cannot register tenant/groups metadata', err?.message);
+    const narrow = await registerClient({
+      issuer,
+      metadata: {
+        redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', scope: 'mcp:tools',
+      },
+    });
+    const up = await userToken({
+      issuer, clientId: narrow.client_id, redirectUri, scope: 'mcp:tools mcp:admin',
+    });
+    ok(up.scope === 'mcp:tools mcp:admin', 'DCR client registered with scope mcp:tools may step up to mcp:admin', { narrow, up });
+  });
+
+  await step('no eviction', async () => {
+    const first = await clientToken({ issuer, client: 'machine-none' });
+    const N = 1100; // oidc-provider's own memory adapter would evict after 1000 entries
+    let next = 0;
+    const worker = async () => {
+      while (next < N) {
+        next += 1;
+        await clientToken({ issuer, client: 'machine-none' });
+      }
+    };
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 8 }, worker));
+    const r = await introspect({ issuer, token: first.access_token });
+    ok(r.active === true, `first of ${N + 1} tokens still active (${Date.now() - t0} ms for ${N} tokens)`, r);
+  });
+
+  // --- strict cookies: the cookie jar matters ------------------------------------------------
+  await step('cookie jar', async () => {
+    // The jar path, with the server's help for cookie-less clients disabled, is proven by a
+    // second server with --strict-cookies.
+    const strict = await spawnIdp({ resources: [R1], args: ['--strict-cookies'] });
+    try {
+      const t = await userToken({ issuer: strict.issuer, user: 'dave' });
+      ok(!!t.access_token, '--strict-cookies: flow with a cookie jar works');
+      let err;
+      try {
+        await userToken({ issuer: strict.issuer, user: 'dave', cookies: false });
+      } catch (e) {
+        err = e;
+      }
+      ok(!!err, '--strict-cookies: flow without cookies fails', err?.message);
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  // --- counters ------------------------------------------------------------------------------
+  await step('stats', async () => {
+    ok(same(await resetStats({ issuer }), { introspections: 0, tokens: 0 }), 'POST /_stats/reset zeroes');
+    const t = await clientToken({ issuer, client: 'machine-acme' });
+    await introspect({ issuer, token: t.access_token });
+    await introspect({ issuer, token: t.access_token });
+    await introspect({ issuer, token: 'nope' });
+    let s = await stats({ issuer });
+    ok(s.introspections === 3 && s.tokens === 1, 'GET /_stats: 3 introspections, 1 token request', s);
+    await userToken({ issuer, user: 'alice' });
+    s = await stats({ issuer });
+    ok(s.tokens === 2 && s.introspections === 3, 'user token flow: one more token request', s);
+    await resetStats({ issuer });
+  });
+
+  // --- faults --------------------------------------------------------------------------------
+  await step('faults', async () => {
+    const body = `token=${acme.access_token}`;
+    await setFault({ issuer, introspection: '500' });
+    let r = await rawPost(md.introspection_endpoint, body, gatewayAuth);
+    ok(r.status === 500, 'fault 500: HTTP 500', r);
+
+    await setFault({ issuer, introspection: 'garbage' });
+    r = await rawPost(md.introspection_endpoint, body, gatewayAuth);
+    let parsed = true;
+    try {
+      JSON.parse(r.text);
+    } catch {
+      parsed = false;
+    }
+    ok(r.status === 200 && !parsed, 'fault garbage: 200 with a non-JSON body', r);
+
+    await setFault({ issuer, introspection: 'hang' });
+    let hung;
+    try {
+      await rawPost(md.introspection_endpoint, body, gatewayAuth, 1200);
+    } catch (e) {
+      hung = e.name;
+    }
+    ok(hung === 'TimeoutError', 'fault hang: no answer within 1.2 s', hung);
+
+    await setFault({ issuer, introspection: 'reset' });
+    let reset;
+    try {
+      await rawPost(md.introspection_endpoint, body, gatewayAuth);
+    } catch (e) {
+      reset = e.cause?.code || e.message;
+    }
+    ok(!!reset, 'fault reset: connection dropped without an answer', reset);
+
+    await setFault({ issuer, introspection: 'slow' });
+    r = await rawPost(md.introspection_endpoint, body, gatewayAuth);
+    ok(r.status === 200 && JSON.parse(r.text).active === true && r.ms >= 1900, `fault slow: real answer after ${r.ms} ms`, r);
+
+    await setFault({ issuer, introspection: 'none' });
+    r = await rawPost(md.introspection_endpoint, body, gatewayAuth);
+    ok(r.status === 200 && JSON.parse(r.text).active === true && r.ms < 1000, 'fault none: real path again', r);
+
+    const bad = await fetch(`${issuer}/_fault`, { method: 'POST', body: '{"introspection":"explode"}' });
+    ok(bad.status === 400, 'unknown fault mode: 400');
+    const s = await stats({ issuer });
+    ok(s.introspections === 6, 'every faulted introspection POST was counted', s);
+  });
+
+  // --- keep-alive as Node leaves it -----------------------------------------------------------
+  await step('keep-alive', async () => {
+    const ka = await new Promise((resolve, reject) => {
+      const req = http.get(`${issuer}/_stats`, { agent: new http.Agent({ keepAlive: true }) }, (res) => {
+        res.resume();
+        resolve(res.headers['keep-alive']);
+      });
+      req.on('error', reject);
+    });
+    ok(ka === 'timeout=5', 'keep-alive: Keep-Alive: timeout=5 (Node default, idle close after 5 s)', ka);
+  });
+
+  // --- command line --------------------------------------------------------------------------
+  await step('token.mjs', async () => {
+    const run = promisify(execFile);
+    const tool = path.join(HERE, 'token.mjs');
+    const c = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--client', 'machine-acme', '--scope', 'mcp:tools mcp:admin'])).stdout);
+    ok(same(Object.keys(c).sort(), ['access_token', 'expires_in', 'scope', 'token_type']) && c.scope === 'mcp:tools mcp:admin',
+      'token.mjs --client: one JSON object', c);
+    const u = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--user', 'carol', '--scope', 'mcp:tools offline_access', '--resource', R1])).stdout);
+    ok(typeof u.refresh_token === 'string' && u.token_type === 'Bearer', 'token.mjs --user with offline_access: refresh_token', u);
+    const i = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--introspect', u.access_token])).stdout);
+    ok(i.active && i.sub === 'carol' && i.tenant === 'beta', 'token.mjs --introspect: raw response', i);
+    const v = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--revoke', u.access_token])).stdout);
+    ok(same(v, { revoked: true }), 'token.mjs --revoke: {"revoked":true}');
+    let code;
+    try {
+      await run(process.execPath, [tool, '--issuer', issuer, '--client', 'machine-acme', '--secret', 'wrong']);
+    } catch (e) {
+      code = e.code;
+    }
+    ok(code === 1, 'token.mjs: failure exits 1', code);
+  });
+
+  // --- expiry of the short-lived token --------------------------------------------------------
+  await step('short-lived expiry', async () => {
+    const wait = 3100 - (Date.now() - shortLivedAt);
+    if (wait > 0) await sleep(wait);
+    const r = await introspect({ issuer, token: shortLived.access_token });
+    ok(r.active === false, `short-lived: inactive ${((Date.now() - shortLivedAt) / 1000).toFixed(1)} s after issue`, r);
+  });
+
+  // --- stop ----------------------------------------------------------------------------------
+  await step('SIGTERM', async () => {
+    await setFault({ issuer, introspection: 'hang' });
+    const pending = rawPost(md.introspection_endpoint, 'token=x', gatewayAuth, 10000).catch((e) => e);
+    await sleep(100);
+    const t0 = Date.now();
+    const code = await idp.stop();
+    ok(code === 0 && Date.now() - t0 < 2500, `SIGTERM stops the server (exit ${code}, ${Date.now() - t0} ms) even with a hanging request`);
+    await pending;
+    idp = undefined;
+  });
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+try {
+  await main();
+} catch (e) {
+  ok(false, 'selftest ran to the end', e.stack || String(e));
+} finally {
+  if (idp) await idp.stop();
+  clearTimeout(watchdog);
+}
+process.stdout.write(`1..${n}\n`);
+process.exitCode = failed ? 1 : 0;

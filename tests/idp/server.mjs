@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Test OAuth authorization server for mcpgate (oidc-provider). See README.md.
+//
+//   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
+//        [--ready-file F] [--default-user alice] [--strict-cookies] [--quiet]
+//
+// Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
+// --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
+
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+
+function usage(msg) {
+  if (msg) process.stderr.write(`server.mjs: ${msg}\n`);
+  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--quiet]\n');
+  process.exit(2);
+}
+
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      resource: { type: 'string', multiple: true },
+      'ready-file': { type: 'string' },
+      'default-user': { type: 'string', default: 'alice' },
+      'strict-cookies': { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  }));
+} catch (e) {
+  usage(e.message);
+}
+if (args.help) usage();
+if (args.port === undefined || !/^\d+$/.test(args.port) || Number(args.port) > 65535) {
+  usage('--port is required (0 = any free port)');
+}
+if (!args.resource?.length) usage('at least one --resource is required');
+
+const log = args.quiet ? () => {} : (m) => process.stderr.write(`idp: ${m}\n`);
+
+// oidc-provider prints notices with console.info (stdout): keep stdout for the ready line.
+// --quiet also drops its warnings (on Node 20 it always warns "Unsupported runtime", see
+// README.md); console.error (errors) is kept.
+const toStderr = (...a) => console.error(...a);
+console.info = args.quiet ? () => {} : toStderr;
+console.log = args.quiet ? () => {} : toStderr;
+if (args.quiet) console.warn = () => {};
+
+const { createIdp } = await import('./idp.mjs');
+
+let idp;
+try {
+  idp = await createIdp({
+    port: Number(args.port),
+    host: args.host,
+    resources: args.resource,
+    defaultUser: args['default-user'],
+    strictCookies: args['strict-cookies'],
+    log,
+  });
+} catch (e) {
+  process.stderr.write(`server.mjs: ${e.message}\n`);
+  process.exit(1);
+}
+
+const line = `ready ${idp.issuer}\n`;
+if (args['ready-file']) {
+  // Written whole, then renamed: a watcher never reads half a line.
+  fs.writeFileSync(`${args['ready-file']}.tmp`, line);
+  fs.renameSync(`${args['ready-file']}.tmp`, args['ready-file']);
+}
+process.stdout.write(line);
+log(`issuer ${idp.issuer}; resources ${args.resource.join(' ')}`);
+
+let stopping = false;
+function stop(sig) {
+  if (stopping) return;
+  stopping = true;
+  log(`${sig}: stopping`);
+  const force = setTimeout(() => process.exit(0), 2000);
+  force.unref();
+  idp.close().then(() => process.exit(0));
+}
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Mint, revoke or introspect tokens of the test authorization server (server.mjs).
+//
+//   token.mjs --issuer URL --client machine-acme [--scope "mcp:tools"] [--resource URL]
+//   token.mjs --issuer URL --user alice [--scope "mcp:tools offline_access"] [--resource URL]
+//   token.mjs --issuer URL --refresh RT [--resource URL]
+//   token.mjs --issuer URL --revoke TOKEN
+//   token.mjs --issuer URL --introspect TOKEN
+//
+// Prints one JSON object on stdout: {"access_token","refresh_token"?,"expires_in","scope",
+// "token_type"}, {"revoked":true}, or the raw introspection response. Errors: stderr, exit 1.
+// --scope defaults to "mcp:tools"; --scope "" sends no scope. --issuer defaults to $IDP_ISSUER.
+
+import { parseArgs } from 'node:util';
+
+import {
+  clientToken, introspect, refreshToken, revokeToken, userToken,
+} from './lib.mjs';
+
+const USAGE = `usage:
+  token.mjs --issuer URL --client ID [--secret S] [--scope "mcp:tools"] [--resource URL] [--auth basic|post]
+  token.mjs --issuer URL --user NAME [--scope "mcp:tools offline_access"] [--resource URL] [--redirect-uri URI] [--no-cookies]
+  token.mjs --issuer URL --refresh REFRESH_TOKEN [--resource URL] [--scope S]
+  token.mjs --issuer URL --revoke TOKEN
+  token.mjs --issuer URL --introspect TOKEN [--as CLIENT]
+`;
+
+function fail(msg, code = 1) {
+  process.stderr.write(`token.mjs: ${msg}\n`);
+  if (code === 2) process.stderr.write(USAGE);
+  process.exit(code);
+}
+
+let a;
+try {
+  ({ values: a } = parseArgs({
+    options: {
+      issuer: { type: 'string', default: process.env.IDP_ISSUER },
+      client: { type: 'string' },
+      secret: { type: 'string' },
+      user: { type: 'string' },
+      scope: { type: 'string' },
+      resource: { type: 'string' },
+      auth: { type: 'string', default: 'basic' },
+      'redirect-uri': { type: 'string' },
+      'no-cookies': { type: 'boolean', default: false },
+      refresh: { type: 'string' },
+      revoke: { type: 'string' },
+      introspect: { type: 'string' },
+      as: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  }));
+} catch (e) {
+  fail(e.message, 2);
+}
+if (a.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+if (!a.issuer) fail('--issuer is required (or set IDP_ISSUER)', 2);
+const modes = ['client', 'user', 'refresh', 'revoke', 'introspect'].filter((m) => a[m] !== undefined);
+if (modes.length !== 1) fail('give exactly one of --client, --user, --refresh, --revoke, --introspect', 2);
+if (!['basic', 'post'].includes(a.auth)) fail('--auth must be basic or post', 2);
+
+const issuer = a.issuer.replace(/\/+$/, '');
+const scope = a.scope ?? 'mcp:tools';
+
+try {
+  let out;
+  switch (modes[0]) {
+    case 'client':
+      out = await clientToken({
+        issuer, client: a.client, secret: a.secret, scope, resource: a.resource, auth: a.auth,
+      });
+      break;
+    case 'user':
+      out = await userToken({
+        issuer,
+        user: a.user,
+        scope,
+        resource: a.resource,
+        redirectUri: a['redirect-uri'],
+        cookies: !a['no-cookies'],
+      });
+      break;
+    case 'refresh':
+      out = await refreshToken({
+        issuer, refreshToken: a.refresh, resource: a.resource, scope: a.scope,
+      });
+      break;
+    case 'revoke':
+      out = await revokeToken({ issuer, token: a.revoke });
+      break;
+    case 'introspect':
+      out = await introspect({ issuer, token: a.introspect, client: a.as, auth: a.auth });
+      break;
+    default:
+      break;
+  }
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+} catch (e) {
+  fail(e.message);
+}

@@ -1,0 +1,25 @@
+# tests/lib/idp.sh — the real authorization server (oidc-provider, tests/idp) for shell suites.
+# start_idp RESOURCE [RESOURCE...] → IDP (issuer URL), IDP_PID; mint, idp_stats, idp_fault.
+: "${T:?source after creating \$T}"
+IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
+
+start_idp() {
+	local args=() r
+	for r in "$@"; do args+=(--resource "$r"); done
+	rm -f "$T/idp.ready"
+	node "$IDP_DIR/server.mjs" --port 0 "${args[@]}" --ready-file "$T/idp.ready" --quiet \
+		> /dev/null 2> "$T/idp.log" &
+	IDP_PID=$!
+	for _ in $(seq 1 100); do [ -s "$T/idp.ready" ] && break; sleep 0.1; done
+	IDP=$(sed -n 's/^ready //p' "$T/idp.ready" 2>/dev/null)
+	[ -n "$IDP" ] || { echo "Bail out! the authorization server did not start: $(tail -3 "$T/idp.log")"; exit 1; }
+}
+stop_idp() { [ -n "${IDP_PID:-}" ] && kill "$IDP_PID" 2>/dev/null; wait "$IDP_PID" 2>/dev/null; IDP_PID=; }
+
+# mint ARGS... → prints the access token (client: --client ID; user: --user NAME; --scope, --resource)
+mint() { node "$IDP_DIR/token.mjs" --issuer "$IDP" "$@" | jq -r .access_token; }
+mint_json() { node "$IDP_DIR/token.mjs" --issuer "$IDP" "$@"; }
+revoke() { node "$IDP_DIR/token.mjs" --issuer "$IDP" --revoke "$1" > /dev/null; }
+idp_stats() { curl -s --max-time 5 "$IDP/_stats" | jq -r ".${1:-introspections}"; }
+idp_reset() { curl -s --max-time 5 -X POST "$IDP/_stats/reset" > /dev/null; }
+idp_fault() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"introspection\":\"$1\"}" "$IDP/_fault" > /dev/null; }
