@@ -791,6 +791,7 @@ derive(struct loader *ld, const char *path)
 		return -1;
 	snprintf(cfg->prm_url, n, "%s/.well-known/oauth-protected-resource%s",
 	    cfg->origin, strcmp(rpath, "/") == 0 ? "" : rpath);
+	cfg->prm_path = cfg->prm_url + strlen(cfg->origin);
 	if (!cfg->docs_url) {
 		n = strlen(cfg->origin) + 8;
 		if ((cfg->docs_url = malloc(n)) == NULL)

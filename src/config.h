@@ -133,6 +133,7 @@ struct config {
 	/* Derived at load. */
 	char *origin;		/* scheme://host[:port] of resource */
 	char *prm_url;		/* RFC 9728 path-suffixed metadata URL */
+	const char *prm_path;	/* its path, which the router serves (points into prm_url) */
 
 	/* Provenance, for change detection. */
 	struct cfg_file *files;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcgiapp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 #include "sink.h"
 
 #define SHUTDOWN_GRACE_MS	30000
+#define DRAIN_MAX		(64 << 20)	/* unread body discarded before finishing */
+#define CGI_READ_TIMEOUT_MS	10000	/* a CGI body that stops arriving */
 
 static int stopping;	/* read with __atomic: set once by the main thread */
 
@@ -64,8 +67,11 @@ env_param(void *ctx, const char *name)
 static long
 fd_read(void *ctx, void *p, size_t n)
 {
+	struct pollfd pfd = { *(int *)ctx, POLLIN, 0 };
 	ssize_t r;
 
+	if (poll(&pfd, 1, CGI_READ_TIMEOUT_MS) <= 0)
+		return -1;
 	do
 		r = read(*(int *)ctx, p, n);
 	while (r < 0 && errno == EINTR);
@@ -91,6 +97,7 @@ front_cgi(struct gateway *gw)
 		return 1;
 	}
 	router_serve(&w, &req, &out);
+	request_drain_body(&req, DRAIN_MAX);
 	request_free(&req);
 	worker_free(&w);
 	return 0;
@@ -176,6 +183,7 @@ worker_main(void *arg)
 			continue;
 		}
 		router_serve(&t->w, &req, &out);
+		request_drain_body(&req, DRAIN_MAX);
 		request_free(&req);
 		FCGX_Finish_r(&fr);
 	}

@@ -179,6 +179,7 @@ request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *w
 		}
 		if (n == 0)
 			break;
+		r->body_consumed += n;
 		if (buf_append(out, chunk, (size_t)n) < 0) {
 			*why = GW_ETOOLARGE;
 			return -1;
@@ -189,4 +190,27 @@ request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *w
 		return -1;
 	}
 	return 0;
+}
+
+long long
+request_drain_body(struct request *r, size_t cap)
+{
+	char chunk[16384];
+	long long left, drained = 0;
+	long n;
+
+	if (r->body.read == NULL || r->content_length <= 0)
+		return 0;
+	left = r->content_length - r->body_consumed;
+	if (left > (long long)cap)
+		return -1;	/* too much to be worth reading: let the connection fail */
+	while (left > 0) {
+		n = r->body.read(r->body.ctx, chunk, left < (long long)sizeof(chunk) ? (size_t)left : sizeof(chunk));
+		if (n <= 0)
+			return n < 0 ? -1 : drained;
+		left -= n;
+		drained += n;
+		r->body_consumed += n;
+	}
+	return drained;
 }

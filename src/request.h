@@ -50,7 +50,8 @@ struct request {
 	char *remote_addr;
 	char *forwarded_for;
 	char *https;
-	long long content_length;	/* -1 when absent */
+	long long content_length;	/* -1 when absent, -2 unreadable */
+	long long body_consumed;	/* bytes read from body so far */
 	struct source body;
 	int64_t start_us;		/* monotonic, for the log */
 	time_t now;			/* wall clock at arrival */
@@ -64,5 +65,10 @@ unsigned request_method_bit(const char *name);
 /* Reads the whole body into out (capped at max): 0, or -1 with *why = GW_ETOOLARGE or
  * GW_EBADREQUEST. Content-Length over max fails before anything is read. */
 int request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *why);
+
+/* Reads and discards what is left of an announced body (at most cap bytes), so the
+ * front never closes on unread input (a CGI server then fails writing it, a socket
+ * resets). Returns the bytes discarded, -1 when it gave up. */
+long long request_drain_body(struct request *r, size_t cap);
 
 #endif

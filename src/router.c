@@ -43,14 +43,22 @@ static const struct route routes[] = {
 #define CORS_ALLOW_HEADERS	"Authorization, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name"
 #define CORS_EXPOSE_HEADERS	"Mcp-Session-Id, WWW-Authenticate, X-Request-Id, Retry-After"
 
+/* The metadata URL a challenge names follows the resource's path (RFC 9728 §3.1),
+ * e.g. /.well-known/oauth-protected-resource/cgi-bin/mcpgate/mcp. */
+static const struct route prm_route = {
+	NULL, M_GET, h_protected_resource, R_PUBLIC | R_DOC
+};
+
 static const struct route *
-route_find(const char *path)
+route_find(const struct config *cfg, const char *path)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(routes[i].path, path) == 0)
 			return &routes[i];
+	if (cfg && strcmp(cfg->prm_path, path) == 0)
+		return &prm_route;
 	return NULL;
 }
 
@@ -145,7 +153,10 @@ router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
 	char allow[64];
 	int origin_ok = 1;
 
-	if ((rt = route_find(req->path)) == NULL) {
+	if ((rt = route_find(cfg, req->path)) == NULL) {
+		/* Readable cross-origin, so a browser client can report the request id. */
+		response_set_header(resp, "Access-Control-Allow-Origin", "*");
+		response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
 		response_set_error(resp, GW_ENOTFOUND, NULL);
 		return;
 	}

@@ -6,9 +6,9 @@
 T=$(mktemp -d /tmp/mcpgate-cgi.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-write_conf() {	# [TITLE=…] [ISSUER=…] write_conf [extra lines...] → $T/gw.conf, replaced atomically
+write_conf() {	# [TITLE=…] [ISSUER=…] [RESOURCE=…] write_conf [extra lines...] → $T/gw.conf, replaced atomically
 	{
-		printf '%s\n' '[gateway]' 'resource = http://127.0.0.1:8080/mcp' 'name = com.example/gateway' \
+		printf '%s\n' '[gateway]' "resource = ${RESOURCE:-http://127.0.0.1:8080/mcp}" 'name = com.example/gateway' \
 			"title = ${TITLE:-Example gateway}" 'description = Test gateway' 'version = 1.2.3' \
 			'website-url = https://example.com' 'max-body = 4096' "state = $T/state" \
 			'[auth]' "issuer = ${ISSUER:-http://127.0.0.1:8081}" 'required-scopes = mcp:tools' \

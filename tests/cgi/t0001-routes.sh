@@ -68,6 +68,17 @@ is "OPTIONS: 204" "$(status)" 204
 is "OPTIONS: Allow" "$(header Allow)" "GET, HEAD, OPTIONS"
 like "OPTIONS: allows MCP headers" "$(header Access-Control-Allow-Headers)" 'MCP-Protocol-Version.*Mcp-Session-Id.*Last-Event-ID'
 
+# A resource below a path (a cgi-bin URL): the challenge names the path-suffixed
+# metadata URL (RFC 9728), and that URL is served.
+RESOURCE=http://127.0.0.1:8080/cgi-bin/mcpgate/mcp write_conf
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=0
+prm=$(header WWW-Authenticate | sed -n 's/.*resource_metadata="http:\/\/127.0.0.1:8080\([^"]*\)".*/\1/p')
+is "cgi-bin resource: challenge names the path-suffixed metadata" "$prm" /.well-known/oauth-protected-resource/cgi-bin/mcpgate/mcp
+cgi GET "$prm"
+is "cgi-bin resource: that metadata URL is served" "$(status)" 200
+is "cgi-bin resource: with the resource" "$(jf .resource)" http://127.0.0.1:8080/cgi-bin/mcpgate/mcp
+write_conf
+
 cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=2 <<< '{}'
 is "POST /mcp without token: 401" "$(status)" 401
 is "POST /mcp: challenge" "$(header WWW-Authenticate)" \

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tests/fronts/apache.sh — mcpgate behind Apache httpd (event MPM), both
+# recipes at once on one loopback port:
+#   deploy/apache/mcpgate-fcgi.conf.in: mod_proxy_fcgi to spawn-fcgi
+#     (2 processes x 2 workers), exact paths;
+#   deploy/apache/mcpgate-cgi.conf.in: mcpgate as a CGI program at
+#     /cgi-bin/mcpgate/ (PATH_INFO routing), one process per request.
+# Prints TAP; exits non-zero on failure. Env: MCPGATE_BIN.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
+MG_TOP=$top
+. "$top/deploy/lib.sh"
+. "$here/common.bash"
+
+front_prepare apache apache2:apache2 || exit 1
+
+# Apache runs its children, and so the CGI program, as www-data: give that
+# user its own copies of the docs, the binary and a configuration, and a
+# directory for the CGI processes' shared state file.
+mkdir -p "$MG_DIR/cgi" "$MG_DIR/cgi-state"
+cp -R "$top/www" "$MG_DIR/www"
+MG_WWW=$MG_DIR/www
+cp "$MCPGATE_BIN" "$MG_DIR/cgi/mcpgate"
+chmod 755 "$MG_DIR/cgi/mcpgate"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
+MG_CGI_BIN=$MG_DIR/cgi/mcpgate
+MG_CGI_CONF=$MG_DIR/cgi.conf
+gen_config "$MG_CGI_CONF" "$MG_BASE" /cgi-bin/mcpgate/mcp "$MG_DIR/cgi-state/state"
+chmod 644 "$MG_CGI_CONF"
+[ "$(id -u)" -ne 0 ] || chown www-data "$MG_DIR/cgi-state"
+
+# A test-only route to mcpgate for a path it does not know (404).
+cat >"$MG_DIR/apache-extra.conf" <<CONF
+ProxyPassMatch "^/mcpgate-test/unknown\$" "unix:$MG_SOCK|fcgi://mcpgate"
+CONF
+start_ok "Apache starts with deploy/apache/mcpgate-fcgi.conf and mcpgate-cgi.conf" \
+	start_apache "$MG_PORT" "$MG_DIR/apache-extra.conf"
+if [ -z "$MG_FRONT_PID" ] || ! mg_alive "$MG_FRONT_PID"; then
+	tap_done
+	exit 1
+fi
+
+echo "# mod_proxy_fcgi"
+front_checks "$MG_BASE" "" /mcpgate-test/unknown "$MG_LOG"
+fc_exact
+gone=
+for pid in $FC_PIDS_BEFORE; do
+	mg_alive "$pid" || gone="$gone $pid"
+done
+is "the mcpgate processes survived every request" "$gone" ""
+
+echo "# CGI"
+# mcpgate's stderr (the request log) goes to Apache's error log.
+front_checks "$MG_BASE" /cgi-bin/mcpgate /cgi-bin/mcpgate/no-such-path "$MG_FRONT_LOG"
+req GET /cgi-bin/mcpgate
+is "GET /cgi-bin/mcpgate (no PATH_INFO): 404" "$R_STATUS" 404
+tap_done

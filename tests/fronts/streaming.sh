@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# tests/fronts/streaming.sh — the deploy/ recipes hand an event stream on
+# POST /mcp to the client event by event: no response buffering and no
+# compression, even where the server compresses other responses. nginx,
+# lighttpd and Apache (mod_proxy_fcgi, and CGI) in turn, each in front of a
+# FastCGI stub (sse-stub.py) that writes three events 1.5 s apart, flushing
+# each: the first must arrive long before the last. (A property of the web
+# server configuration; mcpgate's own relaying is tested with its upstreams.)
+# Prints TAP; exits non-zero on failure.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
+MG_TOP=$top
+. "$top/deploy/lib.sh"
+
+if ! need_cmds curl:curl python3:python3 nginx:nginx-light lighttpd:lighttpd apache2:apache2 \
+	>"${TMPDIR:-/tmp}/mcpgate-streaming.$$" 2>&1; then
+	fail "install what the streaming suite needs" "$(tail -n 20 "${TMPDIR:-/tmp}/mcpgate-streaming.$$")"
+	rm -f "${TMPDIR:-/tmp}/mcpgate-streaming.$$"
+	tap_done
+	exit 1
+fi
+rm -f "${TMPDIR:-/tmp}/mcpgate-streaming.$$"
+mg_init || exit 1
+MG_SOCK=$MG_DIR/sse.sock
+python3 "$here/sse-stub.py" "$MG_SOCK" 1.5 2>"$MG_DIR/stub.err" &
+mg_track $!
+for _ in $(seq 1 50); do
+	[ -S "$MG_SOCK" ] && break
+	sleep 0.1
+done
+check "the FastCGI stream stub listens" test -S "$MG_SOCK"
+
+# stream URL LABEL: POST with Accept-Encoding: gzip; checks the arrival times
+# of the three events (ms after the request started) and the headers.
+stream() {
+	local url=$1 label=$2 start line t times='' h=$MG_DIR/stream.h
+	start=${EPOCHREALTIME/./}
+	while IFS= read -r line; do
+		case $line in
+		data:*)
+			t=${EPOCHREALTIME/./}
+			times="$times $(((t - start) / 1000))"
+			;;
+		esac
+	done < <(curl -N -sS --max-time 20 -X POST -H 'Accept-Encoding: gzip' -H 'Content-Type: application/json' \
+		--data '{"jsonrpc":"2.0","id":1,"method":"tools/call"}' -D "$h" "$url" 2>&1)
+	# shellcheck disable=SC2086 # the three numbers
+	set -- $times
+	if [ $# -ne 3 ]; then
+		fail "$label: three events arrive" "arrivals (ms):$times; headers: $(tr -d '\r' <"$h" | head -10)"
+		return
+	fi
+	pass "$label: three events arrive"
+	if [ "$1" -lt 1000 ] && [ $(($3 - $1)) -ge 2500 ]; then
+		pass "$label: each event as it is written (ms: $1 $2 $3)"
+	else
+		fail "$label: each event as it is written" "arrivals (ms): $1 $2 $3; written at 0, 1500, 3000"
+	fi
+	like "$label: Content-Type text/event-stream" "$(grep -i '^content-type:' "$h" | tr -d '\r')" 'text/event-stream'
+	is "$label: not compressed" "$(grep -i '^content-encoding:' "$h" | tr -d '\r')" ""
+}
+
+# nginx, compressing everything it can at the server level.
+port=$(free_port)
+cat >"$MG_DIR/nginx-gzip.conf" <<'CONF'
+gzip on;
+gzip_min_length 1;
+gzip_types text/event-stream application/json;
+CONF
+if start_nginx "$port" "$MG_DIR/nginx-gzip.conf" >"$MG_DIR/nginx.start" 2>&1; then
+	pass "nginx starts"
+	stream "http://127.0.0.1:$port/mcp" "nginx"
+else
+	fail "nginx starts" "$(tail -n 20 "$MG_DIR/nginx.start")"
+fi
+
+# lighttpd, with mod_deflate compressing event streams.
+port=$(free_port)
+cat >"$MG_DIR/lighttpd-deflate.conf" <<'CONF'
+server.modules += ( "mod_deflate" )
+deflate.mimetypes = ( "text/event-stream", "application/json" )
+deflate.allowed-encodings = ( "gzip" )
+deflate.min-compress-size = 1
+CONF
+if start_lighttpd "$port" "$MG_DIR/lighttpd-deflate.conf" >"$MG_DIR/lighttpd.start" 2>&1; then
+	pass "lighttpd starts"
+	stream "http://127.0.0.1:$port/mcp" "lighttpd"
+else
+	fail "lighttpd starts" "$(tail -n 20 "$MG_DIR/lighttpd.start")"
+fi
+
+# Apache, with mod_deflate on event streams; mod_proxy_fcgi to the stub, and
+# a CGI program that streams the same way.
+port=$(free_port)
+mkdir -p "$MG_DIR/cgi"
+cat >"$MG_DIR/cgi/mcpgate" <<'CGI'
+#!/bin/sh
+cat >/dev/null
+printf 'Status: 200 OK\r\nContent-Type: text/event-stream\r\n\r\n'
+for i in 1 2 3; do
+	printf 'event: message\ndata: {"n":%d}\n\n' "$i"
+	[ "$i" -eq 3 ] || sleep 1.5
+done
+CGI
+chmod 755 "$MG_DIR/cgi/mcpgate"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
+MG_CGI_BIN=$MG_DIR/cgi/mcpgate
+# mod_deflate as Debian enables it (deflate.conf: text and script types, not
+# text/event-stream), plus event streams on /mcp: the FastCGI recipe must keep
+# them uncompressed. A CGI program's stream, with a DEFLATE filter registered
+# for its type, is held back by Apache even with no-gzip set (README).
+cat >"$MG_DIR/apache-deflate.conf" <<'CONF'
+LoadModule filter_module /usr/lib/apache2/modules/mod_filter.so
+LoadModule deflate_module /usr/lib/apache2/modules/mod_deflate.so
+AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/javascript application/javascript application/json
+<LocationMatch "^/mcp$">
+    AddOutputFilterByType DEFLATE text/event-stream
+</LocationMatch>
+CONF
+if start_apache "$port" "$MG_DIR/apache-deflate.conf" >"$MG_DIR/apache.start" 2>&1; then
+	pass "Apache starts"
+	stream "http://127.0.0.1:$port/mcp" "Apache mod_proxy_fcgi"
+	stream "http://127.0.0.1:$port/cgi-bin/mcpgate/mcp" "Apache CGI"
+else
+	fail "Apache starts" "$(tail -n 20 "$MG_DIR/apache.start")"
+fi
+tap_done
