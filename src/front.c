@@ -105,10 +105,48 @@ front_cgi(struct gateway *gw)
 
 /* --- FastCGI -------------------------------------------------------------- */
 
+/* Parameter lookup that joins a repeated header with ", " (RFC 9110 §5.3), as
+ * lighttpd and Apache do: nginx sends each header line as its own param, and
+ * FCGX_GetParam would see only the first (two Authorization headers must fail). */
+struct fcgi_params {
+	FCGX_Request *fr;
+	char joined[8192];
+};
+
 static const char *
 fcgi_param(void *ctx, const char *name)
 {
-	return FCGX_GetParam(name, ((FCGX_Request *)ctx)->envp);
+	struct fcgi_params *fp = ctx;
+	size_t nlen = strlen(name), used = 0;
+	const char *first = NULL;
+	char **e;
+	int n = 0;
+
+	for (e = fp->fr->envp; e && *e; e++) {
+		const char *v;
+		size_t vlen;
+
+		if (strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
+			continue;
+		v = *e + nlen + 1;
+		if (n++ == 0) {
+			first = v;
+			continue;
+		}
+		if (n == 2) {
+			used = strlen(first);
+			if (used >= sizeof(fp->joined))
+				return "";	/* too long to join: refuse rather than pick one */
+			memcpy(fp->joined, first, used + 1);
+		}
+		vlen = strlen(v);
+		if (used + 2 + vlen >= sizeof(fp->joined))
+			return "";
+		memcpy(fp->joined + used, ", ", 2);
+		memcpy(fp->joined + used + 2, v, vlen + 1);
+		used += 2 + vlen;
+	}
+	return n > 1 ? fp->joined : first;
 }
 
 static long
@@ -147,6 +185,7 @@ static void *
 worker_main(void *arg)
 {
 	struct thread *t = arg;
+	struct fcgi_params params;
 	FCGX_Request fr;
 	struct request req;
 	struct source body;
@@ -177,7 +216,8 @@ worker_main(void *arg)
 		out.flush = fcgi_flush;
 		out.ctx = fr.out;
 		out.failed = 0;
-		if (request_init(&req, fcgi_param, &fr, &body, clock_mono_us(), clock_wall()) < 0) {
+		params.fr = &fr;
+		if (request_init(&req, fcgi_param, &params, &body, clock_mono_us(), clock_wall()) < 0) {
 			log_err(NULL, "fastcgi: out of memory");
 			FCGX_Finish_r(&fr);
 			continue;
