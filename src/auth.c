@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "secret.h"
+#include "url.h"
 
 #define AUTH_RETRY_AFTER	"5"	/* seconds, on authorization-server failures */
 #define AUTH_WAIT_STEP_MS	5	/* polling a concurrent introspection of the same token */
@@ -110,19 +111,6 @@ auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
 	challenge(cfg, resp, e, description, NULL);
 }
 
-/* Same URL, ignoring one trailing slash (as the SDK's requireBearerAuth does). */
-static int
-same_url(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la && a[la - 1] == '/')
-		la--;
-	if (lb && b[lb - 1] == '/')
-		lb--;
-	return la == lb && strncmp(a, b, la) == 0;
-}
-
 static int
 audience_ok(json_t *aud, const char *resource)
 {
@@ -130,9 +118,9 @@ audience_ok(json_t *aud, const char *resource)
 	json_t *v;
 
 	if (json_is_string(aud))
-		return same_url(json_string_value(aud), resource);
+		return url_same(json_string_value(aud), resource);
 	json_array_foreach(aud, i, v)
-		if (json_is_string(v) && same_url(json_string_value(v), resource))
+		if (json_is_string(v) && url_same(json_string_value(v), resource))
 			return 1;
 	return 0;
 }
@@ -205,7 +193,7 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc
 	if (json_is_integer(v) && json_integer_value(v) > now_s)
 		return *reason = "token not yet valid", -1;
 	s = json_string_value(json_object_get(ir, "iss"));
-	if (json_object_get(ir, "iss") && (s == NULL || !same_url(s, cfg->issuer)))
+	if (json_object_get(ir, "iss") && (s == NULL || !url_same(s, cfg->issuer)))
 		return *reason = "token issued by another issuer", -1;
 	if (!audience_ok(json_object_get(ir, "aud"), cfg->resource))
 		return *reason = "token not issued for this resource", -1;

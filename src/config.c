@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "secret.h"
+#include "url.h"
 
 enum cfg_type {
 	T_STR = 1,	/* any string */
@@ -272,22 +273,6 @@ parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
-static int
-parse_url(const char *s)
-{
-	const char *host;
-
-	if (strncmp(s, "https://", 8) == 0)
-		host = s + 8;
-	else if (strncmp(s, "http://", 7) == 0)
-		host = s + 7;
-	else
-		return -1;
-	if (!*host || *host == '/' || strchr(s, '#') || strpbrk(s, " \t\"<>\\^`{|}"))
-		return -1;
-	return 0;
-}
-
 /* Stores one value; returns NULL or the reason it was refused. */
 static const char *
 set_value(void *base, const struct cfg_key *k, const char *value)
@@ -298,7 +283,7 @@ set_value(void *base, const struct cfg_key *k, const char *value)
 
 	switch (k->type) {
 	case T_URL:
-		if (parse_url(value) < 0)
+		if (url_check(value) < 0)
 			return "expected an absolute http:// or https:// URL without fragment";
 		/* FALLTHROUGH */
 	case T_STR:
@@ -713,28 +698,6 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 		lerr(ld, file, lineno, "read error");
 	fclose(f);
 	return 0;
-}
-
-/* Origin of an http(s) URL, lowercased, default port dropped. */
-static char *
-url_origin(const char *url, const char **path_out)
-{
-	const char *scheme_end = strstr(url, "://"), *host = scheme_end + 3, *end;
-	char *o;
-	size_t n, i;
-	int https = strncmp(url, "https", 5) == 0;
-
-	end = host + strcspn(host, "/?");
-	*path_out = end;
-	n = (size_t)(end - url);
-	if ((o = xstrndup(url, n)) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		o[i] = (char)tolower((unsigned char)o[i]);
-	if ((https && n > 4 && strcmp(o + n - 4, ":443") == 0) ||
-	    (!https && n > 3 && strcmp(o + n - 3, ":80") == 0))
-		*strrchr(o, ':') = '\0';
-	return o;
 }
 
 /* The introspection client's secret: the file's first line. Errors name the key's line. */

@@ -11,6 +11,7 @@
 #include "introspect.h"
 #include "secret.h"
 #include "state.h"
+#include "url.h"
 
 #define ASMETA_MAGIC	0x41534d31u	/* "ASM1" */
 
@@ -157,18 +158,6 @@ discovery_urls(const char *issuer, char urls[3][2200])
 	return (int)n;
 }
 
-static int
-same_issuer(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	while (la && a[la - 1] == '/')
-		la--;
-	while (lb && b[lb - 1] == '/')
-		lb--;
-	return la == lb && strncmp(a, b, la) == 0;
-}
-
 /* Fetches the issuer's metadata; first 2xx wins, a 4xx tries the next URL, anything
  * else stops. */
 static json_t *
@@ -192,7 +181,7 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 		if ((doc = parse_object(ix, "authorization server metadata", err)) == NULL)
 			return NULL;
 		if (!json_is_string(json_object_get(doc, "issuer")) ||
-		    !same_issuer(json_string_value(json_object_get(doc, "issuer")), cfg->issuer)) {
+		    !url_same(json_string_value(json_object_get(doc, "issuer")), cfg->issuer)) {
 			json_decref(doc);
 			gw_error_set(err, GW_EAUTHSERVER, "metadata at %s names another issuer", urls[i]);
 			return NULL;

@@ -224,19 +224,12 @@ state_open(const char *path, const struct state_layout *lay, struct state **out,
 				continue;
 			}
 		}
-		if ((size_t)sb.st_size != want.file_size) {
-			if (rebuild(st, lay, &want, err) < 0)
-				goto fail_fd;
-			flock(fd, LOCK_UN);
-			close(fd);
-			fd = -1;
-			continue;
-		}
-		map = mmap(NULL, want.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED)
-			goto fail_fd;
-		if (!header_ok(map, &want, (size_t)sb.st_size)) {
-			munmap(map, want.file_size);
+		map = (size_t)sb.st_size != want.file_size ? MAP_FAILED :
+		    mmap(NULL, want.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED || !header_ok(map, &want, (size_t)sb.st_size)) {
+			/* Another size, layout or a corrupt header: replace it, then reopen. */
+			if (map != MAP_FAILED)
+				munmap(map, want.file_size);
 			if (rebuild(st, lay, &want, err) < 0)
 				goto fail_fd;
 			flock(fd, LOCK_UN);

@@ -204,9 +204,10 @@ claimed(struct tc_stripe *s, const unsigned char *key)
 	return e && e->kind == E_PENDING && e->owner == (int32_t)getpid() ? e : NULL;
 }
 
-int
-token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    const struct tc_claims *claims, int64_t until_ms)
+/* Our claim for key (or an evicted slot) becomes a result of kind until until_ms. */
+static void
+store(struct token_cache *tc, const unsigned char *key, int64_t now_ms, uint32_t kind,
+    const struct tc_claims *claims, const char *reason, int64_t until_ms)
 {
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
@@ -214,13 +215,21 @@ token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_m
 	lock_stripe(s);
 	if ((e = claimed(s, key)) == NULL)
 		e = victim(s, now_ms);
+	memset(e, 0, sizeof(*e));
 	memcpy(e->key, key, TC_KEY_BYTES);
-	e->claims = *claims;
-	e->reason[0] = '\0';
-	e->owner = 0;
+	if (claims)
+		e->claims = *claims;
+	copy_str(e->reason, sizeof(e->reason), reason);
 	e->until_ms = until_ms;
-	e->kind = until_ms > now_ms ? E_POSITIVE : E_EMPTY;
+	e->kind = until_ms > now_ms ? kind : E_EMPTY;
 	state_unlock(&s->lock);
+}
+
+int
+token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    const struct tc_claims *claims, int64_t until_ms)
+{
+	store(tc, key, now_ms, E_POSITIVE, claims, "", until_ms);
 	return 0;
 }
 
@@ -228,19 +237,7 @@ int
 token_cache_fill_negative(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     const char *reason, int64_t until_ms)
 {
-	struct tc_stripe *s = stripe_of(tc, key);
-	struct tc_entry *e;
-
-	lock_stripe(s);
-	if ((e = claimed(s, key)) == NULL)
-		e = victim(s, now_ms);
-	memset(&e->claims, 0, sizeof(e->claims));
-	memcpy(e->key, key, TC_KEY_BYTES);
-	copy_str(e->reason, sizeof(e->reason), reason);
-	e->owner = 0;
-	e->until_ms = until_ms;
-	e->kind = until_ms > now_ms ? E_NEGATIVE : E_EMPTY;
-	state_unlock(&s->lock);
+	store(tc, key, now_ms, E_NEGATIVE, NULL, reason, until_ms);
 	return 0;
 }
 

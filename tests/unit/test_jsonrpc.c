@@ -93,27 +93,31 @@ post(const char *ctype, const char *pv, const char *body, json_t **out)
 	return status;
 }
 
-static const char *
-str(json_t *j, const char *path)
+/* The value at a dotted path ("result.tools", "0.error.code"), or NULL. */
+static json_t *
+walk(json_t *j, const char *path)
 {
-	json_t *v = j;
 	char buf[128], *tok, *save;
 
 	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save))
-		v = json_is_array(v) ? json_array_get(v, (size_t)atoi(tok)) : json_object_get(v, tok);
+	for (tok = strtok_r(buf, ".", &save); tok && j; tok = strtok_r(NULL, ".", &save))
+		j = json_is_array(j) ? json_array_get(j, strtoul(tok, NULL, 10)) : json_object_get(j, tok);
+	return j;
+}
+
+static const char *
+str(json_t *j, const char *path)
+{
+	json_t *v = walk(j, path);
+
 	return json_is_string(v) ? json_string_value(v) : "";
 }
 
 static long long
 num(json_t *j, const char *path)
 {
-	json_t *v = j;
-	char buf[128], *tok, *save;
+	json_t *v = walk(j, path);
 
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save))
-		v = json_is_array(v) ? json_array_get(v, (size_t)atoi(tok)) : json_object_get(v, tok);
 	return json_is_integer(v) ? json_integer_value(v) : -999999;
 }
 

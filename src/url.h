@@ -1,0 +1,15 @@
+/* url — the few URL operations the gateway needs (absolute http/https URLs only). */
+#ifndef GW_URL_H
+#define GW_URL_H
+
+/* 0 when s is an absolute http:// or https:// URL with a host, no fragment and no
+ * characters that must be escaped; -1 otherwise. */
+int url_check(const char *s);
+/* scheme://host[:port] of url, lowercased, default port dropped (new string, or
+ * NULL); *path_out points at the rest of url. url must pass url_check. */
+char *url_origin(const char *url, const char **path_out);
+/* Same URL, ignoring one trailing slash on either side (as the MCP SDK does for
+ * audiences, and RFC 8414 issuers are compared). */
+int url_same(const char *a, const char *b);
+
+#endif
