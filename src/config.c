@@ -56,6 +56,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100" },
 	{ "state", T_STR, C(state), 0, 0, NULL, NULL },
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
+	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
 	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
 	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
@@ -700,11 +701,24 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 	return 0;
 }
 
+/* Where key of a section was set (for errors that arise after parsing). */
+static const struct cfg_where *
+where_of(const struct cfg_section *sec, const struct cfg_key *keys, const char *key)
+{
+	static const struct cfg_where none = { NULL, 0 };
+	size_t i;
+
+	for (i = 0; keys[i].key; i++)
+		if (strcmp(keys[i].key, key) == 0)
+			return &sec->at[i];
+	return &none;
+}
+
 /* The introspection client's secret: the file's first line. Errors name the key's line. */
 static int
 read_secret(struct loader *ld, struct config *cfg)
 {
-	const struct cfg_where *w = &cfg->auth.at[3];	/* client-secret-file */
+	const struct cfg_where *w = where_of(&cfg->auth, auth_keys, "client-secret-file");
 	char line[1024];
 	FILE *f;
 	size_t n;
@@ -727,6 +741,41 @@ read_secret(struct loader *ld, struct config *cfg)
 	return cfg->client_secret ? 0 : -1;
 }
 
+/* A 32-byte key shared by several hosts: 32 raw bytes, or 64 hex digits and a newline. */
+static int
+read_session_key(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w = where_of(&cfg->gateway, gateway_keys, "session-key-file");
+	unsigned char raw[80];
+	size_t n, i;
+	FILE *f;
+
+	if ((f = fopen(cfg->session_key_file, "rb")) == NULL) {
+		lerr(ld, w->file, w->line, "session-key-file: %s: %s", cfg->session_key_file, strerror(errno));
+		return -1;
+	}
+	n = fread(raw, 1, sizeof(raw), f);
+	fclose(f);
+	while (n > 32 && (raw[n - 1] == '\n' || raw[n - 1] == '\r'))
+		n--;
+	if (n == 32)
+		memcpy(cfg->session_key, raw, 32);
+	else if (n == 64) {
+		for (i = 0; i < 32; i++)
+			if (sscanf((const char *)raw + 2 * i, "%2hhx", &cfg->session_key[i]) != 1 ||
+			    !isxdigit(raw[2 * i]) || !isxdigit(raw[2 * i + 1]))
+				n = 0;
+	}
+	secret_wipe(raw, sizeof(raw));
+	if (n != 32 && n != 64) {
+		lerr(ld, w->file, w->line, "session-key-file: %s: expected 32 bytes or 64 hex digits",
+		    cfg->session_key_file);
+		return -1;
+	}
+	cfg->has_session_key = 1;
+	return 0;
+}
+
 static int
 derive(struct loader *ld, const char *path)
 {
@@ -745,8 +794,9 @@ derive(struct loader *ld, const char *path)
 	if ((cfg->origin = url_origin(cfg->resource, &rpath)) == NULL)
 		return -1;
 	if (strchr(rpath, '?')) {
-		lerr(ld, cfg->gateway.at[0].file, cfg->gateway.at[0].line,
-		    "resource: must not carry a query");
+		const struct cfg_where *w = where_of(&cfg->gateway, gateway_keys, "resource");
+
+		lerr(ld, w->file, w->line, "resource: must not carry a query");
 		return -1;
 	}
 	n = strlen(cfg->origin) + strlen(rpath) + 64;
@@ -762,6 +812,8 @@ derive(struct loader *ld, const char *path)
 		snprintf(cfg->docs_url, n, "%s/docs", cfg->origin);
 	}
 	if (cfg->client_secret_file && read_secret(ld, cfg) < 0)
+		return -1;
+	if (cfg->session_key_file && read_session_key(ld, cfg) < 0)
 		return -1;
 	if (!cfg->name && (cfg->name = strdup("mcpgate")) == NULL)
 		return -1;
@@ -805,7 +857,7 @@ check_refs(struct loader *ld)
 			for (i = 0; i < cfg->n_upstreams && !found; i++)
 				found = cfg->upstreams[i].group && strcmp(cfg->upstreams[i].group, name) == 0;
 			if (!found) {
-				const struct cfg_where *w = &tn->s.at[0];	/* "groups" is key 0 */
+				const struct cfg_where *w = where_of(&tn->s, tenant_keys, "groups");
 
 				lerr(ld, w->file, w->line, "groups: no [group \"%s\"] or upstream group of that name", name);
 			}
@@ -909,6 +961,7 @@ config_unref(struct config *cfg)
 	free(cfg->upstreams);
 	free(cfg->groups);
 	free(cfg->tenants);
+	secret_wipe(cfg->session_key, sizeof(cfg->session_key));
 	free(cfg->origin);
 	free(cfg->prm_url);
 	if (cfg->client_secret) {

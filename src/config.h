@@ -95,6 +95,9 @@ struct config {
 	long max_batch;
 	char *state;
 	char *session_key_file;
+	unsigned char session_key[32];	/* from session-key-file */
+	int has_session_key;
+	long session_ttl;
 	char *log_file;
 	struct strlist trusted_proxies;
 	long workers;

@@ -21,6 +21,7 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EASMETA]	= { 500, 0, "temporarily_unavailable", "Authorization server metadata is not available" },
 	[GW_EAUTHSERVER] = { 500, 0, "temporarily_unavailable", "The authorization server could not verify the token; retry later" },
 	[GW_ESCOPE]	= { 403, 0, "insufficient_scope", "The access token lacks a required scope" },
+	[GW_ESESSION]	= { 404, -32001, "session_not_found", "Session not found or ended" },
 	[GW_EINTERNAL]	= { 500, -32603, "server_error", "Internal gateway error" },
 	[GW_ECONFIG]	= { 500, -32603, "server_error", "Gateway configuration is not usable" },
 };

@@ -17,6 +17,7 @@ enum gw_err {
 	GW_EASMETA,		/* authorization-server metadata unavailable */
 	GW_EAUTHSERVER,		/* introspection failed: the authorization server is unreachable or broken */
 	GW_ESCOPE,		/* token lacks a required scope */
+	GW_ESESSION,		/* Mcp-Session-Id unknown, ended, expired, altered or another caller's */
 	GW_EINTERNAL,		/* gateway fault */
 	GW_ECONFIG,		/* no usable configuration */
 	GW_ERR_MAX

@@ -35,6 +35,8 @@ open_state(struct gateway *gw, const struct config *cfg)
 	lay.region[STATE_ASMETA].init = introspect_asmeta_region_init;
 	lay.region[STATE_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
 	lay.region[STATE_CACHE].init = token_cache_region_init;
+	lay.region[STATE_TOMBS].size = session_tombstones_size();
+	lay.region[STATE_TOMBS].init = session_tombstones_init;
 	if (path == NULL) {
 		snprintf(fallback, sizeof(fallback), "%s/mcpgate-%ld.state",
 		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)geteuid());
@@ -48,6 +50,7 @@ open_state(struct gateway *gw, const struct config *cfg)
 		}
 	}
 	gw->asmeta = state_region(gw->state, STATE_ASMETA, NULL);
+	gw->tombs = state_region(gw->state, STATE_TOMBS, NULL);
 	region = state_region(gw->state, STATE_CACHE, &size);
 	if ((gw->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
@@ -137,6 +140,14 @@ gateway_reload(struct gateway *gw, int force)
 	config_unref(cur);
 	log_info(NULL, "config: reloaded %s", gw->config_path);
 	return 1;
+}
+
+const unsigned char *
+gateway_session_key(const struct gateway *gw, const struct config *cfg)
+{
+	if (cfg->has_session_key)
+		return cfg->session_key;
+	return gw->state ? state_session_key(gw->state) : NULL;
 }
 
 int

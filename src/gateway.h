@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "introspect.h"
+#include "session.h"
 #include "state.h"
 #include "token_cache.h"
 
@@ -20,6 +21,7 @@ struct gateway {
 	struct state *state;	/* NULL when even a private mapping failed */
 	struct token_cache *tokens;
 	void *asmeta;
+	void *tombs;		/* ended sessions */
 };
 
 /* What one thread needs for the outbound calls of its requests. */
@@ -36,6 +38,9 @@ struct config *gateway_config(struct gateway *gw);
 /* Reloads when forced or when the files changed. 1 = reloaded, 0 = unchanged,
  * -1 = the new files are broken (logged, the old configuration stays). */
 int gateway_reload(struct gateway *gw, int force);
+
+/* The key that seals sessions: session-key-file when configured, else the host's. */
+const unsigned char *gateway_session_key(const struct gateway *gw, const struct config *cfg);
 
 int worker_init(struct worker *w, struct gateway *gw);
 void worker_free(struct worker *w);

@@ -1,5 +1,5 @@
-/* h_mcp — POST /mcp. The router's gate has already checked the Origin, the body size
- * and the token. */
+/* h_mcp — POST and DELETE /mcp. The router's gate has already checked the Origin,
+ * the body size and the token. */
 #include "autoconf.h"
 
 #include "handlers.h"
@@ -9,5 +9,10 @@ void
 h_mcp(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
-	mcp_exchange(cfg, caller, req, resp);
+	struct mcp_env env = { gateway_session_key(w->gw, cfg), w->gw->tombs };
+
+	if (req->method == M_DELETE)
+		mcp_end_session(&env, cfg, caller, req, resp);
+	else
+		mcp_exchange(&env, cfg, caller, req, resp);
 }

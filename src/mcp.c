@@ -4,6 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <stdio.h>
+
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
@@ -13,6 +15,7 @@ static const char *const versions[] = {
 };
 
 struct mcp_call {
+	const struct mcp_env *env;
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;
@@ -143,11 +146,74 @@ accept_ok(const char *accept)
 	    strstr(accept, "text/event-stream") || strstr(accept, "*/*") || strstr(accept, "application/*");
 }
 
-void
-mcp_exchange(const struct config *cfg, const struct caller *caller, struct request *req,
-    struct response *resp)
+static void
+caller_who(const struct caller *caller, char who[33])
 {
-	struct mcp_call c = { cfg, caller, req, 0 };
+	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
+}
+
+/* A fresh session for an initialize that succeeded: the Mcp-Session-Id header. */
+static void
+issue_session(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    const struct request *req, json_t *answer, struct response *resp)
+{
+	const char *pv = json_string_value(json_object_get(json_object_get(answer, "result"), "protocolVersion"));
+	struct session s;
+	char id[SESSION_ID_MAX];
+
+	if (pv == NULL || env->session_key == NULL)
+		return;
+	memset(&s, 0, sizeof(s));
+	snprintf(s.version, sizeof(s.version), "%s", pv);
+	caller_who(caller, s.who);
+	s.exp = req->now + cfg->session_ttl;
+	if (session_seal(env->session_key, &s, id) == 0)
+		response_set_header(resp, "Mcp-Session-Id", "%s", id);
+}
+
+/* A presented Mcp-Session-Id must open for this caller; none means stateless. */
+static int
+check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
+    struct session *s)
+{
+	char who[33];
+
+	memset(s, 0, sizeof(*s));
+	if (req->session_id == NULL)
+		return 0;
+	caller_who(caller, who);
+	if (env->session_key == NULL ||
+	    session_open(env->session_key, env->tombstones, req->session_id, who, req->now, s) < 0)
+		return -1;
+	return 0;
+}
+
+void
+mcp_end_session(const struct mcp_env *env, const struct config *cfg,
+    const struct caller *caller, struct request *req, struct response *resp)
+{
+	struct session s;
+
+	response_set_header(resp, "Cache-Control", "no-store");
+	if (req->session_id == NULL) {
+		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
+		return;
+	}
+	if (check_session(env, caller, req, &s) < 0 || env->tombstones == NULL) {
+		response_set_error(resp, GW_ESESSION, NULL);
+		return;
+	}
+	session_end(env->tombstones, req->session_id, s.exp, req->now);
+	session_clear(&s);
+	response_set_empty(resp, 204);
+}
+
+void
+mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    struct request *req, struct response *resp)
+{
+	struct mcp_call c = { env, cfg, caller, req, 0 };
+	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m;
 	struct buf body;
@@ -170,6 +236,10 @@ mcp_exchange(const struct config *cfg, const struct caller *caller, struct reque
 		response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
 		goto out;
 	}
+	if (check_session(env, caller, req, &sess) < 0) {
+		response_set_error(resp, GW_ESESSION, NULL);
+		goto out;
+	}
 	if (request_read_body(req, (size_t)cfg->max_body, &body, &e) < 0) {
 		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
 		goto out;
@@ -187,7 +257,11 @@ mcp_exchange(const struct config *cfg, const struct caller *caller, struct reque
 			response_set_empty(resp, 202);
 			goto out;
 		}
-		response_set_json(resp, 200, dispatch(&c, &m));
+		out = dispatch(&c, &m);
+		if (strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
+			issue_session(env, cfg, caller, req, out, resp);
+		response_set_json(resp, 200, out);
+		out = NULL;
 		goto out;
 	}
 	if (json_array_size(payload) > (size_t)cfg->max_batch) {
@@ -210,6 +284,7 @@ mcp_exchange(const struct config *cfg, const struct caller *caller, struct reque
 		out = NULL;
 	}
 out:
+	session_clear(&sess);
 	json_decref(out);
 	json_decref(payload);
 	buf_free(&body);

@@ -8,13 +8,23 @@
 #include "config.h"
 #include "request.h"
 #include "response.h"
+#include "session.h"
 
 #define MCP_LATEST_VERSION	"2025-11-25"
+
+/* What the exchange uses from the gateway. */
+struct mcp_env {
+	const unsigned char *session_key;	/* 32 bytes */
+	void *tombstones;			/* may be NULL */
+};
 
 /* 1 when v is a protocol revision this gateway speaks. */
 int mcp_version_supported(const char *v);
 /* The exchange after the gate (origin, size, token): fills resp. */
-void mcp_exchange(const struct config *cfg, const struct caller *caller, struct request *req,
-    struct response *resp);
+void mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    struct request *req, struct response *resp);
+/* DELETE /mcp: ends the caller's session (204), 404 when it is not one, 400 without it. */
+void mcp_end_session(const struct mcp_env *env, const struct config *cfg,
+    const struct caller *caller, struct request *req, struct response *resp);
 
 #endif

@@ -29,8 +29,8 @@ struct route {
 };
 
 static const struct route routes[] = {
-	/* DELETE joins when sessions do (issue #4); GET when there is a stream to give. */
-	{ "/mcp", M_POST, h_mcp, R_ORIGIN | R_BODY | R_AUTH },
+	/* GET joins when there is a server-to-client stream to give (405 until then). */
+	{ "/mcp", M_POST | M_DELETE, h_mcp, R_ORIGIN | R_BODY | R_AUTH },
 	{ "/mcp/health", M_GET, h_health, R_PUBLIC },
 	{ "/.well-known/mcp", M_GET, h_mcp_metadata, R_PUBLIC | R_DOC },
 	{ "/.well-known/oauth-protected-resource", M_GET, h_protected_resource, R_PUBLIC | R_DOC },

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <sodium.h>
+#include <string.h>
 
 #include "secret.h"
 
@@ -67,4 +68,48 @@ secret_base64(const void *p, size_t n, char *out, size_t outlen)
 		return -1;
 	sodium_bin2base64(out, outlen, p, n, sodium_base64_VARIANT_ORIGINAL);
 	return 0;
+}
+
+#define SEAL_MAX	4096
+
+int
+secret_seal(const unsigned char *key, const void *p, size_t n, const char *ad,
+    char *out, size_t outlen)
+{
+	unsigned char box[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + SEAL_MAX +
+	    crypto_aead_xchacha20poly1305_ietf_ABYTES];
+	unsigned long long clen;
+	size_t total;
+
+	if (n > SEAL_MAX)
+		return -1;
+	randombytes_buf(box, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(box + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
+	    &clen, p, n, (const unsigned char *)ad, strlen(ad), NULL, box, key);
+	total = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + (size_t)clen;
+	if (outlen < sodium_base64_ENCODED_LEN(total, sodium_base64_VARIANT_URLSAFE_NO_PADDING))
+		return -1;
+	sodium_bin2base64(out, outlen, box, total, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	return 0;
+}
+
+long
+secret_open(const unsigned char *key, const char *sealed, const char *ad, char *out, size_t outlen)
+{
+	unsigned char box[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + SEAL_MAX +
+	    crypto_aead_xchacha20poly1305_ietf_ABYTES];
+	unsigned long long mlen;
+	size_t blen;
+
+	if (sodium_base642bin(box, sizeof(box), sealed, strlen(sealed), NULL, &blen, NULL,
+	    sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+	    blen < crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + crypto_aead_xchacha20poly1305_ietf_ABYTES ||
+	    blen - crypto_aead_xchacha20poly1305_ietf_NPUBBYTES - crypto_aead_xchacha20poly1305_ietf_ABYTES >= outlen)
+		return -1;
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt((unsigned char *)out, &mlen, NULL,
+	    box + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, blen - crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
+	    (const unsigned char *)ad, strlen(ad), box, key) != 0)
+		return -1;
+	out[mlen] = '\0';
+	return (long)mlen;
 }

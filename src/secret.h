@@ -14,6 +14,14 @@ void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
 void secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32]);
 /* Standard base64 of p into out (outlen >= 4 * ceil(n / 3) + 1); -1 when too small. */
 int secret_base64(const void *p, size_t n, char *out, size_t outlen);
+/* Authenticated encryption (XChaCha20-Poly1305, random nonce) of p under a 32-byte
+ * key, as unpadded base64url into out (visible ASCII). 0, or -1 when out is too small. */
+int secret_seal(const unsigned char *key, const void *p, size_t n, const char *ad,
+    char *out, size_t outlen);
+/* Opens what secret_seal made: plaintext into out (NUL-terminated), its length, or -1
+ * when forged, altered, sealed under another key, or too large. */
+long secret_open(const unsigned char *key, const char *sealed, const char *ad,
+    char *out, size_t outlen);
 int secret_equal(const void *a, const void *b, size_t n);	/* constant time; 1 if equal */
 void secret_wipe(void *p, size_t n);
 

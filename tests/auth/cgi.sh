@@ -144,6 +144,36 @@ is "shared cache: one introspection for all of them" "$n" 1
 pids=$(pgrep -f "$T/gw.conf" | wc -l)
 [ "$pids" -ge 4 ] && pass "4 FastCGI processes served ($pids running)" || fail "4 FastCGI processes" "$pids"
 
+# Sessions: sealed, bound to the caller, ended by DELETE (any process can check them).
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#INIT} HTTP_AUTHORIZATION="Bearer $machine" <<< "$INIT"
+sid=$(header Mcp-Session-Id)
+is "initialize: 200" "$(status)" 200
+like "initialize: Mcp-Session-Id issued (visible ASCII)" "$sid" '^[A-Za-z0-9_-]{60,}$'
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="$sid" HTTP_MCP_PROTOCOL_VERSION=2025-06-18 <<< "$LIST"
+is "session: used by its caller: 200" "$(status)" 200
+env -i REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+	HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="$sid" timeout 5 cgi-fcgi -bind -connect "$T/fcgi.sock" <<< "$LIST" > "$T/out"
+like "session: continued by a FastCGI process (no session table)" "$(head -1 "$T/out")" '^Status: 200'
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $user" HTTP_MCP_SESSION_ID="$sid" <<< "$LIST"
+is "session: presented with another caller's token: 404" "$(status)" 404
+is "session: 404 says so" "$(jf .error)" session_not_found
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="${sid%?}x" <<< "$LIST"
+is "session: tampered: 404" "$(status)" 404
+cgi DELETE /mcp HTTP_AUTHORIZATION="Bearer $machine"
+is "DELETE without a session: 400" "$(status)" 400
+cgi DELETE /mcp HTTP_AUTHORIZATION="Bearer $user" HTTP_MCP_SESSION_ID="$sid"
+is "DELETE of another caller's session: 404" "$(status)" 404
+cgi DELETE /mcp HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="$sid"
+is "DELETE: 204" "$(status)" 204
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="$sid" <<< "$LIST"
+is "after DELETE the id answers 404 (CGI)" "$(status)" 404
+env -i REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+	HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="$sid" timeout 5 cgi-fcgi -bind -connect "$T/fcgi.sock" <<< "$LIST" > "$T/out"
+like "after DELETE the id answers 404 (FastCGI: tombstone shared)" "$(head -1 "$T/out")" '^Status: 404'
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" <<< "$LIST"
+is "no session id: served statelessly" "$(status)" 200
+
 # No token, nor any 12-character fragment of one, in any log.
 leaks=0
 for t in "${all_tokens[@]}"; do

@@ -16,7 +16,7 @@ jq -e 'has("error") and has("error_description") and has("message") and has("req
 for m in GET PUT PATCH; do
 	cgi "$m" /mcp
 	is "$m /mcp: 405" "$(status)" 405
-	is "$m /mcp: Allow" "$(header Allow)" "POST, OPTIONS"
+	is "$m /mcp: Allow" "$(header Allow)" "POST, DELETE, OPTIONS"
 done
 cgi POST /mcp/health
 is "POST /mcp/health: 405" "$(status)" 405

@@ -28,7 +28,7 @@ is "FastCGI: health 200" "$(status)" 200
 bad=0; ids=$T/ids; : > "$ids"
 for i in $(seq 1 40); do
 	fcgi GET /mcp/health;  [ "$(status)" = 200 ] && [ -z "$(header Allow)" ] || bad=$((bad + 1)); header X-Request-Id >> "$ids"
-	fcgi GET /mcp;         [ "$(status)" = 405 ] && [ "$(header Allow)" = "POST, OPTIONS" ] || bad=$((bad + 1)); header X-Request-Id >> "$ids"
+	fcgi GET /mcp;         [ "$(status)" = 405 ] && [ "$(header Allow)" = "POST, DELETE, OPTIONS" ] || bad=$((bad + 1)); header X-Request-Id >> "$ids"
 	fcgi GET /nope;        [ "$(status)" = 404 ] && [ -z "$(header Allow)" ] && [ -z "$(header WWW-Authenticate)" ] || bad=$((bad + 1)); header X-Request-Id >> "$ids"
 done
 is "120 mixed requests, each answered on its own" "$bad" 0

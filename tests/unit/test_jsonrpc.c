@@ -43,6 +43,8 @@ static const struct {
 };
 
 static char conf[256];
+static const unsigned char session_key[32] = { 7 };
+static const struct mcp_env env = { session_key, NULL };
 
 struct chunk {
 	const char *p;
@@ -83,7 +85,7 @@ post(const char *ctype, const char *pv, const char *body, json_t **out)
 	req.body.ctx = &ck;
 	req.body.read = test_read;
 	response_init(&resp, "rid");
-	mcp_exchange(cfg, &caller, &req, &resp);
+	mcp_exchange(&env, cfg, &caller, &req, &resp);
 	status = resp.status;
 	*out = resp.json ? json_incref(resp.json) : NULL;
 	response_free(&resp);

@@ -1,0 +1,40 @@
+/* session — Mcp-Session-Id for the pre-2026 revisions (DESIGN §6): a sealed blob
+ * (XChaCha20-Poly1305 under the host's key or a shared session-key-file) holding the
+ * negotiated version, a digest of the caller's identity, upstream session ids and an
+ * expiry. No session table exists: any process or host with the key continues any
+ * session. DELETE leaves a tombstone in the shared state until the blob expires. */
+#ifndef GW_SESSION_H
+#define GW_SESSION_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SESSION_ID_MAX	1024
+#define SESSION_KEY_BYTES 32
+
+struct session {
+	char version[16];	/* negotiated protocol revision */
+	char who[33];		/* hex digest of subject, client id and tenant */
+	int64_t exp;		/* seconds */
+	json_t *upstreams;	/* {upstream name: its session id}; owned */
+};
+
+/* The caller digest stored in a session. */
+void session_who(const char *subject, const char *client_id, const char *tenant, char out[33]);
+/* Seals s into id (SESSION_ID_MAX bytes). 0 or -1. */
+int session_seal(const unsigned char *key, const struct session *s, char *id);
+/* Opens id for this caller at now: 0 with *s (free with session_clear), or -1 when
+ * forged, altered, expired, another caller's, or ended. */
+int session_open(const unsigned char *key, void *tombstones, const char *id, const char *who,
+    int64_t now, struct session *s);
+void session_clear(struct session *s);
+
+/* Tombstones: a bounded region of the state file. */
+size_t session_tombstones_size(void);
+void session_tombstones_init(void *region, size_t size, int shared);
+/* Ends the session named by id (already opened) until its expiry. When its bucket
+ * is full of live tombstones the soonest-expiring is dropped (and logged). 0. */
+int session_end(void *tombstones, const char *id, int64_t exp, int64_t now);
+
+#endif

@@ -1,0 +1,65 @@
+/* Unit tests: sealed sessions and tombstones. */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "secret.h"
+#include "session.h"
+#include "tap.h"
+
+int
+main(void)
+{
+	unsigned char key[32] = { 1 }, other[32] = { 2 };
+	char id[SESSION_ID_MAX], bad[SESSION_ID_MAX], alice[33], bob[33];
+	struct session s, got;
+	void *tombs;
+	size_t i;
+
+	secret_init();
+	tombs = malloc(session_tombstones_size());
+	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	session_who("alice", "cli", "acme", alice);
+	session_who("bob", "cli", "acme", bob);
+	ok(strcmp(alice, bob) != 0 && strlen(alice) == 32, "caller digests differ per identity");
+	session_who("alice", "cli", "beta", bob);
+	ok(strcmp(alice, bob) != 0, "the tenant is part of the identity");
+
+	memset(&s, 0, sizeof(s));
+	strcpy(s.version, "2025-06-18");
+	memcpy(s.who, alice, 33);
+	s.exp = 1000;
+	s.upstreams = json_pack("{s:s}", "github", "up-session-1");
+	ok(session_seal(key, &s, id) == 0, "sealed");
+	ok(strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == strlen(id),
+	    "the id is visible ASCII (base64url)");
+	ok(strstr(id, "2025") == NULL && strstr(id, "alice") == NULL, "nothing readable inside");
+	ok(session_open(key, tombs, id, alice, 999, &got) == 0, "opens for its caller before expiry");
+	is_str(got.version, "2025-06-18", "version kept");
+	is_str(json_string_value(json_object_get(got.upstreams, "github")), "up-session-1", "upstream session ids kept");
+	session_clear(&got);
+	ok(session_open(key, tombs, id, alice, 1000, &got) < 0, "expired: refused");
+	session_who("bob", "cli", "acme", bob);
+	ok(session_open(key, tombs, id, bob, 10, &got) < 0, "another caller's: refused");
+	ok(session_open(other, tombs, id, alice, 10, &got) < 0, "another key: refused");
+	for (i = 0; i < strlen(id); i += 7) {
+		strcpy(bad, id);
+		bad[i] = bad[i] == 'A' ? 'B' : 'A';
+		if (session_open(key, tombs, bad, alice, 10, &got) == 0)
+			break;
+	}
+	ok(i >= strlen(id), "any altered character: refused");
+	ok(session_open(key, tombs, "", alice, 10, &got) < 0 && session_open(key, tombs, "!!!", alice, 10, &got) < 0,
+	    "garbage: refused");
+	session_end(tombs, id, s.exp, 10);
+	ok(session_open(key, tombs, id, alice, 11, &got) < 0, "ended (DELETE): refused");
+	ok(session_open(key, NULL, id, alice, 11, &got) == 0, "(without the tombstones the blob itself is still valid)");
+	session_clear(&got);
+	ok(session_seal(key, &s, bad) == 0 && strcmp(bad, id) != 0, "sealing twice gives different ids (random nonce)");
+	ok(session_open(key, tombs, bad, alice, 11, &got) == 0, "and ending one does not end the other");
+	session_clear(&got);
+	json_decref(s.upstreams);
+	free(tombs);
+	return done_testing();
+}
