@@ -161,6 +161,29 @@ open_trusted(const char *path, struct stat *sb)
 	return fd;
 }
 
+/* <path>.lock, exclusively locked: serializes creation and validation. */
+static int
+open_lock(const char *path, struct gw_error *err)
+{
+	char lp[4096];
+	struct stat sb;
+	int fd;
+
+	if (snprintf(lp, sizeof(lp), "%s.lock", path) >= (int)sizeof(lp)) {
+		gw_error_set(err, GW_EINTERNAL, "state: path too long");
+		return -1;
+	}
+	fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+	    flock(fd, LOCK_EX) < 0) {
+		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", lp, fd < 0 ? strerror(errno) : "not ours");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int
 open_private(struct state *st, const struct state_layout *lay, struct state_header *want,
     struct gw_error *err)
@@ -183,7 +206,7 @@ state_open(const char *path, const struct state_layout *lay, struct state **out,
 	struct state_header want;
 	struct state *st;
 	struct stat sb;
-	int fd = -1, tries, rc = -1;
+	int fd = -1, lockfd = -1, tries, rc = -1;
 	void *map;
 
 	*out = NULL;
@@ -199,6 +222,10 @@ state_open(const char *path, const struct state_layout *lay, struct state **out,
 		goto out;
 	}
 	if ((st->path = strdup(path)) == NULL)
+		goto out;
+	/* One opener at a time per host: without this, two processes starting together
+	 * could each build and rename a file, and one would keep a deleted inode. */
+	if ((lockfd = open_lock(path, err)) < 0)
 		goto out;
 	for (tries = 0; tries < 4; tries++) {
 		fd = open_trusted(path, &sb);
@@ -255,6 +282,8 @@ fail_fd:
 	flock(fd, LOCK_UN);
 	close(fd);
 out:
+	if (lockfd >= 0)
+		close(lockfd);	/* releases the opener lock */
 	if (rc == 0)
 		*out = st;
 	else

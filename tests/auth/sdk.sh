@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The official MCP SDK client (@modelcontextprotocol/sdk 1.32.2, tests/package.json)
+# finds its way in on its own: real nginx (deploy/nginx recipe) + spawn-fcgi + mcpgate,
+# with oidc-provider (tests/idp) as the issuer. The SDK meets the 401, reads the
+# challenge, fetches the protected-resource and authorization-server metadata, registers
+# (DCR), authorizes with PKCE and resource=<gateway URL> through the headless login,
+# gets a token, and then initialize, tools/list and ping work; a token for another
+# resource is refused. The steps are checked in tests/auth/sdk-discovery.mjs; this
+# script starts and stops everything and turns its lines into this suite's TAP.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
+MG_TOP=$top
+MCPGATE_BIN=${MCPGATE_BIN:-$top/src/mcpgate}
+. "$top/deploy/lib.sh"
+need_cmds nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq >/dev/null 2>&1 \
+	|| { echo "Bail out! cannot install nginx, spawn-fcgi, curl, jq"; exit 1; }
+[ -f "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json" ] \
+	|| { echo "Bail out! @modelcontextprotocol/sdk is not installed (npm ci --prefix tests)"; exit 1; }
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+NODE_PID=
+stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+trap 'stop_node; stop_idp; stop_all' EXIT
+
+port=$(free_port)
+base=http://127.0.0.1:$port
+other=http://127.0.0.1:1/other/mcp
+start_idp "$base/mcp" "$other"
+printf 'mcpgate-secret\n' > "$T/secret"
+cat > "$T/mcpgate.conf" <<CONF
+[gateway]
+resource = $base/mcp
+name = com.example/gateway
+state = $T/state
+log-file = $T/gw.log
+[auth]
+issuer = $IDP
+client-id = mcpgate
+client-secret-file = $T/secret
+required-scopes = mcp:tools
+scopes-supported = mcp:tools
+cache-ttl = 60
+negative-ttl = 5
+timeout-ms = 1500
+CONF
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/mcpgate.conf" 2 2 >"$T/start.out" 2>&1 && start_nginx "$port" >>"$T/start.out" 2>&1; then
+	pass "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate + oidc-provider started"
+else
+	fail "nginx + spawn-fcgi + mcpgate + oidc-provider started" "$(tail -n 20 "$T/start.out")"
+	tap_done
+	exit 1
+fi
+pids_before=$MG_FCGI_PIDS
+
+# Sessions and the token cache live in the shared state file: a session made by one
+# process is continued by another only if both map the same file. Two processes that
+# start together must not each build their own (one would keep a deleted inode).
+maps=
+for pid in $pids_before; do
+	m=$(awk -v f="$T/state" '$6 == f { print $5 ($7 == "(deleted)" ? " deleted" : ""); exit }' "/proc/$pid/maps" 2>/dev/null)
+	maps="$maps${maps:+, }$pid: ${m:-none}"
+done
+if ! printf '%s' "$maps" | grep -q '[0-9]: [0-9]'; then
+	pass "every mcpgate process maps the same live state file # SKIP no mapping of $T/state seen in /proc ($maps)"
+elif [ "$(printf '%s\n' "$maps" | tr ',' '\n' | sed 's/^ *[0-9]*: //' | sort -u | wc -l)" -eq 1 ] \
+	&& ! printf '%s' "$maps" | grep -q 'deleted\|none'; then
+	pass "every mcpgate process maps the same live state file ($maps)"
+else
+	fail "every mcpgate process maps the same live state file" "pid: inode of $T/state mapped — $maps
+(a process holding a deleted or different inode has its own token cache and session key:
+sessions it did not create answer 404)"
+fi
+
+# The SDK run: 45 s at most (sdk-discovery.mjs stops itself after 40 s). Its "ok N - x"
+# lines are renumbered into ours, its "#" lines passed through.
+timeout -k 2 45 node "$here/sdk-discovery.mjs" "$base/mcp" --other-resource "$other" \
+	--fragments "$T/fragments" --no-plan > "$T/sdk.tap" 2> "$T/sdk.err" &
+NODE_PID=$!
+wait "$NODE_PID"
+rc=$?
+NODE_PID=
+steps=0
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) steps=$((steps + 1)); pass "$(printf '%s' "$line" | sed -E 's/^ok [0-9]+ - //')" ;;
+	"not ok "*)
+		steps=$((steps + 1)); tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
+		printf 'not ok %d - %s\n' "$tap_n" "$(printf '%s' "$line" | sed -E 's/^not ok [0-9]+ - //')" ;;
+	"#"*) printf '%s\n' "$line" ;;
+	*) [ -z "$line" ] || printf '# %s\n' "$line" ;;
+	esac
+done < "$T/sdk.tap"
+if [ "$rc" -eq 0 ] && [ "$steps" -ge 20 ]; then
+	pass "sdk-discovery.mjs ran every step ($steps) and exited 0"
+else
+	fail "sdk-discovery.mjs ran every step and exited 0" "exit $rc after $steps steps; stderr: $(tail -n 15 "$T/sdk.err")"
+fi
+
+# Afterwards: the processes survived, and no token or code leaked into a log.
+gone=
+for pid in $pids_before; do mg_alive "$pid" || gone="$gone $pid"; done
+is "the mcpgate processes survived the run" "${gone:-none}" none
+leaks=0
+if [ -s "$T/fragments" ]; then
+	while IFS= read -r f; do
+		[ -n "$f" ] || continue
+		grep -qF -- "$f" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log" 2>/dev/null \
+			&& leaks=$((leaks + 1))
+	done < "$T/fragments"
+	is "no token or code fragment in the gateway's, nginx's or the IdP's logs ($(wc -l < "$T/fragments") fragments)" "$leaks" 0
+else
+	fail "no token fragment in any log" "sdk-discovery.mjs wrote no fragments"
+fi
+n=$(grep -c '"path":"/mcp"' "$T/gw.log" 2>/dev/null)
+if [ "${n:-0}" -ge 5 ]; then
+	pass "the gateway logged the SDK's requests ($n /mcp lines)"
+else
+	fail "the gateway logged the SDK's requests" "${n:-0} lines"
+fi
+rm -f "$T/fragments"
+tap_done
