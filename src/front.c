@@ -22,8 +22,8 @@
 #include "sink.h"
 
 #define SHUTDOWN_GRACE_MS	30000
-#define DRAIN_MAX		(64 << 20)	/* unread body discarded before finishing */
-#define CGI_READ_TIMEOUT_MS	10000	/* a CGI body that stops arriving */
+#define DRAIN_MAX		(64 << 20)	/* unread CGI body discarded before exiting */
+#define CGI_READ_TIMEOUT_MS	5000	/* a CGI body that stops arriving */
 
 static int stopping;	/* read with __atomic: set once by the main thread */
 
@@ -223,7 +223,8 @@ worker_main(void *arg)
 			continue;
 		}
 		router_serve(&t->w, &req, &out);
-		request_drain_body(&req, DRAIN_MAX);
+		/* No drain here: the server may stop sending a body once the answer has
+		 * begun, and FCGX_Finish_r already closes with a bounded lingering read. */
 		request_free(&req);
 		FCGX_Finish_r(&fr);
 	}

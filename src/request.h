@@ -66,9 +66,9 @@ unsigned request_method_bit(const char *name);
  * GW_EBADREQUEST. Content-Length over max fails before anything is read. */
 int request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *why);
 
-/* Reads and discards what is left of an announced body (at most cap bytes), so the
- * front never closes on unread input (a CGI server then fails writing it, a socket
- * resets). Returns the bytes discarded, -1 when it gave up. */
+/* Reads and discards what is left of an announced body (at most cap bytes), so a
+ * CGI program never exits on unread input (the server then fails writing it, e.g.
+ * Apache mod_cgid). Returns the bytes discarded, -1 when it gave up. */
 long long request_drain_body(struct request *r, size_t cap);
 
 #endif
