@@ -22,6 +22,7 @@ struct asmeta_region {
 	int64_t fetched_ms;	/* 0 = never */
 	int64_t failed_ms;	/* last failed attempt */
 	char issuer[512];	/* whose document this is */
+	char endpoint[1024];	/* its introspection_endpoint, so introspection needs no parse */
 	char doc[ASMETA_MAX_DOC];
 };
 
@@ -215,9 +216,12 @@ introspect_as_metadata(struct introspect *ix, void *region, const struct config 
 	if (fetch) {
 		if ((fresh = fetch_metadata(ix, cfg, err)) != NULL &&
 		    (dump = json_dumps(fresh, JSON_COMPACT)) != NULL && strlen(dump) < ASMETA_MAX_DOC) {
+			const char *ep = json_string_value(json_object_get(fresh, "introspection_endpoint"));
+
 			state_lock(&a->lock);
 			a->len = (uint32_t)strlen(dump);
 			memcpy(a->doc, dump, a->len);
+			snprintf(a->endpoint, sizeof(a->endpoint), "%s", ep && strlen(ep) < sizeof(a->endpoint) ? ep : "");
 			snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
 			a->fetched_ms = now_ms;
 			a->failed_ms = 0;
@@ -262,14 +266,50 @@ form_escape(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
+/* The introspection endpoint: configured, or from the mirrored metadata (the stored
+ * string when the mirror is fresh: no JSON parse on the hot path). */
+static int
+endpoint_of(struct introspect *ix, void *region, const struct config *cfg, int64_t now_ms,
+    char *out, size_t n, struct gw_error *err)
+{
+	struct asmeta_region *a = region;
+	json_t *meta = NULL;
+	const char *ep;
+	int ok = 0;
+
+	if (cfg->introspection_endpoint) {
+		snprintf(out, n, "%s", cfg->introspection_endpoint);
+		return 0;
+	}
+	state_lock(&a->lock);
+	if (a->magic == ASMETA_MAGIC && a->fetched_ms && now_ms - a->fetched_ms <= ASMETA_FRESH_MS &&
+	    strcmp(a->issuer, cfg->issuer) == 0 && a->endpoint[0]) {
+		snprintf(out, n, "%s", a->endpoint);
+		ok = 1;
+	}
+	state_unlock(&a->lock);
+	if (ok)
+		return 0;
+	if (introspect_as_metadata(ix, region, cfg, now_ms, &meta, err) < 0)
+		return -1;
+	ep = json_string_value(json_object_get(meta, "introspection_endpoint"));
+	if (ep == NULL || (strncmp(ep, "https://", 8) && strncmp(ep, "http://", 7)) || strlen(ep) >= n) {
+		json_decref(meta);
+		gw_error_set(err, GW_EAUTHSERVER, "issuer metadata has no usable introspection_endpoint");
+		return -1;
+	}
+	snprintf(out, n, "%s", ep);
+	json_decref(meta);
+	return 0;
+}
+
 int
 introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
     const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err)
 {
 	struct curl_slist *headers = NULL, *h2;
 	struct buf form, cred, hdr;
-	const char *endpoint = cfg->introspection_endpoint;
-	json_t *meta = NULL;
+	char endpoint[1024];
 	char *b64 = NULL;
 	size_t b64len;
 	long st;
@@ -279,15 +319,8 @@ introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
 	buf_init(&form, 16 * 1024);
 	buf_init(&cred, 4096);
 	buf_init(&hdr, 8192);
-	if (endpoint == NULL) {
-		if (introspect_as_metadata(ix, asmeta, cfg, now_ms, &meta, err) < 0)
-			goto out;
-		endpoint = json_string_value(json_object_get(meta, "introspection_endpoint"));
-		if (endpoint == NULL || (strncmp(endpoint, "https://", 8) && strncmp(endpoint, "http://", 7))) {
-			gw_error_set(err, GW_EAUTHSERVER, "issuer metadata has no usable introspection_endpoint");
-			goto out;
-		}
-	}
+	if (endpoint_of(ix, asmeta, cfg, now_ms, endpoint, sizeof(endpoint), err) < 0)
+		goto out;
 	if (buf_puts(&form, "token=") < 0 || form_escape(&form, token, token_len) < 0 ||
 	    buf_puts(&form, "&token_type_hint=access_token") < 0)
 		goto toolong;
@@ -357,6 +390,5 @@ out:
 	buf_free(&form);
 	buf_free(&cred);
 	buf_free(&hdr);
-	json_decref(meta);
 	return rc;
 }
