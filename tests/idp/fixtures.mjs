@@ -37,7 +37,7 @@ export const MACHINE_CLIENTS = Object.freeze({
   'machine-beta': { tenant: 'beta', groups: ['sales'] },
   'machine-none': { groups: [] },
   // Access tokens live 2 s: for expired-token tests.
-  'short-lived': { tenant: 'acme', groups: ['engineering'], accessTokenTTL: 2 },
+  'short-lived': { tenant: 'acme', groups: ['engineering'], accessTokenTTL: 5 },
 });
 
 /** Default access token lifetime (seconds) when nothing more specific applies. */
