@@ -228,8 +228,8 @@ fail_upstream(const struct config *cfg, const struct request *req, struct respon
 /* Introspects on a cache miss and records the outcome. */
 static int
 verify(const struct auth_env *env, const struct config *cfg, const struct request *req,
-    const char *tok, size_t len, const unsigned char *key, int cached, struct tc_claims *c,
-    const char **reason, struct response *resp)
+    const char *tok, size_t len, const unsigned char *key, const char *key_hex, int cached,
+    struct tc_claims *c, const char **reason, struct response *resp)
 {
 	struct gw_error err = { GW_OK, "" };
 	int64_t now_ms = clock_wall_ms(), until;
@@ -243,6 +243,8 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
 	}
 	now_ms = clock_wall_ms();
 	if (auth_check_claims(cfg, ir, now_ms / 1000, c, reason) < 0) {
+		/* Logged where it is decided; later hits of the negative entry are not. */
+		log_info(req->id, "auth: token %.8s rejected: %s", key_hex, *reason);
 		json_decref(ir);
 		if (cached)
 			token_cache_fill_negative(env->tokens, key, now_ms, *reason,
@@ -299,7 +301,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 			rc = 1;
 			break;
 		case TC_MISS:
-			rc = verify(env, cfg, req, tok, len, key, 1, c, &reason, resp);
+			rc = verify(env, cfg, req, tok, len, key, caller->token_id, 1, c, &reason, resp);
 			break;
 		case TC_BUSY:
 			if (now_ms > deadline) {	/* the other request overran: do it ourselves */
@@ -316,11 +318,10 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		}
 	}
 	if (rc == 2)
-		rc = verify(env, cfg, req, tok, len, key, 0, c, &reason, resp);
+		rc = verify(env, cfg, req, tok, len, key, caller->token_id, 0, c, &reason, resp);
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
-		log_info(req->id, "auth: token %s rejected: %s", caller->token_id, reason);
 		challenge(cfg, resp, GW_EBADTOKEN, reason, NULL);
 		return -1;
 	}

@@ -31,18 +31,15 @@ struct introspect {
 	struct buf body;
 };
 
+/* The curl handle is made on first use: a request answered from the cache (every CGI
+ * run with a known token) never initialises libcurl and its TLS library. */
 struct introspect *
 introspect_new(void)
 {
 	struct introspect *ix = calloc(1, sizeof(*ix));
 
-	if (ix == NULL)
-		return NULL;
-	if ((ix->h = curl_easy_init()) == NULL) {
-		free(ix);
-		return NULL;
-	}
-	buf_init(&ix->body, INTROSPECT_MAX_RESPONSE);
+	if (ix != NULL)
+		buf_init(&ix->body, INTROSPECT_MAX_RESPONSE);
 	return ix;
 }
 
@@ -51,7 +48,8 @@ introspect_free(struct introspect *ix)
 {
 	if (ix == NULL)
 		return;
-	curl_easy_cleanup(ix->h);
+	if (ix->h)
+		curl_easy_cleanup(ix->h);
 	buf_free(&ix->body);
 	free(ix);
 }
@@ -84,10 +82,15 @@ static long
 http(struct introspect *ix, const char *url, const char *post, size_t post_len,
     struct curl_slist *headers, long timeout_ms, struct gw_error *err)
 {
-	CURL *h = ix->h;
+	CURL *h;
 	CURLcode rc;
 	long status = 0;
 
+	if (ix->h == NULL && (ix->h = curl_easy_init()) == NULL) {
+		gw_error_set(err, GW_EAUTHSERVER, "cannot initialise libcurl");
+		return -1;
+	}
+	h = ix->h;
 	curl_easy_reset(h);	/* keeps the live connection */
 	buf_reset(&ix->body);
 	curl_easy_setopt(h, CURLOPT_URL, url);
