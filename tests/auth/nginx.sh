@@ -20,22 +20,7 @@ trap 'stop_idp; stop_all' EXIT
 port=$(free_port)
 base=http://127.0.0.1:$port
 start_idp "$base/mcp" http://127.0.0.1:1/other
-printf 'mcpgate-secret\n' > "$T/secret"
-cat > "$T/mcpgate.conf" <<CONF
-[gateway]
-resource = $base/mcp
-name = com.example/gateway
-state = $T/state
-log-file = $T/gw.log
-[auth]
-issuer = $IDP
-client-id = mcpgate
-client-secret-file = $T/secret
-required-scopes = mcp:tools
-cache-ttl = 60
-negative-ttl = 5
-timeout-ms = 1500
-CONF
+gateway_conf "$T/mcpgate.conf" "$base/mcp"
 start_mcpgate_fcgi "$T/mcpgate.sock" "$T/mcpgate.conf" 2 2 && start_nginx "$port" \
 	&& pass "nginx + spawn-fcgi + mcpgate + oidc-provider started" \
 	|| { fail "stack started"; tap_done; exit 1; }

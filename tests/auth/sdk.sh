@@ -30,23 +30,7 @@ port=$(free_port)
 base=http://127.0.0.1:$port
 other=http://127.0.0.1:1/other/mcp
 start_idp "$base/mcp" "$other"
-printf 'mcpgate-secret\n' > "$T/secret"
-cat > "$T/mcpgate.conf" <<CONF
-[gateway]
-resource = $base/mcp
-name = com.example/gateway
-state = $T/state
-log-file = $T/gw.log
-[auth]
-issuer = $IDP
-client-id = mcpgate
-client-secret-file = $T/secret
-required-scopes = mcp:tools
-scopes-supported = mcp:tools
-cache-ttl = 60
-negative-ttl = 5
-timeout-ms = 1500
-CONF
+gateway_conf "$T/mcpgate.conf" "$base/mcp"
 if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/mcpgate.conf" 2 2 >"$T/start.out" 2>&1 && start_nginx "$port" >>"$T/start.out" 2>&1; then
 	pass "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate + oidc-provider started"
 else

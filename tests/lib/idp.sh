@@ -23,3 +23,25 @@ revoke() { node "$IDP_DIR/token.mjs" --issuer "$IDP" --revoke "$1" > /dev/null; 
 idp_stats() { curl -s --max-time 5 "$IDP/_stats" | jq -r ".${1:-introspections}"; }
 idp_reset() { curl -s --max-time 5 -X POST "$IDP/_stats/reset" > /dev/null; }
 idp_fault() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"introspection\":\"$1\"}" "$IDP/_fault" > /dev/null; }
+
+# gateway_conf OUT RESOURCE: a gateway configuration verifying tokens at $IDP as the
+# `mcpgate` client, with its state and log in $T.
+gateway_conf() {
+	printf 'mcpgate-secret\n' > "$T/secret"
+	cat > "$1" <<CONF
+[gateway]
+resource = $2
+name = com.example/gateway
+state = $T/state
+log-file = $T/gw.log
+[auth]
+issuer = $IDP
+client-id = mcpgate
+client-secret-file = $T/secret
+required-scopes = mcp:tools
+scopes-supported = mcp:tools
+cache-ttl = 60
+negative-ttl = 5
+timeout-ms = 1500
+CONF
+}
