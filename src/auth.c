@@ -216,13 +216,11 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc
 }
 
 static void
-fail_upstream(const struct config *cfg, const struct request *req, struct response *resp,
-    const struct gw_error *err)
+fail_upstream(const struct request *req, struct response *resp, const struct gw_error *err)
 {
 	log_err(req->id, "auth: authorization server failed: %s", err->detail);
 	response_set_error(resp, GW_EAUTHSERVER, NULL);
 	response_set_header(resp, "Retry-After", AUTH_RETRY_AFTER);
-	(void)cfg;
 }
 
 /* Introspects on a cache miss and records the outcome. */
@@ -238,7 +236,7 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
 	if (introspect_token(env->ix, env->asmeta, cfg, tok, len, now_ms, &ir, &err) < 0) {
 		if (cached)
 			token_cache_release(env->tokens, key);
-		fail_upstream(cfg, req, resp, &err);
+		fail_upstream(req, resp, &err);
 		return -1;
 	}
 	now_ms = clock_wall_ms();
