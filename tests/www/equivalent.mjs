@@ -6,27 +6,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { done, ok } from '../lib/tap.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const top = join(here, '..', '..');
 const require = createRequire(join(top, 'tests', 'package.json'));
 
-let n = 0;
-let failed = 0;
-function ok(cond, desc, detail) {
-  n += 1;
-  if (cond) {
-    console.log(`ok ${n} - ${desc}`);
-  } else {
-    failed += 1;
-    console.log(`not ok ${n} - ${desc}`);
-    if (detail) for (const line of String(detail).split('\n')) console.log(`# ${line}`);
-  }
-}
-function done() {
-  console.log(`1..${n}`);
-  process.exit(failed ? 1 : 0);
-}
 
 // firstDifference(a, b): null when a and b are the same JSON value (object member order ignored,
 // array order significant, 1 and "1" different, a missing member different from null), else the

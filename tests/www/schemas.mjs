@@ -3,23 +3,8 @@
 // gateway specification: each case is a JSON value that one schema must accept or reject.
 // TAP on stdout; exits non-zero when a test failed. Needs `npm ci --prefix tests` first.
 import { load } from './lib/openapi-ajv.mjs';
+import { done, ok } from '../lib/tap.mjs';
 
-let n = 0;
-let failed = 0;
-function ok(cond, desc, detail) {
-  n += 1;
-  if (cond) {
-    console.log(`ok ${n} - ${desc}`);
-  } else {
-    failed += 1;
-    console.log(`not ok ${n} - ${desc}`);
-    if (detail !== undefined) for (const l of JSON.stringify(detail, null, 2).split('\n').slice(0, 30)) console.log(`# ${l}`);
-  }
-}
-function done() {
-  console.log(`1..${n}`);
-  process.exit(failed ? 1 : 0);
-}
 
 let api;
 try {

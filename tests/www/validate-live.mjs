@@ -6,47 +6,22 @@
 // HttpError bodies.
 //
 // Environment: MCPGATE_BIN = absolute path of the built binary (default: src/mcpgate of this
-// tree; when that default does not exist the whole suite is skipped, when MCPGATE_BIN names a
-// missing file it fails). TAP on stdout; exits non-zero when a test failed.
+// tree); a missing binary is a failure, never a skip. TAP on stdout; exits non-zero when a test failed.
 // Needs `npm ci --prefix tests` first.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, top } from './lib/openapi-ajv.mjs';
-
-let n = 0;
-let failed = 0;
-function ok(cond, desc, detail) {
-  n += 1;
-  if (cond) {
-    console.log(`ok ${n} - ${desc}`);
-  } else {
-    failed += 1;
-    console.log(`not ok ${n} - ${desc}`);
-    if (detail !== undefined) {
-      const text = typeof detail === 'string' ? detail : JSON.stringify(detail, null, 2);
-      for (const line of text.split('\n').slice(0, 40)) console.log(`# ${line}`);
-    }
-  }
-  return cond;
-}
-function done() {
-  console.log(`1..${n}`);
-  process.exit(failed ? 1 : 0);
-}
+import { done, ok } from '../lib/tap.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // The binary and its configuration.
 
 const bin = process.env.MCPGATE_BIN || join(top, 'src', 'mcpgate');
 if (!existsSync(bin)) {
-  if (process.env.MCPGATE_BIN) {
-    ok(false, 'MCPGATE_BIN exists', `no file at ${bin}`);
-    done();
-  }
-  console.log(`1..0 # SKIP ${bin} is not built`);
-  process.exit(0);
+  ok(false, 'the gateway binary exists (build it, or set MCPGATE_BIN)', `no file at ${bin}`);
+  done();
 }
 
 const RESOURCE = 'http://127.0.0.1:8080/mcp';
