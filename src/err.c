@@ -22,6 +22,10 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EAUTHSERVER] = { 500, 0, "temporarily_unavailable", "The authorization server could not verify the token; retry later" },
 	[GW_ESCOPE]	= { 403, 0, "insufficient_scope", "The access token lacks a required scope" },
 	[GW_ESESSION]	= { 404, -32001, "session_not_found", "Session not found or ended" },
+	[GW_EMETA]	= { 400, -32602, "invalid_request", "params._meta must carry the protocol version and client capabilities" },
+	[GW_EHEADER]	= { 400, -32020, "invalid_request", "An MCP header is missing or does not match the body" },
+	[GW_EVERSION]	= { 400, -32022, "unsupported_protocol_version", "Unsupported protocol version" },
+	[GW_ENOMETHOD]	= { 404, -32601, "method_not_found", "Method not found" },
 	[GW_EINTERNAL]	= { 500, -32603, "server_error", "Internal gateway error" },
 	[GW_ECONFIG]	= { 500, -32603, "server_error", "Gateway configuration is not usable" },
 };

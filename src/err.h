@@ -18,6 +18,10 @@ enum gw_err {
 	GW_EAUTHSERVER,		/* introspection failed: the authorization server is unreachable or broken */
 	GW_ESCOPE,		/* token lacks a required scope */
 	GW_ESESSION,		/* Mcp-Session-Id unknown, ended, expired, altered or another caller's */
+	GW_EMETA,		/* 2026-07-28: params._meta lacks the protocol version or client capabilities */
+	GW_EHEADER,		/* 2026-07-28: an MCP header is missing or does not match the body */
+	GW_EVERSION,		/* 2026-07-28: the requested protocol version is not spoken here */
+	GW_ENOMETHOD,		/* 2026-07-28: no such method (or one the revision removed) */
 	GW_EINTERNAL,		/* gateway fault */
 	GW_ECONFIG,		/* no usable configuration */
 	GW_ERR_MAX

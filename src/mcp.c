@@ -1,18 +1,29 @@
-/* mcp — checks in the order of issue #4, then one dispatch per message. */
+/* mcp — POST /mcp: the checks in the order of issue #4, the two eras (the revisions
+ * negotiated by initialize, and 2026-07-28 with its per-request _meta), one method
+ * table, and one way out (JSON, or an event stream). */
 #include "autoconf.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#include <stdio.h>
 
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
+#include "secret.h"
 
+#define META_VERSION	"io.modelcontextprotocol/protocolVersion"
+#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER	"io.modelcontextprotocol/serverInfo"
+#define MCP_HEADER_MAX	512	/* a decoded Mcp-Method or Mcp-Name value */
+#define DISCOVER_TTL_MS	300000	/* how long a client may keep server/discover */
+
+/* Newest first. The first is the stateless revision; the others go through initialize. */
 static const char *const versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
+	MCP_MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
 };
+#define legacy_versions	(versions + 1)
 
 struct mcp_call {
 	const struct mcp_env *env;
@@ -20,50 +31,93 @@ struct mcp_call {
 	const struct caller *caller;
 	const struct request *req;
 	int in_batch;
+	int modern;		/* 2026-07-28: JSON-RPC error bodies on 4xx, results with resultType */
 };
 
 /* A method returns its result, or NULL with *code and *msg set. */
 typedef json_t *mcp_fn(struct mcp_call *c, json_t *params, int *code, const char **msg);
 
-enum { MF_NO_BATCH = 1 << 0 };
+enum {
+	MF_LEGACY = 1 << 0,	/* offered to the revisions of initialize */
+	MF_MODERN = 1 << 1,	/* offered to 2026-07-28 */
+	MF_NO_BATCH = 1 << 2,
+};
 
 struct mcp_method {
 	const char *name;
 	mcp_fn *fn;
 	unsigned flags;
+	const char *name_param;	/* the params member the Mcp-Name header repeats */
 };
+
+static int
+in_list(const char *const *list, const char *v)
+{
+	for (; *list; list++)
+		if (strcmp(*list, v) == 0)
+			return 1;
+	return 0;
+}
 
 int
 mcp_version_supported(const char *v)
 {
-	size_t i;
+	return in_list(versions, v);
+}
 
-	for (i = 0; versions[i]; i++)
-		if (strcmp(versions[i], v) == 0)
-			return 1;
-	return 0;
+/* Only what the gateway delivers: no listChanged while there is no GET stream. */
+static json_t *
+capabilities(void)
+{
+	return json_pack("{s:{}}", "tools");
+}
+
+static json_t *
+server_info(const struct config *cfg)
+{
+	json_t *info = json_pack("{s:s, s:s}", "name", cfg->name, "version", cfg->version);
+
+	if (info && cfg->title)
+		json_object_set_new(info, "title", json_string(cfg->title));
+	return info;
 }
 
 static json_t *
 m_initialize(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
-	json_t *result, *info;
+	json_t *result;
 
 	if (!json_is_object(params) || want == NULL) {
 		*code = JSONRPC_INVALID_PARAMS;
 		*msg = "initialize needs params.protocolVersion";
 		return NULL;
 	}
-	info = json_pack("{s:s, s:s}", "name", c->cfg->name, "version", c->cfg->version);
-	if (c->cfg->title)
-		json_object_set_new(info, "title", json_string(c->cfg->title));
-	/* Only what the gateway delivers: no listChanged while there is no GET stream. */
-	result = json_pack("{s:s, s:{s:{}}, s:o}",
-	    "protocolVersion", mcp_version_supported(want) ? want : MCP_LATEST_VERSION,
-	    "capabilities", "tools",
-	    "serverInfo", info);
-	if (c->cfg->instructions)
+	result = json_pack("{s:s, s:o, s:o}",
+	    "protocolVersion", in_list(legacy_versions, want) ? want : MCP_LATEST_VERSION,
+	    "capabilities", capabilities(),
+	    "serverInfo", server_info(c->cfg));
+	if (result && c->cfg->instructions)
+		json_object_set_new(result, "instructions", json_string(c->cfg->instructions));
+	return result;
+}
+
+/* 2026-07-28 discovery: versions, capabilities, and who we are in _meta. */
+static json_t *
+m_discover(struct mcp_call *c, json_t *params, int *code, const char **msg)
+{
+	json_t *result, *all = json_array();
+	size_t i;
+
+	for (i = 0; versions[i]; i++)
+		json_array_append_new(all, json_string(versions[i]));
+	result = json_pack("{s:o, s:o, s:s, s:i, s:{s:o}}",
+	    "supportedVersions", all,
+	    "capabilities", capabilities(),
+	    "cacheScope", "private",
+	    "ttlMs", DISCOVER_TTL_MS,
+	    "_meta", META_SERVER, server_info(c->cfg));
+	if (result && c->cfg->instructions)
 		json_object_set_new(result, "instructions", json_string(c->cfg->instructions));
 	return result;
 }
@@ -74,16 +128,25 @@ m_ping(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	return json_object();
 }
 
-/* Until federation (issue #5) there is no upstream: the catalog is empty. */
+/* Until federation (issue #5) there is no upstream: the catalog is empty, and so no
+ * cursor was ever handed out. */
 static json_t *
 m_tools_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
-	if (params && !json_is_object(params)) {
-		*code = JSONRPC_INVALID_PARAMS;
-		*msg = "tools/list takes an object";
-		return NULL;
+	json_t *result;
+
+	*code = JSONRPC_INVALID_PARAMS;
+	if (params && !json_is_object(params))
+		return *msg = "tools/list takes an object", NULL;
+	if (json_object_get(params, "cursor"))
+		return *msg = "Invalid cursor", NULL;
+	result = json_pack("{s:[]}", "tools");
+	if (result && c->modern) {
+		/* The list is per caller once policy lands: never shared between tokens. */
+		json_object_set_new(result, "cacheScope", json_string("private"));
+		json_object_set_new(result, "ttlMs", json_integer(0));
 	}
-	return json_pack("{s:[]}", "tools");
+	return result;
 }
 
 static json_t *
@@ -95,10 +158,14 @@ m_tools_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 }
 
 static const struct mcp_method methods[] = {
-	{ "initialize", m_initialize, MF_NO_BATCH },
-	{ "ping", m_ping, 0 },
-	{ "tools/list", m_tools_list, 0 },
-	{ "tools/call", m_tools_call, 0 },
+	{ "initialize", m_initialize, MF_LEGACY | MF_NO_BATCH, NULL },
+	{ "ping", m_ping, MF_LEGACY, NULL },
+	{ "server/discover", m_discover, MF_MODERN, NULL },
+	{ "tools/list", m_tools_list, MF_LEGACY | MF_MODERN, NULL },
+	{ "tools/call", m_tools_call, MF_LEGACY | MF_MODERN, "name" },
+	/* Known so that their Mcp-Name is checked; answered once federation lands. */
+	{ "resources/read", NULL, 0, "uri" },
+	{ "prompts/get", NULL, 0, "name" },
 };
 
 static const struct mcp_method *
@@ -112,6 +179,12 @@ method_find(const char *name)
 	return NULL;
 }
 
+static int
+method_offered(const struct mcp_call *c, const struct mcp_method *mm)
+{
+	return mm && mm->fn && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY));
+}
+
 /* One valid request to its response object. */
 static json_t *
 dispatch(struct mcp_call *c, const struct jr_msg *m)
@@ -121,13 +194,32 @@ dispatch(struct mcp_call *c, const struct jr_msg *m)
 	json_t *result;
 	int code = JSONRPC_INTERNAL_ERROR;
 
-	if (mm == NULL)
+	if (!method_offered(c, mm))
 		return jsonrpc_error(m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
 	if ((mm->flags & MF_NO_BATCH) && c->in_batch)
 		return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "initialize cannot be batched", NULL);
 	if ((result = mm->fn(c, m->params, &code, &msg)) == NULL)
 		return jsonrpc_error(m->id, code, msg ? msg : "Internal error", NULL);
+	if (c->modern)
+		json_object_set_new(result, "resultType", json_string("complete"));
 	return jsonrpc_result(m->id, result);
+}
+
+/* A failure of the exchange: an HttpError for the revisions of initialize, the JSON-RPC
+ * error body 2026-07-28 requires (echoing the id) for the stateless one. Steals data. */
+static void
+fail(const struct mcp_call *c, struct response *resp, enum gw_err e, json_t *id,
+    const char *why, json_t *data)
+{
+	const struct gw_err_info *info = err_info(e);
+
+	if (c->modern && info->jsonrpc_code) {
+		response_set_json(resp, info->status,
+		    jsonrpc_error(id, info->jsonrpc_code, why ? why : info->message, data));
+		return;
+	}
+	json_decref(data);
+	response_set_error(resp, e, why);
 }
 
 static int
@@ -138,12 +230,42 @@ media_type_is(const char *ct, const char *want)
 	return ct && strncasecmp(ct, want, n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
-/* Accept must allow JSON (event streams come later): absent, or naming a usable type. */
-static int
-accept_ok(const char *accept)
+enum { ACCEPT_JSON = 1 << 0, ACCEPT_SSE = 1 << 1 };
+
+/* Which of our two framings an Accept header admits (media ranges; q=0 excludes). */
+static unsigned
+accept_types(const char *accept)
 {
-	return accept == NULL || *accept == '\0' || strstr(accept, "application/json") ||
-	    strstr(accept, "text/event-stream") || strstr(accept, "*/*") || strstr(accept, "application/*");
+	static const struct {
+		const char *range;
+		unsigned types;
+	} ranges[] = {
+		{ "application/json", ACCEPT_JSON }, { "text/event-stream", ACCEPT_SSE },
+		{ "application/*", ACCEPT_JSON }, { "text/*", ACCEPT_SSE },
+		{ "*/*", ACCEPT_JSON | ACCEPT_SSE },
+	};
+	const char *p = accept, *end, *semi, *q;
+	unsigned types = 0;
+	size_t i, n;
+
+	if (accept == NULL || *accept == '\0')
+		return ACCEPT_JSON | ACCEPT_SSE;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		end = p + strcspn(p, ",");
+		semi = memchr(p, ';', (size_t)(end - p));
+		n = (size_t)((semi ? semi : end) - p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		q = semi ? strstr(semi, "q=") : NULL;
+		if (!(q && q < end && strtod(q + 2, NULL) == 0.0))
+			for (i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+				if (strlen(ranges[i].range) == n && strncasecmp(p, ranges[i].range, n) == 0)
+					types |= ranges[i].types;
+		p = end;
+	}
+	return types;
 }
 
 static void
@@ -208,19 +330,186 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 	response_set_empty(resp, 204);
 }
 
+/* --- 2026-07-28 ------------------------------------------------------------------ */
+
+static const char *
+meta_version(json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+
+	return json_string_value(json_object_get(meta, META_VERSION));
+}
+
+/* The era of a payload: 2026-07-28 when the header says so, or when a message's _meta
+ * names a revision that initialize does not negotiate. */
+static int
+payload_is_modern(json_t *payload, const struct request *req)
+{
+	const char *v;
+	json_t *el;
+	size_t i;
+
+	if (req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0)
+		return 1;
+	if (json_is_object(payload))
+		return (v = meta_version(payload)) != NULL && !in_list(legacy_versions, v);
+	json_array_foreach(payload, i, el)
+		if ((v = meta_version(el)) != NULL && !in_list(legacy_versions, v))
+			return 1;
+	return 0;
+}
+
+/* A header value as the body would hold it: optional whitespace trimmed (RFC 9110
+ * §5.5), and =?base64?…?= decoded. -1 when the encoding is broken. */
+static int
+header_value(const char *raw, char *out, size_t outlen)
+{
+	size_t n;
+	long len;
+
+	while (*raw == ' ' || *raw == '\t')
+		raw++;
+	n = strlen(raw);
+	while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
+		n--;
+	if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
+		if ((len = secret_unbase64(raw + 9, n - 11, out, outlen - 1)) < 0 ||
+		    memchr(out, '\0', (size_t)len))
+			return -1;
+		out[len] = '\0';
+		return 0;
+	}
+	if (n >= outlen)
+		return -1;
+	memcpy(out, raw, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* Does header (raw) carry exactly want? A missing header never does. */
+static int
+header_matches(const char *raw, const char *want)
+{
+	char v[MCP_HEADER_MAX];
+
+	return raw && want && header_value(raw, v, sizeof(v)) == 0 && strcmp(v, want) == 0;
+}
+
+/* The checks 2026-07-28 adds to a request, in the conformance suite's order: _meta
+ * (-32602), then headers against the body (-32020), then the version (-32022). */
+static int
+modern_checks(const struct mcp_call *c, const struct jr_msg *m, struct response *resp)
+{
+	const struct mcp_method *mm = method_find(m->method);
+	json_t *meta = json_object_get(m->params, "_meta"), *data;
+	const char *v = json_string_value(json_object_get(meta, META_VERSION)), *name;
+	size_t i;
+
+	if (!json_is_object(m->params) || v == NULL || !json_is_object(json_object_get(meta, META_CAPS))) {
+		fail(c, resp, GW_EMETA, m->id, "params._meta must carry " META_VERSION
+		    " and " META_CAPS, NULL);
+		return -1;
+	}
+	if (!header_matches(c->req->protocol_version, v)) {
+		fail(c, resp, GW_EHEADER, m->id, "MCP-Protocol-Version must equal _meta's protocol version", NULL);
+		return -1;
+	}
+	if (!header_matches(c->req->mcp_method, m->method)) {
+		fail(c, resp, GW_EHEADER, m->id, "Mcp-Method must equal the method", NULL);
+		return -1;
+	}
+	if (mm && mm->name_param) {
+		name = json_string_value(json_object_get(m->params, mm->name_param));
+		if ((name || c->req->mcp_name) && !header_matches(c->req->mcp_name, name)) {
+			fail(c, resp, GW_EHEADER, m->id, "Mcp-Name must equal the name the body calls", NULL);
+			return -1;
+		}
+	}
+	if (strcmp(v, MCP_MODERN_VERSION) != 0) {
+		data = json_pack("{s:[], s:s}", "supported", "requested", v);
+		for (i = 0; versions[i]; i++)
+			json_array_append_new(json_object_get(data, "supported"), json_string(versions[i]));
+		fail(c, resp, GW_EVERSION, m->id, "Unsupported protocol version", data);
+		return -1;
+	}
+	if (!method_offered(c, mm)) {
+		fail(c, resp, GW_ENOMETHOD, m->id, "Method not found", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- the exchange ------------------------------------------------------------------ */
+
+/* One answer out: a JSON body, or an event on the stream. Steals msg. */
+static void
+answer(struct response *resp, int stream, json_t *msg)
+{
+	if (stream && (resp->streamed || response_stream_open(resp) == 0)) {
+		response_stream_message(resp, msg);
+		json_decref(msg);
+		return;
+	}
+	response_set_json(resp, 200, msg);
+}
+
+/* One batch element's line in the log: each is logged on its own. */
+static void
+log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t *out)
+{
+	json_t *err = json_object_get(out, "error");
+
+	log_json(GW_LOG_INFO, json_pack("{s:s, s:I, s:o, s:o}",
+	    "request_id", req->id, "batch_index", (json_int_t)i,
+	    "rpc_method", m && m->method ? log_string(m->method) : json_null(),
+	    "rpc_error", err ? json_incref(json_object_get(err, "code")) : json_null()));
+}
+
+static void
+exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response *resp)
+{
+	json_t *out = stream ? NULL : json_array(), *id, *el, *r;
+	const char *why = NULL;
+	struct jr_msg m;
+	size_t i, n = 0;
+
+	c->in_batch = 1;
+	json_array_foreach(payload, i, el) {
+		r = NULL;
+		if (jsonrpc_validate(el, &m, &why, &id) < 0)
+			r = jsonrpc_error(id, JSONRPC_INVALID_REQUEST, why, NULL);
+		else if (m.kind == JR_REQUEST)
+			r = dispatch(c, &m);
+		log_element(c->req, i, &m, r);
+		if (r == NULL)
+			continue;
+		n++;
+		if (out)
+			json_array_append_new(out, r);
+		else
+			answer(resp, 1, r);	/* each response as soon as it is made */
+	}
+	if (n == 0)
+		response_set_empty(resp, 202);
+	else if (out)
+		response_set_json(resp, 200, out);
+	if (n == 0)
+		json_decref(out);
+}
+
 void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
 {
-	struct mcp_call c = { env, cfg, caller, req, 0 };
+	struct mcp_call c = { env, cfg, caller, req, 0, 0 };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m;
 	struct buf body;
-	json_t *payload = NULL, *out = NULL, *id, *el;
+	json_t *payload = NULL, *out, *id;
 	enum gw_err e;
-	size_t i;
-	int code;
+	unsigned types;
+	int code, stream;
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
@@ -228,64 +517,60 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		response_set_error(resp, GW_EMEDIATYPE, NULL);
 		goto out;
 	}
-	if (!accept_ok(req->accept)) {
+	if ((types = accept_types(req->accept)) == 0) {
 		response_set_error(resp, GW_EBADREQUEST, "Accept must allow application/json or text/event-stream");
 		goto out;
 	}
-	if (req->protocol_version && !mcp_version_supported(req->protocol_version)) {
-		response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
-		goto out;
-	}
-	if (check_session(env, caller, req, &sess) < 0) {
-		response_set_error(resp, GW_ESESSION, NULL);
-		goto out;
-	}
+	/* An event stream when the client takes nothing else (and, with federation, when
+	 * the answer streams and the client takes it). */
+	stream = !(types & ACCEPT_JSON);
 	if (request_read_body(req, (size_t)cfg->max_body, &body, &e) < 0) {
 		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
 		goto out;
 	}
+	c.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
 	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &code, &why)) == NULL) {
-		response_set_error(resp, code == JSONRPC_PARSE_ERROR ? GW_EPARSE : GW_EINVALID, why);
+		fail(&c, resp, code == JSONRPC_PARSE_ERROR ? GW_EPARSE : GW_EINVALID, NULL, why, NULL);
 		goto out;
 	}
-	if (json_is_object(payload)) {
-		if (jsonrpc_validate(payload, &m, &why, &id) < 0) {
-			response_set_error(resp, GW_EINVALID, why);
+	c.modern = payload_is_modern(payload, req);
+	if (c.modern && json_is_array(payload)) {
+		fail(&c, resp, GW_EINVALID, NULL, "2026-07-28 has no batches", NULL);
+		goto out;
+	}
+	if (json_is_object(payload) && jsonrpc_validate(payload, &m, &why, &id) < 0) {
+		fail(&c, resp, GW_EINVALID, id, why, NULL);
+		goto out;
+	}
+	if (!c.modern) {
+		if (req->protocol_version && !mcp_version_supported(req->protocol_version)) {
+			response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
 			goto out;
 		}
-		if (m.kind != JR_REQUEST) {
-			response_set_empty(resp, 202);
+		if (check_session(env, caller, req, &sess) < 0) {
+			response_set_error(resp, GW_ESESSION, NULL);
 			goto out;
 		}
-		out = dispatch(&c, &m);
-		if (strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
-			issue_session(env, cfg, caller, req, out, resp);
-		response_set_json(resp, 200, out);
-		out = NULL;
+	}
+	if (json_is_array(payload)) {
+		if (json_array_size(payload) > (size_t)cfg->max_batch)
+			response_set_error(resp, GW_EINVALID, "batch larger than max-batch");
+		else
+			exchange_batch(&c, payload, stream, resp);
 		goto out;
 	}
-	if (json_array_size(payload) > (size_t)cfg->max_batch) {
-		response_set_error(resp, GW_EINVALID, "batch larger than max-batch");
-		goto out;
-	}
-	/* A batch: each element on its own; invalid ones get their own -32600. */
-	c.in_batch = 1;
-	out = json_array();
-	json_array_foreach(payload, i, el) {
-		if (jsonrpc_validate(el, &m, &why, &id) < 0)
-			json_array_append_new(out, jsonrpc_error(id, JSONRPC_INVALID_REQUEST, why, NULL));
-		else if (m.kind == JR_REQUEST)
-			json_array_append_new(out, dispatch(&c, &m));
-	}
-	if (json_array_size(out) == 0)
+	if (m.kind != JR_REQUEST) {	/* a notification, or the answer to a request of ours */
 		response_set_empty(resp, 202);
-	else {
-		response_set_json(resp, 200, out);
-		out = NULL;
+		goto out;
 	}
+	if (c.modern && modern_checks(&c, &m, resp) < 0)
+		goto out;
+	out = dispatch(&c, &m);
+	if (!c.modern && strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
+		issue_session(env, cfg, caller, req, out, resp);
+	answer(resp, stream, out);
 out:
 	session_clear(&sess);
-	json_decref(out);
 	json_decref(payload);
 	buf_free(&body);
 }

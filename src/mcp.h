@@ -1,6 +1,7 @@
 /* mcp — POST /mcp: media type, body, JSON-RPC payload (one message or a batch), the
- * lifecycle and the method table. Federation (issue #5) and policy (#6) plug into the
- * table's handlers; sessions and 2026-07-28 (#4) into mcp_exchange. */
+ * lifecycle of every revision (initialize and sealed sessions up to 2025-11-25, the
+ * stateless 2026-07-28 with server/discover and its header checks) and the method
+ * table. Federation (issue #5) and policy (#6) plug into the table's handlers. */
 #ifndef GW_MCP_H
 #define GW_MCP_H
 
@@ -10,7 +11,8 @@
 #include "response.h"
 #include "session.h"
 
-#define MCP_LATEST_VERSION	"2025-11-25"
+#define MCP_LATEST_VERSION	"2025-11-25"	/* the newest that initialize negotiates */
+#define MCP_MODERN_VERSION	"2026-07-28"	/* stateless: per-request _meta, no initialize */
 
 /* What the exchange uses from the gateway. */
 struct mcp_env {

@@ -162,43 +162,107 @@ response_serialize(struct response *r)
 }
 
 static int
+sink_dump(const char *p, size_t n, void *data)
+{
+	return sink_write(data, p, n);
+}
+
+static int
 put_header(struct buf *h, const char *name, const char *value)
 {
 	return buf_printf(h, "%s: %s\r\n", name, value);
 }
 
-int
-response_send(struct response *r, struct sink *s)
+/* Status and headers; has_body adds Content-Type and, unless streamed, Content-Length. */
+static int
+write_head(struct response *r, struct sink *s, int has_body)
 {
 	struct buf h;
 	size_t i;
-	int rc = -1, has_body;
+	int rc = -1;
 
 	buf_init(&h, 64 * 1024);
-	if (response_serialize(r) < 0) {
-		response_set_error(r, GW_EINTERNAL, "response too large");
-		if (response_serialize(r) < 0)
-			goto out;
-	}
-	has_body = r->content_type != NULL && r->status != 204 && r->status != 304;
 	if (buf_printf(&h, "Status: %d %s\r\n", r->status, response_status_text(r->status)) < 0)
 		goto out;
-	if (has_body) {
-		if (put_header(&h, "Content-Type", r->content_type) < 0 ||
-		    buf_printf(&h, "Content-Length: %zu\r\n", r->body.len) < 0)
-			goto out;
-	}
+	if (has_body && put_header(&h, "Content-Type", r->content_type) < 0)
+		goto out;
+	if (has_body && !r->streamed && buf_printf(&h, "Content-Length: %zu\r\n", r->body.len) < 0)
+		goto out;
 	for (i = 0; i < r->n_headers; i++)
 		if (put_header(&h, r->headers[i].name, r->headers[i].value) < 0)
 			goto out;
 	if (put_header(&h, "X-Request-Id", r->request_id) < 0 || buf_puts(&h, "\r\n") < 0)
 		goto out;
-	if (sink_write(s, h.data, h.len) < 0)
-		goto out;
-	if (has_body && !r->headers_only && sink_write(s, r->body.data, r->body.len) < 0)
-		goto out;
-	rc = sink_flush(s);
+	rc = sink_write(s, h.data, h.len);
 out:
 	buf_free(&h);
 	return rc;
+}
+
+int
+response_send(struct response *r, struct sink *s)
+{
+	int has_body;
+
+	if (r->streamed)
+		return sink_flush(s);
+	if (response_serialize(r) < 0) {
+		response_set_error(r, GW_EINTERNAL, "response too large");
+		if (response_serialize(r) < 0)
+			return -1;
+	}
+	has_body = r->content_type != NULL && r->status != 204 && r->status != 304;
+	if (write_head(r, s, has_body) < 0)
+		return -1;
+	if (has_body && !r->headers_only && sink_write(s, r->body.data, r->body.len) < 0)
+		return -1;
+	return sink_flush(s);
+}
+
+int
+response_stream_open(struct response *r)
+{
+	if (r->sink == NULL)
+		return -1;
+	if (r->streamed)
+		return 0;
+	json_decref(r->json);
+	r->json = NULL;
+	buf_reset(&r->body);
+	r->status = 200;
+	r->content_type = "text/event-stream";
+	r->streamed = 1;
+	/* no-cache, and X-Accel-Buffering tells nginx not to buffer this answer. */
+	response_set_header(r, "Cache-Control", "no-cache");
+	response_set_header(r, "X-Accel-Buffering", "no");
+	if (write_head(r, r->sink, 1) < 0)
+		return -1;
+	return sink_flush(r->sink);
+}
+
+int
+response_stream_message(struct response *r, json_t *msg)
+{
+	int rc;
+
+	if (!r->streamed)
+		return -1;
+	/* Compact JSON has no raw newline, so one data line carries the message. */
+	if (sink_puts(r->sink, "event: message\ndata: ") < 0)
+		return -1;
+	rc = json_dump_callback(msg, sink_dump, r->sink, JSON_COMPACT);
+	if (rc < 0 || sink_puts(r->sink, "\n\n") < 0)
+		return -1;
+	return sink_flush(r->sink);
+}
+
+int
+response_stream_comment(struct response *r, const char *text)
+{
+	if (!r->streamed)
+		return -1;
+	if (sink_puts(r->sink, ": ") < 0 || sink_puts(r->sink, text) < 0 ||
+	    sink_puts(r->sink, "\n\n") < 0)
+		return -1;
+	return sink_flush(r->sink);
 }

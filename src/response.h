@@ -27,6 +27,8 @@ struct response {
 	json_t *json;		/* body as JSON, serialized by response_serialize */
 	struct buf body;	/* body bytes */
 	int headers_only;	/* HEAD: say Content-Length, send no body */
+	struct sink *sink;	/* where response_send and an event stream write; may be NULL */
+	int streamed;		/* the head went out as an event stream; the body follows as events */
 };
 
 void response_init(struct response *r, const char *request_id);
@@ -43,8 +45,18 @@ void response_set_error(struct response *r, enum gw_err e, const char *descripti
 void response_set_empty(struct response *r, int status);
 /* Serializes the JSON body into r->body; 0 or -1. Idempotent. */
 int response_serialize(struct response *r);
-/* Writes the whole response as CGI/FastCGI responder output. */
+/* Writes the whole response as CGI/FastCGI responder output; after an event stream,
+ * only flushes. */
 int response_send(struct response *r, struct sink *s);
+
+/* Event streams (text/event-stream): the head goes out at once, then one event per
+ * JSON-RPC message, each flushed as it is written so that nothing waits in a buffer.
+ * open: 0, or -1 when r has no sink (then nothing was written). */
+int response_stream_open(struct response *r);
+/* "event: message" with msg (compact JSON, one data line); borrows msg. 0 or -1. */
+int response_stream_message(struct response *r, json_t *msg);
+/* A comment line (": text"), the keep-alive of a long wait. 0 or -1. */
+int response_stream_comment(struct response *r, const char *text);
 const char *response_status_text(int status);
 
 #endif

@@ -242,6 +242,7 @@ router_serve(struct worker *w, struct request *req, struct sink *out)
 
 	cfg = gateway_config(w->gw);
 	response_init(&resp, req->id);
+	resp.sink = out;
 	router_dispatch(w, cfg, req, &resp);
 	response_send(&resp, out);
 	dur = clock_mono_us() - req->start_us;

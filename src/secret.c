@@ -70,6 +70,20 @@ secret_base64(const void *p, size_t n, char *out, size_t outlen)
 	return 0;
 }
 
+long
+secret_unbase64(const char *in, size_t n, void *out, size_t outlen)
+{
+	const char *end;
+	size_t len;
+
+	if (n % 4 != 0)
+		return -1;
+	if (sodium_base642bin(out, outlen, in, n, NULL, &len, &end,
+	    sodium_base64_VARIANT_ORIGINAL) != 0 || end != in + n)
+		return -1;
+	return (long)len;
+}
+
 #define SEAL_MAX	4096
 
 int

@@ -14,6 +14,9 @@ void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
 void secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32]);
 /* Standard base64 of p into out (outlen >= 4 * ceil(n / 3) + 1); -1 when too small. */
 int secret_base64(const void *p, size_t n, char *out, size_t outlen);
+/* Decodes standard, padded base64 (no blanks) into out: the length, or -1 when the
+ * input is not exactly that (bad character or padding) or out is too small. */
+long secret_unbase64(const char *in, size_t n, void *out, size_t outlen);
 /* Authenticated encryption (XChaCha20-Poly1305, random nonce) of p under a 32-byte
  * key, as unpadded base64url into out (visible ASCII). 0, or -1 when out is too small. */
 int secret_seal(const unsigned char *key, const void *p, size_t n, const char *ad,
