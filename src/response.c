@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "response.h"
+#include "sse.h"
 
 static const struct {
 	int status;
@@ -162,12 +163,6 @@ response_serialize(struct response *r)
 }
 
 static int
-sink_dump(const char *p, size_t n, void *data)
-{
-	return sink_write(data, p, n);
-}
-
-static int
 put_header(struct buf *h, const char *name, const char *value)
 {
 	return buf_printf(h, "%s: %s\r\n", name, value);
@@ -243,26 +238,11 @@ response_stream_open(struct response *r)
 int
 response_stream_message(struct response *r, json_t *msg)
 {
-	int rc;
-
-	if (!r->streamed)
-		return -1;
-	/* Compact JSON has no raw newline, so one data line carries the message. */
-	if (sink_puts(r->sink, "event: message\ndata: ") < 0)
-		return -1;
-	rc = json_dump_callback(msg, sink_dump, r->sink, JSON_COMPACT);
-	if (rc < 0 || sink_puts(r->sink, "\n\n") < 0)
-		return -1;
-	return sink_flush(r->sink);
+	return r->streamed ? sse_write_message(r->sink, msg) : -1;
 }
 
 int
 response_stream_comment(struct response *r, const char *text)
 {
-	if (!r->streamed)
-		return -1;
-	if (sink_puts(r->sink, ": ") < 0 || sink_puts(r->sink, text) < 0 ||
-	    sink_puts(r->sink, "\n\n") < 0)
-		return -1;
-	return sink_flush(r->sink);
+	return r->streamed ? sse_write_comment(r->sink, text) : -1;
 }
