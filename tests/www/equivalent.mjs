@@ -44,6 +44,7 @@ function firstDifference(a, b, path = '') {
     }
     return null;
   }
+  if (ka === 'null') return null;
   if (ka === 'number' || ka === 'string' || ka === 'boolean') {
     return Object.is(a, b) ? null : `${path || '/'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`;
   }
