@@ -5,6 +5,9 @@
 
 #include "jsonrpc.h"
 
+/* Marks a batch element that repeated a member name: validation reports it as such. */
+#define DUPLICATE_MARK	"\001duplicate member name"
+
 static int
 id_ok(json_t *id)
 {
@@ -22,6 +25,8 @@ jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **idp)
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(m))
 		return *why = "a JSON-RPC message must be an object", -1;
+	if (json_object_get(m, DUPLICATE_MARK))
+		return *why = "duplicate member name", -1;
 	id = json_object_get(m, "id");
 	if (id && id_ok(id))
 		*idp = id;
@@ -67,6 +72,49 @@ jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **idp)
 	return 0;
 }
 
+/* A top-level array whose whole text is valid JSON but repeats a member name somewhere:
+ * each element parsed on its own, so that only the guilty ones are invalid. */
+static json_t *
+parse_elements(const char *body, size_t len)
+{
+	json_t *arr = json_array(), *el;
+	size_t i = 0, start;
+	int depth = 0, in_str = 0, esc = 0;
+
+	while (i < len && body[i] != '[')
+		i++;
+	start = ++i;
+	for (; i < len && arr; i++) {
+		char c = body[i];
+
+		if (in_str) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"')
+				in_str = 0;
+			continue;
+		}
+		if (c == '"')
+			in_str = 1;
+		else if (c == '[' || c == '{')
+			depth++;
+		else if ((c == ']' || c == '}') && depth > 0)
+			depth--;
+		else if ((c == ',' || c == ']') && depth == 0) {
+			el = json_loadb(body + start, i - start, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+			if (el == NULL)
+				el = json_pack("{s:b}", DUPLICATE_MARK, 1);
+			json_array_append_new(arr, el);
+			start = i + 1;
+			if (c == ']')
+				break;
+		}
+	}
+	return arr;
+}
+
 json_t *
 jsonrpc_parse(const char *body, size_t len, int *code, const char **why)
 {
@@ -74,14 +122,22 @@ jsonrpc_parse(const char *body, size_t len, int *code, const char **why)
 	json_t *j;
 
 	j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-	if (j == NULL) {
-		if (strstr(err.text, "duplicate object key")) {
+	if (j == NULL && strstr(err.text, "duplicate object key")) {
+		/* Valid JSON apart from that? Then a batch judges its elements one by one. */
+		j = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+		if (json_is_array(j)) {
+			json_decref(j);
+			j = parse_elements(body, len);
+		} else {
+			json_decref(j);
 			*code = JSONRPC_INVALID_REQUEST;
 			*why = "duplicate member name";
-		} else {
-			*code = JSONRPC_PARSE_ERROR;
-			*why = "body is not valid JSON";
+			return NULL;
 		}
+	}
+	if (j == NULL) {
+		*code = JSONRPC_PARSE_ERROR;
+		*why = "body is not valid JSON";
 		return NULL;
 	}
 	if (json_is_array(j) && json_array_size(j) == 0) {

@@ -67,6 +67,23 @@ main(void)
 	ok(jsonrpc_parse("{\"a\":1,\"a\":2}", 13, &code, &why) == NULL && code == -32600, "duplicate keys: -32600");
 	ok(jsonrpc_parse("7", 1, &code, &why) == NULL && code == -32600, "a number: -32600");
 	ok(jsonrpc_parse("{} x", 4, &code, &why) == NULL && code == -32700, "trailing garbage: -32700");
+	{
+		static const char batch[] = "[ {\"jsonrpc\":\"2.0\",\"id\":\"a],{\\\"b\",\"method\":\"ping\"},"
+		    "{\"jsonrpc\":\"2.0\",\"id\":2,\"id\":3,\"method\":\"ping\"} ,"
+		    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\",\"params\":{\"k\":[1,{\"d\":1,\"d\":2}]}},"
+		    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}]";
+
+		j = jsonrpc_parse(batch, sizeof(batch) - 1, &code, &why);
+		is_int(json_array_size(j), 4, "a batch with a repeated member: still four elements");
+		ok(jsonrpc_validate(json_array_get(j, 0), &m, &why, &id) == 0 && strcmp(json_string_value(id), "a],{\"b") == 0,
+		    "brackets and quotes inside strings do not split elements");
+		ok(jsonrpc_validate(json_array_get(j, 1), &m, &why, &id) < 0 && strcmp(why, "duplicate member name") == 0,
+		    "the element that repeats a member is invalid on its own");
+		ok(jsonrpc_validate(json_array_get(j, 2), &m, &why, &id) < 0, "… also when the repetition is nested");
+		ok(jsonrpc_validate(json_array_get(j, 3), &m, &why, &id) == 0 && json_integer_value(id) == 5,
+		    "the others stay valid");
+		json_decref(j);
+	}
 
 	return done_testing();
 }
