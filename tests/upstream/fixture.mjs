@@ -1,0 +1,612 @@
+#!/usr/bin/env node
+// Upstream MCP fixture server for mcpgate federation tests (official TypeScript SDK,
+// Streamable HTTP, stateful sessions). It exposes every tool, resource and prompt the
+// MCP conformance suite (0.1.16) calls, so the suite can run through the gateway, plus a
+// few helpers for relay tests. See README.md.
+//
+//   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
+//        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
+//        [--keepalive-ms MS] [--allow-host NAME ...] [--quiet]
+//
+// Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
+// written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
+// loopback address only. Stops on SIGTERM/SIGINT.
+
+import fs from 'node:fs';
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  isInitializeRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+
+// ---------------------------------------------------------------------------------------
+// Command line
+
+const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
+  '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--quiet]';
+
+function usage(msg) {
+  if (msg) process.stderr.write(`fixture.mjs: ${msg}\n`);
+  process.stderr.write(`${USAGE}\n`);
+  process.exit(2);
+}
+
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'ready-file': { type: 'string' },
+      name: { type: 'string', default: 'mcpgate-upstream-fixture' },
+      tools: { type: 'string', default: '0' },
+      'page-size': { type: 'string', default: '0' },
+      json: { type: 'boolean', default: false },
+      'no-resume': { type: 'boolean', default: false },
+      'retry-ms': { type: 'string', default: '500' },
+      'keepalive-ms': { type: 'string', default: '15000' },
+      'allow-host': { type: 'string', multiple: true, default: [] },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  }));
+} catch (e) {
+  usage(e.message);
+}
+if (args.help) usage();
+
+function count(name, max) {
+  const v = args[name];
+  if (!/^\d+$/.test(v) || Number(v) > max) usage(`--${name} must be an integer from 0 to ${max}`);
+  return Number(v);
+}
+if (args.port === undefined) usage('--port is required (0 = any free port)');
+const port = count('port', 65535);
+const extraTools = count('tools', 100000);
+const pageSize = count('page-size', 100000);
+const retryMs = count('retry-ms', 600000);
+const keepAliveMs = count('keepalive-ms', 3600000);
+
+// Loopback only: never all interfaces.
+const host = args.host;
+const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+if (!loopback) usage(`--host must be a loopback address (127.x.x.x, ::1 or localhost), not ${host}`);
+
+const log = args.quiet ? () => {} : (m) => process.stderr.write(`upstream[${args.name}]: ${m}\n`);
+
+// Host and Origin names accepted (DNS-rebinding protection, as the SDK's Express helper).
+const allowedHostnames = new Set(['localhost', '127.0.0.1', '[::1]', host.includes(':') ? `[${host}]` : host,
+  ...args['allow-host'].map((h) => h.toLowerCase())]);
+
+// ---------------------------------------------------------------------------------------
+// Fixture data
+
+// A 1x1 red PNG and a short silent WAV (8 kHz, mono, 16-bit, 8 samples).
+const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
+const WAV_BASE64 = (() => {
+  const samples = 8, data = samples * 2, b = Buffer.alloc(44 + data);
+  b.write('RIFF', 0); b.writeUInt32LE(36 + data, 4); b.write('WAVE', 8);
+  b.write('fmt ', 12); b.writeUInt32LE(16, 16); b.writeUInt16LE(1, 20); b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(8000, 24); b.writeUInt32LE(16000, 28); b.writeUInt16LE(2, 32); b.writeUInt16LE(16, 34);
+  b.write('data', 36); b.writeUInt32LE(data, 40);
+  return b.toString('base64');
+})();
+
+const NO_ARGS = { type: 'object', additionalProperties: false };
+const sleep = (ms, signal) => new Promise((resolve) => {
+  if (signal?.aborted) return resolve();
+  const t = setTimeout(done, ms);
+  function done() { clearTimeout(t); signal?.removeEventListener('abort', done); resolve(); }
+  signal?.addEventListener('abort', done, { once: true });
+});
+const text = (t) => ({ type: 'text', text: t });
+const result = (t) => ({ content: [text(t)] });
+
+// Sends a log message on the request's stream unless the session's level filters it out.
+async function logTo(server, extra, level, data) {
+  if (server.isMessageIgnored(level, extra.sessionId)) return;
+  await extra.sendNotification({ method: 'notifications/message', params: { level, logger: args.name, data } });
+}
+async function progressTo(extra, progress, total, message) {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return;
+  await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total, message } });
+}
+// Server-to-client requests go on the tool call's own stream; with --json there is none
+// (the SDK drops related messages), so they go on the session's GET stream instead.
+function askClient(server, extra, request, schema) {
+  return args.json ? server.request(request, schema) : extra.sendRequest(request, schema);
+}
+function requireClientCapability(server, cap) {
+  if (!server.getClientCapabilities()?.[cap]) {
+    return { isError: true, content: [text(`the client did not declare the ${cap} capability`)] };
+  }
+  return null;
+}
+
+// Tools: name → { tool (as listed), call(server, session, args, extra) → CallToolResult }.
+const TOOLS = new Map();
+function tool(name, description, inputSchema, call, more = {}) {
+  TOOLS.set(name, { tool: { name, description, inputSchema, ...more }, call });
+}
+
+tool('test_simple_text', 'Returns one text content item', NO_ARGS,
+  () => result('This is a simple text response for testing.'));
+tool('test_image_content', 'Returns one image content item (a 1x1 PNG)', NO_ARGS,
+  () => ({ content: [{ type: 'image', data: PNG_BASE64, mimeType: 'image/png' }] }));
+tool('test_audio_content', 'Returns one audio content item (a short WAV)', NO_ARGS,
+  () => ({ content: [{ type: 'audio', data: WAV_BASE64, mimeType: 'audio/wav' }] }));
+tool('test_embedded_resource', 'Returns one embedded text resource', NO_ARGS,
+  () => ({
+    content: [{
+      type: 'resource',
+      resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' },
+    }],
+  }));
+tool('test_multiple_content_types', 'Returns text, image and embedded resource content', NO_ARGS,
+  () => ({
+    content: [
+      text('Multiple content types test:'),
+      { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
+      {
+        type: 'resource',
+        resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) },
+      },
+    ],
+  }));
+tool('test_error_handling', 'Always fails with a tool error (isError: true)', NO_ARGS,
+  () => ({ isError: true, content: [text('This tool intentionally returns an error for testing')] }));
+tool('test_tool_with_logging', 'Sends three info log notifications 50 ms apart, then returns', NO_ARGS,
+  async (server, session, a, extra) => {
+    await logTo(server, extra, 'info', 'Tool execution started');
+    await sleep(50, extra.signal);
+    await logTo(server, extra, 'info', 'Tool processing data');
+    await sleep(50, extra.signal);
+    await logTo(server, extra, 'info', 'Tool execution completed');
+    return result('Tool with logging executed successfully');
+  });
+tool('test_tool_with_progress', 'Reports progress 0, 50 and 100 of 100, 50 ms apart, when given a progress token', NO_ARGS,
+  async (server, session, a, extra) => {
+    for (const p of [0, 50, 100]) {
+      if (p) await sleep(50, extra.signal);
+      await progressTo(extra, p, 100, `Completed step ${p} of 100`);
+    }
+    return result(`Progress test completed (token ${JSON.stringify(extra._meta?.progressToken ?? null)})`);
+  });
+tool('test_sampling', 'Asks the client for an LLM completion (sampling/createMessage) of the prompt',
+  { type: 'object', properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } }, required: ['prompt'] },
+  async (server, session, a, extra) => {
+    const missing = requireClientCapability(server, 'sampling');
+    if (missing) return missing;
+    const r = await askClient(server, extra, {
+      method: 'sampling/createMessage',
+      params: { messages: [{ role: 'user', content: text(String(a.prompt ?? '')) }], maxTokens: 100 },
+    }, CreateMessageResultSchema);
+    const reply = Array.isArray(r.content) ? r.content.find((c) => c.type === 'text')?.text : r.content?.text;
+    return result(`LLM response: ${reply ?? JSON.stringify(r.content)}`);
+  });
+async function elicit(server, extra, message, requestedSchema) {
+  const missing = requireClientCapability(server, 'elicitation');
+  if (missing) return missing;
+  const r = await askClient(server, extra, { method: 'elicitation/create', params: { message, requestedSchema } }, ElicitResultSchema);
+  return result(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
+}
+tool('test_elicitation', 'Asks the user for a username and email (elicitation/create)',
+  { type: 'object', properties: { message: { type: 'string', description: 'The message to show the user' } }, required: ['message'] },
+  (server, session, a, extra) => elicit(server, extra, String(a.message ?? 'Please provide your information'), {
+    type: 'object',
+    properties: {
+      username: { type: 'string', description: "User's response" },
+      email: { type: 'string', description: "User's email address" },
+    },
+    required: ['username', 'email'],
+  }));
+tool('test_elicitation_sep1034_defaults', 'Elicitation whose schema has defaults for every primitive type (SEP-1034)', NO_ARGS,
+  (server, session, a, extra) => elicit(server, extra, 'Please review and update the form fields with defaults', {
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'User name', default: 'John Doe' },
+      age: { type: 'integer', description: 'User age', default: 30 },
+      score: { type: 'number', description: 'User score', default: 95.5 },
+      status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+      verified: { type: 'boolean', description: 'Verification status', default: true },
+    },
+    required: [],
+  }));
+tool('test_elicitation_sep1330_enums', 'Elicitation with the five enum schema variants (SEP-1330)', NO_ARGS,
+  (server, session, a, extra) => elicit(server, extra, 'Please pick from the enums', {
+    type: 'object',
+    properties: {
+      untitledSingle: { type: 'string', description: 'Untitled single-select', enum: ['option1', 'option2', 'option3'] },
+      titledSingle: {
+        type: 'string', description: 'Titled single-select',
+        oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }],
+      },
+      legacyEnum: {
+        type: 'string', description: 'Legacy titled enum', enum: ['opt1', 'opt2', 'opt3'],
+        enumNames: ['Option One', 'Option Two', 'Option Three'],
+      },
+      untitledMulti: {
+        type: 'array', description: 'Untitled multi-select', items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+      },
+      titledMulti: {
+        type: 'array', description: 'Titled multi-select',
+        items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }, { const: 'value3', title: 'Third Choice' }] },
+      },
+    },
+    required: [],
+  }));
+tool('json_schema_2020_12_tool', 'Tool with JSON Schema 2020-12 features ($schema, $defs, additionalProperties)', {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+  properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+  additionalProperties: false,
+}, (server, session, a) => result(`Received: ${JSON.stringify(a)}`));
+tool('test_reconnection', 'Closes its SSE stream mid-call (SEP-1699) and answers after the client resumes with Last-Event-ID', NO_ARGS,
+  async (server, session, a, extra) => {
+    // Offered by the SDK only with an event store and a 2025-11-25 client, which can resume.
+    if (extra.closeSSEStream) extra.closeSSEStream();
+    await sleep(100, extra.signal);
+    return result('Reconnection test completed successfully');
+  });
+
+// Helpers for relay tests (not called by the conformance suite).
+tool('echo', 'Returns its arguments as JSON text', { type: 'object', additionalProperties: true },
+  (server, session, a) => result(JSON.stringify(a)));
+tool('slow', 'Sleeps ms milliseconds (default 1000), reporting progress every 100 ms; stops when cancelled', {
+  type: 'object',
+  properties: { ms: { type: 'integer', minimum: 0, maximum: 600000, description: 'How long to sleep' } },
+  additionalProperties: false,
+}, async (server, session, a, extra) => {
+  const ms = Math.min(Math.max(Number.isFinite(a.ms) ? a.ms : 1000, 0), 600000);
+  const start = Date.now();
+  for (let done = 0; done < ms && !extra.signal.aborted;) {
+    await sleep(Math.min(100, ms - done), extra.signal);
+    done = Math.min(Date.now() - start, ms);
+    if (!extra.signal.aborted) await progressTo(extra, done, ms, `slept ${done} of ${ms} ms`);
+  }
+  return result(`slept ${ms} ms`);
+});
+tool('request_headers', 'Returns the HTTP request headers this call arrived with, as JSON text', NO_ARGS,
+  (server, session, a, extra) => result(JSON.stringify(extra.requestInfo?.headers ?? {})));
+tool('rpc_error', 'Fails with a JSON-RPC error (not a tool result): code (default -32603) and message', {
+  type: 'object',
+  properties: { code: { type: 'integer' }, message: { type: 'string' } },
+  additionalProperties: false,
+}, (server, session, a) => {
+  throw new McpError(Number.isInteger(a.code) ? a.code : ErrorCode.InternalError, typeof a.message === 'string' ? a.message : 'rpc_error tool');
+});
+tool('update_watched_resource', 'Changes test://watched-resource and notifies every subscribed session (notifications/resources/updated)', NO_ARGS,
+  async () => {
+    watched.version++;
+    let n = 0;
+    for (const s of sessions.values()) {
+      if (!s.subscriptions.has(WATCHED)) continue;
+      n++;
+      await s.server.sendResourceUpdated({ uri: WATCHED }).catch((e) => log(`resources/updated: ${e.message}`));
+    }
+    return result(`test://watched-resource is now version ${watched.version}; ${n} subscribed session(s) notified`);
+  });
+for (let i = 0; i < extraTools; i++) {
+  tool(`echo_${i}`, `Echo tool ${i} of ${extraTools}: returns its text argument`, {
+    type: 'object', properties: { text: { type: 'string', description: 'Text to echo' } }, required: ['text'], additionalProperties: false,
+  }, (server, session, a) => (typeof a.text === 'string' ? result(a.text) : { isError: true, content: [text('text (a string) is required')] }));
+}
+
+// Resources.
+const WATCHED = 'test://watched-resource';
+const watched = { version: 1 };
+const RESOURCES = [
+  { uri: 'test://static-text', name: 'static-text', title: 'Static text', description: 'A static text resource', mimeType: 'text/plain' },
+  { uri: 'test://static-binary', name: 'static-binary', title: 'Static binary', description: 'A static binary resource (a 1x1 PNG)', mimeType: 'image/png' },
+  { uri: WATCHED, name: 'watched-resource', title: 'Watched resource', description: 'A resource clients can subscribe to (update_watched_resource changes it)', mimeType: 'text/plain' },
+];
+const TEMPLATES = [
+  { uriTemplate: 'test://template/{id}/data', name: 'template-data', title: 'Template data', description: 'A resource template with an id parameter', mimeType: 'application/json' },
+];
+const TEMPLATE_RE = /^test:\/\/template\/([^/]+)\/data$/;
+function readResource(uri) {
+  if (uri === 'test://static-text') return { uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' };
+  if (uri === 'test://static-binary') return { uri, mimeType: 'image/png', blob: PNG_BASE64 };
+  if (uri === WATCHED) return { uri, mimeType: 'text/plain', text: `Watched resource content, version ${watched.version}` };
+  const m = TEMPLATE_RE.exec(uri);
+  if (m) {
+    const id = decodeURIComponent(m[1]);
+    return { uri, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) };
+  }
+  return null;
+}
+
+// Prompts.
+const PROMPTS = new Map();
+function prompt(name, description, argumentsList, get) {
+  PROMPTS.set(name, { prompt: { name, description, ...(argumentsList.length ? { arguments: argumentsList } : {}) }, get });
+}
+prompt('test_simple_prompt', 'A simple prompt without arguments', [],
+  () => ({ messages: [{ role: 'user', content: text('This is a simple prompt for testing.') }] }));
+prompt('test_prompt_with_arguments', 'A prompt with two required arguments (completions offered for both)', [
+  { name: 'arg1', description: 'First test argument', required: true },
+  { name: 'arg2', description: 'Second test argument', required: true },
+], (a) => ({ messages: [{ role: 'user', content: text(`Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'`) }] }));
+prompt('test_prompt_with_embedded_resource', 'A prompt that embeds a resource', [
+  { name: 'resourceUri', description: 'URI of the resource to embed', required: true },
+], (a) => ({
+  messages: [
+    { role: 'user', content: { type: 'resource', resource: { uri: a.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
+    { role: 'user', content: text('Please process the embedded resource above.') },
+  ],
+}));
+prompt('test_prompt_with_image', 'A prompt that includes an image', [],
+  () => ({
+    messages: [
+      { role: 'user', content: { type: 'image', data: PNG_BASE64, mimeType: 'image/png' } },
+      { role: 'user', content: text('Please analyze the image above.') },
+    ],
+  }));
+
+// Completions: prompt arguments and the template's id.
+const COMPLETIONS = {
+  'ref/prompt:test_prompt_with_arguments:arg1': ['paris', 'park', 'party', 'test', 'testing', 'test-value'],
+  'ref/prompt:test_prompt_with_arguments:arg2': ['alpha', 'beta', 'gamma', 'test2'],
+  'ref/resource:test://template/{id}/data:id': ['1', '2', '3', '42', '123'],
+};
+
+// Pagination (--page-size): the cursor is the base64url offset into the list.
+function page(list, cursor, key) {
+  let start = 0;
+  if (cursor !== undefined) {
+    const s = Buffer.from(String(cursor), 'base64url').toString();
+    if (!/^\d+$/.test(s) || Number(s) > list.length) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor');
+    start = Number(s);
+  }
+  if (!pageSize) return { [key]: list };
+  const end = Math.min(start + pageSize, list.length);
+  return { [key]: list.slice(start, end), ...(end < list.length ? { nextCursor: Buffer.from(String(end)).toString('base64url') } : {}) };
+}
+
+// ---------------------------------------------------------------------------------------
+// One SDK Server per session
+
+function createServer(session) {
+  const server = new Server({ name: args.name, version: '1.0.0' }, {
+    capabilities: {
+      tools: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      prompts: { listChanged: true },
+      logging: {},
+      completions: {},
+    },
+    instructions: 'mcpgate upstream fixture: the MCP conformance fixtures plus echo, slow and friends.',
+  });
+  const toolList = [...TOOLS.values()].map((t) => t.tool);
+  server.setRequestHandler(ListToolsRequestSchema, (req) => page(toolList, req.params?.cursor, 'tools'));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const t = TOOLS.get(req.params.name);
+    if (!t) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+    return t.call(server, session, req.params.arguments ?? {}, extra);
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, (req) => page(RESOURCES, req.params?.cursor, 'resources'));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, (req) => page(TEMPLATES, req.params?.cursor, 'resourceTemplates'));
+  server.setRequestHandler(ReadResourceRequestSchema, (req) => {
+    const c = readResource(req.params.uri);
+    if (!c) throw new McpError(-32002, 'Resource not found', { uri: req.params.uri });
+    return { contents: [c] };
+  });
+  server.setRequestHandler(SubscribeRequestSchema, (req) => {
+    session.subscriptions.add(req.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+    session.subscriptions.delete(req.params.uri);
+    return {};
+  });
+  const promptList = [...PROMPTS.values()].map((p) => p.prompt);
+  server.setRequestHandler(ListPromptsRequestSchema, (req) => page(promptList, req.params?.cursor, 'prompts'));
+  server.setRequestHandler(GetPromptRequestSchema, (req) => {
+    const p = PROMPTS.get(req.params.name);
+    if (!p) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`);
+    const a = req.params.arguments ?? {};
+    for (const arg of p.prompt.arguments ?? []) {
+      if (arg.required && typeof a[arg.name] !== 'string') {
+        throw new McpError(ErrorCode.InvalidParams, `Missing required argument: ${arg.name}`);
+      }
+    }
+    return { description: p.prompt.description, ...p.get(a) };
+  });
+  server.setRequestHandler(CompleteRequestSchema, (req) => {
+    const { ref, argument } = req.params;
+    const all = COMPLETIONS[`${ref.type}:${ref.name ?? ref.uri}:${argument.name}`] ?? [];
+    const values = all.filter((v) => v.startsWith(argument.value ?? ''));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
+  server.onerror = (e) => log(`server error: ${e.message}`);
+  return server;
+}
+
+// Event store for resumability (SEP-1699), one per session, bounded: event ids are
+// "<streamId>.<seq>"; a stream keeps its last 1000 events.
+class SessionEventStore {
+  constructor() { this.streams = new Map(); this.seq = 0; }
+  async storeEvent(streamId, message) {
+    const id = `${streamId}.${++this.seq}`;
+    let events = this.streams.get(streamId);
+    if (!events) this.streams.set(streamId, (events = []));
+    events.push({ id, message });
+    if (events.length > 1000) events.shift();
+    return id;
+  }
+  async getStreamIdForEventId(eventId) {
+    const streamId = String(eventId).replace(/\.\d+$/, '');
+    return this.streams.get(streamId)?.some((e) => e.id === eventId) ? streamId : undefined;
+  }
+  async replayEventsAfter(lastEventId, { send }) {
+    const streamId = await this.getStreamIdForEventId(lastEventId);
+    if (!streamId) throw new Error(`unknown event id ${lastEventId}`);
+    const events = this.streams.get(streamId);
+    for (const e of events.slice(events.findIndex((x) => x.id === lastEventId) + 1)) {
+      if (Object.keys(e.message).length) await send(e.id, e.message);	// skip priming events
+    }
+    return streamId;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP
+
+const sessions = new Map();	// session id → { server, transport, subscriptions, open, lastActive }
+const MAX_BODY = 4 * 1024 * 1024;
+const IDLE_MS = 30 * 60 * 1000;
+
+function sendJson(res, status, body, headers = {}) {
+  if (res.headersSent) return res.end();
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+const rpcError = (res, status, code, message, headers) =>
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+
+function hostnameOf(value) {
+  try { return new URL(value).hostname.toLowerCase(); } catch { return null; }
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on('data', (c) => {
+      size += c.length;
+      if (size > MAX_BODY) { reject(Object.assign(new Error('body too large'), { status: 413 })); req.destroy(); return; }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function track(session, res) {
+  session.open++;
+  session.lastActive = Date.now();
+  res.on('close', () => { session.open--; session.lastActive = Date.now(); });
+}
+
+async function handle(req, res) {
+  const url = new URL(req.url, 'http://fixture');
+  if (url.pathname !== '/mcp') return sendJson(res, 404, { error: 'not found' });
+
+  // DNS-rebinding protection: loopback (or --allow-host) Host and Origin only.
+  const hostName = hostnameOf(`http://${req.headers.host ?? ''}`);
+  if (!hostName || !allowedHostnames.has(hostName)) return rpcError(res, 403, -32000, `Invalid Host: ${req.headers.host ?? ''}`);
+  if (req.headers.origin !== undefined && !allowedHostnames.has(hostnameOf(req.headers.origin))) {
+    return rpcError(res, 403, -32000, `Invalid Origin: ${req.headers.origin}`);
+  }
+  if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
+    return rpcError(res, 405, -32000, 'Method not allowed', { Allow: 'GET, POST, DELETE' });
+  }
+
+  let body;
+  if (req.method === 'POST') {
+    let raw;
+    try { raw = await readBody(req); } catch (e) { return rpcError(res, e.status ?? 400, -32000, e.message); }
+    try { body = JSON.parse(raw); } catch { return rpcError(res, 400, -32700, 'Parse error: Invalid JSON'); }
+    if (!args.quiet) {
+      const methods = (Array.isArray(body) ? body : [body]).map((m) => m?.method ?? (m?.id !== undefined ? `response ${m.id}` : '?'));
+      res.on('finish', () => log(`POST ${methods.join(',')} → ${res.statusCode}`));
+    }
+  } else if (!args.quiet) {
+    res.on('finish', () => log(`${req.method} → ${res.statusCode}`));
+  }
+
+  const sid = req.headers['mcp-session-id'];
+  if (sid !== undefined) {
+    const session = sessions.get(sid);
+    if (!session) return rpcError(res, 404, -32001, 'Session not found');
+    track(session, res);
+    return session.transport.handleRequest(req, res, body);
+  }
+  const initializing = req.method === 'POST' && (Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body));
+  if (!initializing) return rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
+
+  const session = { subscriptions: new Set(), open: 0, lastActive: Date.now() };
+  session.transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: args.json,
+    eventStore: args['no-resume'] ? undefined : new SessionEventStore(),
+    retryInterval: retryMs,
+    keepAliveMs,
+    onsessioninitialized: (id) => { sessions.set(id, session); log(`session ${id} opened (${sessions.size} open)`); },
+  });
+  session.transport.onclose = () => {
+    const id = session.transport.sessionId;
+    if (id && sessions.delete(id)) log(`session ${id} closed (${sessions.size} open)`);
+  };
+  session.server = createServer(session);
+  await session.server.connect(session.transport);
+  track(session, res);
+  return session.transport.handleRequest(req, res, body);
+}
+
+const httpServer = http.createServer((req, res) => {
+  handle(req, res).catch((e) => {
+    log(`request failed: ${e.stack ?? e}`);
+    if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error');
+    else res.end();
+  });
+});
+
+setInterval(() => {
+  const cutoff = Date.now() - IDLE_MS;
+  for (const s of sessions.values()) {
+    if (s.open === 0 && s.lastActive < cutoff) s.transport.close().catch(() => {});
+  }
+}, 60000).unref();
+
+httpServer.on('error', (e) => {
+  process.stderr.write(`fixture.mjs: ${e.message}\n`);
+  process.exit(1);
+});
+httpServer.listen(port, host, () => {
+  const addr = httpServer.address();
+  const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const line = `ready http://${h}:${addr.port}/mcp\n`;
+  if (args['ready-file']) {
+    // Written whole, then renamed: a watcher never reads half a line.
+    fs.writeFileSync(`${args['ready-file']}.tmp`, line);
+    fs.renameSync(`${args['ready-file']}.tmp`, args['ready-file']);
+  }
+  process.stdout.write(line);
+  log(`listening on ${line.slice(6).trim()}: ${TOOLS.size} tools, ${RESOURCES.length} resources, ${PROMPTS.size} prompts` +
+    `${args.json ? ', JSON responses' : ', SSE responses'}${args['no-resume'] ? '' : ', resumable'}`);
+});
+
+let stopping = false;
+function stop(sig) {
+  if (stopping) return;
+  stopping = true;
+  log(`${sig}: stopping`);
+  setTimeout(() => process.exit(0), 2000).unref();
+  Promise.allSettled([...sessions.values()].map((s) => s.transport.close())).then(() => {
+    httpServer.close(() => process.exit(0));
+    httpServer.closeAllConnections();
+  });
+}
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
