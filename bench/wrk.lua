@@ -1,10 +1,15 @@
--- bench/wrk.lua — the requests of bench/auth.sh, for wrk 4 (wrk -s bench/wrk.lua URL).
+-- bench/wrk.lua — the requests of bench/auth.sh and bench/mcp.sh, for wrk 4
+-- (wrk -s bench/wrk.lua URL).
 --
 -- Settings from the environment:
 --   BENCH_TARGET   mcp (default): POST <URL path> with the tools/list JSON-RPC body
 --                  introspect: POST <URL path> as RFC 7662 introspection, the way
 --                  mcpgate sends it (Basic auth, token=...&token_type_hint=access_token)
---   BENCH_TOKEN    one token, sent with every request (mcp: as "Authorization: Bearer")
+--                  health: GET <URL path> (GET /mcp/health)
+--                  initialize, ping: POST <URL path> with that JSON-RPC request
+--                  batch: POST <URL path> with a batch of BENCH_BATCH pings
+--   BENCH_TOKEN    one token, sent with every request (mcp, initialize, ping, batch: as
+--                  "Authorization: Bearer")
 --   BENCH_POOL     a file of tokens, one a line: every request takes the next unused
 --                  one (threads take disjoint slices); none is ever sent twice. When a
 --                  thread runs out it stops and the run is reported as exhausted.
@@ -12,12 +17,20 @@
 --                  authorization server caches nothing, a token may be asked again)
 --   BENCH_THREADS  wrk's -t (to split the pool), default 1
 --   BENCH_BASIC    "Basic ..." credentials for introspect
+--   BENCH_SESSION  an Mcp-Session-Id to send (ping, batch, mcp), as a client does after
+--                  initialize
+--   BENCH_PROTOCOL an MCP-Protocol-Version header to send (likewise)
+--   BENCH_BATCH    pings per batch (default 10)
 --   BENCH_EXPECT   the status every answer should have (counted, not enforced)
 -- Without BENCH_TOKEN and BENCH_POOL no Authorization header is sent.
 --
+-- An answer with the expected status whose body is not the expected one (tools/list:
+-- "tools"; health: "status"; initialize: "protocolVersion" and an Mcp-Session-Id
+-- header; ping: a "result"; batch: BENCH_BATCH of them) counts as bad_body.
+--
 -- done() prints one line starting with "BENCH " with key=value pairs: requests,
 -- seconds, rps, status counts, socket errors, latency percentiles (µs), and for a pool
--- the tokens used and whether it ran out. bench/auth.sh parses it.
+-- the tokens used and whether it ran out. bench/auth.sh and bench/mcp.sh parse it.
 
 local target = os.getenv("BENCH_TARGET") or "mcp"
 local fixed = os.getenv("BENCH_TOKEN")
@@ -26,8 +39,26 @@ local nthreads = tonumber(os.getenv("BENCH_THREADS") or "1")
 local basic = os.getenv("BENCH_BASIC") or ""
 local expect = tonumber(os.getenv("BENCH_EXPECT") or "200")
 local cycle = os.getenv("BENCH_CYCLE") == "1"
+local session = os.getenv("BENCH_SESSION")
+local protocol = os.getenv("BENCH_PROTOCOL")
+local nbatch = tonumber(os.getenv("BENCH_BATCH") or "10")
 
-local LIST = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
+-- the JSON-RPC body of each kind of POST /mcp, and what its answer must contain
+-- (a plain substring, at least how many times)
+local PING = '{"jsonrpc":"2.0","id":%d,"method":"ping"}'
+local bodies = {
+   mcp = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}',
+   initialize = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",' ..
+      '"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}',
+   ping = string.format(PING, 1),
+}
+local pings = {}
+for i = 1, nbatch do pings[i] = string.format(PING, i) end
+bodies.batch = "[" .. table.concat(pings, ",") .. "]"
+local want = ({
+   mcp = { '"tools"', 1 }, health = { '"status"', 1 }, initialize = { '"protocolVersion"', 1 },
+   ping = { '"result"', 1 }, batch = { '"result"', nbatch },
+})[target]
 
 local threads = {}
 local counter = 0
@@ -59,9 +90,16 @@ local function build(token)
          ["Content-Type"] = "application/x-www-form-urlencoded",
       }, body)
    end
-   local h = { ["Content-Type"] = "application/json", ["Accept"] = "application/json" }
+   if target == "health" then
+      return wrk.format("GET", nil, { ["Accept"] = "application/json" })
+   end
+   local h = { ["Content-Type"] = "application/json" }
+   -- what the MCP clients send (Streamable HTTP); tools/list as bench/auth.sh always did
+   h["Accept"] = target == "mcp" and "application/json" or "application/json, text/event-stream"
    if token then h["Authorization"] = "Bearer " .. token end
-   return wrk.format("POST", nil, h, LIST)
+   if session and target ~= "initialize" then h["Mcp-Session-Id"] = session end
+   if protocol and target ~= "initialize" then h["MCP-Protocol-Version"] = protocol end
+   return wrk.format("POST", nil, h, assert(bodies[target], "unknown BENCH_TARGET"))
 end
 
 function init(args)
@@ -95,10 +133,28 @@ function request()
    return build(t)
 end
 
+-- count of plain (not pattern) occurrences of needle in s
+local function count(s, needle)
+   local n, at = 0, 1
+   while true do
+      local i = string.find(s, needle, at, true)
+      if not i then return n end
+      n, at = n + 1, i + #needle
+   end
+end
+
+local function has_header(headers, name)
+   for k, _ in pairs(headers) do
+      if string.lower(k) == name then return true end
+   end
+   return false
+end
+
 function response(status, headers, body)
    if status == expect then
       n_expect = n_expect + 1
-      if target == "mcp" and status == 200 and not string.find(body, '"tools"', 1, true) then
+      if want and status == 200 and (count(body or "", want[1]) < want[2] or
+            (target == "initialize" and not has_header(headers, "mcp-session-id"))) then
          n_badbody = n_badbody + 1
       end
    else
