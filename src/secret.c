@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <sodium.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "secret.h"
@@ -56,6 +57,12 @@ secret_wipe(void *p, size_t n)
 }
 
 void
+secret_digest(const void *p, size_t n, unsigned char *out, size_t nbytes)
+{
+	crypto_generichash(out, nbytes, p, n, NULL, 0);
+}
+
+void
 secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32])
 {
 	crypto_generichash(out, 32, p, n, key, 32);
@@ -85,44 +92,109 @@ secret_unbase64(const char *in, size_t n, void *out, size_t outlen)
 }
 
 #define SEAL_MAX	4096
+#define NPUB		crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define ABYTES		crypto_aead_xchacha20poly1305_ietf_ABYTES
+
+/* Unpadded base64url of a sealed box. The box is ciphertext, so libsodium's
+ * constant-time codec buys nothing here and costs several times a table lookup. */
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static size_t
+b64url_encode(const unsigned char *p, size_t n, char *out)
+{
+	size_t i, o = 0;
+	uint32_t v;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		out[o++] = b64url[v >> 18];
+		out[o++] = b64url[v >> 12 & 63];
+		out[o++] = b64url[v >> 6 & 63];
+		out[o++] = b64url[v & 63];
+	}
+	if (n - i == 1) {
+		v = (uint32_t)p[i] << 16;
+		out[o++] = b64url[v >> 18];
+		out[o++] = b64url[v >> 12 & 63];
+	} else if (n - i == 2) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+		out[o++] = b64url[v >> 18];
+		out[o++] = b64url[v >> 12 & 63];
+		out[o++] = b64url[v >> 6 & 63];
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static int
+b64url_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '-' ? 62 : c == '_' ? 63 : -1;
+}
+
+/* Strict decoding: only the alphabet, and the unused bits of the last character zero,
+ * so that one box has exactly one spelling (tombstones are keyed by the spelling). */
+static long
+b64url_decode(const char *in, size_t n, unsigned char *out, size_t outlen)
+{
+	uint32_t acc = 0;
+	size_t i, o = 0;
+	int bits = 0, v;
+
+	if (n % 4 == 1 || n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0) > outlen)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((v = b64url_value((unsigned char)in[i])) < 0)
+			return -1;
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	return acc != 0 ? -1 : (long)o;
+}
 
 int
 secret_seal(const unsigned char *key, const void *p, size_t n, const char *ad,
     char *out, size_t outlen)
 {
-	unsigned char box[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + SEAL_MAX +
-	    crypto_aead_xchacha20poly1305_ietf_ABYTES];
+	unsigned char box[NPUB + SEAL_MAX + ABYTES];
 	unsigned long long clen;
 	size_t total;
 
 	if (n > SEAL_MAX)
 		return -1;
-	randombytes_buf(box, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
-	crypto_aead_xchacha20poly1305_ietf_encrypt(box + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-	    &clen, p, n, (const unsigned char *)ad, strlen(ad), NULL, box, key);
-	total = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + (size_t)clen;
-	if (outlen < sodium_base64_ENCODED_LEN(total, sodium_base64_VARIANT_URLSAFE_NO_PADDING))
+	randombytes_buf(box, NPUB);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(box + NPUB, &clen, p, n,
+	    (const unsigned char *)ad, strlen(ad), NULL, box, key);
+	total = NPUB + (size_t)clen;
+	if (outlen < (total * 4 + 2) / 3 + 1)
 		return -1;
-	sodium_bin2base64(out, outlen, box, total, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	b64url_encode(box, total, out);
 	return 0;
 }
 
 long
 secret_open(const unsigned char *key, const char *sealed, const char *ad, char *out, size_t outlen)
 {
-	unsigned char box[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + SEAL_MAX +
-	    crypto_aead_xchacha20poly1305_ietf_ABYTES];
+	unsigned char box[NPUB + SEAL_MAX + ABYTES];
 	unsigned long long mlen;
-	size_t blen;
+	long blen;
 
-	if (sodium_base642bin(box, sizeof(box), sealed, strlen(sealed), NULL, &blen, NULL,
-	    sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-	    blen < crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + crypto_aead_xchacha20poly1305_ietf_ABYTES ||
-	    blen - crypto_aead_xchacha20poly1305_ietf_NPUBBYTES - crypto_aead_xchacha20poly1305_ietf_ABYTES >= outlen)
+	blen = b64url_decode(sealed, strlen(sealed), box, sizeof(box));
+	if (blen < (long)(NPUB + ABYTES) || (size_t)blen - NPUB - ABYTES >= outlen)
 		return -1;
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt((unsigned char *)out, &mlen, NULL,
-	    box + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, blen - crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-	    (const unsigned char *)ad, strlen(ad), box, key) != 0)
+	    box + NPUB, (size_t)blen - NPUB, (const unsigned char *)ad, strlen(ad), box, key) != 0)
 		return -1;
 	out[mlen] = '\0';
 	return (long)mlen;

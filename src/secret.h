@@ -10,6 +10,8 @@ void secret_random_bytes(void *out, size_t n);
 void secret_random_hex(char *out, size_t nbytes);
 /* Unkeyed BLAKE2b digest of p, truncated to nbytes, as hex into out (2*nbytes+1). */
 void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
+/* Unkeyed BLAKE2b digest of p, nbytes (16..64) raw bytes into out. */
+void secret_digest(const void *p, size_t n, unsigned char *out, size_t nbytes);
 /* Keyed BLAKE2b-256 of p (the token-cache key); key is 32 bytes. */
 void secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32]);
 /* Standard base64 of p into out (outlen >= 4 * ceil(n / 3) + 1); -1 when too small. */

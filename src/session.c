@@ -11,7 +11,7 @@
 #include "session.h"
 #include "state.h"
 
-#define SESSION_AD	"mcpgate session v1"
+#define SESSION_AD	"mcpgate session v2"
 #define TOMB_WAYS	8
 #define TOMB_BUCKETS	512
 #define TOMB_MAGIC	0x544f4d31u	/* "TOM1" */
@@ -37,33 +37,51 @@ session_who(const char *subject, const char *client_id, const char *tenant, char
 	secret_digest_hex(buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out, 16);
 }
 
+/* The sealed plaintext, a fixed layout (JSON only for the upstream map):
+ *   [0]     layout version (2)
+ *   [1]     n = length of the protocol version
+ *   [2..]   the version, n bytes
+ *   then    32 hex bytes of the caller digest, 8 bytes of expiry (big-endian),
+ *           and the upstream session ids as a JSON object when there are any. */
+#define LAYOUT		2
+#define WHO_LEN		32
+
 int
 session_seal(const unsigned char *key, const struct session *s, char *id)
 {
-	json_t *j, *u = s->upstreams ? json_incref(s->upstreams) : json_object();
-	char *plain;
-	int rc;
+	unsigned char plain[4096];
+	size_t vlen = strlen(s->version), n = 0;
+	char *u = NULL;
+	int i, rc;
 
-	j = json_pack("{s:i, s:s, s:s, s:I, s:o}", "v", 1, "pv", s->version, "w", s->who,
-	    "x", (json_int_t)s->exp, "u", u);
-	plain = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (plain == NULL)
+	if (vlen >= sizeof(s->version) || strlen(s->who) != WHO_LEN)
 		return -1;
-	rc = secret_seal(key, plain, strlen(plain), SESSION_AD, id, SESSION_ID_MAX);
-	free(plain);
+	plain[n++] = LAYOUT;
+	plain[n++] = (unsigned char)vlen;
+	memcpy(plain + n, s->version, vlen);
+	n += vlen;
+	memcpy(plain + n, s->who, WHO_LEN);
+	n += WHO_LEN;
+	for (i = 7; i >= 0; i--)
+		plain[n++] = (unsigned char)((uint64_t)s->exp >> (8 * i));
+	if (json_object_size(s->upstreams) > 0) {
+		if ((u = json_dumps(s->upstreams, JSON_COMPACT)) == NULL || strlen(u) > sizeof(plain) - n) {
+			free(u);
+			return -1;
+		}
+		memcpy(plain + n, u, strlen(u));
+		n += strlen(u);
+		free(u);
+	}
+	rc = secret_seal(key, plain, n, SESSION_AD, id, SESSION_ID_MAX);
+	secret_wipe(plain, n);
 	return rc;
 }
 
 static void
 tomb_digest(const char *id, unsigned char out[16])
 {
-	char hex[33];
-	int i;
-
-	secret_digest_hex(id, strlen(id), hex, 16);
-	for (i = 0; i < 16; i++)
-		sscanf(hex + 2 * i, "%2hhx", &out[i]);
+	secret_digest(id, strlen(id), out, 16);
 }
 
 static int
@@ -82,23 +100,30 @@ int
 session_open(const unsigned char *key, void *tombstones, const char *id, const char *who,
     int64_t now, struct session *s)
 {
-	char plain[4096];
+	unsigned char plain[4096];
+	const unsigned char *p;
 	unsigned char d[16];
-	json_t *j = NULL;
-	const char *pv, *w;
-	int rc = -1, dead = 0;
+	long n = -1;
+	size_t vlen, rest;
+	int64_t exp = 0;
+	int i, rc = -1, dead = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (strlen(id) >= SESSION_ID_MAX || secret_open(key, id, SESSION_AD, plain, sizeof(plain)) < 0)
-		return -1;
-	j = json_loads(plain, 0, NULL);
-	pv = json_string_value(json_object_get(j, "pv"));
-	w = json_string_value(json_object_get(j, "w"));
-	if (!pv || !w || strlen(pv) >= sizeof(s->version) || strlen(w) != 32 ||
-	    !json_is_integer(json_object_get(j, "x")) || !json_is_object(json_object_get(j, "u")))
+	if (strlen(id) >= SESSION_ID_MAX ||
+	    (n = secret_open(key, id, SESSION_AD, (char *)plain, sizeof(plain))) < 2)
 		goto out;
-	s->exp = json_integer_value(json_object_get(j, "x"));
-	if (s->exp <= now || !secret_equal(w, who, 32))
+	vlen = plain[1];
+	if (plain[0] != LAYOUT || vlen >= sizeof(s->version) || (size_t)n < 2 + vlen + WHO_LEN + 8)
+		goto out;
+	p = plain + 2 + vlen;
+	if (!secret_equal(p, who, WHO_LEN))
+		goto out;
+	for (i = 0, p += WHO_LEN; i < 8; i++)
+		exp = (int64_t)((uint64_t)exp << 8 | p[i]);
+	if (exp <= now)
+		goto out;
+	rest = (size_t)n - (2 + vlen + WHO_LEN + 8);
+	if (rest > 0 && !json_is_object(s->upstreams = json_loadb((const char *)p + 8, rest, 0, NULL)))
 		goto out;
 	if (tombstones) {
 		struct tombstones *ts = tombstones;
@@ -110,13 +135,19 @@ session_open(const unsigned char *key, void *tombstones, const char *id, const c
 		if (dead)
 			goto out;
 	}
-	memcpy(s->version, pv, strlen(pv) + 1);
-	memcpy(s->who, w, 33);
-	s->upstreams = json_incref(json_object_get(j, "u"));
+	memcpy(s->version, plain + 2, vlen);
+	s->version[vlen] = '\0';
+	memcpy(s->who, who, WHO_LEN);
+	s->who[WHO_LEN] = '\0';
+	s->exp = exp;
+	if (s->upstreams == NULL)
+		s->upstreams = json_object();
 	rc = 0;
 out:
-	json_decref(j);
-	secret_wipe(plain, sizeof(plain));
+	if (rc < 0)
+		session_clear(s);
+	if (n > 0)
+		secret_wipe(plain, (size_t)n);
 	return rc;
 }
 
