@@ -123,8 +123,12 @@ session_open(const unsigned char *key, void *tombstones, const char *id, const c
 	if (exp <= now)
 		goto out;
 	rest = (size_t)n - (2 + vlen + WHO_LEN + 8);
-	if (rest > 0 && !json_is_object(s->upstreams = json_loadb((const char *)p + 8, rest, 0, NULL)))
-		goto out;
+	if (rest > 0) {
+		/* (json_is_object evaluates its argument twice: parse first) */
+		s->upstreams = json_loadb((const char *)p + 8, rest, 0, NULL);
+		if (!json_is_object(s->upstreams))
+			goto out;
+	}
 	if (tombstones) {
 		struct tombstones *ts = tombstones;
 
