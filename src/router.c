@@ -244,6 +244,11 @@ router_serve(struct worker *w, struct request *req, struct sink *out)
 	response_init(&resp, req->id);
 	resp.sink = out;
 	router_dispatch(w, cfg, req, &resp);
+	/* A body the answer did not need is read first (at most max-body; a larger one was
+	 * refused unread with 413): an answer that overtakes the body the front is still
+	 * sending can stall in Apache's mod_proxy_fcgi. */
+	if (cfg && req->content_length > 0 && req->content_length <= cfg->max_body)
+		request_drain_body(req, (size_t)cfg->max_body);
 	response_send(&resp, out);
 	dur = clock_mono_us() - req->start_us;
 	line = json_pack("{s:s, s:o, s:o, s:i, s:I}",
