@@ -54,6 +54,8 @@ static const struct cfg_key gateway_keys[] = {
 	{ "allowed-origins", T_LIST, C(allowed_origins), 0, 0, NULL, NULL },
 	{ "max-body", T_INT, C(max_body), 64, 64L << 20, NULL, "1048576" },
 	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100" },
+	{ "catalog-ttl", T_INT, C(catalog_ttl), 1, 86400, NULL, "60" },
+	{ "page-size", T_INT, C(page_size), 1, 10000, NULL, "100" },
 	{ "state", T_STR, C(state), 0, 0, NULL, NULL },
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
 	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
@@ -741,6 +743,86 @@ read_secret(struct loader *ld, struct config *cfg)
 	return cfg->client_secret ? 0 : -1;
 }
 
+/* Header names the gateway sets itself on upstream requests, or that would change the
+ * framing: an auth-header-file may not name them. */
+static const char *const reserved_headers[] = {
+	"accept", "connection", "content-length", "content-type", "expect", "host",
+	"mcp-protocol-version", "mcp-session-id", "transfer-encoding", NULL
+};
+
+static int
+is_tchar(char c)
+{
+	return isalnum((unsigned char)c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* An upstream's credentials: one header line "Name: value" (a final newline allowed).
+ * Nothing of the file's content ever goes into an error message. */
+static int
+read_auth_header(struct loader *ld, struct cfg_upstream *u)
+{
+	const struct cfg_where *w = where_of(&u->s, upstream_keys, "auth-header-file");
+	char raw[8192 + 2], name[64];
+	size_t n, i, nlen, vstart;
+	const char *why = NULL;
+	FILE *f;
+
+	if ((f = fopen(u->auth_header_file, "rb")) == NULL) {
+		lerr(ld, w->file, w->line, "auth-header-file: %s: %s", u->auth_header_file, strerror(errno));
+		return -1;
+	}
+	n = fread(raw, 1, sizeof(raw) - 1, f);
+	if (ferror(f))
+		why = "cannot be read";
+	fclose(f);
+	if (n >= sizeof(raw) - 1)
+		why = "longer than 8192 bytes";
+	if (n > 0 && raw[n - 1] == '\n')
+		n--;
+	if (n > 0 && raw[n - 1] == '\r')
+		n--;
+	while (n > 0 && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
+		n--;
+	raw[n] = '\0';
+	/* field-name = token (RFC 9110 §5.1), ":", optional blanks, a visible value. */
+	for (nlen = 0; nlen < n && is_tchar(raw[nlen]); nlen++)
+		;
+	vstart = nlen + 1;
+	while (vstart < n && (raw[vstart] == ' ' || raw[vstart] == '\t'))
+		vstart++;
+	if (!why && (nlen == 0 || nlen >= sizeof(name) || nlen >= n || raw[nlen] != ':' || vstart >= n))
+		why = "expected one line 'Name: value'";
+	for (i = vstart; !why && i < n; i++)	/* no control character but HTAB: no second line */
+		if (((unsigned char)raw[i] < 0x20 && raw[i] != '\t') || (unsigned char)raw[i] == 0x7f)
+			why = "expected one line 'Name: value'";
+	if (!why) {
+		for (i = 0; i < nlen; i++)
+			name[i] = (char)tolower((unsigned char)raw[i]);
+		name[nlen] = '\0';
+		for (i = 0; reserved_headers[i]; i++)
+			if (strcmp(name, reserved_headers[i]) == 0) {
+				lerr(ld, w->file, w->line, "auth-header-file: %s: names %s, which the gateway sets itself",
+				    u->auth_header_file, reserved_headers[i]);
+				secret_wipe(raw, sizeof(raw));
+				return -1;
+			}
+	}
+	if (why) {
+		lerr(ld, w->file, w->line, "auth-header-file: %s: %s", u->auth_header_file, why);
+		secret_wipe(raw, sizeof(raw));
+		return -1;
+	}
+	/* Stored as "Name: value" with exactly one blank. */
+	if ((u->auth_header = malloc(nlen + 2 + (n - vstart) + 1)) != NULL)
+		snprintf(u->auth_header, nlen + 2 + (n - vstart) + 1, "%.*s: %s", (int)nlen, raw, raw + vstart);
+	secret_wipe(raw, sizeof(raw));
+	if (u->auth_header == NULL) {
+		lerr(ld, w->file, w->line, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* A 32-byte key shared by several hosts: 32 raw bytes, or 64 hex digits and a newline. */
 static int
 read_session_key(struct loader *ld, struct config *cfg)
@@ -781,7 +863,8 @@ derive(struct loader *ld, const char *path)
 {
 	struct config *cfg = ld->cfg;
 	const char *rpath;
-	size_t n;
+	size_t n, i;
+	int bad = 0;
 
 	if (!cfg->resource) {
 		lerr(ld, path, 0, "[gateway] resource: required (the canonical MCP URL)");
@@ -815,13 +898,16 @@ derive(struct loader *ld, const char *path)
 		return -1;
 	if (cfg->session_key_file && read_session_key(ld, cfg) < 0)
 		return -1;
+	for (i = 0; i < cfg->n_upstreams; i++)
+		if (cfg->upstreams[i].auth_header_file && read_auth_header(ld, &cfg->upstreams[i]) < 0)
+			bad = 1;
+	if (bad)
+		return -1;
 	if (!cfg->name && (cfg->name = strdup("mcpgate")) == NULL)
 		return -1;
 	if (!cfg->version && (cfg->version = strdup("1.0.0")) == NULL)
 		return -1;
 	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {
-		size_t i;
-
 		for (i = 0; i < cfg->required_scopes.n; i++)
 			if (strlist_split(&cfg->scopes_supported, cfg->required_scopes.v[i]) < 0)
 				return -1;
@@ -949,6 +1035,10 @@ config_unref(struct config *cfg)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		free_section_values(&cfg->upstreams[i], upstream_keys);
 		free(cfg->upstreams[i].s.name);
+		if (cfg->upstreams[i].auth_header) {
+			secret_wipe(cfg->upstreams[i].auth_header, strlen(cfg->upstreams[i].auth_header));
+			free(cfg->upstreams[i].auth_header);
+		}
 	}
 	for (i = 0; i < cfg->n_groups; i++) {
 		free_section_values(&cfg->groups[i], group_keys);

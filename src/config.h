@@ -45,6 +45,7 @@ struct cfg_upstream {
 	char *prefix;
 	char *group;
 	char *auth_header_file;
+	char *auth_header;	/* "Name: value" read from auth-header-file; wiped on free */
 	struct strlist read_only_tools;
 	int trust_hints;
 	long timeout_ms;
@@ -93,6 +94,8 @@ struct config {
 	struct strlist allowed_origins;
 	long max_body;
 	long max_batch;
+	long catalog_ttl;	/* seconds a federated tool catalog is kept */
+	long page_size;		/* tools per tools/list page */
 	char *state;
 	char *session_key_file;
 	unsigned char session_key[32];	/* from session-key-file */

@@ -28,6 +28,7 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_ENOMETHOD]	= { 404, -32601, "method_not_found", "Method not found" },
 	[GW_EINTERNAL]	= { 500, -32603, "server_error", "Internal gateway error" },
 	[GW_ECONFIG]	= { 500, -32603, "server_error", "Gateway configuration is not usable" },
+	[GW_EUPSTREAM]	= { 502, -32603, "upstream_error", "An upstream MCP server failed" },
 };
 
 const struct gw_err_info *

@@ -24,6 +24,7 @@ enum gw_err {
 	GW_ENOMETHOD,		/* 2026-07-28: no such method (or one the revision removed) */
 	GW_EINTERNAL,		/* gateway fault */
 	GW_ECONFIG,		/* no usable configuration */
+	GW_EUPSTREAM,		/* an upstream MCP server is down, slow, broken or over the caps */
 	GW_ERR_MAX
 };
 

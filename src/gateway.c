@@ -37,6 +37,8 @@ open_state(struct gateway *gw, const struct config *cfg)
 	lay.region[STATE_CACHE].init = token_cache_region_init;
 	lay.region[STATE_TOMBS].size = session_tombstones_size();
 	lay.region[STATE_TOMBS].init = session_tombstones_init;
+	lay.region[STATE_CATALOG].size = catalog_region_size();
+	lay.region[STATE_CATALOG].init = catalog_region_init;
 	if (path == NULL) {
 		snprintf(fallback, sizeof(fallback), "%s/mcpgate-%ld.state",
 		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)geteuid());
@@ -51,6 +53,7 @@ open_state(struct gateway *gw, const struct config *cfg)
 	}
 	gw->asmeta = state_region(gw->state, STATE_ASMETA, NULL);
 	gw->tombs = state_region(gw->state, STATE_TOMBS, NULL);
+	gw->catalog = state_region(gw->state, STATE_CATALOG, NULL);
 	region = state_region(gw->state, STATE_CACHE, &size);
 	if ((gw->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
@@ -153,9 +156,11 @@ gateway_session_key(const struct gateway *gw, const struct config *cfg)
 int
 worker_init(struct worker *w, struct gateway *gw)
 {
+	memset(w, 0, sizeof(*w));
 	w->gw = gw;
 	w->ix = introspect_new();
-	return w->ix ? 0 : -1;
+	w->ups = upstream_pool_new();
+	return w->ix && w->ups ? 0 : -1;
 }
 
 void
@@ -163,4 +168,7 @@ worker_free(struct worker *w)
 {
 	introspect_free(w->ix);
 	w->ix = NULL;
+	upstream_pool_free(w->ups);
+	w->ups = NULL;
+	catalog_view_free(&w->cat);
 }

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "catalog.h"
 #include "config.h"
 #include "introspect.h"
 #include "session.h"
@@ -22,12 +23,15 @@ struct gateway {
 	struct token_cache *tokens;
 	void *asmeta;
 	void *tombs;		/* ended sessions */
+	void *catalog;		/* the federated tool catalog */
 };
 
 /* What one thread needs for the outbound calls of its requests. */
 struct worker {
 	struct gateway *gw;
 	struct introspect *ix;	/* one reused connection to the authorization server */
+	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
+	struct catalog_view cat;	/* the catalog as this thread last parsed it */
 };
 
 /* Loads the configuration; on failure gw->cfg stays NULL and errs says why. */

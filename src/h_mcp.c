@@ -9,7 +9,9 @@ void
 h_mcp(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
-	struct mcp_env env = { gateway_session_key(w->gw, cfg), w->gw->tombs };
+	struct mcp_env env = {
+		gateway_session_key(w->gw, cfg), w->gw->tombs, w->gw->catalog, &w->cat, w->ups,
+	};
 
 	if (req->method == M_DELETE)
 		mcp_end_session(&env, cfg, caller, req, resp);

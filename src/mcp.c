@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "clock.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
@@ -30,8 +31,11 @@ struct mcp_call {
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;
+	struct response *resp;
 	int in_batch;
 	int modern;		/* 2026-07-28: JSON-RPC error bodies on 4xx, results with resultType */
+	int stream_ok;		/* the client takes an event stream */
+	char why[256];		/* a method's error message, when it is not a constant */
 };
 
 /* A method returns its result, or NULL with *code and *msg set. */
@@ -41,6 +45,7 @@ enum {
 	MF_LEGACY = 1 << 0,	/* offered to the revisions of initialize */
 	MF_MODERN = 1 << 1,	/* offered to 2026-07-28 */
 	MF_NO_BATCH = 1 << 2,
+	MF_PRIVATE = 1 << 3,	/* the answer is per caller: Cache-Control private, Vary Authorization */
 };
 
 struct mcp_method {
@@ -128,40 +133,143 @@ m_ping(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	return json_object();
 }
 
-/* Until federation (issue #5) there is no upstream: the catalog is empty, and so no
- * cursor was ever handed out. */
+static json_t *
+catalog(struct mcp_call *c)
+{
+	return catalog_get(c->env->catalog, c->env->view, c->env->pool, c->cfg, c->req->start_us / 1000);
+}
+
+#define CURSOR_AD	"mcpgate cursor v1 "
+
+/* Gateway-owned cursors: the offset sealed under the session key, bound to the caller. */
+static void
+cursor_ad(const struct mcp_call *c, char *ad, size_t n)
+{
+	char who[33];
+
+	session_who(c->caller->claims.subject, c->caller->claims.client_id, c->caller->claims.tenant, who);
+	snprintf(ad, n, "%s%s", CURSOR_AD, who);
+}
+
 static json_t *
 m_tools_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
-	json_t *result;
+	json_t *tools, *page, *result, *cur;
+	char ad[64], plain[32], sealed[256];
+	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
 
 	*code = JSONRPC_INVALID_PARAMS;
 	if (params && !json_is_object(params))
 		return *msg = "tools/list takes an object", NULL;
-	if (json_object_get(params, "cursor"))
-		return *msg = "Invalid cursor", NULL;
-	result = json_pack("{s:[]}", "tools");
+	cursor_ad(c, ad, sizeof(ad));
+	if ((cur = json_object_get(params, "cursor")) != NULL) {
+		char *end;
+
+		if (!json_is_string(cur) || c->env->session_key == NULL ||
+		    secret_open(c->env->session_key, json_string_value(cur), ad, plain, sizeof(plain)) < 0)
+			return *msg = "Invalid cursor", NULL;
+		off = strtoul(plain, &end, 10);
+		if (*end != '\0' || off == 0)
+			return *msg = "Invalid cursor", NULL;
+	}
+	tools = json_object_get(catalog(c), "tools");
+	n = json_array_size(tools);
+	page = json_array();
+	for (i = off; i < n && i < off + size; i++)
+		json_array_append(page, json_array_get(tools, i));
+	result = json_pack("{s:o}", "tools", page);
+	if (result && off + size < n && c->env->session_key) {
+		snprintf(plain, sizeof(plain), "%zu", off + size);
+		if (secret_seal(c->env->session_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
+			json_object_set_new(result, "nextCursor", json_string(sealed));
+	}
 	if (result && c->modern) {
-		/* The list is per caller once policy lands: never shared between tokens. */
 		json_object_set_new(result, "cacheScope", json_string("private"));
 		json_object_set_new(result, "ttlMs", json_integer(0));
 	}
 	return result;
 }
 
+/* Messages an upstream sends before its answer: progress and log notifications go to
+ * a client that takes an event stream, as they come; the rest is dropped. */
+static int
+relay(void *ctx, json_t *msg)
+{
+	struct mcp_call *c = ctx;
+	const char *m = json_string_value(json_object_get(msg, "method"));
+
+	if (!c->stream_ok || m == NULL || json_object_get(msg, "id") ||
+	    (strcmp(m, "notifications/progress") != 0 && strcmp(m, "notifications/message") != 0))
+		return 0;
+	if (!c->resp->streamed && response_stream_open(c->resp) < 0)
+		return 0;
+	response_stream_message(c->resp, msg);
+	return 0;
+}
+
 static json_t *
 m_tools_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
+	const char *name = json_string_value(json_object_get(params, "name"));
+	struct upstream_call call;
+	struct gw_error err = { GW_OK, "" };
+	json_t *doc, *route, *up_params, *resp, *result, *e;
+	const struct cfg_upstream *up = NULL;
+	size_t i;
+	long ix;
+
 	*code = JSONRPC_INVALID_PARAMS;
-	*msg = json_is_string(json_object_get(params, "name")) ? "Unknown tool" : "tools/call needs params.name";
-	return NULL;
+	if (!json_is_object(params) || name == NULL)
+		return *msg = "tools/call needs params.name", NULL;
+	doc = catalog(c);
+	if ((ix = catalog_find(doc, name)) < 0)
+		return *msg = "Unknown tool", NULL;
+	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
+	for (i = 0; i < c->cfg->n_upstreams && up == NULL; i++)
+		if (strcmp(c->cfg->upstreams[i].s.name, json_string_value(json_array_get(route, 0))) == 0)
+			up = &c->cfg->upstreams[i];
+	if (up == NULL)
+		return *msg = "Unknown tool", NULL;
+	up_params = json_deep_copy(params);
+	json_object_set(up_params, "name", json_array_get(route, 1));
+	memset(&call, 0, sizeof(call));
+	call.cfg = c->cfg;
+	call.up = up;
+	call.method = "tools/call";
+	call.params = up_params;
+	call.on_msg = relay;
+	call.ctx = c;
+	call.now_ms = clock_mono_us() / 1000;
+	if (upstream_request(c->env->pool, &call, &resp, &err) < 0) {
+		json_decref(up_params);
+		*code = JSONRPC_INTERNAL_ERROR;
+		snprintf(c->why, sizeof(c->why), "%s", err.detail);
+		return *msg = c->why, NULL;
+	}
+	json_decref(up_params);
+	if (json_is_object(result = json_object_get(resp, "result"))) {
+		json_incref(result);
+		json_decref(resp);
+		return result;
+	}
+	/* The upstream's own JSON-RPC error, passed on when well-formed. */
+	e = json_object_get(resp, "error");
+	if (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message"))) {
+		*code = (int)json_integer_value(json_object_get(e, "code"));
+		snprintf(c->why, sizeof(c->why), "%s", json_string_value(json_object_get(e, "message")));
+	} else {
+		*code = JSONRPC_INTERNAL_ERROR;
+		snprintf(c->why, sizeof(c->why), "upstream %s: an answer without result or error", up->s.name);
+	}
+	json_decref(resp);
+	return *msg = c->why, NULL;
 }
 
 static const struct mcp_method methods[] = {
 	{ "initialize", m_initialize, MF_LEGACY | MF_NO_BATCH, NULL },
 	{ "ping", m_ping, MF_LEGACY, NULL },
 	{ "server/discover", m_discover, MF_MODERN, NULL },
-	{ "tools/list", m_tools_list, MF_LEGACY | MF_MODERN, NULL },
+	{ "tools/list", m_tools_list, MF_LEGACY | MF_MODERN | MF_PRIVATE, NULL },
 	{ "tools/call", m_tools_call, MF_LEGACY | MF_MODERN, "name" },
 	/* Known so that their Mcp-Name is checked; answered once federation lands. */
 	{ "resources/read", NULL, 0, "uri" },
@@ -445,7 +553,8 @@ modern_checks(const struct mcp_call *c, const struct jr_msg *m, struct response 
 static void
 answer(struct response *resp, int stream, json_t *msg)
 {
-	if (stream && (resp->streamed || response_stream_open(resp) == 0)) {
+	/* (once a relayed notification opened the stream, the answer follows it there) */
+	if (resp->streamed || (stream && response_stream_open(resp) == 0)) {
 		response_stream_message(resp, msg);
 		json_decref(msg);
 		return;
@@ -474,6 +583,7 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 	size_t i, n = 0;
 
 	c->in_batch = 1;
+	c->stream_ok = stream;	/* a batch answered as one JSON array streams nothing */
 	json_array_foreach(payload, i, el) {
 		r = NULL;
 		if (jsonrpc_validate(el, &m, &why, &id) < 0)
@@ -501,7 +611,7 @@ void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
 {
-	struct mcp_call c = { env, cfg, caller, req, 0, 0 };
+	struct mcp_call c = { env, cfg, caller, req, resp, 0, 0, 0, "" };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m;
@@ -524,6 +634,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	/* An event stream when the client takes nothing else (and, with federation, when
 	 * the answer streams and the client takes it). */
 	stream = !(types & ACCEPT_JSON);
+	c.stream_ok = (types & ACCEPT_SSE) != 0;
 	if (request_read_body(req, (size_t)cfg->max_body, &body, &e) < 0) {
 		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
 		goto out;
@@ -568,6 +679,10 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	out = dispatch(&c, &m);
 	if (!c.modern && strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
 		issue_session(env, cfg, caller, req, out, resp);
+	if (method_find(m.method) && (method_find(m.method)->flags & MF_PRIVATE) && !resp->streamed) {
+		response_set_header(resp, "Cache-Control", "private");
+		response_set_header(resp, "Vary", "Authorization");
+	}
 	answer(resp, stream, out);
 out:
 	session_clear(&sess);

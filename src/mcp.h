@@ -6,6 +6,7 @@
 #define GW_MCP_H
 
 #include "auth.h"
+#include "catalog.h"
 #include "config.h"
 #include "request.h"
 #include "response.h"
@@ -18,6 +19,9 @@
 struct mcp_env {
 	const unsigned char *session_key;	/* 32 bytes */
 	void *tombstones;			/* may be NULL */
+	void *catalog;				/* the state-file region; may be NULL */
+	struct catalog_view *view;		/* the worker's copy */
+	struct upstream_pool *pool;		/* the worker's upstream connections */
 };
 
 /* 1 when v is a protocol revision this gateway speaks. */

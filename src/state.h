@@ -19,6 +19,7 @@ enum state_region_id {
 	STATE_ASMETA,	/* authorization-server metadata mirror (introspect.c) */
 	STATE_CACHE,	/* token cache (token_cache.c) */
 	STATE_TOMBS,	/* ended sessions (session.c) */
+	STATE_CATALOG,	/* the federated tool catalog (catalog.c) */
 	STATE_NREGIONS
 };
 

@@ -13,7 +13,8 @@
 
 static char conf[256];
 static const unsigned char session_key[32] = { 7 };
-static const struct mcp_env env = { session_key, NULL };
+static struct catalog_view view;	/* no upstream in the test config: an empty catalog */
+static const struct mcp_env env = { session_key, NULL, NULL, &view, NULL };
 
 /* What a test request carries besides its body; NULL = absent. */
 struct hdrs {
@@ -460,5 +461,6 @@ main(void)
 	unlink(conf);
 	rmdir(dir);
 	buf_free(&raw);
+	catalog_view_free(&view);
 	return done_testing();
 }

@@ -1,0 +1,72 @@
+/* upstream — mcpgate as an MCP client of its [upstream] servers (Streamable HTTP over
+ * libcurl): initialize with the gateway's own identity, the negotiated version and
+ * session id per upstream, JSON or event-stream answers (sse.c, with caps), one reused
+ * connection per worker and upstream, per-upstream timeouts. Credentials come only
+ * from the upstream's auth-header-file; the caller's token is never sent. */
+#ifndef GW_UPSTREAM_H
+#define GW_UPSTREAM_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+
+#define UPSTREAM_MAX_RESPONSE	(8u << 20)	/* a JSON answer, or one event's data */
+/* One event-stream line. A data line carries a whole JSON-RPC message, so this must
+ * admit a message as large as UPSTREAM_MAX_RESPONSE. */
+#define UPSTREAM_MAX_LINE	(UPSTREAM_MAX_RESPONSE + 64u)
+#define UPSTREAM_MAX_SESSION_ID	1024		/* an upstream's Mcp-Session-Id, in bytes */
+#define UPSTREAM_CLIENT_VERSION	"2025-11-25"	/* what initialize asks for */
+/* After the answer on an event stream, how long the upstream may take to end the
+ * stream (so that the connection is reused) before it is dropped. */
+#define UPSTREAM_END_GRACE_MS	50
+
+/* Per worker: a curl handle and the gateway's own session for each upstream (by
+ * section name). Not shared between threads. */
+struct upstream_pool;
+
+struct upstream_pool *upstream_pool_new(void);
+void upstream_pool_free(struct upstream_pool *p);
+/* Connections opened so far: fewer than the requests made when connections are reused. */
+unsigned long upstream_pool_connects(const struct upstream_pool *p);
+
+/* A message the upstream sends before its answer (notifications/progress,
+ * notifications/message, a server-to-client request): 0 to go on, -1 to abandon the
+ * call (the stream is dropped and notifications/cancelled sent for it). Borrowed.
+ * Only JSON-RPC notifications and requests (a string "method") get here; nothing in
+ * them is checked beyond that. Messages after the answer are dropped. */
+typedef int upstream_msg_fn(void *ctx, json_t *msg);
+
+struct upstream_call {
+	const struct config *cfg;	/* the gateway's name and version for clientInfo */
+	const struct cfg_upstream *up;
+	const char *method;
+	json_t *params;			/* borrowed; NULL = none */
+	/* The upstream session to use: NULL = the pool's own (initialized on first use,
+	 * re-initialized once when the upstream answers 404). A given one is sent as is
+	 * (visible ASCII only) and a 404 on it is an error. */
+	const char *session_id;
+	upstream_msg_fn *on_msg;	/* NULL = drop them */
+	void *ctx;
+	int64_t now_ms;			/* monotonic: the call ends by now_ms + timeout-ms */
+};
+
+/* One JSON-RPC request to an upstream. 0 with *response the whole JSON-RPC response
+ * object as the upstream sent it (a new reference): "jsonrpc" "2.0", the id the
+ * gateway sent (the pool's next number, never the caller's: the caller puts its
+ * client's id back), and either an
+ * object "result" or an object "error" (whose members are not checked). -1 with err
+ * (GW_EUPSTREAM, and a reason fit for the log, "upstream NAME: ...") when the upstream
+ * is down, slow past timeout-ms, answers garbage, over the caps, or not MCP; a
+ * warning is logged then. */
+int upstream_request(struct upstream_pool *p, const struct upstream_call *call,
+    json_t **response, struct gw_error *err);
+
+/* One notification (e.g. notifications/cancelled) on the call's session, else the
+ * pool's (initialized first if need be); the upstream must answer 200, 202 or 204.
+ * 0 or -1 with err. */
+int upstream_notify(struct upstream_pool *p, const struct upstream_call *call,
+    struct gw_error *err);
+
+#endif

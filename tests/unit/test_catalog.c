@@ -1,0 +1,98 @@
+/* Unit tests: building the federated catalog (prefixes, descriptions, schemas, order,
+ * names two upstreams share, invalid names, upstreams left out) and finding a tool. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "tap.h"
+
+static const char *
+name_at(json_t *doc, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), i), "name"));
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/mcpgate-test-cat-XXXXXX", conf[256];
+	struct cfg_errors errs;
+	struct config *cfg;
+	json_t *lists[3], *doc, *t, *route;
+	const char *reasons[3] = { NULL, NULL, "upstream down: connection refused" };
+	FILE *f;
+	long ix;
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(conf, sizeof(conf), "%s/gw.conf", dir);
+	f = fopen(conf, "w");
+	fputs("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	    "[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"github\"]\nurl = http://127.0.0.1:9001/mcp\nprefix = gh_\n"
+	    "[upstream \"files\"]\nurl = http://127.0.0.1:9002/mcp\n"
+	    "[upstream \"down\"]\nurl = http://127.0.0.1:9003/mcp\n", f);
+	fclose(f);
+	if (config_load(conf, &cfg, &errs) < 0)
+		return 1;
+
+	lists[0] = json_pack("[{s:s, s:s, s:{s:s}, s:{s:b}}, {s:s}, {s:s}, {s:i}]",
+	    "name", "search", "description", "Search code", "inputSchema", "type", "object",
+	    "annotations", "readOnlyHint", 1,
+	    "name", "create_issue",
+	    "name", "bad name!",
+	    "name", 7);
+	lists[1] = json_pack("[{s:s, s:s, s:n}, {s:s}, {s:s}]",
+	    "name", "read_file", "title", "Read a file", "inputSchema",
+	    "name", "gh_search",
+	    "name", "gh_create_issue");
+	lists[2] = NULL;
+	doc = catalog_build(cfg, lists, reasons);
+
+	is_int(json_array_size(json_object_get(doc, "tools")), 3, "valid tools of the upstreams that answered, once each");
+	is_str(name_at(doc, 0), "gh_create_issue", "sorted by exposed name");
+	is_str(name_at(doc, 1), "gh_search", "… prefixed");
+	is_str(name_at(doc, 2), "read_file", "… an empty prefix keeps the name");
+	ix = catalog_find(doc, "gh_search");
+	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
+	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
+	is_int(ix, 1, "found by binary search");
+	is_str(json_string_value(json_array_get(route, 0)), "github", "… routed to its upstream");
+	is_str(json_string_value(json_array_get(route, 1)), "search", "… under its own name");
+	ok(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")) &&
+	    strcmp(json_string_value(json_object_get(t, "description")), "Search code") == 0,
+	    "the record passes through (description, annotations)");
+	ix = catalog_find(doc, "gh_create_issue");
+	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
+	is_str(json_string_value(json_array_get(route, 0)), "github",
+	    "a name two upstreams expose goes to the first in the file");
+	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
+	is_str(json_string_value(json_object_get(t, "description")), "create_issue", "no description: the name");
+	ok(json_is_object(json_object_get(t, "inputSchema")), "no inputSchema: an object schema");
+	t = json_array_get(json_object_get(doc, "tools"), (size_t)catalog_find(doc, "read_file"));
+	ok(json_is_object(json_object_get(t, "inputSchema")), "a null inputSchema: an object schema");
+	is_str(json_string_value(json_object_get(t, "title")), "Read a file", "title kept");
+	is_int(catalog_find(doc, "search"), -1, "the upstream's own name is not exposed under a prefix");
+	is_int(catalog_find(doc, "bad name!"), -1, "an invalid name is left out");
+	is_int(catalog_find(doc, "zzz"), -1, "unknown: -1");
+	ok(catalog_degraded(doc), "an upstream left out: degraded");
+	is_str(json_string_value(json_object_get(json_object_get(json_object_get(doc, "upstreams"), "down"), "reason")),
+	    "upstream down: connection refused", "… with its reason");
+	json_decref(doc);
+
+	lists[2] = json_array();
+	doc = catalog_build(cfg, lists, reasons);
+	ok(!catalog_degraded(doc), "every upstream answered: not degraded");
+	json_decref(doc);
+	json_decref(lists[0]);
+	json_decref(lists[1]);
+	json_decref(lists[2]);
+	config_unref(cfg);
+	unlink(conf);
+	rmdir(dir);
+	return done_testing();
+}

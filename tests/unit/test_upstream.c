@@ -1,0 +1,627 @@
+/* Unit tests: the upstream client against a scripted loopback stub (a thread of this
+ * process), and the auth-header-file of its configuration. The real upstream (the SDK
+ * fixture) and the slow faults are in tests/fed/upstream.sh. */
+#include "autoconf.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "tap.h"
+#include "upstream.h"
+
+/* ---- the stub: one connection at a time, keep-alive, answers chosen by `mode` ---- */
+
+#define MAX_REQS 64
+
+static struct {
+	pthread_mutex_t lock;
+	int lfd;
+	int port;
+	volatile int stop;
+	const char *mode;
+	int generation;		/* bumped to forget every session (a restart) */
+	int connections;
+	int initializes;
+	int nreq;
+	char *headers[MAX_REQS];	/* lower-cased header block of each request */
+	char *bodies[MAX_REQS];
+} stub = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, "json", 1, 0, 0, 0, { 0 }, { 0 } };
+
+static int
+send_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		if ((w = send(fd, p, n, MSG_NOSIGNAL)) <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+send_str(int fd, const char *s)
+{
+	return send_all(fd, s, strlen(s));
+}
+
+/* Waits until the client closes the connection (or the stub stops). */
+static void
+wait_close(int fd)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	char b[4096];
+
+	while (!stub.stop) {
+		if (poll(&pfd, 1, 50) > 0 && recv(fd, b, sizeof(b), 0) <= 0)
+			return;
+	}
+}
+
+static void
+answer_json(int fd, int status, const char *extra_headers, const char *body)
+{
+	char head[512];
+
+	snprintf(head, sizeof(head), "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\n\r\n",
+	    status, extra_headers, strlen(body));
+	send_str(fd, head);
+	send_str(fd, body);
+}
+
+static void
+answer_sse(int fd, const char *events, int end)
+{
+	char head[256];
+
+	if (end) {
+		snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %zu\r\n\r\n",
+		    strlen(events));
+		send_str(fd, head);
+		send_str(fd, events);
+		return;
+	}
+	send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+	snprintf(head, sizeof(head), "%zx\r\n", strlen(events));
+	send_str(fd, head);
+	send_str(fd, events);
+	send_str(fd, "\r\n");
+	wait_close(fd);	/* the stream stays open */
+}
+
+/* Answers one request; returns 0 to keep the connection, -1 to close it. */
+static int
+answer(int fd, const char *headers, const char *body)
+{
+	json_t *req = json_loads(body, 0, NULL);
+	const char *method = json_string_value(json_object_get(req, "method"));
+	json_t *id = json_object_get(req, "id");
+	char sid[64], want[96], out[1024], *idtxt = id ? json_dumps(id, JSON_ENCODE_ANY) : NULL;
+	const char *mode = stub.mode;
+	int rc = 0;
+
+	pthread_mutex_lock(&stub.lock);
+	snprintf(sid, sizeof(sid), "sess-%d", stub.generation);
+	pthread_mutex_unlock(&stub.lock);
+	snprintf(want, sizeof(want), "mcp-session-id: %s\r\n", sid);
+	if (method && strcmp(method, "initialize") == 0) {
+		char extra[128];
+
+		stub.initializes++;
+		snprintf(extra, sizeof(extra), "Mcp-Session-Id: %s\r\n",
+		    strcmp(mode, "badsession") == 0 ? "bad session" : sid);
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"%s\","
+		    "\"capabilities\":{},\"serverInfo\":{\"name\":\"stub\",\"version\":\"1\"}}}", idtxt,
+		    strcmp(mode, "badversion") == 0 ? "1999-01-01" : "2025-06-18");
+		answer_json(fd, 200, extra, out);
+	} else if (strstr(headers, want) == NULL || strcmp(mode, "404") == 0) {
+		answer_json(fd, 404, "", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,\"message\":\"Session not found\"}}");
+	} else if (method && strcmp(method, "notifications/initialized") == 0) {
+		send_str(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	} else if (id == NULL) {
+		send_str(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	} else if (strcmp(mode, "json") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"echo\":\"%s\"}}", idtxt, method);
+		answer_json(fd, 200, "", out);
+	} else if (strcmp(mode, "rpcerror") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32602,\"message\":\"no\"}}", idtxt);
+		answer_json(fd, 200, "", out);
+	} else if (strcmp(mode, "wrongid") == 0) {
+		answer_json(fd, 200, "", "{\"jsonrpc\":\"2.0\",\"id\":\"not-yours\",\"result\":{}}");
+	} else if (strcmp(mode, "noresult") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s}", idtxt);
+		answer_json(fd, 200, "", out);
+	} else if (strcmp(mode, "html") == 0) {
+		send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 6\r\n\r\n<html>");
+	} else if (strcmp(mode, "500") == 0) {
+		answer_json(fd, 500, "", "{}");
+	} else if (strcmp(mode, "sse") == 0 || strcmp(mode, "sse-open") == 0 || strcmp(mode, "batch") == 0) {
+		if (strcmp(mode, "batch") == 0)
+			snprintf(out, sizeof(out), "event: message\ndata: [{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+			    "\"params\":{\"level\":\"info\",\"data\":\"b\"}},{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"n\":2}}]\n\n", idtxt);
+		else
+			snprintf(out, sizeof(out),
+			    "id: 1\nretry: 500\ndata:\n\n"
+			    ": a comment\n\n"
+			    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":50}}\n\n"
+			    "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\r\ndata: \"result\":{\"n\":1}}\r\n\r\n"
+			    "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"late\":true}}\n\n", idtxt);
+		answer_sse(fd, out, strcmp(mode, "sse-open") != 0);
+		rc = strcmp(mode, "sse-open") == 0 ? -1 : 0;
+	} else if (strcmp(mode, "sse-end") == 0) {
+		answer_sse(fd, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n", 1);
+	} else if (strcmp(mode, "bigline") == 0) {
+		static char chunk[65536];
+		size_t sent;
+
+		memset(chunk, 'x', sizeof(chunk));
+		send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n: ");
+		for (sent = 0; sent < UPSTREAM_MAX_LINE + sizeof(chunk) && send_all(fd, chunk, sizeof(chunk)) == 0;
+		    sent += sizeof(chunk))
+			;
+		rc = -1;
+	} else if (strcmp(mode, "hang") == 0) {
+		wait_close(fd);
+		rc = -1;
+	}
+	free(idtxt);
+	json_decref(req);
+	return rc;
+}
+
+/* Reads one request: headers (lower-cased) and a Content-Length body. */
+static int
+read_request(int fd, char **headers, char **body)
+{
+	static char b[1 << 16];
+	size_t n = 0, hlen, blen = 0, i;
+	ssize_t r;
+	char *end, *cl;
+
+	*headers = *body = NULL;
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		if (n == sizeof(b) - 1 || stub.stop)
+			return -1;
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;	/* an idle keep-alive connection: look at stub.stop again */
+		if ((r = recv(fd, b + n, sizeof(b) - 1 - n, 0)) <= 0)
+			return -1;
+		n += (size_t)r;
+		b[n] = '\0';
+		if ((end = strstr(b, "\r\n\r\n")) != NULL)
+			break;
+	}
+	hlen = (size_t)(end - b) + 4;
+	for (i = 0; i < hlen; i++)
+		b[i] = (char)(b[i] >= 'A' && b[i] <= 'Z' ? b[i] + 32 : b[i]);
+	if ((cl = strstr(b, "content-length:")) != NULL && cl < end)
+		blen = strtoul(cl + 15, NULL, 10);
+	if (blen > sizeof(b) - 1 - hlen)
+		return -1;
+	while (n < hlen + blen) {
+		if ((r = recv(fd, b + n, hlen + blen - n, 0)) <= 0)
+			return -1;
+		n += (size_t)r;
+	}
+	*headers = strndup(b, hlen);
+	*body = strndup(b + hlen, blen);
+	return 0;
+}
+
+static void *
+stub_main(void *arg)
+{
+	struct pollfd pfd;
+	char *h, *b;
+	int fd;
+
+	while (!stub.stop) {
+		pfd.fd = stub.lfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 50) <= 0 || (fd = accept(stub.lfd, NULL, NULL)) < 0)
+			continue;
+		stub.connections++;
+		while (!stub.stop && read_request(fd, &h, &b) == 0) {
+			int keep;
+
+			pthread_mutex_lock(&stub.lock);
+			if (stub.nreq < MAX_REQS) {
+				stub.headers[stub.nreq] = h;
+				stub.bodies[stub.nreq] = b;
+				stub.nreq++;
+				h = b = NULL;
+			}
+			pthread_mutex_unlock(&stub.lock);
+			keep = answer(fd, stub.headers[stub.nreq - 1], stub.bodies[stub.nreq - 1]) == 0;
+			free(h);
+			free(b);
+			if (!keep)
+				break;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static void
+stub_reset(const char *mode)
+{
+	int i;
+
+	pthread_mutex_lock(&stub.lock);
+	for (i = 0; i < stub.nreq; i++) {
+		free(stub.headers[i]);
+		free(stub.bodies[i]);
+	}
+	stub.nreq = 0;
+	stub.mode = mode;
+	stub.initializes = 0;
+	stub.connections = 0;
+	pthread_mutex_unlock(&stub.lock);
+}
+
+/* ---- helpers ---- */
+
+static char dir[] = "/tmp/mcpgate-test-upstream-XXXXXX";
+
+static const char *
+write_file(const char *name, const char *text)
+{
+	static char path[4][512];
+	static int k;
+	char *p = path[k++ % 4];
+	FILE *f;
+
+	snprintf(p, 512, "%s/%s", dir, name);
+	f = fopen(p, "w");
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+#define BASE "[gateway]\nresource = https://gw.example.com/mcp\nname = gw-test\nversion = 9.9\n" \
+	"[auth]\nissuer = https://idp.example.com\n"
+
+static struct config *
+load(const char *text, struct cfg_errors *errs)
+{
+	struct config *cfg;
+
+	if (config_load(write_file("main.conf", text), &cfg, errs) < 0) {
+		config_unref(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+static int nmsgs;
+static char last_msg[256];
+
+static int
+collect(void *ctx, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+
+	nmsgs++;
+	snprintf(last_msg, sizeof(last_msg), "%s", s ? s : "");
+	free(s);
+	return ctx ? -1 : 0;
+}
+
+static int
+call(struct upstream_pool *pool, const struct config *cfg, const char *method, json_t **resp,
+    struct gw_error *err)
+{
+	struct upstream_call c;
+
+	memset(&c, 0, sizeof(c));
+	c.cfg = cfg;
+	c.up = &cfg->upstreams[0];
+	c.method = method;
+	c.on_msg = collect;
+	c.now_ms = clock_mono_us() / 1000;
+	nmsgs = 0;
+	last_msg[0] = '\0';
+	err->code = GW_OK;
+	err->detail[0] = '\0';
+	return upstream_request(pool, &c, resp, err);
+}
+
+static const char *
+req_header(int i)
+{
+	return i < stub.nreq ? stub.headers[i] : "";
+}
+
+/* ---- the auth-header-file ---- */
+
+static void
+test_auth_header_config(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	char text[1024];
+	static const struct {
+		const char *content;
+		int loads;
+		const char *want;	/* the stored header, or the error's tail */
+	} cases[] = {
+		{ "X-Api-Key: s3cret-value\n", 1, "X-Api-Key: s3cret-value" },
+		{ "Authorization:   Bearer s3cret-value \r\n", 1, "Authorization: Bearer s3cret-value" },
+		{ "Authorization: Bearer s3cret-value", 1, "Authorization: Bearer s3cret-value" },
+		{ "s3cret-value\n", 0, "expected one line 'Name: value'" },
+		{ "X-Key:\n", 0, "expected one line 'Name: value'" },
+		{ "Bad Name: s3cret-value\n", 0, "expected one line 'Name: value'" },
+		{ "X-Key: s3cret-value\nX-Other: 1\n", 0, "expected one line 'Name: value'" },
+		{ "X-Key: s3cret\001value\n", 0, "expected one line 'Name: value'" },
+		{ "content-type: s3cret-value\n", 0, "names content-type, which the gateway sets itself" },
+		{ "Mcp-Session-Id: s3cret-value\n", 0, "names mcp-session-id, which the gateway sets itself" },
+		{ "", 0, "expected one line 'Name: value'" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *hf = write_file("up.header", cases[i].content);
+		char want[600];
+
+		snprintf(text, sizeof(text), BASE "[upstream \"u\"]\nurl = http://127.0.0.1:1/mcp\nauth-header-file = %s\n", hf);
+		cfg = load(text, &errs);
+		if (cases[i].loads) {
+			is_str(cfg ? cfg->upstreams[0].auth_header : errs.msg[0], cases[i].want,
+			    "auth-header-file %zu: stored as one header line", i);
+		} else {
+			snprintf(want, sizeof(want), "%s/main.conf:9: auth-header-file: %s: %s", dir, hf, cases[i].want);
+			is_str(cfg ? "(loaded)" : errs.msg[0], want, "auth-header-file %zu: refused with file:line", i);
+			ok(cfg == NULL && strstr(errs.msg[0], "s3cret") == NULL, "auth-header-file %zu: the content is not quoted", i);
+		}
+		config_unref(cfg);
+	}
+	snprintf(text, sizeof(text), BASE "[upstream \"u\"]\nurl = http://127.0.0.1:1/mcp\nauth-header-file = %s/none\n", dir);
+	cfg = load(text, &errs);
+	ok(cfg == NULL && strstr(errs.msg[0], "main.conf:9: auth-header-file: ") && strstr(errs.msg[0], "No such file"),
+	    "auth-header-file missing: %s", cfg ? "(loaded)" : errs.msg[0]);
+	config_unref(cfg);
+}
+
+/* ---- the client ---- */
+
+static void
+test_client(void)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	struct upstream_pool *pool;
+	struct cfg_errors errs;
+	struct config *cfg;
+	struct gw_error err;
+	pthread_t th;
+	json_t *resp = NULL;
+	char text[1024];
+	unsigned long connects;
+	int64_t t0;
+	int rc, dead;
+
+	stub.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(stub.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(stub.lfd, 8) < 0 ||
+	    getsockname(stub.lfd, (struct sockaddr *)&sa, &len) < 0) {
+		ok(0, "stub listens");
+		return;
+	}
+	stub.port = ntohs(sa.sin_port);
+	pthread_create(&th, NULL, stub_main, NULL);
+	snprintf(text, sizeof(text), BASE "[upstream \"stub\"]\nurl = http://127.0.0.1:%d/mcp\n"
+	    "auth-header-file = %s\ntimeout-ms = 1000\n", stub.port, write_file("up.header", "X-Upstream-Key: k-1\n"));
+	if ((cfg = load(text, &errs)) == NULL) {
+		ok(0, "config loads: %s", errs.msg[0]);
+		return;
+	}
+	pool = upstream_pool_new();
+
+	/* JSON answers: initialize, initialized, the call; then a second call on the same
+	 * connection and session. */
+	stub_reset("json");
+	rc = call(pool, cfg, "tools/list", &resp, &err);
+	ok(rc == 0 && json_is_object(json_object_get(resp, "result")), "json: answered (%s)", err.detail);
+	is_str(json_string_value(json_object_get(json_object_get(resp, "result"), "echo")), "tools/list", "json: the result as sent");
+	ok(json_is_integer(json_object_get(resp, "id")), "json: the id is the gateway's own");
+	json_decref(resp);
+	is_int(stub.nreq, 3, "json: initialize, notifications/initialized, tools/list");
+	ok(strstr(stub.bodies[0], "\"clientInfo\":{\"name\":\"gw-test\",\"version\":\"9.9\"}") &&
+	    strstr(stub.bodies[0], "\"protocolVersion\":\"2025-11-25\""), "initialize: the gateway's identity and version");
+	ok(strstr(req_header(0), "mcp-protocol-version") == NULL && strstr(req_header(0), "mcp-session-id") == NULL,
+	    "initialize: no version or session header");
+	ok(strstr(req_header(1), "mcp-session-id: sess-1\r\n") && strstr(req_header(1), "mcp-protocol-version: 2025-06-18\r\n"),
+	    "initialized: the session and the negotiated version");
+	ok(strstr(req_header(2), "mcp-session-id: sess-1\r\n") && strstr(req_header(2), "mcp-protocol-version: 2025-06-18\r\n") &&
+	    strstr(req_header(2), "accept: application/json, text/event-stream\r\n") &&
+	    strstr(req_header(2), "content-type: application/json\r\n") &&
+	    strstr(req_header(2), "x-upstream-key: k-1\r\n") && strstr(req_header(2), "expect:") == NULL &&
+	    strstr(req_header(2), "authorization") == NULL, "request: the headers it must carry, and no other credentials");
+	rc = call(pool, cfg, "ping", &resp, &err);
+	json_decref(resp);
+	ok(rc == 0 && stub.nreq == 4 && stub.initializes == 1, "json: a second call reuses the session");
+	is_int(stub.connections, 1, "json: and the connection");
+	is_int(upstream_pool_connects(pool), 1, "upstream_pool_connects counts it");
+
+	/* An event stream: a priming event, a comment, a notification, our answer over two
+	 * data lines with CRLF, a late notification (dropped). */
+	stub_reset("sse");
+	connects = upstream_pool_connects(pool);
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_int(rc, 0, "sse: answered (%s)", err.detail);
+	is_int(json_integer_value(json_object_get(json_object_get(resp, "result"), "n")), 1, "sse: the answer");
+	json_decref(resp);
+	is_int(nmsgs, 1, "sse: one message relayed, none after the answer");
+	ok(strstr(last_msg, "notifications/progress") != NULL, "sse: the progress notification");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	json_decref(resp);
+	ok(rc == 0 && upstream_pool_connects(pool) == connects, "sse: a stream that ends keeps the connection");
+
+	stub_reset("batch");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	ok(rc == 0 && json_integer_value(json_object_get(json_object_get(resp, "result"), "n")) == 2 && nmsgs == 1,
+	    "sse: a batch event (a notification and the answer)");
+	json_decref(resp);
+
+	/* Our answer on a stream the upstream keeps open: the call ends after the grace. */
+	stub_reset("sse-open");
+	t0 = clock_mono_us();
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	json_decref(resp);
+	ok(rc == 0 && clock_mono_us() - t0 < 500 * 1000, "sse left open: answered in %lld ms",
+	    (long long)((clock_mono_us() - t0) / 1000));
+
+	/* 404 on the pool's session: one re-initialize, then success. */
+	stub_reset("json");
+	pthread_mutex_lock(&stub.lock);
+	stub.generation++;
+	pthread_mutex_unlock(&stub.lock);
+	rc = call(pool, cfg, "tools/list", &resp, &err);
+	json_decref(resp);
+	ok(rc == 0 && stub.initializes == 1 && stub.nreq == 4, "404: re-initialized once and answered (%s)", err.detail);
+	ok(strstr(req_header(3), "mcp-session-id: sess-2\r\n") != NULL, "404: the new session is used");
+
+	/* Always 404: re-initialized once, then the 404 is the reason. */
+	stub_reset("404");
+	rc = call(pool, cfg, "tools/list", &resp, &err);
+	ok(rc < 0 && err.code == GW_EUPSTREAM && stub.initializes == 1, "404 again: one re-initialize only");
+	is_str(err.detail, "upstream stub: HTTP 404", "404 again: the reason");
+
+	/* An upstream JSON-RPC error is an answer. */
+	stub_reset("rpcerror");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	ok(rc == 0 && json_integer_value(json_object_get(json_object_get(resp, "error"), "code")) == -32602,
+	    "a JSON-RPC error answer is passed on");
+	json_decref(resp);
+
+	/* Faults. */
+	stub_reset("wrongid");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: an answer that is not a JSON-RPC response to our request",
+	    "an answer to another id");
+	stub_reset("noresult");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: an answer that is not a JSON-RPC response to our request",
+	    "an answer without result or error");
+	stub_reset("html");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: an answer of type text/html", "an answer of another type");
+	stub_reset("500");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: HTTP 500", "HTTP 500");
+	stub_reset("sse-end");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: the event stream ended before the answer", "a stream without the answer");
+	stub_reset("bigline");
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: event-stream line over 8 MiB", "an event-stream line over the cap");
+	stub_reset("hang");
+	t0 = clock_mono_us();
+	rc = call(pool, cfg, "tools/call", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: timed out after 1000 ms", "a hanging upstream");
+	ok(clock_mono_us() - t0 >= 900 * 1000 && clock_mono_us() - t0 < 2000 * 1000, "a hanging upstream: %lld ms",
+	    (long long)((clock_mono_us() - t0) / 1000));
+
+	/* on_msg abandons. */
+	stub_reset("sse");
+	{
+		struct upstream_call c;
+
+		memset(&c, 0, sizeof(c));
+		c.cfg = cfg;
+		c.up = &cfg->upstreams[0];
+		c.method = "tools/call";
+		c.on_msg = collect;
+		c.ctx = &c;	/* non-NULL: collect returns -1 */
+		c.now_ms = clock_mono_us() / 1000;
+		rc = upstream_request(pool, &c, &resp, &err);
+		is_str(rc < 0 ? err.detail : "", "upstream stub: call abandoned", "on_msg -1 abandons the call");
+
+		/* A caller-given session. */
+		stub_reset("json");
+		c.ctx = NULL;
+		c.session_id = "other\r\nX-Injected: 1";
+		rc = upstream_request(pool, &c, &resp, &err);
+		is_str(rc < 0 ? err.detail : "", "upstream stub: an unusable session id", "a session id with a CRLF is refused");
+		c.session_id = "sess-elsewhere";
+		rc = upstream_request(pool, &c, &resp, &err);
+		ok(rc < 0 && strstr(req_header(stub.nreq - 1), "mcp-session-id: sess-elsewhere\r\n") && stub.initializes == 0,
+		    "a caller-given session is sent as is; its 404 is an error (%s)", err.detail);
+
+		/* Notifications. */
+		stub_reset("json");
+		c.session_id = NULL;
+		c.method = "notifications/cancelled";
+		c.params = json_pack("{s:i}", "requestId", 3);
+		rc = upstream_notify(pool, &c, &err);
+		ok(rc == 0 && stub.nreq == 1 && strstr(stub.bodies[0], "\"id\"") == NULL, "upstream_notify: 202 (%s)", err.detail);
+		json_decref(c.params);
+	}
+
+	/* Initialize answers the gateway refuses. */
+	upstream_pool_free(pool);
+	pool = upstream_pool_new();
+	stub_reset("badversion");
+	rc = call(pool, cfg, "tools/list", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: initialize answered a protocol version the gateway does not speak",
+	    "an unknown protocol version");
+	stub_reset("badsession");
+	rc = call(pool, cfg, "tools/list", &resp, &err);
+	is_str(rc < 0 ? err.detail : "", "upstream stub: initialize answered an unusable Mcp-Session-Id", "an unusable session id");
+
+	/* Down: nothing listens. */
+	stub.stop = 1;
+	pthread_join(th, NULL);
+	close(stub.lfd);
+	dead = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_port = 0;
+	bind(dead, (struct sockaddr *)&sa, sizeof(sa));
+	len = sizeof(sa);
+	getsockname(dead, (struct sockaddr *)&sa, &len);
+	close(dead);	/* a port nobody listens on */
+	config_unref(cfg);
+	snprintf(text, sizeof(text), BASE "[upstream \"down\"]\nurl = http://127.0.0.1:%d/mcp\n", ntohs(sa.sin_port));
+	cfg = load(text, &errs);
+	t0 = clock_mono_us();
+	rc = call(pool, cfg, "tools/list", &resp, &err);
+	ok(rc < 0 && strncmp(err.detail, "upstream down: cannot connect", 29) == 0 && clock_mono_us() - t0 < 1000 * 1000,
+	    "down: %s", err.detail);
+	upstream_pool_free(pool);
+	config_unref(cfg);
+	stub_reset("json");
+}
+
+int
+main(void)
+{
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	log_init(2, GW_LOG_ERR);	/* the warnings of the faults below are expected */
+	test_auth_header_config();
+	test_client();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			return 1;
+	}
+	return done_testing();
+}
