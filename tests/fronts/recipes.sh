@@ -57,7 +57,10 @@ mkdir -p "$MG_DIR/etc"
 sed "s|/etc/mcpgate/|$MG_DIR/etc/|g; s|/run/mcpgate/|$MG_DIR/run/|g; s|/var/log/mcpgate/|$MG_DIR/log/|g" \
 	"$top/deploy/mcpgate.conf.example" >"$MG_DIR/etc/mcpgate.conf"
 for f in $(grep -o "$MG_DIR/etc/[^ ]*" "$MG_DIR/etc/mcpgate.conf" | grep -v '\*' | sort -u); do
-	echo 'placeholder' >"$f"
+	case $f in
+	*.header) echo 'Authorization: Bearer placeholder' >"$f" ;;	# one header line
+	*) echo 'placeholder' >"$f" ;;
+	esac
 done
 check "mcpgate -t accepts deploy/mcpgate.conf.example (its files present)" "$MCPGATE_BIN" -t -c "$MG_DIR/etc/mcpgate.conf"
 
