@@ -1,0 +1,640 @@
+#!/usr/bin/env bash
+# Federation end to end (issue 5): two upstream MCP servers written with the official SDK
+# (tests/upstream/fixture.mjs) and a third that is down, behind mcpgate under spawn-fcgi
+# (2 processes x 2 threads) and real nginx and lighttpd (deploy/ recipes), and as CGI with
+# the same configuration (so the same state file), with oidc-provider (tests/idp) tokens:
+#
+#  1. tools/list over curl through nginx and as CGI, following nextCursor: the union is
+#     exactly the upstreams' tools (asked of each fixture directly) with the prefixes
+#     applied, records passed through, sorted, no duplicates, pages of page-size, a
+#     description and an object inputSchema on each; tampered, foreign and another
+#     caller's cursors -32602; Cache-Control: private, Vary: Authorization.
+#  2. the upstream that is down: its tools are absent, /mcp/health says degraded, the log
+#     says why; once it comes up, its tools appear after catalog-ttl and health is ok.
+#  3. the catalog is shared: 20 concurrent tools/list (10 through nginx, 10 CGI runs) on
+#     a stale catalog cost one tools/list fetch per upstream (counted in the fixtures'
+#     request logs, which have one line per HTTP request).
+#  4. tools/call with the SDK client (tests/fed/gateway-client.mjs) through nginx:
+#     results relayed unchanged, arguments passed through, unknown tool -32602, progress
+#     and log notifications arriving before the result and as they come, an upstream
+#     timeout and an upstream killed mid-call answered promptly with -32603, the other
+#     upstream still served, the dead one's tools gone after catalog-ttl.
+#  5. request_headers: the caller's Authorization never reaches an upstream; the line of
+#     its auth-header-file does.
+#  6. lighttpd: the SDK lists the catalog and gets progress unbuffered.
+#
+# Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir (logs of the gateway, fronts, fixtures).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
+MG_TOP=$top
+MCPGATE_BIN=${MCPGATE_BIN:-$top/src/mcpgate}
+. "$top/deploy/lib.sh"
+need_cmds nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq >/dev/null 2>&1 \
+	|| { echo "Bail out! cannot install nginx, lighttpd, spawn-fcgi, curl, jq"; exit 1; }
+[ -f "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json" ] \
+	|| { echo "Bail out! tests/node_modules is missing (npm ci --prefix tests)"; exit 1; }
+[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+FIXTURE=$top/tests/upstream/fixture.mjs
+CLIENT=$here/gateway-client.mjs
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+NODE_PID=
+stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+trap 'stop_node; stop_idp; stop_all' EXIT
+
+TTL=2		# [gateway] catalog-ttl
+PAGE=50		# [gateway] page-size
+B_TIMEOUT=2500	# [upstream "beta"] timeout-ms
+STALE=2.4	# sleep that makes any cached catalog stale (catalog-ttl + margin)
+A_SECRET='Bearer upstream-alpha-secret-7f3a'
+B_SECRET='upstream-beta-key-91c2'
+
+bail() { fail "$1" "${2:-}"; echo "Bail out! $1"; tap_done; exit 1; }
+
+# run_bounded SECS OUT ERR CMD...: CMD in the background (the EXIT trap stops it), with a
+# hard time limit; returns its exit status.
+run_bounded() {
+	local secs=$1 out=$2 err=$3 rc
+	shift 3
+	timeout -k 3 "$secs" "$@" > "$out" 2> "$err" &
+	NODE_PID=$!
+	wait "$NODE_PID"
+	rc=$?
+	NODE_PID=
+	return "$rc"
+}
+
+# --- fixtures --------------------------------------------------------------------------
+declare -A fx_pid=() fx_url=()
+# start_fixture NAME ARGS...: fixture.mjs on loopback, its request log in $T/NAME.log.
+start_fixture() {
+	local name=$1
+	shift
+	rm -f "$T/$name.ready"
+	node "$FIXTURE" --ready-file "$T/$name.ready" --name "$name" "$@" > /dev/null 2> "$T/$name.log" &
+	fx_pid[$name]=$!
+	mg_track "${fx_pid[$name]}"
+	disown "${fx_pid[$name]}"	# no "Killed" notice when beta is killed on purpose
+}
+# wait_fixture NAME: waits (10 s at most) for its ready line; sets fx_url[NAME].
+wait_fixture() {
+	local name=$1
+	for _ in $(seq 1 100); do
+		[ -s "$T/$name.ready" ] && break
+		mg_alive "${fx_pid[$name]}" || break
+		sleep 0.1
+	done
+	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
+	[ -n "${fx_url[$name]}" ]
+}
+# lists NAME: how many tools/list requests the fixture has answered so far.
+lists() { grep -c 'POST tools/list ' "$T/$1.log"; }
+
+# fixture_rpc URL SID ID METHOD PARAMS: one request straight to a fixture (curl), prints
+# the JSON-RPC answer with that id (the fixture answers with an event stream).
+sse_data() { sed -n 's/^data: //p' "$1" | tr -d '\r' | grep -v '^$'; }
+fixture_rpc() {
+	local url=$1 sid=$2 id=$3 method=$4 params=$5
+	curl -sS --max-time 10 -o "$T/fx.b" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H "Mcp-Session-Id: $sid" \
+		-H 'MCP-Protocol-Version: 2025-06-18' \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"$method\",\"params\":$params}" "$url" \
+		|| return 1
+	{ sse_data "$T/fx.b"; grep '^{' "$T/fx.b"; } | jq -c --argjson id "$id" 'select(.id == $id)' | head -n 1
+}
+# fixture_session URL: initializes a session straight with a fixture; prints its id.
+fixture_session() {
+	local sid
+	curl -sS --max-time 10 -D "$T/fx.h" -o "$T/fx.b" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		--data-binary '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fed-tests","version":"1.0.0"}}}' \
+		"$1" || return 1
+	sid=$(grep -i '^mcp-session-id:' "$T/fx.h" | sed 's/^[^:]*:[[:space:]]*//' | tr -d '\r')
+	[ -n "$sid" ] || return 1
+	curl -sS --max-time 10 -o /dev/null -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H "Mcp-Session-Id: $sid" \
+		-H 'MCP-Protocol-Version: 2025-06-18' \
+		--data-binary '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$1" || return 1
+	printf '%s\n' "$sid"
+}
+# fixture_tools NAME PREFIX OUT: every tool of the fixture (following its cursors) as it
+# lists them, each name with PREFIX, into OUT (a JSON array); the pages in OUT.pages.
+fixture_tools() {
+	local name=$1 prefix=$2 out=$3 url=${fx_url[$1]} sid cursor='' i r params
+	sid=$(fixture_session "$url") || return 1
+	: > "$out.jsonl"
+	for i in $(seq 1 30); do
+		params='{}'
+		[ -z "$cursor" ] || params=$(jq -nc --arg c "$cursor" '{cursor: $c}')
+		r=$(fixture_rpc "$url" "$sid" "$i" tools/list "$params") || return 1
+		jq -c '.result.tools[]' <<<"$r" >> "$out.jsonl" || return 1
+		cursor=$(jq -r '.result.nextCursor // empty' <<<"$r")
+		[ -n "$cursor" ] || break
+	done
+	echo "$i" > "$out.pages"
+	jq -s --arg p "$prefix" 'map(.name = $p + .name)' "$out.jsonl" > "$out"
+	curl -sS --max-time 5 -o /dev/null -X DELETE -H "Mcp-Session-Id: $sid" \
+		-H 'MCP-Protocol-Version: 2025-06-18' "$url" || true
+}
+# fixture_call NAME TOOL ARGS: the fixture's own JSON-RPC answer to tools/call.
+fixture_call() {
+	local url=${fx_url[$1]} sid
+	sid=$(fixture_session "$url") || return 1
+	fixture_rpc "$url" "$sid" 1 tools/call "$(jq -nc --arg n "$2" --argjson a "$3" '{name: $n, arguments: $a}')"
+}
+
+# --- the gateway: curl through a front, or a CGI run ------------------------------------
+# post URL BODY [ACCEPT [TOKEN]]: the answer's headers in $T/h, body in $T/b; prints the
+# HTTP status.
+post() {
+	curl -sS --max-time 20 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H "Accept: ${3:-application/json, text/event-stream}" -H "Authorization: Bearer ${4:-$TOKEN}" \
+		--data-binary "$2" "$1" 2>> "$T/curl.err"
+}
+post_ngx() { post "$NGX_URL" "$@"; }
+# cgi_run OUT METHOD PATH [BODY [ACCEPT [TOKEN]]]: one CGI run of the binary with the
+# gateway's configuration; the raw answer in OUT.
+cgi_run() {
+	local out=$1 method=$2 path=$3 body=${4:-} accept=${5:-application/json, text/event-stream} tok=${6:-$TOKEN}
+	local env=(PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 SERVER_NAME=127.0.0.1
+		SERVER_PORT="$NGX_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD="$method" SCRIPT_NAME="$path"
+		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT="$accept"
+		HTTP_AUTHORIZATION="Bearer $tok")
+	[ "$method" != POST ] || env+=(CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
+	printf '%s' "$body" | timeout -k 2 20 env -i "${env[@]}" "$MCPGATE_BIN" -c "$T/gw.conf" > "$out" 2>> "$T/cgi.err"
+}
+# cgi_split RAW: headers → $T/h, body → $T/b; prints the status (200 without Status:).
+cgi_split() {
+	local st
+	sed -n '1,/^\r$/p' "$1" | tr -d '\r' > "$T/h"
+	sed '1,/^\r$/d' "$1" > "$T/b"
+	st=$(sed -n 's/^Status: \([0-9]*\).*/\1/p' "$T/h")
+	echo "${st:-200}"
+}
+post_cgi() { cgi_run "$T/cgi.out" POST /mcp "$1" "${2:-}" "${3:-}"; cgi_split "$T/cgi.out"; }
+# hdr NAME: the values of a response header in $T/h, repeated ones joined with ", ".
+hdr() { grep -i "^$1:" "$T/h" | sed 's/^[^:]*:[[:space:]]*//' | tr -d '\r' | paste -sd, - | sed 's/,/, /g; s/,  /, /g'; }
+has_token() { printf '%s' "$1" | tr ',' '\n' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//; s/=.*//' | grep -qix "$2"; }
+rpc() {	# rpc ID METHOD PARAMS: a JSON-RPC request body
+	jq -nc --argjson id "$1" --arg m "$2" --argjson p "$3" '{jsonrpc: "2.0", id: $id, method: $m, params: $p}'
+}
+
+# list_pages VIA LABEL: tools/list through VIA (post_ngx or post_cgi), following
+# nextCursor (20 pages at most). Tools → $T/LABEL.tools (a JSON array), tools per page →
+# $T/LABEL.pages (a JSON array), the first cursor → $T/LABEL.cursor1, page 2's body →
+# $T/LABEL.page2; anything wrong (status, shape, headers) → $T/LABEL.problems.
+list_pages() {
+	local via=$1 label=$2 cursor='' i st params cc vary
+	: > "$T/$label.jsonl"
+	: > "$T/$label.problems"
+	: > "$T/$label.sizes"
+	rm -f "$T/$label.cursor1" "$T/$label.page2"
+	for i in $(seq 1 20); do
+		params='{}'
+		[ -z "$cursor" ] || params=$(jq -nc --arg c "$cursor" '{cursor: $c}')
+		st=$("$via" "$(rpc "$i" tools/list "$params")")
+		if [ "$st" != 200 ] || ! jq -e --argjson id "$i" '.id == $id and (.result.tools | type) == "array"' "$T/b" > /dev/null 2>&1; then
+			echo "page $i: HTTP $st, Content-Type $(hdr Content-Type): $(head -c 400 "$T/b")" >> "$T/$label.problems"
+			cursor=''
+			break
+		fi
+		cc=$(hdr Cache-Control)
+		vary=$(hdr Vary)
+		has_token "$cc" private || echo "page $i: Cache-Control: '$cc' (no private)" >> "$T/$label.problems"
+		has_token "$vary" Authorization || echo "page $i: Vary: '$vary' (no Authorization)" >> "$T/$label.problems"
+		jq -c '.result.tools[]' "$T/b" >> "$T/$label.jsonl"
+		jq '.result.tools | length' "$T/b" >> "$T/$label.sizes"
+		[ "$i" -ne 2 ] || cp "$T/b" "$T/$label.page2"
+		cursor=$(jq -r '.result.nextCursor // empty' "$T/b")
+		[ "$i" -ne 1 ] || [ -z "$cursor" ] || printf '%s' "$cursor" > "$T/$label.cursor1"
+		[ -n "$cursor" ] || break
+	done
+	[ -z "$cursor" ] || echo "still a nextCursor after 20 pages" >> "$T/$label.problems"
+	jq -s . "$T/$label.jsonl" > "$T/$label.tools"
+	jq -s . "$T/$label.sizes" > "$T/$label.pages"
+}
+
+# jcheck DESC JSON FILTER: passes when jq FILTER is true of JSON; else shows JSON.
+jcheck() {
+	local desc=$1 json=$2 filter=$3
+	if [ -n "$json" ] && jq -e "$filter" > /dev/null 2>&1 <<<"$json"; then
+		pass "$desc"
+	else
+		fail "$desc" "want: $filter
+got:  $(printf '%s' "${json:-<nothing>}" | head -c 1500)"
+	fi
+}
+
+# catalog_checks LABEL EXPECTED: the checks of a listing made by list_pages LABEL
+# against the expected records (a JSON array, sorted by name).
+catalog_checks() {
+	local l=$1 want=$2 got=$T/$1.tools missing extra diff
+	if [ -s "$T/$l.problems" ]; then
+		fail "$l: every page 200 with tools, Cache-Control: private, Vary: Authorization" "$(head -n 8 "$T/$l.problems")"
+	else
+		pass "$l: every page 200 with tools, Cache-Control: private, Vary: Authorization ($(jq -c . "$T/$l.pages") tools per page)"
+	fi
+	missing=$(jq -r --slurpfile w "$want" '($w[0] | map(.name)) - map(.name) | .[:12] | join(" ")' "$got")
+	extra=$(jq -r --slurpfile w "$want" 'map(.name) - ($w[0] | map(.name)) | .[:12] | join(" ")' "$got")
+	if [ -z "$missing" ] && [ -z "$extra" ]; then
+		pass "$l: the union of the pages is exactly the upstreams' tools, prefixed ($(jq length "$got") tools)"
+	else
+		fail "$l: the union of the pages is exactly the upstreams' tools, prefixed" \
+			"$(jq length "$got") tools, want $(jq length "$want")
+missing: ${missing:-none}
+extra:   ${extra:-none}"
+	fi
+	jcheck "$l: no tool listed twice" "$(jq -c '[map(.name) | group_by(.) | .[] | select(length > 1) | .[0]]' "$got")" '. == []'
+	jcheck "$l: sorted by name" "$(jq -c 'map(.name) as $n | {sorted: ($n == ($n | sort)), first: $n[:4]}' "$got")" '.sorted'
+	jcheck "$l: pages of page-size ($PAGE) tools, the last one shorter" "$(jq -c . "$T/$l.pages")" \
+		"length >= 1 and (.[:-1] | all(. == $PAGE)) and .[-1] >= 1 and .[-1] <= $PAGE"
+	jcheck "$l: every tool has a description and an object inputSchema" \
+		"$(jq -c '[.[] | select((.description | type) != "string" or .description == "" or (.inputSchema | type) != "object") | .name]' "$got")" '. == []'
+	diff=$(jq -c --slurpfile w "$want" '[sort_by(.name), ($w[0] | sort_by(.name))] | transpose
+		| map(select(.[0] != .[1])) | .[0] // empty | {gateway: .[0], upstream: .[1]}' "$got")
+	if [ -z "$diff" ] && [ -z "$missing$extra" ]; then
+		pass "$l: each tool record is the upstream's own (title, description, schemas, annotations), renamed"
+	else
+		fail "$l: each tool record is the upstream's own, renamed" "${diff:-the sets differ}"
+	fi
+}
+
+# --- start ------------------------------------------------------------------------------
+NGX_PORT=$(free_port)
+LTY_PORT=$(free_port)
+DOWN_PORT=$(free_port)
+NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
+LTY_URL=http://127.0.0.1:$LTY_PORT/mcp
+start_fixture alpha --port 0 --tools 150
+start_fixture beta --port 0 --page-size 8
+start_idp "$NGX_URL"
+wait_fixture alpha && wait_fixture beta \
+	|| bail "the fixture upstreams started" "$(tail -n 5 "$T/alpha.log" "$T/beta.log")"
+pass "fixture upstreams: alpha (--tools 150) at ${fx_url[alpha]}, beta (--page-size 8) at ${fx_url[beta]}; gamma down at :$DOWN_PORT"
+
+printf 'mcpgate-secret\n' > "$T/secret"
+printf 'Authorization: %s\n' "$A_SECRET" > "$T/alpha.header"
+printf 'X-Api-Key: %s\n' "$B_SECRET" > "$T/beta.header"
+cat > "$T/gw.conf" <<CONF
+[gateway]
+resource = $NGX_URL
+name = com.example/gateway
+state = $T/state
+log-file = $T/gw.log
+catalog-ttl = $TTL
+page-size = $PAGE
+[auth]
+issuer = $IDP
+client-id = mcpgate
+client-secret-file = $T/secret
+required-scopes = mcp:tools
+scopes-supported = mcp:tools
+cache-ttl = 60
+negative-ttl = 5
+timeout-ms = 1500
+[upstream "alpha"]
+url = ${fx_url[alpha]}
+prefix = a_
+auth-header-file = $T/alpha.header
+timeout-ms = 5000
+[upstream "beta"]
+url = ${fx_url[beta]}
+auth-header-file = $T/beta.header
+timeout-ms = $B_TIMEOUT
+[upstream "gamma"]
+url = http://127.0.0.1:$DOWN_PORT/mcp
+prefix = c_
+timeout-ms = 1000
+CONF
+if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
+	pass "mcpgate -t accepts the configuration (3 upstreams, catalog-ttl $TTL, page-size $PAGE)"
+else
+	bail "mcpgate -t accepts the configuration" "$out"
+fi
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 \
+	&& start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 && start_lighttpd "$LTY_PORT" >> "$T/start.out" 2>&1; then
+	pass "spawn-fcgi (2 processes x 2 threads) + mcpgate behind nginx ($NGX_URL) and lighttpd ($LTY_URL)"
+else
+	bail "spawn-fcgi + mcpgate behind nginx and lighttpd" "$(tail -n 20 "$T/start.out")"
+fi
+FCGI_PIDS=$MG_FCGI_PIDS
+TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
+TOKEN2=$(mint --client machine-beta --scope mcp:tools --resource "$NGX_URL")
+[ -n "$TOKEN" ] && [ "$TOKEN" != null ] && [ -n "$TOKEN2" ] && [ "$TOKEN2" != null ] \
+	|| bail "client_credentials tokens for $NGX_URL" "$(tail -n 5 "$T/idp.log")"
+
+# --- what the upstreams offer, asked directly -------------------------------------------
+fixture_tools alpha a_ "$T/alpha.expect" && fixture_tools beta '' "$T/beta.expect" \
+	|| bail "each fixture's tools/list, asked directly" "$(head -c 400 "$T/fx.b")"
+A_PAGES=$(cat "$T/alpha.expect.pages")
+B_PAGES=$(cat "$T/beta.expect.pages")
+jq -s 'add | sort_by(.name)' "$T/alpha.expect" "$T/beta.expect" > "$T/expect.tools"
+jcheck "expected catalog: alpha 169 tools (a_), beta 19 over $B_PAGES pages of its own" \
+	"$(jq -nc --slurpfile a "$T/alpha.expect" --slurpfile b "$T/beta.expect" '{a: ($a[0] | length), b: ($b[0] | length)}')" \
+	'.a == 169 and .b == 19'
+ECHO_ARGS='{"text":"héllo ✓ \"quoted\"","n":42,"f":1.5,"list":[1,"two",null,true],"obj":{"k":"v","deep":{"x":[]}}}'
+D_SIMPLE=$(fixture_call beta test_simple_text '{}')
+D_MIXED=$(fixture_call beta test_multiple_content_types '{}')
+D_ERROR=$(fixture_call beta test_error_handling '{}')
+D_ASIMPLE=$(fixture_call alpha test_simple_text '{}')
+[ -n "$D_SIMPLE" ] && [ -n "$D_MIXED" ] && [ -n "$D_ERROR" ] && [ -n "$D_ASIMPLE" ] \
+	|| bail "the fixtures' own tools/call answers" "$(head -c 400 "$T/fx.b")"
+
+# --- 1. tools/list through nginx, curl --------------------------------------------------
+list_pages post_ngx nginx
+catalog_checks nginx "$T/expect.tools"
+if [ -s "$T/nginx.cursor1" ]; then
+	c1=$(cat "$T/nginx.cursor1")
+	# one character changed, in the middle of the cursor
+	mid=$((${#c1} / 2))
+	ch=${c1:$mid:1}
+	[ "$ch" = A ] && new=B || new=A
+	bad="${c1:0:$mid}$new${c1:$((mid + 1))}"
+	for case in "tampered:$bad" "truncated:${c1:0:$((${#c1} - 4))}" "made up:eyJvZmZzZXQiOjUwfQ" "empty:"; do
+		st=$(post_ngx "$(rpc 9 tools/list "$(jq -nc --arg c "${case#*:}" '{cursor: $c}')")")
+		jcheck "nginx: cursor ${case%%:*} → JSON-RPC error -32602 (HTTP 200)" \
+			"$(jq -c --arg st "$st" '{status: $st, id, error, tools: (.result.tools | length?)}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+			'.status == "200" and .id == 9 and .error.code == -32602'
+	done
+	st=$(post_ngx "$(rpc 9 tools/list "$(jq -nc --arg c "$c1" '{cursor: $c}')")" '' "$TOKEN2")
+	jcheck "nginx: another caller's cursor → -32602 (cursors are bound to their caller)" \
+		"$(jq -c --arg st "$st" '{status: $st, error, tools: (.result.tools | length?)}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.status == "200" and .error.code == -32602'
+	st=$(post_ngx "$(rpc 9 tools/list "$(jq -nc --arg c "$c1" '{cursor: $c}')")")
+	jcheck "nginx: the same cursor again → the same second page (cursors are not single-use)" \
+		"$(jq -c --slurpfile p "$T/nginx.page2" --arg st "$st" '{status: $st, same: (.result.tools == $p[0].result.tools), first: (.result.tools[0].name?), want: ($p[0].result.tools[0].name?)}' "$T/b" 2>/dev/null)" \
+		'.status == "200" and .same'
+else
+	fail "nginx: tools/list handed out a nextCursor (for the cursor checks)" "$(head -n 5 "$T/nginx.problems")"
+fi
+
+# --- 2. the upstream that is down ---------------------------------------------------------
+jcheck "nginx: no tool of the down upstream (c_*) is listed" "$(jq -c '[.[].name | select(startswith("c_"))]' "$T/nginx.tools")" '. == []'
+health=$(curl -sS --max-time 10 "http://127.0.0.1:$NGX_PORT/mcp/health")
+jcheck "nginx: /mcp/health says degraded while an upstream is down" "$health" '.status == "degraded"'
+like "the gateway log says why gamma was left out" "$(grep -i 'gamma' "$T/gw.log" | head -n 3)" \
+	'[Gg]amma.*([Rr]efused|[Cc]onnect|[Uu]nreachable|down)'
+st=$(post_ngx "$(rpc 10 tools/call '{"name":"c_echo","arguments":{}}')")
+jcheck "nginx: tools/call of a tool of the down upstream → -32602 (not in the catalog)" \
+	"$(jq -c --arg st "$st" '{status: $st, id, error, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .error.code == -32602'
+
+# --- tools/call over curl through nginx -------------------------------------------------
+st=$(post_ngx "$(rpc 11 tools/call '{"name":"test_multiple_content_types","arguments":{}}')" 'application/json')
+jcheck "nginx: tools/call test_multiple_content_types → the upstream's result, unchanged" \
+	"$(jq -c --argjson d "$D_MIXED" --arg st "$st" '{status: $st, id, same: (.result == $d.result), result, upstream: $d.result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .id == 11 and .same'
+st=$(post_ngx "$(rpc 12 tools/call '{"name":"a_test_simple_text","arguments":{}}')" 'application/json')
+jcheck "nginx: tools/call a_test_simple_text (prefixed) → alpha's result, unchanged" \
+	"$(jq -c --argjson d "$D_ASIMPLE" --arg st "$st" '{status: $st, same: (.result == $d.result), result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .same'
+st=$(post_ngx "$(rpc 13 tools/call '{"name":"test_error_handling","arguments":{}}')" 'application/json')
+jcheck "nginx: a tool error (isError) is relayed as the result, not a JSON-RPC error" \
+	"$(jq -c --argjson d "$D_ERROR" --arg st "$st" '{status: $st, same: (.result == $d.result), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .same and .result.isError == true'
+st=$(post_ngx "$(rpc 14 tools/call "$(jq -nc --argjson a "$ECHO_ARGS" '{name: "a_echo", arguments: $a}')")" 'application/json')
+jcheck "nginx: tools/call a_echo: the arguments reach the upstream as sent" \
+	"$(jq -c --argjson a "$ECHO_ARGS" --arg st "$st" '{status: $st, echoed: (.result.content[0].text | fromjson? // .), same: ((.result.content[0].text | fromjson?) == $a)}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .same'
+st=$(post_ngx "$(rpc 15 tools/call '{"name":"a_slow","arguments":{"ms":300},"_meta":{"progressToken":"tok-json"}}')" 'application/json')
+jcheck "nginx: a call with a progressToken from a client accepting only JSON → one application/json answer" \
+	"$(jq -c --arg st "$st" --arg ct "$(hdr Content-Type)" '{status: $st, ctype: $ct, id, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and (.ctype | startswith("application/json")) and .id == 15 and .result.content[0].text == "slept 300 ms"'
+st=$(post_ngx "$(rpc 16 tools/call '{"name":"a_slow","arguments":{"ms":500},"_meta":{"progressToken":"tok-sse"}}')")
+ctype=$(hdr Content-Type)
+msgs=$(sse_data "$T/b" | jq -sc . 2>/dev/null)
+jcheck "nginx: Accept with text/event-stream → progress events (the caller's string token), then the result, last" \
+	"$(jq -c --arg st "$st" --arg ct "$ctype" '{status: $st, ctype: $ct, n: length,
+		progress: [.[] | select(.method == "notifications/progress") | .params.progressToken] | unique,
+		last_id: (.[-1].id), last_text: (.[-1].result.content[0].text),
+		in_order: ((map(.method == "notifications/progress") | index(false)) == length - 1)}' <<<"${msgs:-[]}")" \
+	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == ["tok-sse"] and .last_id == 16 and .last_text == "slept 500 ms" and .in_order'
+
+# --- 1/2 as CGI (same configuration, same state file) ------------------------------------
+list_pages post_cgi cgi
+catalog_checks cgi "$T/expect.tools"
+if [ -s "$T/nginx.cursor1" ] && [ -s "$T/nginx.page2" ]; then
+	st=$(post_cgi "$(rpc 2 tools/list "$(jq -nc --arg c "$(cat "$T/nginx.cursor1")" '{cursor: $c}')")")
+	jcheck "CGI: a cursor handed out through nginx continues there (the same page 2)" \
+		"$(jq -c --slurpfile p "$T/nginx.page2" --arg st "$st" '{status: $st, same: (.result.tools == $p[0].result.tools), first: (.result.tools[0].name?), want: ($p[0].result.tools[0].name?), error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.status == "200" and .same'
+	st=$(post_cgi "$(rpc 3 tools/list "$(jq -nc --arg c "$bad" '{cursor: $c}')")")
+	jcheck "CGI: a tampered cursor → -32602" "$(jq -c --arg st "$st" '{status: $st, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.status == "200" and .error.code == -32602'
+fi
+cgi_run "$T/cgi.out" GET /mcp/health
+cgi_split "$T/cgi.out" > /dev/null
+jcheck "CGI: /mcp/health says degraded" "$(head -c 500 "$T/b")" '.status == "degraded"'
+st=$(post_cgi "$(rpc 5 tools/call "$(jq -nc --argjson a "$ECHO_ARGS" '{name: "a_echo", arguments: $a}')")" 'application/json')
+jcheck "CGI: tools/call a_echo → the arguments back" \
+	"$(jq -c --argjson a "$ECHO_ARGS" --arg st "$st" '{status: $st, same: ((.result.content[0].text | fromjson?) == $a), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .same'
+st=$(post_cgi "$(rpc 6 tools/call '{"name":"test_simple_text","arguments":{}}')" 'application/json')
+jcheck "CGI: tools/call test_simple_text (beta, no prefix) → beta's result, unchanged" \
+	"$(jq -c --argjson d "$D_SIMPLE" --arg st "$st" '{status: $st, same: (.result == $d.result), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .same'
+st=$(post_cgi "$(rpc 7 tools/call '{"name":"a_slow","arguments":{"ms":400},"_meta":{"progressToken":7}}')")
+ctype=$(hdr Content-Type)
+msgs=$(sse_data "$T/b" | jq -sc . 2>/dev/null)
+jcheck "CGI: progress events (the caller's integer token) before the result, on an event stream" \
+	"$(jq -c --arg st "$st" --arg ct "$ctype" '{status: $st, ctype: $ct, n: length,
+		progress: [.[] | select(.method == "notifications/progress") | .params.progressToken] | unique,
+		last_id: (.[-1].id), in_order: ((map(.method == "notifications/progress") | index(false)) == length - 1)}' <<<"${msgs:-[]}")" \
+	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == [7] and .last_id == 7 and .in_order'
+
+# --- 3. one catalog for every process --------------------------------------------------
+sleep "$STALE"
+a0=$(lists alpha)
+b0=$(lists beta)
+mkdir -p "$T/share"
+LIST=$(rpc 1 tools/list '{}')
+t0=$(date +%s%N)
+jobs_pids=()
+for i in $(seq 1 10); do
+	curl -sS --max-time 10 -o "$T/share/nginx.$i" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
+		--data-binary "$LIST" "$NGX_URL" 2>> "$T/curl.err" &
+	jobs_pids+=($!)
+	cgi_run "$T/share/cgi.$i.raw" POST /mcp "$LIST" &
+	jobs_pids+=($!)
+done
+wait "${jobs_pids[@]}"
+ms=$((($(date +%s%N) - t0) / 1000000))
+sleep 0.3
+a1=$(lists alpha)
+b1=$(lists beta)
+for i in $(seq 1 10); do sed '1,/^\r$/d' "$T/share/cgi.$i.raw" > "$T/share/cgi.$i"; done
+jcheck "20 concurrent tools/list (10 through nginx, 10 CGI runs): each a full first page" \
+	"$(for f in "$T"/share/nginx.* "$T"/share/cgi.?  "$T"/share/cgi.??; do jq -c '.result.tools | length' "$f" 2>/dev/null || echo null; done | jq -sc .)" \
+	"length == 20 and all(. == $PAGE)"
+if [ "$ms" -lt $((TTL * 1000)) ]; then
+	jcheck "catalog shared: in ${ms} ms (within catalog-ttl) the 20 requests fetched alpha's tools/list ($A_PAGES page) and beta's ($B_PAGES pages) at most once (fixture logs)" \
+		"{\"alpha\": $((a1 - a0)), \"beta\": $((b1 - b0))}" ".alpha <= $A_PAGES and .beta <= $B_PAGES"
+else
+	fail "catalog shared: the 20 requests ran within catalog-ttl" "they took ${ms} ms (catalog-ttl ${TTL} s): no conclusion; alpha $((a1 - a0)), beta $((b1 - b0)) tools/list"
+fi
+jcheck "catalog refreshed: the stale catalog was fetched again (catalog-ttl $TTL s)" \
+	"{\"alpha\": $((a1 - a0)), \"beta\": $((b1 - b0))}" '.alpha >= 1 and .beta >= 1'
+
+# --- 4/5. tools/call with the SDK client through nginx -------------------------------------
+ops=(
+	'{"tag":"list","op":"list"}'
+	'{"tag":"simple_a","op":"call","name":"a_test_simple_text"}'
+	'{"tag":"simple_b","op":"call","name":"test_simple_text"}'
+	"$(jq -nc --argjson a "$ECHO_ARGS" '{tag: "echo", op: "call", name: "a_echo", arguments: $a}')"
+	'{"tag":"echo149","op":"call","name":"a_echo_149","arguments":{"text":"the last of 150"}}'
+	'{"tag":"mixed","op":"call","name":"test_multiple_content_types"}'
+	'{"tag":"unknown","op":"call","name":"no_such_tool"}'
+	'{"tag":"slow","op":"call","name":"a_slow","arguments":{"ms":1500},"progress":true,"timeout":10000}'
+	'{"tag":"progress","op":"call","name":"test_tool_with_progress","progress":true}'
+	'{"tag":"logging","op":"call","name":"a_test_tool_with_logging"}'
+	'{"tag":"hdr_a","op":"call","name":"a_request_headers"}'
+	'{"tag":"hdr_b","op":"call","name":"request_headers"}'
+	'{"tag":"timeout","op":"call","name":"slow","arguments":{"ms":6000},"timeout":15000}'
+	'{"tag":"after_timeout","op":"call","name":"test_simple_text"}'
+)
+MCP_BEARER_TOKEN=$TOKEN run_bounded 50 "$T/sdk.out" "$T/sdk.err" node "$CLIENT" "$NGX_URL" "${ops[@]}"
+rc=$?
+[ "$rc" -eq 0 ] || fail "SDK client run through nginx exited 0" "exit $rc; $(tail -n 3 "$T/sdk.out"; tail -n 10 "$T/sdk.err")"
+op() { jq -c --arg t "$2" 'select(.tag == $t)' "$1" 2>/dev/null | head -n 1; }
+S=$T/sdk.out
+jcheck "SDK/nginx: listTools, following nextCursor: the expected tool names" \
+	"$(op "$S" list | jq -c --slurpfile w "$T/expect.tools" '{error, pages, same: ((.tools | map(.name)) == ($w[0] | map(.name))),
+		missing: (($w[0] | map(.name)) - (.tools | map(.name)))[:8], extra: ((.tools | map(.name)) - ($w[0] | map(.name)))[:8]}')" \
+	'.error == null and .same'
+jcheck "SDK/nginx: a_test_simple_text → alpha's content, unchanged" \
+	"$(op "$S" simple_a | jq -c --argjson d "$D_ASIMPLE" '{error, content: .result.content, same: (.result.content == $d.result.content)}')" '.same'
+jcheck "SDK/nginx: test_simple_text (beta) → 'This is a simple text response for testing.'" \
+	"$(op "$S" simple_b | jq -c '{error, result}')" \
+	'.result.content == [{"type": "text", "text": "This is a simple text response for testing."}]'
+jcheck "SDK/nginx: a_echo with arguments → the arguments back" \
+	"$(op "$S" echo | jq -c --argjson a "$ECHO_ARGS" '{error, echoed: (.result.content[0].text | fromjson? // .), same: ((.result.content[0].text | fromjson?) == $a)}')" '.same'
+jcheck "SDK/nginx: a_echo_149 → routed to alpha's echo_149" \
+	"$(op "$S" echo149 | jq -c '{error, result}')" '.result.content[0].text == "the last of 150" and (.result.isError | not)'
+jcheck "SDK/nginx: test_multiple_content_types → the upstream's content, unchanged" \
+	"$(op "$S" mixed | jq -c --argjson d "$D_MIXED" '{error, same: (.result.content == $d.result.content), content: .result.content}')" '.same'
+jcheck "SDK/nginx: an unknown tool → McpError -32602" "$(op "$S" unknown | jq -c '{error, result}')" '.error.code == -32602'
+
+r=$(op "$S" slow)
+jcheck "SDK/nginx: a_slow 1500 ms with a progressToken → its result, on an event stream" \
+	"$(jq -c '{error, ctype, result}' <<<"$r")" \
+	'.error == null and .result.content[0].text == "slept 1500 ms" and (.ctype | startswith("text/event-stream"))'
+jcheck "SDK/nginx: progress arrives as it happens, long before the result (not buffered)" \
+	"$(jq -c '{ms, n: (.progress | length), first: .progress[0].t, last: .progress[-1].t, times: [.progress[].t]}' <<<"$r")" \
+	'.n >= 10 and .first < 800 and (.ms - .first) >= 1000 and (.last - .first) >= 900 and .last <= .ms'
+jcheck "SDK/nginx: progress values increase, with total 1500" \
+	"$(jq -c '{values: [.progress[].progress], totals: ([.progress[].total] | unique)}' <<<"$r")" \
+	'(.values | length) >= 1 and .values == (.values | sort | unique) and .totals == [1500] and .values[-1] <= 1500'
+r=$(op "$S" progress)
+jcheck "SDK/nginx: test_tool_with_progress → progress 0, 50, 100 of 100 before the result; the token reached the upstream as sent" \
+	"$(jq -c '.ms as $ms | {error, ms, progress: [.progress[]? | [.progress, .total]], before: ([.progress[]?.t] | all(. <= $ms)),
+		text: .result.content[0].text, want: "Progress test completed (token \(.progressToken | tojson))"}' <<<"$r")" \
+	'.progress == [[0,100],[50,100],[100,100]] and .before and .text == .want'
+jcheck "SDK/nginx: a_test_tool_with_logging → its three notifications/message (info), before the result" \
+	"$(op "$S" logging | jq -c '{error, ms, logs, text: .result.content[0].text}')" \
+	'.text == "Tool with logging executed successfully" and ([.logs[].data] == ["Tool execution started", "Tool processing data", "Tool execution completed"])
+		and ([.logs[].level] | unique) == ["info"] and ([.logs[].t] | max) <= .ms'
+
+ha=$(op "$S" hdr_a | jq -c '.result.content[0].text | fromjson?' 2>/dev/null)
+hb=$(op "$S" hdr_b | jq -c '.result.content[0].text | fromjson?' 2>/dev/null)
+jcheck "alpha received the Authorization line of its auth-header-file, not the caller's" \
+	"$(jq -c '{authorization}' <<<"${ha:-null}")" ".authorization == \"$A_SECRET\""
+jcheck "beta received the X-Api-Key line of its auth-header-file and no Authorization at all" \
+	"$(jq -c '{authorization, "x-api-key"}' <<<"${hb:-null}")" ".authorization == null and .\"x-api-key\" == \"$B_SECRET\""
+jcheck "the caller's token appears in no header an upstream received" \
+	"$(jq -nc --argjson a "${ha:-null}" --argjson b "${hb:-null}" --arg t "$TOKEN" \
+		'{got_a: ($a != null), got_b: ($b != null), leaked: ([$a, $b] | tostring | contains($t))}')" \
+	'.got_a and .got_b and (.leaked | not)'
+r=$(op "$S" timeout)
+jcheck "SDK/nginx: slow 6000 ms on beta (timeout-ms $B_TIMEOUT) → -32603 within timeout-ms + 1 s" \
+	"$(jq -c '{ms, error, result}' <<<"$r")" ".error.code == -32603 and .ms < $((B_TIMEOUT + 1000))"
+jcheck "SDK/nginx: the timeout's error message says what happened" \
+	"$(jq -c '{message: .error.message}' <<<"$r")" '.message | test("time[ds]? ?out|timeout"; "i")'
+jcheck "SDK/nginx: beta is served again after the timeout" \
+	"$(op "$S" after_timeout | jq -c '{error, result}')" '.result.content[0].text == "This is a simple text response for testing."'
+
+# --- 6. lighttpd ---------------------------------------------------------------------------
+MCP_BEARER_TOKEN=$TOKEN run_bounded 30 "$T/lty.out" "$T/lty.err" node "$CLIENT" "$LTY_URL" \
+	'{"tag":"list","op":"list"}' '{"tag":"slow","op":"call","name":"a_slow","arguments":{"ms":1500},"progress":true}'
+L=$T/lty.out
+jcheck "SDK/lighttpd: listTools, following nextCursor: the expected tool names" \
+	"$(op "$L" list | jq -c --slurpfile w "$T/expect.tools" '{error, pages, same: ((.tools | map(.name)) == ($w[0] | map(.name)))}')" \
+	'.error == null and .same'
+jcheck "SDK/lighttpd: a_slow 1500 ms: progress arrives as it happens, long before the result" \
+	"$(op "$L" slow | jq -c '{error, ctype, ms, n: (.progress | length), first: .progress[0].t, last: .progress[-1].t, text: .result.content[0].text}')" \
+	'.text == "slept 1500 ms" and .n >= 10 and .first < 800 and (.ms - .first) >= 1000 and (.last - .first) >= 900'
+[ -s "$L" ] || fail "SDK client run through lighttpd printed its results" "$(tail -n 10 "$T/lty.err")"
+
+# --- 2. the down upstream comes up -----------------------------------------------------------
+start_fixture gamma --port "$DOWN_PORT" --tools 3
+if wait_fixture gamma && fixture_tools gamma c_ "$T/gamma.expect"; then
+	jq -s 'add | sort_by(.name)' "$T/alpha.expect" "$T/beta.expect" "$T/gamma.expect" > "$T/expect3.tools"
+	sleep "$STALE"
+	list_pages post_ngx up3
+	missing=$(jq -r --slurpfile w "$T/expect3.tools" '($w[0] | map(.name)) - map(.name) | .[:8] | join(" ")' "$T/up3.tools")
+	extra=$(jq -r --slurpfile w "$T/expect3.tools" 'map(.name) - ($w[0] | map(.name)) | .[:8] | join(" ")' "$T/up3.tools")
+	jcheck "gamma came up: after catalog-ttl its 22 tools (c_) are listed with the others" \
+		"$(jq -c --slurpfile w "$T/expect3.tools" --arg m "$missing" --arg x "$extra" \
+			'{n: length, want: ($w[0] | length), gamma: (map(select(.name | startswith("c_"))) | length), same: (. == $w[0]), missing: $m, extra: $x}' "$T/up3.tools")" \
+		'.same and .gamma == 22'
+	health=$(curl -sS --max-time 10 "http://127.0.0.1:$NGX_PORT/mcp/health")
+	jcheck "nginx: /mcp/health says ok once every upstream answers" "$health" '.status == "ok"'
+	st=$(post_ngx "$(rpc 20 tools/call '{"name":"c_test_simple_text","arguments":{}}')" 'application/json')
+	jcheck "nginx: tools/call c_test_simple_text → routed to gamma" \
+		"$(jq -c --arg st "$st" '{status: $st, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.result.content[0].text == "This is a simple text response for testing."'
+else
+	fail "gamma started on the down upstream's port $DOWN_PORT" "$(tail -n 5 "$T/gamma.log")"
+fi
+
+# --- 4. an upstream that dies ---------------------------------------------------------------
+B_PID=${fx_pid[beta]}
+MCP_BEARER_TOKEN=$TOKEN run_bounded 30 "$T/kill.out" "$T/kill.err" node "$CLIENT" "$NGX_URL" \
+	"{\"tag\":\"midcall\",\"op\":\"call\",\"name\":\"slow\",\"arguments\":{\"ms\":3000},\"progress\":true,\"killAfterProgress\":$B_PID,\"timeout\":15000}" \
+	'{"tag":"dead","op":"call","name":"test_simple_text","timeout":15000}' \
+	'{"tag":"alive","op":"call","name":"a_echo","arguments":{"still":"here"}}'
+K=$T/kill.out
+r=$(op "$K" midcall)
+jcheck "beta killed mid-call (after its first progress) → -32603 within timeout-ms + 1 s" \
+	"$(jq -c '{killedAt, ms, n: (.progress | length), error, result}' <<<"$r")" \
+	".killedAt != null and .error.code == -32603 and .ms < $((B_TIMEOUT + 1000))"
+jcheck "beta killed mid-call → the gateway noticed the closed connection at once (< 1 s), not at timeout-ms" \
+	"$(jq -c '{killedAt, ms, after_kill: (.ms - (.killedAt // 0))}' <<<"$r")" '.killedAt != null and .after_kill < 1000'
+jcheck "the error message says what happened" "$(jq -c '{message: .error.message}' <<<"$r")" \
+	'.message | test("upstream|beta|connect|closed|reset|refused|unavailable|failed"; "i")'
+jcheck "a call to a tool of the dead upstream → a JSON-RPC error within timeout-ms + 1 s" \
+	"$(op "$K" dead | jq -c '{ms, error, result}')" "(.error.code == -32603 or .error.code == -32602) and .ms < $((B_TIMEOUT + 1000))"
+jcheck "alpha is still served (a_echo)" "$(op "$K" alive | jq -c '{error, result}')" \
+	'(.result.content[0].text | fromjson?) == {"still": "here"}'
+sleep "$STALE"
+list_pages post_ngx after
+jq -s 'add | sort_by(.name)' "$T/alpha.expect" "$T/gamma.expect" > "$T/expect_ac.tools"
+jcheck "after catalog-ttl: beta's tools are gone, alpha's and gamma's all listed" \
+	"$(jq -c --slurpfile w "$T/expect_ac.tools" '{n: length, want: ($w[0] | length), same: (map(.name) == ($w[0] | map(.name))),
+		beta_left: [.[].name | select(test("^(a_|c_)") | not)][:5]}' "$T/after.tools")" '.same'
+health=$(curl -sS --max-time 10 "http://127.0.0.1:$NGX_PORT/mcp/health")
+jcheck "nginx: /mcp/health says degraded again" "$health" '.status == "degraded"'
+like "the gateway log says why beta was left out" "$(grep -i 'beta' "$T/gw.log" | grep -iv 'tools/call' | tail -n 3)" \
+	'beta.*([Rr]efused|[Cc]onnect|[Uu]nreachable|down)'
+st=$(post_ngx "$(rpc 30 tools/call '{"name":"test_simple_text","arguments":{}}')" 'application/json')
+jcheck "nginx: a dead upstream's tool, once out of the catalog → -32602" \
+	"$(jq -c --arg st "$st" '{status: $st, error, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .error.code == -32602'
+
+# --- afterwards ---------------------------------------------------------------------------
+gone=
+for pid in $FCGI_PIDS; do mg_alive "$pid" || gone="$gone $pid"; done
+is "the mcpgate FastCGI processes survived the run" "${gone:-none}" none
+leaks=
+for f in "$T/gw.log" "$T/cgi.err" "${MG_LOG:-/dev/null}" "$T"/nginx/*.log "$T"/lighttpd/*.log "$T"/alpha.log "$T"/beta.log "$T"/gamma.log; do
+	[ -f "$f" ] || continue
+	grep -qF -- "${TOKEN:0:12}" "$f" && leaks="$leaks ${f#"$T/"}:token"
+	grep -qF -- "${A_SECRET#Bearer }" "$f" && leaks="$leaks ${f#"$T/"}:alpha-secret"
+	grep -qF -- "$B_SECRET" "$f" && leaks="$leaks ${f#"$T/"}:beta-secret"
+done
+is "no caller token or upstream credential in any log (gateway, fronts, upstreams)" "${leaks:-none}" none
+tap_done
