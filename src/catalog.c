@@ -296,26 +296,17 @@ view_set(struct catalog_view *v, json_t *doc, uint64_t generation)
 	v->generation = generation;
 }
 
-/* Copies the stored catalog out (under the lock) and parses it into v. */
+/* Parses a copy of the stored catalog (taken under the lock) into v. Frees copy. */
 static void
-view_load(struct catalog_region *c, struct catalog_view *v)
+view_parse(struct catalog_view *v, char *copy, size_t len, uint64_t gen)
 {
-	char *copy = malloc(c->len ? c->len : 1);
-	uint64_t gen = c->generation;
-	size_t len = c->len;
-	json_t *doc;
+	json_t *doc = json_loadb(copy, len, 0, NULL);
 
-	if (copy == NULL)
-		return;
-	memcpy(copy, c->data, len);
-	state_unlock(&c->lock);
-	doc = json_loadb(copy, len, 0, NULL);
 	free(copy);
 	if (json_is_object(doc))
 		view_set(v, doc, gen);
 	else
 		json_decref(doc);
-	state_lock(&c->lock);
 }
 
 static void
@@ -353,6 +344,9 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 {
 	struct catalog_region *c = region;
 	unsigned char key[16];
+	char *copy = NULL;
+	size_t len = 0;
+	uint64_t gen = 0;
 	int ours, fresh, usable;
 
 	if (v->local_until_ms > now_ms && v->doc)
@@ -365,15 +359,21 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 		}
 		return v->doc;
 	}
+	/* Decide and copy under one hold of the lock; parse after letting it go. */
 	state_lock(&c->lock);
 	usable = c->fresh_until_ms > 0 && memcmp(c->key, key, 16) == 0;
 	fresh = usable && c->fresh_until_ms > now_ms;
-	if (usable && v->generation != c->generation)
-		view_load(c, v);
 	ours = !fresh && c->claim_until_ms <= now_ms;
 	if (ours)
 		c->claim_until_ms = now_ms + longest_timeout(cfg) + 1000;
+	if (usable && v->generation != c->generation && (copy = malloc(c->len ? c->len : 1)) != NULL) {
+		memcpy(copy, c->data, c->len);
+		len = c->len;
+		gen = c->generation;
+	}
 	state_unlock(&c->lock);
+	if (copy)
+		view_parse(v, copy, len, gen);
 	if (v->doc && (fresh || (!ours && usable)))
 		return v->doc;
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
