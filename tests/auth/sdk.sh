@@ -22,8 +22,7 @@ need_cmds nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq >/dev/null 2>&
 mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
-NODE_PID=
-stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+. "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 
 port=$(free_port)

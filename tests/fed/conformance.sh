@@ -60,24 +60,8 @@ CLI_SECS=50	# the suite takes about 10 s
 mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
-NODE_PID=
-stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+. "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
-
-bail() { fail "$1" "${2:-}"; echo "Bail out! $1"; tap_done; exit 1; }
-
-# run_bounded SECS OUT ERR CMD...: runs CMD in the background (so that the EXIT trap can
-# stop it) with a hard time limit; returns its exit status.
-run_bounded() {
-	local secs=$1 out=$2 err=$3 rc
-	shift 3
-	timeout -k 3 "$secs" "$@" > "$out" 2> "$err" &
-	NODE_PID=$!
-	wait "$NODE_PID"
-	rc=$?
-	NODE_PID=
-	return "$rc"
-}
 
 # --- the baseline ----------------------------------------------------------------------
 # "scenario<TAB>reason" for each entry of the server: list, the reason being the comment

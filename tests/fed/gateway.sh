@@ -42,8 +42,7 @@ CLIENT=$here/gateway-client.mjs
 mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
-NODE_PID=
-stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+. "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 
 TTL=2		# [gateway] catalog-ttl
@@ -52,21 +51,6 @@ B_TIMEOUT=2500	# [upstream "beta"] timeout-ms
 STALE=2.4	# sleep that makes any cached catalog stale (catalog-ttl + margin)
 A_SECRET='Bearer upstream-alpha-secret-7f3a'
 B_SECRET='upstream-beta-key-91c2'
-
-bail() { fail "$1" "${2:-}"; echo "Bail out! $1"; tap_done; exit 1; }
-
-# run_bounded SECS OUT ERR CMD...: CMD in the background (the EXIT trap stops it), with a
-# hard time limit; returns its exit status.
-run_bounded() {
-	local secs=$1 out=$2 err=$3 rc
-	shift 3
-	timeout -k 3 "$secs" "$@" > "$out" 2> "$err" &
-	NODE_PID=$!
-	wait "$NODE_PID"
-	rc=$?
-	NODE_PID=
-	return "$rc"
-}
 
 # --- fixtures --------------------------------------------------------------------------
 declare -A fx_pid=() fx_url=()

@@ -36,22 +36,8 @@ BASELINE=$here/expected-failures-2026.yml
 mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
-NODE_PID=
-stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+. "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
-
-# run_bounded SECS OUT ERR CMD...: runs CMD in the background (so that the EXIT trap can
-# stop it) with a hard time limit; returns its exit status.
-run_bounded() {
-	local secs=$1 out=$2 err=$3 rc
-	shift 3
-	timeout -k 3 "$secs" "$@" > "$out" 2> "$err" &
-	NODE_PID=$!
-	wait "$NODE_PID"
-	rc=$?
-	NODE_PID=
-	return "$rc"
-}
 
 # relay FILE: the "ok"/"not ok" lines of a node TAP producer, renumbered into ours; its
 # "#" lines passed through. Prints the number of tests seen to $T/relayed.

@@ -17,8 +17,7 @@ need_cmds nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq
 mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
-NODE_PID=
-stop_node() { [ -n "$NODE_PID" ] && kill "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=; }
+. "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 
 nport=$(free_port)
