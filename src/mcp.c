@@ -215,7 +215,7 @@ m_tools_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	struct gw_error err = { GW_OK, "" };
 	json_t *doc, *route, *up_params, *resp, *result, *e;
 	const struct cfg_upstream *up = NULL;
-	size_t i;
+	size_t i, n;
 	long ix;
 
 	*code = JSONRPC_INVALID_PARAMS;
@@ -243,7 +243,12 @@ m_tools_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	if (upstream_request(c->env->pool, &call, &resp, &err) < 0) {
 		json_decref(up_params);
 		*code = JSONRPC_INTERNAL_ERROR;
-		snprintf(c->why, sizeof(c->why), "%s", err.detail);
+		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
+		 * in the log line upstream.c wrote. */
+		n = strcspn(err.detail, "(");
+		while (n > 0 && err.detail[n - 1] == ' ')
+			n--;
+		snprintf(c->why, sizeof(c->why), "%.*s", (int)n, err.detail);
 		return *msg = c->why, NULL;
 	}
 	json_decref(up_params);

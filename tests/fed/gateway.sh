@@ -590,6 +590,8 @@ jcheck "beta killed mid-call → the gateway noticed the closed connection at on
 	"$(jq -c '{killedAt, ms, after_kill: (.ms - (.killedAt // 0))}' <<<"$r")" '.killedAt != null and .after_kill < 1000'
 jcheck "the error message says what happened" "$(jq -c '{message: .error.message}' <<<"$r")" \
 	'.message | test("upstream|beta|connect|closed|reset|refused|unavailable|failed"; "i")'
+jcheck "… and names no host or port of the upstream (those stay in the gateway log)" \
+	"$(op "$K" dead | jq -c '{message: .error.message}')" '.message | test("127\\.0\\.0\\.1|localhost|port [0-9]") | not'
 jcheck "a call to a tool of the dead upstream → a JSON-RPC error within timeout-ms + 1 s" \
 	"$(op "$K" dead | jq -c '{ms, error, result}')" "(.error.code == -32603 or .error.code == -32602) and .ms < $((B_TIMEOUT + 1000))"
 jcheck "alpha is still served (a_echo)" "$(op "$K" alive | jq -c '{error, result}')" \
