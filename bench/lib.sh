@@ -1,9 +1,10 @@
 # shellcheck shell=bash
-# bench/lib.sh — what bench/auth.sh and bench/mcp.sh share: the settings both take, the
-# set-up (what is missing installed, the binaries built from a copy of the sources), the
-# stack (the temp dir, the authorization server, nginx + spawn-fcgi + mcpgate from
-# deploy/lib.sh), one measured wrk run and its row in runs.tsv, the medians and ratios
-# of the report, and the dated section of RESULTS.md. Sourced by the scripts first:
+# bench/lib.sh — what bench/auth.sh, bench/mcp.sh and bench/fed.sh share: the settings
+# they take, the set-up (what is missing installed, the binaries built from a copy of the
+# sources), the stack (the temp dir, the authorization server, nginx + spawn-fcgi +
+# mcpgate from deploy/lib.sh), one measured wrk run and its row in runs.tsv, the medians
+# and ratios of the report, and the dated section of RESULTS.md. Sourced by the scripts
+# first:
 #
 #   . "$(dirname "$0")/lib.sh"       # the settings below, deploy/lib.sh; sets here, top
 #   OUT=$here/out/NAME               # where this benchmark's files go
@@ -12,7 +13,9 @@
 #   bench_root LOG...                # $ROOT, the exit trap
 #   start_idp RESOURCE...            # $IDP, $IDP_PID
 #   start_stack DIR BIN PORT         # $STACK_FCGI, $STACK_NGINX
+#   one_stack BIN                    # start_idp + start_stack in $ROOT: $PORT, $BASE, $FCGI, $NGINX
 #   runs_header NAME COLUMN...       # then, per run: CPU_PIDS=(...); measure ...; row ...
+#   run_kinds [NOTE]                 # the warm-ups and REPS x KINDS, by the script's run
 #   runs_done PID...                 # END_LOAD
 #   ratio_medians A/B...             # RATIOS[A/B], MEDIAN[A/B]
 #   report                           # prints the script's table (rates_table + its own rows)
@@ -20,7 +23,10 @@
 #
 # What the scripts set for it: OUT; KNOBS (their own settings, for the "command:" line of
 # RESULTS.md); CACHE_TTL and, when they want one, NEGATIVE_TTL (the auth section of the
-# configuration); and the functions build_trees SRC (configure + make), kindname KIND
+# configuration); when they need more configuration, CONF_GATEWAY (lines added to the
+# [gateway] section) and CONF_MORE (sections after [auth]); and the functions
+# build_trees SRC (configure + make), run KIND SECONDS REP (one measured run, for
+# run_kinds), kindname KIND
 # (the name of a row of the rates table) and table (the report). Like the scripts, it is
 # read completely (by the . command) before anything of it runs.
 
@@ -170,7 +176,8 @@ oidc_version() { jq -r .version "$top/tests/node_modules/oidc-provider/package.j
 
 # write_conf DIR BASE: DIR/mcpgate.conf, for a gateway at BASE (http://127.0.0.1:PORT)
 # with its state file in DIR, verifying tokens at the IdP as the client mcpgate, its
-# answers cached CACHE_TTL s (and the negative ones NEGATIVE_TTL s, when set).
+# answers cached CACHE_TTL s (and the negative ones NEGATIVE_TTL s, when set); the
+# script's CONF_GATEWAY and CONF_MORE, when set.
 write_conf() {
 	{
 		cat <<CONF
@@ -184,6 +191,9 @@ version = 1.0.0
 website-url = https://example.com
 state = $1/state
 workers = $WORKERS
+CONF
+		[ -z "${CONF_GATEWAY:-}" ] || echo "$CONF_GATEWAY"
+		cat <<CONF
 [auth]
 issuer = $IDP
 client-id = mcpgate
@@ -194,6 +204,7 @@ cache-ttl = $CACHE_TTL
 CONF
 		[ -z "${NEGATIVE_TTL:-}" ] || echo "negative-ttl = $NEGATIVE_TTL"
 		echo "timeout-ms = 3000"
+		[ -z "${CONF_MORE:-}" ] || echo "$CONF_MORE"
 	} >"$1/mcpgate.conf"
 }
 
@@ -218,6 +229,21 @@ start_stack() {
 	# shellcheck disable=SC2034
 	STACK_NGINX=$MG_FRONT_PID
 	MG_DIR=$ROOT
+}
+
+# one_stack BIN: the authorization server and one stack of BIN (start_stack) in $ROOT
+# itself, on a free port: sets PORT, BASE (http://127.0.0.1:PORT), FCGI (the mcpgate
+# pids) and NGINX (nginx's master).
+one_stack() {
+	PORT=$(free_port) || die "no free port"
+	BASE=http://127.0.0.1:$PORT
+	start_idp "$BASE/mcp"
+	say "starting nginx + spawn-fcgi ($PROCS x $WORKERS) on $PORT"
+	start_stack "$ROOT" "$1" "$PORT" || die "the stack did not start"
+	# shellcheck disable=SC2034 # read by the scripts
+	FCGI=$STACK_FCGI
+	# shellcheck disable=SC2034
+	NGINX=$STACK_NGINX
 }
 
 # check DESC GOT REGEX: dies unless GOT matches
@@ -309,6 +335,26 @@ row() {
 		"$(kv p50_us)" "$(kv p99_us)" "$INTRO" "${@:3}" "${CPU_US[@]}" "$CPU_WRK" "$BUSY" "$OTHER" >>"$RUNS"
 }
 
+# said REP KIND: the progress line of the last run: its rate, p50 latency, and how many
+# answers had the status expected and a bad body.
+said() {
+	say "$(printf '  %-3s %-2s %9s req/s  p50 %6s µs  %s answers %s, other %s%s, bad bodies %s' "$1" "$2" "$(kv rps)" \
+		"$(kv p50_us)" "$(kv n_expect)" "$(kv expect)" "$(kv n_other)" \
+		"$([ "$(kv n_other)" = 0 ] || echo " ($(kv other_codes))")" "$(kv bad_body)")"
+}
+# run_kinds [NOTE]: the warm-up of each of KINDS (WARMUP s), then REPS repetitions of
+# them all, interleaved, by the script's run KIND SECONDS REP (REP "w": a warm-up);
+# NOTE: what the "measuring" line adds.
+run_kinds() {
+	local k r
+	say "warm-up ($WARMUP s each)"
+	for k in $KINDS; do run "$k" "$WARMUP" w; done
+	say "measuring: $REPS x ($KINDS), $DURATION s each, wrk -t$THREADS -c$CONNS${1:-}"
+	for r in $(seq 1 "$REPS"); do
+		for k in $KINDS; do run "$k" "$DURATION" "$r"; done
+	done
+}
+
 # runs_done PID...: after the runs, the mcpgate processes PID... must still be there;
 # notes the load average after (END_LOAD).
 runs_done() {
@@ -366,6 +412,17 @@ rates_table() {
 	echo
 	echo "| ratio | per repetition | median | target | result |"
 	echo "|---|---|---:|---|---|"
+}
+
+# ratio_row PAIR TEXT [TARGET THRESHOLD]: a row of the table of ratios (ratio_medians
+# PAIR): TEXT, the ratio per repetition, the median; with a THRESHOLD, the median in bold,
+# the TARGET's text and PASS when the median is at least THRESHOLD.
+ratio_row() {
+	if [ $# -gt 2 ]; then
+		echo "| $2 | ${RATIOS[$1]# } | **${MEDIAN[$1]}** | $3 | $(passfail "${MEDIAN[$1]}" "$4") |"
+	else
+		echo "| $2 | ${RATIOS[$1]# } | ${MEDIAN[$1]} | — | |"
+	fi
 }
 
 # report: prints the script's table (kept in TABLE for append_results)

@@ -85,13 +85,7 @@ sb() { sed -n "s/.* $1=\\([^ ]*\\).*/\\1/p" <<<"$SB"; }
 # bench/out/mcp/tmp.
 mkdir -p "$OUT/tmp"
 TMPDIR=$OUT/tmp bench_root mcpgate.log nginx/error.log idp.log mcpgate.conf
-PORT=$(free_port) || die "no free port"
-BASE=http://127.0.0.1:$PORT
-start_idp "$BASE/mcp"
-say "starting nginx + spawn-fcgi ($PROCS x $WORKERS) on $PORT"
-start_stack "$ROOT" "$BIN" "$PORT" || die "the stack did not start"
-FCGI=$STACK_FCGI
-NGINX=$STACK_NGINX
+one_stack "$BIN"
 
 # --- 5. The token, the session, and a correctness check ------------------------------
 TOKEN=$(one_token) || die "cannot mint a token"
@@ -137,16 +131,10 @@ run() {
 	[ "$SESSION" = 0 ] || [ "$kind" = H ] || [ "$kind" = I ] || envs+=("BENCH_SESSION=$SID" "BENCH_PROTOCOL=$PV")
 	measure "$kind" "$secs" "$OUT/wrk.$rep.$kind.out" "$url" BENCH_EXPECT=200 "${envs[@]}"
 	row "$rep" "$kind"
-	say "$(printf '  %-3s %-2s %9s req/s  %s answers 200, other %s%s, bad bodies %s' "$rep" "$kind" "$(kv rps)" \
-		"$(kv n_expect)" "$(kv n_other)" "$([ "$(kv n_other)" = 0 ] || echo " ($(kv other_codes))")" "$(kv bad_body)")"
+	said "$rep" "$kind"
 }
 
-say "warm-up ($WARMUP s each)"
-for k in $KINDS; do run "$k" "$WARMUP" w; done
-say "measuring: $REPS x ($KINDS), $DURATION s each, wrk -t$THREADS -c$CONNS"
-for r in $(seq 1 "$REPS"); do
-	for k in $KINDS; do run "$k" "$DURATION" "$r"; done
-done
+run_kinds ''
 # shellcheck disable=SC2086
 runs_done $FCGI
 
@@ -172,10 +160,10 @@ kindname() {
 table() {
 	# shellcheck disable=SC2086
 	rates_table request "nginx, mcpgate, wrk" $KINDS
-	echo "| I / H (initialize vs health) | ${RATIOS[I/H]# } | **${MEDIAN[I/H]}** | ≥ 0.85 | $(passfail "${MEDIAN[I/H]}" 0.85) |"
-	echo "| P / H (ping vs health) | ${RATIOS[P/H]# } | **${MEDIAN[P/H]}** | ≥ 0.85 | $(passfail "${MEDIAN[P/H]}" 0.85) |"
-	echo "| B / H (batch of $BATCH vs health, requests) | ${RATIOS[B/H]# } | ${MEDIAN[B/H]} | — | |"
-	echo "| $BATCH × B / H (batch, messages/s vs health requests/s) | ${RATIOS[B/H/$BATCH]# } | ${MEDIAN[B/H/$BATCH]} | — | |"
+	ratio_row I/H "I / H (initialize vs health)" "≥ 0.85" 0.85
+	ratio_row P/H "P / H (ping vs health)" "≥ 0.85" 0.85
+	ratio_row B/H "B / H (batch of $BATCH vs health, requests)"
+	ratio_row "B/H/$BATCH" "$BATCH × B / H (batch, messages/s vs health requests/s)"
 	echo
 	echo "Session seal + open (\`bench/session_bench -n $(sb n) -r $(sb reps)\`: src/session.c, a $(sb id_chars)-character Mcp-Session-Id, $(sb tombs) tombstones in a state file; CPU time, median of $(sb reps)):"
 	echo

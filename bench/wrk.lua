@@ -1,4 +1,4 @@
--- bench/wrk.lua — the requests of bench/auth.sh and bench/mcp.sh, for wrk 4
+-- bench/wrk.lua — the requests of bench/auth.sh, bench/mcp.sh and bench/fed.sh, for wrk 4
 -- (wrk -s bench/wrk.lua URL).
 --
 -- Settings from the environment:
@@ -8,6 +8,9 @@
 --                  health: GET <URL path> (GET /mcp/health)
 --                  initialize, ping: POST <URL path> with that JSON-RPC request
 --                  batch: POST <URL path> with a batch of BENCH_BATCH pings
+--                  list: POST <URL path> tools/list, as an MCP client sends it (mcp is
+--                  the same body with "Accept: application/json" only, as auth.sh did)
+--                  call: POST <URL path> tools/call of BENCH_TOOL with BENCH_ARGS
 --   BENCH_TOKEN    one token, sent with every request (mcp, initialize, ping, batch: as
 --                  "Authorization: Bearer")
 --   BENCH_POOL     a file of tokens, one a line: every request takes the next unused
@@ -21,12 +24,17 @@
 --                  initialize
 --   BENCH_PROTOCOL an MCP-Protocol-Version header to send (likewise)
 --   BENCH_BATCH    pings per batch (default 10)
+--   BENCH_TOOL     the tool that call calls; BENCH_ARGS its arguments (a JSON object,
+--                  default {})
+--   BENCH_WANT     what the answer must contain instead of the target's own (below), a
+--                  plain substring; BENCH_WANT_N how many times at least (default 1)
 --   BENCH_EXPECT   the status every answer should have (counted, not enforced)
 -- Without BENCH_TOKEN and BENCH_POOL no Authorization header is sent.
 --
 -- An answer with the expected status whose body is not the expected one (tools/list:
 -- "tools"; health: "status"; initialize: "protocolVersion" and an Mcp-Session-Id
--- header; ping: a "result"; batch: BENCH_BATCH of them) counts as bad_body.
+-- header; ping: a "result"; batch: BENCH_BATCH of them; call: a "result"; or BENCH_WANT)
+-- counts as bad_body.
 --
 -- done() prints one line starting with "BENCH " with key=value pairs: requests,
 -- seconds, rps, status counts, socket errors, latency percentiles (µs), and for a pool
@@ -42,6 +50,9 @@ local cycle = os.getenv("BENCH_CYCLE") == "1"
 local session = os.getenv("BENCH_SESSION")
 local protocol = os.getenv("BENCH_PROTOCOL")
 local nbatch = tonumber(os.getenv("BENCH_BATCH") or "10")
+local tool = os.getenv("BENCH_TOOL") or ""
+local args = os.getenv("BENCH_ARGS") or "{}"
+local want_env = os.getenv("BENCH_WANT")
 
 -- the JSON-RPC body of each kind of POST /mcp, and what its answer must contain
 -- (a plain substring, at least how many times)
@@ -51,14 +62,18 @@ local bodies = {
    initialize = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",' ..
       '"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}',
    ping = string.format(PING, 1),
+   call = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' .. tool .. '","arguments":' .. args .. '}}',
 }
+bodies.list = bodies.mcp
 local pings = {}
 for i = 1, nbatch do pings[i] = string.format(PING, i) end
 bodies.batch = "[" .. table.concat(pings, ",") .. "]"
 local want = ({
-   mcp = { '"tools"', 1 }, health = { '"status"', 1 }, initialize = { '"protocolVersion"', 1 },
-   ping = { '"result"', 1 }, batch = { '"result"', nbatch },
+   mcp = { '"tools"', 1 }, list = { '"tools"', 1 }, health = { '"status"', 1 },
+   initialize = { '"protocolVersion"', 1 }, ping = { '"result"', 1 }, batch = { '"result"', nbatch },
+   call = { '"result"', 1 },
 })[target]
+if want_env then want = { want_env, tonumber(os.getenv("BENCH_WANT_N") or "1") } end
 
 local threads = {}
 local counter = 0
