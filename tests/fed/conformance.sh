@@ -29,13 +29,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-. "$top/tests/lib/tap.sh"
-# shellcheck disable=SC2034 # read by deploy/lib.sh
-MG_TOP=$top
-MCPGATE_BIN=${MCPGATE_BIN:-$top/src/mcpgate}
-. "$top/deploy/lib.sh"
-need_cmds nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq >/dev/null 2>&1 \
-	|| { echo "Bail out! cannot install nginx, spawn-fcgi, curl, jq"; exit 1; }
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
 nm=$top/tests/node_modules
 CONF=$nm/@modelcontextprotocol/conformance/dist/index.js
 FIXTURE=$top/tests/upstream/fixture.mjs
