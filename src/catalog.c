@@ -80,104 +80,163 @@ name_ok(const char *name)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
 }
 
-/* Pairs [record, [upstream, name], sequence]: by exposed name, then file order. */
+const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS] = {
+	[CATALOG_TOOLS] = { "tools", "tools/list", "tools", "name", "routes", 1 },
+	[CATALOG_PROMPTS] = { "prompts", "prompts/list", "prompts", "name", "promptRoutes", 1 },
+	[CATALOG_RESOURCES] = { "resources", "resources/list", "resources", "uri", "resourceRoutes", 0 },
+	[CATALOG_TEMPLATES] = { "resources", "resources/templates/list", "resourceTemplates", "uriTemplate",
+	    "templateRoutes", 0 },
+};
+
+/* A URI or URI template: printable ASCII without spaces, and not too long. */
 static int
-same_name(json_t *x, json_t *y)
+uri_ok(const char *s)
 {
-	return strcmp(json_string_value(json_object_get(json_array_get(x, 0), "name")),
-	    json_string_value(json_object_get(json_array_get(y, 0), "name"))) == 0;
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] <= 0x20 || (unsigned char)s[n] >= 0x7f)
+			return 0;
+	return n >= 1 && n <= CATALOG_URI_MAX;
+}
+
+/* Pairs [record, [upstream, original key], sequence, exposed key], sorted by key, then
+ * file order. */
+static const char *
+pair_key(json_t *p)
+{
+	return json_string_value(json_array_get(p, 3));
 }
 
 static int
-by_name(const void *a, const void *b)
+by_key(const void *a, const void *b)
 {
 	json_t *const *x = a, *const *y = b;
-	int c = strcmp(json_string_value(json_object_get(json_array_get(*x, 0), "name")),
-	    json_string_value(json_object_get(json_array_get(*y, 0), "name")));
+	int c = strcmp(pair_key(*x), pair_key(*y));
 	json_int_t i = json_integer_value(json_array_get(*x, 2)), j = json_integer_value(json_array_get(*y, 2));
 
 	return c ? c : (i > j) - (i < j);
 }
 
-json_t *
-catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons)
+/* One upstream's records of a kind, mapped (prefix, description, schema), onto pairs. */
+static void
+add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_info *k, json_t *list,
+    json_t ***pairs, size_t *n, size_t *cap, size_t *kept)
 {
-	json_t *doc, *tools = json_array(), *routes = json_array(), *status = json_object();
-	json_t **pairs = NULL, *t, *rec;
-	size_t i, j, n = 0, cap = 0, k;
+	const struct cfg_upstream *u = &cfg->upstreams[u_ix];
 	char name[2 * TOOL_NAME_MAX + 2];
+	const char *orig;
+	json_t *t, *rec, **more;
+	size_t j;
 
-	for (i = 0; i < cfg->n_upstreams; i++) {
-		const struct cfg_upstream *u = &cfg->upstreams[i];
-		size_t kept = 0;
-
-		if (lists[i] == NULL) {
-			json_object_set_new(status, u->s.name, json_pack("{s:b, s:i, s:s}", "ok", 0,
-			    "tools", 0, "reason", reasons[i] ? reasons[i] : "unavailable"));
+	json_array_foreach(list, j, t) {
+		orig = json_string_value(json_object_get(t, k->key));
+		if (k->prefixed)
+			snprintf(name, sizeof(name), "%s%s", u->prefix ? u->prefix : "", orig ? orig : "");
+		if (!json_is_object(t) || orig == NULL || !(k->prefixed ? name_ok(name) : uri_ok(orig))) {
+			log_warn(NULL, "catalog: upstream %s: one of its %s without a valid %s was left out",
+			    u->s.name, k->array, k->key);
 			continue;
 		}
-		json_array_foreach(lists[i], j, t) {
-			const char *orig = json_string_value(json_object_get(t, "name"));
-
-			snprintf(name, sizeof(name), "%s%s", u->prefix ? u->prefix : "", orig ? orig : "");
-			if (!json_is_object(t) || orig == NULL || !name_ok(name)) {
-				log_warn(NULL, "catalog: upstream %s: a tool without a valid name was left out", u->s.name);
-				continue;
-			}
-			rec = json_deep_copy(t);
-			json_object_set_new(rec, "name", json_string(name));
+		rec = json_deep_copy(t);
+		if (k->prefixed)
+			json_object_set_new(rec, k->key, json_string(name));
+		if (k == &catalog_kinds[CATALOG_TOOLS]) {
 			if (!json_is_string(json_object_get(rec, "description")))
 				json_object_set_new(rec, "description", json_string(orig));
 			if (!json_is_object(json_object_get(rec, "inputSchema")))
 				json_object_set_new(rec, "inputSchema", json_pack("{s:s}", "type", "object"));
-			if (n == cap) {
-				json_t **more = realloc(pairs, (cap ? 2 * cap : 64) * sizeof(*pairs));
-
-				if (more == NULL) {
-					json_decref(rec);
-					break;
-				}
-				pairs = more;
-				cap = cap ? 2 * cap : 64;
+		}
+		if (*n == *cap) {
+			if ((more = realloc(*pairs, (*cap ? 2 * *cap : 64) * sizeof(**pairs))) == NULL) {
+				json_decref(rec);
+				return;
 			}
-			pairs[n] = json_pack("[o, [s, s], I]", rec, u->s.name, orig, (json_int_t)n);
-			n++;
-			kept++;
+			*pairs = more;
+			*cap = *cap ? 2 * *cap : 64;
 		}
-		json_object_set_new(status, u->s.name, json_pack("{s:b, s:I}", "ok", 1, "tools", (json_int_t)kept));
+		(*pairs)[*n] = json_pack("[o, [s, s], I, s]", rec, u->s.name, orig, (json_int_t)*n,
+		    k->prefixed ? name : orig);
+		(*n)++;
+		(*kept)++;
 	}
-	/* Deterministic order; a name two upstreams expose goes to the first in the file. */
-	if (n > 1)
-		qsort(pairs, n, sizeof(*pairs), by_name);
-	for (k = 0; k < n; k++) {
-		json_t *p = pairs[k];
+}
 
-		if (k > 0 && same_name(pairs[k - 1], p)) {
-			log_warn(NULL, "catalog: tool %s exposed twice; the second upstream's was left out",
-			    json_string_value(json_object_get(json_array_get(p, 0), "name")));
+/* Sorted records and their routes; a key two upstreams expose goes to the first in the
+ * file. Frees the pairs. */
+static void
+put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t n)
+{
+	json_t *items = json_array(), *routes = json_array();
+	size_t i;
+
+	if (n > 1)
+		qsort(pairs, n, sizeof(*pairs), by_key);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && strcmp(pair_key(pairs[i - 1]), pair_key(pairs[i])) == 0) {
+			log_warn(NULL, "catalog: %s %s exposed twice; the second upstream's was left out",
+			    k->key, pair_key(pairs[i]));
 		} else {
-			json_array_append(tools, json_array_get(p, 0));
-			json_array_append(routes, json_array_get(p, 1));
+			json_array_append(items, json_array_get(pairs[i], 0));
+			json_array_append(routes, json_array_get(pairs[i], 1));
 		}
 	}
-	for (k = 0; k < n; k++)
-		json_decref(pairs[k]);
+	for (i = 0; i < n; i++)
+		json_decref(pairs[i]);
+	json_object_set_new(doc, k->array, items);
+	json_object_set_new(doc, k->routes, routes);
+}
+
+json_t *
+catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons)
+{
+	json_t *doc = json_object(), *status = json_object(), *list, *caps;
+	json_t **pairs = NULL;
+	size_t i, n, cap, kept;
+	int k;
+
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		const struct catalog_kind_info *kd = &catalog_kinds[k];
+
+		n = cap = 0;
+		for (i = 0; i < cfg->n_upstreams; i++) {
+			kept = 0;
+			list = json_is_array(lists[i]) ? (k == CATALOG_TOOLS ? lists[i] : NULL) :
+			    json_object_get(lists[i], kd->array);
+			if (json_is_array(list))
+				add_records(cfg, i, kd, list, &pairs, &n, &cap, &kept);
+			if (lists[i] == NULL || k != CATALOG_TOOLS)
+				continue;
+			caps = json_is_array(lists[i]) ? json_pack("{s:{}}", "tools") :
+			    json_deep_copy(json_object_get(lists[i], "caps"));
+			json_object_set_new(status, cfg->upstreams[i].s.name, json_pack("{s:b, s:I, s:o}",
+			    "ok", 1, "tools", (json_int_t)kept, "caps", caps ? caps : json_object()));
+		}
+		put_kind(doc, kd, pairs, n);
+	}
+	for (i = 0; i < cfg->n_upstreams; i++)
+		if (lists[i] == NULL)
+			json_object_set_new(status, cfg->upstreams[i].s.name, json_pack("{s:b, s:i, s:s}",
+			    "ok", 0, "tools", 0, "reason", reasons[i] ? reasons[i] : "unavailable"));
 	free(pairs);
-	doc = json_pack("{s:o, s:o, s:o}", "tools", tools, "routes", routes, "upstreams", status);
+	json_object_set_new(doc, "upstreams", status);
 	return doc;
 }
 
 long
-catalog_find(json_t *doc, const char *name)
+catalog_find_in(json_t *doc, enum catalog_kind kind, const char *key)
 {
-	json_t *tools = json_object_get(doc, "tools");
-	size_t lo = 0, hi = json_array_size(tools), mid;
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+	json_t *items = json_object_get(doc, k->array);
+	size_t lo = 0, hi = json_array_size(items), mid;
+	const char *at;
 	int c;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		c = strcmp(name, json_string_value(json_object_get(json_array_get(tools, mid), "name")));
-		if (c == 0)
+		if ((at = json_string_value(json_object_get(json_array_get(items, mid), k->key))) == NULL)
+			return -1;
+		if ((c = strcmp(key, at)) == 0)
 			return (long)mid;
 		if (c < 0)
 			hi = mid;
@@ -185,6 +244,28 @@ catalog_find(json_t *doc, const char *name)
 			lo = mid + 1;
 	}
 	return -1;
+}
+
+long
+catalog_find(json_t *doc, const char *name)
+{
+	return catalog_find_in(doc, CATALOG_TOOLS, name);
+}
+
+int
+catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **upstream, const char **orig)
+{
+	json_t *r = json_array_get(json_object_get(doc, catalog_kinds[kind].routes), (size_t)ix);
+
+	*upstream = json_string_value(json_array_get(r, 0));
+	*orig = json_string_value(json_array_get(r, 1));
+	return ix >= 0 && *upstream && *orig ? 0 : -1;
+}
+
+json_t *
+catalog_upstream_caps(json_t *doc, const char *upstream)
+{
+	return json_object_get(json_object_get(json_object_get(doc, "upstreams"), upstream), "caps");
 }
 
 int
@@ -207,12 +288,12 @@ catalog_degraded(json_t *doc)
 	return 0;
 }
 
-/* One upstream's tools, following its pages. NULL with *reason on failure. */
+/* One upstream's records of a kind, following its pages. NULL with *reason on failure. */
 static json_t *
-fetch_tools(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
-    int64_t now_ms, char *reason, size_t rlen)
+fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
+    const struct catalog_kind_info *k, int64_t now_ms, char *reason, size_t rlen)
 {
-	struct upstream_call call = { .cfg = cfg, .up = u, .method = "tools/list" };
+	struct upstream_call call = { .cfg = cfg, .up = u, .method = k->list_method };
 	struct gw_error err = { GW_OK, "" };
 	json_t *all = json_array(), *resp, *result, *params = NULL;
 	const char *cursor;
@@ -226,13 +307,13 @@ fetch_tools(struct upstream_pool *pool, const struct config *cfg, const struct c
 			goto fail;
 		}
 		result = json_object_get(resp, "result");
-		if (!json_is_array(json_object_get(result, "tools"))) {
-			snprintf(reason, rlen, "upstream %s: tools/list answered %s", u->s.name,
-			    json_object_get(resp, "error") ? "an error" : "no tools array");
+		if (!json_is_array(json_object_get(result, k->array))) {
+			snprintf(reason, rlen, "upstream %s: %s answered %s", u->s.name, k->list_method,
+			    json_object_get(resp, "error") ? "an error" : "no array");
 			json_decref(resp);
 			goto fail;
 		}
-		json_array_extend(all, json_object_get(result, "tools"));
+		json_array_extend(all, json_object_get(result, k->array));
 		cursor = json_string_value(json_object_get(result, "nextCursor"));
 		json_decref(params);
 		params = cursor && *cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
@@ -240,11 +321,40 @@ fetch_tools(struct upstream_pool *pool, const struct config *cfg, const struct c
 		if (params == NULL)
 			return all;
 	}
-	snprintf(reason, rlen, "upstream %s: more than %d pages of tools", u->s.name, CATALOG_MAX_PAGES);
+	snprintf(reason, rlen, "upstream %s: more than %d pages of %s", u->s.name, CATALOG_MAX_PAGES, k->array);
 fail:
 	json_decref(params);
 	json_decref(all);
 	return NULL;
+}
+
+/* What one upstream offers: {"caps": its capabilities, and an array for each kind its
+ * capabilities announce}. NULL with *reason when it is down or any list fails. */
+static json_t *
+fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
+    int64_t now_ms, char *reason, size_t rlen)
+{
+	struct upstream_call call = { .cfg = cfg, .up = u, .method = "initialize", .now_ms = now_ms };
+	struct gw_error err = { GW_OK, "" };
+	json_t *caps, *out, *list;
+	int k;
+
+	call.method = "tools/list";	/* what the capabilities are wanted for, in the log */
+	if ((caps = upstream_capabilities(pool, &call, &err)) == NULL) {
+		snprintf(reason, rlen, "%s", err.detail);
+		return NULL;
+	}
+	out = json_pack("{s:o}", "caps", caps);
+	for (k = 0; out && k < CATALOG_NKINDS; k++) {
+		if (!json_object_get(caps, catalog_kinds[k].capability))
+			continue;
+		if ((list = fetch_list(pool, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, reason, rlen)) == NULL) {
+			json_decref(out);
+			return NULL;
+		}
+		json_object_set_new(out, catalog_kinds[k].array, list);
+	}
+	return out;
 }
 
 static json_t *
@@ -259,13 +369,13 @@ fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
 		free(lists);
 		free(reasons);
 		free(why);
-		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");
+		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");	/* the empty catalog */
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
-		lists[i] = fetch_tools(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
+		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
 		why[i] = lists[i] ? NULL : reasons[i];
 		if (lists[i] == NULL)
-			log_warn(NULL, "catalog: %s; its tools are left out", reasons[i]);
+			log_warn(NULL, "catalog: %s; what it offers is left out", reasons[i]);
 	}
 	doc = catalog_build(cfg, lists, why);
 	for (i = 0; i < cfg->n_upstreams; i++)
@@ -285,7 +395,7 @@ longest_timeout(const struct config *cfg)
 	for (i = 0; i < cfg->n_upstreams; i++)
 		if (cfg->upstreams[i].timeout_ms > t)
 			t = cfg->upstreams[i].timeout_ms;
-	return t * CATALOG_MAX_PAGES;
+	return t * CATALOG_MAX_PAGES * CATALOG_NKINDS;
 }
 
 static void

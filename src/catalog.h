@@ -17,10 +17,29 @@
 #define CATALOG_MAX_PAGES	64		/* tools/list pages followed per upstream */
 #define CATALOG_RETRY_MS	5000		/* refetch sooner while an upstream is left out */
 
+#define CATALOG_URI_MAX		2048		/* a resource URI or URI template */
+
+/* What the catalog holds of each upstream: its tools and prompts (exposed under the
+ * upstream's prefix), its resources and resource templates (URIs unchanged). */
+enum catalog_kind { CATALOG_TOOLS, CATALOG_PROMPTS, CATALOG_RESOURCES, CATALOG_TEMPLATES, CATALOG_NKINDS };
+
+struct catalog_kind_info {
+	const char *capability;	/* the server capability that offers them */
+	const char *list_method;
+	const char *array;	/* the member of the list result, and of the document */
+	const char *key;	/* the member that names a record */
+	const char *routes;	/* the document's member with their routes */
+	int prefixed;		/* the key gets the upstream's prefix */
+};
+extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
+
 /* The catalog document:
- *   {"tools":  [exposed tool records, sorted by name],
+ *   {"tools": [exposed tool records, sorted by name],
  *    "routes": [[upstream section name, the tool's name upstream], ...]  (same order),
- *    "upstreams": {name: {"ok": true|false, "tools": n, "reason": "..."}}} */
+ *    "prompts"/"promptRoutes", "resources"/"resourceRoutes",
+ *    "resourceTemplates"/"templateRoutes": the same for the other kinds,
+ *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities}}
+ *                      | {"ok": false, "tools": 0, "reason": "..."}}} */
 
 size_t catalog_region_size(void);
 void catalog_region_init(void *region, size_t size, int shared);
@@ -40,12 +59,21 @@ void catalog_view_free(struct catalog_view *v);
 json_t *catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
     const struct config *cfg, int64_t now_ms);
 
-/* Builds the document from each upstream's tools/list results: lists[i] is the array
- * of tools of cfg->upstreams[i], or NULL with reasons[i] when it failed. Pure. */
+/* Builds the document from what each upstream offers: lists[i] is, for
+ * cfg->upstreams[i], an object {"caps": {...}, "tools": [...], "prompts": [...],
+ * "resources": [...], "resourceTemplates": [...]} (members absent when not offered),
+ * or just the array of its tools, or NULL with reasons[i] when it failed. Pure. */
 json_t *catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons);
 
 /* The index of the exposed tool name in doc's sorted tools, or -1. */
 long catalog_find(json_t *doc, const char *name);
+/* The index of the record of kind whose key (exposed name, URI, URI template) is key. */
+long catalog_find_in(json_t *doc, enum catalog_kind kind, const char *key);
+/* Where record ix of kind comes from: its upstream's section name and its key there
+ * (borrowed from doc). 0, or -1 when there is no such record. */
+int catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **upstream, const char **orig);
+/* The capabilities an upstream of doc answered, or NULL (left out, or unknown). */
+json_t *catalog_upstream_caps(json_t *doc, const char *upstream);
 
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "federate.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
@@ -26,8 +27,11 @@ static const char *const versions[] = {
 };
 #define legacy_versions	(versions + 1)
 
+struct mcp_method;
+
 struct mcp_call {
 	const struct mcp_env *env;
+	const struct mcp_method *mm;	/* the method being answered */
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;
@@ -46,6 +50,7 @@ enum {
 	MF_MODERN = 1 << 1,	/* offered to 2026-07-28 */
 	MF_NO_BATCH = 1 << 2,
 	MF_PRIVATE = 1 << 3,	/* the answer is per caller: Cache-Control private, Vary Authorization */
+	MF_UPSTREAM = 1 << 4,	/* offered only when an upstream offers it (fed_offers) */
 };
 
 struct mcp_method {
@@ -53,6 +58,7 @@ struct mcp_method {
 	mcp_fn *fn;
 	unsigned flags;
 	const char *name_param;	/* the params member the Mcp-Name header repeats */
+	int kind;		/* a list method: the catalog_kind it pages through */
 };
 
 static int
@@ -70,11 +76,16 @@ mcp_version_supported(const char *v)
 	return in_list(versions, v);
 }
 
-/* Only what the gateway delivers: no listChanged while there is no GET stream. */
 static json_t *
-capabilities(void)
+catalog(struct mcp_call *c)
 {
-	return json_pack("{s:{}}", "tools");
+	return catalog_get(c->env->catalog, c->env->view, c->env->pool, c->cfg, c->req->start_us / 1000);
+}
+
+static json_t *
+capabilities(struct mcp_call *c)
+{
+	return fed_capabilities(catalog(c));
 }
 
 static json_t *
@@ -100,7 +111,7 @@ m_initialize(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	}
 	result = json_pack("{s:s, s:o, s:o}",
 	    "protocolVersion", in_list(legacy_versions, want) ? want : MCP_LATEST_VERSION,
-	    "capabilities", capabilities(),
+	    "capabilities", capabilities(c),
 	    "serverInfo", server_info(c->cfg));
 	if (result && c->cfg->instructions)
 		json_object_set_new(result, "instructions", json_string(c->cfg->instructions));
@@ -118,7 +129,7 @@ m_discover(struct mcp_call *c, json_t *params, int *code, const char **msg)
 		json_array_append_new(all, json_string(versions[i]));
 	result = json_pack("{s:o, s:o, s:s, s:i, s:{s:o}}",
 	    "supportedVersions", all,
-	    "capabilities", capabilities(),
+	    "capabilities", capabilities(c),
 	    "cacheScope", "private",
 	    "ttlMs", DISCOVER_TTL_MS,
 	    "_meta", META_SERVER, server_info(c->cfg));
@@ -133,34 +144,32 @@ m_ping(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	return json_object();
 }
 
-static json_t *
-catalog(struct mcp_call *c)
-{
-	return catalog_get(c->env->catalog, c->env->view, c->env->pool, c->cfg, c->req->start_us / 1000);
-}
-
 #define CURSOR_AD	"mcpgate cursor v1 "
 
-/* Gateway-owned cursors: the offset sealed under the session key, bound to the caller. */
+/* Gateway-owned cursors: the offset sealed under the session key, bound to the caller
+ * and to the list. */
 static void
 cursor_ad(const struct mcp_call *c, char *ad, size_t n)
 {
 	char who[33];
 
 	session_who(c->caller->claims.subject, c->caller->claims.client_id, c->caller->claims.tenant, who);
-	snprintf(ad, n, "%s%s", CURSOR_AD, who);
+	snprintf(ad, n, "%s%s %s", CURSOR_AD, catalog_kinds[c->mm->kind].array, who);
 }
 
+/* tools/list, prompts/list, resources/list, resources/templates/list: a page of the
+ * catalog. */
 static json_t *
-m_tools_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
+m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
+	const char *array = catalog_kinds[c->mm->kind].array;
 	json_t *tools, *page, *result, *cur;
-	char ad[64], plain[32], sealed[256];
+	char ad[96], plain[32], sealed[256];
 	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
 
 	*code = JSONRPC_INVALID_PARAMS;
 	if (params && !json_is_object(params))
-		return *msg = "tools/list takes an object", NULL;
+		return *msg = "a list takes an object", NULL;
 	cursor_ad(c, ad, sizeof(ad));
 	if ((cur = json_object_get(params, "cursor")) != NULL) {
 		char *end;
@@ -172,12 +181,12 @@ m_tools_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 		if (*end != '\0' || off == 0)
 			return *msg = "Invalid cursor", NULL;
 	}
-	tools = json_object_get(catalog(c), "tools");
+	tools = json_object_get(catalog(c), array);
 	n = json_array_size(tools);
 	page = json_array();
 	for (i = off; i < n && i < off + size; i++)
 		json_array_append(page, json_array_get(tools, i));
-	result = json_pack("{s:o}", "tools", page);
+	result = json_pack("{s:o}", array, page);
 	if (result && off + size < n && c->env->session_key) {
 		snprintf(plain, sizeof(plain), "%zu", off + size);
 		if (secret_seal(c->env->session_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
@@ -207,78 +216,36 @@ relay(void *ctx, json_t *msg)
 	return 0;
 }
 
+/* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
+ * the upstream they belong to (federate.c). */
 static json_t *
-m_tools_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
+m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
-	const char *name = json_string_value(json_object_get(params, "name"));
-	struct upstream_call call;
-	struct gw_error err = { GW_OK, "" };
-	json_t *doc, *route, *up_params, *resp, *result, *e;
-	const struct cfg_upstream *up = NULL;
-	size_t i, n;
-	long ix;
+	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
+	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000 };
+	json_t *result = fed_request(&f, c->mm->name, params);
 
-	*code = JSONRPC_INVALID_PARAMS;
-	if (!json_is_object(params) || name == NULL)
-		return *msg = "tools/call needs params.name", NULL;
-	doc = catalog(c);
-	if ((ix = catalog_find(doc, name)) < 0)
-		return *msg = "Unknown tool", NULL;
-	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
-	for (i = 0; i < c->cfg->n_upstreams && up == NULL; i++)
-		if (strcmp(c->cfg->upstreams[i].s.name, json_string_value(json_array_get(route, 0))) == 0)
-			up = &c->cfg->upstreams[i];
-	if (up == NULL)
-		return *msg = "Unknown tool", NULL;
-	up_params = json_deep_copy(params);
-	json_object_set(up_params, "name", json_array_get(route, 1));
-	memset(&call, 0, sizeof(call));
-	call.cfg = c->cfg;
-	call.up = up;
-	call.method = "tools/call";
-	call.params = up_params;
-	call.on_msg = relay;
-	call.ctx = c;
-	call.now_ms = clock_mono_us() / 1000;
-	if (upstream_request(c->env->pool, &call, &resp, &err) < 0) {
-		json_decref(up_params);
-		*code = JSONRPC_INTERNAL_ERROR;
-		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
-		 * in the log line upstream.c wrote. */
-		n = strcspn(err.detail, "(");
-		while (n > 0 && err.detail[n - 1] == ' ')
-			n--;
-		snprintf(c->why, sizeof(c->why), "%.*s", (int)n, err.detail);
-		return *msg = c->why, NULL;
+	if (result == NULL) {
+		*code = f.code;
+		memcpy(c->why, f.why, sizeof(c->why));
+		*msg = c->why;
 	}
-	json_decref(up_params);
-	if (json_is_object(result = json_object_get(resp, "result"))) {
-		json_incref(result);
-		json_decref(resp);
-		return result;
-	}
-	/* The upstream's own JSON-RPC error, passed on when well-formed. */
-	e = json_object_get(resp, "error");
-	if (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message"))) {
-		*code = (int)json_integer_value(json_object_get(e, "code"));
-		snprintf(c->why, sizeof(c->why), "%s", json_string_value(json_object_get(e, "message")));
-	} else {
-		*code = JSONRPC_INTERNAL_ERROR;
-		snprintf(c->why, sizeof(c->why), "upstream %s: an answer without result or error", up->s.name);
-	}
-	json_decref(resp);
-	return *msg = c->why, NULL;
+	return result;
 }
 
 static const struct mcp_method methods[] = {
-	{ "initialize", m_initialize, MF_LEGACY | MF_NO_BATCH, NULL },
-	{ "ping", m_ping, MF_LEGACY, NULL },
-	{ "server/discover", m_discover, MF_MODERN, NULL },
-	{ "tools/list", m_tools_list, MF_LEGACY | MF_MODERN | MF_PRIVATE, NULL },
-	{ "tools/call", m_tools_call, MF_LEGACY | MF_MODERN, "name" },
-	/* Known so that their Mcp-Name is checked; answered once federation lands. */
-	{ "resources/read", NULL, 0, "uri" },
-	{ "prompts/get", NULL, 0, "name" },
+	{ "initialize", m_initialize, MF_LEGACY | MF_NO_BATCH, NULL, 0 },
+	{ "ping", m_ping, MF_LEGACY, NULL, 0 },
+	{ "server/discover", m_discover, MF_MODERN, NULL, 0 },
+	{ "tools/list", m_list, MF_LEGACY | MF_MODERN | MF_PRIVATE, NULL, CATALOG_TOOLS },
+	{ "prompts/list", m_list, MF_LEGACY | MF_MODERN | MF_PRIVATE | MF_UPSTREAM, NULL, CATALOG_PROMPTS },
+	{ "resources/list", m_list, MF_LEGACY | MF_MODERN | MF_PRIVATE | MF_UPSTREAM, NULL, CATALOG_RESOURCES },
+	{ "resources/templates/list", m_list, MF_LEGACY | MF_MODERN | MF_PRIVATE | MF_UPSTREAM, NULL, CATALOG_TEMPLATES },
+	{ "tools/call", m_forward, MF_LEGACY | MF_MODERN, "name", 0 },
+	{ "prompts/get", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, "name", 0 },
+	{ "resources/read", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, "uri", 0 },
+	{ "completion/complete", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, NULL, 0 },
+	{ "logging/setLevel", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },	/* 2026-07-28 removed it */
 };
 
 static const struct mcp_method *
@@ -292,10 +259,12 @@ method_find(const char *name)
 	return NULL;
 }
 
+/* In this request's era, and, for what upstreams serve, offered by one of them. */
 static int
-method_offered(const struct mcp_call *c, const struct mcp_method *mm)
+method_offered(struct mcp_call *c, const struct mcp_method *mm)
 {
-	return mm && mm->fn && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY));
+	return mm && mm->fn && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY)) &&
+	    (!(mm->flags & MF_UPSTREAM) || fed_offers(catalog(c), mm->name));
 }
 
 /* One valid request to its response object. */
@@ -311,6 +280,7 @@ dispatch(struct mcp_call *c, const struct jr_msg *m)
 		return jsonrpc_error(m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
 	if ((mm->flags & MF_NO_BATCH) && c->in_batch)
 		return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "initialize cannot be batched", NULL);
+	c->mm = mm;
 	if ((result = mm->fn(c, m->params, &code, &msg)) == NULL)
 		return jsonrpc_error(m->id, code, msg ? msg : "Internal error", NULL);
 	if (c->modern)
@@ -511,7 +481,7 @@ header_matches(const char *raw, const char *want)
 /* The checks 2026-07-28 adds to a request, in the conformance suite's order: _meta
  * (-32602), then headers against the body (-32020), then the version (-32022). */
 static int
-modern_checks(const struct mcp_call *c, const struct jr_msg *m, struct response *resp)
+modern_checks(struct mcp_call *c, const struct jr_msg *m, struct response *resp)
 {
 	const struct mcp_method *mm = method_find(m->method);
 	json_t *meta = json_object_get(m->params, "_meta"), *data;
@@ -616,7 +586,7 @@ void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
 {
-	struct mcp_call c = { env, cfg, caller, req, resp, 0, 0, 0, "" };
+	struct mcp_call c = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m;

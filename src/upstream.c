@@ -36,6 +36,7 @@ struct up_conn {
 	int ready;		/* initialized: version (and session, when given) are valid */
 	char *session;		/* Mcp-Session-Id the upstream gave us; NULL = none */
 	char version[16];	/* negotiated protocol version */
+	json_t *caps;		/* the server capabilities initialize answered */
 };
 
 struct upstream_pool {
@@ -107,6 +108,8 @@ conn_forget(struct up_conn *c)
 	free(c->session);
 	c->session = NULL;
 	c->version[0] = '\0';
+	json_decref(c->caps);
+	c->caps = NULL;
 	c->ready = 0;
 }
 
@@ -658,6 +661,8 @@ initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_cal
 		goto out;
 	}
 	snprintf(c->version, sizeof(c->version), "%s", versions[i]);
+	c->caps = json_is_object(json_object_get(result, "capabilities")) ?
+	    json_incref(json_object_get(result, "capabilities")) : json_object();
 
 	memset(&q, 0, sizeof(q));
 	q.method = "notifications/initialized";
@@ -800,4 +805,20 @@ out:
 	if (rc < 0)
 		log_failure(call, err, t0, 0);
 	return rc;
+}
+
+json_t *
+upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call, struct gw_error *err)
+{
+	int64_t t0 = clock_mono_us();
+	struct up_conn *c;
+
+	if ((c = begin(p, call, err)) == NULL)
+		goto fail;
+	if (!c->ready && initialize(p, c, call, call->now_ms + call->up->timeout_ms, err) < 0)
+		goto fail;
+	return json_incref(c->caps);
+fail:
+	log_failure(call, err, t0, 0);
+	return NULL;
 }

@@ -69,4 +69,10 @@ int upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 int upstream_notify(struct upstream_pool *p, const struct upstream_call *call,
     struct gw_error *err);
 
+/* The capabilities the upstream answered to the pool's initialize (which this makes
+ * first if need be): a new reference to an object, or NULL with err. call->method
+ * names what they are wanted for (for the log). */
+json_t *upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
+    struct gw_error *err);
+
 #endif

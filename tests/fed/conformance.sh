@@ -15,7 +15,7 @@
 #    scenario that passes fails here (delete its entry);
 #  - the baseline may not excuse tools-list, tools-call-*, server-initialize, ping or
 #    dns-rebinding-protection: those go through what the gateway relays already, so a
-#    failure there is a gateway bug, not missing work. The exceptions are the three
+#    failure there is a gateway bug, not missing work. The exceptions are the two
 #    tools-call-* scenarios that also need something not relayed yet (ALSO_NEED below);
 #  - the mcpgate processes survived the run;
 #  - last, the CLI's own verdict against the baseline: exit 0 when the failing scenarios
@@ -42,11 +42,10 @@ done
 [ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 # Scenarios the baseline may not list: they use only what the gateway relays already
 # (initialize, ping, tools/list, tools/call with its progress and log notifications),
-# except those of ALSO_NEED, which need more (issue 5): tools-call-with-logging calls
-# logging/setLevel before the tool (item 5), the other two need server-to-client
-# requests relayed (item 7).
+# except those of ALSO_NEED, which need server-to-client requests relayed (issue 5
+# item 7).
 NEVER_EXCUSED='^(tools-.*|server-initialize|ping|dns-rebinding-protection)$'
-ALSO_NEED='^(tools-call-with-logging|tools-call-sampling|tools-call-elicitation)$'
+ALSO_NEED='^(tools-call-sampling|tools-call-elicitation)$'
 # The failures of a listed scenario that mean "not relayed yet" (jq regex on errorMessage):
 # the gateway's -32601 to a method it does not relay, or no sampling/elicitation request
 # reaching the client.

@@ -391,6 +391,36 @@ jcheck "nginx: Accept with text/event-stream → progress events (the caller's s
 		in_order: ((map(.method == "notifications/progress") | index(false)) == length - 1)}' <<<"${msgs:-[]}")" \
 	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == ["tok-sse"] and .last_id == 16 and .last_text == "slept 500 ms" and .in_order'
 
+# --- the rest of the server surface (issue 5 item 5) -----------------------------------
+st=$(post_ngx "$(rpc 20 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
+jcheck "nginx: initialize announces what the upstreams offer and the gateway relays (no subscribe, no listChanged)" \
+	"$(jq -c --arg st "$st" '{status: $st, caps: .result.capabilities}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and (.caps | keys) == ["completions", "logging", "prompts", "resources", "tools"] and .caps.resources == {} and .caps.prompts == {}'
+st=$(post_ngx "$(rpc 21 prompts/list '{}')" 'application/json')
+jcheck "nginx: prompts/list: both upstreams' prompts, alpha's under its prefix, sorted" \
+	"$(jq -c --arg st "$st" '{status: $st, names: [.result.prompts[].name], cc: "'"$(hdr Cache-Control)"'"}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and (.names | index("a_test_simple_prompt")) and (.names | index("test_simple_prompt")) and .names == (.names | sort) and .cc == "private"'
+st=$(post_ngx "$(rpc 22 prompts/get '{"name":"a_test_prompt_with_arguments","arguments":{"arg1":"north","arg2":"south"}}')" 'application/json')
+jcheck "nginx: prompts/get a_test_prompt_with_arguments → alpha's prompt under its own name, with the arguments" \
+	"$(jq -c --arg st "$st" '{status: $st, text: ([.result.messages[].content.text] | join(" ")), error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and (.text | contains("north")) and (.text | contains("south"))'
+st=$(post_ngx "$(rpc 23 resources/read '{"uri":"test://template/4711/data"}')" 'application/json')
+jcheck "nginx: resources/read of a template's expansion → the upstream whose template it expands" \
+	"$(jq -c --arg st "$st" '{status: $st, uri: .result.contents[0].uri, text: .result.contents[0].text, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .uri == "test://template/4711/data" and (.text | contains("4711"))'
+st=$(post_ngx "$(rpc 24 resources/read '{"uri":"test://nobody/owns/this"}')" 'application/json')
+jcheck "nginx: resources/read of a URI no upstream lists or expands (two offer resources) → -32002" \
+	"$(jq -c --arg st "$st" '{status: $st, id, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .id == 24 and .error.code == -32002'
+st=$(post_ngx "$(rpc 25 completion/complete '{"ref":{"type":"ref/prompt","name":"a_test_prompt_with_arguments"},"argument":{"name":"arg1","value":"par"}}')" 'application/json')
+jcheck "nginx: completion/complete of a prefixed prompt's argument → alpha's completions" \
+	"$(jq -c --arg st "$st" '{status: $st, values: .result.completion.values, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and (.values | index("paris")) and (.values | index("park"))'
+st=$(post_ngx "$(rpc 26 logging/setLevel '{"level":"warning"}')" 'application/json')
+jcheck "nginx: logging/setLevel → {} (passed to every upstream that offers logging)" \
+	"$(jq -c --arg st "$st" '{status: $st, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .result == {}'
+
 # --- 1/2 as CGI (same configuration, same state file) ------------------------------------
 list_pages post_cgi cgi
 catalog_checks cgi "$T/expect.tools"

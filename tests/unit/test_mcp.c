@@ -364,7 +364,7 @@ modern(void)
 
 	{
 		static const char *const removed[] = { "initialize", "ping", "logging/setLevel",
-			"resources/subscribe", "unknown/method", "resources/read" };
+			"resources/subscribe", "unknown/method", "resources/unsubscribe" };
 
 		for (i = 0; i < sizeof(removed) / sizeof(removed[0]); i++) {
 			char body[512];

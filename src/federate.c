@@ -1,0 +1,375 @@
+/* federate — route a request to its upstream, pass it on, map the answer. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "federate.h"
+#include "jsonrpc.h"
+
+#define RESOURCE_NOT_FOUND	(-32002)	/* MCP's code for an unknown resource */
+#define MATCH_BUDGET		100000		/* steps one template match may take */
+
+enum how {
+	BY_NAME,	/* params.name, an exposed tool or prompt name */
+	BY_URI,		/* params.uri: a listed resource, a template's expansion, or the one upstream with resources */
+	BY_REF,		/* completion/complete: params.ref, a prompt or a resource (template) */
+	TO_ALL,		/* every upstream that offers the capability */
+};
+
+static const struct route {
+	const char *method;
+	enum how how;
+	enum catalog_kind kind;	/* BY_NAME */
+	const char *capability;
+	const char *unknown;	/* BY_NAME: the error message for a name not in the catalog */
+} routes[] = {
+	{ "tools/call", BY_NAME, CATALOG_TOOLS, "tools", "Unknown tool" },
+	{ "prompts/get", BY_NAME, CATALOG_PROMPTS, "prompts", "Unknown prompt" },
+	{ "resources/read", BY_URI, CATALOG_RESOURCES, "resources", NULL },
+	{ "completion/complete", BY_REF, CATALOG_PROMPTS, "completions", NULL },
+	{ "logging/setLevel", TO_ALL, CATALOG_TOOLS, "logging", NULL },
+};
+
+static const struct route *
+route_of(const char *method)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].method, method) == 0)
+			return &routes[i];
+	return NULL;
+}
+
+int
+fed_relays(const char *method)
+{
+	return method && route_of(method) != NULL;
+}
+
+static json_t *failed(struct fed_call *f, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static json_t *
+failed(struct fed_call *f, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->code = code;
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+static const struct cfg_upstream *
+upstream_named(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->n_upstreams; i++)
+		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
+			return &cfg->upstreams[i];
+	return NULL;
+}
+
+/* --- URI templates (RFC 6570) ------------------------------------------------------ */
+
+/* What an expression's expansion looks like: its leading character (none for simple
+ * and reserved expansion), and the characters that end it. */
+static const struct {
+	char op;
+	char lead;
+	const char *stop;
+} ops[] = {
+	{ '+', 0, "" }, { '#', '#', "" }, { '.', '.', "/?#" }, { '/', '/', "?#" },
+	{ ';', ';', "?#" }, { '?', '?', "#" }, { '&', '&', "#" },
+};
+
+static int
+match(const char *t, const char *u, long *budget)
+{
+	const char *close, *stop = "/?#";
+	char lead = 0;
+	size_t i, run, min = 1;
+
+	for (;;) {
+		if (--*budget <= 0)
+			return 0;
+		if (*t == '\0')
+			return *u == '\0';
+		if (*t == '{')
+			break;
+		if (*t != *u)
+			return 0;
+		t++, u++;
+	}
+	if ((close = strchr(t, '}')) == NULL)
+		return 0;
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (t[1] == ops[i].op) {
+			lead = ops[i].lead;
+			stop = ops[i].stop;
+			min = 0;
+		}
+	t = close + 1;
+	if (lead) {
+		if (match(t, u, budget))	/* an undefined variable expands to nothing */
+			return 1;
+		if (*u++ != lead)
+			return 0;
+	}
+	run = strcspn(u, stop);
+	for (i = run + 1; i-- > min;)	/* the longest expansion first */
+		if (match(t, u + i, budget))
+			return 1;
+	return 0;
+}
+
+int
+fed_uri_matches(const char *tmpl, const char *uri)
+{
+	long budget = MATCH_BUDGET;
+
+	return tmpl && uri && match(tmpl, uri, &budget);
+}
+
+/* --- routing ----------------------------------------------------------------------- */
+
+/* The one upstream (left in the catalog) offering capability, or NULL. */
+static const char *
+sole_offer(json_t *doc, const char *capability)
+{
+	json_t *st;
+	const char *name, *found = NULL;
+	int n = 0;
+
+	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+		if (json_object_get(json_object_get(st, "caps"), capability) && n++ == 0)
+			found = name;
+	return n == 1 ? found : NULL;
+}
+
+/* The upstream that owns uri: a listed resource, else a template (exact, for completion
+ * references, or expanded), else the only upstream that offers resources at all. */
+static const char *
+owner_of_uri(json_t *doc, const char *uri)
+{
+	const char *up, *orig, *tmpl;
+	json_t *t;
+	long ix;
+	size_t i;
+
+	if ((ix = catalog_find_in(doc, CATALOG_RESOURCES, uri)) >= 0 &&
+	    catalog_route(doc, CATALOG_RESOURCES, ix, &up, &orig) == 0)
+		return up;
+	if ((ix = catalog_find_in(doc, CATALOG_TEMPLATES, uri)) >= 0 &&
+	    catalog_route(doc, CATALOG_TEMPLATES, ix, &up, &orig) == 0)
+		return up;
+	json_array_foreach(json_object_get(doc, catalog_kinds[CATALOG_TEMPLATES].array), i, t) {
+		tmpl = json_string_value(json_object_get(t, "uriTemplate"));
+		if (fed_uri_matches(tmpl, uri) && catalog_route(doc, CATALOG_TEMPLATES, (long)i, &up, &orig) == 0)
+			return up;
+	}
+	return sole_offer(doc, "resources");
+}
+
+/* An exposed name of kind to its upstream; *name_there is the name to send. */
+static const char *
+owner_of_name(json_t *doc, enum catalog_kind kind, const char *name, const char **name_there)
+{
+	const char *up;
+	long ix = catalog_find_in(doc, kind, name);
+
+	return ix >= 0 && catalog_route(doc, kind, ix, &up, name_there) == 0 ? up : NULL;
+}
+
+/* The upstream for one request, and the params to send it (a new reference). */
+static const struct cfg_upstream *
+resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
+{
+	json_t *ref = json_object_get(params, "ref");
+	const char *key, *owner = NULL, *there = NULL, *type;
+	const struct cfg_upstream *up;
+
+	*out = NULL;
+	switch (r->how) {
+	case BY_NAME:
+		if ((key = json_string_value(json_object_get(params, "name"))) == NULL)
+			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.name", r->method), NULL;
+		if ((owner = owner_of_name(f->doc, r->kind, key, &there)) == NULL)
+			return failed(f, JSONRPC_INVALID_PARAMS, "%s", r->unknown), NULL;
+		*out = json_deep_copy(params);
+		json_object_set_new(*out, "name", json_string(there));
+		break;
+	case BY_URI:
+		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
+			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.uri", r->method), NULL;
+		if ((owner = owner_of_uri(f->doc, key)) == NULL)
+			return failed(f, RESOURCE_NOT_FOUND, "%s", "Resource not found"), NULL;
+		*out = json_incref(params);
+		break;
+	case BY_REF:
+		type = json_string_value(json_object_get(ref, "type"));
+		if (type && strcmp(type, "ref/prompt") == 0 &&
+		    (key = json_string_value(json_object_get(ref, "name"))) != NULL) {
+			if ((owner = owner_of_name(f->doc, CATALOG_PROMPTS, key, &there)) == NULL)
+				return failed(f, JSONRPC_INVALID_PARAMS, "%s", "Unknown prompt"), NULL;
+			*out = json_deep_copy(params);
+			json_object_set_new(json_object_get(*out, "ref"), "name", json_string(there));
+		} else if (type && strcmp(type, "ref/resource") == 0 &&
+		    (key = json_string_value(json_object_get(ref, "uri"))) != NULL) {
+			if ((owner = owner_of_uri(f->doc, key)) == NULL)
+				return failed(f, JSONRPC_INVALID_PARAMS, "%s", "Unknown resource reference"), NULL;
+			*out = json_incref(params);
+		} else
+			return failed(f, JSONRPC_INVALID_PARAMS, "%s", "completion/complete needs params.ref, "
+			    "a ref/prompt with a name or a ref/resource with a uri"), NULL;
+		break;
+	case TO_ALL:
+		return NULL;
+	}
+	if ((up = upstream_named(f->cfg, owner)) == NULL || *out == NULL) {
+		json_decref(*out);
+		*out = NULL;
+		return failed(f, JSONRPC_INTERNAL_ERROR, "%s", "the catalog names an upstream the configuration lacks"), NULL;
+	}
+	return up;
+}
+
+/* One request to up: its result (a new reference), or NULL with f->code and f->why. */
+static json_t *
+forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, json_t *params)
+{
+	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = method, .params = params,
+	    .on_msg = f->on_msg, .ctx = f->ctx, .now_ms = f->now_ms };
+	struct gw_error err = { GW_OK, "" };
+	json_t *resp, *result, *e;
+	size_t n;
+
+	if (upstream_request(f->pool, &call, &resp, &err) < 0) {
+		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
+		 * in the log line upstream.c wrote. */
+		n = strcspn(err.detail, "(");
+		while (n > 0 && err.detail[n - 1] == ' ')
+			n--;
+		f->code = JSONRPC_INTERNAL_ERROR;
+		snprintf(f->why, sizeof(f->why), "%.*s", (int)n, err.detail);
+		return NULL;
+	}
+	if (json_is_object(result = json_object_get(resp, "result"))) {
+		json_incref(result);
+		json_decref(resp);
+		return result;
+	}
+	/* The upstream's own JSON-RPC error, passed on when well-formed. */
+	e = json_object_get(resp, "error");
+	if (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message"))) {
+		f->code = (int)json_integer_value(json_object_get(e, "code"));
+		snprintf(f->why, sizeof(f->why), "%s", json_string_value(json_object_get(e, "message")));
+	} else {
+		f->code = JSONRPC_INTERNAL_ERROR;
+		snprintf(f->why, sizeof(f->why), "upstream %s: an answer without result or error", up->s.name);
+	}
+	json_decref(resp);
+	return NULL;
+}
+
+/* To every upstream that offers the capability; {} when all of them took it. */
+static json_t *
+to_all(struct fed_call *f, const struct route *r, json_t *params)
+{
+	const struct cfg_upstream *up;
+	json_t *st, *res;
+	const char *name;
+	int sent = 0, code = 0;
+	char why[sizeof(f->why)] = "";
+
+	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
+		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
+		    (up = upstream_named(f->cfg, name)) == NULL)
+			continue;
+		sent++;
+		if ((res = forward(f, up, r->method, params)) != NULL)
+			json_decref(res);
+		else if (code == 0) {
+			code = f->code;
+			memcpy(why, f->why, sizeof(why));
+		}
+	}
+	if (sent == 0)
+		return failed(f, JSONRPC_METHOD_NOT_FOUND, "%s", "Method not found");
+	if (code) {
+		f->code = code;
+		memcpy(f->why, why, sizeof(why));
+		return NULL;
+	}
+	return json_object();
+}
+
+json_t *
+fed_request(struct fed_call *f, const char *method, json_t *params)
+{
+	const struct route *r = route_of(method);
+	const struct cfg_upstream *up;
+	json_t *sent, *result;
+
+	f->code = 0;
+	f->why[0] = '\0';
+	if (r == NULL)
+		return failed(f, JSONRPC_METHOD_NOT_FOUND, "%s", "Method not found");
+	if (!json_is_object(params))
+		return failed(f, JSONRPC_INVALID_PARAMS, "%s takes an object", method);
+	if (r->how == TO_ALL)
+		return to_all(f, r, params);
+	if ((up = resolve(f, r, params, &sent)) == NULL)
+		return NULL;
+	result = forward(f, up, method, sent);
+	json_decref(sent);
+	return result;
+}
+
+/* An upstream left in doc offering capability. */
+static int
+offered(json_t *doc, const char *capability)
+{
+	json_t *st;
+	const char *name;
+
+	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+		if (json_object_get(json_object_get(st, "caps"), capability))
+			return 1;
+	return 0;
+}
+
+int
+fed_offers(json_t *doc, const char *method)
+{
+	const struct route *r = route_of(method);
+	const char *cap = r ? r->capability : NULL;
+	int k;
+
+	for (k = 0; cap == NULL && k < CATALOG_NKINDS; k++)
+		if (strcmp(catalog_kinds[k].list_method, method) == 0)
+			cap = catalog_kinds[k].capability;
+	/* Tools are the gateway's own business: an empty list rather than no method. */
+	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap);
+}
+
+json_t *
+fed_capabilities(json_t *doc)
+{
+	/* Only what the gateway delivers: no listChanged or subscribe while there is no GET
+	 * stream to deliver them on. */
+	static const char *const relayed[] = { "prompts", "resources", "completions", "logging" };
+	json_t *caps = json_pack("{s:{}}", "tools");
+	size_t i;
+
+	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
+		if (offered(doc, relayed[i]))
+			json_object_set_new(caps, relayed[i], json_object());
+	return caps;
+}

@@ -1,0 +1,149 @@
+/* Unit tests: RFC 6570 template matching, the capabilities the gateway announces, and
+ * the routing answers that need no upstream (unknown names and URIs, bad params). The
+ * relay itself runs against real upstreams in tests/fed/. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "federate.h"
+#include "jsonrpc.h"
+#include "tap.h"
+
+static const struct {
+	const char *tmpl, *uri;
+	int want;
+} uris[] = {
+	{ "test://template/{id}/data", "test://template/123/data", 1 },
+	{ "test://template/{id}/data", "test://template/abc-9/data", 1 },
+	{ "test://template/{id}/data", "test://template//data", 0 },		/* a simple value is not empty */
+	{ "test://template/{id}/data", "test://template/1/2/data", 0 },		/* nor holds a / */
+	{ "test://template/{id}/data", "test://template/1/data/x", 0 },
+	{ "test://template/{id}/data", "test://template/1/dat", 0 },
+	{ "file:///{+path}", "file:///etc/hosts", 1 },				/* reserved: / allowed */
+	{ "file:///{+path}", "file:///", 1 },
+	{ "repo://{owner}/{name}", "repo://octo/hello", 1 },
+	{ "repo://{owner}/{name}", "repo://octo", 0 },
+	{ "x://{a}-{b}", "x://1-2-3", 1 },					/* backtracking */
+	{ "x://{a}-{b}-z", "x://1-2-3", 0 },
+	{ "search://q{?q,lang}", "search://q?q=cat&lang=en", 1 },
+	{ "search://q{?q,lang}", "search://q", 1 },				/* undefined: nothing */
+	{ "search://q{?q,lang}", "search://qq", 0 },
+	{ "doc://{name}{#section}", "doc://readme#install", 1 },
+	{ "img://{name}{.ext}", "img://logo.png", 1 },
+	{ "p://{/segs}", "p:///a/b", 1 },
+	{ "p://x{/segs}", "p://x/a/b", 1 },
+	{ "p://x{/segs}", "p://xa", 0 },
+	{ "plain://no-vars", "plain://no-vars", 1 },
+	{ "plain://no-vars", "plain://no-vars2", 0 },
+	{ "broken://{id", "broken://{id", 0 },					/* no closing brace */
+};
+
+static json_t *
+call(struct fed_call *f, const char *method, const char *params)
+{
+	json_t *p = json_loads(params, 0, NULL), *r;
+
+	r = fed_request(f, method, p);
+	json_decref(p);
+	return r;
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/mcpgate-test-fed-XXXXXX", conf[256], longuri[4096];
+	struct cfg_errors errs;
+	struct config *cfg;
+	struct fed_call f;
+	json_t *lists[2], *doc, *caps;
+	const char *reasons[2] = { NULL, "upstream b: down" };
+	FILE *fp;
+	size_t i;
+
+	for (i = 0; i < sizeof(uris) / sizeof(uris[0]); i++)
+		is_int(fed_uri_matches(uris[i].tmpl, uris[i].uri), uris[i].want, "%s %s %s",
+		    uris[i].uri, uris[i].want ? "expands" : "does not expand", uris[i].tmpl);
+	memset(longuri, 'a', sizeof(longuri) - 1);
+	longuri[sizeof(longuri) - 1] = '\0';
+	is_int(fed_uri_matches("{a}{b}{c}{d}{e}{f}{g}{h}!", longuri), 0,
+	    "a template that would backtrack forever gives up (no match)");
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(conf, sizeof(conf), "%s/gw.conf", dir);
+	fp = fopen(conf, "w");
+	fputs("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	    "[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
+	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n", fp);
+	fclose(fp);
+	if (config_load(conf, &cfg, &errs) < 0)
+		return 1;
+
+	lists[0] = json_pack("{s:{s:{}, s:{}, s:{}}, s:[{s:s}], s:[{s:s}], s:[{s:s}], s:[{s:s}]}",
+	    "caps", "tools", "prompts", "resources",
+	    "tools", "name", "t",
+	    "prompts", "name", "greet",
+	    "resources", "uri", "test://static-text",
+	    "resourceTemplates", "uriTemplate", "test://template/{id}/data");
+	lists[1] = NULL;
+	doc = catalog_build(cfg, lists, reasons);
+	json_decref(lists[0]);
+	is_int(catalog_find_in(doc, CATALOG_PROMPTS, "a_greet"), 0, "prompts are exposed under the prefix");
+	is_int(catalog_find_in(doc, CATALOG_RESOURCES, "test://static-text"), 0, "resource URIs are kept");
+	is_int(catalog_find_in(doc, CATALOG_TEMPLATES, "test://template/{id}/data"), 0, "… and templates");
+
+	caps = fed_capabilities(doc);
+	ok(json_object_get(caps, "tools") && json_object_get(caps, "prompts") &&
+	    json_object_get(caps, "resources") && !json_object_get(caps, "completions") &&
+	    !json_object_get(caps, "logging"), "capabilities: the union of the upstreams that answered");
+	ok(json_object_size(json_object_get(caps, "resources")) == 0,
+	    "… without subscribe or listChanged (nothing delivers them yet)");
+	json_decref(caps);
+
+	memset(&f, 0, sizeof(f));
+	f.cfg = cfg;
+	f.doc = doc;
+	ok(call(&f, "tools/call", "{\"name\":\"t\"}") == NULL && f.code == JSONRPC_INVALID_PARAMS &&
+	    strcmp(f.why, "Unknown tool") == 0, "a tool under its upstream name: unknown tool, -32602");
+	ok(call(&f, "tools/call", "{}") == NULL && f.code == JSONRPC_INVALID_PARAMS,
+	    "tools/call without a name: -32602 (%s)", f.why);
+	ok(call(&f, "prompts/get", "{\"name\":\"greet\"}") == NULL && f.code == JSONRPC_INVALID_PARAMS &&
+	    strcmp(f.why, "Unknown prompt") == 0, "an unknown prompt: -32602");
+	ok(call(&f, "resources/read", "{}") == NULL && f.code == JSONRPC_INVALID_PARAMS,
+	    "resources/read without a uri: -32602");
+	ok(call(&f, "resources/read", "[]") == NULL && f.code == JSONRPC_INVALID_PARAMS,
+	    "params not an object: -32602");
+	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/tool\",\"name\":\"x\"}}") == NULL &&
+	    f.code == JSONRPC_INVALID_PARAMS, "a completion reference of another type: -32602");
+	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"nope\"}}") == NULL &&
+	    f.code == JSONRPC_INVALID_PARAMS, "a completion of an unknown prompt: -32602");
+	ok(call(&f, "logging/setLevel", "{\"level\":\"info\"}") == NULL && f.code == JSONRPC_METHOD_NOT_FOUND,
+	    "logging/setLevel with no upstream offering logging: -32601");
+	ok(call(&f, "resources/subscribe", "{\"uri\":\"test://static-text\"}") == NULL &&
+	    f.code == JSONRPC_METHOD_NOT_FOUND, "a method the gateway does not pass on: -32601");
+	ok(fed_relays("tools/call") && fed_relays("resources/read") && !fed_relays("tools/list"),
+	    "fed_relays: what is passed on, not what the gateway answers itself");
+	json_decref(doc);
+
+	/* Two upstreams with resources: a URI neither lists nor any template expands is
+	 * nobody's; with one, it is that one's (resources it does not list). */
+	lists[0] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
+	lists[1] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
+	doc = catalog_build(cfg, lists, reasons);
+	f.doc = doc;
+	ok(call(&f, "resources/read", "{\"uri\":\"test://nobody\"}") == NULL && f.code == -32002,
+	    "a URI no upstream owns: -32002 Resource not found");
+	json_decref(doc);
+	json_decref(lists[0]);
+	json_decref(lists[1]);
+
+	config_unref(cfg);
+	unlink(conf);
+	rmdir(dir);
+	return done_testing();
+}
