@@ -46,8 +46,11 @@ catalog_region_init(void *region, size_t size, int shared)
 void
 catalog_view_free(struct catalog_view *v)
 {
+	uint64_t serial = v->serial;
+
 	json_decref(v->doc);
 	memset(v, 0, sizeof(*v));
+	v->serial = serial + 1;
 }
 
 /* What the catalog depends on in the configuration: upstream names, URLs, prefixes. */
@@ -404,6 +407,7 @@ view_set(struct catalog_view *v, json_t *doc, uint64_t generation)
 	json_decref(v->doc);
 	v->doc = doc;
 	v->generation = generation;
+	v->serial++;
 }
 
 /* Parses a copy of the stored catalog (taken under the lock) into v. Frees copy. */

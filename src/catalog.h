@@ -49,9 +49,10 @@ struct catalog_view {
 	uint64_t generation;
 	json_t *doc;
 	int64_t local_until_ms;	/* a catalog too large for the state file: this worker's own */
+	uint64_t serial;	/* bumped whenever doc changes: what was derived from it is stale */
 };
 
-void catalog_view_free(struct catalog_view *v);
+void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
 
 /* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
  * fetched from every upstream by this caller (or, while another worker fetches, the

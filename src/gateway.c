@@ -9,6 +9,10 @@
 #include "gateway.h"
 #include "log.h"
 
+/* Each worker's cache of serialized list pages: a 200-tool page is about 45 kB. */
+#define GW_PAGE_CACHE_BYTES	(1u << 20)
+#define GW_PAGE_CACHE_ENTRIES	16
+
 /* The log destination follows the configuration; a forced reload (SIGHUP) also
  * reopens it, for logrotate. */
 static void
@@ -160,7 +164,8 @@ worker_init(struct worker *w, struct gateway *gw)
 	w->gw = gw;
 	w->ix = introspect_new();
 	w->ups = upstream_pool_new();
-	return w->ix && w->ups ? 0 : -1;
+	w->pages = fragcache_new(GW_PAGE_CACHE_BYTES, GW_PAGE_CACHE_ENTRIES);
+	return w->ix && w->ups && w->pages ? 0 : -1;
 }
 
 void
@@ -170,5 +175,7 @@ worker_free(struct worker *w)
 	w->ix = NULL;
 	upstream_pool_free(w->ups);
 	w->ups = NULL;
+	fragcache_free(w->pages);
+	w->pages = NULL;
 	catalog_view_free(&w->cat);
 }

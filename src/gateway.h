@@ -7,6 +7,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "fragcache.h"
 #include "introspect.h"
 #include "session.h"
 #include "state.h"
@@ -32,6 +33,7 @@ struct worker {
 	struct introspect *ix;	/* one reused connection to the authorization server */
 	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
+	struct fragcache *pages;	/* list pages it serialized from cat */
 };
 
 /* Loads the configuration; on failure gw->cfg stays NULL and errs says why. */

@@ -10,7 +10,8 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
 	struct mcp_env env = {
-		gateway_session_key(w->gw, cfg), w->gw->tombs, w->gw->catalog, &w->cat, w->ups,
+		.session_key = gateway_session_key(w->gw, cfg), .tombstones = w->gw->tombs,
+		.catalog = w->gw->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
 	};
 
 	if (req->method == M_DELETE)

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "federate.h"
+#include "fragcache.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
@@ -39,6 +40,9 @@ struct mcp_call {
 	int in_batch;
 	int modern;		/* 2026-07-28: JSON-RPC error bodies on 4xx, results with resultType */
 	int stream_ok;		/* the client takes an event stream */
+	int splice_ok;		/* one answer, as a JSON body: a list page may come from the cache */
+	const char *splice;	/* that page's serialized array (borrowed from the cache) */
+	size_t splice_len;
 	char why[256];		/* a method's error message, when it is not a constant */
 };
 
@@ -157,6 +161,39 @@ cursor_ad(const struct mcp_call *c, char *ad, size_t n)
 	snprintf(ad, n, "%s%s %s", CURSOR_AD, catalog_kinds[c->mm->kind].array, who);
 }
 
+/* The serialized page [off, off + size) of items, from the worker's cache or made and
+ * stored there: 1 with c->splice set, or 0 (then the page goes out as JSON). */
+static int
+cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items)
+{
+	struct {
+		uint64_t kind, off, size;
+	} key;
+	struct fragcache *pages = c->env->pages;
+	uint64_t epoch = c->env->view->serial;
+	json_t *page;
+	char *text;
+	size_t i, n = json_array_size(items);
+
+	memset(&key, 0, sizeof(key));
+	key.kind = (uint64_t)c->mm->kind;
+	key.off = off;
+	key.size = size;
+	if (pages == NULL)
+		return 0;
+	if ((c->splice = fragcache_get(pages, epoch, &key, sizeof(key), &c->splice_len)) != NULL)
+		return 1;
+	page = json_array();
+	for (i = off; i < n && i < off + size; i++)
+		json_array_append(page, json_array_get(items, i));
+	text = json_dumps(page, JSON_COMPACT);
+	json_decref(page);
+	if (text && fragcache_put(pages, epoch, &key, sizeof(key), text, strlen(text)) == 0)
+		c->splice = fragcache_get(pages, epoch, &key, sizeof(key), &c->splice_len);
+	free(text);
+	return c->splice != NULL;
+}
+
 /* tools/list, prompts/list, resources/list, resources/templates/list: a page of the
  * catalog. */
 static json_t *
@@ -183,9 +220,13 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	}
 	tools = json_object_get(catalog(c), array);
 	n = json_array_size(tools);
-	page = json_array();
-	for (i = off; i < n && i < off + size; i++)
-		json_array_append(page, json_array_get(tools, i));
+	if (c->splice_ok && cached_page(c, off, size, tools))
+		page = json_null();	/* the placeholder answer_spliced() replaces */
+	else {
+		page = json_array();
+		for (i = off; i < n && i < off + size; i++)
+			json_array_append(page, json_array_get(tools, i));
+	}
 	result = json_pack("{s:o}", array, page);
 	if (result && off + size < n && c->env->session_key) {
 		snprintf(plain, sizeof(plain), "%zu", off + size);
@@ -537,6 +578,30 @@ answer(struct response *resp, int stream, json_t *msg)
 	response_set_json(resp, 200, msg);
 }
 
+/* The answer to a list whose page came from the cache: out with the page's text in
+ * place of the null placeholder of the list's member. Steals out. */
+static void
+answer_spliced(const struct mcp_call *c, struct response *resp, json_t *out)
+{
+	char needle[64];
+	char *head = json_dumps(out, JSON_COMPACT), *at;
+	struct buf b;
+
+	json_decref(out);
+	/* Every quote inside a JSON string is escaped, so the member's name followed by
+	 * :null occurs once, at the placeholder. */
+	snprintf(needle, sizeof(needle), "\"%s\":null", catalog_kinds[c->mm->kind].array);
+	buf_init(&b, RESPONSE_BODY_MAX);
+	if (head == NULL || (at = strstr(head, needle)) == NULL ||
+	    buf_append(&b, head, (size_t)(at - head) + strlen(needle) - 4) < 0 ||
+	    buf_append(&b, c->splice, c->splice_len) < 0 ||
+	    buf_append(&b, at + strlen(needle), strlen(at + strlen(needle))) < 0 ||
+	    response_set_body(resp, 200, "application/json", b.data, b.len) < 0)
+		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
+	buf_free(&b);
+	free(head);
+}
+
 /* One batch element's line in the log: each is logged on its own. */
 static void
 log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t *out)
@@ -651,6 +716,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	}
 	if (c.modern && modern_checks(&c, &m, resp) < 0)
 		goto out;
+	c.splice_ok = !stream;
 	out = dispatch(&c, &m);
 	if (!c.modern && strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
 		issue_session(env, cfg, caller, req, out, resp);
@@ -658,7 +724,10 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		response_set_header(resp, "Cache-Control", "private");
 		response_set_header(resp, "Vary", "Authorization");
 	}
-	answer(resp, stream, out);
+	if (c.splice && json_object_get(out, "result") && !resp->streamed)
+		answer_spliced(&c, resp, out);
+	else
+		answer(resp, stream, out);
 out:
 	session_clear(&sess);
 	json_decref(payload);

@@ -8,6 +8,7 @@
 #include "auth.h"
 #include "catalog.h"
 #include "config.h"
+#include "fragcache.h"
 #include "request.h"
 #include "response.h"
 #include "session.h"
@@ -22,6 +23,7 @@ struct mcp_env {
 	void *catalog;				/* the state-file region; may be NULL */
 	struct catalog_view *view;		/* the worker's copy */
 	struct upstream_pool *pool;		/* the worker's upstream connections */
+	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */
 };
 
 /* 1 when v is a protocol revision this gateway speaks. */

@@ -119,6 +119,17 @@ response_set_json(struct response *r, int status, json_t *body)
 	r->content_type = body ? "application/json" : NULL;
 }
 
+int
+response_set_body(struct response *r, int status, const char *content_type, const char *data, size_t len)
+{
+	json_decref(r->json);
+	r->json = NULL;
+	buf_reset(&r->body);
+	r->status = status;
+	r->content_type = content_type;
+	return buf_append(&r->body, data, len);
+}
+
 void
 response_set_empty(struct response *r, int status)
 {

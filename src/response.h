@@ -39,6 +39,9 @@ int response_set_header(struct response *r, const char *name, const char *fmt, .
 const char *response_get_header(const struct response *r, const char *name);
 /* A JSON body; steals body. */
 void response_set_json(struct response *r, int status, json_t *body);
+/* A body already serialized (copied); content_type is a static string. 0 or -1 (over
+ * the body cap: the response is then empty). */
+int response_set_body(struct response *r, int status, const char *content_type, const char *data, size_t len);
 /* An HttpError body for e; description NULL = the table's message. */
 void response_set_error(struct response *r, enum gw_err e, const char *description);
 /* A status without body (204, 304). */

@@ -1,0 +1,145 @@
+/* fragcache — per-worker cache of serialized JSON fragments. */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fragcache.h"
+
+struct frag {
+	unsigned char key[FRAGCACHE_KEY_MAX];
+	size_t klen;
+	char *text;		/* NULL = a free slot */
+	size_t len;
+	uint64_t used;		/* the tick of its last use */
+};
+
+struct fragcache {
+	uint64_t epoch;
+	uint64_t tick;
+	size_t bytes, max_bytes;
+	unsigned n;
+	struct frag slot[];
+};
+
+struct fragcache *
+fragcache_new(size_t max_bytes, unsigned max_entries)
+{
+	struct fragcache *fc;
+
+	if (max_entries == 0 || (fc = calloc(1, sizeof(*fc) + max_entries * sizeof(struct frag))) == NULL)
+		return NULL;
+	fc->max_bytes = max_bytes;
+	fc->n = max_entries;
+	return fc;
+}
+
+static void
+drop(struct fragcache *fc, struct frag *f)
+{
+	fc->bytes -= f->len;
+	free(f->text);
+	memset(f, 0, sizeof(*f));
+}
+
+static void
+drop_all(struct fragcache *fc)
+{
+	unsigned i;
+
+	for (i = 0; i < fc->n; i++)
+		if (fc->slot[i].text)
+			drop(fc, &fc->slot[i]);
+}
+
+void
+fragcache_free(struct fragcache *fc)
+{
+	if (fc == NULL)
+		return;
+	drop_all(fc);
+	free(fc);
+}
+
+static struct frag *
+find(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen)
+{
+	unsigned i;
+
+	if (epoch != fc->epoch) {
+		drop_all(fc);
+		fc->epoch = epoch;
+		return NULL;
+	}
+	for (i = 0; i < fc->n; i++)
+		if (fc->slot[i].text && fc->slot[i].klen == klen && memcmp(fc->slot[i].key, key, klen) == 0)
+			return &fc->slot[i];
+	return NULL;
+}
+
+const char *
+fragcache_get(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen, size_t *len)
+{
+	struct frag *f;
+
+	if (fc == NULL || (f = find(fc, epoch, key, klen)) == NULL)
+		return NULL;
+	f->used = ++fc->tick;
+	*len = f->len;
+	return f->text;
+}
+
+/* The least recently used entry, or NULL when there is none. */
+static struct frag *
+oldest(struct fragcache *fc)
+{
+	struct frag *v = NULL;
+	unsigned i;
+
+	for (i = 0; i < fc->n; i++)
+		if (fc->slot[i].text && (v == NULL || fc->slot[i].used < v->used))
+			v = &fc->slot[i];
+	return v;
+}
+
+static struct frag *
+free_slot(struct fragcache *fc)
+{
+	unsigned i;
+
+	for (i = 0; i < fc->n; i++)
+		if (fc->slot[i].text == NULL)
+			return &fc->slot[i];
+	return NULL;
+}
+
+int
+fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    const char *text, size_t len)
+{
+	struct frag *f;
+	char *copy;
+
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes)
+		return -1;
+	if ((f = find(fc, epoch, key, klen)) != NULL)
+		drop(fc, f);
+	if ((copy = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	/* Room in bytes, then a slot. */
+	while (fc->bytes + len > fc->max_bytes && (f = oldest(fc)) != NULL)
+		drop(fc, f);
+	if ((f = free_slot(fc)) == NULL) {
+		f = oldest(fc);
+		drop(fc, f);
+	}
+	memcpy(f->key, key, klen);
+	f->klen = klen;
+	f->text = copy;
+	f->len = len;
+	f->used = ++fc->tick;
+	fc->bytes += len;
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* fragcache — a worker's serialized JSON fragments (the pages of a list answer), so
+ * that a page the worker already wrote for this catalog is copied, not serialized again.
+ * Entries belong to an epoch (the catalog copy they were made from): a lookup with
+ * another epoch drops them all. Least recently used goes first; bytes and entries
+ * are capped. One per thread: no locking. */
+#ifndef GW_FRAGCACHE_H
+#define GW_FRAGCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FRAGCACHE_KEY_MAX	64
+
+struct fragcache;
+
+struct fragcache *fragcache_new(size_t max_bytes, unsigned max_entries);
+void fragcache_free(struct fragcache *fc);
+/* The text stored under key in epoch, or NULL; borrowed until the next call. */
+const char *fragcache_get(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    size_t *len);
+/* Stores a copy of text under key (klen <= FRAGCACHE_KEY_MAX), evicting as needed. A
+ * text over the byte cap is not stored. 0 or -1. */
+int fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    const char *text, size_t len);
+
+#endif
