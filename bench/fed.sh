@@ -200,7 +200,9 @@ run_kinds " (H1, C1, D1: -t1 -c1)"
 runs_done $FCGI
 rss end
 HEALTH_END=$(curl -s --max-time 10 -w ' %{http_code}' "$BASE/mcp/health")
-CATALOG_LOG=$(grep -c 'catalog:' "$ROOT/mcpgate.log")
+# an upstream left out, or a catalog too large for the state file (the three fixtures
+# offer the same resource URIs: "exposed twice" lines about those are expected)
+CATALOG_LOG=$(grep -Ec 'catalog: .*(what it offers is left out|kept per worker)' "$ROOT/mcpgate.log")
 
 # --- 7. Report ----------------------------------------------------------------------
 ratio_medians L/H C/D C1/D1
@@ -278,7 +280,7 @@ table() {
 	echo "| private memory (RssAnon) per process; per worker thread | $ANON_MAX MiB; $(per_worker "$ANON_MAX") MiB | — | |"
 	echo
 	echo "Correctness during every run (warm-ups included):"
-	echo "- status codes: every answer 200 with the expected body (health \"status\"; tools/list $TOOLS \"inputSchema\"; the calls the echoed argument), no socket errors; /mcp/health still ok after the runs; no \"catalog:\" line in mcpgate's log (no upstream left out, the catalog fits the state file): $([ -z "$bad" ] && echo yes || echo "NO: $bad (see bench/out/fed/runs.tsv)")"
+	echo "- status codes: every answer 200 with the expected body (health \"status\"; tools/list $TOOLS \"inputSchema\"; the calls the echoed argument), no socket errors; /mcp/health still ok after the runs; no upstream left out and the catalog in the state file (mcpgate's log): $([ -z "$bad" ] && echo yes || echo "NO: $bad (see bench/out/fed/runs.tsv)")"
 	echo "- checked once before: tools/list answers exactly $TOOLS tools ($want_counts: tools, nextCursor, per prefix), and the gateway's tools/call result is the upstream's own"
 	echo "- introspections at the IdP during the runs (the token was cached before; 0 expected): $intro"
 }
