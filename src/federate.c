@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
@@ -240,17 +241,104 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	return up;
 }
 
+/* The caller's own session with up, when it has one: call's session_id, version, and
+ * the caller's request id. */
+static void
+caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct upstream_call *call)
+{
+	json_t *entry = json_object_get(f->sessions, up->s.name);
+
+	call->session_id = json_string_value(json_array_get(entry, 0));
+	call->version = json_string_value(json_array_get(entry, 1));
+	call->id = call->session_id ? f->id : NULL;
+}
+
+/* A request an upstream makes of the caller travels under an id that names the
+ * upstream, so that the caller's answer (a POST of its own, to any process) finds the
+ * way back: "mcpgate:" length of the upstream's name ":" the name, then the original
+ * id as JSON. */
+#define ROUTE_ID_PREFIX	"mcpgate:"
+
+struct relay_ctx {
+	struct fed_call *f;
+	const struct cfg_upstream *up;
+};
+
+static int
+relay_msg(void *ctx, json_t *msg)
+{
+	struct relay_ctx *r = ctx;
+	struct fed_call *f = r->f;
+	json_t *id = json_object_get(msg, "id"), *copy;
+	char *idj, *rid;
+	int rc = UPSTREAM_DECLINE;
+
+	if (id == NULL)
+		return f->on_msg ? f->on_msg(f->ctx, msg) : 0;
+	/* Only the caller's own session carries its capabilities: on the gateway's,
+	 * nobody could answer. */
+	if (f->on_msg == NULL || json_object_get(f->sessions, r->up->s.name) == NULL)
+		return UPSTREAM_DECLINE;
+	if ((idj = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return UPSTREAM_DECLINE;
+	if (asprintf(&rid, ROUTE_ID_PREFIX "%zu:%s%s", strlen(r->up->s.name), r->up->s.name, idj) >= 0) {
+		copy = json_copy(msg);
+		json_object_set_new(copy, "id", json_string(rid));
+		rc = f->on_msg(f->ctx, copy);
+		json_decref(copy);
+		free(rid);
+	}
+	free(idj);
+	return rc;
+}
+
+int
+fed_answer(struct fed_call *f, json_t *msg)
+{
+	const char *rid = json_string_value(json_object_get(msg, "id")), *p;
+	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms };
+	struct gw_error err;
+	json_t *id, *copy;
+	char name[256], *end;
+	unsigned long n;
+	int rc = -1;
+
+	if (rid == NULL || strncmp(rid, ROUTE_ID_PREFIX, strlen(ROUTE_ID_PREFIX)) != 0)
+		return -1;
+	p = rid + strlen(ROUTE_ID_PREFIX);
+	n = strtoul(p, &end, 10);
+	if (end == p || *end != ':' || n == 0 || n >= sizeof(name) || strlen(end + 1) <= n)
+		return -1;
+	memcpy(name, end + 1, n);
+	name[n] = '\0';
+	if ((call.up = upstream_named(f->cfg, name)) == NULL ||
+	    (id = json_loads(end + 1 + n, JSON_DECODE_ANY, NULL)) == NULL)
+		return -1;
+	caller_session(f, call.up, &call);
+	if (call.session_id && (copy = json_copy(msg)) != NULL) {
+		json_object_set(copy, "id", id);
+		rc = upstream_respond(f->pool, &call, copy, &err);
+		json_decref(copy);
+	}
+	json_decref(id);
+	return rc;
+}
+
 /* One request to up: its result (a new reference), or NULL with f->code and f->why. */
 static json_t *
 forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, json_t *params)
 {
+	struct relay_ctx rc = { f, up };
 	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = method, .params = params,
-	    .on_msg = f->on_msg, .ctx = f->ctx, .now_ms = f->now_ms };
+	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms };
 	struct gw_error err = { GW_OK, "" };
 	json_t *resp, *result, *e;
 	size_t n;
 
+	caller_session(f, up, &call);
 	if (upstream_request(f->pool, &call, &resp, &err) < 0) {
+		if (err.code == GW_ESESSION)
+			f->session_gone = 1;
 		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
 		 * in the log line upstream.c wrote. */
 		n = strcspn(err.detail, "(");
@@ -372,4 +460,58 @@ fed_capabilities(json_t *doc)
 		if (offered(doc, relayed[i]))
 			json_object_set_new(caps, relayed[i], json_object());
 	return caps;
+}
+
+json_t *
+fed_open_sessions(struct fed_call *f, json_t *client_caps)
+{
+	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms };
+	struct gw_error err;
+	json_t *map = json_object(), *st;
+	const char *name;
+	char *sid, version[16];
+
+	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
+		if (!json_is_true(json_object_get(st, "ok")) || (call.up = upstream_named(f->cfg, name)) == NULL)
+			continue;
+		if (upstream_open(f->pool, &call, client_caps, &sid, version, &err) < 0)
+			continue;	/* logged; its calls use the gateway's own session */
+		if (sid)
+			json_object_set_new(map, name, json_pack("[s, s]", sid, version));
+		free(sid);
+	}
+	return map;
+}
+
+void
+fed_close_sessions(struct fed_call *f)
+{
+	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms };
+	const char *name;
+	json_t *entry;
+
+	json_object_foreach(f->sessions, name, entry) {
+		if ((call.up = upstream_named(f->cfg, name)) == NULL)
+			continue;
+		caller_session(f, call.up, &call);
+		upstream_close(f->pool, &call);
+	}
+}
+
+void
+fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
+{
+	struct upstream_call call = { .cfg = f->cfg, .method = method, .params = params, .now_ms = f->now_ms };
+	struct gw_error err;
+	const char *name;
+	json_t *entry;
+
+	json_object_foreach(f->sessions, name, entry) {
+		if ((call.up = upstream_named(f->cfg, name)) == NULL)
+			continue;
+		caller_session(f, call.up, &call);
+		call.id = NULL;
+		if (call.session_id)
+			upstream_notify(f->pool, &call, &err);	/* logged when it fails */
+	}
 }

@@ -17,12 +17,20 @@ struct fed_call {
 	const struct config *cfg;
 	struct upstream_pool *pool;
 	json_t *doc;			/* the catalog (catalog.h) */
-	upstream_msg_fn *on_msg;	/* what the upstream sends before its answer */
+	/* What the upstream sends before its answer. A request it makes of the caller
+	 * (sampling, elicitation, roots) comes only over the caller's own session, with an
+	 * id fed_answer() routes back; UPSTREAM_DECLINE refuses it. */
+	upstream_msg_fn *on_msg;
 	void *ctx;
 	int64_t now_ms;			/* monotonic */
+	/* The caller's own upstream sessions, from its Mcp-Session-Id: {upstream name:
+	 * [session id, version]}; NULL or absent names = the gateway's own session. */
+	json_t *sessions;
+	json_t *id;			/* the caller's request id (borrowed) */
 	/* Out, when the request fails. */
 	int code;
 	char why[256];
+	int session_gone;		/* an upstream no longer knows the caller's session */
 };
 
 /* 1 when method is one the gateway passes on (fed_request). */
@@ -30,6 +38,21 @@ int fed_relays(const char *method);
 /* The result of method with params (borrowed) from the upstream it belongs to: a new
  * reference, or NULL with f->code and f->why. */
 json_t *fed_request(struct fed_call *f, const char *method, json_t *params);
+/* Sessions for a caller that just initialized: one with every upstream left in the
+ * catalog, initialized with the caller's client capabilities. The map to keep in its
+ * Mcp-Session-Id (a new reference; upstreams that failed or keep no session are left
+ * out, and their calls go through the gateway's own session). */
+json_t *fed_open_sessions(struct fed_call *f, json_t *client_caps);
+/* The caller's answer (msg, a JSON-RPC response) to a request an upstream made of it
+ * through on_msg: to that upstream, on the caller's session, under the original id.
+ * 0, or -1 when the id is not one of ours, names no session of the caller's, or the
+ * upstream did not take it. */
+int fed_answer(struct fed_call *f, json_t *msg);
+/* DELETE of every session in f->sessions (the caller ended its own). */
+void fed_close_sessions(struct fed_call *f);
+/* A notification (notifications/cancelled) to every session in f->sessions: each
+ * upstream ignores a request id it does not know. */
+void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params);
 /* 0 when method needs a capability (resources, prompts, completions, logging) no
  * upstream of doc offers: the gateway then answers it as an unknown method. */
 int fed_offers(json_t *doc, const char *method);

@@ -33,6 +33,9 @@ struct mcp_method;
 struct mcp_call {
 	const struct mcp_env *env;
 	const struct mcp_method *mm;	/* the method being answered */
+	json_t *id;			/* its request id (borrowed) */
+	struct session *sess;		/* the caller's session; NULL = stateless */
+	int session_gone;		/* an upstream forgot the caller's session: 404 it */
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;
@@ -240,19 +243,22 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	return result;
 }
 
-/* Messages an upstream sends before its answer: progress and log notifications go to
- * a client that takes an event stream, as they come; the rest is dropped. */
+/* Messages an upstream sends before its answer, to a client that takes an event
+ * stream, as they come: progress and log notifications, and the requests it makes of
+ * the client (federate.c gives them an id that leads the client's answer back);
+ * other notifications are dropped, and requests declined when there is no stream. */
 static int
 relay(void *ctx, json_t *msg)
 {
 	struct mcp_call *c = ctx;
 	const char *m = json_string_value(json_object_get(msg, "method"));
+	int request = json_object_get(msg, "id") != NULL;
 
-	if (!c->stream_ok || m == NULL || json_object_get(msg, "id") ||
-	    (strcmp(m, "notifications/progress") != 0 && strcmp(m, "notifications/message") != 0))
+	if (m == NULL || (!request && strcmp(m, "notifications/progress") != 0 &&
+	    strcmp(m, "notifications/message") != 0))
 		return 0;
-	if (!c->resp->streamed && response_stream_open(c->resp) < 0)
-		return 0;
+	if (!c->stream_ok || c->in_batch || (!c->resp->streamed && response_stream_open(c->resp) < 0))
+		return request ? UPSTREAM_DECLINE : 0;
 	response_stream_message(c->resp, msg);
 	return 0;
 }
@@ -263,9 +269,11 @@ static json_t *
 m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
-	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000 };
+	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000,
+	    .sessions = c->sess ? c->sess->upstreams : NULL, .id = c->id };
 	json_t *result = fed_request(&f, c->mm->name, params);
 
+	c->session_gone |= f.session_gone;
 	if (result == NULL) {
 		*code = f.code;
 		memcpy(c->why, f.why, sizeof(c->why));
@@ -322,6 +330,7 @@ dispatch(struct mcp_call *c, const struct jr_msg *m)
 	if ((mm->flags & MF_NO_BATCH) && c->in_batch)
 		return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "initialize cannot be batched", NULL);
 	c->mm = mm;
+	c->id = m->id;
 	if ((result = mm->fn(c, m->params, &code, &msg)) == NULL)
 		return jsonrpc_error(m->id, code, msg ? msg : "Internal error", NULL);
 	if (c->modern)
@@ -398,23 +407,37 @@ caller_who(const struct caller *caller, char who[33])
 	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
 }
 
-/* A fresh session for an initialize that succeeded: the Mcp-Session-Id header. */
+/* A fresh session for an initialize that succeeded: the Mcp-Session-Id header, with a
+ * session of the caller's own at every upstream (its client capabilities passed on). */
 static void
-issue_session(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    const struct request *req, json_t *answer, struct response *resp)
+issue_session(struct mcp_call *c, json_t *params, json_t *answer)
 {
 	const char *pv = json_string_value(json_object_get(json_object_get(answer, "result"), "protocolVersion"));
+	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
+	    .now_ms = clock_mono_us() / 1000 };
 	struct session s;
 	char id[SESSION_ID_MAX];
 
-	if (pv == NULL || env->session_key == NULL)
+	if (pv == NULL || c->env->session_key == NULL)
 		return;
 	memset(&s, 0, sizeof(s));
 	snprintf(s.version, sizeof(s.version), "%s", pv);
-	caller_who(caller, s.who);
-	s.exp = req->now + cfg->session_ttl;
-	if (session_seal(env->session_key, &s, id) == 0)
-		response_set_header(resp, "Mcp-Session-Id", "%s", id);
+	caller_who(c->caller, s.who);
+	s.exp = c->req->now + c->cfg->session_ttl;
+	s.upstreams = fed_open_sessions(&f, json_object_get(params, "capabilities"));
+	if (session_seal(c->env->session_key, &s, id) < 0) {
+		log_warn(c->req->id, "session: the caller's upstream sessions do not fit an Mcp-Session-Id; "
+		    "its calls use the gateway's own");
+		f.sessions = s.upstreams;
+		fed_close_sessions(&f);
+		json_object_clear(s.upstreams);
+		if (session_seal(c->env->session_key, &s, id) < 0) {
+			session_clear(&s);
+			return;
+		}
+	}
+	response_set_header(c->resp, "Mcp-Session-Id", "%s", id);
+	session_clear(&s);
 }
 
 /* A presented Mcp-Session-Id must open for this caller; none means stateless. */
@@ -450,6 +473,12 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 		return;
 	}
 	session_end(env->tombstones, req->session_id, s.exp, req->now);
+	{
+		struct fed_call f = { .cfg = cfg, .pool = env->pool, .now_ms = clock_mono_us() / 1000,
+		    .sessions = s.upstreams };
+
+		fed_close_sessions(&f);
+	}
 	session_clear(&s);
 	response_set_empty(resp, 204);
 }
@@ -647,6 +676,29 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 		json_decref(out);
 }
 
+/* A caller's notifications/cancelled: to each of its upstream sessions, where its
+ * request ran under its own id (upstreams ignore an id they do not know). */
+static void
+forward_cancel(struct mcp_call *c, json_t *params)
+{
+	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .now_ms = clock_mono_us() / 1000,
+	    .sessions = c->sess ? c->sess->upstreams : NULL };
+
+	if (json_object_size(f.sessions) > 0 && json_object_get(params, "requestId"))
+		fed_notify_sessions(&f, "notifications/cancelled", params);
+}
+
+/* The client's answer to a request an upstream made of it during a call. */
+static void
+forward_answer(struct mcp_call *c, json_t *msg)
+{
+	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .now_ms = clock_mono_us() / 1000,
+	    .sessions = c->sess ? c->sess->upstreams : NULL };
+
+	if (json_object_size(f.sessions) > 0 && fed_answer(&f, msg) < 0)
+		log_info(c->req->id, "an answer for no request the gateway relayed was dropped");
+}
+
 void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
@@ -702,6 +754,8 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 			response_set_error(resp, GW_ESESSION, NULL);
 			goto out;
 		}
+		if (req->session_id)
+			c.sess = &sess;
 	}
 	if (json_is_array(payload)) {
 		if (json_array_size(payload) > (size_t)cfg->max_batch)
@@ -711,6 +765,10 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		goto out;
 	}
 	if (m.kind != JR_REQUEST) {	/* a notification, or the answer to a request of ours */
+		if (m.kind == JR_NOTIFICATION && strcmp(m.method, "notifications/cancelled") == 0)
+			forward_cancel(&c, m.params);
+		else if (m.kind == JR_RESPONSE)
+			forward_answer(&c, payload);
 		response_set_empty(resp, 202);
 		goto out;
 	}
@@ -719,7 +777,12 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	c.splice_ok = !stream;
 	out = dispatch(&c, &m);
 	if (!c.modern && strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
-		issue_session(env, cfg, caller, req, out, resp);
+		issue_session(&c, m.params, out);
+	if (c.session_gone) {	/* the client starts over with initialize */
+		json_decref(out);
+		response_set_error(resp, GW_ESESSION, "an upstream ended this session; initialize again");
+		goto out;
+	}
 	if (method_find(m.method) && (method_find(m.method)->flags & MF_PRIVATE) && !resp->streamed) {
 		response_set_header(resp, "Cache-Control", "private");
 		response_set_header(resp, "Vary", "Authorization");

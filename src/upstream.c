@@ -18,9 +18,11 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "secret.h"
 #include "sse.h"
+#include "jsonrpc.h"
 #include "upstream.h"
 
 #define DISCARD_MAX	(64 * 1024)	/* body of an error or a 202 read so the connection stays */
@@ -41,6 +43,10 @@ struct up_conn {
 
 struct upstream_pool {
 	CURLM *multi;		/* owns the connection cache */
+	/* For an answer the gateway sends an upstream while one of its transfers is still
+	 * running (declining a request the upstream made in the middle of a call). */
+	CURLM *side_multi;
+	CURL *side;
 	struct up_conn *conns;
 	size_t n;
 	int64_t next_id;	/* JSON-RPC ids of the gateway's own requests */
@@ -55,6 +61,9 @@ struct post {
 	const char *session;	/* Mcp-Session-Id to send; NULL = none */
 	const char *version;	/* MCP-Protocol-Version to send; NULL = none */
 	int relay;		/* other messages go to the call's on_msg */
+	int del;		/* a DELETE of the session, not a POST of method */
+	json_t *raw;		/* borrowed: the message to POST as is (an answer) instead of method */
+	int side;		/* on the pool's side handle: another transfer is running */
 	long status;		/* out: HTTP status, 0 = none */
 	char session_got[UPSTREAM_MAX_SESSION_ID + 1];	/* out: the answer's Mcp-Session-Id */
 	int session_bad;	/* out: it had one, but not a usable one */
@@ -65,6 +74,8 @@ enum body_kind { BODY_NONE, BODY_JSON, BODY_SSE, BODY_DISCARD };
 
 /* The state of one transfer, shared by the curl callbacks. */
 struct xfer {
+	struct upstream_pool *p;
+	struct up_conn *c;
 	const struct upstream_call *call;
 	struct post *q;
 	CURL *h;
@@ -130,6 +141,10 @@ upstream_pool_free(struct upstream_pool *p)
 	free(p->conns);
 	if (p->multi)
 		curl_multi_cleanup(p->multi);
+	if (p->side)
+		curl_easy_cleanup(p->side);
+	if (p->side_multi)
+		curl_multi_cleanup(p->side_multi);
 	free(p);
 }
 
@@ -282,6 +297,33 @@ is_jsonrpc(json_t *m)
 
 /* One message of an event stream: ours ends the call, requests and notifications go to
  * on_msg, anything else is a protocol failure. 0 to go on, -1 to stop. */
+static int post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+    struct post *q, int64_t deadline_ms, json_t **resp, struct gw_error *err);
+
+/* Answers a request the upstream made during our call with an error, on the side
+ * handle (the call's own transfer is still running), at most a second. */
+static void
+decline(struct xfer *x, json_t *req)
+{
+	struct gw_error err;
+	struct post q;
+	json_t *ans = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", json_object_get(req, "id"),
+	    "error", "code", JSONRPC_METHOD_NOT_FOUND,
+	    "message", "The gateway's caller cannot take this request");
+
+	if (ans == NULL)
+		return;
+	memset(&q, 0, sizeof(q));
+	q.raw = ans;
+	q.side = 1;
+	q.session = x->q->session;
+	q.version = x->q->version;
+	if (post(x->p, x->c, x->call, &q, clock_mono_us() / 1000 + 1000, NULL, &err) < 0)
+		log_msg(GW_LOG_INFO, NULL, "%s (declining %s)", err.detail,
+		    json_string_value(json_object_get(req, "method")));
+	json_decref(ans);
+}
+
 static int
 take_one(struct xfer *x, json_t *m)
 {
@@ -294,13 +336,16 @@ take_one(struct xfer *x, json_t *m)
 		return -1;
 	}
 	if (json_is_string(json_object_get(m, "method"))) {
-		if (!x->q->relay || call->on_msg == NULL)
-			return 0;
-		if (call->on_msg(call->ctx, m) < 0) {
+		int r = x->q->relay && call->on_msg ? call->on_msg(call->ctx, m) : UPSTREAM_DECLINE;
+
+		if (r < 0) {
 			x->q->abandoned = 1;
 			set_fail(x, "call abandoned");
 			return -1;
 		}
+		/* A request nobody relays would hold the call until its timeout: refuse it. */
+		if (r == UPSTREAM_DECLINE && json_object_get(m, "id"))
+			decline(x, m);
 		return 0;
 	}
 	if (!is_answer(m, x->q->id)) {
@@ -397,7 +442,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
  * completed it; returns early (the connection is then dropped) a grace period after
  * our answer, or past the deadline should curl's own timeout not fire. */
 static void
-run(struct upstream_pool *p, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *rc)
+run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *rc)
 {
 	CURLMcode mc;
 	CURLMsg *m;
@@ -406,16 +451,16 @@ run(struct upstream_pool *p, struct xfer *x, int64_t deadline_ms, int *finished,
 
 	*finished = 0;
 	*rc = CURLE_OK;
-	if ((mc = curl_multi_add_handle(p->multi, x->h)) != CURLM_OK) {
+	if ((mc = curl_multi_add_handle(multi, x->h)) != CURLM_OK) {
 		set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
 		return;
 	}
 	for (;;) {
-		if ((mc = curl_multi_perform(p->multi, &running)) != CURLM_OK) {
+		if ((mc = curl_multi_perform(multi, &running)) != CURLM_OK) {
 			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
 			break;
 		}
-		while ((m = curl_multi_info_read(p->multi, &left)) != NULL)
+		while ((m = curl_multi_info_read(multi, &left)) != NULL)
 			if (m->msg == CURLMSG_DONE && m->easy_handle == x->h) {
 				*rc = m->data.result;
 				*finished = 1;
@@ -430,12 +475,12 @@ run(struct upstream_pool *p, struct xfer *x, int64_t deadline_ms, int *finished,
 				break;
 		} else if (now_us / 1000 > deadline_ms + 1000)
 			break;	/* a backstop: curl's CURLOPT_TIMEOUT_MS ends it first */
-		if ((mc = curl_multi_poll(p->multi, NULL, 0, (int)wait, NULL)) != CURLM_OK) {
+		if ((mc = curl_multi_poll(multi, NULL, 0, (int)wait, NULL)) != CURLM_OK) {
 			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
 			break;
 		}
 	}
-	curl_multi_remove_handle(p->multi, x->h);
+	curl_multi_remove_handle(multi, x->h);
 }
 
 static struct curl_slist *
@@ -473,6 +518,8 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 	json_error_t jerr;
 	json_t *msg = NULL, *answer = NULL;
 	char *body = NULL, line[64 + UPSTREAM_MAX_SESSION_ID], media[80];
+	CURLM **multi;
+	CURL **h;
 	int64_t left_ms, now_ms;
 	long connects = 0;
 	CURLcode rc;
@@ -485,6 +532,8 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 	q->session_bad = 0;
 	q->abandoned = 0;
 	memset(&x, 0, sizeof(x));
+	x.p = p;
+	x.c = c;
 	x.call = call;
 	x.q = q;
 	buf_init(&x.body, UPSTREAM_MAX_RESPONSE);
@@ -494,17 +543,19 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out after %ld ms", name, up->timeout_ms);
 		goto out;
 	}
-	if ((p->multi == NULL && (p->multi = curl_multi_init()) == NULL) ||
-	    (c->h == NULL && (c->h = curl_easy_init()) == NULL)) {
+	multi = q->side ? &p->side_multi : &p->multi;
+	h = q->side ? &p->side : &c->h;
+	if ((*multi == NULL && (*multi = curl_multi_init()) == NULL) ||
+	    (*h == NULL && (*h = curl_easy_init()) == NULL)) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot initialise libcurl", name);
 		goto out;
 	}
-	msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method);
+	msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "");
 	if (msg && q->id)
 		json_object_set(msg, "id", q->id);
 	if (msg && q->params)
 		json_object_set(msg, "params", q->params);
-	if (msg == NULL || (body = json_dumps(msg, JSON_COMPACT)) == NULL) {
+	if (msg == NULL || (body = q->del ? strdup("") : json_dumps(q->raw ? q->raw : msg, JSON_COMPACT)) == NULL) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the request could not be built", name);
 		goto out;
 	}
@@ -526,7 +577,7 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 		goto out;
 	}
 
-	x.h = c->h;
+	x.h = *h;
 	curl_easy_reset(x.h);	/* keeps the live connection */
 	curl_easy_setopt(x.h, CURLOPT_URL, up->url);
 	curl_easy_setopt(x.h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -538,14 +589,18 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 	curl_easy_setopt(x.h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
 	curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, x.errbuf);
 	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(x.h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	if (q->del)
+		curl_easy_setopt(x.h, CURLOPT_CUSTOMREQUEST, "DELETE");
+	else {
+		curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(x.h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	}
 	curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x);
 	curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x);
 
-	run(p, &x, deadline_ms, &finished, &rc);
+	run(*multi, &x, deadline_ms, &finished, &rc);
 	if (curl_easy_getinfo(x.h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
 		p->connects += (unsigned long)connects;
 	if (!x.started)
@@ -566,6 +621,8 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 			gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out after %ld ms", name, up->timeout_ms);
 	} else if (q->status != 0 && !(q->status == 200 ||
 	    (q->id == NULL && (q->status == 202 || q->status == 204)))) {
+		/* (a DELETE the upstream refuses, 405, or of a session it forgot, 404, fails
+		 * here too: the caller of upstream_close takes it as done) */
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: HTTP %ld", name, q->status);
 	} else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {
 		if (x.kind == BODY_SSE)
@@ -610,10 +667,13 @@ out:
 	return ret;
 }
 
-/* The lifecycle: initialize, record the session and version, notifications/initialized. */
+/* The lifecycle on a new session: initialize (with the client capabilities caps),
+ * then notifications/initialized. 0 with *session (malloc'd; NULL when the upstream
+ * keeps none), version and *server_caps (a new reference); -1 with err. */
 static int
-initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
-    int64_t deadline_ms, struct gw_error *err)
+handshake(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+    json_t *caps, int64_t deadline_ms, char **session, char version[16], json_t **server_caps,
+    struct gw_error *err)
 {
 	const char *name = call->up->s.name, *pv;
 	json_t *params, *id, *resp = NULL, *result;
@@ -621,9 +681,10 @@ initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_cal
 	size_t i;
 	int rc = -1;
 
-	conn_forget(c);
-	params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", UPSTREAM_CLIENT_VERSION,
-	    "capabilities", "clientInfo",
+	*session = NULL;
+	*server_caps = NULL;
+	params = json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", UPSTREAM_CLIENT_VERSION,
+	    "capabilities", caps, "clientInfo",
 	    "name", call->cfg && call->cfg->name ? call->cfg->name : PACKAGE_NAME,
 	    "version", call->cfg && call->cfg->version ? call->cfg->version : PACKAGE_VERSION);
 	id = json_integer(++p->next_id);
@@ -656,28 +717,46 @@ initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_cal
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: initialize answered an unusable Mcp-Session-Id", name);
 		goto out;
 	}
-	if (q.session_got[0] && (c->session = strdup(q.session_got)) == NULL) {
+	if (q.session_got[0] && (*session = strdup(q.session_got)) == NULL) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", name);
 		goto out;
 	}
-	snprintf(c->version, sizeof(c->version), "%s", versions[i]);
-	c->caps = json_is_object(json_object_get(result, "capabilities")) ?
+	snprintf(version, 16, "%s", versions[i]);
+	*server_caps = json_is_object(json_object_get(result, "capabilities")) ?
 	    json_incref(json_object_get(result, "capabilities")) : json_object();
 
 	memset(&q, 0, sizeof(q));
 	q.method = "notifications/initialized";
-	q.session = c->session;
-	q.version = c->version;
+	q.session = *session;
+	q.version = version;
 	if (post(p, c, call, &q, deadline_ms, NULL, err) < 0)
 		goto out;
-	c->ready = 1;
 	rc = 0;
 out:
-	if (rc < 0)
-		conn_forget(c);
+	if (rc < 0) {
+		free(*session);
+		*session = NULL;
+		json_decref(*server_caps);
+		*server_caps = NULL;
+	}
 	json_decref(resp);
 	json_decref(params);
 	json_decref(id);
+	return rc;
+}
+
+/* The pool's own session with the upstream, as the gateway (no client capabilities). */
+static int
+initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+    int64_t deadline_ms, struct gw_error *err)
+{
+	json_t *none = json_object();
+	int rc;
+
+	conn_forget(c);
+	rc = handshake(p, c, call, none, deadline_ms, &c->session, c->version, &c->caps, err);
+	json_decref(none);
+	c->ready = rc == 0;
 	return rc;
 }
 
@@ -708,15 +787,16 @@ log_failure(const struct upstream_call *call, const struct gw_error *err, int64_
 	    err->detail, call->method ? call->method : "?", (long long)((clock_mono_us() - t0_us) / 1000));
 }
 
-/* What both entry points check first; the pool's entry for the upstream. */
+/* What the entry points check first (lifecycle: upstream_open and _close, which
+ * take no method); the pool's entry for the upstream. */
 static struct up_conn *
-begin(struct upstream_pool *p, const struct upstream_call *call, struct gw_error *err)
+begin(struct upstream_pool *p, const struct upstream_call *call, int lifecycle, struct gw_error *err)
 {
 	const char *name = call->up && call->up->s.name ? call->up->s.name : "?";
 	struct up_conn *c;
 
-	if (call->up == NULL || call->up->url == NULL || call->method == NULL ||
-	    strcmp(call->method, "initialize") == 0) {
+	if (call->up == NULL || call->up->url == NULL ||
+	    (!lifecycle && (call->method == NULL || strcmp(call->method, "initialize") == 0))) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: not a call the gateway makes", name);
 		return NULL;
 	}
@@ -741,10 +821,10 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 
 	*response = NULL;
 	memset(&q, 0, sizeof(q));
-	if ((c = begin(p, call, err)) == NULL)
+	if ((c = begin(p, call, 0, err)) == NULL)
 		goto out;
 	deadline = call->now_ms + call->up->timeout_ms;
-	if ((id = json_integer(++p->next_id)) == NULL) {
+	if ((id = call->id ? json_incref(call->id) : json_integer(++p->next_id)) == NULL) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", call->up->s.name);
 		goto out;
 	}
@@ -759,11 +839,15 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		q.params = call->params;
 		q.id = id;
 		q.session = own ? c->session : call->session_id;
-		q.version = c->ready ? c->version : UPSTREAM_CLIENT_VERSION;
+		q.version = own ? c->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
 		q.relay = 1;
 		if (post(p, c, call, &q, deadline, response, err) == 0) {
 			gw_error_set(err, GW_OK, "%s", "");	/* a 404 before may have set it */
 			rc = 0;
+			break;
+		}
+		if (q.status == 404 && !own) {
+			gw_error_set(err, GW_ESESSION, "upstream %s: the session ended", call->up->s.name);
 			break;
 		}
 		if (q.status != 404 || !own || fresh || c->session == NULL)
@@ -790,7 +874,7 @@ upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struc
 	struct post q;
 	int own = call->session_id == NULL, rc = -1;
 
-	if ((c = begin(p, call, err)) == NULL)
+	if ((c = begin(p, call, 0, err)) == NULL)
 		goto out;
 	deadline = call->now_ms + call->up->timeout_ms;
 	if (own && !c->ready && initialize(p, c, call, deadline, err) < 0)
@@ -799,7 +883,7 @@ upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struc
 	q.method = call->method;
 	q.params = call->params;
 	q.session = own ? c->session : call->session_id;
-	q.version = c->ready ? c->version : UPSTREAM_CLIENT_VERSION;
+	q.version = own ? c->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
 	rc = post(p, c, call, &q, deadline, NULL, err);
 out:
 	if (rc < 0)
@@ -813,7 +897,7 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 	int64_t t0 = clock_mono_us();
 	struct up_conn *c;
 
-	if ((c = begin(p, call, err)) == NULL)
+	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
 	if (!c->ready && initialize(p, c, call, call->now_ms + call->up->timeout_ms, err) < 0)
 		goto fail;
@@ -821,4 +905,69 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 fail:
 	log_failure(call, err, t0, 0);
 	return NULL;
+}
+
+int
+upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t *client_caps,
+    char **session_id, char version[16], struct gw_error *err)
+{
+	int64_t t0 = clock_mono_us();
+	struct up_conn *c;
+	json_t *server_caps = NULL, *none = NULL;
+	int rc = -1;
+
+	*session_id = NULL;
+	if ((c = begin(p, call, 1, err)) == NULL)
+		goto out;
+	if (!json_is_object(client_caps))
+		client_caps = none = json_object();
+	rc = handshake(p, c, call, client_caps, call->now_ms + call->up->timeout_ms, session_id, version,
+	    &server_caps, err);
+	json_decref(server_caps);
+	json_decref(none);
+out:
+	if (rc < 0)
+		log_failure(call, err, t0, 0);
+	return rc;
+}
+
+void
+upstream_close(struct upstream_pool *p, const struct upstream_call *call)
+{
+	struct gw_error err;
+	struct up_conn *c;
+	struct post q;
+	int64_t deadline = call->now_ms + (call->up && call->up->timeout_ms < UPSTREAM_CLOSE_MS ?
+	    call->up->timeout_ms : UPSTREAM_CLOSE_MS);
+
+	if (call->session_id == NULL || (c = begin(p, call, 1, &err)) == NULL)
+		return;
+	memset(&q, 0, sizeof(q));
+	q.del = 1;
+	q.session = call->session_id;
+	q.version = call->version ? call->version : UPSTREAM_CLIENT_VERSION;
+	if (post(p, c, call, &q, deadline, NULL, &err) < 0)
+		log_msg(GW_LOG_INFO, NULL, "%s (DELETE of a caller's session: left to expire)", err.detail);
+}
+
+int
+upstream_respond(struct upstream_pool *p, const struct upstream_call *call, json_t *msg,
+    struct gw_error *err)
+{
+	int64_t t0 = clock_mono_us();
+	struct up_conn *c;
+	struct post q;
+	int rc = -1;
+
+	if ((c = begin(p, call, 1, err)) == NULL)
+		goto out;
+	memset(&q, 0, sizeof(q));
+	q.raw = msg;
+	q.session = call->session_id;
+	q.version = call->version ? call->version : UPSTREAM_CLIENT_VERSION;
+	rc = post(p, c, call, &q, call->now_ms + call->up->timeout_ms, NULL, err);
+out:
+	if (rc < 0)
+		log_failure(call, err, t0, 0);
+	return rc;
 }

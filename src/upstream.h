@@ -21,6 +21,7 @@
 /* After the answer on an event stream, how long the upstream may take to end the
  * stream (so that the connection is reused) before it is dropped. */
 #define UPSTREAM_END_GRACE_MS	50
+#define UPSTREAM_CLOSE_MS	1000	/* at most this long for a session's DELETE */
 
 /* Per worker: a curl handle and the gateway's own session for each upstream (by
  * section name). Not shared between threads. */
@@ -33,10 +34,13 @@ unsigned long upstream_pool_connects(const struct upstream_pool *p);
 
 /* A message the upstream sends before its answer (notifications/progress,
  * notifications/message, a server-to-client request): 0 to go on, -1 to abandon the
- * call (the stream is dropped and notifications/cancelled sent for it). Borrowed.
+ * call (the stream is dropped and notifications/cancelled sent for it), or
+ * UPSTREAM_DECLINE: a request is then answered with an error at once (as is every
+ * request when there is no on_msg). Borrowed.
  * Only JSON-RPC notifications and requests (a string "method") get here; nothing in
  * them is checked beyond that. Messages after the answer are dropped. */
 typedef int upstream_msg_fn(void *ctx, json_t *msg);
+#define UPSTREAM_DECLINE	1
 
 struct upstream_call {
 	const struct config *cfg;	/* the gateway's name and version for clientInfo */
@@ -47,6 +51,10 @@ struct upstream_call {
 	 * re-initialized once when the upstream answers 404). A given one is sent as is
 	 * (visible ASCII only) and a 404 on it is an error. */
 	const char *session_id;
+	const char *version;		/* with session_id: its negotiated version (NULL = the newest) */
+	/* The request's JSON-RPC id (borrowed): with a caller's own session, the caller's
+	 * id, so that its notifications/cancelled can name it; NULL = the pool's next. */
+	json_t *id;
 	upstream_msg_fn *on_msg;	/* NULL = drop them */
 	void *ctx;
 	int64_t now_ms;			/* monotonic: the call ends by now_ms + timeout-ms */
@@ -54,14 +62,29 @@ struct upstream_call {
 
 /* One JSON-RPC request to an upstream. 0 with *response the whole JSON-RPC response
  * object as the upstream sent it (a new reference): "jsonrpc" "2.0", the id the
- * gateway sent (the pool's next number, never the caller's: the caller puts its
- * client's id back), and either an
+ * gateway sent (call->id, else the pool's next number: the caller puts its client's
+ * id back), and either an
  * object "result" or an object "error" (whose members are not checked). -1 with err
  * (GW_EUPSTREAM, and a reason fit for the log, "upstream NAME: ...") when the upstream
  * is down, slow past timeout-ms, answers garbage, over the caps, or not MCP; a
  * warning is logged then. */
 int upstream_request(struct upstream_pool *p, const struct upstream_call *call,
     json_t **response, struct gw_error *err);
+
+/* A new session with the upstream for one of the gateway's callers: initialize with the
+ * caller's client capabilities (so that the upstream may ask it for sampling,
+ * elicitation, roots) and the gateway's clientInfo. 0 with *session_id (malloc'd, NULL
+ * when the upstream keeps no sessions) and version; -1 with err. Pass both back in
+ * upstream_call.session_id/.version; a 404 on that session is then GW_ESESSION. */
+int upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t *client_caps,
+    char **session_id, char version[16], struct gw_error *err);
+/* A message of the gateway's caller for the upstream, POSTed as is on
+ * call->session_id: the answer to a request the upstream made (sampling, elicitation,
+ * roots). 0 or -1 with err. */
+int upstream_respond(struct upstream_pool *p, const struct upstream_call *call, json_t *msg,
+    struct gw_error *err);
+/* DELETE of call->session_id (best effort, UPSTREAM_CLOSE_MS at most). */
+void upstream_close(struct upstream_pool *p, const struct upstream_call *call);
 
 /* One notification (e.g. notifications/cancelled) on the call's session, else the
  * pool's (initialized first if need be); the upstream must answer 200, 202 or 204.

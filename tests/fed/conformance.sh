@@ -15,8 +15,8 @@
 #    scenario that passes fails here (delete its entry);
 #  - the baseline may not excuse tools-list, tools-call-*, server-initialize, ping or
 #    dns-rebinding-protection: those go through what the gateway relays already, so a
-#    failure there is a gateway bug, not missing work. The exceptions are the two
-#    tools-call-* scenarios that also need something not relayed yet (ALSO_NEED below);
+#    failure there is a gateway bug, not missing work (ALSO_NEED below may name
+#    exceptions that need something not relayed yet: none today);
 #  - the mcpgate processes survived the run;
 #  - last, the CLI's own verdict against the baseline: exit 0 when the failing scenarios
 #    are exactly the listed ones.
@@ -41,11 +41,11 @@ for f in "$nm/@modelcontextprotocol/sdk/package.json" "$CONF"; do
 done
 [ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 # Scenarios the baseline may not list: they use only what the gateway relays already
-# (initialize, ping, tools/list, tools/call with its progress and log notifications),
-# except those of ALSO_NEED, which need server-to-client requests relayed (issue 5
-# item 7).
+# (initialize, ping, tools/list, tools/call with its progress and log notifications and
+# the sampling and elicitation requests of the upstream). ALSO_NEED would name those
+# among them that need something not relayed yet: none now.
 NEVER_EXCUSED='^(tools-.*|server-initialize|ping|dns-rebinding-protection)$'
-ALSO_NEED='^(tools-call-sampling|tools-call-elicitation)$'
+ALSO_NEED='^$'
 # The failures of a listed scenario that mean "not relayed yet" (jq regex on errorMessage):
 # the gateway's -32601 to a method it does not relay, or no sampling/elicitation request
 # reaching the client.
