@@ -421,6 +421,42 @@ jcheck "nginx: logging/setLevel → {} (passed to every upstream that offers log
 	"$(jq -c --arg st "$st" '{status: $st, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .result == {}'
 
+# --- a caller's own upstream sessions (issue 5 items 6, 7) ------------------------------
+# post_sid BODY SID [ACCEPT] [METHOD]: through nginx with Mcp-Session-Id SID.
+post_sid() {
+	curl -sS --max-time 20 -o "$T/b" -D "$T/h" -w '%{http_code}' -X "${4:-POST}" -H 'Content-Type: application/json' \
+		-H "Accept: ${3:-application/json, text/event-stream}" -H "Authorization: Bearer $TOKEN" \
+		-H "Mcp-Session-Id: $2" -H 'MCP-Protocol-Version: 2025-11-25' --data-binary "$1" "$NGX_URL" 2>> "$T/curl.err"
+}
+opened() { grep -c 'session .* opened' "$T/$1.log"; }
+closed() { grep -c 'session .* closed' "$T/$1.log"; }
+oa=$(opened alpha) ob=$(opened beta) ca=$(closed alpha) cb=$(closed beta)
+st=$(post_ngx "$(rpc 30 initialize '{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
+SID=$(hdr Mcp-Session-Id)
+jcheck "nginx: initialize opens a session of the caller's own at each upstream that is up (alpha, beta; gamma is down)" \
+	"$(jq -nc --arg st "$st" --arg sid "$SID" --argjson da "$(( $(opened alpha) - oa ))" --argjson db "$(( $(opened beta) - ob ))" \
+		'{status: $st, sid: ($sid | length), alpha: $da, beta: $db}')" \
+	'.status == "200" and .sid > 0 and .alpha == 1 and .beta == 1'
+t0=$(date +%s%N)
+st=$(post_sid "$(rpc 31 tools/call '{"name":"a_test_sampling","arguments":{"prompt":"hi"}}')" "$SID" 'application/json')
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+jcheck "nginx: the upstream's sampling request to a caller without an event stream is declined at once (no wait for timeout-ms)" \
+	"$(jq -c --arg st "$st" --argjson ms "$ms" '{status: $st, ms: $ms, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .ms < 4000 and (.result.isError == true or .error != null)'
+st=$(post_sid "$(rpc 32 tools/call '{"name":"a_test_sampling","arguments":{"prompt":"hi"}}')" "$SID")
+req=$(sse_data "$T/b" | jq -sc '[.[] | select(.method == "sampling/createMessage")] | .[0]' 2>/dev/null)
+jcheck "nginx: with an event stream, the sampling request reaches the caller under a routing id" \
+	"$(jq -nc --arg st "$st" --argjson r "${req:-null}" '{status: $st, id: $r.id, method: $r.method}')" \
+	'(.id | type) == "string" and (.id | startswith("mcpgate:5:alpha")) and .method == "sampling/createMessage"'
+nc=$(grep -c 'notifications/cancelled' "$T/alpha.log")
+st=$(post_sid '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"test"}}' "$SID" 'application/json')
+is "nginx: a caller's notifications/cancelled is accepted (202) and passed to its upstream sessions" \
+	"$st $(( $(grep -c 'notifications/cancelled' "$T/alpha.log") - nc ))" "202 1"
+st=$(post_sid '' "$SID" 'application/json' DELETE)
+jcheck "nginx: DELETE ends the caller's upstream sessions too" \
+	"$(jq -nc --arg st "$st" --argjson da "$(( $(closed alpha) - ca ))" --argjson db "$(( $(closed beta) - cb ))" '{status: $st, alpha: $da, beta: $db}')" \
+	'.status == "204" and .alpha == 1 and .beta == 1'
+
 # --- 1/2 as CGI (same configuration, same state file) ------------------------------------
 list_pages post_cgi cgi
 catalog_checks cgi "$T/expect.tools"
