@@ -5,6 +5,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fcgiapp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -85,7 +86,7 @@ front_cgi(struct gateway *gw)
 	struct source body;
 	struct worker w;
 	struct sink out;
-	int in_fd = 0, out_fd = 1;
+	int in_fd = 0, out_fd = 1, null_fd;
 
 	body.read = fd_read;
 	body.ctx = &in_fd;
@@ -99,6 +100,13 @@ front_cgi(struct gateway *gw)
 	router_serve(&w, &req, &out);
 	request_drain_body(&req, DRAIN_MAX);
 	request_free(&req);
+	/* The answer is complete once stdout closes; then the upstream sessions this run
+	 * opened for itself are ended, so that CGI does not leave one per run behind. */
+	if ((null_fd = open("/dev/null", O_WRONLY)) >= 0) {
+		dup2(null_fd, out_fd);
+		close(null_fd);
+	}
+	worker_end_sessions(&w);
 	worker_free(&w);
 	return 0;
 }
@@ -299,9 +307,11 @@ front_fastcgi(struct gateway *gw, long workers)
 	}
 	stop_workers(ws, started);
 	for (i = 0; i < workers; i++)
-		if (i >= started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE))
+		if (i >= started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
+			if (i < started)
+				worker_end_sessions(&ws[i].w);
 			worker_free(&ws[i].w);
-		else
+		} else
 			leak = 1;	/* still running: its memory stays until exit */
 	log_info(NULL, "fastcgi: stopped");
 	if (!leak)

@@ -169,6 +169,16 @@ worker_init(struct worker *w, struct gateway *gw)
 }
 
 void
+worker_end_sessions(struct worker *w)
+{
+	struct config *cfg = gateway_config(w->gw);
+
+	upstream_pool_end(w->ups, cfg);
+	if (cfg)
+		config_unref(cfg);
+}
+
+void
 worker_free(struct worker *w)
 {
 	introspect_free(w->ix);

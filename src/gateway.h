@@ -50,5 +50,7 @@ const unsigned char *gateway_session_key(const struct gateway *gw, const struct 
 
 int worker_init(struct worker *w, struct gateway *gw);
 void worker_free(struct worker *w);
+/* Ends the sessions the worker opened at the upstreams for itself (not its callers'). */
+void worker_end_sessions(struct worker *w);
 
 #endif

@@ -971,3 +971,26 @@ out:
 		log_failure(call, err, t0, 0);
 	return rc;
 }
+
+void
+upstream_pool_end(struct upstream_pool *p, const struct config *cfg)
+{
+	struct upstream_call call = { .cfg = cfg, .now_ms = clock_mono_us() / 1000 };
+	size_t i, k;
+
+	for (i = 0; p && cfg && i < p->n; i++) {
+		struct up_conn *c = &p->conns[i];
+
+		if (!c->ready || c->session == NULL)
+			continue;
+		for (k = 0, call.up = NULL; k < cfg->n_upstreams && call.up == NULL; k++)
+			if (strcmp(cfg->upstreams[k].s.name, c->name) == 0 && strcmp(cfg->upstreams[k].url, c->url) == 0)
+				call.up = &cfg->upstreams[k];
+		if (call.up == NULL)
+			continue;
+		call.session_id = c->session;
+		call.version = c->version;
+		upstream_close(p, &call);
+		conn_forget(c);
+	}
+}

@@ -86,6 +86,10 @@ int upstream_respond(struct upstream_pool *p, const struct upstream_call *call, 
 /* DELETE of call->session_id (best effort, UPSTREAM_CLOSE_MS at most). */
 void upstream_close(struct upstream_pool *p, const struct upstream_call *call);
 
+/* Ends the pool's own sessions (DELETE, UPSTREAM_CLOSE_MS each at most): a CGI run
+ * that opened them, or a FastCGI worker that stops. cfg names the upstreams. */
+void upstream_pool_end(struct upstream_pool *p, const struct config *cfg);
+
 /* One notification (e.g. notifications/cancelled) on the call's session, else the
  * pool's (initialized first if need be); the upstream must answer 200, 202 or 204.
  * 0 or -1 with err. */

@@ -476,7 +476,10 @@ st=$(post_cgi "$(rpc 5 tools/call "$(jq -nc --argjson a "$ECHO_ARGS" '{name: "a_
 jcheck "CGI: tools/call a_echo → the arguments back" \
 	"$(jq -c --argjson a "$ECHO_ARGS" --arg st "$st" '{status: $st, same: ((.result.content[0].text | fromjson?) == $a), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .same'
+ob=$(opened beta) cb=$(closed beta)
 st=$(post_cgi "$(rpc 6 tools/call '{"name":"test_simple_text","arguments":{}}')" 'application/json')
+is "CGI: the run ends the session it opened at the upstream for itself (beta: opened, closed)" \
+	"$(( $(opened beta) - ob )) $(( $(closed beta) - cb ))" "1 1"
 jcheck "CGI: tools/call test_simple_text (beta, no prefix) → beta's result, unchanged" \
 	"$(jq -c --argjson d "$D_SIMPLE" --arg st "$st" '{status: $st, same: (.result == $d.result), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .same'
