@@ -673,6 +673,29 @@ jcheck "nginx: a dead upstream's tool, once out of the catalog → -32602" \
 	"$(jq -c --arg st "$st" '{status: $st, error, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .error.code == -32602'
 
+# --- an upstream that forgets a caller's session -----------------------------------------
+st=$(post_ngx "$(rpc 40 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
+SID2=$(hdr Mcp-Session-Id)
+a_port=${fx_url[alpha]##*:}
+a_port=${a_port%%/*}
+kill "${fx_pid[alpha]}" 2>/dev/null
+for _ in $(seq 1 50); do mg_alive "${fx_pid[alpha]}" || break; sleep 0.1; done
+start_fixture alpha --port "$a_port" --tools 150
+if wait_fixture alpha; then
+	st=$(post_sid "$(rpc 41 tools/call '{"name":"a_echo","arguments":{"x":1}}')" "$SID2" 'application/json')
+	jcheck "alpha restarted (it forgot the caller's session): the call answers 404 session_not_found, so the client initializes again" \
+		"$(jq -c --arg st "$st" '{status: $st, error, jsonrpc_code}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.status == "404" and .error == "session_not_found"'
+	st=$(post_ngx "$(rpc 42 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
+	SID3=$(hdr Mcp-Session-Id)
+	st=$(post_sid "$(rpc 43 tools/call '{"name":"a_echo","arguments":{"x":2}}')" "$SID3" 'application/json')
+	jcheck "… and after a new initialize, the call goes through on a new session" \
+		"$(jq -c --arg st "$st" '{status: $st, echoed: (.result.content[0].text | fromjson?), error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.status == "200" and .echoed == {"x": 2}'
+else
+	fail "alpha restarted on port $a_port" "$(tail -n 5 "$T/alpha.log")"
+fi
+
 # --- afterwards ---------------------------------------------------------------------------
 gone=
 for pid in $FCGI_PIDS; do mg_alive "$pid" || gone="$gone $pid"; done
