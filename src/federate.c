@@ -25,13 +25,17 @@ static const struct route {
 	enum how how;
 	enum catalog_kind kind;	/* BY_NAME */
 	const char *capability;
+	const char *feature;	/* a member of the capability that must be true, or NULL */
 	const char *unknown;	/* BY_NAME: the error message for a name not in the catalog */
 } routes[] = {
-	{ "tools/call", BY_NAME, CATALOG_TOOLS, "tools", "Unknown tool" },
-	{ "prompts/get", BY_NAME, CATALOG_PROMPTS, "prompts", "Unknown prompt" },
-	{ "resources/read", BY_URI, CATALOG_RESOURCES, "resources", NULL },
-	{ "completion/complete", BY_REF, CATALOG_PROMPTS, "completions", NULL },
-	{ "logging/setLevel", TO_ALL, CATALOG_TOOLS, "logging", NULL },
+	{ "tools/call", BY_NAME, CATALOG_TOOLS, "tools", NULL, "Unknown tool" },
+	{ "prompts/get", BY_NAME, CATALOG_PROMPTS, "prompts", NULL, "Unknown prompt" },
+	{ "resources/read", BY_URI, CATALOG_RESOURCES, "resources", NULL, NULL },
+	/* Updates come on the caller's GET stream, from its own session at the upstream. */
+	{ "resources/subscribe", BY_URI, CATALOG_RESOURCES, "resources", "subscribe", NULL },
+	{ "resources/unsubscribe", BY_URI, CATALOG_RESOURCES, "resources", "subscribe", NULL },
+	{ "completion/complete", BY_REF, CATALOG_PROMPTS, "completions", NULL, NULL },
+	{ "logging/setLevel", TO_ALL, CATALOG_TOOLS, "logging", NULL, NULL },
 };
 
 static const struct route *
@@ -415,20 +419,25 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 		return to_all(f, r, params);
 	if ((up = resolve(f, r, params, &sent)) == NULL)
 		return NULL;
+	if (r->feature && json_object_get(f->sessions, up->s.name) == NULL) {
+		json_decref(sent);
+		return failed(f, JSONRPC_INVALID_REQUEST, "%s needs a session with the gateway (initialize)", method);
+	}
 	result = forward(f, up, method, sent);
 	json_decref(sent);
 	return result;
 }
 
-/* An upstream left in doc offering capability. */
+/* An upstream left in doc offering capability (and, when given, its feature). */
 static int
-offered(json_t *doc, const char *capability)
+offered(json_t *doc, const char *capability, const char *feature)
 {
-	json_t *st;
+	json_t *st, *cap;
 	const char *name;
 
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
-		if (json_object_get(json_object_get(st, "caps"), capability))
+		if ((cap = json_object_get(json_object_get(st, "caps"), capability)) != NULL &&
+		    (feature == NULL || json_is_true(json_object_get(cap, feature))))
 			return 1;
 	return 0;
 }
@@ -444,21 +453,24 @@ fed_offers(json_t *doc, const char *method)
 		if (strcmp(catalog_kinds[k].list_method, method) == 0)
 			cap = catalog_kinds[k].capability;
 	/* Tools are the gateway's own business: an empty list rather than no method. */
-	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap);
+	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap, r ? r->feature : NULL);
 }
 
 json_t *
 fed_capabilities(json_t *doc)
 {
-	/* Only what the gateway delivers: no listChanged or subscribe while there is no GET
-	 * stream to deliver them on. */
+	/* Only what the gateway delivers: subscriptions (their updates come on the caller's
+	 * GET stream), no listChanged (the catalog is the gateway's, refreshed by
+	 * catalog-ttl, not by the upstreams' notifications). */
 	static const char *const relayed[] = { "prompts", "resources", "completions", "logging" };
 	json_t *caps = json_pack("{s:{}}", "tools");
 	size_t i;
 
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
-		if (offered(doc, relayed[i]))
+		if (offered(doc, relayed[i], NULL))
 			json_object_set_new(caps, relayed[i], json_object());
+	if (offered(doc, "resources", "subscribe"))
+		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	return caps;
 }
 
@@ -514,4 +526,36 @@ fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
 		if (call.session_id)
 			upstream_notify(f->pool, &call, &err);	/* logged when it fails */
 	}
+}
+
+int
+fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms)
+{
+	size_t n = json_object_size(f->sessions), k = 0;
+	struct upstream_call *calls = calloc(n ? n : 1, sizeof(*calls));
+	struct relay_ctx *ctxs = calloc(n ? n : 1, sizeof(*ctxs));
+	const struct cfg_upstream *up;
+	const char *name;
+	json_t *entry;
+	int rc = -1;
+
+	if (calls == NULL || ctxs == NULL)
+		goto out;
+	json_object_foreach(f->sessions, name, entry) {
+		if ((up = upstream_named(f->cfg, name)) == NULL)
+			continue;
+		ctxs[k].f = f;
+		ctxs[k].up = up;
+		calls[k] = (struct upstream_call){ .cfg = f->cfg, .up = up, .method = "GET",
+		    .on_msg = relay_msg, .ctx = &ctxs[k], .now_ms = f->now_ms };
+		caller_session(f, up, &calls[k]);
+		calls[k].id = NULL;
+		if (calls[k].session_id)
+			k++;
+	}
+	rc = k ? upstream_listen(f->pool, calls, k, tick, tick_ctx, tick_ms, until_ms) : -1;
+out:
+	free(calls);
+	free(ctxs);
+	return rc;
 }

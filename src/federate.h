@@ -53,6 +53,11 @@ void fed_close_sessions(struct fed_call *f);
 /* A notification (notifications/cancelled) to every session in f->sessions: each
  * upstream ignores a request id it does not know. */
 void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params);
+/* The caller's standalone stream: a GET on each of its upstream sessions, every
+ * message going to f->on_msg (requests under routing ids, as during a call), until
+ * the streams end, on_msg or tick (every tick_ms) returns -1, or until_ms. -1 when the
+ * caller has no upstream session to listen on; else upstream_listen's answer. */
+int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
 /* 0 when method needs a capability (resources, prompts, completions, logging) no
  * upstream of doc offers: the gateway then answers it as an unknown method. */
 int fed_offers(json_t *doc, const char *method);

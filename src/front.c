@@ -97,6 +97,7 @@ front_cgi(struct gateway *gw)
 		worker_free(&w);
 		return 1;
 	}
+	gw->listen_max = 1;
 	router_serve(&w, &req, &out);
 	request_drain_body(&req, DRAIN_MAX);
 	request_free(&req);
@@ -298,6 +299,8 @@ front_fastcgi(struct gateway *gw, long workers)
 		}
 		started++;
 	}
+	/* A standalone stream holds its thread: one is always left for the rest. */
+	__atomic_store_n(&gw->listen_max, started - 1, __ATOMIC_RELEASE);
 	log_info(NULL, "fastcgi: serving with %ld worker threads (pid %ld)", started, (long)getpid());
 	while (rc == 0) {
 		sig = sigtimedwait(&set, NULL, &tick);

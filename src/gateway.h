@@ -25,6 +25,10 @@ struct gateway {
 	void *asmeta;
 	void *tombs;		/* ended sessions */
 	void *catalog;		/* the federated tool catalog */
+	/* Standalone streams (GET /mcp) hold a worker each: at most listen_max at once in
+	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
+	long listen_max;
+	long listeners;		/* __atomic */
 };
 
 /* What one thread needs for the outbound calls of its requests. */

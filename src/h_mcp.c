@@ -12,9 +12,13 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
 	struct mcp_env env = {
 		.session_key = gateway_session_key(w->gw, cfg), .tombstones = w->gw->tombs,
 		.catalog = w->gw->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
+		.listeners = &w->gw->listeners,
+		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
 	};
 
-	if (req->method == M_DELETE)
+	if (req->method == M_GET)
+		mcp_listen(&env, cfg, caller, req, resp);
+	else if (req->method == M_DELETE)
 		mcp_end_session(&env, cfg, caller, req, resp);
 	else
 		mcp_exchange(&env, cfg, caller, req, resp);

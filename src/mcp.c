@@ -294,6 +294,9 @@ static const struct mcp_method methods[] = {
 	{ "prompts/get", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, "name", 0 },
 	{ "resources/read", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, "uri", 0 },
 	{ "completion/complete", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, NULL, 0 },
+	/* 2026-07-28 has subscriptions/listen instead (not offered yet). */
+	{ "resources/subscribe", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },
+	{ "resources/unsubscribe", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },
 	{ "logging/setLevel", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },	/* 2026-07-28 removed it */
 };
 
@@ -481,6 +484,67 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 	}
 	session_clear(&s);
 	response_set_empty(resp, 204);
+}
+
+/* --- the standalone stream --------------------------------------------------------- */
+
+static int
+listen_msg(void *ctx, json_t *msg)
+{
+	struct response *resp = ctx;
+
+	return response_stream_message(resp, msg) < 0 ? -1 : 0;
+}
+
+static int
+listen_tick(void *ctx)
+{
+	return response_stream_comment(ctx, "keep-alive");
+}
+
+void
+mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    struct request *req, struct response *resp)
+{
+	struct session s;
+	struct fed_call f;
+	int64_t now_ms = clock_mono_us() / 1000;
+
+	response_set_header(resp, "Cache-Control", "no-store");
+	if (!(accept_types(req->accept) & ACCEPT_SSE)) {
+		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
+		return;
+	}
+	if (check_session(env, caller, req, &s) < 0) {
+		response_set_error(resp, GW_ESESSION, NULL);
+		return;
+	}
+	if (json_object_size(s.upstreams) == 0) {
+		response_set_error(resp, GW_EMETHOD, "no stream for this session: no upstream session to listen on");
+		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
+		goto out;
+	}
+	if (env->listeners == NULL || __atomic_add_fetch(env->listeners, 1, __ATOMIC_ACQ_REL) > env->listen_max) {
+		if (env->listeners)
+			__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);
+		log_info(req->id, "stream: every slot of this process is taken (%ld)", env->listen_max);
+		response_set_error(resp, GW_EMETHOD, "no stream slot free; calls still stream their own messages");
+		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
+		goto out;
+	}
+	if (response_stream_open(resp) == 0) {
+		memset(&f, 0, sizeof(f));
+		f.cfg = cfg;
+		f.pool = env->pool;
+		f.on_msg = listen_msg;
+		f.ctx = resp;
+		f.now_ms = now_ms;
+		f.sessions = s.upstreams;
+		fed_listen(&f, listen_tick, resp, MCP_LISTEN_TICK_MS, now_ms + MCP_LISTEN_MAX_MS);
+	}
+	__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);
+out:
+	session_clear(&s);
 }
 
 /* --- 2026-07-28 ------------------------------------------------------------------ */

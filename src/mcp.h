@@ -15,6 +15,8 @@
 
 #define MCP_LATEST_VERSION	"2025-11-25"	/* the newest that initialize negotiates */
 #define MCP_MODERN_VERSION	"2026-07-28"	/* stateless: per-request _meta, no initialize */
+#define MCP_LISTEN_MAX_MS	300000	/* a standalone stream ends after this; the client reconnects */
+#define MCP_LISTEN_TICK_MS	5000	/* keep-alive comments: how soon a gone client is noticed */
 
 /* What the exchange uses from the gateway. */
 struct mcp_env {
@@ -24,12 +26,21 @@ struct mcp_env {
 	struct catalog_view *view;		/* the worker's copy */
 	struct upstream_pool *pool;		/* the worker's upstream connections */
 	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */
+	long *listeners;			/* the process's open standalone streams (__atomic) */
+	long listen_max;			/* how many it may have */
 };
 
 /* 1 when v is a protocol revision this gateway speaks. */
 int mcp_version_supported(const char *v);
 /* The exchange after the gate (origin, size, token): fills resp. */
 void mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    struct request *req, struct response *resp);
+/* GET /mcp with a session: the caller's standalone stream, carrying what its upstream
+ * sessions send outside of calls (resource updates, log messages, requests for the
+ * client), with keep-alive comments, until the client leaves, the upstreams end their
+ * streams, or MCP_LISTEN_MAX_MS. 405 when there is nothing to listen to or every slot
+ * is taken. */
+void mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp);
 /* DELETE /mcp: ends the caller's session (204), 404 when it is not one, 400 without it. */
 void mcp_end_session(const struct mcp_env *env, const struct config *cfg,

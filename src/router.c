@@ -19,6 +19,7 @@ enum route_flags {
 	R_ORIGIN = 1 << 2,	/* browser Origin must be ours or allowed */
 	R_BODY = 1 << 3,	/* carries a body capped by max-body */
 	R_AUTH = 1 << 4,	/* needs a bearer token */
+	R_SESSION_GET = 1 << 5,	/* GET with an Mcp-Session-Id opens its stream; without, 405 */
 };
 
 struct route {
@@ -29,8 +30,8 @@ struct route {
 };
 
 static const struct route routes[] = {
-	/* GET joins when there is a server-to-client stream to give (405 until then). */
-	{ "/mcp", M_POST | M_DELETE, h_mcp, R_ORIGIN | R_BODY | R_AUTH },
+	/* GET: a caller's standalone stream needs its session (R_SESSION_GET). */
+	{ "/mcp", M_POST | M_DELETE, h_mcp, R_ORIGIN | R_BODY | R_AUTH | R_SESSION_GET },
 	{ "/mcp/health", M_GET, h_health, R_PUBLIC },
 	{ "/.well-known/mcp", M_GET, h_mcp_metadata, R_PUBLIC | R_DOC },
 	{ "/.well-known/oauth-protected-resource", M_GET, h_protected_resource, R_PUBLIC | R_DOC },
@@ -188,7 +189,8 @@ router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
 		response_set_header(resp, "Access-Control-Max-Age", "86400");
 		return;
 	}
-	if (!(route_methods(rt) & req->method)) {
+	if (!(route_methods(rt) & req->method) &&
+	    !(req->method == M_GET && (rt->flags & R_SESSION_GET) && req->session_id)) {
 		response_set_error(resp, GW_EMETHOD, NULL);
 		response_set_header(resp, "Allow", "%s", allow);
 		return;

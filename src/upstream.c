@@ -300,25 +300,29 @@ is_jsonrpc(json_t *m)
 static int post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
     struct post *q, int64_t deadline_ms, json_t **resp, struct gw_error *err);
 
-/* Answers a request the upstream made during our call with an error, on the side
- * handle (the call's own transfer is still running), at most a second. */
+/* Answers a request the upstream made with an error, on the side handle (a transfer
+ * of ours is still running), at most a second. */
 static void
-decline(struct xfer *x, json_t *req)
+respond_error(struct upstream_pool *p, const struct upstream_call *call, const char *session,
+    const char *version, json_t *req)
 {
+	struct up_conn *c;
 	struct gw_error err;
 	struct post q;
 	json_t *ans = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", json_object_get(req, "id"),
 	    "error", "code", JSONRPC_METHOD_NOT_FOUND,
 	    "message", "The gateway's caller cannot take this request");
 
-	if (ans == NULL)
+	if (ans == NULL || (c = conn_get(p, call->up)) == NULL) {
+		json_decref(ans);
 		return;
+	}
 	memset(&q, 0, sizeof(q));
 	q.raw = ans;
 	q.side = 1;
-	q.session = x->q->session;
-	q.version = x->q->version;
-	if (post(x->p, x->c, x->call, &q, clock_mono_us() / 1000 + 1000, NULL, &err) < 0)
+	q.session = session;
+	q.version = version;
+	if (post(p, c, call, &q, clock_mono_us() / 1000 + 1000, NULL, &err) < 0)
 		log_msg(GW_LOG_INFO, NULL, "%s (declining %s)", err.detail,
 		    json_string_value(json_object_get(req, "method")));
 	json_decref(ans);
@@ -345,7 +349,7 @@ take_one(struct xfer *x, json_t *m)
 		}
 		/* A request nobody relays would hold the call until its timeout: refuse it. */
 		if (r == UPSTREAM_DECLINE && json_object_get(m, "id"))
-			decline(x, m);
+			respond_error(x->p, call, x->q->session, x->q->version, m);
 		return 0;
 	}
 	if (!is_answer(m, x->q->id)) {
@@ -993,4 +997,168 @@ upstream_pool_end(struct upstream_pool *p, const struct config *cfg)
 		upstream_close(p, &call);
 		conn_forget(c);
 	}
+}
+
+/* --- standalone streams (GET) ------------------------------------------------------ */
+
+struct listen_xfer {
+	struct upstream_pool *p;
+	const struct upstream_call *call;
+	CURL *h;
+	struct curl_slist *hdrs;
+	struct sse_parser sse;
+	int sse_on;
+	int stop;		/* on_msg asked to end everything */
+	int done;
+	char ctype[96];
+};
+
+static size_t
+listen_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct listen_xfer *l = ud;
+	size_t len = size * n, vlen;
+	const char *v;
+
+	if (header_value(p, len, "content-type", &v, &vlen)) {
+		if (vlen >= sizeof(l->ctype))
+			vlen = sizeof(l->ctype) - 1;
+		memcpy(l->ctype, v, vlen);
+		l->ctype[vlen] = '\0';
+	}
+	return len;
+}
+
+static int
+listen_event(void *ctx, const struct sse_event *ev)
+{
+	struct listen_xfer *l = ctx;
+	const struct upstream_call *call = l->call;
+	json_t *msg;
+	int r;
+
+	if (ev->data_len == 0 || strcmp(ev->event, "message") != 0)
+		return 0;
+	if ((msg = json_loadb(ev->data, ev->data_len, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+		return -1;	/* garbage: this stream ends */
+	if (is_jsonrpc(msg) && json_is_string(json_object_get(msg, "method"))) {
+		r = call->on_msg ? call->on_msg(call->ctx, msg) : UPSTREAM_DECLINE;
+		if (r < 0)
+			l->stop = 1;
+		else if (r == UPSTREAM_DECLINE && json_object_get(msg, "id"))
+			respond_error(l->p, call, call->session_id, call->version, msg);
+	}
+	json_decref(msg);
+	return l->stop ? -1 : 0;
+}
+
+static size_t
+listen_body(char *p, size_t size, size_t n, void *ud)
+{
+	struct listen_xfer *l = ud;
+	long status = 0;
+
+	if (!l->sse_on) {
+		curl_easy_getinfo(l->h, CURLINFO_RESPONSE_CODE, &status);
+		if (status != 200 || !media_is(l->ctype, "text/event-stream"))
+			return 0;	/* no stream here (405: the upstream offers none) */
+		sse_parser_init(&l->sse, UPSTREAM_MAX_LINE, UPSTREAM_MAX_RESPONSE, listen_event, l);
+		l->sse_on = 1;
+	}
+	return sse_parser_feed(&l->sse, p, size * n) == SSE_OK ? size * n : 0;
+}
+
+int
+upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
+    int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms)
+{
+	struct listen_xfer *l = calloc(n ? n : 1, sizeof(*l));
+	CURLM *multi = curl_multi_init();
+	char line[64 + UPSTREAM_MAX_SESSION_ID];
+	int64_t now_ms, next_tick;
+	int running = 0, left, bad, rc = 0;
+	CURLMsg *m;
+	size_t i;
+
+	if (l == NULL || multi == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct upstream_call *c = &calls[i];
+
+		l[i].p = p;
+		l[i].call = c;
+		bad = 0;
+		l[i].hdrs = add_header(l[i].hdrs, "Accept: text/event-stream", &bad);
+		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", c->version ? c->version : UPSTREAM_CLIENT_VERSION);
+		l[i].hdrs = add_header(l[i].hdrs, line, &bad);
+		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", c->session_id ? c->session_id : "");
+		l[i].hdrs = add_header(l[i].hdrs, line, &bad);
+		if (c->up->auth_header)
+			l[i].hdrs = add_header(l[i].hdrs, c->up->auth_header, &bad);
+		if (bad || c->session_id == NULL || !session_ok(c->session_id, strlen(c->session_id)) ||
+		    (l[i].h = curl_easy_init()) == NULL) {
+			l[i].done = 1;
+			continue;
+		}
+		curl_easy_setopt(l[i].h, CURLOPT_URL, c->up->url);
+		curl_easy_setopt(l[i].h, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(l[i].h, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(l[i].h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_MAX_MS);
+		curl_easy_setopt(l[i].h, CURLOPT_TCP_KEEPALIVE, 1L);
+		curl_easy_setopt(l[i].h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
+		curl_easy_setopt(l[i].h, CURLOPT_HTTPHEADER, l[i].hdrs);
+		curl_easy_setopt(l[i].h, CURLOPT_HEADERFUNCTION, listen_header);
+		curl_easy_setopt(l[i].h, CURLOPT_HEADERDATA, &l[i]);
+		curl_easy_setopt(l[i].h, CURLOPT_WRITEFUNCTION, listen_body);
+		curl_easy_setopt(l[i].h, CURLOPT_WRITEDATA, &l[i]);
+		curl_easy_setopt(l[i].h, CURLOPT_PRIVATE, &l[i]);
+		if (curl_multi_add_handle(multi, l[i].h) == CURLM_OK)
+			running++;
+		else
+			l[i].done = 1;
+	}
+	next_tick = clock_mono_us() / 1000 + tick_ms;
+	while (running > 0) {
+		if (curl_multi_perform(multi, &running) != CURLM_OK)
+			break;
+		while ((m = curl_multi_info_read(multi, &left)) != NULL)
+			if (m->msg == CURLMSG_DONE) {
+				struct listen_xfer *x = NULL;
+
+				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+				if (x) {
+					x->done = 1;
+					if (x->stop)
+						rc = 1;
+				}
+			}
+		if (rc || running == 0)
+			break;
+		now_ms = clock_mono_us() / 1000;
+		if (now_ms >= until_ms)
+			break;
+		if (now_ms >= next_tick) {
+			if (tick && tick(tick_ctx) < 0) {
+				rc = 1;
+				break;
+			}
+			next_tick = now_ms + tick_ms;
+		}
+		curl_multi_poll(multi, NULL, 0, (int)(next_tick - now_ms < until_ms - now_ms ?
+		    next_tick - now_ms : until_ms - now_ms) + 1, NULL);
+	}
+out:
+	for (i = 0; l && i < n; i++) {
+		if (l[i].h) {
+			curl_multi_remove_handle(multi, l[i].h);
+			curl_easy_cleanup(l[i].h);
+		}
+		free_headers(l[i].hdrs);
+		if (l[i].sse_on)
+			sse_parser_free(&l[i].sse);
+	}
+	if (multi)
+		curl_multi_cleanup(multi);
+	free(l);
+	return rc;
 }

@@ -86,6 +86,14 @@ int upstream_respond(struct upstream_pool *p, const struct upstream_call *call, 
 /* DELETE of call->session_id (best effort, UPSTREAM_CLOSE_MS at most). */
 void upstream_close(struct upstream_pool *p, const struct upstream_call *call);
 
+/* Standalone streams: a GET on each of the n calls' sessions (their up, session_id,
+ * version, on_msg, ctx), read together until every stream ends, an on_msg returns -1,
+ * tick (every tick_ms) returns -1, or until_ms (monotonic). Requests an on_msg
+ * declines are answered with an error. 0 when the streams ended or time ran out, 1
+ * when stopped by on_msg or tick. */
+int upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
+    int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
+
 /* Ends the pool's own sessions (DELETE, UPSTREAM_CLOSE_MS each at most): a CGI run
  * that opened them, or a FastCGI worker that stops. cfg names the upstreams. */
 void upstream_pool_end(struct upstream_pool *p, const struct config *cfg);

@@ -393,9 +393,9 @@ jcheck "nginx: Accept with text/event-stream → progress events (the caller's s
 
 # --- the rest of the server surface (issue 5 item 5) -----------------------------------
 st=$(post_ngx "$(rpc 20 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
-jcheck "nginx: initialize announces what the upstreams offer and the gateway relays (no subscribe, no listChanged)" \
+jcheck "nginx: initialize announces what the upstreams offer and the gateway relays (subscribe, no listChanged)" \
 	"$(jq -c --arg st "$st" '{status: $st, caps: .result.capabilities}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
-	'.status == "200" and (.caps | keys) == ["completions", "logging", "prompts", "resources", "tools"] and .caps.resources == {} and .caps.prompts == {}'
+	'.status == "200" and (.caps | keys) == ["completions", "logging", "prompts", "resources", "tools"] and .caps.resources == {"subscribe": true} and .caps.prompts == {}'
 st=$(post_ngx "$(rpc 21 prompts/list '{}')" 'application/json')
 jcheck "nginx: prompts/list: both upstreams' prompts, alpha's under its prefix, sorted" \
 	"$(jq -c --arg st "$st" '{status: $st, names: [.result.prompts[].name], cc: "'"$(hdr Cache-Control)"'"}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
@@ -452,6 +452,23 @@ nc=$(grep -c 'notifications/cancelled' "$T/alpha.log")
 st=$(post_sid '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"test"}}' "$SID" 'application/json')
 is "nginx: a caller's notifications/cancelled is accepted (202) and passed to its upstream sessions" \
 	"$st $(( $(grep -c 'notifications/cancelled' "$T/alpha.log") - nc ))" "202 1"
+# the standalone stream: GET with the session, a subscription, an update
+curl -sS -N --max-time 6 -o "$T/get.sse" -D "$T/get.h" -H 'Accept: text/event-stream' -H "Authorization: Bearer $TOKEN" \
+	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' "$NGX_URL" 2>> "$T/curl.err" &
+get_pid=$!
+sleep 0.5
+st=$(post_sid "$(rpc 33 resources/subscribe '{"uri":"test://watched-resource"}')" "$SID" 'application/json')
+jcheck "nginx: resources/subscribe → {} from the upstream that lists the URI (alpha), on the caller's session" \
+	"$(jq -c --arg st "$st" '{status: $st, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .result == {}'
+st=$(post_sid "$(rpc 34 tools/call '{"name":"a_update_watched_resource","arguments":{}}')" "$SID" 'application/json')
+sleep 0.5
+kill "$get_pid" 2>/dev/null; wait "$get_pid" 2>/dev/null
+upd=$(sse_data "$T/get.sse" | jq -sc '[.[] | select(.method == "notifications/resources/updated") | .params.uri]' 2>/dev/null)
+jcheck "nginx: GET /mcp with the session is its stream: the upstream's resources/updated arrives on it" \
+	"$(jq -nc --arg st "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/get.h")" --arg ct "$(grep -i '^content-type:' "$T/get.h" | tr -d '\r')" \
+		--argjson u "${upd:-null}" '{status: $st, ctype: $ct, updated: $u}')" \
+	'.status == "200" and (.ctype | test("text/event-stream")) and .updated == ["test://watched-resource"]'
 st=$(post_sid '' "$SID" 'application/json' DELETE)
 jcheck "nginx: DELETE ends the caller's upstream sessions too" \
 	"$(jq -nc --arg st "$st" --argjson da "$(( $(closed alpha) - ca ))" --argjson db "$(( $(closed beta) - cb ))" '{status: $st, alpha: $da, beta: $db}')" \

@@ -124,7 +124,7 @@ main(void)
 	    f.code == JSONRPC_INVALID_PARAMS, "a completion of an unknown prompt: -32602");
 	ok(call(&f, "logging/setLevel", "{\"level\":\"info\"}") == NULL && f.code == JSONRPC_METHOD_NOT_FOUND,
 	    "logging/setLevel with no upstream offering logging: -32601");
-	ok(call(&f, "resources/subscribe", "{\"uri\":\"test://static-text\"}") == NULL &&
+	ok(call(&f, "sampling/createMessage", "{}") == NULL &&
 	    f.code == JSONRPC_METHOD_NOT_FOUND, "a method the gateway does not pass on: -32601");
 	ok(fed_relays("tools/call") && fed_relays("resources/read") && !fed_relays("tools/list"),
 	    "fed_relays: what is passed on, not what the gateway answers itself");
@@ -141,6 +141,28 @@ main(void)
 	json_decref(doc);
 	json_decref(lists[0]);
 	json_decref(lists[1]);
+
+	/* Subscriptions: announced when an upstream offers them, and only for a caller with
+	 * a session of its own there (the updates come on its GET stream). */
+	lists[0] = json_pack("{s:{s:{s:b}}, s:[{s:s}]}", "caps", "resources", "subscribe", 1,
+	    "resources", "uri", "test://watched");
+	lists[1] = NULL;
+	doc = catalog_build(cfg, lists, reasons);
+	caps = fed_capabilities(doc);
+	ok(json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe")),
+	    "an upstream with resources.subscribe: the gateway announces subscribe");
+	json_decref(caps);
+	f.doc = doc;
+	f.sessions = NULL;
+	ok(fed_offers(doc, "resources/subscribe") && call(&f, "resources/subscribe", "{\"uri\":\"test://watched\"}") == NULL &&
+	    f.code == JSONRPC_INVALID_REQUEST, "resources/subscribe without a session of the caller's: -32600 (%s)", f.why);
+	json_decref(doc);
+	json_decref(lists[0]);
+	lists[0] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
+	doc = catalog_build(cfg, lists, reasons);
+	ok(!fed_offers(doc, "resources/subscribe"), "an upstream with resources but no subscribe: not offered");
+	json_decref(doc);
+	json_decref(lists[0]);
 
 	config_unref(cfg);
 	unlink(conf);
