@@ -1114,3 +1114,15 @@ config_tenant(const struct config *cfg, const char *name)
 			return &cfg->tenants[i];
 	return NULL;
 }
+
+const struct cfg_where *
+config_group_where(const struct cfg_group *g, const char *key)
+{
+	return where_of(&g->s, group_keys, key);
+}
+
+const struct cfg_where *
+config_tenant_where(const struct cfg_tenant *t, const char *key)
+{
+	return where_of(&t->s, tenant_keys, key);
+}
