@@ -111,6 +111,12 @@ auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
 	challenge(cfg, resp, e, description, NULL);
 }
 
+void
+auth_scope_challenge(const struct config *cfg, struct response *resp, const char *scopes)
+{
+	challenge(cfg, resp, GW_ESCOPE, "this tool needs more scopes", scopes);
+}
+
 static int
 audience_ok(json_t *aud, const char *resource)
 {

@@ -37,6 +37,9 @@ int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
 /* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN, GW_ESCOPE). */
 void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description);
+/* 403 insufficient_scope naming scopes (blank-separated: every scope the call needs)
+ * besides the required ones, so that a client can step up. */
+void auth_scope_challenge(const struct config *cfg, struct response *resp, const char *scopes);
 /* 0 with *caller when the request carries an accepted token; else -1 with resp filled
  * (401, 403, or 500 + Retry-After when the authorization server fails). */
 int auth_authenticate(const struct auth_env *env, const struct config *cfg,

@@ -29,6 +29,11 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EINTERNAL]	= { 500, -32603, "server_error", "Internal gateway error" },
 	[GW_ECONFIG]	= { 500, -32603, "server_error", "Gateway configuration is not usable" },
 	[GW_EUPSTREAM]	= { 502, -32603, "upstream_error", "An upstream MCP server failed" },
+	[GW_ETENANT]	= { 403, 0, "tenant_forbidden", "The caller's tenant has no access to this gateway" },
+	[GW_EGROUP]	= { 403, 0, "group_forbidden", "The caller is in no group that holds this tool" },
+	[GW_EFEATURE]	= { 403, 0, "feature_disabled", "The tool's feature is not enabled for the caller's tenant" },
+	[GW_EDENIED]	= { 403, 0, "tool_denied", "A rule of the caller's tenant denies this tool" },
+	[GW_EREADONLY]	= { 403, 0, "read_only_mode", "The caller's tenant is read-only and this tool is not" },
 };
 
 const struct gw_err_info *

@@ -25,6 +25,11 @@ enum gw_err {
 	GW_EINTERNAL,		/* gateway fault */
 	GW_ECONFIG,		/* no usable configuration */
 	GW_EUPSTREAM,		/* an upstream MCP server is down, slow, broken or over the caps */
+	GW_ETENANT,		/* policy: the caller's tenant is not configured */
+	GW_EGROUP,		/* policy: no group of the caller's holds the tool */
+	GW_EFEATURE,		/* policy: the tool's group needs a feature the tenant lacks */
+	GW_EDENIED,		/* policy: a deny (or allow) rule of the tenant */
+	GW_EREADONLY,		/* policy: the tenant is read-only and the tool is not */
 	GW_ERR_MAX
 };
 

@@ -13,6 +13,7 @@
 #include "fragcache.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "policy.h"
 #include "mcp.h"
 #include "secret.h"
 
@@ -21,6 +22,7 @@
 #define META_SERVER	"io.modelcontextprotocol/serverInfo"
 #define MCP_HEADER_MAX	512	/* a decoded Mcp-Method or Mcp-Name value */
 #define DISCOVER_TTL_MS	300000	/* how long a client may keep server/discover */
+#define MCP_FORBIDDEN	(-32003)	/* a batch element the policy refused (the HTTP answer is 403) */
 
 /* Newest first. The first is the stateless revision; the others go through initialize. */
 static const char *const versions[] = {
@@ -36,6 +38,13 @@ struct mcp_call {
 	json_t *id;			/* its request id (borrowed) */
 	struct session *sess;		/* the caller's session; NULL = stateless */
 	int session_gone;		/* an upstream forgot the caller's session: 404 it */
+	struct policy_caller pc;	/* who sees which tool (policy.c) */
+	unsigned char profile[16];	/* what that depends on: list pages are cached per profile */
+	uint32_t *vis;			/* the catalog's tools this caller sees; NULL = all */
+	size_t n_vis;
+	int vis_done;
+	enum gw_err denied;		/* a tools/call the policy refused: the answer of a single request */
+	char denied_scopes[512];	/* for insufficient_scope */
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;
@@ -164,31 +173,91 @@ cursor_ad(const struct mcp_call *c, char *ad, size_t n)
 	snprintf(ad, n, "%s%s %s", CURSOR_AD, catalog_kinds[c->mm->kind].array, who);
 }
 
-/* The serialized page [off, off + size) of items, from the worker's cache or made and
- * stored there: 1 with c->splice set, or 0 (then the page goes out as JSON). */
+/* A catalog tool as the policy sees it. */
+static void
+tool_of(const struct mcp_call *c, json_t *doc, size_t i, struct policy_tool *t)
+{
+	json_t *rec = json_array_get(json_object_get(doc, "tools"), i);
+	const char *up = NULL, *orig;
+	size_t k;
+
+	memset(t, 0, sizeof(*t));
+	t->name = json_string_value(json_object_get(rec, "name"));
+	t->read_only_hint = json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint"));
+	if (catalog_route(doc, CATALOG_TOOLS, (long)i, &up, &orig) == 0)
+		for (k = 0; k < c->cfg->n_upstreams && t->upstream == NULL; k++)
+			if (strcmp(c->cfg->upstreams[k].s.name, up) == 0)
+				t->upstream = &c->cfg->upstreams[k];
+}
+
+/* c->vis: the indexes of the catalog's tools the caller sees (NULL with the policy
+ * off), from the worker's cache for its profile and catalog copy, else decided tool by
+ * tool and stored there. 0, or -1 without memory. */
 static int
-cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items)
+visible_tools(struct mcp_call *c, json_t *doc)
+{
+	struct {
+		uint64_t marker;
+		unsigned char profile[16];
+	} key;
+	struct policy_tool t;
+	const char *cached;
+	size_t i, n = json_array_size(json_object_get(doc, "tools")), len;
+	uint64_t epoch = c->env->view->serial;
+
+	if (c->pc.off || c->vis_done)
+		return 0;
+	memset(&key, 0, sizeof(key));
+	key.marker = UINT64_MAX;	/* no list kind: the visible set */
+	memcpy(key.profile, c->profile, sizeof(key.profile));
+	free(c->vis);
+	if ((c->vis = malloc((n ? n : 1) * sizeof(*c->vis))) == NULL)
+		return -1;
+	c->n_vis = 0;
+	if ((cached = fragcache_get(c->env->pages, epoch, &key, sizeof(key), &len)) != NULL) {
+		memcpy(c->vis, cached, len);	/* a copy: the cache may evict it */
+		c->n_vis = len / sizeof(*c->vis);
+	} else {
+		for (i = 0; i < n; i++) {
+			tool_of(c, doc, i, &t);
+			if (t.name && policy_decide(&c->pc, &t, NULL) == POLICY_VISIBLE)
+				c->vis[c->n_vis++] = (uint32_t)i;
+		}
+		fragcache_put(c->env->pages, epoch, &key, sizeof(key), (const char *)c->vis,
+		    c->n_vis * sizeof(*c->vis));
+	}
+	c->vis_done = 1;
+	return 0;
+}
+
+/* The serialized page [off, off + size) of items (of their vis subset when not NULL; n
+ * items in all), from the worker's cache or made and stored there: 1 with c->splice
+ * set, or 0 (then the page goes out as JSON). */
+static int
+cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items, const uint32_t *vis, size_t n)
 {
 	struct {
 		uint64_t kind, off, size;
+		unsigned char profile[16];
 	} key;
 	struct fragcache *pages = c->env->pages;
 	uint64_t epoch = c->env->view->serial;
 	json_t *page;
 	char *text;
-	size_t i, n = json_array_size(items);
+	size_t i;
 
 	memset(&key, 0, sizeof(key));
 	key.kind = (uint64_t)c->mm->kind;
 	key.off = off;
 	key.size = size;
+	memcpy(key.profile, c->profile, sizeof(key.profile));
 	if (pages == NULL)
 		return 0;
 	if ((c->splice = fragcache_get(pages, epoch, &key, sizeof(key), &c->splice_len)) != NULL)
 		return 1;
 	page = json_array();
 	for (i = off; i < n && i < off + size; i++)
-		json_array_append(page, json_array_get(items, i));
+		json_array_append(page, json_array_get(items, vis ? vis[i] : i));
 	text = json_dumps(page, JSON_COMPACT);
 	json_decref(page);
 	if (text && fragcache_put(pages, epoch, &key, sizeof(key), text, strlen(text)) == 0)
@@ -203,6 +272,7 @@ static json_t *
 m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
 	const char *array = catalog_kinds[c->mm->kind].array;
+	const uint32_t *vis = NULL;
 	json_t *tools, *page, *result, *cur;
 	char ad[96], plain[32], sealed[256];
 	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
@@ -223,12 +293,18 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	}
 	tools = json_object_get(catalog(c), array);
 	n = json_array_size(tools);
-	if (c->splice_ok && cached_page(c, off, size, tools))
+	if (c->mm->kind == CATALOG_TOOLS) {	/* the tools this caller may see */
+		if (visible_tools(c, catalog(c)) < 0)
+			return *code = JSONRPC_INTERNAL_ERROR, *msg = "out of memory", NULL;
+		if ((vis = c->vis) != NULL)
+			n = c->n_vis;
+	}
+	if (c->splice_ok && cached_page(c, off, size, tools, vis, n))
 		page = json_null();	/* the placeholder answer_spliced() replaces */
 	else {
 		page = json_array();
 		for (i = off; i < n && i < off + size; i++)
-			json_array_append(page, json_array_get(tools, i));
+			json_array_append(page, json_array_get(tools, vis ? vis[i] : i));
 	}
 	result = json_pack("{s:o}", array, page);
 	if (result && off + size < n && c->env->session_key) {
@@ -265,13 +341,72 @@ relay(void *ctx, json_t *msg)
 
 /* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
  * the upstream they belong to (federate.c). */
+/* The HttpError of each denial reason under deny-style forbidden. */
+static const struct {
+	const char *reason;
+	enum gw_err e;
+} denials[] = {
+	{ "tenant_forbidden", GW_ETENANT }, { "group_forbidden", GW_EGROUP },
+	{ "feature_disabled", GW_EFEATURE }, { "tool_denied", GW_EDENIED },
+	{ "read_only_mode", GW_EREADONLY }, { "insufficient_scope", GW_EGROUP },
+};
+
+/* The policy's word on a tools/call (the same decision tools/list made), written to the
+ * audit log. 0 to go on; -1 with *code and *msg, and c->denied for a single request. */
+static int
+gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	struct policy_tool t;
+	struct policy_why why;
+	json_t *doc = catalog(c);
+	long ix;
+	size_t i;
+	char who[33];
+
+	if (c->pc.off || name == NULL || (ix = catalog_find(doc, name)) < 0)
+		return 0;	/* no policy, or nothing to decide: federate.c answers */
+	tool_of(c, doc, (size_t)ix, &t);
+	policy_decide(&c->pc, &t, &why);
+	session_who(c->caller->claims.subject, "", "", who);
+	log_json(GW_LOG_INFO, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:i}",
+	    "request_id", c->req->id, "audit", "tools/call", "tenant", c->pc.tenant ? c->pc.tenant->s.name : "",
+	    "subject", who, "client_id", c->caller->claims.client_id, "tool", name,
+	    "allowed", why.step == POLICY_VISIBLE, "reason", why.reason, "step", (int)why.step));
+	if (why.step == POLICY_VISIBLE)
+		return 0;
+	*code = JSONRPC_INVALID_PARAMS;
+	if (why.only_scope) {
+		c->denied = GW_ESCOPE;
+		snprintf(c->denied_scopes, sizeof(c->denied_scopes), "%s", why.scopes);
+		snprintf(c->why, sizeof(c->why), "Forbidden: insufficient_scope (needs %.200s)", why.scopes);
+		*code = MCP_FORBIDDEN;
+	} else if (c->cfg->deny_style == DENY_HIDE) {
+		snprintf(c->why, sizeof(c->why), "Unknown tool");	/* exactly as for a tool that does not exist */
+	} else {
+		for (i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
+			if (strcmp(denials[i].reason, why.reason) == 0)
+				c->denied = denials[i].e;
+		snprintf(c->why, sizeof(c->why), "Forbidden: %s", why.reason);
+		*code = MCP_FORBIDDEN;
+	}
+	if (c->in_batch)
+		c->denied = GW_OK;	/* a batch element gets its JSON-RPC error; the others proceed */
+	*msg = c->why;
+	return -1;
+}
+
 static json_t *
 m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
 	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000,
 	    .sessions = c->sess ? c->sess->upstreams : NULL, .id = c->id };
-	json_t *result = fed_request(&f, c->mm->name, params);
+	json_t *result;
+
+	if (strcmp(c->mm->name, "tools/call") == 0 && json_is_object(params) && gate_call(c, params, code, msg) < 0)
+		return NULL;
+	result = fed_request(&f, c->mm->name, params);
 
 	c->session_gone |= f.session_gone;
 	if (result == NULL) {
@@ -460,6 +595,19 @@ check_session(const struct mcp_env *env, const struct caller *caller, const stru
 	return 0;
 }
 
+/* DESIGN §4 step 2 holds for every /mcp request: 0, or -1 with the 403. */
+static int
+tenant_check(const struct config *cfg, const struct caller *caller, struct response *resp)
+{
+	struct policy_caller pc;
+
+	policy_caller_init(&pc, cfg, &caller->claims);
+	if (pc.off || pc.tenant)
+		return 0;
+	response_set_error(resp, GW_ETENANT, NULL);
+	return -1;
+}
+
 void
 mcp_end_session(const struct mcp_env *env, const struct config *cfg,
     const struct caller *caller, struct request *req, struct response *resp)
@@ -467,6 +615,8 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 	struct session s;
 
 	response_set_header(resp, "Cache-Control", "no-store");
+	if (tenant_check(cfg, caller, resp) < 0)
+		return;
 	if (req->session_id == NULL) {
 		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
 		return;
@@ -511,6 +661,8 @@ mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct cal
 	int64_t now_ms = clock_mono_us() / 1000;
 
 	response_set_header(resp, "Cache-Control", "no-store");
+	if (tenant_check(cfg, caller, resp) < 0)
+		return;
 	if (!(accept_types(req->accept) & ACCEPT_SSE)) {
 		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
 		return;
@@ -779,6 +931,12 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
+	policy_caller_init(&c.pc, cfg, &caller->claims);
+	policy_profile(&c.pc, c.profile);
+	if (!c.pc.off && c.pc.tenant == NULL) {
+		response_set_error(resp, GW_ETENANT, NULL);
+		goto out;
+	}
 	if (!media_type_is(req->content_type, "application/json")) {
 		response_set_error(resp, GW_EMEDIATYPE, NULL);
 		goto out;
@@ -847,6 +1005,14 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		response_set_error(resp, GW_ESESSION, "an upstream ended this session; initialize again");
 		goto out;
 	}
+	if (c.denied != GW_OK && !resp->streamed) {	/* the policy's 403 */
+		json_decref(out);
+		if (c.denied == GW_ESCOPE)
+			auth_scope_challenge(cfg, resp, c.denied_scopes);
+		else
+			response_set_error(resp, c.denied, NULL);
+		goto out;
+	}
 	if (method_find(m.method) && (method_find(m.method)->flags & MF_PRIVATE) && !resp->streamed) {
 		response_set_header(resp, "Cache-Control", "private");
 		response_set_header(resp, "Vary", "Authorization");
@@ -856,6 +1022,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	else
 		answer(resp, stream, out);
 out:
+	free(c.vis);
 	session_clear(&sess);
 	json_decref(payload);
 	buf_free(&body);

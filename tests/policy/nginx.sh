@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Per-caller tool catalogs (issue 6) end to end: two fixture upstreams (the same tools
+# under the prefixes gh_ and fs_) behind nginx + spawn-fcgi + mcpgate, groups, tenants,
+# a read-only tenant, an allow list and a deny rule, and real oidc-provider tokens
+# (tests/idp) whose tenant, groups and scopes differ. For each of five caller profiles:
+#
+#  - tools/list (every page) is exactly the expected set, computed here from the
+#    whole catalog by the rules written out once more in jq;
+#  - tools/call of every tool of the catalog: 200 with the upstream's answer for each
+#    listed tool, and for each other one the denial DESIGN §4 names (403 with its
+#    reason, or 403 insufficient_scope with WWW-Authenticate naming the scopes to
+#    step up to), so list and call cannot drift;
+#
+# then a sixth caller whose tenant is not configured (403 tenant_forbidden on every
+# /mcp request), and deny-style = hide (a denied tool answers exactly as a tool that
+# does not exist), each tools/call decision in the audit log, with no arguments.
+# Prints TAP. Env: MCPGATE_BIN.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+FIXTURE=$top/tests/upstream/fixture.mjs
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+. "$top/tests/lib/node.sh"
+trap 'stop_idp; stop_all' EXIT
+
+jcheck() {
+	if [ -n "$2" ] && jq -e "$3" > /dev/null 2>&1 <<<"$2"; then
+		pass "$1"
+	else
+		fail "$1" "want: $3
+got:  $(printf '%s' "${2:-<nothing>}" | head -c 1500)"
+	fi
+}
+
+# --- the upstreams, the authorization server, the gateway -----------------------------
+declare -A fx_url=()
+for name in gh fs; do
+	node "$FIXTURE" --port 0 --ready-file "$T/$name.ready" --name "$name" > /dev/null 2> "$T/$name.log" &
+	mg_track $!
+done
+for name in gh fs; do
+	for _ in $(seq 1 100); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
+	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
+	[ -n "${fx_url[$name]}" ] || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"
+done
+NGX_PORT=$(free_port)
+NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
+start_idp "$NGX_URL"
+gateway_conf "$T/gw.conf" "$NGX_URL"
+cat >> "$T/gw.conf" <<CONF
+page-size = 7
+[upstream "gh"]
+url = ${fx_url[gh]}
+prefix = gh_
+group = github
+[upstream "fs"]
+url = ${fx_url[fs]}
+prefix = fs_
+read-only-tools = fs_test_simple_text
+[group "github"]
+tools = gh_*
+scopes = mcp:github
+members = engineering
+[group "admin"]
+tools = *_test_error_handling
+scopes = mcp:admin
+members = ops
+[tenant "acme"]
+groups = github fs admin
+deny = fs_slow
+[tenant "beta"]
+groups = fs
+access-mode = read-only
+[tenant "*"]
+groups = fs
+allow = fs_echo*
+CONF
+# [gateway] keys go before the first section: move page-size up.
+sed -i '/^page-size = 7$/d; s/^\[gateway\]$/[gateway]\npage-size = 7/' "$T/gw.conf"
+if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
+	pass "mcpgate -t accepts groups, tenants, a read-only tenant, allow and deny"
+else
+	bail "mcpgate -t accepts the configuration" "$out"
+fi
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
+	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $NGX_URL"
+else
+	bail "the gateway started" "$(tail -n 20 "$T/start.out")"
+fi
+
+declare -A tok=()
+tok[P1]=$(mint --client machine-acme --scope "mcp:tools mcp:github mcp:admin" --resource "$NGX_URL")
+tok[P2]=$(mint --client machine-acme --scope "mcp:tools" --resource "$NGX_URL")
+tok[P3]=$(mint --client machine-beta --scope "mcp:tools" --resource "$NGX_URL")
+tok[P4]=$(mint --client machine-none --scope "mcp:tools" --resource "$NGX_URL")
+tok[P5]=$(mint --user bob --scope "mcp:tools mcp:github" --resource "$NGX_URL")
+tok[P6]=$(mint --user eve --scope "mcp:tools" --resource "$NGX_URL")
+for p in P1 P2 P3 P4 P5 P6; do
+	[ -n "${tok[$p]}" ] && [ "${tok[$p]}" != null ] || bail "tokens for every profile" "$p: $(tail -n 5 "$T/idp.log")"
+done
+pass "tokens: machine-acme (acme; engineering, ops) with and without mcp:github mcp:admin, machine-beta (beta), machine-none (no tenant), bob (acme; sales), eve (tenant nosuch)"
+
+# post TOKEN BODY: through nginx; headers in $T/h, body in $T/b; prints the status.
+post() {
+	curl -sS --max-time 20 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json' -H "Authorization: Bearer $1" --data-binary "$2" "$NGX_URL" 2>> "$T/curl.err"
+}
+# list TOKEN: every page of tools/list; the names (a sorted JSON array) on stdout.
+list() {
+	local cursor='' i st params
+	: > "$T/names"
+	for i in $(seq 1 30); do
+		params=$(jq -nc --arg c "$cursor" 'if $c == "" then {} else {cursor: $c} end')
+		st=$(post "$1" "$(jq -nc --argjson p "$params" '{jsonrpc: "2.0", id: 1, method: "tools/list", params: $p}')")
+		[ "$st" = 200 ] || { echo "\"HTTP $st $(head -c 200 "$T/b" | tr -d '"\n')\""; return; }
+		jq -r '.result.tools[].name' "$T/b" >> "$T/names"
+		cursor=$(jq -r '.result.nextCursor // ""' "$T/b")
+		[ -n "$cursor" ] || break
+	done
+	jq -R . "$T/names" | jq -sc 'sort'
+}
+
+# --- the whole catalog, and what each profile must see -------------------------------
+# (a gateway with no policy would list it all; here the union of what the profiles see
+# is taken from the upstreams' own tool names)
+ALL=$(for n in gh fs; do
+	curl -sS --max-time 10 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-D "$T/init.h" -o /dev/null --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "${fx_url[$n]}"
+	sid=$(grep -i '^mcp-session-id:' "$T/init.h" | sed 's/^[^:]*: *//' | tr -d '\r')
+	curl -sS --max-time 10 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' \
+		--data '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}' "${fx_url[$n]}" |
+		sed -n 's/^data: //p' | jq -r --arg p "${n}_" '.result.tools[]?.name | $p + .'
+done | jq -R . | jq -sc 'sort')
+jcheck "the catalog: the fixture's tools twice, as gh_* and fs_*" "$(jq -c '{n: length, gh: map(select(startswith("gh_"))) | length}' <<<"$ALL")" \
+	'.n >= 30 and .gh * 2 == .n'
+declare -A want=() deny=()
+want[P1]=$(jq -c 'map(select(. != "fs_slow"))' <<<"$ALL")
+want[P2]=$(jq -c 'map(select(startswith("fs_") and . != "fs_slow"))' <<<"$ALL")
+want[P3]='["fs_test_simple_text"]'
+want[P4]=$(jq -c 'map(select(startswith("fs_echo")))' <<<"$ALL")
+want[P5]=$(jq -c 'map(select(startswith("fs_") and . != "fs_slow"))' <<<"$ALL")
+# the denial each hidden tool must get: a jq expression of the tool's name (.)
+deny[P1]='"tool_denied"'
+deny[P2]='if startswith("gh_") then "insufficient_scope" else "tool_denied" end'
+deny[P3]='if startswith("gh_") then "group_forbidden" else "read_only_mode" end'
+deny[P4]='if startswith("gh_") then "group_forbidden" else "tool_denied" end'
+deny[P5]='if startswith("gh_") then "group_forbidden" else "tool_denied" end'
+
+for p in P1 P2 P3 P4 P5; do
+	got=$(list "${tok[$p]}")
+	jcheck "$p: tools/list is exactly its tools ($(jq length <<<"${want[$p]}") of $(jq length <<<"$ALL"))" \
+		"$(jq -nc --argjson g "$got" --argjson w "${want[$p]}" '{same: ($g == $w), missing: ($w - $g), extra: ($g - $w)}')" '.same'
+	bad=
+	while read -r name; do
+		st=$(post "${tok[$p]}" "$(jq -nc --arg n "$name" '{jsonrpc: "2.0", id: 7, method: "tools/call", params: {name: $n, arguments: {ms: 10}}}')")
+		if jq -e --arg n "$name" 'index($n)' <<<"${want[$p]}" > /dev/null; then
+			# listed: the gateway lets it through (the upstream's answer, whatever it is)
+			if [ "$st" != 200 ] || jq -e '.error.code == -32003 or .error.message == "Unknown tool"' "$T/b" > /dev/null 2>&1; then
+				bad="$bad $name:listed-but-$st"
+			fi
+		else
+			reason=$(jq -r "$(printf '%s' "${deny[$p]}")" <<<"\"$name\"")
+			got_reason=$(jq -r '.error // ""' "$T/b" 2>/dev/null)
+			if [ "$st" != 403 ] || [ "$got_reason" != "$reason" ]; then
+				bad="$bad $name:want-403-$reason-got-$st-$got_reason"
+			elif [ "$reason" = insufficient_scope ] && ! grep -qi '^www-authenticate:.*error="insufficient_scope".*' "$T/h"; then
+				bad="$bad $name:no-challenge"
+			fi
+		fi
+	done < <(jq -r '.[]' <<<"$ALL")
+	is "$p: tools/call of every catalog tool: listed ones pass, the others get their denial" "${bad:-none}" none
+done
+
+st=$(post "${tok[P2]}" '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gh_echo","arguments":{}}}')
+ch=$(grep -i '^www-authenticate:' "$T/h" | tr -d '\r')
+jcheck "P2: the step-up challenge names every scope the call needs (the granted mcp:tools and the missing mcp:github)" \
+	"$(jq -nc --arg st "$st" --arg ch "$ch" '{status: $st, ch: $ch}')" \
+	'.status == "403" and (.ch | test("scope=\"[^\"]*mcp:tools[^\"]*\"")) and (.ch | test("scope=\"[^\"]*mcp:github")) and (.ch | test("resource_metadata="))'
+st=$(post "${tok[P2]}" '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gh_echo","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs_echo","arguments":{"x":1}}}]')
+jcheck "P2: in a batch, the denied element gets a JSON-RPC error and the other proceeds" \
+	"$(jq -c --arg st "$st" '{status: $st, a: (.[] | select(.id == 1) | .error.code), b: (.[] | select(.id == 2) | .result.content[0].text)}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+	'.status == "200" and .a == -32003 and .b == "{\"x\":1}"'
+
+for body in '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}' '{"jsonrpc":"2.0","id":1,"method":"ping"}'; do
+	st=$(post "${tok[P6]}" "$body")
+	jcheck "P6 (tenant nosuch): $(jq -r .method <<<"$body") → 403 tenant_forbidden" \
+		"$(jq -c --arg st "$st" '{status: $st, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" '.status == "403" and .error == "tenant_forbidden"'
+done
+
+a=$(grep '"audit":"tools/call"' "$T/gw.log" | head -n 400)
+jcheck "every tools/call decision is in the audit log (tenant, subject digest, client, tool, allowed, reason), without arguments" \
+	"$(jq -sc '{n: length, denied: (map(select(.allowed == false)) | length), allowed: (map(select(.allowed)) | length),
+		fields: (map(has("request_id") and has("tenant") and has("subject") and has("client_id") and has("tool")) | all),
+		args: (map(tostring | test("\"ms\"|arguments")) | any)}' <<<"$a")" \
+	'.n > 100 and .denied > 50 and .allowed > 30 and .fields and (.args | not)'
+
+# --- deny-style = hide, as CGI on the same state file ----------------------------------
+sed 's/^\[gateway\]$/[gateway]\ndeny-style = hide/' "$T/gw.conf" > "$T/hide.conf"
+cgi() {	# cgi TOKEN BODY: one CGI run; the body of its answer on stdout
+	printf '%s' "$2" | timeout -k 2 20 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+		SERVER_NAME=127.0.0.1 SERVER_PORT="$NGX_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
+		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT=application/json CONTENT_TYPE=application/json \
+		CONTENT_LENGTH="$(printf '%s' "$2" | wc -c)" HTTP_AUTHORIZATION="Bearer $1" "$MCPGATE_BIN" -c "$T/hide.conf" 2>> "$T/cgi.err" |
+		sed '1,/^\r$/d'
+}
+hidden=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_echo","arguments":{}}}')
+none=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}')
+jcheck "deny-style = hide (CGI): a denied tool answers exactly as one that does not exist (-32602 Unknown tool)" \
+	"$(jq -nc --argjson h "${hidden:-null}" --argjson n "${none:-null}" '{same: ($h == $n), h: $h}')" \
+	'.same and .h.error.code == -32602 and .h.error.message == "Unknown tool"'
+cgi_list=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}')
+jcheck "… and its tools/list (CGI) is the same as through nginx: P3 sees fs_test_simple_text only" \
+	"$(jq -c '[.result.tools[].name]' <<<"${cgi_list:-null}")" '. == ["fs_test_simple_text"]'
+
+gone=
+for pid in $MG_FCGI_PIDS; do mg_alive "$pid" || gone="$gone $pid"; done
+is "the mcpgate processes survived the run" "${gone:-none}" none
+tap_done
