@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "explain.h"
 #include "front.h"
 #include "gateway.h"
 #include "log.h"
@@ -23,7 +24,7 @@ usage(FILE *f)
 {
 	fputs("usage: mcpgate [-c FILE] [-w N]        serve (FastCGI on a listening fd 0, else one CGI request)\n"
 	    "       mcpgate -t [-c FILE]             check the configuration\n"
-	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME]\n"
+	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
 	    "       mcpgate --version\n", f);
 }
 
@@ -112,8 +113,12 @@ main(int argc, char **argv)
 	char *end;
 
 	if (argc > 1 && strcmp(argv[1], "explain") == 0) {
-		fprintf(stderr, "mcpgate explain: not available yet (the policy layer, issue #6)\n");
-		return 2;
+		if (secret_init() < 0) {
+			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
+			return 1;
+		}
+		log_init(2, GW_LOG_ERR);	/* upstream trouble is summed up as notes */
+		return explain_main(argc - 1, argv + 1, path);
 	}
 	while ((c = getopt_long(argc, argv, "c:tw:hV", longopts, NULL)) != -1) {
 		switch (c) {

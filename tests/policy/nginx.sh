@@ -200,6 +200,27 @@ jcheck "every tools/call decision is in the audit log (tenant, subject digest, c
 		args: (map(tostring | test("\"ms\"|arguments")) | any)}' <<<"$a")" \
 	'.n > 100 and .denied > 50 and .allowed > 30 and .fields and (.args | not)'
 
+# --- mcpgate explain ---------------------------------------------------------------------
+P2_CLAIMS='{"active":true,"client_id":"machine-acme","scope":"mcp:tools","tenant":"acme","groups":["engineering","ops"]}'
+ex=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$P2_CLAIMS" --json 2> "$T/explain.err")
+jcheck "explain --json (P2's claims): the visible tools are exactly P2's tools/list" \
+	"$(jq -c --argjson w "${want[P2]}" '{same: ((.visible | sort) == $w), n: (.visible | length), hidden: (.hidden | length)}' <<<"${ex:-null}")" \
+	'.same and .hidden > 0'
+jcheck "explain --json: each hidden tool has its step, reason and the rule's file:line" \
+	"$(jq -c '[.hidden[] | select(.tool == "gh_echo" or .tool == "fs_slow")] | map({tool, step, reason, rule})' <<<"${ex:-null}")" \
+	'(.[] | select(.tool == "gh_echo") | .step == 3 and .reason == "insufficient_scope" and (.rule | test("gw.conf:[0-9]+: \\[group \"github\"\\] scopes"))) and
+	 (.[] | select(.tool == "fs_slow") | .step == 4 and .reason == "tool_denied" and (.rule | test("gw.conf:[0-9]+: \\[tenant \"acme\"\\] deny")))'
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$P2_CLAIMS" --tool gh_echo 2>&1); rc=$?; out=$(tr "\n" " " <<<"$out")
+like "explain --tool gh_echo (hidden): exit 2, the failing step and its line" "rc=$rc $out" \
+	'rc=2 .*gh_echo: step 3 insufficient_scope .*gw.conf:[0-9]+: \[group "github"\] scopes'
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$P2_CLAIMS" --tool fs_echo 2>&1); rc=$?; out=$(tr "\n" " " <<<"$out")
+like "explain --tool fs_echo (visible): exit 0, with its rate-limit keys" "rc=$rc $out" \
+	'rc=0 .*visible \(1\):.*fs_echo.*rate-limit keys.*tenant +acme.*tool +fs_echo'
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{"tenant":"nosuch"}' 2>&1)
+like "explain for an unknown tenant says every request is 403 tenant_forbidden" "$out" 'nosuch is not configured.*tenant_forbidden'
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims 'not json' 2>&1); rc=$?
+is "explain with claims that are not JSON: exit 1" "$rc" 1
+
 # --- deny-style = hide, as CGI on the same state file ----------------------------------
 sed 's/^\[gateway\]$/[gateway]\ndeny-style = hide/' "$T/gw.conf" > "$T/hide.conf"
 cgi() {	# cgi TOKEN BODY: one CGI run; the body of its answer on stdout
