@@ -1126,3 +1126,25 @@ config_tenant_where(const struct cfg_tenant *t, const char *key)
 {
 	return where_of(&t->s, tenant_keys, key);
 }
+
+const struct cfg_upstream *
+config_upstream(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->n_upstreams; i++)
+		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
+			return &cfg->upstreams[i];
+	return NULL;
+}
+
+const struct cfg_group *
+config_group(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->n_groups; i++)
+		if (strcmp(cfg->groups[i].s.name, name) == 0)
+			return &cfg->groups[i];
+	return NULL;
+}

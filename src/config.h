@@ -164,6 +164,8 @@ void config_unref(struct config *cfg);
 int config_changed(const struct config *cfg);
 
 const struct cfg_tenant *config_tenant(const struct config *cfg, const char *name);
+const struct cfg_upstream *config_upstream(const struct config *cfg, const char *name);
+const struct cfg_group *config_group(const struct config *cfg, const char *name);
 int strlist_has(const struct strlist *l, const char *s);
 /* Where a key of a [group] or [tenant] section was set ({NULL, 0} when it was not). */
 const struct cfg_where *config_group_where(const struct cfg_group *g, const char *key);

@@ -2,89 +2,349 @@
  * (DESIGN §2): which tools a caller with these introspection claims sees, and for each
  * hidden tool the first failing step of DESIGN §4 with the configuration line that
  * decided it; with --tool, that one decision and the rate-limit keys of such a call.
- * The catalog is fetched from the configured upstreams as the gateway would. Exit 0;
- * 2 when --tool names a tool the caller may not call (or none); 1 on a usage, claims
- * or configuration error. Made for an operator's CI job. */
+ *
+ * The catalog is fetched from the configured upstreams as one gateway worker would
+ * (no state file: this process's own copy); an upstream that fails is left out with a
+ * note, as the gateway leaves it out. The decisions are policy_decide's, the very
+ * function tools/list and tools/call use, so what explain says is what the gateway
+ * does. Made for an operator's CI job: exit 0 when explained, 2 when --tool names a
+ * tool the caller may not call (or no tool of the catalog), 1 on a usage, claims or
+ * configuration error (configuration errors as FILE:LINE: key: reason). */
 #include "autoconf.h"
 
 #include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "catalog.h"
 #include "clock.h"
 #include "explain.h"
 #include "policy.h"
 #include "upstream.h"
 
-/* The claims an introspection response carries, as auth.c reads them (without its
- * acceptance rules: explain is about policy, not token validity). */
-static int
-claims_from_json(const struct config *cfg, json_t *j, struct tc_claims *c, const char **why)
+#define EXPLAIN_NOTES	16
+
+struct explain {
+	const struct config *cfg;
+	const char *config_path;
+	const char *tool;		/* --tool, or NULL */
+	int as_json;
+	struct tc_claims claims;
+	struct policy_caller pc;
+	json_t *notes;			/* strings, also printed on stderr in text mode */
+};
+
+static void note(struct explain *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+note(struct explain *x, const char *fmt, ...)
 {
-	json_t *g = json_object_get(j, cfg->groups_claim), *v;
-	const char *s;
-	size_t i;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (json_array_size(x->notes) < EXPLAIN_NOTES)
+		json_array_append_new(x->notes, json_string(msg));
+}
+
+static int
+has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while (n && *p) {
+		p += strspn(p, " ");
+		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+		p += strcspn(p, " ");
+	}
+	return 0;
+}
+
+/* Copies s into dst[n]; -1 when it does not fit (as auth.c refuses such claims). */
+static int
+put(char *dst, size_t n, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len >= n)
+		return -1;
+	memcpy(dst, s, len + 1);
+	return 0;
+}
+
+/* The claims policy reads, from an introspection-like object, as auth.c reads them:
+ * scope a space-separated string, the groups claim a string or an array of names
+ * (names with blanks skipped), the tenant claim a string. The token's own acceptance
+ * (active, exp, aud, ...) is step 1, auth's: it only gives a note here. 0, or -1 with
+ * *why. */
+static int
+claims_from_json(struct explain *x, json_t *j, const char **why)
+{
+	const struct config *cfg = x->cfg;
+	struct tc_claims *c = &x->claims;
+	json_t *g, *v;
+	const char *s, *reason;
+	struct tc_claims scratch;
+	size_t i, len;
 
 	memset(c, 0, sizeof(*c));
 	if (!json_is_object(j))
 		return *why = "--claims must be a JSON object (an introspection response)", -1;
-	snprintf(c->subject, sizeof(c->subject), "%s", (s = json_string_value(json_object_get(j, "sub"))) ? s : "");
-	snprintf(c->client_id, sizeof(c->client_id), "%s",
-	    (s = json_string_value(json_object_get(j, "client_id"))) ? s : "");
-	snprintf(c->scope, sizeof(c->scope), "%s", (s = json_string_value(json_object_get(j, "scope"))) ? s : "");
-	snprintf(c->tenant, sizeof(c->tenant), "%s",
-	    (s = json_string_value(json_object_get(j, cfg->tenant_claim))) ? s : "");
-	if (json_is_string(g))
-		snprintf(c->groups, sizeof(c->groups), "%s", json_string_value(g));
-	json_array_foreach(g, i, v)
-		if (json_is_string(v) && strlen(c->groups) + strlen(json_string_value(v)) + 2 < sizeof(c->groups))
-			snprintf(c->groups + strlen(c->groups), sizeof(c->groups) - strlen(c->groups), "%s%s",
-			    c->groups[0] ? " " : "", json_string_value(v));
+	if ((s = json_string_value(json_object_get(j, "client_id"))) && put(c->client_id, sizeof(c->client_id), s) < 0)
+		return *why = "client_id is too long", -1;
+	s = json_string_value(json_object_get(j, "sub"));
+	if (put(c->subject, sizeof(c->subject), s ? s : c->client_id) < 0)
+		return *why = "sub is too long", -1;
+	v = json_object_get(j, "scope");
+	if (v && !json_is_string(v))
+		return *why = "scope must be a string of space-separated scopes", -1;
+	if (v && put(c->scope, sizeof(c->scope), json_string_value(v)) < 0)
+		return *why = "scope is too long", -1;
+	v = json_object_get(j, cfg->tenant_claim);
+	if (v && !json_is_null(v) && (!json_is_string(v) || put(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
+		return *why = "the tenant claim ([auth] tenant-claim) must be a string", -1;
+	g = json_object_get(j, cfg->groups_claim);
+	if (json_is_string(g) && put(c->groups, sizeof(c->groups), json_string_value(g)) < 0)
+		return *why = "the groups claim is too long", -1;
+	if (g && !json_is_null(g) && !json_is_string(g) && !json_is_array(g))
+		return *why = "the groups claim ([auth] groups-claim) must be a string or an array of strings", -1;
+	json_array_foreach(g, i, v) {
+		if ((s = json_string_value(v)) == NULL || !*s || strpbrk(s, " \t"))
+			continue;	/* not a usable group name, as auth.c skips it */
+		len = strlen(c->groups);
+		if (len + strlen(s) + 2 > sizeof(c->groups))
+			return *why = "the groups claim is too long", -1;
+		snprintf(c->groups + len, sizeof(c->groups) - len, "%s%s", len ? " " : "", s);
+	}
+	/* Step 1, for what it is worth: a full introspection response is checked as
+	 * auth.c would; a bare claims object only for required-scopes. */
+	if (json_object_get(j, "active") && auth_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)
+		note(x, "step 1: the token would be refused (%s): every /mcp request is 401", reason);
+	for (i = 0; i < cfg->required_scopes.n; i++)
+		if (!has_word(c->scope, cfg->required_scopes.v[i]))
+			note(x, "step 1: the token lacks required scope %s: every POST /mcp is 403 insufficient_scope",
+			    cfg->required_scopes.v[i]);
 	return 0;
 }
 
-static const struct cfg_upstream *
-upstream_named(const struct config *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < cfg->n_upstreams; i++)
-		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
-			return &cfg->upstreams[i];
-	return NULL;
-}
-
+/* Catalog tool i as the policy sees it. */
 static void
-tool_at(const struct config *cfg, json_t *doc, size_t i, struct policy_tool *t)
+tool_at(const struct config *cfg, json_t *doc, size_t i, struct policy_tool *t, const char **up, const char **orig)
 {
 	json_t *rec = json_array_get(json_object_get(doc, "tools"), i);
-	const char *up = NULL, *orig;
 
 	memset(t, 0, sizeof(*t));
+	*up = *orig = NULL;
 	t->name = json_string_value(json_object_get(rec, "name"));
 	t->read_only_hint = json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint"));
-	if (catalog_route(doc, CATALOG_TOOLS, (long)i, &up, &orig) == 0)
-		t->upstream = upstream_named(cfg, up);
+	if (catalog_route(doc, CATALOG_TOOLS, (long)i, up, orig) == 0)
+		t->upstream = config_upstream(cfg, *up);
 }
 
-/* A limit's rate: the tenant's override, else [limits]. */
-static void
-print_rate(const char *key, const char *value, const struct rate *dflt, const struct rate *over)
+static json_t *
+decision_json(const struct policy_tool *t, const struct policy_why *why)
 {
-	const struct rate *r = over && over->per > 0 ? over : dflt;
+	json_t *o = json_pack("{s:s, s:b}", "tool", t->name, "visible", why->step == POLICY_VISIBLE);
 
-	if (r->n == 0)
-		printf("  %-7s %-24s unlimited\n", key, value);
-	else
-		printf("  %-7s %-24s %ld/%ld s%s\n", key, value, r->n, r->per, r == over ? " (tenant override)" : "");
+	if (why->step != POLICY_VISIBLE) {
+		json_object_set_new(o, "step", json_integer(why->step));
+		json_object_set_new(o, "reason", json_string(why->reason));
+		json_object_set_new(o, "rule", json_string(why->rule));
+		json_object_set_new(o, "file", why->where.file ? json_string(why->where.file) : json_null());
+		json_object_set_new(o, "line", why->where.file ? json_integer(why->where.line) : json_null());
+		json_object_set_new(o, "step_up", json_boolean(why->only_scope));
+		if (why->only_scope)
+			json_object_set_new(o, "scopes", json_string(why->scopes));
+	}
+	return o;
+}
+
+/* "  NAME: hidden at step N (REASON) by FILE:LINE: rule" from a decision_json. */
+static void
+print_hidden(json_t *h)
+{
+	printf("  %s: hidden at step %d (%s) by %s", json_string_value(json_object_get(h, "tool")),
+	    (int)json_integer_value(json_object_get(h, "step")), json_string_value(json_object_get(h, "reason")),
+	    json_string_value(json_object_get(h, "rule")));
+	if (json_is_true(json_object_get(h, "step_up")))
+		printf("; a token with scope \"%s\" may call it", json_string_value(json_object_get(h, "scopes")));
+	putchar('\n');
+}
+
+/* The rate-limit keys of a tools/call (the limiter itself is not built yet): each
+ * limit of [limits], or the tenant's override of it, and what its bucket is keyed by. */
+static json_t *
+limits_json(const struct explain *x)
+{
+	static const struct {
+		const char *limit, *override_key;
+		size_t cfg_off, tenant_off;
+	} rows[] = {
+		{ "gateway", "limit-gateway", offsetof(struct config, limit_gateway), offsetof(struct cfg_tenant, limit_gateway) },
+		{ "ip", "limit-ip", offsetof(struct config, limit_ip), offsetof(struct cfg_tenant, limit_ip) },
+		{ "tenant", "limit-tenant", offsetof(struct config, limit_tenant), offsetof(struct cfg_tenant, limit_tenant) },
+		{ "token", "limit-token", offsetof(struct config, limit_token), offsetof(struct cfg_tenant, limit_token) },
+		{ "tool", "limit-tool", offsetof(struct config, limit_tool), offsetof(struct cfg_tenant, limit_tool) },
+	};
+	const struct cfg_tenant *tn = x->pc.tenant;
+	const struct cfg_where *w;
+	const struct rate *r, *over;
+	char key[TC_TENANT_MAX + 64], from[300];
+	json_t *out = json_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		r = (const struct rate *)(const void *)((const char *)x->cfg + rows[i].cfg_off);
+		over = tn ? (const struct rate *)(const void *)((const char *)tn + rows[i].tenant_off) : NULL;
+		snprintf(from, sizeof(from), "[limits] %s", rows[i].limit);
+		if (over && over->per > 0) {	/* set: a tenant's override */
+			r = over;
+			w = config_tenant_where(tn, rows[i].override_key);
+			snprintf(from, sizeof(from), "%s:%d: [tenant \"%s\"] %s", w->file ? w->file : "?", w->line,
+			    tn->s.name, rows[i].override_key);
+		}
+		switch (i) {
+		case 0: snprintf(key, sizeof(key), "*"); break;
+		case 1: snprintf(key, sizeof(key), "the caller's address"); break;
+		case 2: snprintf(key, sizeof(key), "%s", tn ? tn->s.name : "-"); break;
+		case 3: snprintf(key, sizeof(key), "the token's digest"); break;
+		default: snprintf(key, sizeof(key), "%s", x->tool); break;
+		}
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I, s:s}", "limit", rows[i].limit, "key", key,
+		    "n", (json_int_t)r->n, "per", (json_int_t)r->per, "from", from));
+	}
+	return out;
+}
+
+static void
+print_limits(json_t *limits)
+{
+	json_t *l;
+	size_t i;
+
+	printf("rate-limit keys of a call (N requests per S seconds; 0 = unlimited):\n");
+	json_array_foreach(limits, i, l) {
+		json_int_t n = json_integer_value(json_object_get(l, "n"));
+
+		if (n == 0)
+			printf("  %-8s %-24s unlimited (%s)\n", json_string_value(json_object_get(l, "limit")),
+			    json_string_value(json_object_get(l, "key")), json_string_value(json_object_get(l, "from")));
+		else
+			printf("  %-8s %-24s %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT " s (%s)\n",
+			    json_string_value(json_object_get(l, "limit")), json_string_value(json_object_get(l, "key")), n,
+			    json_integer_value(json_object_get(l, "per")), json_string_value(json_object_get(l, "from")));
+	}
+}
+
+static void
+print_tenant(const struct explain *x)
+{
+	const struct cfg_tenant *tn = x->pc.tenant;
+	struct policy_why why;
+	struct policy_tool none = { "", NULL, 0 };
+
+	if (x->pc.off)
+		printf("policy: off (no [tenant] in %s): every tool is visible to every admitted token\n", x->config_path);
+	else if (tn)
+		printf("tenant: %s (%s:%d)\n", tn->s.name, tn->s.where.file, tn->s.where.line);
+	else {
+		policy_decide(&x->pc, &none, &why);
+		printf("tenant: %s is not configured: every /mcp request is 403 tenant_forbidden (%s)\n",
+		    x->claims.tenant[0] ? x->claims.tenant : "* (no tenant claim)", why.rule);
+	}
 }
 
 static void
 usage(void)
 {
-	fputs("usage: mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n", stderr);
+	fputs("usage: mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
+	    "  exit 0 explained; 2 --tool names a tool the caller may not call (or none); 1 error\n", stderr);
+}
+
+/* Decides every tool of doc (or --tool's) and prints the answer. The exit code. */
+static int
+answer(struct explain *x, json_t *doc)
+{
+	struct policy_tool t;
+	struct policy_why why;
+	const char *up, *orig;
+	json_t *visible = json_array(), *hidden = json_array(), *one = NULL, *limits = NULL, *out = NULL, *h;
+	size_t i, n = json_array_size(json_object_get(doc, "tools"));
+	long ix = -1;
+	int64_t t0 = clock_mono_us();
+	int rc = EXPLAIN_OK;
+
+	if (x->tool && (ix = catalog_find(doc, x->tool)) < 0)
+		rc = EXPLAIN_HIDDEN;
+	for (i = x->tool ? (size_t)(ix < 0 ? (long)n : ix) : 0; i < n; i++) {
+		tool_at(x->cfg, doc, i, &t, &up, &orig);
+		if (t.name == NULL)
+			continue;
+		if (policy_decide(&x->pc, &t, &why) == POLICY_VISIBLE)
+			json_array_append_new(visible, json_string(t.name));
+		else
+			json_array_append_new(hidden, decision_json(&t, &why));
+		if (x->tool) {
+			one = decision_json(&t, &why);
+			json_object_set_new(one, "upstream", json_string(up ? up : ""));
+			json_object_set_new(one, "upstream_name", json_string(orig ? orig : ""));
+			rc = why.step == POLICY_VISIBLE ? EXPLAIN_OK : EXPLAIN_HIDDEN;
+			break;
+		}
+	}
+	if (x->tool)
+		limits = limits_json(x);
+	if (x->as_json) {
+		out = json_pack("{s:s, s:b, s:s, s:s?, s:O, s:O, s:O}", "config", x->config_path, "policy", !x->pc.off,
+		    "tenant_claim", x->claims.tenant, "tenant", x->pc.tenant ? x->pc.tenant->s.name : NULL,
+		    "visible", visible, "hidden", hidden, "notes", x->notes);
+		if (x->tool) {
+			json_object_set_new(out, "decision", one ? json_incref(one) :
+			    json_pack("{s:s, s:b, s:s}", "tool", x->tool, "visible", 0, "reason", "unknown_tool"));
+			json_object_set_new(out, "limits", json_incref(limits));
+		}
+		json_object_set_new(out, "decide_us", json_integer((json_int_t)(clock_mono_us() - t0)));
+		json_dumpf(out, stdout, JSON_INDENT(2));
+		putchar('\n');
+		goto out;
+	}
+	json_array_foreach(x->notes, i, h)
+		fprintf(stderr, "note: %s\n", json_string_value(h));
+	print_tenant(x);
+	if (x->tool) {
+		if (one == NULL)
+			printf("%s: not in the catalog (no upstream offers it, or its upstream is left out): "
+			    "a call is -32602 Unknown tool\n", x->tool);
+		else if (json_is_true(json_object_get(one, "visible")))
+			printf("%s: visible (from [upstream \"%s\"], where it is %s)\n", x->tool,
+			    json_string_value(json_object_get(one, "upstream")),
+			    json_string_value(json_object_get(one, "upstream_name")));
+		else
+			print_hidden(one);
+		print_limits(limits);
+		goto out;
+	}
+	printf("visible (%zu):\n", json_array_size(visible));
+	json_array_foreach(visible, i, h)
+		printf("  %s\n", json_string_value(h));
+	printf("hidden (%zu):\n", json_array_size(hidden));
+	json_array_foreach(hidden, i, h)
+		print_hidden(h);
+out:
+	json_decref(out);
+	json_decref(one);
+	json_decref(limits);
+	json_decref(visible);
+	json_decref(hidden);
+	return rc;
 }
 
 int
@@ -95,123 +355,71 @@ explain_main(int argc, char **argv, const char *config_path)
 		{ "claims", required_argument, NULL, 'C' },
 		{ "tool", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct explain x;
 	struct cfg_errors errs;
 	struct config *cfg = NULL;
 	struct catalog_view view;
 	struct upstream_pool *pool = NULL;
-	struct policy_caller pc;
-	struct policy_tool t;
-	struct policy_why why;
-	struct tc_claims claims;
-	json_t *claims_json = NULL, *doc, *st, *out = NULL, *hidden = NULL, *visible = NULL;
-	const char *claims_arg = NULL, *tool = NULL, *msg = NULL, *name;
-	size_t i, n, nvis = 0;
-	int c, as_json = 0, rc = 1;
+	json_error_t jerr;
+	json_t *claims_json = NULL, *doc, *st;
+	const char *claims_arg = NULL, *msg = NULL, *name;
+	size_t i;
+	int c, rc = EXPLAIN_ERROR;
 
+	memset(&x, 0, sizeof(x));
 	memset(&view, 0, sizeof(view));
+	x.notes = json_array();
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'C': claims_arg = optarg; break;
-		case 'T': tool = optarg; break;
-		case 'J': as_json = 1; break;
-		default: usage(); return 1;
+		case 'T': x.tool = optarg; break;
+		case 'J': x.as_json = 1; break;
+		default: usage(); goto out;
 		}
 	}
 	if (claims_arg == NULL || optind < argc) {
 		usage();
-		return 1;
+		goto out;
 	}
+	x.config_path = config_path;
 	if (config_load(config_path, &cfg, &errs) < 0) {
 		for (i = 0; i < errs.n; i++)
 			fprintf(stderr, "%s\n", errs.msg[i]);
+		if (errs.dropped)
+			fprintf(stderr, "(%zu more errors)\n", errs.dropped);
 		goto out;
 	}
-	if ((claims_json = json_loads(claims_arg, 0, NULL)) == NULL ||
-	    claims_from_json(cfg, claims_json, &claims, &msg) < 0) {
-		fprintf(stderr, "mcpgate explain: %s\n", msg ? msg : "--claims is not JSON");
+	x.cfg = cfg;
+	if ((claims_json = json_loads(claims_arg, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		fprintf(stderr, "mcpgate explain: --claims is not JSON: %s (column %d)\n", jerr.text, jerr.column);
 		goto out;
 	}
-	policy_caller_init(&pc, cfg, &claims);
-	for (i = 0; i < cfg->required_scopes.n; i++)
-		if (!strstr(claims.scope, cfg->required_scopes.v[i]))
-			printf("note: the token lacks required scope %s: every POST /mcp is 403 (step 1)\n",
-			    cfg->required_scopes.v[i]);
-	pool = upstream_pool_new();
-	doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);
+	if (claims_from_json(&x, claims_json, &msg) < 0) {
+		fprintf(stderr, "mcpgate explain: --claims: %s\n", msg);
+		goto out;
+	}
+	policy_caller_init(&x.pc, cfg, &x.claims);
+	if ((pool = upstream_pool_new()) == NULL) {
+		fprintf(stderr, "mcpgate explain: out of memory\n");
+		goto out;
+	}
+	doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
 		if (!json_is_true(json_object_get(st, "ok")))
-			fprintf(stderr, "note: upstream %s left out of the catalog: %s\n", name,
+			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
 			    json_string_value(json_object_get(st, "reason")));
-	n = json_array_size(json_object_get(doc, "tools"));
-	visible = json_array();
-	hidden = json_array();
-	rc = 0;
-	for (i = 0; i < n; i++) {
-		tool_at(cfg, doc, i, &t);
-		if (t.name == NULL || (tool && strcmp(tool, t.name) != 0))
-			continue;
-		if (policy_decide(&pc, &t, &why) == POLICY_VISIBLE) {
-			json_array_append_new(visible, json_string(t.name));
-			nvis++;
-		} else
-			json_array_append_new(hidden, json_pack("{s:s, s:i, s:s, s:s, s:b}", "tool", t.name,
-			    "step", (int)why.step, "reason", why.reason, "rule", why.rule, "step_up", why.only_scope));
-	}
-	if (tool && catalog_find(doc, tool) < 0) {
-		printf("%s: not in the catalog (no upstream offers it; a call is -32602 Unknown tool)\n", tool);
-		rc = 2;
-		goto out;
-	}
-	if (as_json) {
-		out = json_pack("{s:s?, s:b, s:O, s:O}", "tenant", pc.tenant ? pc.tenant->s.name : NULL,
-		    "policy", !pc.off, "visible", visible, "hidden", hidden);
-		json_dumpf(out, stdout, JSON_INDENT(2));
-		putchar('\n');
-	} else {
-		if (pc.off)
-			printf("policy: off (no [tenant] in %s): every tool is visible\n", config_path);
-		else if (pc.tenant)
-			printf("tenant: %s (%s:%d)\n", pc.tenant->s.name, pc.tenant->s.where.file, pc.tenant->s.where.line);
-		else
-			printf("tenant: %s is not configured: every /mcp request is 403 tenant_forbidden\n",
-			    claims.tenant[0] ? claims.tenant : "* (no tenant claim)");
-		printf("visible (%zu):\n", nvis);
-		for (i = 0; i < json_array_size(visible); i++)
-			printf("  %s\n", json_string_value(json_array_get(visible, i)));
-		printf("hidden (%zu):\n", json_array_size(hidden));
-		for (i = 0; i < json_array_size(hidden); i++) {
-			json_t *h = json_array_get(hidden, i);
-
-			printf("  %s: step %d %s — %s%s\n", json_string_value(json_object_get(h, "tool")),
-			    (int)json_integer_value(json_object_get(h, "step")),
-			    json_string_value(json_object_get(h, "reason")), json_string_value(json_object_get(h, "rule")),
-			    json_is_true(json_object_get(h, "step_up")) ? " (a token with those scopes may call it)" : "");
-		}
-	}
-	if (tool) {
-		const struct cfg_tenant *tn = pc.tenant;
-
-		if (!as_json) {
-			printf("rate-limit keys of a call:\n");
-			print_rate("gateway", "*", &cfg->limit_gateway, tn ? &tn->limit_gateway : NULL);
-			print_rate("ip", "(the caller's address)", &cfg->limit_ip, tn ? &tn->limit_ip : NULL);
-			print_rate("tenant", tn ? tn->s.name : "-", &cfg->limit_tenant, tn ? &tn->limit_tenant : NULL);
-			print_rate("token", "(the token's digest)", &cfg->limit_token, tn ? &tn->limit_token : NULL);
-			print_rate("tool", tool, &cfg->limit_tool, tn ? &tn->limit_tool : NULL);
-		}
-		rc = nvis ? 0 : 2;
-	}
+	rc = answer(&x, doc);
 out:
-	json_decref(out);
-	json_decref(visible);
-	json_decref(hidden);
+	json_decref(x.notes);
 	json_decref(claims_json);
 	catalog_view_free(&view);
-	upstream_pool_free(pool);
+	if (pool)
+		upstream_pool_free(pool);
 	if (cfg)
 		config_unref(cfg);
 	return rc;

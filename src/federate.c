@@ -70,17 +70,6 @@ failed(struct fed_call *f, int code, const char *fmt, ...)
 	return NULL;
 }
 
-static const struct cfg_upstream *
-upstream_named(const struct config *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < cfg->n_upstreams; i++)
-		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
-			return &cfg->upstreams[i];
-	return NULL;
-}
-
 /* --- URI templates (RFC 6570) ------------------------------------------------------ */
 
 /* What an expression's expansion looks like: its leading character (none for simple
@@ -237,7 +226,7 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	case TO_ALL:
 		return NULL;
 	}
-	if ((up = upstream_named(f->cfg, owner)) == NULL || *out == NULL) {
+	if ((up = config_upstream(f->cfg, owner)) == NULL || *out == NULL) {
 		json_decref(*out);
 		*out = NULL;
 		return failed(f, JSONRPC_INTERNAL_ERROR, "%s", "the catalog names an upstream the configuration lacks"), NULL;
@@ -315,7 +304,7 @@ fed_answer(struct fed_call *f, json_t *msg)
 		return -1;
 	memcpy(name, end + 1, n);
 	name[n] = '\0';
-	if ((call.up = upstream_named(f->cfg, name)) == NULL ||
+	if ((call.up = config_upstream(f->cfg, name)) == NULL ||
 	    (id = json_loads(end + 1 + n, JSON_DECODE_ANY, NULL)) == NULL)
 		return -1;
 	caller_session(f, call.up, &call);
@@ -382,7 +371,7 @@ to_all(struct fed_call *f, const struct route *r, json_t *params)
 
 	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
 		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
-		    (up = upstream_named(f->cfg, name)) == NULL)
+		    (up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		sent++;
 		if ((res = forward(f, up, r->method, params)) != NULL)
@@ -484,7 +473,7 @@ fed_open_sessions(struct fed_call *f, json_t *client_caps)
 	char *sid, version[16];
 
 	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
-		if (!json_is_true(json_object_get(st, "ok")) || (call.up = upstream_named(f->cfg, name)) == NULL)
+		if (!json_is_true(json_object_get(st, "ok")) || (call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		if (upstream_open(f->pool, &call, client_caps, &sid, version, &err) < 0)
 			continue;	/* logged; its calls use the gateway's own session */
@@ -503,7 +492,7 @@ fed_close_sessions(struct fed_call *f)
 	json_t *entry;
 
 	json_object_foreach(f->sessions, name, entry) {
-		if ((call.up = upstream_named(f->cfg, name)) == NULL)
+		if ((call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		caller_session(f, call.up, &call);
 		upstream_close(f->pool, &call);
@@ -519,7 +508,7 @@ fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
 	json_t *entry;
 
 	json_object_foreach(f->sessions, name, entry) {
-		if ((call.up = upstream_named(f->cfg, name)) == NULL)
+		if ((call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		caller_session(f, call.up, &call);
 		call.id = NULL;
@@ -542,7 +531,7 @@ fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t t
 	if (calls == NULL || ctxs == NULL)
 		goto out;
 	json_object_foreach(f->sessions, name, entry) {
-		if ((up = upstream_named(f->cfg, name)) == NULL)
+		if ((up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		ctxs[k].f = f;
 		ctxs[k].up = up;

@@ -179,15 +179,12 @@ tool_of(const struct mcp_call *c, json_t *doc, size_t i, struct policy_tool *t)
 {
 	json_t *rec = json_array_get(json_object_get(doc, "tools"), i);
 	const char *up = NULL, *orig;
-	size_t k;
 
 	memset(t, 0, sizeof(*t));
 	t->name = json_string_value(json_object_get(rec, "name"));
 	t->read_only_hint = json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint"));
 	if (catalog_route(doc, CATALOG_TOOLS, (long)i, &up, &orig) == 0)
-		for (k = 0; k < c->cfg->n_upstreams && t->upstream == NULL; k++)
-			if (strcmp(c->cfg->upstreams[k].s.name, up) == 0)
-				t->upstream = &c->cfg->upstreams[k];
+		t->upstream = config_upstream(c->cfg, up);
 }
 
 /* c->vis: the indexes of the catalog's tools the caller sees (NULL with the policy

@@ -1,60 +1,133 @@
-/* policy — the visibility decision of DESIGN §4. */
+/* policy — the visibility decision of DESIGN §4 (the contract is in policy.h).
+ *
+ * policy_caller_init does what depends only on the caller: the tenant, and how far
+ * each group gets through step 3's tests. policy_decide then does per tool only what
+ * depends on the tool's name: the globs of the groups that pass, of deny and allow,
+ * and of read-only-tools. The reasons and rules of a refusal are worked out only when
+ * the caller asks for them (why != NULL), never for a list filter. */
 #include "autoconf.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "policy.h"
 #include "secret.h"
 
-/* Is word one of the blank-separated words of list? */
+/* How far a group gets through step 3's tests: the first one it fails, in the order
+ * of DESIGN §4 (so a larger value is nearer to passing). */
+enum reach { R_LISTED, R_FEATURE, R_MEMBERS, R_SCOPES, R_PASS };
+
+/* Is word one of the blank-separated words of list? (Scopes and identity groups.) */
 static int
 word_in(const char *list, const char *word)
 {
 	size_t n = strlen(word);
 	const char *p = list;
 
-	while (p && *p) {
-		p += strspn(p, " ");
-		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\0') && n > 0)
+	if (n == 0)
+		return 0;
+	while (*p) {
+		p += strspn(p, " \t");
+		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\t' || p[n] == '\0'))
 			return 1;
-		p += strcspn(p, " ");
+		p += strcspn(p, " \t");
 	}
 	return 0;
 }
 
-static int
-glob_any(const struct strlist *globs, const char *name)
+/* The first of globs that matches name, or NULL. */
+static const char *
+glob_match(const struct strlist *globs, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < globs->n; i++)
 		if (fnmatch(globs->v[i], name, 0) == 0)
-			return 1;
-	return 0;
+			return globs->v[i];
+	return NULL;
 }
 
-static const struct cfg_group *
-group_named(const struct config *cfg, const char *name)
+static long
+group_index(const struct config *cfg, const char *name)
 {
 	size_t i;
 
-	for (i = 0; name && i < cfg->n_groups; i++)
+	for (i = 0; i < cfg->n_groups; i++)
 		if (strcmp(cfg->groups[i].s.name, name) == 0)
-			return &cfg->groups[i];
-	return NULL;
+			return (long)i;
+	return -1;
+}
+
+static const char *
+upstream_group(const struct cfg_upstream *u)
+{
+	return u->group ? u->group : u->s.name;
+}
+
+/* How far group g gets for c; g NULL is an upstream's group without a [group]
+ * section, named name, which only needs the listing. */
+static enum reach
+reach_of(const struct policy_caller *c, const struct cfg_group *g, const char *name)
+{
+	const struct cfg_tenant *tn = c->tenant;
+	size_t i;
+	int in;
+
+	if (!strlist_has(&tn->groups, name))
+		return R_LISTED;
+	if (g == NULL)
+		return R_PASS;
+	if (g->feature && !strlist_has(&tn->features, g->feature))
+		return R_FEATURE;
+	for (i = 0, in = g->members.n == 0; i < g->members.n && !in; i++)
+		in = word_in(c->claims->groups, g->members.v[i]);
+	if (!in)
+		return R_MEMBERS;
+	for (i = 0; i < g->scopes.n; i++)
+		if (!word_in(c->claims->scope, g->scopes.v[i]))
+			return R_SCOPES;
+	return R_PASS;
+}
+
+static enum reach
+group_reach(const struct policy_caller *c, size_t i)
+{
+	if (i < POLICY_GROUPS_MAX)
+		return (enum reach)c->reach[i];
+	return reach_of(c, &c->cfg->groups[i], c->cfg->groups[i].s.name);
 }
 
 void
 policy_caller_init(struct policy_caller *c, const struct config *cfg, const struct tc_claims *claims)
 {
+	const struct cfg_upstream *u;
+	size_t i;
+	long gi;
+
 	memset(c, 0, sizeof(*c));
 	c->cfg = cfg;
 	c->claims = claims;
 	c->off = cfg->n_tenants == 0;
-	c->tenant = config_tenant(cfg, claims->tenant[0] ? claims->tenant : "*");
+	if (claims->tenant[0] == '\0')
+		c->tenant = config_tenant(cfg, "*");
+	else if (strcmp(claims->tenant, "*") != 0)
+		c->tenant = config_tenant(cfg, claims->tenant);
+	if (c->off || c->tenant == NULL)
+		return;
+	for (i = 0; i < cfg->n_groups && i < POLICY_GROUPS_MAX; i++) {
+		c->reach[i] = (unsigned char)reach_of(c, &cfg->groups[i], cfg->groups[i].s.name);
+		if (c->reach[i] == R_PASS)
+			c->pass[c->n_pass++] = (unsigned short)i;
+	}
+	for (i = 0; i < cfg->n_upstreams && i < POLICY_UPSTREAMS_MAX; i++) {
+		u = &cfg->upstreams[i];
+		gi = group_index(cfg, upstream_group(u));
+		c->up_group[i] = gi;
+		c->up_reach[i] = (unsigned char)(gi < 0 ? reach_of(c, NULL, upstream_group(u)) : group_reach(c, (size_t)gi));
+	}
 }
 
 void
@@ -68,64 +141,175 @@ policy_profile(const struct policy_caller *c, unsigned char out[16])
 	secret_digest(buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out, 16);
 }
 
-static void rule(struct policy_why *why, const struct cfg_where *w, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* The group the tool's upstream names: its [group] index (-1: no such section) and
+ * how far it gets. 0, or -1 when the tool has no upstream. */
+static int
+own_group(const struct policy_caller *c, const struct policy_tool *t, long *gi, enum reach *r)
+{
+	const struct config *cfg = c->cfg;
+	uintptr_t p = (uintptr_t)t->upstream, base = (uintptr_t)cfg->upstreams;
+	size_t ui;
+
+	if (t->upstream == NULL)
+		return -1;
+	/* Prepared when the tool's upstream is one of cfg's (it always is, but a
+	 * section of another configuration is looked up by name rather than trusted). */
+	if (cfg->n_upstreams > 0 && p >= base && (p - base) % sizeof(*cfg->upstreams) == 0 &&
+	    (ui = (p - base) / sizeof(*cfg->upstreams)) < cfg->n_upstreams && ui < POLICY_UPSTREAMS_MAX) {
+		*gi = c->up_group[ui];
+		*r = (enum reach)c->up_reach[ui];
+		return 0;
+	}
+	*gi = group_index(cfg, upstream_group(t->upstream));
+	*r = *gi < 0 ? reach_of(c, NULL, upstream_group(t->upstream)) : group_reach(c, (size_t)*gi);
+	return 0;
+}
+
+/* Step 3 for a list filter: does a group that passes hold the tool? */
+static int
+step3_passes(const struct policy_caller *c, const struct policy_tool *t, int has_own, enum reach own)
+{
+	const struct config *cfg = c->cfg;
+	size_t i;
+
+	if (has_own && own == R_PASS)
+		return 1;
+	for (i = 0; i < c->n_pass; i++)
+		if (glob_match(&cfg->groups[c->pass[i]].tools, t->name))
+			return 1;
+	for (i = POLICY_GROUPS_MAX; i < cfg->n_groups; i++)
+		if (glob_match(&cfg->groups[i].tools, t->name) && group_reach(c, i) == R_PASS)
+			return 1;
+	return 0;
+}
+
+static size_t
+missing_scopes(const struct policy_caller *c, const struct cfg_group *g)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->scopes.n; i++)
+		n += !word_in(c->claims->scope, g->scopes.v[i]);
+	return n;
+}
+
+/* The group holding the tool that got furthest (see policy.h for the tie rules). */
+struct best {
+	int found;
+	const struct cfg_group *g;	/* NULL: an upstream's group without a section */
+	const char *name;
+	enum reach r;
+	size_t missing;
+};
 
 static void
-rule(struct policy_why *why, const struct cfg_where *w, const char *fmt, ...)
+consider(const struct policy_caller *c, struct best *b, const struct cfg_group *g, const char *name, enum reach r)
 {
-	char what[400];
+	size_t missing = r == R_SCOPES ? missing_scopes(c, g) : 0;
+
+	if (!b->found || r > b->r || (r == b->r && missing < b->missing)) {
+		b->found = 1;
+		b->g = g;
+		b->name = name;
+		b->r = r;
+		b->missing = missing;
+	}
+}
+
+static void
+step3_best(const struct policy_caller *c, const struct policy_tool *t, int has_own, long own_gi, enum reach own,
+    struct best *b)
+{
+	const struct config *cfg = c->cfg;
+	size_t i;
+
+	memset(b, 0, sizeof(*b));
+	for (i = 0; i < cfg->n_groups; i++)
+		if ((has_own && own_gi == (long)i) || glob_match(&cfg->groups[i].tools, t->name))
+			consider(c, b, &cfg->groups[i], cfg->groups[i].s.name, group_reach(c, i));
+	if (has_own && own_gi < 0)
+		consider(c, b, NULL, upstream_group(t->upstream), own);
+}
+
+/* Step 4: NULL when the tool passes, else the key that refuses it ("deny", with
+ * *glob the deny glob that matches, or "allow"). */
+static const char *
+step4(const struct cfg_tenant *tn, const char *name, const char **glob)
+{
+	if ((*glob = glob_match(&tn->deny, name)) != NULL)
+		return "deny";
+	if (tn->allow.n > 0 && glob_match(&tn->allow, name) == NULL)
+		return "allow";
+	return NULL;
+}
+
+/* Step 5: 1 when the tool passes. */
+static int
+step5(const struct cfg_tenant *tn, const struct policy_tool *t)
+{
+	if (tn->access_mode != ACCESS_READ_ONLY)
+		return 1;
+	return t->upstream && (glob_match(&t->upstream->read_only_tools, t->name) ||
+	    (t->upstream->trust_hints && t->read_only_hint));
+}
+
+/* --- the reasons, for a caller who asks ---------------------------------------------- */
+
+/* A list's words, blank-separated, capped (for the rule's text). */
+static const char *
+joined(const struct strlist *l, char *out, size_t n)
+{
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < l->n && len + 1 < n; i++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s", i ? " " : "", l->v[i]);
+	return out;
+}
+
+static void refuse(struct policy_why *why, enum policy_step step, const char *reason, const struct cfg_where *w,
+    const struct cfg_where *fallback, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Fills why for a refusal at step with reason, decided by the line w (else the line
+ * fallback, e.g. the section header when the key was not set). */
+static void
+refuse(struct policy_why *why, enum policy_step step, const char *reason, const struct cfg_where *w,
+    const struct cfg_where *fallback, const char *fmt, ...)
+{
+	char what[POLICY_RULE_MAX - 64];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (w && w->file)
+	why->step = step;
+	why->reason = reason;
+	if ((w == NULL || w->file == NULL) && fallback)
+		w = fallback;
+	if (w && w->file) {
+		why->where = *w;
 		snprintf(why->rule, sizeof(why->rule), "%s:%d: %s", w->file, w->line, what);
-	else
+	} else
 		snprintf(why->rule, sizeof(why->rule), "%s", what);
 }
 
-/* How a group fares for the caller: the four tests of step 3. */
-struct gtest {
-	const struct cfg_group *g;	/* NULL: an upstream's group without a [group] section */
-	const char *name;
-	int listed, feature, member, scope;
-};
-
-static void
-test_group(const struct policy_caller *c, const struct cfg_group *g, const char *name, struct gtest *t)
-{
-	size_t i;
-
-	t->g = g;
-	t->name = name;
-	t->listed = strlist_has(&c->tenant->groups, name);
-	t->feature = g == NULL || g->feature == NULL || strlist_has(&c->tenant->features, g->feature);
-	t->member = g == NULL || g->members.n == 0;
-	for (i = 0; g && i < g->members.n && !t->member; i++)
-		t->member = word_in(c->claims->groups, g->members.v[i]);
-	t->scope = 1;
-	for (i = 0; g && i < g->scopes.n && t->scope; i++)
-		t->scope = word_in(c->claims->scope, g->scopes.v[i]);
-}
-
-/* Adds the words of more to the blank-separated set in out. */
+/* Adds the words of more to the blank-separated set in out (capped at n). */
 static void
 add_words(char *out, size_t n, const char *more)
 {
 	char w[256];
 	const char *p = more;
-	size_t len;
+	size_t len, have;
 
 	while (*p) {
-		p += strspn(p, " ");
-		len = strcspn(p, " ");
+		p += strspn(p, " \t");
+		len = strcspn(p, " \t");
 		if (len > 0 && len < sizeof(w)) {
 			memcpy(w, p, len);
 			w[len] = '\0';
-			if (!word_in(out, w) && strlen(out) + len + 2 < n)
-				snprintf(out + strlen(out), n - strlen(out), "%s%s", *out ? " " : "", w);
+			have = strlen(out);
+			if (!word_in(out, w) && have + len + 2 < n)
+				snprintf(out + have, n - have, "%s%s", have ? " " : "", w);
 		}
 		p += len;
 	}
@@ -140,116 +324,149 @@ add_list(char *out, size_t n, const struct strlist *l)
 		add_words(out, n, l->v[i]);
 }
 
-/* Step 3: 1 when some group holding the tool passes; else 0 with *best the group
- * nearest to passing (scope only, then feature, then members, then not listed). */
-static int
-step3(const struct policy_caller *c, const struct policy_tool *t, struct gtest *best)
+/* Why step 2 fails. No line decides it (the section is missing), so the rule names
+ * the main file. */
+static void
+explain_step2(const struct policy_caller *c, struct policy_why *why)
 {
-	const struct config *cfg = c->cfg;
-	const char *ug = t->upstream ? (t->upstream->group ? t->upstream->group : t->upstream->s.name) : NULL;
-	struct gtest g;
-	int rank, best_rank = -1, seen_upstream_group = 0;
+	const char *file = c->cfg->n_files ? c->cfg->files[0].path : "the configuration";
+	const char *claim = c->claims->tenant;
+
+	if (claim[0] == '\0')
+		refuse(why, POLICY_TENANT, "tenant_forbidden", NULL, NULL,
+		    "%s: no [tenant \"*\"], which tokens without a tenant claim need", file);
+	else if (strcmp(claim, "*") == 0)
+		refuse(why, POLICY_TENANT, "tenant_forbidden", NULL, NULL,
+		    "%s: the tenant claim \"*\" names no tenant ([tenant \"*\"] is for tokens without the claim)", file);
+	else
+		refuse(why, POLICY_TENANT, "tenant_forbidden", NULL, NULL, "%s: no [tenant \"%s\"] (the token's tenant claim)",
+		    file, claim);
+}
+
+/* Why step 3 fails: b is the group that got furthest; later says whether steps 4
+ * and 5 would pass (so that stepping up would help). */
+static void
+explain_step3(const struct policy_caller *c, const struct policy_tool *t, const struct best *b, int later,
+    struct policy_why *why)
+{
+	const struct cfg_tenant *tn = c->tenant;
+	char list[200], lacks[200];
 	size_t i;
 
-	memset(best, 0, sizeof(*best));
-	for (i = 0; i <= cfg->n_groups; i++) {
-		if (i < cfg->n_groups) {
-			const struct cfg_group *grp = &cfg->groups[i];
-			int own = ug && strcmp(grp->s.name, ug) == 0;
-
-			if (!own && !glob_any(&grp->tools, t->name))
-				continue;
-			seen_upstream_group |= own;
-			test_group(c, grp, grp->s.name, &g);
-		} else {
-			if (ug == NULL || seen_upstream_group || group_named(cfg, ug))
-				continue;
-			test_group(c, NULL, ug, &g);
-		}
-		if (g.listed && g.feature && g.member && g.scope)
-			return 1;
-		rank = !g.listed ? 0 : !g.member ? 1 : !g.feature ? 2 : 3;
-		if (rank > best_rank) {
-			best_rank = rank;
-			*best = g;
-		}
+	if (!b->found) {
+		refuse(why, POLICY_GROUP, "group_forbidden", NULL, NULL,
+		    "no group holds %s: no [group] tools glob matches it and it comes from no upstream", t->name);
+		return;
 	}
-	return 0;
+	switch (b->r) {
+	case R_LISTED:
+		refuse(why, POLICY_GROUP, "group_forbidden", config_tenant_where(tn, "groups"), &tn->s.where,
+		    "[tenant \"%s\"] groups does not list %s", tn->s.name, b->name);
+		break;
+	case R_FEATURE:
+		refuse(why, POLICY_GROUP, "feature_disabled", config_group_where(b->g, "feature"), &b->g->s.where,
+		    "[group \"%s\"] feature = %s, which [tenant \"%s\"] features does not list", b->name,
+		    b->g->feature, tn->s.name);
+		break;
+	case R_MEMBERS:
+		refuse(why, POLICY_GROUP, "group_forbidden", config_group_where(b->g, "members"), &b->g->s.where,
+		    "[group \"%s\"] members = %s: the caller is in none of them", b->name,
+		    joined(&b->g->members, list, sizeof(list)));
+		break;
+	default:	/* R_SCOPES */
+		lacks[0] = '\0';
+		for (i = 0; i < b->g->scopes.n; i++)
+			if (!word_in(c->claims->scope, b->g->scopes.v[i]))
+				add_words(lacks, sizeof(lacks), b->g->scopes.v[i]);
+		refuse(why, POLICY_GROUP, later ? "insufficient_scope" : "group_forbidden",
+		    config_group_where(b->g, "scopes"), &b->g->s.where, "[group \"%s\"] scopes: the token lacks %s%s",
+		    b->name, lacks, later ? "" : " (no step-up: a later step refuses the tool too)");
+		if (later) {
+			why->only_scope = 1;
+			add_words(why->scopes, sizeof(why->scopes), c->claims->scope);
+			add_list(why->scopes, sizeof(why->scopes), &c->cfg->required_scopes);
+			add_list(why->scopes, sizeof(why->scopes), &b->g->scopes);
+		}
+		break;
+	}
+}
+
+static void
+explain_step4(const struct cfg_tenant *tn, const struct policy_tool *t, const char *key, const char *glob,
+    struct policy_why *why)
+{
+	char list[200];
+
+	if (strcmp(key, "deny") == 0)
+		refuse(why, POLICY_RULE, "tool_denied", config_tenant_where(tn, "deny"), &tn->s.where,
+		    "[tenant \"%s\"] deny: %s matches %s", tn->s.name, glob, t->name);
+	else
+		refuse(why, POLICY_RULE, "tool_denied", config_tenant_where(tn, "allow"), &tn->s.where,
+		    "[tenant \"%s\"] allow = %s: none matches %s", tn->s.name, joined(&tn->allow, list, sizeof(list)),
+		    t->name);
+}
+
+static void
+explain_step5(const struct cfg_tenant *tn, const struct policy_tool *t, struct policy_why *why)
+{
+	char how[200];
+
+	if (t->upstream == NULL)
+		snprintf(how, sizeof(how), "it comes from no upstream");
+	else if (t->read_only_hint)
+		snprintf(how, sizeof(how), "no read-only-tools of [upstream \"%s\"] matches it, and its readOnlyHint "
+		    "is not trusted (trust-hints = no)", t->upstream->s.name);
+	else
+		snprintf(how, sizeof(how), "no read-only-tools of [upstream \"%s\"] matches it%s", t->upstream->s.name,
+		    t->upstream->trust_hints ? ", and it has no readOnlyHint" : "");
+	refuse(why, POLICY_READ_ONLY, "read_only_mode", config_tenant_where(tn, "access-mode"), &tn->s.where,
+	    "[tenant \"%s\"] access-mode = read-only, and %s is not read-only: %s", tn->s.name, t->name, how);
 }
 
 enum policy_step
 policy_decide(const struct policy_caller *c, const struct policy_tool *t, struct policy_why *why)
 {
-	struct policy_why scratch;
 	const struct cfg_tenant *tn = c->tenant;
-	struct gtest g;
-	enum policy_step step = POLICY_VISIBLE;
-	int read_only;
+	const char *key, *glob;
+	struct best b;
+	enum reach own = R_LISTED;
+	long own_gi = -1;
+	int has_own, later;
 
-	if (why == NULL)
-		why = &scratch;
-	memset(why, 0, sizeof(*why));
+	if (why) {
+		why->step = POLICY_VISIBLE;
+		why->reason = NULL;
+		why->only_scope = 0;
+		why->scopes[0] = why->rule[0] = '\0';
+		why->where.file = NULL;
+		why->where.line = 0;
+	}
 	if (c->off)
 		return POLICY_VISIBLE;
 	if (tn == NULL) {
-		why->step = POLICY_TENANT;
-		why->reason = "tenant_forbidden";
-		rule(why, NULL, "no [tenant \"%s\"] in the configuration%s",
-		    c->claims->tenant[0] ? c->claims->tenant : "*", c->claims->tenant[0] ? "" : " (tokens without a tenant)");
+		if (why)
+			explain_step2(c, why);
 		return POLICY_TENANT;
 	}
-	if (!step3(c, t, &g)) {
-		step = POLICY_GROUP;
-		if (g.name == NULL) {
-			why->reason = "group_forbidden";
-			rule(why, NULL, "no group holds %s (no [group] tools glob matches it)", t->name);
-		} else if (!g.listed) {
-			why->reason = "group_forbidden";
-			rule(why, config_tenant_where(tn, "groups"), "[tenant \"%s\"] groups does not list %s",
-			    tn->s.name, g.name);
-		} else if (!g.member) {
-			why->reason = "group_forbidden";
-			rule(why, config_group_where(g.g, "members"), "[group \"%s\"] members: the caller is in none",
-			    g.name);
-		} else if (!g.feature) {
-			why->reason = "feature_disabled";
-			rule(why, config_group_where(g.g, "feature"), "[group \"%s\"] feature %s is not among the tenant's features",
-			    g.name, g.g->feature);
-		} else {
-			why->reason = "insufficient_scope";
-			why->only_scope = 1;
-			rule(why, config_group_where(g.g, "scopes"), "[group \"%s\"] scopes: the token lacks some of them",
-			    g.name);
-			add_words(why->scopes, sizeof(why->scopes), c->claims->scope);
-			add_list(why->scopes, sizeof(why->scopes), &c->cfg->required_scopes);
-			add_list(why->scopes, sizeof(why->scopes), &g.g->scopes);
-		}
+	has_own = own_group(c, t, &own_gi, &own) == 0;
+	if (!step3_passes(c, t, has_own, own)) {
+		if (why == NULL)
+			return POLICY_GROUP;
+		step3_best(c, t, has_own, own_gi, own, &b);
+		/* Steps 4 and 5 only to tell whether the caller could step up. */
+		later = b.found && b.r == R_SCOPES && step4(tn, t->name, &glob) == NULL && step5(tn, t);
+		explain_step3(c, t, &b, later, why);
+		return POLICY_GROUP;
 	}
-	/* Steps 4 and 5 also run after a failed step 3, to tell whether scopes alone
-	 * would let the caller in. */
-	if (glob_any(&tn->deny, t->name) || (tn->allow.n > 0 && !glob_any(&tn->allow, t->name))) {
-		why->only_scope = 0;
-		if (step == POLICY_VISIBLE) {
-			step = POLICY_RULE;
-			why->reason = "tool_denied";
-			if (glob_any(&tn->deny, t->name))
-				rule(why, config_tenant_where(tn, "deny"), "[tenant \"%s\"] deny matches %s", tn->s.name, t->name);
-			else
-				rule(why, config_tenant_where(tn, "allow"), "[tenant \"%s\"] allow does not match %s",
-				    tn->s.name, t->name);
-		}
+	if ((key = step4(tn, t->name, &glob)) != NULL) {
+		if (why)
+			explain_step4(tn, t, key, glob, why);
+		return POLICY_RULE;
 	}
-	read_only = t->upstream && (glob_any(&t->upstream->read_only_tools, t->name) ||
-	    (t->upstream->trust_hints && t->read_only_hint));
-	if (tn->access_mode == ACCESS_READ_ONLY && !read_only) {
-		why->only_scope = 0;
-		if (step == POLICY_VISIBLE) {
-			step = POLICY_READ_ONLY;
-			why->reason = "read_only_mode";
-			rule(why, config_tenant_where(tn, "access-mode"),
-			    "[tenant \"%s\"] access-mode = read-only, and %s is not marked read-only", tn->s.name, t->name);
-		}
+	if (!step5(tn, t)) {
+		if (why)
+			explain_step5(tn, t, why);
+		return POLICY_READ_ONLY;
 	}
-	why->step = step;
-	return step;
+	return POLICY_VISIBLE;
 }

@@ -1,18 +1,37 @@
 /* policy — who sees which tool (DESIGN §4): one pure function decides for tools/list,
  * tools/call and `mcpgate explain`, so that list and call never drift. No I/O, no
- * clock: everything it needs is passed in.
+ * clock, no globals, no allocation: everything it needs is passed in.
  *
  * Steps (step 1, the token itself, is auth.c's):
- *   2 the caller's tenant (its tenant claim, else [tenant "*"]) exists;
- *   3 some group G holding the tool is in the tenant's groups, G's feature (if any) is
- *     among the tenant's features, the caller is in one of G's members (if any), and
- *     has all of G's scopes. A tool is in G when G's `tools` globs match its exposed
+ *   2 the caller's tenant exists: its tenant claim names a [tenant], or the token has
+ *     no tenant claim and there is a [tenant "*"]. A claim naming an unknown tenant
+ *     never falls back to "*", and a claim of "*" itself is an unknown tenant (that
+ *     section is for tokens without the claim, not a tenant one can claim);
+ *   3 some group G holding the tool passes all four tests, in this order: G is listed
+ *     in the tenant's groups; G's feature (if any) is among the tenant's features; the
+ *     caller's identity groups include one of G's members (if any); the token has all
+ *     of G's scopes. A tool is in G when G's `tools` globs (fnmatch) match its exposed
  *     name, or when G is its upstream's group (`group`, default the upstream's name;
- *     without a [group] of that name the group has no requirements);
- *   4 the tool matches no `deny` glob of the tenant, and some `allow` glob when there
- *     are any;
- *   5 in read-only mode, the tool is read-only: its upstream's `read-only-tools` globs
- *     match it, or the upstream has `trust-hints = yes` and annotates readOnlyHint.
+ *     without a [group] of that name the group has no requirements but the listing);
+ *   4 the tool matches no `deny` glob of the tenant (deny beats allow), and some
+ *     `allow` glob when there are any (an empty `allow =` is no allow list);
+ *   5 in read-only mode, the tool is read-only: its upstream's `read-only-tools`
+ *     globs match it, or the upstream has `trust-hints = yes` and annotates it
+ *     readOnlyHint: true.
+ *
+ * The first failing step is the answer. When step 3 fails, the reason and rule come
+ * from the group holding the tool that got furthest through the four tests, and are
+ * those of its first failing test: not listed → group_forbidden (the tenant's
+ * `groups` line), feature → feature_disabled (the group's `feature` line), members →
+ * group_forbidden (its `members` line), scopes → its `scopes` line. Among groups
+ * that got equally far, the one missing the fewest scopes, then the first in the file
+ * (an upstream's group without a [group] section after those).
+ * The reason is insufficient_scope only when the caller could step up: some group
+ * fails nothing but scopes and steps 4 and 5 pass (only_scope is then set, and scopes
+ * holds every scope the call needs: the granted ones, required-scopes and that
+ * group's); a group that lacks scopes for a tool that steps 4 or 5 refuse anyway is
+ * group_forbidden, so a client is never told to step up for nothing.
+ *
  * A configuration without any [tenant] has no policy: every tool is visible to every
  * caller the token rules admit (as before policy existed). */
 #ifndef GW_POLICY_H
@@ -20,6 +39,13 @@
 
 #include "config.h"
 #include "token_cache.h"
+
+/* How many [group]s and [upstream]s policy_caller_init prepares a verdict for; beyond
+ * them (an unusual configuration) the same tests run per tool, with the same answers. */
+#define POLICY_GROUPS_MAX	256
+#define POLICY_UPSTREAMS_MAX	64
+#define POLICY_SCOPES_MAX	512	/* the scopes of an insufficient_scope answer */
+#define POLICY_RULE_MAX		512
 
 enum policy_step {
 	POLICY_VISIBLE = 0,
@@ -29,37 +55,52 @@ enum policy_step {
 	POLICY_READ_ONLY = 5,
 };
 
-/* A caller, prepared once per request. */
+/* A caller, prepared once per request by policy_caller_init. cfg, claims and tenant
+ * are for everyone to read; the rest is policy.c's. */
 struct policy_caller {
 	const struct config *cfg;
 	const struct tc_claims *claims;
 	const struct cfg_tenant *tenant;	/* NULL: unknown (or no policy, see off) */
 	int off;				/* the configuration has no [tenant]: all visible */
+
+	/* How far each of the first POLICY_GROUPS_MAX [group]s gets through step 3's
+	 * tests for this caller, and the indexes of those that pass all four: a tool's
+	 * step 3 is then the glob match of those few. For each upstream: the index of
+	 * the [group] its `group` names (-1: none) and how far its group gets. */
+	unsigned char reach[POLICY_GROUPS_MAX];
+	unsigned short pass[POLICY_GROUPS_MAX];
+	size_t n_pass;
+	long up_group[POLICY_UPSTREAMS_MAX];
+	unsigned char up_reach[POLICY_UPSTREAMS_MAX];
 };
 
 /* A tool of the catalog. */
 struct policy_tool {
 	const char *name;			/* exposed name */
-	const struct cfg_upstream *upstream;	/* where it comes from; NULL = none */
+	const struct cfg_upstream *upstream;	/* where it comes from (in cfg->upstreams); NULL = none */
 	int read_only_hint;			/* the upstream annotated readOnlyHint: true */
 };
 
 struct policy_why {
 	enum policy_step step;
-	/* For the caller: tenant_forbidden, group_forbidden, insufficient_scope,
-	 * feature_disabled, tool_denied, read_only_mode. */
+	/* NULL when visible; else tenant_forbidden, group_forbidden, insufficient_scope,
+	 * feature_disabled, tool_denied or read_only_mode (the 403 `error` words). */
 	const char *reason;
-	/* Only the scope test failed (for a group that passes the rest, and steps 4 and 5
-	 * pass): the caller could step up to scopes, all it needs (granted ones too). */
+	/* The caller could step up (reason insufficient_scope): scopes is every scope the
+	 * call needs, granted ones too, blank-separated, for WWW-Authenticate. */
 	int only_scope;
-	char scopes[512];
-	/* The rule that failed, for explain: "FILE:LINE: what", or a sentence. */
-	char rule[512];
+	char scopes[POLICY_SCOPES_MAX];
+	/* The configuration line that decided ({NULL, 0} when no line did, e.g. an
+	 * unknown tenant), and the rule as "FILE:LINE: what" for explain and logs. */
+	struct cfg_where where;
+	char rule[POLICY_RULE_MAX];
 };
 
-/* Prepares c for claims under cfg (both borrowed for c's life). */
+/* Prepares c for claims under cfg (both borrowed for c's life): resolves the tenant
+ * (tenant claim, else [tenant "*"]) and step 3's per-group verdicts. */
 void policy_caller_init(struct policy_caller *c, const struct config *cfg, const struct tc_claims *claims);
-/* POLICY_VISIBLE, or the first failing step with *why filled (why may be NULL). */
+/* POLICY_VISIBLE, or the first failing step with *why filled. why may be NULL (a list
+ * filter): the step is the same, found with less work. */
 enum policy_step policy_decide(const struct policy_caller *c, const struct policy_tool *t,
     struct policy_why *why);
 /* A digest of what the decision depends on for this caller (tenant, scopes, groups):

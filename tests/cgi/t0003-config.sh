@@ -31,8 +31,9 @@ like "-t with includes: counts sections" "$out" '1 groups, 1 tenants'
 "$MCPGATE_BIN" -w 0 -t -c "$T/gw.conf" >/dev/null 2>&1; is "-w 0 refused" "$?" 2
 "$MCPGATE_BIN" --nonsense >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 "$MCPGATE_BIN" -c "$T/gw.conf" extra >/dev/null 2>&1; is "stray argument: exit 2" "$?" 2
-out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{}' 2>&1); rc=$?
-is "explain: not available yet, exit 2" "$rc" 2
-like "explain: says so" "$out" 'not available yet'
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{"tenant":"acme"}' 2>&1); rc=$?
+is "explain: exit 0" "$rc" 0
+like "explain: the tenant, from the included file that declares it" "$out" 'tenant: acme \(.*conf\.d/acme\.conf:1\)'
+"$MCPGATE_BIN" explain -c "$T/gw.conf" >/dev/null 2>&1; is "explain without --claims: exit 1" "$?" 1
 
 tap_done

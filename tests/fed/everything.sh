@@ -27,16 +27,6 @@ T=$MG_DIR
 . "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 
-# jcheck DESC JSON FILTER: passes when jq FILTER is true of JSON; else shows JSON.
-jcheck() {
-	if [ -n "$2" ] && jq -e "$3" > /dev/null 2>&1 <<<"$2"; then
-		pass "$1"
-	else
-		fail "$1" "want: $3
-got:  $(printf '%s' "${2:-<nothing>}" | head -c 1500)"
-	fi
-}
-
 # --- server-everything --------------------------------------------------------------------
 EV_PORT=$(free_port)
 EV_URL=http://127.0.0.1:$EV_PORT/mcp

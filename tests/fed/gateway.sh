@@ -195,17 +195,6 @@ list_pages() {
 	jq -s . "$T/$label.sizes" > "$T/$label.pages"
 }
 
-# jcheck DESC JSON FILTER: passes when jq FILTER is true of JSON; else shows JSON.
-jcheck() {
-	local desc=$1 json=$2 filter=$3
-	if [ -n "$json" ] && jq -e "$filter" > /dev/null 2>&1 <<<"$json"; then
-		pass "$desc"
-	else
-		fail "$desc" "want: $filter
-got:  $(printf '%s' "${json:-<nothing>}" | head -c 1500)"
-	fi
-}
-
 # catalog_checks LABEL EXPECTED: the checks of a listing made by list_pages LABEL
 # against the expected records (a JSON array, sorted by name).
 catalog_checks() {

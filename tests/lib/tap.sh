@@ -39,3 +39,13 @@ tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]
 }
+
+# jcheck DESC JSON FILTER: passes when the jq FILTER is true of JSON; else shows both.
+jcheck() {
+	if [ -n "$2" ] && jq -e "$3" > /dev/null 2>&1 <<<"$2"; then
+		pass "$1"
+	else
+		fail "$1" "want: $3
+got:  $(printf '%s' "${2:-<nothing>}" | head -c 1500)"
+	fi
+}

@@ -1,14 +1,24 @@
-/* Unit tests: the visibility decision of DESIGN §4 (src/policy.c), table-driven — each
- * step alone and in combination — then properties over random callers and random
- * configurations: deciding twice agrees, more scopes never hide a tool, another deny
- * rule never shows one, and no tenant section means no policy. */
+/* Unit tests: the visibility decision of DESIGN §4 (src/policy.c).
+ *
+ * 1. A table: each step alone and in combination, each row with the step, the reason,
+ *    whether the caller could step up, and the configuration line the rule names
+ *    (checked against the text of the file: its section and key).
+ * 2. Properties over seeded random configurations, callers and tools, against a
+ *    reference written here straight from DESIGN §4: the step, the reason (with the
+ *    precedence policy.h documents), the rule's line, the step-up scopes; deciding is
+ *    deterministic and the list filter (why NULL) equals the per-tool decision; a tool
+ *    hidden at a step stays hidden at that step whatever the later steps say; more
+ *    scopes or identity groups never hide a tool.
+ * 3. A timing: the list filter over 1,000 tools. */
 #include "autoconf.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "policy.h"
 #include "tap.h"
 
@@ -20,16 +30,25 @@ static const char *conf_text =
 	"[upstream \"files\"]\nurl = http://127.0.0.1:9/mcp\nprefix = fs_\n"
 	"[upstream \"hinty\"]\nurl = http://127.0.0.1:9/mcp\nprefix = hi_\ngroup = hints\ntrust-hints = yes\n"
 	"[upstream \"other\"]\nurl = http://127.0.0.1:9/mcp\nprefix = ot_\n"
-	"[group \"github\"]\ntools = gh_*\nscopes = mcp:github\nmembers = engineering\n"	/* line 16.. */
+	"[upstream \"sec\"]\nurl = http://127.0.0.1:9/mcp\nprefix = se_\ngroup = secured\n"
+	"[group \"github\"]\ntools = gh_*\nscopes = mcp:github\nmembers = engineering\n"
 	"[group \"admin\"]\ntools = gh_delete_* fs_delete_*\nscopes = mcp:admin\nmembers = admins ops\n"
 	"[group \"beta\"]\ntools = fs_beta_*\nfeature = beta\n"
+	"[group \"betaops\"]\ntools = fs_bops_*\nfeature = beta\nmembers = ops\n"
 	"[group \"open\"]\ntools = ot_*\n"
-	"[tenant \"acme\"]\ngroups = github files admin beta open\nfeatures = beta\ndeny = gh_delete_repo\n"
+	"[group \"secured\"]\nscopes = mcp:sec\n"		/* no tools glob: its upstream's tools */
+	"[group \"wide\"]\ntools = se_wide_*\nscopes = mcp:a mcp:b\n"
+	"[group \"narrow\"]\ntools = se_wide_*\nscopes = mcp:c\nmembers = engineering\n"
+	"[tenant \"acme\"]\ngroups = github files admin beta open secured\nfeatures = beta\ndeny = gh_delete_repo\n"
 	"[tenant \"*\"]\ngroups = open\n"
 	"[tenant \"ro\"]\ngroups = github files hints open\naccess-mode = read-only\n"
 	"[tenant \"allowy\"]\ngroups = files open\nallow = fs_read* ot_*\n"
-	"[tenant \"nofeat\"]\ngroups = beta\n"
-	"[tenant \"denyall\"]\ngroups = files\ndeny = fs_*\nallow = fs_read\n";
+	"[tenant \"nofeat\"]\ngroups = beta betaops\n"
+	"[tenant \"withfeat\"]\ngroups = beta betaops\nfeatures = beta\n"
+	"[tenant \"denyall\"]\ngroups = files\ndeny = fs_*\nallow = fs_read\n"
+	"[tenant \"empty\"]\ngroups = files\nallow =\n"
+	"[tenant \"nogroups\"]\nfeatures = beta\n"
+	"[tenant \"stepup\"]\ngroups = wide narrow\n";
 
 struct who {
 	const char *tenant, *scope, *groups;
@@ -38,17 +57,29 @@ struct who {
 static const struct who A = { "acme", "mcp:tools mcp:github", "engineering" };
 static const struct who A0 = { "acme", "mcp:tools", "engineering" };
 static const struct who Aadm = { "acme", "mcp:tools mcp:admin", "admins" };
-static const struct who Aall = { "acme", "mcp:tools mcp:github mcp:admin", "engineering admins" };
+static const struct who Aall = { "acme", "mcp:tools mcp:github mcp:admin mcp:sec", "engineering admins" };
 static const struct who Anon = { "acme", "mcp:tools mcp:github", "sales" };
 static const struct who Amany = { "acme", "mcp:tools mcp:github mcp:extra", "sales engineering ops" };
+static const struct who Anone = { "acme", "mcp:tools", "" };
 static const struct who S = { "", "mcp:tools", "" };
+static const struct who Sstar = { "*", "mcp:tools", "" };
 static const struct who U = { "zzz", "mcp:tools mcp:github", "engineering" };
 static const struct who R = { "ro", "mcp:tools mcp:github", "engineering" };
 static const struct who R0 = { "ro", "mcp:tools", "engineering" };
 static const struct who L = { "allowy", "mcp:tools", "" };
 static const struct who D = { "denyall", "mcp:tools", "" };
 static const struct who F = { "nofeat", "mcp:tools", "" };
+static const struct who Fops = { "nofeat", "mcp:tools", "ops" };
+static const struct who W = { "withfeat", "mcp:tools", "" };
+static const struct who Wops = { "withfeat", "mcp:tools", "sales ops" };
+static const struct who E = { "empty", "mcp:tools", "" };
+static const struct who N = { "nogroups", "mcp:tools mcp:github", "engineering" };
+static const struct who P = { "stepup", "mcp:tools", "engineering" };
+static const struct who Pn = { "stepup", "mcp:tools", "" };
+static const struct who Pa = { "stepup", "mcp:tools mcp:a", "engineering" };
+static const struct who Pc = { "stepup", "mcp:tools mcp:c", "engineering" };
 
+#define V	POLICY_VISIBLE, NULL, 0, NULL
 static const struct row {
 	const struct who *who;
 	const char *tool, *upstream;
@@ -56,76 +87,101 @@ static const struct row {
 	enum policy_step step;
 	const char *reason;
 	int only_scope;
+	/* The line the rule names: its section header, a blank, the line's start ("" = no
+	 * line; a header alone when the section lacks the key). */
+	const char *line;
 } rows[] = {
 	/* everything passes */
-	{ &A, "gh_search", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A, "gh_get_issue", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A, "gh_create_issue", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A, "gh_delete_branch", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A, "fs_search", "files", 0, POLICY_VISIBLE, NULL, 0 },	/* the upstream's group, no [group] */
-	{ &A, "fs_read", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A, "fs_write", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A, "fs_beta_x", "files", 0, POLICY_VISIBLE, NULL, 0 },	/* feature present */
-	{ &A, "fs_delete_x", "files", 0, POLICY_VISIBLE, NULL, 0 },	/* any one group suffices */
-	{ &A, "ot_x", "other", 0, POLICY_VISIBLE, NULL, 0 },		/* a group without members: everyone */
-	{ &A, "ot_y", "other", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &Amany, "gh_search", "github", 0, POLICY_VISIBLE, NULL, 0 },	/* superset of scopes, one of several groups */
-	{ &Aall, "gh_delete_branch", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &Aall, "gh_search", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &Aadm, "gh_delete_branch", "github", 0, POLICY_VISIBLE, NULL, 0 },	/* via admin, not github */
-	{ &Aadm, "fs_delete_x", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &Anon, "fs_read", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &Anon, "fs_delete_x", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &S, "ot_x", "other", 0, POLICY_VISIBLE, NULL, 0 },		/* tenant "*" for no tenant claim */
-	{ &S, "ot_y", "other", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A0, "fs_read", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &A0, "fs_search", "files", 0, POLICY_VISIBLE, NULL, 0 },	/* same name as gh_search, other prefix */
+	{ &A, "gh_search", "github", 0, V },
+	{ &A, "gh_get_issue", "github", 0, V },
+	{ &A, "gh_create_issue", "github", 0, V },
+	{ &A, "gh_delete_branch", "github", 0, V },	/* github holds it; admin need not */
+	{ &A, "fs_search", "files", 0, V },		/* the upstream's group, no [group] section */
+	{ &A, "fs_read", "files", 0, V },
+	{ &A, "fs_delete_x", "files", 0, V },		/* admin fails, files passes: any one group */
+	{ &A, "ot_x", "other", 0, V },			/* a group without members: everyone */
+	{ &Amany, "gh_search", "github", 0, V },	/* scope superset; member of one of several */
+	{ &Aall, "gh_delete_branch", "github", 0, V },
+	{ &Aadm, "gh_delete_branch", "github", 0, V },	/* via admin, not github */
+	{ &Aadm, "fs_delete_x", "files", 0, V },
+	{ &Anon, "fs_read", "files", 0, V },
+	{ &S, "ot_x", "other", 0, V },			/* tenant "*" for no tenant claim */
+	{ &A0, "fs_search", "files", 0, V },		/* same tool as gh_search, other prefix */
+	{ &A0, "fs_echo", "files", 0, V },
+	{ &Aall, "se_x", "sec", 0, V },			/* a [group] without tools: its upstream's */
+	{ &E, "fs_write", "files", 0, V },		/* `allow =` empty: no allow list */
+	{ &E, "fs_read", "files", 0, V },
+	{ &L, "fs_read", "files", 0, V },
+	{ &L, "fs_read_more", "files", 0, V },
+	{ &L, "ot_x", "other", 0, V },
+	{ &R, "gh_get_issue", "github", 0, V },		/* read-only-tools */
+	{ &R, "gh_list_repos", "github", 0, V },
+	{ &R, "gh_get_issue", "github", 1, V },
+	{ &R, "hi_read", "hinty", 1, V },		/* a trusted hint */
+	{ &W, "fs_beta_x", "files", 0, V },		/* the feature is on */
+	{ &Wops, "fs_bops_x", "files", 0, V },		/* feature and members */
+	{ &Pc, "se_wide_x", "sec", 0, V },
 	/* step 2: the tenant */
-	{ &U, "gh_search", "github", 0, POLICY_TENANT, "tenant_forbidden", 0 },
-	{ &U, "ot_x", "other", 0, POLICY_TENANT, "tenant_forbidden", 0 },
-	{ &U, "fs_read", "files", 0, POLICY_TENANT, "tenant_forbidden", 0 },
-	/* step 3: groups, members, features, scopes */
-	{ &A0, "gh_search", "github", 0, POLICY_GROUP, "insufficient_scope", 1 },	/* scope subset */
-	{ &A0, "gh_get_issue", "github", 0, POLICY_GROUP, "insufficient_scope", 1 },
-	{ &A0, "gh_delete_repo", "github", 0, POLICY_GROUP, "insufficient_scope", 0 },	/* also denied */
-	{ &Aadm, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0 },	/* not a member */
-	{ &Anon, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &A, "hi_read", "hinty", 1, POLICY_GROUP, "group_forbidden", 0 },		/* group not listed */
-	{ &S, "fs_read", "files", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &S, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &S, "fs_search", "files", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &S, "hi_read", "hinty", 1, POLICY_GROUP, "group_forbidden", 0 },
-	{ &F, "fs_beta_x", "files", 0, POLICY_GROUP, "feature_disabled", 0 },	/* feature missing */
-	{ &F, "fs_read", "files", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &F, "ot_x", "other", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &L, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &D, "ot_x", "other", 0, POLICY_GROUP, "group_forbidden", 0 },
-	{ &A, "zz_unknown", NULL, 0, POLICY_GROUP, "group_forbidden", 0 },		/* no group at all */
-	{ &R0, "gh_get_issue", "github", 0, POLICY_GROUP, "insufficient_scope", 1 },	/* read-only tool */
-	{ &R0, "gh_search", "github", 0, POLICY_GROUP, "insufficient_scope", 0 },	/* also not read-only */
+	{ &U, "gh_search", "github", 0, POLICY_TENANT, "tenant_forbidden", 0, "" },
+	{ &U, "ot_x", "other", 0, POLICY_TENANT, "tenant_forbidden", 0, "" },
+	{ &U, "fs_read", "files", 0, POLICY_TENANT, "tenant_forbidden", 0, "" },
+	{ &Sstar, "ot_x", "other", 0, POLICY_TENANT, "tenant_forbidden", 0, "" },	/* a claim of "*" */
+	/* step 3: groups, features, members, scopes */
+	{ &A0, "gh_search", "github", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"github\"] scopes =" },
+	{ &A0, "gh_echo", "github", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"github\"] scopes =" },
+	{ &A0, "gh_get_issue", "github", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"github\"] scopes =" },
+	/* step 3 before step 4; no step-up offered since deny refuses it anyway */
+	{ &A0, "gh_delete_repo", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[group \"github\"] scopes =" },
+	{ &Aadm, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[group \"github\"] members =" },
+	{ &Anon, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[group \"github\"] members =" },
+	/* members before scopes: neither is no step-up */
+	{ &Anone, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[group \"github\"] members =" },
+	{ &A, "hi_read", "hinty", 1, POLICY_GROUP, "group_forbidden", 0, "[tenant \"acme\"] groups =" },
+	{ &S, "fs_read", "files", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"*\"] groups = open" },
+	{ &S, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"*\"] groups = open" },
+	{ &S, "hi_read", "hinty", 1, POLICY_GROUP, "group_forbidden", 0, "[tenant \"*\"] groups = open" },
+	{ &F, "fs_beta_x", "files", 0, POLICY_GROUP, "feature_disabled", 0, "[group \"beta\"] feature = beta" },
+	/* feature before members */
+	{ &F, "fs_bops_x", "files", 0, POLICY_GROUP, "feature_disabled", 0, "[group \"betaops\"] feature = beta" },
+	{ &Fops, "fs_bops_x", "files", 0, POLICY_GROUP, "feature_disabled", 0, "[group \"betaops\"] feature = beta" },
+	{ &W, "fs_bops_x", "files", 0, POLICY_GROUP, "group_forbidden", 0, "[group \"betaops\"] members = ops" },
+	{ &F, "fs_read", "files", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"nofeat\"] groups = beta betaops" },
+	{ &F, "ot_x", "other", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"nofeat\"] groups =" },
+	{ &L, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"allowy\"] groups = files open" },
+	{ &D, "ot_x", "other", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"denyall\"] groups = files" },
+	{ &A, "zz_unknown", NULL, 0, POLICY_GROUP, "group_forbidden", 0, "" },	/* no group at all */
+	{ &R0, "gh_get_issue", "github", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"github\"] scopes =" },
+	/* not read-only either: no step-up */
+	{ &R0, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[group \"github\"] scopes =" },
+	/* no groups at all in the tenant: its header */
+	{ &N, "gh_search", "github", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"nogroups\"]" },
+	{ &N, "fs_read", "files", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"nogroups\"]" },
+	{ &A, "se_x", "sec", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"secured\"] scopes = mcp:sec" },
+	/* two groups fail on scopes only: the one missing fewer, then the first in the file */
+	{ &P, "se_wide_x", "sec", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"narrow\"] scopes = mcp:c" },
+	{ &Pn, "se_wide_x", "sec", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"wide\"] scopes =" },
+	{ &Pa, "se_wide_x", "sec", 0, POLICY_GROUP, "insufficient_scope", 1, "[group \"wide\"] scopes =" },
+	{ &P, "se_other", "sec", 0, POLICY_GROUP, "group_forbidden", 0, "[tenant \"stepup\"] groups = wide narrow" },
 	/* step 4: deny and allow */
-	{ &A, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0 },
-	{ &Aadm, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0 },
-	{ &Aall, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0 },
-	{ &L, "fs_read", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &L, "fs_read_more", "files", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &L, "ot_x", "other", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &L, "fs_write", "files", 0, POLICY_RULE, "tool_denied", 0 },		/* allow does not match */
-	{ &L, "fs_search", "files", 0, POLICY_RULE, "tool_denied", 0 },
-	{ &D, "fs_read", "files", 0, POLICY_RULE, "tool_denied", 0 },		/* deny beats allow */
-	{ &D, "fs_write", "files", 0, POLICY_RULE, "tool_denied", 0 },
+	{ &A, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"acme\"] deny = gh_delete_repo" },
+	{ &Aadm, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"acme\"] deny =" },
+	{ &Aall, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"acme\"] deny =" },
+	{ &Amany, "gh_delete_repo", "github", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"acme\"] deny =" },
+	{ &L, "fs_write", "files", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"allowy\"] allow = fs_read* ot_*" },
+	{ &L, "fs_search", "files", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"allowy\"] allow =" },
+	{ &D, "fs_read", "files", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"denyall\"] deny = fs_*" },	/* deny beats allow */
+	{ &D, "fs_write", "files", 0, POLICY_RULE, "tool_denied", 0, "[tenant \"denyall\"] deny = fs_*" },
 	/* step 5: read-only mode */
-	{ &R, "gh_get_issue", "github", 0, POLICY_VISIBLE, NULL, 0 },		/* read-only-tools */
-	{ &R, "gh_list_repos", "github", 0, POLICY_VISIBLE, NULL, 0 },
-	{ &R, "gh_search", "github", 0, POLICY_READ_ONLY, "read_only_mode", 0 },
-	{ &R, "gh_create_issue", "github", 0, POLICY_READ_ONLY, "read_only_mode", 0 },
-	{ &R, "gh_get_issue", "github", 1, POLICY_VISIBLE, NULL, 0 },
-	{ &R, "hi_read", "hinty", 1, POLICY_VISIBLE, NULL, 0 },			/* a trusted hint */
-	{ &R, "hi_write", "hinty", 0, POLICY_READ_ONLY, "read_only_mode", 0 },
-	{ &R, "fs_hinted", "files", 1, POLICY_READ_ONLY, "read_only_mode", 0 },	/* hints not trusted */
-	{ &R, "fs_read", "files", 0, POLICY_READ_ONLY, "read_only_mode", 0 },
-	{ &R, "ot_x", "other", 0, POLICY_READ_ONLY, "read_only_mode", 0 },
+	{ &R, "gh_search", "github", 0, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode = read-only" },
+	{ &R, "gh_create_issue", "github", 0, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },
+	{ &R, "hi_write", "hinty", 0, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },
+	{ &R, "fs_hinted", "files", 1, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },	/* hints not trusted */
+	{ &R, "fs_read", "files", 0, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },
+	{ &R, "fs_get_x", "files", 0, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },	/* gh_get_* is not fs_get_* */
+	{ &R, "ot_x", "other", 1, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },
+	{ &R0, "fs_read", "files", 0, POLICY_READ_ONLY, "read_only_mode", 0, "[tenant \"ro\"] access-mode =" },
 };
+#undef V
 
 static char dir[] = "/tmp/mcpgate-test-policy-XXXXXX";
 static int nconf;
@@ -152,6 +208,49 @@ load(const char *text)
 	return cfg;
 }
 
+/* Line n (from 1) of text as "[section] line", or the header alone; "" without one. */
+static const char *
+line_of(const char *text, int n, char *out, size_t len)
+{
+	char hdr[128] = "", cur[256];
+	const char *p = text, *e;
+	int i;
+
+	out[0] = '\0';
+	for (i = 1; *p && i <= n; i++) {
+		e = strchr(p, '\n');
+		if (e == NULL)
+			e = p + strlen(p);
+		snprintf(cur, sizeof(cur), "%.*s", (int)(e - p), p);
+		if (cur[0] == '[')
+			snprintf(hdr, sizeof(hdr), "%.120s", cur);
+		if (i == n) {
+			if (cur[0] == '[')
+				snprintf(out, len, "%s", cur);
+			else
+				snprintf(out, len, "%s %.200s", hdr, cur);
+		}
+		p = *e ? e + 1 : e;
+	}
+	return out;
+}
+
+/* Does why name the line want (see struct row) of text, with rule = "FILE:LINE: …"? */
+static int
+names_line(const char *text, const struct policy_why *why, const char *want, char *got, size_t len)
+{
+	char head[300];
+
+	snprintf(got, len, "(no line)");
+	if (want[0] == '\0')
+		return why->where.file == NULL && why->rule[0] != '\0';
+	if (why->where.file == NULL)
+		return 0;
+	line_of(text, why->where.line, got, len);
+	snprintf(head, sizeof(head), "%s:%d: ", why->where.file, why->where.line);
+	return strncmp(got, want, strlen(want)) == 0 && strncmp(why->rule, head, strlen(head)) == 0;
+}
+
 static void
 claims_of(const struct who *w, struct tc_claims *c)
 {
@@ -162,111 +261,85 @@ claims_of(const struct who *w, struct tc_claims *c)
 	snprintf(c->groups, sizeof(c->groups), "%s", w->groups);
 }
 
-static const struct cfg_upstream *
-upstream(const struct config *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < cfg->n_upstreams; i++)
-		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
-			return &cfg->upstreams[i];
-	return NULL;
-}
-
 static enum policy_step
 decide(const struct config *cfg, const struct who *w, const char *tool, const char *up, int hint,
     struct policy_why *why)
 {
 	struct tc_claims cl;
 	struct policy_caller c;
-	struct policy_tool t = { tool, upstream(cfg, up), hint };
+	struct policy_tool t = { tool, config_upstream(cfg, up), hint };
 
 	claims_of(w, &cl);
 	policy_caller_init(&c, cfg, &cl);
 	return policy_decide(&c, &t, why);
 }
 
-/* --- random configurations ----------------------------------------------------------- */
-
-static const char *const r_scopes[] = { "s1", "s2", "s3" };
-static const char *const r_members[] = { "m1", "m2", "m3" };
-static const char *const r_tools[] = { "a_one", "a_two", "b_one", "b_two", "c_x" };
-static const char *const r_ups[] = { "a", "b", "c" };
-
-static const char *
-pick(const char *const *v, size_t n)
+static int
+same_str(const char *a, const char *b)
 {
-	return v[(size_t)rand() % n];
+	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
 static void
-random_conf(char *out, size_t n, int with_deny)
+table(void)
 {
-	static const char *const globs[] = { "a_*", "b_*", "*_one", "c_*", "*" };
-	size_t len = 0;
-	int g, t;
-
-	len += (size_t)snprintf(out + len, n - len,
-	    "[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
-	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\nread-only-tools = a_one\n"
-	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\nprefix = b_\ntrust-hints = %s\n"
-	    "[upstream \"c\"]\nurl = http://127.0.0.1:9/mcp\nprefix = c_\n", rand() % 2 ? "yes" : "no");
-	for (g = 0; g < 3; g++) {
-		len += (size_t)snprintf(out + len, n - len, "[group \"g%d\"]\ntools = %s\n", g, pick(globs, 5));
-		if (rand() % 2)
-			len += (size_t)snprintf(out + len, n - len, "scopes = %s\n", pick(r_scopes, 3));
-		if (rand() % 2)
-			len += (size_t)snprintf(out + len, n - len, "members = %s %s\n", pick(r_members, 3), pick(r_members, 3));
-		if (rand() % 3 == 0)
-			len += (size_t)snprintf(out + len, n - len, "feature = f%d\n", rand() % 2);
-	}
-	for (t = 0; t < 2; t++) {
-		len += (size_t)snprintf(out + len, n - len, "[tenant \"t%d\"]\ngroups = g%d g%d %s\nfeatures = f%d\n",
-		    t, rand() % 3, rand() % 3, rand() % 2 ? "a" : "b", rand() % 2);
-		if (rand() % 3 == 0)
-			len += (size_t)snprintf(out + len, n - len, "access-mode = read-only\n");
-		if (rand() % 3 == 0)
-			len += (size_t)snprintf(out + len, n - len, "allow = %s\n", pick(globs, 5));
-		if (with_deny >= 0 && rand() % 3 == 0)
-			len += (size_t)snprintf(out + len, n - len, "deny = %s\n", pick(r_tools, 5));
-	}
-}
-
-int
-main(void)
-{
-	struct config *cfg, *c2;
+	struct config *cfg = load(conf_text);
 	struct policy_why why;
-	char text[4096], text2[4200];
+	char got[300];
 	size_t i;
-	int k, bad;
 
-	if (mkdtemp(dir) == NULL || (cfg = load(conf_text)) == NULL)
-		return 1;
+	if (cfg == NULL) {
+		ok(0, "the table's configuration loads");
+		return;
+	}
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *r = &rows[i];
-		enum policy_step got = decide(cfg, r->who, r->tool, r->upstream, r->hint, &why);
+		enum policy_step s = decide(cfg, r->who, r->tool, r->upstream, r->hint, &why);
+		enum policy_step fast = decide(cfg, r->who, r->tool, r->upstream, r->hint, NULL);
+		int line_ok = r->line ? names_line(conf_text, &why, r->line, got, sizeof(got)) : why.rule[0] == '\0';
 
-		ok(got == r->step && (r->reason == NULL ? why.reason == NULL : why.reason && strcmp(why.reason, r->reason) == 0) &&
-		    why.only_scope == r->only_scope,
-		    "%s %s/[%s]/[%s] %s%s: step %d %s%s (got %d %s%s; %s)", r->who->tenant[0] ? r->who->tenant : "(none)",
-		    r->who->scope, r->who->groups, r->tool, r->hint ? " readOnlyHint" : "", "", r->step,
-		    r->reason ? r->reason : "visible", r->only_scope ? " (scope only)" : "",
-		    got, why.reason ? why.reason : "visible", why.only_scope ? " (scope only)" : "", why.rule);
+		ok(s == r->step && fast == s && why.step == s && same_str(why.reason, r->reason) &&
+		    why.only_scope == r->only_scope && line_ok,
+		    "%s [%s] [%s] %s%s: step %d %s%s%s%s (got %d/%d %s%s; %s)",
+		    r->who->tenant[0] ? r->who->tenant : "(no tenant)", r->who->scope, r->who->groups, r->tool,
+		    r->hint ? " readOnlyHint" : "", r->step, r->reason ? r->reason : "visible",
+		    r->only_scope ? " (step-up)" : "", r->line && r->line[0] ? " by " : "", r->line ? r->line : "",
+		    s, fast, why.reason ? why.reason : "visible", why.only_scope ? " (step-up)" : "",
+		    why.rule[0] ? why.rule : "-");
+		if (r->line && !line_ok)
+			printf("#   the rule's line reads: %s\n", got);
 	}
 
-	/* The rule explain names: file and line. */
-	decide(cfg, &A, "gh_delete_repo", "github", 0, &why);
-	ok(strstr(why.rule, ".conf:") && strstr(why.rule, "deny matches gh_delete_repo"), "a deny names its line: %s", why.rule);
+	/* The step-up scopes: granted, required, the group's; nothing twice. */
 	decide(cfg, &A0, "gh_search", "github", 0, &why);
-	ok(strstr(why.rule, ":26: [group \"github\"] scopes"), "missing scopes name the group's scopes line: %s", why.rule);
 	is_str(why.scopes, "mcp:tools mcp:github", "insufficient_scope: every scope the call needs, granted ones too");
+	ok(strstr(why.rule, "the token lacks mcp:github") != NULL, "… and the rule names the missing one: %s", why.rule);
+	decide(cfg, &P, "se_wide_x", "sec", 0, &why);
+	is_str(why.scopes, "mcp:tools mcp:c", "two groups to step up to: the one missing fewer scopes");
+	decide(cfg, &Pn, "se_wide_x", "sec", 0, &why);
+	is_str(why.scopes, "mcp:tools mcp:a mcp:b", "… the other one when the caller is not a member of the first");
+	decide(cfg, &Pa, "se_wide_x", "sec", 0, &why);
+	is_str(why.scopes, "mcp:tools mcp:a mcp:b", "… a tie: the first in the file (granted mcp:a once)");
+	decide(cfg, &A0, "gh_delete_repo", "github", 0, &why);
+	ok(why.scopes[0] == '\0' && strstr(why.rule, "no step-up"), "no step-up scopes when a later step refuses too: %s",
+	    why.rule);
+
+	/* The rule's words, for explain. */
+	decide(cfg, &A, "gh_delete_repo", "github", 0, &why);
+	ok(strstr(why.rule, "deny: gh_delete_repo matches gh_delete_repo") != NULL, "a deny names its glob: %s", why.rule);
 	decide(cfg, &F, "fs_beta_x", "files", 0, &why);
-	ok(strstr(why.rule, "feature beta") != NULL, "a missing feature names it: %s", why.rule);
+	ok(strstr(why.rule, "feature = beta") != NULL, "a missing feature names it: %s", why.rule);
 	decide(cfg, &R, "gh_search", "github", 0, &why);
 	ok(strstr(why.rule, "access-mode = read-only") != NULL, "read-only mode names the tenant's line: %s", why.rule);
+	decide(cfg, &R, "fs_hinted", "files", 1, &why);
+	ok(strstr(why.rule, "readOnlyHint is not trusted") != NULL, "… and says an untrusted hint is why: %s", why.rule);
 	decide(cfg, &U, "gh_search", "github", 0, &why);
-	ok(strstr(why.rule, "no [tenant \"zzz\"]") != NULL, "an unknown tenant is said so: %s", why.rule);
+	ok(strstr(why.rule, "no [tenant \"zzz\"]") && strstr(why.rule, ".conf: "), "an unknown tenant names the file: %s",
+	    why.rule);
+	decide(cfg, &Sstar, "ot_x", "other", 0, &why);
+	ok(strstr(why.rule, "tenant claim \"*\"") != NULL, "a tenant claim of \"*\" is no tenant: %s", why.rule);
+	decide(cfg, &A, "gh_search", "github", 0, &why);
+	ok(why.reason == NULL && why.rule[0] == '\0' && why.where.file == NULL, "visible: no reason, no rule");
 
 	/* Profiles: equal for equal claims, different when what decides differs. */
 	{
@@ -287,79 +360,610 @@ main(void)
 		policy_profile(&p2, d2);
 		ok(memcmp(d1, d2, 16) != 0, "… other scopes: another profile");
 	}
-
-	/* No [tenant]: no policy. */
-	c2 = load("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
-	    "[upstream \"x\"]\nurl = http://127.0.0.1:9/mcp\n[group \"g\"]\ntools = *\nscopes = never\n");
-	ok(c2 && decide(c2, &U, "anything", "x", 0, NULL) == POLICY_VISIBLE &&
-	    decide(c2, &S, "other", NULL, 0, NULL) == POLICY_VISIBLE,
-	    "no [tenant] section: every tool visible to every caller (no policy)");
-	config_unref(c2);
 	config_unref(cfg);
 
-	/* Properties over random configurations and callers. */
+	/* No [tenant]: no policy. */
+	cfg = load("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"x\"]\nurl = http://127.0.0.1:9/mcp\n[group \"g\"]\ntools = *\nscopes = never\n");
+	ok(cfg && decide(cfg, &U, "anything", "x", 0, &why) == POLICY_VISIBLE && why.reason == NULL &&
+	    decide(cfg, &S, "other", NULL, 0, NULL) == POLICY_VISIBLE,
+	    "no [tenant] section: every tool visible to every caller (no policy)");
+	config_unref(cfg);
+}
+
+/* --- random configurations against a reference --------------------------------------- */
+
+static const char *const globs[] = { "a_*", "b_*", "*_one", "c_*", "*", "*get*", "b_two", "z_*" };
+#define NGLOBS	8
+static const char *const tools[] = { "a_one", "a_two", "a_get_x", "b_one", "b_two", "b_get", "c_x", "c_one", "z_x" };
+#define NTOOLS	9
+#define NGROUPS	4
+#define NUPS	3
+#define NTENANTS	3	/* t0, t1, "*" */
+#define NSCOPES	3
+
+struct m_group {
+	unsigned tools;		/* globs, by bit */
+	unsigned scopes;	/* s1..s3 */
+	unsigned members;	/* m1..m3 */
+	int feature;		/* -1 none, else f0/f1 */
+};
+
+struct m_up {
+	int group;		/* -1: its own name (no section); 0..3: gK; 4: "xNAME" (no section) */
+	unsigned ro;		/* read-only-tools globs */
+	int trust;
+};
+
+struct m_tenant {
+	int present;
+	unsigned groups;	/* bits 0..3: gK; bits 4..6: upstream K's group when it has no section */
+	int has_groups;		/* the key is written (else the section lacks it) */
+	unsigned features;	/* f0, f1 */
+	unsigned deny, allow;	/* globs */
+	int allow_key;		/* write `allow =` even when empty */
+	int ro;
+};
+
+struct model {
+	struct m_group g[NGROUPS];
+	struct m_up u[NUPS];
+	struct m_tenant t[NTENANTS];
+};
+
+struct m_caller {
+	int tenant;		/* 0, 1: t0, t1; 2: no claim; 3: "nope"; 4: "*" */
+	unsigned scopes, groups;
+};
+
+static unsigned
+rbits(int n)
+{
+	return (unsigned)rand() & ((1u << n) - 1);
+}
+
+static int
+glob_hits(unsigned set, const char *name)
+{
+	int i;
+
+	for (i = 0; i < NGLOBS; i++)
+		if ((set & (1u << i)) && fnmatch(globs[i], name, 0) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+random_model(struct model *m)
+{
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < NGROUPS; i++) {
+		m->g[i].tools = rand() % 3 ? 1u << (rand() % NGLOBS) : rbits(NGLOBS) & rbits(NGLOBS);
+		m->g[i].scopes = rbits(NSCOPES) & rbits(NSCOPES);
+		m->g[i].members = rand() % 2 ? 0 : rbits(3);
+		m->g[i].feature = rand() % 3 ? -1 : rand() % 2;
+	}
+	for (i = 0; i < NUPS; i++) {
+		m->u[i].group = rand() % 3 == 0 ? -1 : rand() % 5;
+		m->u[i].ro = rand() % 2 ? 0 : 1u << (rand() % NGLOBS);
+		m->u[i].trust = rand() % 2;
+	}
+	for (i = 0; i < NTENANTS; i++) {
+		m->t[i].present = rand() % 6 != 0;
+		m->t[i].has_groups = rand() % 8 != 0;
+		m->t[i].groups = m->t[i].has_groups ? rbits(NGROUPS + NUPS) : 0;
+		m->t[i].features = rbits(2);
+		m->t[i].deny = rand() % 3 == 0 ? 1u << (rand() % NGLOBS) : 0;
+		m->t[i].allow = rand() % 3 == 0 ? rbits(NGLOBS) : 0;
+		m->t[i].allow_key = rand() % 4 == 0;
+		m->t[i].ro = rand() % 3 == 0;
+	}
+}
+
+/* The later steps' keys of tenant i, redrawn (for "hidden at step k whatever follows"). */
+static void
+redraw_later(struct m_tenant *t, int only_ro)
+{
+	if (!only_ro) {
+		t->deny = rand() % 2 ? 1u << (rand() % NGLOBS) : 0;
+		t->allow = rand() % 2 ? rbits(NGLOBS) : 0;
+		t->allow_key = rand() % 2;
+	}
+	t->ro = rand() % 2;
+}
+
+static const char *
+up_name(int u)
+{
+	static const char *const names[] = { "a", "b", "c" };
+
+	return names[u];
+}
+
+/* The group name of upstream u, and whether it has a [group] section (its index). */
+static const char *
+up_group(const struct model *m, int u, int *gi, char *buf, size_t n)
+{
+	*gi = -1;
+	if (m->u[u].group == -1)
+		snprintf(buf, n, "%s", up_name(u));
+	else if (m->u[u].group == 4)
+		snprintf(buf, n, "x%s", up_name(u));
+	else {
+		*gi = m->u[u].group;
+		snprintf(buf, n, "g%d", *gi);
+	}
+	return buf;
+}
+
+static void
+put_set(char *out, size_t n, size_t *len, const char *key, unsigned set, const char *const *words, int nwords)
+{
+	int i, first = 1;
+
+	*len += (size_t)snprintf(out + *len, n - *len, "%s =", key);
+	for (i = 0; i < nwords; i++)
+		if (set & (1u << i)) {
+			*len += (size_t)snprintf(out + *len, n - *len, " %s", words[i]);
+			first = 0;
+		}
+	(void)first;
+	*len += (size_t)snprintf(out + *len, n - *len, "\n");
+}
+
+static const char *const scope_words[] = { "s1", "s2", "s3" };
+static const char *const member_words[] = { "m1", "m2", "m3" };
+static const char *const feature_words[] = { "f0", "f1" };
+
+static void
+render(const struct model *m, char *out, size_t n)
+{
+	static const char *const tnames[] = { "t0", "t1", "*" };
+	const char *gnames[NGROUPS + NUPS];
+	char ugn[NUPS][16], gn[NGROUPS][8];
+	size_t len = 0;
+	int i, k, gi;
+
+	len += (size_t)snprintf(out + len, n - len,
+	    "[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n");
+	for (i = 0; i < NUPS; i++) {
+		len += (size_t)snprintf(out + len, n - len, "[upstream \"%s\"]\nurl = http://127.0.0.1:9/mcp\nprefix = %s_\n",
+		    up_name(i), up_name(i));
+		if (m->u[i].group != -1)
+			len += (size_t)snprintf(out + len, n - len, "group = %s\n", up_group(m, i, &gi, ugn[i], sizeof(ugn[i])));
+		if (m->u[i].ro)
+			put_set(out, n, &len, "read-only-tools", m->u[i].ro, globs, NGLOBS);
+		len += (size_t)snprintf(out + len, n - len, "trust-hints = %s\n", m->u[i].trust ? "yes" : "no");
+	}
+	for (i = 0; i < NGROUPS; i++) {
+		snprintf(gn[i], sizeof(gn[i]), "g%d", i);
+		gnames[i] = gn[i];
+		len += (size_t)snprintf(out + len, n - len, "[group \"g%d\"]\n", i);
+		if (m->g[i].tools)
+			put_set(out, n, &len, "tools", m->g[i].tools, globs, NGLOBS);
+		if (m->g[i].scopes)
+			put_set(out, n, &len, "scopes", m->g[i].scopes, scope_words, NSCOPES);
+		if (m->g[i].members)
+			put_set(out, n, &len, "members", m->g[i].members, member_words, 3);
+		if (m->g[i].feature >= 0)
+			len += (size_t)snprintf(out + len, n - len, "feature = f%d\n", m->g[i].feature);
+	}
+	for (i = 0; i < NUPS; i++) {
+		up_group(m, i, &gi, ugn[i], sizeof(ugn[i]));
+		gnames[NGROUPS + i] = gi < 0 ? ugn[i] : "";	/* listable only without a section */
+	}
+	for (i = 0; i < NTENANTS; i++) {
+		const struct m_tenant *t = &m->t[i];
+
+		if (!t->present)
+			continue;
+		len += (size_t)snprintf(out + len, n - len, "[tenant \"%s\"]\n", tnames[i]);
+		if (t->has_groups) {
+			len += (size_t)snprintf(out + len, n - len, "groups =");
+			for (k = 0; k < NGROUPS + NUPS; k++)
+				if ((t->groups & (1u << k)) && gnames[k][0])
+					len += (size_t)snprintf(out + len, n - len, " %s", gnames[k]);
+			len += (size_t)snprintf(out + len, n - len, "\n");
+		}
+		if (t->features)
+			put_set(out, n, &len, "features", t->features, feature_words, 2);
+		if (t->deny)
+			put_set(out, n, &len, "deny", t->deny, globs, NGLOBS);
+		if (t->allow || t->allow_key)
+			put_set(out, n, &len, "allow", t->allow, globs, NGLOBS);
+		if (t->ro)
+			len += (size_t)snprintf(out + len, n - len, "access-mode = read-only\n");
+	}
+}
+
+/* What the reference says. */
+struct expect {
+	enum policy_step step;
+	const char *reason;
+	int only_scope;
+	char group[16];		/* the group the step-3 rule names; "" = none */
+	const char *key;	/* the key of the rule's line: "groups", "feature", ... ; NULL = none */
+	unsigned scopes;	/* the step-up group's scopes */
+};
+
+static int
+tool_upstream(const char *tool)
+{
+	return tool[0] == 'a' ? 0 : tool[0] == 'b' ? 1 : tool[0] == 'c' ? 2 : -1;
+}
+
+static int
+popcount(unsigned v)
+{
+	int n = 0;
+
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/* DESIGN §4 and policy.h's precedence, written out again. */
+static void
+reference(const struct model *m, const struct m_caller *c, const char *tool, int hint, struct expect *x)
+{
+	const struct m_tenant *t;
+	int ti, u = tool_upstream(tool), gi = -1, i, later, best_reach = -1, best_missing = 0;
+	char ugn[16] = "";
+
+	memset(x, 0, sizeof(*x));
+	if (!m->t[0].present && !m->t[1].present && !m->t[2].present)
+		return;		/* no policy */
+	ti = c->tenant <= 1 ? c->tenant : c->tenant == 2 ? 2 : -1;
+	if (ti < 0 || !m->t[ti].present) {
+		x->step = POLICY_TENANT;
+		x->reason = "tenant_forbidden";
+		return;
+	}
+	t = &m->t[ti];
+	if (u >= 0)
+		up_group(m, u, &gi, ugn, sizeof(ugn));
+	/* step 3: every group holding the tool, in file order, the sectionless one last */
+	for (i = 0; i <= NGROUPS; i++) {
+		const struct m_group *g = i < NGROUPS ? &m->g[i] : NULL;
+		int holds, reach, missing = 0;
+
+		if (g)
+			holds = gi == i || glob_hits(g->tools, tool);
+		else
+			holds = u >= 0 && gi < 0;
+		if (!holds)
+			continue;
+		if (g == NULL)
+			reach = (t->groups & (1u << (NGROUPS + u))) ? 4 : 0;
+		else if (!(t->groups & (1u << i)))
+			reach = 0;
+		else if (g->feature >= 0 && !(t->features & (1u << g->feature)))
+			reach = 1;
+		else if (g->members && !(g->members & c->groups))
+			reach = 2;
+		else if ((g->scopes & c->scopes) != g->scopes)
+			reach = 3, missing = popcount(g->scopes & ~c->scopes);
+		else
+			reach = 4;
+		if (reach > best_reach || (reach == best_reach && missing < best_missing)) {
+			best_reach = reach;
+			best_missing = missing;
+			if (g)
+				snprintf(x->group, sizeof(x->group), "g%d", i);
+			else
+				snprintf(x->group, sizeof(x->group), "%s", ugn);
+			x->scopes = g ? g->scopes : 0;
+		}
+	}
+	later = !glob_hits(t->deny, tool) && (t->allow == 0 || glob_hits(t->allow, tool)) &&
+	    (!t->ro || (u >= 0 && (glob_hits(m->u[u].ro, tool) || (m->u[u].trust && hint))));
+	if (best_reach < 4) {
+		static const char *const reasons[] = { "group_forbidden", "feature_disabled", "group_forbidden" };
+		static const char *const keys[] = { "groups", "feature", "members", "scopes" };
+
+		x->step = POLICY_GROUP;
+		if (best_reach < 0) {
+			x->reason = "group_forbidden";
+			x->group[0] = '\0';
+			return;
+		}
+		x->only_scope = best_reach == 3 && later;
+		x->reason = best_reach == 3 ? (later ? "insufficient_scope" : "group_forbidden") : reasons[best_reach];
+		x->key = keys[best_reach];
+		return;
+	}
+	x->group[0] = '\0';
+	if (glob_hits(t->deny, tool)) {
+		x->step = POLICY_RULE, x->reason = "tool_denied", x->key = "deny";
+	} else if (t->allow && !glob_hits(t->allow, tool)) {
+		x->step = POLICY_RULE, x->reason = "tool_denied", x->key = "allow";
+	} else if (!later) {
+		x->step = POLICY_READ_ONLY, x->reason = "read_only_mode", x->key = "access-mode";
+	}
+}
+
+static void
+m_claims(const struct m_caller *c, struct tc_claims *cl)
+{
+	static const char *const tenants[] = { "t0", "t1", "", "nope", "*" };
+	int i;
+
+	memset(cl, 0, sizeof(*cl));
+	snprintf(cl->subject, sizeof(cl->subject), "someone");
+	snprintf(cl->tenant, sizeof(cl->tenant), "%s", tenants[c->tenant]);
+	for (i = 0; i < NSCOPES; i++)
+		if (c->scopes & (1u << i))
+			snprintf(cl->scope + strlen(cl->scope), sizeof(cl->scope) - strlen(cl->scope), "%s%s",
+			    cl->scope[0] ? " " : "", scope_words[i]);
+	for (i = 0; i < 3; i++)
+		if (c->groups & (1u << i))
+			snprintf(cl->groups + strlen(cl->groups), sizeof(cl->groups) - strlen(cl->groups), "%s%s",
+			    cl->groups[0] ? " " : "", member_words[i]);
+}
+
+static enum policy_step
+m_decide(const struct config *cfg, const struct m_caller *c, const char *tool, int hint, struct policy_why *why)
+{
+	struct tc_claims cl;
+	struct policy_caller pc;
+	struct policy_tool t;
+
+	m_claims(c, &cl);
+	policy_caller_init(&pc, cfg, &cl);
+	t.name = tool;
+	t.upstream = tool_upstream(tool) < 0 ? NULL : config_upstream(cfg, up_name(tool_upstream(tool)));
+	t.read_only_hint = hint;
+	return policy_decide(&pc, &t, why);
+}
+
+/* Does why's rule agree with the reference's: the key of its line, in the section of
+ * the group it names? */
+static int
+rule_agrees(const char *text, const struct policy_why *why, const struct expect *x)
+{
+	char line[300], want[64];
+
+	if (x->step == POLICY_VISIBLE)
+		return why->rule[0] == '\0' && why->where.file == NULL;
+	if (x->key == NULL)	/* an unknown tenant, or no group holds the tool */
+		return why->where.file == NULL && why->rule[0] != '\0';
+	if (why->where.file == NULL)
+		return 0;
+	line_of(text, why->where.line, line, sizeof(line));
+	if (strcmp(x->key, "groups") == 0) {	/* the tenant's groups line, or its header without one */
+		snprintf(want, sizeof(want), "does not list %s", x->group);
+		return strncmp(line, "[tenant ", 8) == 0 && (strchr(line, ']')[1] == '\0' || strstr(line, "] groups =")) &&
+		    strlen(why->rule) >= strlen(want) && strcmp(why->rule + strlen(why->rule) - strlen(want), want) == 0;
+	}
+	if (strcmp(x->key, "feature") == 0 || strcmp(x->key, "members") == 0 || strcmp(x->key, "scopes") == 0) {
+		snprintf(want, sizeof(want), "[group \"%s\"] %s =", x->group, x->key);
+		return strncmp(line, want, strlen(want)) == 0;
+	}
+	snprintf(want, sizeof(want), "] %s =", x->key);
+	return strncmp(line, "[tenant ", 8) == 0 && strstr(line, want) != NULL;
+}
+
+static void
+properties(void)
+{
+	static char text[8192], text2[8192];
+	struct model m, m2;
+	struct m_caller c, more;
+	struct expect x, x2;
+	struct policy_why why, why2;
+	struct config *cfg, *cfg2;
+	long cases = 0, bad_ref = 0, bad_reason = 0, bad_rule = 0, bad_fast = 0, bad_list = 0, bad_later = 0,
+	    bad_mono = 0, bad_stepup = 0, bad_load = 0, seen[6] = { 0 }, stepups = 0;
+	int k, i, j, tn;
+
 	srand(20261122);
-	bad = 0;
-	for (k = 0; k < 400 && !bad; k++) {
-		random_conf(text, sizeof(text), 0);
+	for (k = 0; k < 300; k++) {
+		random_model(&m);
+		render(&m, text, sizeof(text));
 		if ((cfg = load(text)) == NULL) {
-			bad = 1;
-			break;
+			if (bad_load++ == 0)
+				printf("# does not load:\n%s", text);
+			continue;
 		}
-		for (i = 0; i < 12 && !bad; i++) {
-			char scope[64], scope_more[80], groups[64];
-			struct who w = { "", scope, groups }, wm = { "", scope_more, groups };
-			const char *tool = pick(r_tools, 5);
-			const char *up = tool[0] == 'a' ? "a" : tool[0] == 'b' ? "b" : "c";
-			int hint = rand() % 2;
-			enum policy_step s1, s2, s3;
+		for (i = 0; i < 4; i++) {
+			struct tc_claims cl;
+			struct policy_caller pc;
+			enum policy_step listed[NTOOLS];
 
-			w.tenant = wm.tenant = rand() % 5 == 0 ? "nope" : rand() % 2 ? "t0" : "t1";
-			snprintf(scope, sizeof(scope), "%s", pick(r_scopes, 3));
-			snprintf(scope_more, sizeof(scope_more), "%s %s %s", scope, pick(r_scopes, 3), pick(r_scopes, 3));
-			snprintf(groups, sizeof(groups), "%s", rand() % 2 ? pick(r_members, 3) : "");
-			s1 = decide(cfg, &w, tool, up, hint, NULL);
-			s2 = decide(cfg, &w, tool, up, hint, NULL);
-			s3 = decide(cfg, &wm, tool, up, hint, NULL);
-			if (s1 != s2)
-				bad = 2;
-			else if (s1 == POLICY_VISIBLE && s3 != POLICY_VISIBLE)
-				bad = 3;
-			else if (s1 == POLICY_TENANT && s3 != POLICY_TENANT)
-				bad = 4;
-			if (bad)
-				fprintf(stderr, "# config:\n%s\n# caller %s [%s] [%s], tool %s: %d %d %d\n", text, w.tenant,
-				    scope, groups, tool, s1, s2, s3);
-		}
-		/* The same configuration with one more deny rule: nothing becomes visible. */
-		snprintf(text2, sizeof(text2), "%s", text);
-		if (strstr(text2, "[tenant \"t0\"]\n") && !strstr(text2, "deny")) {
-			char *at = strstr(text2, "[tenant \"t0\"]\n") + strlen("[tenant \"t0\"]\n");
-			char tail[4200];
-			const char *dtool = pick(r_tools, 5);
-			size_t j;
+			c.tenant = rand() % 8 < 6 ? rand() % 3 : 3 + rand() % 2;
+			c.scopes = rbits(NSCOPES);
+			c.groups = rbits(3);
 
-			snprintf(tail, sizeof(tail), "%s", at);
-			snprintf(at, sizeof(text2) - (size_t)(at - text2), "deny = %s\n%s", dtool, tail);
-			if ((c2 = load(text2)) != NULL) {
-				for (j = 0; j < 5 && !bad; j++) {
-					struct who w = { "t0", "s1 s2 s3", "m1 m2 m3" };
-					const char *up = r_tools[j][0] == 'a' ? "a" : r_tools[j][0] == 'b' ? "b" : "c";
+			/* list ≡ call: one prepared caller filters the whole catalog (why NULL). */
+			m_claims(&c, &cl);
+			policy_caller_init(&pc, cfg, &cl);
+			for (j = 0; j < NTOOLS; j++) {
+				struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
+				    config_upstream(cfg, up_name(tool_upstream(tools[j]))), j % 2 };
 
-					if (decide(cfg, &w, r_tools[j], up, 1, NULL) != POLICY_VISIBLE &&
-					    decide(c2, &w, r_tools[j], up, 1, NULL) == POLICY_VISIBLE)
-						bad = 5;
-					if (strcmp(r_tools[j], dtool) == 0 && decide(c2, &w, r_tools[j], up, 1, NULL) == POLICY_VISIBLE)
-						bad = 6;
+				listed[j] = policy_decide(&pc, &t, NULL);
+			}
+			for (j = 0; j < NTOOLS; j++) {
+				int hint = j % 2;
+				enum policy_step s = m_decide(cfg, &c, tools[j], hint, &why);
+
+				cases++;
+				reference(&m, &c, tools[j], hint, &x);
+				seen[s == POLICY_VISIBLE ? 0 : s]++;
+				if (s != x.step && bad_ref++ == 0)
+					printf("# reference: %s, tenant %d scopes %u groups %u: got %d, want %d\n%s", tools[j],
+					    c.tenant, c.scopes, c.groups, s, x.step, text);
+				if ((!same_str(why.reason, x.reason) || why.only_scope != x.only_scope || why.step != s ||
+				    (why.only_scope != same_str(why.reason, "insufficient_scope"))) && bad_reason++ == 0)
+					printf("# reason: %s tenant %d scopes %u groups %u: got %s%s, want %s%s (%s)\n%s",
+					    tools[j], c.tenant, c.scopes, c.groups, why.reason ? why.reason : "visible",
+					    why.only_scope ? " step-up" : "", x.reason ? x.reason : "visible",
+					    x.only_scope ? " step-up" : "", why.rule, text);
+				if (s == x.step && !rule_agrees(text, &why, &x) && bad_rule++ == 0)
+					printf("# rule: %s tenant %d: %s (want key %s of %s)\n%s", tools[j], c.tenant, why.rule,
+					    x.key ? x.key : "-", x.group, text);
+				if ((m_decide(cfg, &c, tools[j], hint, NULL) != s || m_decide(cfg, &c, tools[j], hint, &why2) != s ||
+				    strcmp(why.rule, why2.rule) != 0) && bad_fast++ == 0)
+					printf("# deterministic: %s\n", tools[j]);
+				if (listed[j] != s && bad_list++ == 0)
+					printf("# list filter: %s: %d, the call's decision %d\n", tools[j], listed[j], s);
+
+				/* Stepping up to the scopes offered makes it visible. */
+				if (why.only_scope) {
+					struct tc_claims up;
+					struct policy_caller pu;
+					struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
+					    config_upstream(cfg, up_name(tool_upstream(tools[j]))), hint };
+
+					stepups++;
+					m_claims(&c, &up);
+					snprintf(up.scope, sizeof(up.scope), "%s", why.scopes);
+					policy_caller_init(&pu, cfg, &up);
+					if ((policy_decide(&pu, &t, NULL) != POLICY_VISIBLE || !strstr(why.scopes, cl.scope)) &&
+					    bad_stepup++ == 0)
+						printf("# step-up to [%s] does not show %s\n", why.scopes, tools[j]);
 				}
-				config_unref(c2);
+				/* More scopes, more identity groups: never hidden where it was visible, and a
+				 * tool refused at step 3 for scopes alone is shown with all of them. */
+				more = c;
+				more.scopes |= rbits(NSCOPES);
+				more.groups |= rbits(3);
+				if (s == POLICY_VISIBLE && m_decide(cfg, &more, tools[j], hint, NULL) != POLICY_VISIBLE &&
+				    bad_mono++ == 0)
+					printf("# monotony: %s hidden with more scopes or groups\n", tools[j]);
+				more = c;
+				more.scopes = (1u << NSCOPES) - 1;
+				if (s == POLICY_GROUP && !why.only_scope &&
+				    m_decide(cfg, &more, tools[j], hint, NULL) == POLICY_VISIBLE && bad_stepup++ == 0)
+					printf("# %s: all scopes show it, but no step-up was offered (%s)\n", tools[j], why.rule);
 			}
 		}
 		config_unref(cfg);
+
+		/* The same configuration with the later steps redrawn: a tool hidden at steps
+		 * 2 or 3 stays hidden there (the reason may only move between
+		 * insufficient_scope and group_forbidden); one hidden at step 4 stays hidden
+		 * at step 4 whatever the access mode. */
+		m2 = m;
+		tn = rand() % NTENANTS;
+		redraw_later(&m2.t[tn], rand() % 2);
+		render(&m2, text2, sizeof(text2));
+		if ((cfg2 = load(text2)) == NULL) {
+			bad_load++;
+			continue;
+		}
+		for (i = 0; i < 4; i++) {
+			c.tenant = tn;	/* 2: no tenant claim, so [tenant "*"] */
+			c.scopes = rbits(NSCOPES);
+			c.groups = rbits(3);
+			for (j = 0; j < NTOOLS; j++) {
+				enum policy_step s2 = m_decide(cfg2, &c, tools[j], j % 2, &why2);
+
+				cases++;
+				reference(&m, &c, tools[j], j % 2, &x);
+				reference(&m2, &c, tools[j], j % 2, &x2);
+				if (s2 != x2.step && bad_ref++ == 0)
+					printf("# reference (redrawn): %s\n%s", tools[j], text2);
+				if ((x.step == POLICY_TENANT || x.step == POLICY_GROUP) && s2 != x.step && bad_later++ == 0)
+					printf("# %s hidden at step %d, then %d with other later rules\n", tools[j], x.step, s2);
+				if (x.step == POLICY_RULE && m2.t[tn].deny == m.t[tn].deny && m2.t[tn].allow == m.t[tn].allow &&
+				    s2 != POLICY_RULE && bad_later++ == 0)
+					printf("# %s hidden at step 4, then %d with another access mode\n", tools[j], s2);
+			}
+		}
+		config_unref(cfg2);
 	}
-	is_int(bad, 0, "400 random configurations x 12 callers: deciding twice agrees, more scopes never hide "
-	    "a tool nor change an unknown tenant, a deny rule hides its tool and shows nothing");
-	(void)r_ups;
+	ok(bad_load == 0 && cases >= 2000, "%ld random decisions over 600 random configurations (%ld visible, %ld at "
+	    "step 2, %ld at 3, %ld at 4, %ld at 5; %ld step-ups)", cases, seen[0], seen[2], seen[3], seen[4], seen[5],
+	    stepups);
+	ok(seen[0] && seen[2] && seen[3] && seen[4] && seen[5] && stepups, "… every outcome occurs");
+	is_int(bad_ref, 0, "the step agrees with DESIGN §4 written out again");
+	is_int(bad_reason, 0, "the reason agrees with policy.h's precedence; step-up exactly when insufficient_scope");
+	is_int(bad_rule, 0, "the rule's FILE:LINE is a line of the file with the key that decided, in the right section");
+	is_int(bad_fast, 0, "deterministic: again, and without asking why, the same step and rule");
+	is_int(bad_list, 0, "list ≡ call: the list filter of one prepared caller equals each call's decision");
+	is_int(bad_stepup, 0, "stepping up to the scopes offered shows the tool; all scopes never show a tool "
+	    "refused without a step-up offer at step 3");
+	is_int(bad_mono, 0, "more scopes or identity groups never hide a tool");
+	is_int(bad_later, 0, "hidden at step k whatever the later steps say");
+}
+
+/* --- how fast a list filter is -------------------------------------------------------- */
+
+static void
+timing(void)
+{
+	static char text[65536];
+	struct tc_claims cl;
+	struct policy_caller pc;
+	struct policy_why why;
+	struct policy_tool t[1000];
+	char names[1000][24];
+	struct config *cfg;
+	size_t len = 0, i, nvis = 0;
+	int64_t t0, t1, t2, list_us = 0, why_us = 0;
+	int k;
+
+	len += (size_t)snprintf(text + len, sizeof(text) - len,
+	    "[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n");
+	for (i = 0; i < 10; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+		    "[upstream \"u%zu\"]\nurl = http://127.0.0.1:9/mcp\nprefix = u%zu_\nread-only-tools = *_get_*\n", i, i);
+	for (i = 0; i < 40; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+		    "[group \"g%zu\"]\ntools = u%zu_t%zu*\nscopes = s%zu\nmembers = m%zu m9\n", i, i % 10, i, i % 4, i % 3);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "[tenant \"big\"]\ngroups = u0 u1 u2");
+	for (i = 0; i < 40; i += 2)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, " g%zu", i);
+	snprintf(text + len, sizeof(text) - len, "\ndeny = *_t3* *_x\nallow = u* v*\n");
+	if ((cfg = load(text)) == NULL) {
+		ok(0, "the timing configuration loads");
+		return;
+	}
+	for (i = 0; i < 1000; i++) {
+		snprintf(names[i], sizeof(names[i]), "u%zu_t%zu_%s%zu", i % 10, (i / 10) % 40, i % 3 ? "get_" : "", i);
+		t[i].name = names[i];
+		t[i].upstream = &cfg->upstreams[i % 10];
+		t[i].read_only_hint = 0;
+	}
+	memset(&cl, 0, sizeof(cl));
+	snprintf(cl.tenant, sizeof(cl.tenant), "big");
+	snprintf(cl.scope, sizeof(cl.scope), "mcp:tools s0 s2");
+	snprintf(cl.groups, sizeof(cl.groups), "m0 m2");
+	/* The best of three runs: a test machine is busy with other tests. */
+	for (k = 0; k < 3; k++) {
+		t0 = clock_mono_us();
+		policy_caller_init(&pc, cfg, &cl);
+		for (i = 0, nvis = 0; i < 1000; i++)
+			nvis += policy_decide(&pc, &t[i], NULL) == POLICY_VISIBLE;
+		t1 = clock_mono_us();
+		for (i = 0; i < 1000; i++)
+			policy_decide(&pc, &t[i], &why);
+		t2 = clock_mono_us();
+		if (k == 0 || t1 - t0 < list_us)
+			list_us = t1 - t0;
+		if (k == 0 || t2 - t1 < why_us)
+			why_us = t2 - t1;
+	}
+	printf("# 1,000 tools, 40 groups: the list filter %lld µs (%zu visible), with every reason %lld µs\n",
+	    (long long)list_us, nvis, (long long)why_us);
+	ok(nvis > 0 && nvis < 1000, "the timing catalog has visible and hidden tools");
+	/* Generous, so that valgrind passes too: a request's whole budget. Natively it is
+	 * well under a millisecond. */
+	ok(list_us < 50000, "the list filter of 1,000 tools takes under 50 ms (%lld µs)", (long long)list_us);
+	config_unref(cfg);
+}
+
+int
+main(void)
+{
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	table();
+	properties();
+	timing();
 	rmdir(dir);
 	return done_testing();
 }

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# `mcpgate explain` (DESIGN §2) against two real fixture upstreams (the SDK server of
+# tests/upstream, the same tools under the prefixes gh_ and fs_, with ~500 extra tools
+# each so the catalog holds over 1,000), a configuration with groups, features, a
+# read-only tenant, an allow list, a deny rule, a tenant in an included file, and the
+# groups and tenant claims under other names. For callers of each kind it checks:
+#
+#  - the visible tools, and for hidden tools the step, the reason and the rule as
+#    FILE:LINE — the line of the configuration that decided, found here with grep;
+#  - --tool: the decision and the rate-limit keys (a tenant override with its line);
+#  - exit codes: 0 explained, 2 --tool hidden or unknown, 1 usage, claims or
+#    configuration errors (printed as FILE:LINE);
+#  - an upstream that is down: a note, the others' tools still explained;
+#  - --json, and that deciding for 1,000 tools takes well under 50 ms.
+# Prints TAP. Env: MCPGATE_BIN.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need jq:jq --node @modelcontextprotocol/sdk/package.json
+. "$top/tests/lib/node.sh"
+command -v node > /dev/null || { echo "Bail out! node is needed"; exit 1; }
+[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+FIXTURE=$top/tests/upstream/fixture.mjs
+mg_init
+T=$MG_DIR
+
+# --- the upstreams ----------------------------------------------------------------------
+declare -A fx_url=()
+for name in gh fs; do
+	node "$FIXTURE" --port 0 --ready-file "$T/$name.ready" --name "$name" --tools 495 --quiet > /dev/null 2> "$T/$name.log" &
+	mg_track $!
+done
+for name in gh fs; do
+	for _ in $(seq 1 100); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
+	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
+	[ -n "${fx_url[$name]}" ] || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"
+done
+
+# --- the configuration --------------------------------------------------------------------
+mkdir -p "$T/tenants.d"
+cat > "$T/gw.conf" <<CONF
+[gateway]
+resource = https://gw.example.com/mcp
+[auth]
+issuer = https://idp.example.com
+required-scopes = mcp:tools
+groups-claim = roles
+tenant-claim = org
+[limits]
+token = 120/60
+tool = 600/60
+[upstream "gh"]
+url = ${fx_url[gh]}
+prefix = gh_
+group = github
+read-only-tools = gh_test_simple_text
+[upstream "fs"]
+url = ${fx_url[fs]}
+prefix = fs_
+read-only-tools = fs_echo fs_test_simple_text
+[group "github"]
+tools = gh_*
+scopes = mcp:github
+members = engineering
+[group "admin"]
+tools = *_test_error_handling
+scopes = mcp:admin
+members = ops
+[group "beta"]
+tools = fs_test_sampling fs_test_elicitation*
+feature = beta
+[tenant "acme"]
+groups = github fs admin beta
+features = beta
+deny = fs_slow
+limit-token = 10/1
+[tenant "contractors"]
+groups = fs
+access-mode = read-only
+[tenant "nobeta"]
+groups = beta
+[tenant "*"]
+groups = fs
+allow = fs_echo*
+include = tenants.d/*.conf
+CONF
+cat > "$T/tenants.d/globex.conf" <<'CONF'
+# one file per tenant, as a hosting panel writes them
+[tenant "globex"]
+groups = github fs
+deny = gh_test_*
+CONF
+# line N: the line of FILE that starts with TEXT after the line starting with AFTER.
+line() { awk -v a="$2" -v t="$3" 'index($0, a) == 1 { on = 1 } on && index($0, t) == 1 { print NR; exit }' "$1"; }
+L_SCOPES=$(line "$T/gw.conf" '[group "github"]' 'scopes =')
+L_MEMBERS=$(line "$T/gw.conf" '[group "github"]' 'members =')
+L_FEATURE=$(line "$T/gw.conf" '[group "beta"]' 'feature =')
+L_DENY=$(line "$T/gw.conf" '[tenant "acme"]' 'deny =')
+L_LIMIT=$(line "$T/gw.conf" '[tenant "acme"]' 'limit-token =')
+L_RO=$(line "$T/gw.conf" '[tenant "contractors"]' 'access-mode =')
+L_STAR_GROUPS=$(line "$T/gw.conf" '[tenant "*"]' 'groups =')
+L_ALLOW=$(line "$T/gw.conf" '[tenant "*"]' 'allow =')
+L_NOBETA=$(line "$T/gw.conf" '[tenant "nobeta"]' 'groups =')
+L_GLOBEX_DENY=$(line "$T/tenants.d/globex.conf" '[tenant "globex"]' 'deny =')
+if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
+	pass "mcpgate -t accepts the configuration (groups, features, read-only, allow, deny, an included tenant)"
+else
+	bail "mcpgate -t accepts the configuration" "$out"
+fi
+
+# explain [ARGS...]: stdout in $out, stderr in $T/err, exit status in $rc.
+explain() {
+	out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/gw.conf" "$@" 2> "$T/err")
+	rc=$?
+}
+# flat [TEXT]: TEXT (else stdin) on one line, for a regex over several lines.
+flat() { if [ $# -gt 0 ]; then tr '\n' ' ' <<<"$1"; else tr '\n' ' '; fi; }
+
+# --- an acme engineer without mcp:github ------------------------------------------------------
+ENG='{"active":true,"sub":"alice","scope":"mcp:tools","org":"acme","roles":["engineering"],"aud":"https://gw.example.com/mcp","exp":4102444800}'
+explain --claims "$ENG" --json
+ALL=$(jq -c '(.visible + [.hidden[].tool]) | sort' <<<"$out" 2>/dev/null)
+jcheck "--json: the catalog of both upstreams, over 1,000 tools, explained in well under 50 ms" \
+	"$(jq -c --argjson all "${ALL:-null}" '{rc: '"$rc"', n: ($all | length), gh: ($all | map(select(startswith("gh_"))) | length), decide_us}' <<<"$out")" \
+	'.rc == 0 and .n > 1000 and .gh * 2 == .n and .decide_us < 50000'
+jcheck "acme engineer: sees every fs_ tool but fs_slow, no gh_ tool" \
+	"$(jq -c '{v: .visible, tenant}' <<<"$out")" \
+	'.tenant == "acme" and (.v | length) > 400 and (.v | all(startswith("fs_"))) and (.v | index("fs_slow") | not) and (.v | index("fs_echo"))'
+jcheck "… gh_echo hidden at step 3, insufficient_scope, by [group \"github\"] scopes (gw.conf:$L_SCOPES), with the scopes to step up to" \
+	"$(jq -c '.hidden[] | select(.tool == "gh_echo")' <<<"$out")" \
+	'.step == 3 and .reason == "insufficient_scope" and .line == '"$L_SCOPES"' and (.file | endswith("/gw.conf")) and .step_up and .scopes == "mcp:tools mcp:github"'
+jcheck "… fs_slow hidden at step 4, tool_denied, by [tenant \"acme\"] deny (gw.conf:$L_DENY)" \
+	"$(jq -c '.hidden[] | select(.tool == "fs_slow")' <<<"$out")" \
+	'.step == 4 and .reason == "tool_denied" and .line == '"$L_DENY"' and (.rule | test("deny: fs_slow matches fs_slow$")) and (.step_up | not)'
+jcheck "… no step 1 note for an active token with the required scope" "$(jq -c .notes <<<"$out")" '. == []'
+
+explain --claims "$ENG"
+like "text: each hidden tool as NAME: hidden at step N (REASON) by FILE:LINE: rule" "$out" \
+	"^  gh_echo: hidden at step 3 \(insufficient_scope\) by $T/gw.conf:$L_SCOPES: \[group \"github\"\] scopes: the token lacks mcp:github; a token with scope \"mcp:tools mcp:github\" may call it$"
+like "text: fs_slow by the deny line" "$out" "^  fs_slow: hidden at step 4 \(tool_denied\) by $T/gw.conf:$L_DENY: \[tenant \"acme\"\] deny"
+like "text: the tenant and its section's line, then the visible tools" "$(flat "$(head -n 3 <<<"$out")")" \
+	"^tenant: acme \($T/gw.conf:[0-9]+\) visible \([0-9]+\): +fs_echo $"
+like "… then the hidden ones" "$(grep -A1 '^hidden' <<<"$out" | flat)" '^hidden \([0-9]+\): +fs_slow: hidden at step 4'
+is "text: exit 0" "$rc" 0
+
+# --- --tool: the decision and the rate-limit keys ---------------------------------------------
+explain --claims "$ENG" --tool gh_echo
+like "--tool gh_echo (hidden): exit 2, the step, the reason and the line" "rc=$rc $(flat "$out")" \
+	"^rc=2 .*gh_echo: hidden at step 3 \(insufficient_scope\) by $T/gw.conf:$L_SCOPES: "
+explain --claims "$ENG" --tool fs_echo
+like "--tool fs_echo (visible): exit 0, its upstream and its name there" "rc=$rc $(flat "$out")" \
+	'^rc=0 tenant: acme .* fs_echo: visible \(from \[upstream "fs"\], where it is echo\)'
+like "… the rate-limit keys: the tenant's limit-token override with its line" "$out" \
+	"^  token +the token's digest +10/1 s \($T/gw.conf:$L_LIMIT: \[tenant \"acme\"\] limit-token\)$"
+like "… [limits] tool for the tool's key" "$out" '^  tool +fs_echo +600/60 s \(\[limits\] tool\)$'
+like "… the tenant's key, and unlimited where nothing is set" "$(flat "$out")" 'gateway +\* +unlimited .*tenant +acme +unlimited'
+explain --claims "$ENG" --tool fs_echo --json
+jcheck "--tool --json: the decision and five limits" "$(jq -c '{d: .decision, l: [.limits[] | [.limit, .key, .n, .per]]}' <<<"$out")" \
+	'.d.visible and .d.upstream == "fs" and .d.upstream_name == "echo" and .l == [["gateway","*",0,1],["ip","the caller'"'"'s address",0,1],["tenant","acme",0,1],["token","the token'"'"'s digest",10,1],["tool","fs_echo",600,60]]'
+explain --claims "$ENG" --tool no_such_tool
+like "--tool of a tool no upstream offers: exit 2, said so" "rc=$rc $(flat "$out")" '^rc=2 .*no_such_tool: not in the catalog'
+explain --claims "$ENG" --tool fs_slow --json
+jcheck "--tool fs_slow --json: exit 2, denied" "$(jq -c '.decision + {rc: '"$rc"'}' <<<"$out")" '.rc == 2 and .reason == "tool_denied" and .step == 4'
+
+# --- other callers ----------------------------------------------------------------------------
+explain --claims '{"scope":"mcp:tools mcp:github","org":"acme","roles":"engineering"}' --json
+jcheck "acme engineer with mcp:github (groups claim as a string): every gh_ tool too; only fs_slow hidden" \
+	"$(jq -c '{gh: (.visible | map(select(startswith("gh_"))) | length), h: [.hidden[].tool]}' <<<"$out")" \
+	'.gh > 400 and .h == ["fs_slow"]'
+explain --claims '{"scope":"mcp:tools mcp:github","org":"acme","roles":["sales"]}' --json
+jcheck "acme, not in engineering: gh_ tools hidden by [group \"github\"] members (gw.conf:$L_MEMBERS), no step-up" \
+	"$(jq -c '[.hidden[] | select(.tool | startswith("gh_"))] | {n: length, lines: (map(.line) | unique), r: (map(.reason) | unique), up: (map(.step_up) | any)}' <<<"$out")" \
+	'.n > 400 and .lines == ['"$L_MEMBERS"'] and .r == ["group_forbidden"] and (.up | not)'
+explain --claims '{"scope":"mcp:tools","org":"contractors"}' --json
+jcheck "contractors (read-only): only the read-only-tools of fs; the others by access-mode (gw.conf:$L_RO)" \
+	"$(jq -c '{v: .visible, ro: [.hidden[] | select(.tool | startswith("fs_")) | [.reason, .line]] | unique}' <<<"$out")" \
+	'.v == ["fs_echo", "fs_test_simple_text"] and .ro == [["read_only_mode", '"$L_RO"']]'
+explain --claims '{"scope":"mcp:tools","org":"nobeta"}' --json
+jcheck "nobeta (no feature beta): fs_test_sampling feature_disabled by [group \"beta\"] feature (gw.conf:$L_FEATURE)" \
+	"$(jq -c '{v: .visible, s: (.hidden[] | select(.tool == "fs_test_sampling") | [.step, .reason, .line]), e: (.hidden[] | select(.tool == "fs_echo") | [.reason, .line])}' <<<"$out")" \
+	'.v == [] and .s == [3, "feature_disabled", '"$L_FEATURE"'] and .e == ["group_forbidden", '"$L_NOBETA"']'
+explain --claims '{"scope":"mcp:tools","sub":"bot"}' --json
+jcheck "no tenant claim: [tenant \"*\"]: fs_echo*; fs_slow by allow (gw.conf:$L_ALLOW), gh_echo by its groups (gw.conf:$L_STAR_GROUPS)" \
+	"$(jq -c '{t: .tenant, v: .visible, slow: (.hidden[] | select(.tool == "fs_slow") | [.step, .reason, .line]), gh: (.hidden[] | select(.tool == "gh_echo") | [.step, .reason, .line])}' <<<"$out")" \
+	'.t == "*" and (.v | length) > 400 and (.v | all(startswith("fs_echo"))) and .slow == [4, "tool_denied", '"$L_ALLOW"'] and .gh == [3, "group_forbidden", '"$L_STAR_GROUPS"']'
+explain --claims '{"scope":"mcp:tools mcp:github","org":"globex","roles":["engineering"]}' --json
+jcheck "globex (an included file): gh_test_* hidden by ITS deny line (tenants.d/globex.conf:$L_GLOBEX_DENY)" \
+	"$(jq -c '[.hidden[] | select(.tool | startswith("gh_test_"))] | {n: length, f: (map(.file) | unique), l: (map(.line) | unique)}' <<<"$out")" \
+	'.n > 5 and (.f | length) == 1 and (.f[0] | endswith("/tenants.d/globex.conf")) and .l == ['"$L_GLOBEX_DENY"']'
+explain --claims '{"scope":"mcp:tools","org":"initech"}'
+like "an unknown tenant: every /mcp request is 403 tenant_forbidden, every tool hidden at step 2" \
+	"rc=$rc $(head -n 4 <<<"$out" | flat)" \
+	"^rc=0 tenant: initech is not configured: every /mcp request is 403 tenant_forbidden \($T/gw.conf: no \[tenant \"initech\"\] .* visible \(0\): hidden \([0-9]+\): +fs_echo: hidden at step 2 \(tenant_forbidden\) by $T/gw.conf: no \[tenant \"initech\"\]"
+is "… every one of them" "$(grep -c 'hidden at step 2 (tenant_forbidden)' <<<"$out")" "$(grep -c '^  ' <<<"$out")"
+explain --claims '{"scope":"mcp:tools","org":"initech"}' --tool fs_echo
+is "… --tool for it: exit 2" "$rc" 2
+explain --claims '{"scope":"other","org":"acme"}'
+like "a token without required-scopes: a step 1 note" "$(cat "$T/err")" '^note: step 1: the token lacks required scope mcp:tools'
+explain --claims '{"active":false}'
+like "an inactive token: a step 1 note" "$(cat "$T/err")" 'step 1: the token would be refused \(token is not active\)'
+
+# --- errors and exit codes ---------------------------------------------------------------------
+explain --claims 'not json'
+like "claims that are not JSON: exit 1, said so" "rc=$rc $(cat "$T/err")" '^rc=1 mcpgate explain: --claims is not JSON'
+explain --claims '{"org": 7}'
+like "a tenant claim that is not a string: exit 1" "rc=$rc $(cat "$T/err")" '^rc=1 .*tenant claim'
+explain --claims '[]'
+is "claims that are not an object: exit 1" "$rc" 1
+explain --tool fs_echo
+like "no --claims: exit 1 with the usage" "rc=$rc $(flat "$(cat "$T/err")")" '^rc=1 usage: mcpgate explain'
+explain --claims '{}' stray
+is "a stray argument: exit 1" "$rc" 1
+sed 's/^groups = github fs admin beta$/groups = github fs admin beta nosuch/' "$T/gw.conf" > "$T/bad.conf"
+L_BAD=$(line "$T/bad.conf" '[tenant "acme"]' 'groups =')
+out=$("$MCPGATE_BIN" explain -c "$T/bad.conf" --claims '{}' 2>&1); rc=$?
+like "a configuration error: exit 1, as FILE:LINE: key: reason" "rc=$rc $out" "^rc=1 $T/bad.conf:$L_BAD: groups: no \[group \"nosuch\"\]"
+out=$("$MCPGATE_BIN" explain -c "$T/missing.conf" --claims '{}' 2>&1); rc=$?
+is "a missing configuration file: exit 1" "$rc" 1
+
+# --- an upstream that is down; no policy ---------------------------------------------------------
+DOWN=$(free_port)
+{ cat "$T/gw.conf"; printf '[upstream "dead"]\nurl = http://127.0.0.1:%s/mcp\nprefix = dd_\ntimeout-ms = 2000\n' "$DOWN"; } |
+	sed 's/^groups = github fs admin beta$/groups = github fs admin beta dead/' > "$T/down.conf"
+out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" --json 2> "$T/err"); rc=$?
+jcheck "an upstream that is down: a note, the others' tools still explained, exit 0" \
+	"$(jq -c '{rc: '"$rc"', notes, n: (.visible | length)}' <<<"$out")" \
+	'.rc == 0 and (.notes | any(test("\\[upstream \"dead\"\\] is left out"))) and .n > 400'
+out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" 2> "$T/err"); rc=$?
+like "… in text, the note on stderr" "rc=$rc $(cat "$T/err")" '^rc=0 note: \[upstream "dead"\] is left out'
+awk '/^\[tenant /{skip = 1} /^\[/ && !/^\[tenant /{skip = 0} !skip && !/^include/' "$T/gw.conf" > "$T/open.conf"
+out=$("$MCPGATE_BIN" explain -c "$T/open.conf" --claims '{"scope":"mcp:tools"}' 2>&1); rc=$?
+like "no [tenant]: policy off, every tool visible" "rc=$rc $(flat "$out")" '^rc=0 policy: off .*hidden \(0\):'
+
+tap_done
