@@ -4,15 +4,25 @@
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
 
 start_idp() {
-	local args=() r
+	local args=() r try
 	for r in "$@"; do args+=(--resource "$r"); done
-	rm -f "$T/idp.ready"
-	node "$IDP_DIR/server.mjs" --port 0 "${args[@]}" --ready-file "$T/idp.ready" --quiet \
-		> /dev/null 2> "$T/idp.log" &
-	IDP_PID=$!
-	for _ in $(seq 1 100); do [ -s "$T/idp.ready" ] && break; sleep 0.1; done
-	IDP=$(sed -n 's/^ready //p' "$T/idp.ready" 2>/dev/null)
-	[ -n "$IDP" ] || { echo "Bail out! the authorization server did not start: $(tail -3 "$T/idp.log")"; exit 1; }
+	for try in 1 2; do	# a cold node under a busy machine: wait 30 s, and start once more if it died
+		rm -f "$T/idp.ready"
+		node "$IDP_DIR/server.mjs" --port 0 "${args[@]}" --ready-file "$T/idp.ready" --quiet \
+			> /dev/null 2> "$T/idp.log" &
+		IDP_PID=$!
+		for _ in $(seq 1 300); do
+			[ -s "$T/idp.ready" ] && break
+			kill -0 "$IDP_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		IDP=$(sed -n 's/^ready //p' "$T/idp.ready" 2>/dev/null)
+		[ -n "$IDP" ] && return 0
+		echo "start_idp: try $try: no ready line; idp.log: $(tail -5 "$T/idp.log")" >&2
+		kill "$IDP_PID" 2>/dev/null; wait "$IDP_PID" 2>/dev/null
+	done
+	echo "Bail out! the authorization server did not start: $(tail -3 "$T/idp.log")"
+	exit 1
 }
 stop_idp() { [ -n "${IDP_PID:-}" ] && kill "$IDP_PID" 2>/dev/null; wait "$IDP_PID" 2>/dev/null; IDP_PID=; }
 
