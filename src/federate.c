@@ -181,44 +181,41 @@ owner_of_name(json_t *doc, enum catalog_kind kind, const char *name, const char 
 	return ix >= 0 && catalog_route(doc, kind, ix, &up, name_there) == 0 ? up : NULL;
 }
 
-/* The upstream for one request, and the params to send it (a new reference). */
+/* The upstream for one request, and the params to send it (a new reference); NULL
+ * with f->code and f->why when there is none, or the caller's gate refuses it. */
 static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 {
-	json_t *ref = json_object_get(params, "ref");
-	const char *key, *owner = NULL, *there = NULL, *type;
-	const struct cfg_upstream *up;
+	json_t *ref = json_object_get(params, "ref"), *where = params;
+	const char *key, *owner = NULL, *there = NULL, *type, *unknown = r->unknown;
+	const struct cfg_upstream *up = NULL;
+	int code = JSONRPC_INVALID_PARAMS, gate = FED_PASS;
 
 	*out = NULL;
 	switch (r->how) {
 	case BY_NAME:
 		if ((key = json_string_value(json_object_get(params, "name"))) == NULL)
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.name", r->method), NULL;
-		if ((owner = owner_of_name(f->doc, r->kind, key, &there)) == NULL)
-			return failed(f, JSONRPC_INVALID_PARAMS, "%s", r->unknown), NULL;
-		*out = json_deep_copy(params);
-		json_object_set_new(*out, "name", json_string(there));
+		owner = owner_of_name(f->doc, r->kind, key, &there);
 		break;
 	case BY_URI:
 		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.uri", r->method), NULL;
-		if ((owner = owner_of_uri(f->doc, key)) == NULL)
-			return failed(f, RESOURCE_NOT_FOUND, "%s", "Resource not found"), NULL;
-		*out = json_incref(params);
+		owner = owner_of_uri(f->doc, key);
+		code = RESOURCE_NOT_FOUND;
+		unknown = "Resource not found";
 		break;
 	case BY_REF:
 		type = json_string_value(json_object_get(ref, "type"));
 		if (type && strcmp(type, "ref/prompt") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "name"))) != NULL) {
-			if ((owner = owner_of_name(f->doc, CATALOG_PROMPTS, key, &there)) == NULL)
-				return failed(f, JSONRPC_INVALID_PARAMS, "%s", "Unknown prompt"), NULL;
-			*out = json_deep_copy(params);
-			json_object_set_new(json_object_get(*out, "ref"), "name", json_string(there));
+			owner = owner_of_name(f->doc, CATALOG_PROMPTS, key, &there);
+			where = ref;
+			unknown = "Unknown prompt";
 		} else if (type && strcmp(type, "ref/resource") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "uri"))) != NULL) {
-			if ((owner = owner_of_uri(f->doc, key)) == NULL)
-				return failed(f, JSONRPC_INVALID_PARAMS, "%s", "Unknown resource reference"), NULL;
-			*out = json_incref(params);
+			owner = owner_of_uri(f->doc, key);
+			unknown = "Unknown resource reference";
 		} else
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s", "completion/complete needs params.ref, "
 			    "a ref/prompt with a name or a ref/resource with a uri"), NULL;
@@ -226,11 +223,20 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	case TO_ALL:
 		return NULL;
 	}
-	if ((up = config_upstream(f->cfg, owner)) == NULL || *out == NULL) {
-		json_decref(*out);
-		*out = NULL;
+	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)
 		return failed(f, JSONRPC_INTERNAL_ERROR, "%s", "the catalog names an upstream the configuration lacks"), NULL;
-	}
+	if (up && f->gate && (gate = f->gate(f, r->method, up, 1)) == FED_DENIED)
+		return NULL;
+	if (up == NULL || gate == FED_HIDDEN)
+		return failed(f, code, "%s", unknown), NULL;
+	/* A name has another spelling upstream (its prefix): params as sent, renamed. */
+	if (there) {
+		*out = json_deep_copy(params);
+		json_object_set_new(where == ref ? json_object_get(*out, "ref") : *out, "name", json_string(there));
+	} else
+		*out = json_incref(params);
+	if (*out == NULL)
+		return failed(f, JSONRPC_INTERNAL_ERROR, "%s", "out of memory"), NULL;
 	return up;
 }
 
@@ -371,7 +377,8 @@ to_all(struct fed_call *f, const struct route *r, json_t *params)
 
 	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
 		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
-		    (up = config_upstream(f->cfg, name)) == NULL)
+		    (up = config_upstream(f->cfg, name)) == NULL ||
+		    (f->gate && f->gate(f, r->method, up, 0) != FED_PASS))
 			continue;
 		sent++;
 		if ((res = forward(f, up, r->method, params)) != NULL)

@@ -13,6 +13,8 @@
 #include "config.h"
 #include "upstream.h"
 
+enum { FED_DENIED = -1, FED_PASS = 0, FED_HIDDEN = 1 };
+
 struct fed_call {
 	const struct config *cfg;
 	struct upstream_pool *pool;
@@ -27,6 +29,11 @@ struct fed_call {
 	 * [session id, version]}; NULL or absent names = the gateway's own session. */
 	json_t *sessions;
 	json_t *id;			/* the caller's request id (borrowed) */
+	/* May the caller reach up for method (NULL: always)? FED_PASS; FED_HIDDEN, answered
+	 * exactly as a name or URI the catalog does not hold; or FED_DENIED, with f->code
+	 * and f->why set by the gate. alone: up is the request's one upstream (a refusal
+	 * is its answer); 0 for one of several (logging/setLevel), skipped quietly. */
+	int (*gate)(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
 	/* Out, when the request fails. */
 	int code;
 	char why[256];

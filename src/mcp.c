@@ -40,10 +40,10 @@ struct mcp_call {
 	int session_gone;		/* an upstream forgot the caller's session: 404 it */
 	struct policy_caller pc;	/* who sees which tool (policy.c) */
 	unsigned char profile[16];	/* what that depends on: list pages are cached per profile */
-	uint32_t *vis;			/* the catalog's tools this caller sees; NULL = all */
+	uint32_t *vis;			/* the records of kind vis_kind this caller sees; NULL = all */
 	size_t n_vis;
-	int vis_done;
-	enum gw_err denied;		/* a tools/call the policy refused: the answer of a single request */
+	int vis_kind;			/* -1: none decided yet */
+	enum gw_err denied;		/* a request the policy refused: the answer of a single request */
 	char denied_scopes[512];	/* for insufficient_scope */
 	const struct config *cfg;
 	const struct caller *caller;
@@ -187,27 +187,44 @@ tool_of(const struct mcp_call *c, json_t *doc, size_t i, struct policy_tool *t)
 		t->upstream = config_upstream(c->cfg, up);
 }
 
-/* c->vis: the indexes of the catalog's tools the caller sees (NULL with the policy
- * off), from the worker's cache for its profile and catalog copy, else decided tool by
- * tool and stored there. 0, or -1 without memory. */
+/* Does the caller see record i of kind? A tool by policy_decide, anything else by
+ * what the policy says of its upstream. */
 static int
-visible_tools(struct mcp_call *c, json_t *doc)
+record_visible(const struct mcp_call *c, json_t *doc, enum catalog_kind kind, size_t i)
+{
+	struct policy_tool t;
+	const char *up = NULL, *orig;
+	const struct cfg_upstream *u;
+
+	if (kind == CATALOG_TOOLS) {
+		tool_of(c, doc, i, &t);
+		return t.name && policy_decide(&c->pc, &t, NULL) == POLICY_VISIBLE;
+	}
+	return catalog_route(doc, kind, (long)i, &up, &orig) == 0 && (u = config_upstream(c->cfg, up)) != NULL &&
+	    policy_decide_upstream(&c->pc, u, NULL) == POLICY_VISIBLE;
+}
+
+/* c->vis: the indexes of the catalog's records of kind the caller sees (NULL with the
+ * policy off), from the worker's cache for its profile and catalog copy, else decided
+ * record by record and stored there. 0, or -1 without memory. */
+static int
+visible(struct mcp_call *c, json_t *doc, enum catalog_kind kind)
 {
 	struct {
 		uint64_t marker;
 		unsigned char profile[16];
 	} key;
-	struct policy_tool t;
 	const char *cached;
-	size_t i, n = json_array_size(json_object_get(doc, "tools")), len;
+	size_t i, n = json_array_size(json_object_get(doc, catalog_kinds[kind].array)), len;
 	uint64_t epoch = c->env->view->serial;
 
-	if (c->pc.off || c->vis_done)
+	if (c->pc.off || c->vis_kind == (int)kind)
 		return 0;
 	memset(&key, 0, sizeof(key));
-	key.marker = UINT64_MAX;	/* no list kind: the visible set */
+	key.marker = UINT64_MAX - (uint64_t)kind;	/* not a list page's kind: a visible set */
 	memcpy(key.profile, c->profile, sizeof(key.profile));
 	free(c->vis);
+	c->vis_kind = -1;
 	if ((c->vis = malloc((n ? n : 1) * sizeof(*c->vis))) == NULL)
 		return -1;
 	c->n_vis = 0;
@@ -215,15 +232,13 @@ visible_tools(struct mcp_call *c, json_t *doc)
 		memcpy(c->vis, cached, len);	/* a copy: the cache may evict it */
 		c->n_vis = len / sizeof(*c->vis);
 	} else {
-		for (i = 0; i < n; i++) {
-			tool_of(c, doc, i, &t);
-			if (t.name && policy_decide(&c->pc, &t, NULL) == POLICY_VISIBLE)
+		for (i = 0; i < n; i++)
+			if (record_visible(c, doc, kind, i))
 				c->vis[c->n_vis++] = (uint32_t)i;
-		}
 		fragcache_put(c->env->pages, epoch, &key, sizeof(key), (const char *)c->vis,
 		    c->n_vis * sizeof(*c->vis));
 	}
-	c->vis_done = 1;
+	c->vis_kind = (int)kind;
 	return 0;
 }
 
@@ -290,12 +305,10 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	}
 	tools = json_object_get(catalog(c), array);
 	n = json_array_size(tools);
-	if (c->mm->kind == CATALOG_TOOLS) {	/* the tools this caller may see */
-		if (visible_tools(c, catalog(c)) < 0)
-			return *code = JSONRPC_INTERNAL_ERROR, *msg = "out of memory", NULL;
-		if ((vis = c->vis) != NULL)
-			n = c->n_vis;
-	}
+	if (visible(c, catalog(c), (enum catalog_kind)c->mm->kind) < 0)	/* what this caller may see */
+		return *code = JSONRPC_INTERNAL_ERROR, *msg = "out of memory", NULL;
+	if ((vis = c->vis) != NULL)
+		n = c->n_vis;
 	if (c->splice_ok && cached_page(c, off, size, tools, vis, n))
 		page = json_null();	/* the placeholder answer_spliced() replaces */
 	else {
@@ -348,6 +361,48 @@ static const struct {
 	{ "read_only_mode", GW_EREADONLY }, { "insufficient_scope", GW_EGROUP },
 };
 
+/* One audit line per decision of the policy on a request: who, what (the tool, or the
+ * upstream whose prompt or resource it is: what names it), the verdict and why; never
+ * the arguments. */
+static void
+audit(const struct mcp_call *c, const char *method, const char *what, const char *name, const struct policy_why *why)
+{
+	char who[33];
+
+	session_who(c->caller->claims.subject, "", "", who);
+	log_json(GW_LOG_INFO, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:i}",
+	    "request_id", c->req->id, "audit", method, "tenant", c->pc.tenant ? c->pc.tenant->s.name : "",
+	    "subject", who, "client_id", c->caller->claims.client_id, what, name,
+	    "allowed", why->step == POLICY_VISIBLE, "reason", why->reason, "step", (int)why->step));
+}
+
+/* A refusal of the policy as the caller gets it: 403 insufficient_scope with the scopes
+ * to step up to, hidden (deny-style hide: 1, the caller answers as for what does not
+ * exist), or 403 with the reason; a batch element gets a JSON-RPC error instead of the
+ * 403. -1 with *code and c->why (and c->denied for a single request), or 1. */
+static int
+refuse(struct mcp_call *c, const struct policy_why *why, int *code)
+{
+	size_t i;
+
+	if (why->only_scope) {
+		c->denied = GW_ESCOPE;
+		snprintf(c->denied_scopes, sizeof(c->denied_scopes), "%s", why->scopes);
+		snprintf(c->why, sizeof(c->why), "Forbidden: insufficient_scope (needs %.200s)", why->scopes);
+	} else if (c->cfg->deny_style == DENY_HIDE) {
+		return 1;
+	} else {
+		for (i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
+			if (strcmp(denials[i].reason, why->reason) == 0)
+				c->denied = denials[i].e;
+		snprintf(c->why, sizeof(c->why), "Forbidden: %s", why->reason);
+	}
+	*code = MCP_FORBIDDEN;
+	if (c->in_batch)
+		c->denied = GW_OK;	/* a batch element gets its JSON-RPC error; the others proceed */
+	return -1;
+}
+
 /* The policy's word on a tools/call (the same decision tools/list made), written to the
  * audit log. 0 to go on; -1 with *code and *msg, and c->denied for a single request. */
 static int
@@ -358,39 +413,45 @@ gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	struct policy_why why;
 	json_t *doc = catalog(c);
 	long ix;
-	size_t i;
-	char who[33];
 
 	if (c->pc.off || name == NULL || (ix = catalog_find(doc, name)) < 0)
 		return 0;	/* no policy, or nothing to decide: federate.c answers */
 	tool_of(c, doc, (size_t)ix, &t);
 	policy_decide(&c->pc, &t, &why);
-	session_who(c->caller->claims.subject, "", "", who);
-	log_json(GW_LOG_INFO, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:i}",
-	    "request_id", c->req->id, "audit", "tools/call", "tenant", c->pc.tenant ? c->pc.tenant->s.name : "",
-	    "subject", who, "client_id", c->caller->claims.client_id, "tool", name,
-	    "allowed", why.step == POLICY_VISIBLE, "reason", why.reason, "step", (int)why.step));
+	audit(c, "tools/call", "tool", name, &why);
 	if (why.step == POLICY_VISIBLE)
 		return 0;
-	*code = JSONRPC_INVALID_PARAMS;
-	if (why.only_scope) {
-		c->denied = GW_ESCOPE;
-		snprintf(c->denied_scopes, sizeof(c->denied_scopes), "%s", why.scopes);
-		snprintf(c->why, sizeof(c->why), "Forbidden: insufficient_scope (needs %.200s)", why.scopes);
-		*code = MCP_FORBIDDEN;
-	} else if (c->cfg->deny_style == DENY_HIDE) {
-		snprintf(c->why, sizeof(c->why), "Unknown tool");	/* exactly as for a tool that does not exist */
-	} else {
-		for (i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
-			if (strcmp(denials[i].reason, why.reason) == 0)
-				c->denied = denials[i].e;
-		snprintf(c->why, sizeof(c->why), "Forbidden: %s", why.reason);
-		*code = MCP_FORBIDDEN;
-	}
-	if (c->in_batch)
-		c->denied = GW_OK;	/* a batch element gets its JSON-RPC error; the others proceed */
 	*msg = c->why;
+	if (refuse(c, &why, code) < 0)
+		return -1;
+	*code = JSONRPC_INVALID_PARAMS;
+	snprintf(c->why, sizeof(c->why), "Unknown tool");	/* exactly as for a tool that does not exist */
 	return -1;
+}
+
+/* federate.c's gate for what an upstream offers besides tools: the policy's word on the
+ * upstream (policy_decide_upstream), the same one that filters its prompts and
+ * resources out of the lists. Tools were decided one by one (gate_call). */
+static int
+gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone)
+{
+	struct mcp_call *c = f->ctx;
+	struct policy_why why;
+	int code;
+
+	if (c->pc.off || strcmp(method, "tools/call") == 0)
+		return FED_PASS;
+	if (!alone)
+		return policy_decide_upstream(&c->pc, up, NULL) == POLICY_VISIBLE ? FED_PASS : FED_HIDDEN;
+	policy_decide_upstream(&c->pc, up, &why);
+	audit(c, method, "upstream", up->s.name, &why);
+	if (why.step == POLICY_VISIBLE)
+		return FED_PASS;
+	if (refuse(c, &why, &code) > 0)
+		return FED_HIDDEN;
+	f->code = code;
+	snprintf(f->why, sizeof(f->why), "%s", c->why);
+	return FED_DENIED;
 }
 
 static json_t *
@@ -398,7 +459,7 @@ m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
 	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000,
-	    .sessions = c->sess ? c->sess->upstreams : NULL, .id = c->id };
+	    .sessions = c->sess ? c->sess->upstreams : NULL, .id = c->id, .gate = gate_upstream };
 	json_t *result;
 
 	if (strcmp(c->mm->name, "tools/call") == 0 && json_is_object(params) && gate_call(c, params, code, msg) < 0)
@@ -916,7 +977,7 @@ void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
 {
-	struct mcp_call c = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp };
+	struct mcp_call c = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp, .vis_kind = -1 };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m;

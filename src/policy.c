@@ -423,6 +423,19 @@ explain_step5(const struct cfg_tenant *tn, const struct policy_tool *t, struct p
 	    "[tenant \"%s\"] access-mode = read-only, and %s is not read-only: %s", tn->s.name, t->name, how);
 }
 
+static void
+why_clear(struct policy_why *why)
+{
+	if (why == NULL)
+		return;
+	why->step = POLICY_VISIBLE;
+	why->reason = NULL;
+	why->only_scope = 0;
+	why->scopes[0] = why->rule[0] = '\0';
+	why->where.file = NULL;
+	why->where.line = 0;
+}
+
 enum policy_step
 policy_decide(const struct policy_caller *c, const struct policy_tool *t, struct policy_why *why)
 {
@@ -433,14 +446,7 @@ policy_decide(const struct policy_caller *c, const struct policy_tool *t, struct
 	long own_gi = -1;
 	int has_own, later;
 
-	if (why) {
-		why->step = POLICY_VISIBLE;
-		why->reason = NULL;
-		why->only_scope = 0;
-		why->scopes[0] = why->rule[0] = '\0';
-		why->where.file = NULL;
-		why->where.line = 0;
-	}
+	why_clear(why);
 	if (c->off)
 		return POLICY_VISIBLE;
 	if (tn == NULL) {
@@ -469,4 +475,31 @@ policy_decide(const struct policy_caller *c, const struct policy_tool *t, struct
 		return POLICY_READ_ONLY;
 	}
 	return POLICY_VISIBLE;
+}
+
+enum policy_step
+policy_decide_upstream(const struct policy_caller *c, const struct cfg_upstream *up, struct policy_why *why)
+{
+	struct policy_tool t = { .name = up->s.name, .upstream = up };
+	struct best b;
+	enum reach own;
+	long gi;
+
+	why_clear(why);
+	if (c->off)
+		return POLICY_VISIBLE;
+	if (c->tenant == NULL) {
+		if (why)
+			explain_step2(c, why);
+		return POLICY_TENANT;
+	}
+	own_group(c, &t, &gi, &own);
+	if (own == R_PASS)
+		return POLICY_VISIBLE;
+	if (why) {
+		memset(&b, 0, sizeof(b));
+		consider(c, &b, gi < 0 ? NULL : &c->cfg->groups[gi], upstream_group(up), own);
+		explain_step3(c, &t, &b, 1, why);	/* no step 4 or 5 here: a step-up is all it takes */
+	}
+	return POLICY_GROUP;
 }

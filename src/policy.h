@@ -103,6 +103,13 @@ void policy_caller_init(struct policy_caller *c, const struct config *cfg, const
  * filter): the step is the same, found with less work. */
 enum policy_step policy_decide(const struct policy_caller *c, const struct policy_tool *t,
     struct policy_why *why);
+/* The same decision for what an upstream offers besides tools (its prompts, resources,
+ * resource templates, completions, log level): steps 2 and 3 for the upstream's own
+ * group alone (its `group`, default its name). Steps 4 and 5 are about tools and do
+ * not apply: allow and deny name tools, and reading a resource or getting a prompt is
+ * a read. A caller refused only for scopes may step up (only_scope). */
+enum policy_step policy_decide_upstream(const struct policy_caller *c, const struct cfg_upstream *up,
+    struct policy_why *why);
 /* A digest of what the decision depends on for this caller (tenant, scopes, groups):
  * equal digests see the same tools. 16 bytes. */
 void policy_profile(const struct policy_caller *c, unsigned char out[16]);

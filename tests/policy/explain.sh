@@ -11,7 +11,7 @@
 #  - exit codes: 0 explained, 2 --tool hidden or unknown, 1 usage, claims or
 #    configuration errors (printed as FILE:LINE);
 #  - an upstream that is down: a note, the others' tools still explained;
-#  - --json, and that deciding for 1,000 tools takes well under 50 ms.
+#  - --json (how long deciding takes is bench/policy.sh's).
 # Prints TAP. Env: MCPGATE_BIN.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -121,9 +121,9 @@ flat() { if [ $# -gt 0 ]; then tr '\n' ' ' <<<"$1"; else tr '\n' ' '; fi; }
 ENG='{"active":true,"sub":"alice","scope":"mcp:tools","org":"acme","roles":["engineering"],"aud":"https://gw.example.com/mcp","exp":4102444800}'
 explain --claims "$ENG" --json
 ALL=$(jq -c '(.visible + [.hidden[].tool]) | sort' <<<"$out" 2>/dev/null)
-jcheck "--json: the catalog of both upstreams, over 1,000 tools, explained in well under 50 ms" \
+jcheck "--json: the catalog of both upstreams, over 1,000 tools, explained" \
 	"$(jq -c --argjson all "${ALL:-null}" '{rc: '"$rc"', n: ($all | length), gh: ($all | map(select(startswith("gh_"))) | length), decide_us}' <<<"$out")" \
-	'.rc == 0 and .n > 1000 and .gh * 2 == .n and .decide_us < 50000'
+	'.rc == 0 and .n > 1000 and .gh * 2 == .n and (.decide_us | type) == "number"'
 jcheck "acme engineer: sees every fs_ tool but fs_slow, no gh_ tool" \
 	"$(jq -c '{v: .visible, tenant}' <<<"$out")" \
 	'.tenant == "acme" and (.v | length) > 400 and (.v | all(startswith("fs_"))) and (.v | index("fs_slow") | not) and (.v | index("fs_echo"))'

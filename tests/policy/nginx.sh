@@ -11,6 +11,10 @@
 #    reason, or 403 insufficient_scope with WWW-Authenticate naming the scopes to
 #    step up to), so list and call cannot drift;
 #
+#  - prompts/list, resources/list and resources/templates/list show the things of the
+#    upstreams whose group the caller passes (steps 2 and 3), and prompts/get,
+#    resources/read and completion/complete of the others get the same denials;
+#
 # then a sixth caller whose tenant is not configured (403 tenant_forbidden on every
 # /mcp request), and deny-style = hide (a denied tool answers exactly as a tool that
 # does not exist), each tools/call decision in the audit log, with no arguments.
@@ -101,15 +105,16 @@ post() {
 	curl -sS --max-time 20 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
 		-H 'Accept: application/json' -H "Authorization: Bearer $1" --data-binary "$2" "$NGX_URL" 2>> "$T/curl.err"
 }
-# list TOKEN: every page of tools/list; the names (a sorted JSON array) on stdout.
+# list TOKEN [METHOD FIELD]: every page of METHOD (tools/list), the FIELD (.tools[].name)
+# of each record of its result: a sorted JSON array on stdout.
 list() {
-	local cursor='' i st params
+	local cursor='' i st params method=${2:-tools/list} field=${3:-.tools[].name}
 	: > "$T/names"
 	for i in $(seq 1 30); do
 		params=$(jq -nc --arg c "$cursor" 'if $c == "" then {} else {cursor: $c} end')
-		st=$(post "$1" "$(jq -nc --argjson p "$params" '{jsonrpc: "2.0", id: 1, method: "tools/list", params: $p}')")
+		st=$(post "$1" "$(jq -nc --arg m "$method" --argjson p "$params" '{jsonrpc: "2.0", id: 1, method: $m, params: $p}')")
 		[ "$st" = 200 ] || { echo "\"HTTP $st $(head -c 200 "$T/b" | tr -d '"\n')\""; return; }
-		jq -r '.result.tools[].name' "$T/b" >> "$T/names"
+		jq -r ".result$field" "$T/b" >> "$T/names"
 		cursor=$(jq -r '.result.nextCursor // ""' "$T/b")
 		[ -n "$cursor" ] || break
 	done
@@ -167,6 +172,61 @@ for p in P1 P2 P3 P4 P5; do
 	done < <(jq -r '.[]' <<<"$ALL")
 	is "$p: tools/call of every catalog tool: listed ones pass, the others get their denial" "${bad:-none}" none
 done
+
+# --- prompts and resources: by the group of the upstream that offers them ----------------
+# (steps 2 and 3 for the upstream's own group; allow, deny and read-only mode are about
+# tools). gh's group "github" needs members engineering and mcp:github; fs's group is
+# "fs" (no [group] section: listed is enough). The fixtures offer the same resource
+# URIs: the catalog gives a shared URI to the first upstream in the file, gh.
+rpc() { jq -nc --arg m "$1" --argjson p "$2" '{jsonrpc: "2.0", id: 9, method: $m, params: $p}'; }
+prompts=$(list "${tok[P1]}" prompts/list '.prompts[].name')
+jcheck "P1 (acme engineer with mcp:github) sees the prompts of both upstreams" \
+	"$(jq -c '{n: length, gh: map(select(startswith("gh_"))) | length, fs: map(select(startswith("fs_"))) | length}' <<<"${prompts:-null}")" \
+	'.n >= 2 and .gh == .fs and .gh + .fs == .n'
+resources=$(list "${tok[P1]}" resources/list '.resources[].uri')
+templates=$(list "${tok[P1]}" resources/templates/list '.resourceTemplates[].uriTemplate')
+jcheck "P1 sees the resources and templates (gh's)" "$(jq -nc --argjson r "${resources:-null}" --argjson t "${templates:-null}" '{r: ($r | length), t: ($t | length), st: ($r | index("test://static-text"))}')" \
+	'.r >= 1 and .t >= 1 and .st != null'
+declare -A pwant=() rwant=() gh_denial=()
+pwant[P1]=$prompts
+rwant[P1]=$resources
+for p in P2 P3 P4 P5; do pwant[$p]=$(jq -c 'map(select(startswith("fs_")))' <<<"$prompts"); rwant[$p]='[]'; done
+gh_denial[P2]=insufficient_scope	# acme engineer without mcp:github: may step up
+gh_denial[P3]=group_forbidden		# beta: its groups do not list github
+gh_denial[P4]=group_forbidden		# no tenant claim: [tenant "*"] lists fs only
+gh_denial[P5]=group_forbidden		# bob is not in engineering
+for p in P1 P2 P3 P4 P5; do
+	gp=$(list "${tok[$p]}" prompts/list '.prompts[].name')
+	gr=$(list "${tok[$p]}" resources/list '.resources[].uri')
+	gt=$(list "${tok[$p]}" resources/templates/list '.resourceTemplates[].uriTemplate' | jq length)
+	jcheck "$p: prompts/list, resources/list and resources/templates/list are exactly its upstreams'" \
+		"$(jq -nc --argjson gp "${gp:-null}" --argjson gr "${gr:-null}" --argjson gt "${gt:-null}" --argjson wp "${pwant[$p]}" --argjson wr "${rwant[$p]}" \
+			'{prompts: ($gp == $wp), resources: ($gr == $wr), templates: (if ($wr | length) > 0 then $gt > 0 else $gt == 0 end), gp: $gp}')" \
+		'.prompts and .resources and .templates'
+	fs_st=$(post "${tok[$p]}" "$(rpc prompts/get '{"name":"fs_test_simple_prompt"}')")
+	fs_ok=$(jq -c '.result.messages | length > 0' "$T/b" 2>/dev/null)
+	gh_st=$(post "${tok[$p]}" "$(rpc prompts/get '{"name":"gh_test_simple_prompt"}')")
+	gh_err=$(jq -r '.error // (.result.messages | length | tostring)' "$T/b" 2>/dev/null)
+	gh_ch=$(grep -i '^www-authenticate:' "$T/h" | tr -d '\r')
+	rd_st=$(post "${tok[$p]}" "$(rpc resources/read '{"uri":"test://static-text"}')")
+	rd_err=$(jq -r '.error // (.result.contents | length | tostring)' "$T/b" 2>/dev/null)
+	if [ "$p" = P1 ]; then
+		jcheck "P1: prompts/get of both upstreams' prompts and resources/read: 200" \
+			"$(jq -nc --arg a "$fs_st $fs_ok" --arg b "$gh_st $gh_err" --arg c "$rd_st $rd_err" '{a: $a, b: $b, c: $c}')" \
+			'.a == "200 true" and (.b | test("^200 [1-9]")) and (.c | test("^200 [1-9]"))'
+	else
+		jcheck "$p: prompts/get fs_ 200; gh_test_simple_prompt and resources/read of gh's resource: 403 ${gh_denial[$p]}" \
+			"$(jq -nc --arg a "$fs_st $fs_ok" --arg b "$gh_st $gh_err" --arg c "$rd_st $rd_err" --arg ch "$gh_ch" '{a: $a, b: $b, c: $c, ch: $ch}')" \
+			'.a == "200 true" and .b == "403 '"${gh_denial[$p]}"'" and .c == "403 '"${gh_denial[$p]}"'"'"$([ "$p" = P2 ] && printf '%s' ' and (.ch | test("error=\"insufficient_scope\"")) and (.ch | test("mcp:github"))')"
+	fi
+done
+st=$(post "${tok[P3]}" "$(rpc completion/complete '{"ref":{"type":"ref/prompt","name":"gh_test_prompt_with_arguments"},"argument":{"name":"arg1","value":"x"}}')")
+jcheck "P3: completion/complete for a gh_ prompt: 403 group_forbidden too" "$(jq -c --arg st "$st" '{st: $st, error}' "$T/b" 2>/dev/null)" \
+	'.st == "403" and .error == "group_forbidden"'
+a=$(grep '"audit":"prompts/get"' "$T/gw.log")
+jcheck "prompts/get decisions are in the audit log with the upstream" \
+	"$(jq -sc '{n: length, denied: (map(select(.allowed == false and .upstream == "gh")) | length), ok: (map(select(.allowed)) | length)}' <<<"$a")" \
+	'.denied >= 4 and .ok >= 1'
 
 st=$(post "${tok[P2]}" '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gh_echo","arguments":{}}}')
 ch=$(grep -i '^www-authenticate:' "$T/h" | tr -d '\r')
@@ -226,6 +286,14 @@ none=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":
 jcheck "deny-style = hide (CGI): a denied tool answers exactly as one that does not exist (-32602 Unknown tool)" \
 	"$(jq -nc --argjson h "${hidden:-null}" --argjson n "${none:-null}" '{same: ($h == $n), h: $h}')" \
 	'.same and .h.error.code == -32602 and .h.error.message == "Unknown tool"'
+hidden=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"gh_test_simple_prompt"}}')
+none=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"no_such_prompt"}}')
+hidden_r=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://static-text"}}')
+none_r=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://no-such-resource"}}')
+jcheck "… and a prompt or resource of an upstream it may not reach answers as one that does not exist" \
+	"$(jq -nc --argjson h "${hidden:-null}" --argjson n "${none:-null}" --argjson hr "${hidden_r:-null}" --argjson nr "${none_r:-null}" \
+		'{p: ($h == $n), r: ($hr == $nr), h: $h.error, hr: $hr.error}')" \
+	'.p and .r and .h.message == "Unknown prompt" and .hr.code == -32002'
 cgi_list=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}')
 jcheck "… and its tools/list (CGI) is the same as through nginx: P3 sees fs_test_simple_text only" \
 	"$(jq -c '[.result.tools[].name]' <<<"${cgi_list:-null}")" '. == ["fs_test_simple_text"]'
