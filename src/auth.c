@@ -177,32 +177,12 @@ put_groups(char *dst, size_t n, json_t *g)
 }
 
 int
-auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc_claims *c,
-    const char **reason)
+auth_claims_read(const struct config *cfg, json_t *ir, struct tc_claims *c, const char **reason)
 {
 	json_t *v;
 	const char *s;
 
 	memset(c, 0, sizeof(*c));
-	if (!json_is_true(json_object_get(ir, "active")))
-		return *reason = "token is not active", -1;
-	s = json_string_value(json_object_get(ir, "token_type"));
-	if (s && (strcasecmp(s, "refresh_token") == 0 || strcasecmp(s, "urn:ietf:params:oauth:token-type:refresh_token") == 0))
-		return *reason = "a refresh token is not an access token", -1;
-	v = json_object_get(ir, "exp");
-	if (v && !json_is_integer(v))
-		return *reason = "token exp is not a number", -1;
-	c->exp = v ? (int64_t)json_integer_value(v) : now_s + cfg->cache_ttl;
-	if (c->exp <= now_s)
-		return *reason = "token expired", -1;
-	v = json_object_get(ir, "nbf");
-	if (json_is_integer(v) && json_integer_value(v) > now_s)
-		return *reason = "token not yet valid", -1;
-	s = json_string_value(json_object_get(ir, "iss"));
-	if (json_object_get(ir, "iss") && (s == NULL || !url_same(s, cfg->issuer)))
-		return *reason = "token issued by another issuer", -1;
-	if (!audience_ok(json_object_get(ir, "aud"), cfg->resource))
-		return *reason = "token not issued for this resource", -1;
 	s = json_string_value(json_object_get(ir, "client_id"));
 	if (s && put_field(c->client_id, sizeof(c->client_id), s) < 0)
 		return *reason = "token claims too large", -1;
@@ -218,6 +198,40 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc
 	v = json_object_get(ir, cfg->tenant_claim);
 	if (v && !json_is_null(v) && (!json_is_string(v) || put_field(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
 		return *reason = "token tenant claim unusable", -1;
+	return 0;
+}
+
+int
+auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc_claims *c,
+    const char **reason)
+{
+	json_t *v;
+	const char *s;
+	int64_t exp;
+
+	memset(c, 0, sizeof(*c));
+	if (!json_is_true(json_object_get(ir, "active")))
+		return *reason = "token is not active", -1;
+	s = json_string_value(json_object_get(ir, "token_type"));
+	if (s && (strcasecmp(s, "refresh_token") == 0 || strcasecmp(s, "urn:ietf:params:oauth:token-type:refresh_token") == 0))
+		return *reason = "a refresh token is not an access token", -1;
+	v = json_object_get(ir, "exp");
+	if (v && !json_is_integer(v))
+		return *reason = "token exp is not a number", -1;
+	exp = v ? (int64_t)json_integer_value(v) : now_s + cfg->cache_ttl;
+	if (exp <= now_s)
+		return *reason = "token expired", -1;
+	v = json_object_get(ir, "nbf");
+	if (json_is_integer(v) && json_integer_value(v) > now_s)
+		return *reason = "token not yet valid", -1;
+	s = json_string_value(json_object_get(ir, "iss"));
+	if (json_object_get(ir, "iss") && (s == NULL || !url_same(s, cfg->issuer)))
+		return *reason = "token issued by another issuer", -1;
+	if (!audience_ok(json_object_get(ir, "aud"), cfg->resource))
+		return *reason = "token not issued for this resource", -1;
+	if (auth_claims_read(cfg, ir, c, reason) < 0)
+		return -1;
+	c->exp = exp;
 	return 0;
 }
 

@@ -30,6 +30,11 @@ struct auth_env {
 
 /* RFC 6750 §2.1: "Bearer" 1*SP b64token. Points *tok into header; 0 or -1. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
+/* Who the caller of an introspection response is, whatever the token's acceptance:
+ * client_id, sub (else client_id), scope, the groups claim (an array of names or one
+ * blank-separated string) and the tenant claim (a string), as configured. 0 with
+ * claims, or -1 with *reason (a static string). Used by auth_check_claims and explain. */
+int auth_claims_read(const struct config *cfg, json_t *ir, struct tc_claims *c, const char **reason);
 /* DESIGN §5 acceptance of an introspection response, pure: 0 with claims, or -1 with
  * *reason (a static string). */
 int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,

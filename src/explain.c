@@ -68,21 +68,8 @@ has_word(const char *list, const char *word)
 	return 0;
 }
 
-/* Copies s into dst[n]; -1 when it does not fit (as auth.c refuses such claims). */
-static int
-put(char *dst, size_t n, const char *s)
-{
-	size_t len = strlen(s);
-
-	if (len >= n)
-		return -1;
-	memcpy(dst, s, len + 1);
-	return 0;
-}
-
-/* The claims policy reads, from an introspection-like object, as auth.c reads them:
- * scope a space-separated string, the groups claim a string or an array of names
- * (names with blanks skipped), the tenant claim a string. The token's own acceptance
+/* The claims policy reads, from an introspection-like object, read by auth.c's own
+ * auth_claims_read (a scope that is not a string is an error here). The token's own acceptance
  * (active, exp, aud, ...) is step 1, auth's: it only gives a note here. 0, or -1 with
  * *why. */
 static int
@@ -90,40 +77,19 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 {
 	const struct config *cfg = x->cfg;
 	struct tc_claims *c = &x->claims;
-	json_t *g, *v;
-	const char *s, *reason;
+	json_t *v;
+	const char *reason;
 	struct tc_claims scratch;
-	size_t i, len;
+	size_t i;
 
 	memset(c, 0, sizeof(*c));
 	if (!json_is_object(j))
 		return *why = "--claims must be a JSON object (an introspection response)", -1;
-	if ((s = json_string_value(json_object_get(j, "client_id"))) && put(c->client_id, sizeof(c->client_id), s) < 0)
-		return *why = "client_id is too long", -1;
-	s = json_string_value(json_object_get(j, "sub"));
-	if (put(c->subject, sizeof(c->subject), s ? s : c->client_id) < 0)
-		return *why = "sub is too long", -1;
-	v = json_object_get(j, "scope");
-	if (v && !json_is_string(v))
+	/* What the gateway would ignore, an operator should hear about. */
+	if ((v = json_object_get(j, "scope")) != NULL && !json_is_string(v))
 		return *why = "scope must be a string of space-separated scopes", -1;
-	if (v && put(c->scope, sizeof(c->scope), json_string_value(v)) < 0)
-		return *why = "scope is too long", -1;
-	v = json_object_get(j, cfg->tenant_claim);
-	if (v && !json_is_null(v) && (!json_is_string(v) || put(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
-		return *why = "the tenant claim ([auth] tenant-claim) must be a string", -1;
-	g = json_object_get(j, cfg->groups_claim);
-	if (json_is_string(g) && put(c->groups, sizeof(c->groups), json_string_value(g)) < 0)
-		return *why = "the groups claim is too long", -1;
-	if (g && !json_is_null(g) && !json_is_string(g) && !json_is_array(g))
-		return *why = "the groups claim ([auth] groups-claim) must be a string or an array of strings", -1;
-	json_array_foreach(g, i, v) {
-		if ((s = json_string_value(v)) == NULL || !*s || strpbrk(s, " \t"))
-			continue;	/* not a usable group name, as auth.c skips it */
-		len = strlen(c->groups);
-		if (len + strlen(s) + 2 > sizeof(c->groups))
-			return *why = "the groups claim is too long", -1;
-		snprintf(c->groups + len, sizeof(c->groups) - len, "%s%s", len ? " " : "", s);
-	}
+	if (auth_claims_read(cfg, j, c, &reason) < 0)
+		return *why = reason, -1;
 	/* Step 1, for what it is worth: a full introspection response is checked as
 	 * auth.c would; a bare claims object only for required-scopes. */
 	if (json_object_get(j, "active") && auth_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)
