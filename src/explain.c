@@ -115,10 +115,11 @@ tool_at(const struct config *cfg, json_t *doc, size_t i, struct policy_tool *t, 
 		t->upstream = config_upstream(cfg, *up);
 }
 
+/* A decision on a tool or an upstream (what: "tool", "upstream") named name. */
 static json_t *
-decision_json(const struct policy_tool *t, const struct policy_why *why)
+decision_json(const char *what, const char *name, const struct policy_why *why)
 {
-	json_t *o = json_pack("{s:s, s:b}", "tool", t->name, "visible", why->step == POLICY_VISIBLE);
+	json_t *o = json_pack("{s:s, s:b}", what, name, "visible", why->step == POLICY_VISIBLE);
 
 	if (why->step != POLICY_VISIBLE) {
 		json_object_set_new(o, "step", json_integer(why->step));
@@ -133,11 +134,11 @@ decision_json(const struct policy_tool *t, const struct policy_why *why)
 	return o;
 }
 
-/* "  NAME: hidden at step N (REASON) by FILE:LINE: rule" from a decision_json. */
+/* "  NAME: hidden at step N (REASON) by FILE:LINE: rule" from a decision_json on what. */
 static void
-print_hidden(json_t *h)
+print_hidden(json_t *h, const char *what)
 {
-	printf("  %s: hidden at step %d (%s) by %s", json_string_value(json_object_get(h, "tool")),
+	printf("  %s: hidden at step %d (%s) by %s", json_string_value(json_object_get(h, what)),
 	    (int)json_integer_value(json_object_get(h, "step")), json_string_value(json_object_get(h, "reason")),
 	    json_string_value(json_object_get(h, "rule")));
 	if (json_is_true(json_object_get(h, "step_up")))
@@ -242,7 +243,8 @@ answer(struct explain *x, json_t *doc)
 	struct policy_tool t;
 	struct policy_why why;
 	const char *up, *orig;
-	json_t *visible = json_array(), *hidden = json_array(), *one = NULL, *limits = NULL, *out = NULL, *h;
+	json_t *visible = json_array(), *hidden = json_array(), *upstreams = json_array(), *one = NULL, *limits = NULL;
+	json_t *out = NULL, *h;
 	size_t i, n = json_array_size(json_object_get(doc, "tools"));
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
@@ -257,9 +259,9 @@ answer(struct explain *x, json_t *doc)
 		if (policy_decide(&x->pc, &t, &why) == POLICY_VISIBLE)
 			json_array_append_new(visible, json_string(t.name));
 		else
-			json_array_append_new(hidden, decision_json(&t, &why));
+			json_array_append_new(hidden, decision_json("tool", t.name, &why));
 		if (x->tool) {
-			one = decision_json(&t, &why);
+			one = decision_json("tool", t.name, &why);
 			json_object_set_new(one, "upstream", json_string(up ? up : ""));
 			json_object_set_new(one, "upstream_name", json_string(orig ? orig : ""));
 			rc = why.step == POLICY_VISIBLE ? EXPLAIN_OK : EXPLAIN_HIDDEN;
@@ -268,10 +270,15 @@ answer(struct explain *x, json_t *doc)
 	}
 	if (x->tool)
 		limits = limits_json(x);
+	for (i = 0; i < x->cfg->n_upstreams; i++) {
+		policy_decide_upstream(&x->pc, &x->cfg->upstreams[i], &why);
+		json_array_append_new(upstreams, decision_json("upstream", x->cfg->upstreams[i].s.name, &why));
+	}
 	if (x->as_json) {
 		out = json_pack("{s:s, s:b, s:s, s:s?, s:O, s:O, s:O}", "config", x->config_path, "policy", !x->pc.off,
 		    "tenant_claim", x->claims.tenant, "tenant", x->pc.tenant ? x->pc.tenant->s.name : NULL,
 		    "visible", visible, "hidden", hidden, "notes", x->notes);
+		json_object_set(out, "upstreams", upstreams);
 		if (x->tool) {
 			json_object_set_new(out, "decision", one ? json_incref(one) :
 			    json_pack("{s:s, s:b, s:s}", "tool", x->tool, "visible", 0, "reason", "unknown_tool"));
@@ -294,7 +301,7 @@ answer(struct explain *x, json_t *doc)
 			    json_string_value(json_object_get(one, "upstream")),
 			    json_string_value(json_object_get(one, "upstream_name")));
 		else
-			print_hidden(one);
+			print_hidden(one, "tool");
 		print_limits(limits);
 		goto out;
 	}
@@ -303,8 +310,16 @@ answer(struct explain *x, json_t *doc)
 		printf("  %s\n", json_string_value(h));
 	printf("hidden (%zu):\n", json_array_size(hidden));
 	json_array_foreach(hidden, i, h)
-		print_hidden(h);
+		print_hidden(h, "tool");
+	printf("prompts, resources and completions, by upstream (allow, deny and read-only mode are about tools):\n");
+	json_array_foreach(upstreams, i, h) {
+		if (json_is_true(json_object_get(h, "visible")))
+			printf("  %s: visible\n", json_string_value(json_object_get(h, "upstream")));
+		else
+			print_hidden(h, "upstream");
+	}
 out:
+	json_decref(upstreams);
 	json_decref(out);
 	json_decref(one);
 	json_decref(limits);

@@ -133,6 +133,12 @@ jcheck "… gh_echo hidden at step 3, insufficient_scope, by [group \"github\"] 
 jcheck "… fs_slow hidden at step 4, tool_denied, by [tenant \"acme\"] deny (gw.conf:$L_DENY)" \
 	"$(jq -c '.hidden[] | select(.tool == "fs_slow")' <<<"$out")" \
 	'.step == 4 and .reason == "tool_denied" and .line == '"$L_DENY"' and (.rule | test("deny: fs_slow matches fs_slow$")) and (.step_up | not)'
+jcheck "… the prompts and resources of gh hidden at step 3 (insufficient_scope, gw.conf:$L_SCOPES), fs's visible" \
+	"$(jq -c '.upstreams' <<<"$out")" \
+	'length == 2 and (.[] | select(.upstream == "gh") | .step == 3 and .reason == "insufficient_scope" and .line == '"$L_SCOPES"' and .step_up) and (.[] | select(.upstream == "fs") | .visible)'
+explain --claims "$ENG"
+like "… and in text, by upstream" "$(flat "$out")" 'by upstream .* gh: hidden at step 3 \(insufficient_scope\) by [^ ]*gw.conf:'"$L_SCOPES"': \[group "github"\] scopes.* fs: visible'
+explain --claims "$ENG" --json
 jcheck "… no step 1 note for an active token with the required scope" "$(jq -c .notes <<<"$out")" '. == []'
 
 explain --claims "$ENG"
