@@ -967,6 +967,9 @@ section_defaults(struct config *cfg)
 		apply_defaults(&cfg->tenants[i], &cfg->tenants[i].s, tenant_keys);
 }
 
+/* Counts loads in this process: each configuration has its own serial. */
+static uint64_t load_serial;
+
 int
 config_load(const char *path, struct config **out, struct cfg_errors *errs)
 {
@@ -981,6 +984,7 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 		return -1;
 	}
 	cfg->refs = 1;
+	cfg->serial = __atomic_add_fetch(&load_serial, 1, __ATOMIC_RELAXED);
 	ld.cfg = cfg;
 	ld.errs = errs;
 	ld.kind = -1;

@@ -5,6 +5,7 @@
 #define GW_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -80,6 +81,7 @@ struct cfg_file {
 struct config {
 	int refs;
 	int broken;	/* load failed: only the provenance below is meaningful */
+	uint64_t serial;	/* this load's number in the process: what was derived from another is stale */
 
 	/* [gateway] */
 	struct cfg_section gateway;

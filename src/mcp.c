@@ -211,7 +211,7 @@ static int
 visible(struct mcp_call *c, json_t *doc, enum catalog_kind kind)
 {
 	struct {
-		uint64_t marker;
+		uint64_t marker, cfg;
 		unsigned char profile[16];
 	} key;
 	const char *cached;
@@ -222,6 +222,7 @@ visible(struct mcp_call *c, json_t *doc, enum catalog_kind kind)
 		return 0;
 	memset(&key, 0, sizeof(key));
 	key.marker = UINT64_MAX - (uint64_t)kind;	/* not a list page's kind: a visible set */
+	key.cfg = c->cfg->serial;	/* a reload may change the policy and keep the catalog */
 	memcpy(key.profile, c->profile, sizeof(key.profile));
 	free(c->vis);
 	c->vis_kind = -1;
@@ -249,7 +250,7 @@ static int
 cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items, const uint32_t *vis, size_t n)
 {
 	struct {
-		uint64_t kind, off, size;
+		uint64_t kind, off, size, cfg;
 		unsigned char profile[16];
 	} key;
 	struct fragcache *pages = c->env->pages;
@@ -262,6 +263,7 @@ cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items, const ui
 	key.kind = (uint64_t)c->mm->kind;
 	key.off = off;
 	key.size = size;
+	key.cfg = c->cfg->serial;
 	memcpy(key.profile, c->profile, sizeof(key.profile));
 	if (pages == NULL)
 		return 0;

@@ -1,0 +1,373 @@
+/* Unit tests: list and call never drift, through the whole POST /mcp exchange
+ * (mcp_exchange), over seeded random configurations and callers (issue 6).
+ *
+ * One catalog of two upstreams (tools, a prompt and a resource each) stays put while
+ * the configuration is replaced again and again, as a reload that changes the policy
+ * and keeps the catalog does. For every configuration and caller: each tool of the
+ * catalog is callable (tools/call reaches for its upstream, which is down here: -32603)
+ * if and only if tools/list lists it; the same for prompts (prompts/list,
+ * prompts/get) and resources (resources/list, resources/read). A refusal is whatever
+ * the policy answers: 403, -32003 in a batch, or, under deny-style hide, exactly the
+ * answer for what does not exist. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "log.h"
+#include "mcp.h"
+#include "tap.h"
+
+#define CONFIGS	120
+#define CALLERS	4
+
+static const unsigned char session_key[32] = { 9 };
+static struct catalog_view view;
+static struct mcp_env env = { .session_key = session_key, .view = &view };
+static char dir[] = "/tmp/mcpgate-test-gate-XXXXXX";
+
+static const char *const tools[] = { "a_one", "a_two", "a_get_x", "a_del", "b_one", "b_two", "b_get", "b_del" };
+#define NTOOLS	(sizeof(tools) / sizeof(tools[0]))
+static const char *const globs[] = { "a_*", "b_*", "*_one", "*get*", "*", "b_two", "a_del", "z_*" };
+#define NGLOBS	(sizeof(globs) / sizeof(globs[0]))
+static const char *const group_names[] = { "g0", "g1", "g2", "g3", "a", "b" };
+
+struct chunk {
+	const char *p;
+	size_t n;
+};
+
+static long
+chunk_read(void *ctx, void *p, size_t n)
+{
+	struct chunk *c = ctx;
+
+	if (n > c->n)
+		n = c->n;
+	memcpy(p, c->p, n);
+	c->p += n;
+	c->n -= n;
+	return (long)n;
+}
+
+static int
+null_write(void *ctx, const void *p, size_t n)
+{
+	return 0;
+}
+
+static int
+null_flush(void *ctx)
+{
+	return 0;
+}
+
+/* One POST /mcp of body by a caller with these claims under cfg: the status, and in
+ * *out the JSON answer (a new reference, or NULL). */
+static int
+post(const struct config *cfg, const struct tc_claims *claims, const char *body, json_t **out)
+{
+	struct sink sk = { null_write, null_flush, NULL, 0 };
+	struct chunk ck = { body, strlen(body) };
+	struct response resp;
+	struct request req;
+	struct caller caller;
+	int status;
+
+	memset(&req, 0, sizeof(req));
+	memset(&caller, 0, sizeof(caller));
+	caller.claims = *claims;
+	req.content_type = "application/json";
+	req.accept = "application/json";
+	req.content_length = (long long)strlen(body);
+	req.body.ctx = &ck;
+	req.body.read = chunk_read;
+	req.now = 1000;
+	response_init(&resp, "rid");
+	mcp_exchange(&env, cfg, &caller, &req, &resp);
+	status = resp.status;
+	*out = resp.json ? json_incref(resp.json) :
+	    resp.body.len && !resp.streamed ? json_loadb(resp.body.data, resp.body.len, 0, NULL) : NULL;
+	(void)sk;
+	response_free(&resp);
+	return status;
+}
+
+static unsigned
+rbits(int n)
+{
+	return (unsigned)rand() & ((1u << n) - 1);
+}
+
+static void
+words(char *out, size_t n, size_t *len, const char *key, unsigned set, const char *const *w, size_t nw)
+{
+	size_t i;
+
+	*len += (size_t)snprintf(out + *len, n - *len, "%s =", key);
+	for (i = 0; i < nw; i++)
+		if (set & (1u << i))
+			*len += (size_t)snprintf(out + *len, n - *len, " %s", w[i]);
+	*len += (size_t)snprintf(out + *len, n - *len, "\n");
+}
+
+static const char *const scopes[] = { "s1", "s2" };
+static const char *const members[] = { "m1", "m2" };
+static const char *const features[] = { "f1", "f2" };
+
+/* A random configuration: the two upstreams (their group, read-only marks, hints),
+ * four groups, up to three tenants, a deny-style. */
+static struct config *
+random_config(int k)
+{
+	static char text[8192];
+	struct cfg_errors errs;
+	struct config *cfg = NULL;
+	char path[256];
+	size_t len = 0;
+	const char *u;
+	unsigned usable = 0x3f;	/* the group names a tenant may list */
+	int i;
+	FILE *f;
+
+	len += (size_t)snprintf(text + len, sizeof(text) - len,
+	    "[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\npage-size = 100\n"
+	    "deny-style = %s\n[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n",
+	    rand() % 3 ? "forbidden" : "hide");
+	for (i = 0; i < 2; i++) {
+		u = i ? "b" : "a";
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+		    "[upstream \"%s\"]\nurl = http://127.0.0.1:9/mcp\nprefix = %s_\ntimeout-ms = 500\n", u, u);
+		if (rand() % 2) {	/* then no group is named after the upstream */
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "group = %s\n", group_names[rand() % 4]);
+			usable &= ~(1u << (4 + i));
+		}
+		if (rand() % 2)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "read-only-tools = %s\n",
+			    globs[rand() % NGLOBS]);
+		if (rand() % 2)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "trust-hints = yes\n");
+	}
+	for (i = 0; i < 4; i++) {
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "[group \"g%d\"]\n", i);
+		if (rand() % 4)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "tools = %s\n", globs[rand() % NGLOBS]);
+		if (rand() % 2)
+			words(text, sizeof(text), &len, "scopes", rbits(2), scopes, 2);
+		if (rand() % 2)
+			words(text, sizeof(text), &len, "members", rbits(2), members, 2);
+		if (rand() % 3 == 0)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "feature = %s\n", features[rand() % 2]);
+	}
+	for (i = 0; i < 3; i++) {
+		if (rand() % 5 == 0)
+			continue;
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "[tenant \"%s\"]\n", i == 2 ? "*" : i ? "t1" : "t0");
+		words(text, sizeof(text), &len, "groups", rbits(6) & usable, group_names, 6);
+		if (rand() % 2)
+			words(text, sizeof(text), &len, "features", rbits(2), features, 2);
+		if (rand() % 3 == 0)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "deny = %s\n", globs[rand() % NGLOBS]);
+		if (rand() % 3 == 0)
+			words(text, sizeof(text), &len, "allow", rbits((int)NGLOBS), globs, NGLOBS);
+		if (rand() % 3 == 0)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "access-mode = read-only\n");
+	}
+	snprintf(path, sizeof(path), "%s/c%d.conf", dir, k);
+	if ((f = fopen(path, "w")) == NULL)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	if (config_load(path, &cfg, &errs) < 0) {
+		printf("# %s\n%s", errs.n ? errs.msg[0] : "?", text);
+		config_unref(cfg);
+		cfg = NULL;
+	}
+	unlink(path);
+	return cfg;
+}
+
+/* The catalog the configurations share: what each upstream offers. */
+static json_t *
+upstream_offer(const char *u)
+{
+	json_t *o = json_pack("{s:{s:{}, s:{}, s:{}}, s:[], s:[{s:s}], s:[{s:s, s:s}]}",
+	    "caps", "tools", "prompts", "resources",
+	    "tools", "prompts", "name", u[0] == 'a' ? "pa" : "pb",
+	    "resources", "uri", u[0] == 'a' ? "res://a/1" : "res://b/1", "name", "r");
+	json_t *t = json_object_get(o, "tools");
+	size_t i;
+
+	for (i = 0; i < NTOOLS; i++)
+		if (tools[i][0] == u[0])
+			json_array_append_new(t, json_pack("{s:s, s:{s:s}, s:{s:b}}", "name", tools[i] + 2,
+			    "inputSchema", "type", "object", "annotations", "readOnlyHint", i % 2));
+	return o;
+}
+
+/* The names (or URIs) a list answers, as a JSON array; an empty one for a refusal. */
+static json_t *
+listed(const struct config *cfg, const struct tc_claims *cl, const char *method, const char *array, const char *key)
+{
+	char body[160];
+	json_t *o, *names = json_array(), *r;
+	size_t i;
+
+	snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":{}}", method);
+	post(cfg, cl, body, &o);
+	json_array_foreach(json_object_get(json_object_get(o, "result"), array), i, r)
+		json_array_append(names, json_object_get(r, key));
+	json_decref(o);
+	return names;
+}
+
+static int
+in(json_t *names, const char *name)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(names, i, v)
+		if (strcmp(json_string_value(v), name) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 when the request went on to the upstream (which is down: -32603); 0 when the
+ * gateway refused it as the policy does (403, -32003 in a batch) or as a name the
+ * catalog lacks (unknown, unknown_code: what deny-style hide answers too); -1 for
+ * any other answer. */
+static int
+reached(int status, json_t *o, const char *unknown, int unknown_code)
+{
+	json_t *e = json_object_get(o, "error");
+	int code = (int)json_integer_value(json_object_get(e, "code"));
+	const char *msg = json_string_value(json_object_get(e, "message"));
+
+	if (status == 200 && code == -32603)
+		return 1;
+	if (status == 403 || (status == 200 && code == -32003))
+		return 0;
+	if (status == 200 && code == unknown_code && msg && strcmp(msg, unknown) == 0)
+		return 0;
+	return -1;
+}
+
+struct tally {
+	long agree, drift, visible, hidden, odd;
+};
+
+static void
+check(struct tally *t, int listed_it, int callable, const char *what, const char *name, int k, int caller)
+{
+	if (callable < 0) {
+		if (t->odd++ < 5)
+			printf("# configuration %d, caller %d: %s %s: an answer neither refused nor passed on\n", k, caller,
+			    what, name);
+		return;
+	}
+	if (listed_it == callable)
+		t->agree++;
+	else if (t->drift++ < 5)
+		printf("# drift: configuration %d, caller %d: %s %s is %s but %s\n", k, caller, what, name,
+		    listed_it ? "listed" : "not listed", callable ? "callable" : "refused");
+	if (listed_it)
+		t->visible++;
+	else
+		t->hidden++;
+}
+
+int
+main(void)
+{
+	static const char *const tenants[] = { "t0", "t1", "", "zz" };
+	struct tally tt = { 0 }, tp = { 0 }, tr = { 0 };
+	const char *ups[2] = { "a", "b" }, *reasons[2] = { NULL, NULL };
+	json_t *lists[2], *names, *o;
+	struct tc_claims cl;
+	struct config *cfg;
+	char body[256];
+	size_t i;
+	int k, c, st, configs = 0;
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	log_init(2, GW_LOG_ERR);	/* not the audit lines and upstream warnings of thousands of requests */
+	srand(20261124);
+	env.pages = fragcache_new(1 << 20, 16);
+	env.pool = upstream_pool_new();
+	for (k = 0; k < CONFIGS; k++) {
+		if ((cfg = random_config(k)) == NULL)
+			continue;
+		configs++;
+		if (view.doc == NULL) {	/* one catalog for all: reloads that keep it */
+			for (i = 0; i < 2; i++)
+				lists[i] = upstream_offer(ups[i]);
+			view.doc = catalog_build(cfg, lists, reasons);
+			view.local_until_ms = INT64_MAX;
+			view.serial = 1;
+			for (i = 0; i < 2; i++)
+				json_decref(lists[i]);
+		}
+		for (c = 0; c < CALLERS; c++) {
+			memset(&cl, 0, sizeof(cl));
+			snprintf(cl.subject, sizeof(cl.subject), "u%d", c);
+			snprintf(cl.tenant, sizeof(cl.tenant), "%s", tenants[rand() % 4]);
+			snprintf(cl.scope, sizeof(cl.scope), "mcp:tools%s%s", rand() % 2 ? " s1" : "", rand() % 2 ? " s2" : "");
+			snprintf(cl.groups, sizeof(cl.groups), "%s %s", rand() % 2 ? "m1" : "", rand() % 2 ? "m2" : "");
+
+			names = listed(cfg, &cl, "tools/list", "tools", "name");
+			for (i = 0; i < NTOOLS; i++) {
+				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+				    "\"params\":{\"name\":\"%s\",\"arguments\":{}}}", tools[i]);
+				st = post(cfg, &cl, body, &o);
+				check(&tt, in(names, tools[i]), reached(st, o, "Unknown tool", -32602), "tool", tools[i], k, c);
+				json_decref(o);
+			}
+			json_decref(names);
+
+			names = listed(cfg, &cl, "prompts/list", "prompts", "name");
+			for (i = 0; i < 2; i++) {
+				const char *p = i ? "b_pb" : "a_pa";
+
+				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\","
+				    "\"params\":{\"name\":\"%s\"}}", p);
+				st = post(cfg, &cl, body, &o);
+				check(&tp, in(names, p), reached(st, o, "Unknown prompt", -32602), "prompt", p, k, c);
+				json_decref(o);
+			}
+			json_decref(names);
+
+			names = listed(cfg, &cl, "resources/list", "resources", "uri");
+			for (i = 0; i < 2; i++) {
+				const char *r = i ? "res://b/1" : "res://a/1";
+
+				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\","
+				    "\"params\":{\"uri\":\"%s\"}}", r);
+				st = post(cfg, &cl, body, &o);
+				check(&tr, in(names, r), reached(st, o, "Resource not found", -32002), "resource", r, k, c);
+				json_decref(o);
+			}
+			json_decref(names);
+		}
+		config_unref(cfg);
+	}
+	ok(configs >= CONFIGS * 9 / 10, "%d random configurations load (one catalog kept across them)", configs);
+	ok(tt.drift == 0 && tt.odd == 0 && tt.visible > 50 && tt.hidden > 50,
+	    "tools: callable if and only if listed (%ld decisions, %ld listed, %ld not; %ld drifts, %ld other answers)",
+	    tt.agree + tt.drift, tt.visible, tt.hidden, tt.drift, tt.odd);
+	ok(tp.drift == 0 && tp.odd == 0 && tp.visible > 20 && tp.hidden > 20,
+	    "prompts: prompts/get passes if and only if prompts/list lists it (%ld, %ld listed, %ld not; %ld drifts, %ld other)",
+	    tp.agree + tp.drift, tp.visible, tp.hidden, tp.drift, tp.odd);
+	ok(tr.drift == 0 && tr.odd == 0 && tr.visible > 20 && tr.hidden > 20,
+	    "resources: resources/read passes if and only if resources/list lists it (%ld, %ld listed, %ld not; %ld drifts, "
+	    "%ld other)", tr.agree + tr.drift, tr.visible, tr.hidden, tr.drift, tr.odd);
+	catalog_view_free(&view);
+	fragcache_free(env.pages);
+	upstream_pool_free(env.pool);
+	rmdir(dir);
+	return done_testing();
+}
