@@ -29,10 +29,10 @@ import {
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 import { clientToken, introspect } from '../idp/lib.mjs';
+import { FetchLog, MemoryProvider } from '../lib/sdk-provider.mjs';
 
 const SDK_VERSION = JSON.parse(fs.readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')).version;
 const WATCHDOG_MS = 40000;
-const FETCH_TIMEOUT_MS = 10000;
 const REDIRECT_URI = 'http://127.0.0.1:8976/sdk-callback'; // never contacted: the login stops there
 
 // --- arguments -------------------------------------------------------------------------
@@ -88,180 +88,31 @@ const watchdog = setTimeout(() => {
   finish();
 }, WATCHDOG_MS);
 
-// --- the fetch log -----------------------------------------------------------------------
+// --- the fetch log (tests/lib/sdk-provider.mjs) -------------------------------------------
 
-/** @type {{i:number, method:string, url:string, reqHeaders:Headers, body:string, status?:number, resHeaders?:Headers, text?:string, error?:string, tag?:string}[]} */
-const log = [];
-const realFetch = globalThis.fetch;
-let currentTag = '';
-
-function bodyText(body) {
-  if (body === undefined || body === null) return '';
-  if (typeof body === 'string') return body;
-  if (body instanceof URLSearchParams) return body.toString();
-  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return Buffer.from(body).toString('utf8');
-  return `[${Object.prototype.toString.call(body)}]`;
-}
-
-globalThis.fetch = async function loggedFetch(input, init = {}) {
-  const isReq = typeof Request !== 'undefined' && input instanceof Request;
-  const url = isReq ? input.url : String(input);
-  const method = (init.method ?? (isReq ? input.method : 'GET')).toUpperCase();
-  const reqHeaders = new Headers(isReq ? input.headers : undefined);
-  for (const [k, v] of new Headers(init.headers ?? {})) reqHeaders.set(k, v);
-  const entry = { i: log.length + 1, method, url, reqHeaders, body: bodyText(init.body), tag: currentTag };
-  log.push(entry);
-  const timeout = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-  try {
-    const res = await realFetch(input, { ...init, signal });
-    entry.status = res.status;
-    entry.resHeaders = res.headers;
-    // Keep the metadata documents the client was served, to check them as it saw them.
-    if (method === 'GET' && url.includes('/.well-known/') && res.ok) entry.text = await res.clone().text();
-    return res;
-  } catch (e) {
-    entry.error = e?.name === 'TimeoutError' ? `timed out after ${FETCH_TIMEOUT_MS} ms` : String(e?.cause?.code ?? e?.message ?? e);
-    throw e;
-  }
-};
-
-const secrets = new Map(); // value → label, redacted from every printed line
-function secret(value, label) {
-  if (value) secrets.set(String(value), label);
-}
-function redact(s) {
-  let out = String(s);
-  for (const [v, label] of secrets) out = out.split(v).join(`<${label}>`);
-  out = out.replace(/([?&](?:code|access_token|refresh_token)=)[^&#\s]+/g, '$1<redacted>');
-  return out;
-}
+const flog = new FetchLog({ timeoutMs: 10000 }).install();
+const log = flog.entries;
+const { secret, redact } = flog;
 // The test's own requests (minting and introspecting through tests/idp/lib.mjs, which uses
 // the same global fetch) are tagged "harness" and left out of the checks on the client.
-async function harness(fn) {
-  const saved = currentTag;
-  currentTag = 'harness';
-  try {
-    return await fn();
-  } finally {
-    currentTag = saved;
-  }
-}
+const harness = (fn) => flog.tagged('harness', fn);
 const clientLog = () => log.filter((e) => e.tag !== 'harness');
 function noQuery(u) {
   const x = new URL(u);
   return `${x.origin}${x.pathname}`;
 }
-function printLog() {
-  diag(`fetch log (SDK ${SDK_VERSION}; tokens and codes redacted):`);
-  for (const e of log) {
-    const auth = e.reqHeaders.get('authorization');
-    const authNote = auth ? ` [Authorization: ${auth.split(' ')[0]} …]` : '';
-    const res = e.error ? `error: ${e.error}` : String(e.status);
-    const loc = e.resHeaders?.get('location');
-    const www = e.resHeaders?.get('www-authenticate');
-    diag(`${String(e.i).padStart(2)} ${e.tag ? `[${e.tag}] ` : ''}${e.method} ${redact(e.url)}${authNote} → ${res}`
-      + `${loc ? ` Location: ${redact(loc)}` : ''}${www ? ` WWW-Authenticate: ${redact(www)}` : ''}`);
-  }
-}
+const printLog = () => flog.print(diag, `fetch log (SDK ${SDK_VERSION})`);
 
-// --- the in-memory OAuthClientProvider ---------------------------------------------------
-
-class MemoryProvider {
-  constructor() {
-    this.events = [];
-    this._client = undefined;
-    this._tokens = undefined;
-    this._verifier = undefined;
-    this._state = undefined;
-    this.authorizationUrl = undefined;
-    this.callback = undefined; // the redirect_uri URL reached, with code/state/iss
-    this.code = undefined;
-  }
-
-  get redirectUrl() {
-    return REDIRECT_URI;
-  }
-
-  get clientMetadata() {
-    return {
-      client_name: 'mcpgate tests/auth/sdk-discovery.mjs',
-      redirect_uris: [REDIRECT_URI],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-
-  state() {
-    this._state = crypto.randomBytes(16).toString('base64url');
-    return this._state;
-  }
-
-  clientInformation() {
-    return this._client;
-  }
-
-  saveClientInformation(info) {
-    this.events.push('saveClientInformation');
-    this._client = info;
-    secret(info.client_secret, 'client_secret');
-  }
-
-  tokens() {
-    return this._tokens;
-  }
-
-  saveTokens(tokens) {
-    this.events.push('saveTokens');
-    this._tokens = tokens;
-    secret(tokens.access_token, 'access_token');
-    secret(tokens.refresh_token, 'refresh_token');
-  }
-
-  saveCodeVerifier(v) {
-    this.events.push('saveCodeVerifier');
-    this._verifier = v;
-    secret(v, 'code_verifier');
-  }
-
-  codeVerifier() {
-    if (!this._verifier) throw new Error('no code verifier saved');
-    return this._verifier;
-  }
-
-  // Headless "browser": follow the IdP's redirects by hand, no cookie jar (the test IdP
-  // remembers the one-interaction cookies of cookie-less clients), until the redirect_uri.
-  async redirectToAuthorization(url) {
-    this.events.push('redirectToAuthorization');
-    this.authorizationUrl = new URL(url);
-    const want = new URL(REDIRECT_URI);
-    let at = this.authorizationUrl.href;
-    const saved = currentTag;
-    currentTag = 'login';
-    try {
-      for (let hop = 0; hop < 10; hop += 1) {
-        const res = await fetch(at, { redirect: 'manual' });
-        const loc = res.headers.get('location');
-        await res.arrayBuffer().catch(() => {});
-        if (res.status < 300 || res.status > 399 || !loc) {
-          throw new Error(`authorization: HTTP ${res.status} at ${redact(at)}`);
-        }
-        const next = new URL(loc, at);
-        if (next.origin === want.origin && next.pathname === want.pathname) {
-          this.callback = next;
-          this.code = next.searchParams.get('code') ?? undefined;
-          secret(this.code, 'code');
-          return;
-        }
-        at = next.href;
-      }
-      throw new Error('authorization: more than 10 redirects');
-    } finally {
-      currentTag = saved;
-    }
-  }
-}
+// The in-memory OAuthClientProvider (tests/lib/sdk-provider.mjs): it registers for
+// refresh tokens too, and its headless login's requests are tagged "login".
+const newProvider = (o = {}) => new MemoryProvider({
+  redirectUri: REDIRECT_URI,
+  clientName: 'mcpgate tests/auth/sdk-discovery.mjs',
+  grantTypes: ['authorization_code', 'refresh_token'],
+  onSecret: secret,
+  aroundLogin: (fn) => flog.tagged('login', fn),
+  ...o,
+});
 
 // --- helpers -----------------------------------------------------------------------------
 
@@ -286,18 +137,18 @@ function json(e) {
 diag(`@modelcontextprotocol/sdk ${SDK_VERSION}, gateway ${GATEWAY}`);
 ok(SDK_VERSION === '1.32.2', `the SDK under test is @modelcontextprotocol/sdk 1.32.2 (found ${SDK_VERSION})`);
 
-const provider = new MemoryProvider();
+const provider = newProvider();
 const clientInfo = { name: 'mcpgate-sdk-discovery', version: '1.0.0' };
 const client1 = new Client(clientInfo);
 const transport1 = new StreamableHTTPClientTransport(gatewayUrl, { authProvider: provider });
 let connectError;
-currentTag = 'connect#1';
+flog.tag = 'connect#1';
 try {
   await client1.connect(transport1);
 } catch (e) {
   connectError = e;
 }
-currentTag = '';
+flog.tag = '';
 ok(connectError instanceof UnauthorizedError,
   'first connect() stops for authorization (UnauthorizedError after redirectToAuthorization)',
   connectError ? `${connectError.name}: ${connectError.message}` : 'connect() succeeded without a token');
@@ -385,13 +236,13 @@ ok(loginHops.length > 0 && loginHops.every((e) => sameOrigin(e.url, issuer) && e
 
 const beforeFinish = log.length;
 let finishError;
-currentTag = 'finishAuth';
+flog.tag = 'finishAuth';
 try {
   await transport1.finishAuth(provider.code);
 } catch (e) {
   finishError = e;
 }
-currentTag = '';
+flog.tag = '';
 const tokEntry = since(beforeFinish).find((e) => e.method === 'POST' && e.url === asMeta.token_endpoint);
 const tf = form(tokEntry);
 ok(!finishError && tokEntry?.status === 200, `transport.finishAuth(code): POST ${asMeta.token_endpoint} → 200`,
@@ -425,7 +276,7 @@ const beforeConnect = log.length;
 const client2 = new Client(clientInfo);
 const transport2 = new StreamableHTTPClientTransport(gatewayUrl, { authProvider: provider });
 let connect2Error;
-currentTag = 'connect#2';
+flog.tag = 'connect#2';
 try {
   await client2.connect(transport2);
 } catch (e) {
@@ -460,7 +311,7 @@ try {
 ok(!pingError && pong && typeof pong === 'object', 'ping answered', pingError ? `${pingError.name}: ${pingError.message}` : pong);
 await new Promise((r) => { setTimeout(r, 200); }); // let the optional GET stream attempt land in the log
 await client2.close().catch(() => {});
-currentTag = '';
+flog.tag = '';
 const get2 = since(beforeConnect).find((e) => e.method === 'GET' && isGateway(e.url));
 if (get2) diag(`the SDK's optional GET /mcp (SSE stream) got ${get2.status ?? get2.error}`);
 const after = since(beforeConnect).filter((e) => isGateway(e.url));
@@ -476,13 +327,13 @@ ok(gwRedirects.length === 0, 'the gateway never answered with a redirect (the SD
 // RFC 8414 document (the SDK's own discovery function, pointed at the gateway).
 let mirrored;
 let mirrorError;
-currentTag = 'legacy';
+flog.tag = 'legacy';
 try {
   mirrored = await discoverAuthorizationServerMetadata(new URL('/', GATEWAY));
 } catch (e) {
   mirrorError = e;
 }
-currentTag = '';
+flog.tag = '';
 const mirrorEntry = log.filter((e) => e.tag === 'legacy')[0];
 ok(mirrored?.issuer === issuer && mirrored?.token_endpoint === asMeta.token_endpoint
   && mirrorEntry?.url === `${gatewayUrl.origin}/.well-known/oauth-authorization-server` && mirrorEntry?.status === 200,
@@ -535,13 +386,13 @@ if (!otherResource) {
       requestInit: { headers: { Authorization: `Bearer ${foreign}` } },
     });
     let e3;
-    currentTag = 'foreign';
+    flog.tag = 'foreign';
     try {
       await client3.connect(transport3);
     } catch (e) {
       e3 = e;
     }
-    currentTag = '';
+    flog.tag = '';
     await client3.close().catch(() => {});
     const fe = since(beforeForeign).find((e) => e.method === 'POST' && isGateway(e.url));
     ok(e3 instanceof StreamableHTTPError && e3.code === 401 && fe?.status === 401,
@@ -552,20 +403,20 @@ if (!otherResource) {
       'its challenge: Bearer, error="invalid_token", the same resource_metadata (as the SDK reads it)',
       { challenge: redact(challengeOf(fe)), error: fp.error ?? null });
     // With an auth provider holding that token, the SDK must not keep it: it re-authorizes.
-    const p4 = new MemoryProvider();
-    p4._tokens = { access_token: foreign, token_type: 'Bearer' };
-    p4._client = provider.clientInformation();
+    const p4 = newProvider({
+      tokens: { access_token: foreign, token_type: 'Bearer' }, clientInformation: provider.clientInformation(),
+    });
     const beforeP4 = log.length;
     const client4 = new Client(clientInfo);
     const transport4 = new StreamableHTTPClientTransport(gatewayUrl, { authProvider: p4 });
     let e4;
-    currentTag = 'foreign+provider';
+    flog.tag = 'foreign+provider';
     try {
       await client4.connect(transport4);
     } catch (e) {
       e4 = e;
     }
-    currentTag = '';
+    flog.tag = '';
     await client4.close().catch(() => {});
     const p4first = since(beforeP4).find((e) => e.method === 'POST' && isGateway(e.url));
     ok(p4first?.status === 401 && e4 instanceof UnauthorizedError && p4.events.includes('redirectToAuthorization')

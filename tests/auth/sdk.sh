@@ -59,17 +59,8 @@ NODE_PID=$!
 wait "$NODE_PID"
 rc=$?
 NODE_PID=
-steps=0
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) steps=$((steps + 1)); pass "$(printf '%s' "$line" | sed -E 's/^ok [0-9]+ - //')" ;;
-	"not ok "*)
-		steps=$((steps + 1)); tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
-		printf 'not ok %d - %s\n' "$tap_n" "$(printf '%s' "$line" | sed -E 's/^not ok [0-9]+ - //')" ;;
-	"#"*) printf '%s\n' "$line" ;;
-	*) [ -z "$line" ] || printf '# %s\n' "$line" ;;
-	esac
-done < "$T/sdk.tap"
+tap_relay "$T/sdk.tap"
+steps=$tap_relayed
 if [ "$rc" -eq 0 ] && [ "$steps" -ge 20 ]; then
 	pass "sdk-discovery.mjs ran every step ($steps) and exited 0"
 else
@@ -80,13 +71,8 @@ fi
 gone=
 for pid in $pids_before; do mg_alive "$pid" || gone="$gone $pid"; done
 is "the mcpgate processes survived the run" "${gone:-none}" none
-leaks=0
 if [ -s "$T/fragments" ]; then
-	while IFS= read -r f; do
-		[ -n "$f" ] || continue
-		grep -qF -- "$f" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log" 2>/dev/null \
-			&& leaks=$((leaks + 1))
-	done < "$T/fragments"
+	leaks=$(leaked_fragments "$T/fragments" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log")
 	is "no token or code fragment in the gateway's, nginx's or the IdP's logs ($(wc -l < "$T/fragments") fragments)" "$leaks" 0
 else
 	fail "no token fragment in any log" "sdk-discovery.mjs wrote no fragments"

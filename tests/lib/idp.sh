@@ -34,6 +34,18 @@ idp_stats() { curl -s --max-time 5 "$IDP/_stats" | jq -r ".${1:-introspections}"
 idp_reset() { curl -s --max-time 5 -X POST "$IDP/_stats/reset" > /dev/null; }
 idp_fault() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"introspection\":\"$1\"}" "$IDP/_fault" > /dev/null; }
 
+# leaked_fragments FRAGMENTS FILE...: how many of the lines of FRAGMENTS (pieces of tokens
+# and codes, written by the SDK scripts) occur in any of the FILEs.
+leaked_fragments() {
+	local frags=$1 f n=0
+	shift
+	while IFS= read -r f; do
+		[ -n "$f" ] || continue
+		grep -qF -- "$f" "$@" 2>/dev/null && n=$((n + 1))
+	done < "$frags"
+	echo "$n"
+}
+
 # gateway_conf OUT RESOURCE: a gateway configuration verifying tokens at $IDP as the
 # `mcpgate` client, with its state and log in $T.
 gateway_conf() {

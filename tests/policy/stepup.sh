@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Scope step-up end to end (DESIGN §4): the official MCP SDK client
+# (@modelcontextprotocol/sdk 1.32.2, tests/package.json) gets a 403 insufficient_scope
+# from mcpgate for a tool whose group wants mcp:admin, authorizes again for the scopes
+# the challenge names, and succeeds on the retry. Real nginx (deploy/nginx recipe) +
+# spawn-fcgi + mcpgate, oidc-provider (tests/idp) as the issuer, one fixture upstream
+# (tests/upstream/fixture.mjs) as fx_*; the user is alice (tenant acme).
+#
+# The steps are checked in tests/policy/sdk-stepup.mjs; this script starts and stops
+# everything, checks the policy with `mcpgate explain` first, turns the SDK script's
+# lines into this suite's TAP, and afterwards looks for tokens and codes in the logs.
+# Prints TAP. Env: MCPGATE_BIN.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+. "$top/tests/lib/node.sh"
+trap 'stop_node; stop_idp; stop_all' EXIT
+
+# --- the upstream, the authorization server, the gateway ------------------------------
+node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$T/fx.ready" --name fx > /dev/null 2> "$T/fx.log" &
+mg_track $!
+for _ in $(seq 1 100); do [ -s "$T/fx.ready" ] && break; sleep 0.1; done
+FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready" 2>/dev/null)
+[ -n "$FX_URL" ] || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+NGX_PORT=$(free_port)
+NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
+start_idp "$NGX_URL"
+gateway_conf "$T/gw.conf" "$NGX_URL"
+sed -i 's/^scopes-supported = .*/scopes-supported = mcp:tools mcp:admin/' "$T/gw.conf"
+# fx_echo needs mcp:admin, the other fx_ tools do not. An upstream's own group (here
+# "fx") holds all of its tools and one admitting group is enough (DESIGN §4 step 3), so
+# the tenant is not given "fx" but "base": the fx_ tools but fx_echo, by fnmatch globs.
+cat >> "$T/gw.conf" <<CONF
+[upstream "fx"]
+url = $FX_URL
+prefix = fx_
+[group "base"]
+tools = fx_[!e]* fx_e[!c]* fx_ec[!h]* fx_ech[!o]* fx_echo?*
+[group "admin"]
+tools = fx_echo
+scopes = mcp:admin
+[tenant "acme"]
+groups = base admin
+CONF
+if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
+	pass "mcpgate -t accepts the configuration (scopes-supported mcp:tools mcp:admin, fx_echo in group admin)"
+else
+	bail "mcpgate -t accepts the configuration" "$out"
+fi
+
+# alice's claims as the gateway will see them (tests/idp/fixtures.mjs)
+ALICE='{"active":true,"sub":"alice","client_id":"x","tenant":"acme","groups":["engineering"]}'
+claims() { jq -c --arg s "$1" '.scope = $s' <<<"$ALICE"; }
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$(claims mcp:tools)" --tool fx_echo 2>&1); rc=$?
+like "explain: with mcp:tools only, fx_echo is hidden at step 3 for insufficient_scope (a step-up lets alice in)" \
+	"rc=$rc $(tr '\n' ' ' <<<"$out")" 'rc=2 .*fx_echo: hidden at step 3 \(insufficient_scope\) by [^ ]*gw.conf:[0-9]+: \[group "admin"\] scopes'
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$(claims 'mcp:tools mcp:admin')" --json 2> "$T/explain.err")
+jcheck "explain: with mcp:tools mcp:admin, every fx_ tool is visible" \
+	"$(jq -c '{visible: (.visible | length), hidden: [.hidden[].tool], echo: (.visible | index("fx_echo") != null)}' <<<"${out:-null}" 2>/dev/null)" \
+	'.visible >= 10 and .hidden == [] and .echo'
+sed 's/^groups = base admin$/groups = fx admin/' "$T/gw.conf" > "$T/own-group.conf"
+out=$("$MCPGATE_BIN" explain -c "$T/own-group.conf" --claims "$(claims mcp:tools)" --tool fx_echo 2>&1); rc=$?
+like "explain: a tenant given the upstream's own group \"fx\" would see fx_echo with mcp:tools alone" \
+	"rc=$rc $(tr '\n' ' ' <<<"$out")" 'rc=0 .*fx_echo: visible'
+
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
+	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $NGX_URL, oidc-provider at $IDP"
+else
+	bail "the gateway started" "$(tail -n 20 "$T/start.out")"
+fi
+pids_before=$MG_FCGI_PIDS
+
+# --- the SDK run: 45 s at most (sdk-stepup.mjs stops itself after 40 s) -----------------
+run_bounded 45 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
+rc=$?
+tap_relay "$T/sdk.tap"
+if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 15 ]; then
+	pass "sdk-stepup.mjs ran every step ($tap_relayed) and exited 0"
+else
+	fail "sdk-stepup.mjs ran every step and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
+fi
+
+# --- afterwards ---------------------------------------------------------------------------
+gone=
+for pid in $pids_before; do mg_alive "$pid" || gone="$gone $pid"; done
+is "the mcpgate processes survived the run" "${gone:-none}" none
+if [ -s "$T/fragments" ]; then
+	leaks=$(leaked_fragments "$T/fragments" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log")
+	is "no token or code fragment in the gateway's, nginx's or the IdP's logs ($(wc -l < "$T/fragments") fragments)" "$leaks" 0
+else
+	fail "no token or code fragment in any log" "sdk-stepup.mjs wrote no fragments"
+fi
+a=$(grep '"audit":"tools/call"' "$T/gw.log" | grep '"tool":"fx_echo"')
+jcheck "the audit log has both decisions on fx_echo: refused (insufficient_scope), then allowed" \
+	"$(jq -sc 'map({allowed, reason})' <<<"$a" 2>/dev/null)" \
+	'length == 2 and .[0].allowed == false and .[0].reason == "insufficient_scope" and .[1].allowed == true'
+rm -f "$T/fragments"
+tap_done
