@@ -744,7 +744,9 @@ mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct cal
 		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
 		goto out;
 	}
-	if (response_stream_open(resp) == 0) {
+	/* A first comment right away: a front (nginx) may hold headers back until the
+	 * body begins, and a client waits for them before it sends anything else. */
+	if (response_stream_open(resp) == 0 && response_stream_comment(resp, "stream") == 0) {
 		memset(&f, 0, sizeof(f));
 		f.cfg = cfg;
 		f.pool = env->pool;

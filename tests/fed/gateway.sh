@@ -458,6 +458,12 @@ jcheck "nginx: GET /mcp with the session is its stream: the upstream's resources
 	"$(jq -nc --arg st "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/get.h")" --arg ct "$(grep -i '^content-type:' "$T/get.h" | tr -d '\r')" \
 		--argjson u "${upd:-null}" '{status: $st, ctype: $ct, updated: $u}')" \
 	'.status == "200" and (.ctype | test("text/event-stream")) and .updated == ["test://watched-resource"]'
+# (after the one above has ended: an upstream keeps one standalone stream per session)
+sleep 5
+curl -sS -N --max-time 2 -o /dev/null -D "$T/get0.h" -H 'Accept: text/event-stream' -H "Authorization: Bearer $TOKEN" \
+	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' "$NGX_URL" 2>> "$T/curl.err"
+is "nginx: the GET stream's headers arrive at once (not with the first keep-alive, 5 s later)" \
+	"$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/get0.h" | tr -d '\r')" 200
 st=$(post_sid '' "$SID" 'application/json' DELETE)
 jcheck "nginx: DELETE ends the caller's upstream sessions too" \
 	"$(jq -nc --arg st "$st" --argjson da "$(( $(closed alpha) - ca ))" --argjson db "$(( $(closed beta) - cb ))" '{status: $st, alpha: $da, beta: $db}')" \
