@@ -141,7 +141,7 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 			    u->s.name, k->array, k->key);
 			continue;
 		}
-		rec = json_deep_copy(t);
+		rec = json_copy(t);	/* shallow: only its own members change */
 		if (k->prefixed)
 			json_object_set_new(rec, k->key, json_string(name));
 		if (k == &catalog_kinds[CATALOG_TOOLS]) {

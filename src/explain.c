@@ -233,7 +233,87 @@ static void
 usage(void)
 {
 	fputs("usage: mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
+	    "                       [--catalog FILE | --save-catalog FILE]\n"
 	    "  exit 0 explained; 2 --tool names a tool the caller may not call (or none); 1 error\n", stderr);
+}
+
+/* --catalog FILE: what each upstream offers, from a file instead of the upstreams (a CI
+ * job that cannot reach them): {"<upstream section>": its tools/list result, or just
+ * its tools array, or {"caps", "tools", "prompts", "resources", "resourceTemplates"}
+ * as --save-catalog writes}, names as the upstream gives them. The gateway's own
+ * builder makes the catalog of it; an upstream the file lacks is left out. NULL, said
+ * on stderr, when the file is unusable. */
+static json_t *
+catalog_from_file(struct explain *x, const char *path)
+{
+	const struct config *cfg = x->cfg;
+	json_error_t jerr;
+	json_t *in = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *doc = NULL, *v, **lists = NULL;
+	const char **reasons = NULL, *name;
+	size_t i;
+
+	if (in == NULL) {
+		fprintf(stderr, "mcpgate explain: --catalog %s:%d: %s\n", path, jerr.line, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(in)) {
+		fprintf(stderr, "mcpgate explain: --catalog %s: not a JSON object of upstream names\n", path);
+		goto out;
+	}
+	lists = calloc(cfg->n_upstreams + 1, sizeof(*lists));
+	reasons = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
+	if (lists == NULL || reasons == NULL)
+		goto out;
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		v = json_object_get(in, cfg->upstreams[i].s.name);
+		if (json_is_array(v) || json_is_object(v))
+			lists[i] = v;
+		else
+			reasons[i] = "not in --catalog";
+	}
+	json_object_foreach(in, name, v)
+		if (config_upstream(cfg, name) == NULL)
+			note(x, "--catalog: \"%s\" names no [upstream] of the configuration: ignored", name);
+	doc = catalog_build(cfg, lists, reasons);
+out:
+	free(lists);
+	free(reasons);
+	json_decref(in);
+	return doc;
+}
+
+/* --save-catalog FILE: what each upstream of doc offered, under its own names, in the
+ * form --catalog reads. 0, or -1 said on stderr. */
+static int
+catalog_save(json_t *doc, const char *path)
+{
+	json_t *out = json_object(), *st, *rec, *copy, *mine, *arr;
+	const char *name, *up, *orig;
+	size_t i;
+	int k, rc;
+
+	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+		if (json_is_true(json_object_get(st, "ok")))
+			json_object_set_new(out, name, json_pack("{s:O}", "caps", json_object_get(st, "caps")));
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		const struct catalog_kind_info *kd = &catalog_kinds[k];
+
+		json_array_foreach(json_object_get(doc, kd->array), i, rec) {
+			if (catalog_route(doc, (enum catalog_kind)k, (long)i, &up, &orig) < 0 ||
+			    (mine = json_object_get(out, up)) == NULL)
+				continue;
+			if ((arr = json_object_get(mine, kd->array)) == NULL)
+				json_object_set_new(mine, kd->array, arr = json_array());
+			copy = json_copy(rec);
+			json_object_set_new(copy, kd->key, json_string(orig));
+			json_array_append_new(arr, copy);
+		}
+	}
+	rc = json_dump_file(out, path, JSON_INDENT(1) | JSON_SORT_KEYS);
+	if (rc < 0)
+		fprintf(stderr, "mcpgate explain: --save-catalog %s: cannot write it\n", path);
+	json_decref(out);
+	return rc;
 }
 
 /* Decides every tool of doc (or --tool's) and prints the answer. The exit code. */
@@ -336,6 +416,8 @@ explain_main(int argc, char **argv, const char *config_path)
 		{ "claims", required_argument, NULL, 'C' },
 		{ "tool", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "catalog", required_argument, NULL, 'K' },
+		{ "save-catalog", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -346,7 +428,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct upstream_pool *pool = NULL;
 	json_error_t jerr;
 	json_t *claims_json = NULL, *doc, *st;
-	const char *claims_arg = NULL, *msg = NULL, *name;
+	const char *claims_arg = NULL, *msg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
 	size_t i;
 	int c, rc = EXPLAIN_ERROR;
 
@@ -360,10 +442,12 @@ explain_main(int argc, char **argv, const char *config_path)
 		case 'C': claims_arg = optarg; break;
 		case 'T': x.tool = optarg; break;
 		case 'J': x.as_json = 1; break;
+		case 'K': catalog_in = optarg; break;
+		case 'S': catalog_out = optarg; break;
 		default: usage(); goto out;
 		}
 	}
-	if (claims_arg == NULL || optind < argc) {
+	if (claims_arg == NULL || optind < argc || (catalog_in && catalog_out)) {
 		usage();
 		goto out;
 	}
@@ -389,7 +473,14 @@ explain_main(int argc, char **argv, const char *config_path)
 		fprintf(stderr, "mcpgate explain: out of memory\n");
 		goto out;
 	}
-	doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
+	if (catalog_in) {
+		if ((view.doc = catalog_from_file(&x, catalog_in)) == NULL)
+			goto out;
+		doc = view.doc;
+	} else
+		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
+	if (catalog_out && catalog_save(doc, catalog_out) < 0)
+		goto out;
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
 		if (!json_is_true(json_object_get(st, "ok")))
 			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,

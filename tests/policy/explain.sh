@@ -11,7 +11,8 @@
 #  - exit codes: 0 explained, 2 --tool hidden or unknown, 1 usage, claims or
 #    configuration errors (printed as FILE:LINE);
 #  - an upstream that is down: a note, the others' tools still explained;
-#  - --json (how long deciding takes is bench/policy.sh's).
+#  - --json (how long deciding takes is bench/policy.sh's);
+#  - --save-catalog, then --catalog with the upstreams out of reach: the same answer.
 # Prints TAP. Env: MCPGATE_BIN.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -234,6 +235,32 @@ jcheck "an upstream that is down: a note, the others' tools still explained, exi
 	'.rc == 0 and (.notes | any(test("\\[upstream \"dead\"\\] is left out"))) and .n > 400'
 out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" 2> "$T/err"); rc=$?
 like "… in text, the note on stderr" "rc=$rc $(cat "$T/err")" '^rc=0 note: \[upstream "dead"\] is left out'
+# --- --save-catalog, then --catalog: the same answer without the upstreams ------------------------
+explain --claims "$ENG" --json --save-catalog "$T/snap.json"
+printf '%s' "$out" > "$T/live.json"
+jcheck "--save-catalog: each upstream's capabilities and records under its own names" \
+	"$(jq -c '{up: keys, gh: (.gh.tools | length), fs: (.fs.tools | length), names: ([.gh.tools[].name] | map(select(startswith("gh_"))) | length), caps: (.gh.caps | has("tools"))}' "$T/snap.json" 2>/dev/null)" \
+	'.up == ["fs", "gh"] and .gh > 500 and .gh == .fs and .names == 0 and .caps'
+# with the upstreams unreachable (the same configuration pointing elsewhere: its rules name
+# offline.conf), from the snapshot
+sed "s|^url = .*|url = http://127.0.0.1:$DOWN/mcp|" "$T/gw.conf" > "$T/offline.conf"
+timeout 60 "$MCPGATE_BIN" explain -c "$T/offline.conf" --claims "$ENG" --json --catalog "$T/snap.json" > "$T/off.json" 2> "$T/err"; rc=$?
+jcheck "--catalog: with the upstreams out of reach, the same visible and hidden tools as explained live" \
+	"$(jq -nc --slurpfile a "$T/live.json" --slurpfile b "$T/off.json" --argjson rc "$rc" \
+		'def norm: del(.decide_us, .config) | tostring | gsub("offline[.]conf"; "gw.conf");
+		 {rc: $rc, same: (($a[0] | norm) == ($b[0] | norm)), n: ($b[0].visible | length)}' 2>/dev/null)" \
+	'.rc == 0 and .same and .n > 400'
+jq '{gh: .gh, other: .fs}' "$T/snap.json" > "$T/partial.json"
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/offline.conf" --claims "$ENG" --json --catalog "$T/partial.json" 2> "$T/err"); rc=$?
+jcheck "--catalog without an upstream: it is left out with a note, and a name that is no upstream is noted" \
+	"$(jq -c --argjson rc "$rc" '{rc: $rc, notes, fs: (.visible | map(select(startswith("fs_"))) | length)}' <<<"${out:-null}")" \
+	'.rc == 0 and .fs == 0 and (.notes | any(test("\\[upstream \"fs\"\\] is left out.*not in --catalog"))) and (.notes | any(test("\"other\" names no \\[upstream\\]")))'
+printf '[1,' > "$T/broken.json"
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/broken.json" 2>&1); rc=$?
+like "--catalog that is not JSON: exit 1, FILE:LINE and the parser's reason" "rc=$rc $out" "^rc=1 .*--catalog $T/broken.json:1: "
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/snap.json" --save-catalog "$T/x.json" 2>&1); rc=$?
+is "--catalog and --save-catalog together: a usage error" "$rc" 1
+
 awk '/^\[tenant /{skip = 1} /^\[/ && !/^\[tenant /{skip = 0} !skip && !/^include/' "$T/gw.conf" > "$T/open.conf"
 out=$("$MCPGATE_BIN" explain -c "$T/open.conf" --claims '{"scope":"mcp:tools"}' 2>&1); rc=$?
 like "no [tenant]: policy off, every tool visible" "rc=$rc $(flat "$out")" '^rc=0 policy: off .*hidden \(0\):'
