@@ -934,12 +934,18 @@ check_refs(struct loader *ld)
 	for (t = 0; t < cfg->n_tenants; t++) {
 		struct cfg_tenant *tn = &cfg->tenants[t];
 
+		if ((tn->listed = calloc(cfg->n_groups + 1, 1)) == NULL)
+			lerr(ld, tn->s.where.file, tn->s.where.line, "out of memory");
 		for (g = 0; g < tn->groups.n; g++) {
 			const char *name = tn->groups.v[g];
 			int found = 0;
 
-			for (i = 0; i < cfg->n_groups && !found; i++)
-				found = strcmp(cfg->groups[i].s.name, name) == 0;
+			for (i = 0; i < cfg->n_groups; i++)
+				if (strcmp(cfg->groups[i].s.name, name) == 0) {
+					found = 1;
+					if (tn->listed)
+						tn->listed[i] = 1;
+				}
 			for (i = 0; i < cfg->n_upstreams && !found; i++)
 				found = cfg->upstreams[i].group && strcmp(cfg->upstreams[i].group, name) == 0;
 			if (!found) {
@@ -1051,6 +1057,7 @@ config_unref(struct config *cfg)
 	for (i = 0; i < cfg->n_tenants; i++) {
 		free_section_values(&cfg->tenants[i], tenant_keys);
 		free(cfg->tenants[i].s.name);
+		free(cfg->tenants[i].listed);
 	}
 	free(cfg->upstreams);
 	free(cfg->groups);

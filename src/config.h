@@ -68,6 +68,7 @@ struct cfg_tenant {
 	struct strlist deny;
 	struct strlist allow;
 	struct rate limit_gateway, limit_ip, limit_tenant, limit_token, limit_tool;
+	unsigned char *listed;	/* [n_groups], made at load: 1 when groups names that [group] */
 };
 
 struct cfg_file {

@@ -76,8 +76,8 @@ reach_of(const struct policy_caller *c, const struct cfg_group *g, const char *n
 	size_t i;
 	int in;
 
-	if (!strlist_has(&tn->groups, name))
-		return R_LISTED;
+	if (g && tn->listed ? !tn->listed[g - c->cfg->groups] : !strlist_has(&tn->groups, name))
+		return R_LISTED;	/* (listed: the names resolved once, at load) */
 	if (g == NULL)
 		return R_PASS;
 	if (g->feature && !strlist_has(&tn->features, g->feature))
