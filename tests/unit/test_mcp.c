@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "mcp.h"
+#include "chunk.h"
 #include "tap.h"
 
 static char conf[256];
@@ -30,24 +31,6 @@ struct hdrs {
 static struct buf raw;
 static int flushes;
 static char issued[SESSION_ID_MAX];
-
-struct chunk {
-	const char *p;
-	size_t n;
-};
-
-static long
-test_read(void *ctx, void *p, size_t n)
-{
-	struct chunk *c = ctx;
-
-	if (n > c->n)
-		n = c->n;
-	memcpy(p, c->p, n);
-	c->p += n;
-	c->n -= n;
-	return (long)n;
-}
 
 static int
 raw_write(void *ctx, const void *p, size_t n)
@@ -95,7 +78,7 @@ post(const struct hdrs *h, const char *body, json_t **out)
 	req.session_id = maybe_dup(h->session);
 	req.content_length = (long long)strlen(body);
 	req.body.ctx = &ck;
-	req.body.read = test_read;
+	req.body.read = chunk_read;
 	req.now = 1000;
 	buf_reset(&raw);
 	flushes = 0;
