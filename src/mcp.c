@@ -37,6 +37,7 @@ struct mcp_call {
 	const struct mcp_method *mm;	/* the method being answered */
 	json_t *id;			/* its request id (borrowed) */
 	struct session *sess;		/* the caller's session; NULL = stateless */
+	json_t *doc;			/* the catalog (borrowed from the worker's view), see catalog() */
 	int session_gone;		/* an upstream forgot the caller's session: 404 it */
 	struct policy_caller pc;	/* who sees which tool (policy.c) */
 	unsigned char profile[16];	/* what that depends on: list pages are cached per profile */
@@ -92,10 +93,15 @@ mcp_version_supported(const char *v)
 	return in_list(versions, v);
 }
 
+/* The catalog, fetched once per request: another catalog_get on the worker's view may
+ * replace (and free) the document, e.g. when another process has just stored a newer
+ * one, so everything a request holds of it comes from this one copy. */
 static json_t *
 catalog(struct mcp_call *c)
 {
-	return catalog_get(c->env->catalog, c->env->view, c->env->pool, c->cfg, c->req->start_us / 1000);
+	if (c->doc == NULL)
+		c->doc = catalog_get(c->env->catalog, c->env->view, c->env->pool, c->cfg, c->req->start_us / 1000);
+	return c->doc;
 }
 
 static json_t *
