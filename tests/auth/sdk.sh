@@ -59,24 +59,7 @@ NODE_PID=$!
 wait "$NODE_PID"
 rc=$?
 NODE_PID=
-tap_relay "$T/sdk.tap"
-steps=$tap_relayed
-if [ "$rc" -eq 0 ] && [ "$steps" -ge 20 ]; then
-	pass "sdk-discovery.mjs ran every step ($steps) and exited 0"
-else
-	fail "sdk-discovery.mjs ran every step and exited 0" "exit $rc after $steps steps; stderr: $(tail -n 15 "$T/sdk.err")"
-fi
-
-# Afterwards: the processes survived, and no token or code leaked into a log.
-gone=
-for pid in $pids_before; do mg_alive "$pid" || gone="$gone $pid"; done
-is "the mcpgate processes survived the run" "${gone:-none}" none
-if [ -s "$T/fragments" ]; then
-	leaks=$(leaked_fragments "$T/fragments" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log")
-	is "no token or code fragment in the gateway's, nginx's or the IdP's logs ($(wc -l < "$T/fragments") fragments)" "$leaks" 0
-else
-	fail "no token fragment in any log" "sdk-discovery.mjs wrote no fragments"
-fi
+sdk_afterwards sdk-discovery.mjs "$rc" 20 "$pids_before"
 n=$(grep -c '"path":"/mcp"' "$T/gw.log" 2>/dev/null)
 if [ "${n:-0}" -ge 5 ]; then
 	pass "the gateway logged the SDK's requests ($n /mcp lines)"

@@ -46,6 +46,28 @@ leaked_fragments() {
 	echo "$n"
 }
 
+# sdk_afterwards SCRIPT RC MIN PIDS: after an SDK script's run (its TAP in $T/sdk.tap, its
+# stderr in $T/sdk.err, its token pieces in $T/fragments): its steps relayed into ours, it
+# ran MIN steps at least and exited RC 0; the mcpgate processes PIDS survived; no piece of
+# a token or code in the gateway's, nginx's or the IdP's logs.
+sdk_afterwards() {
+	local script=$1 rc=$2 min=$3 pid gone='' leaks
+	tap_relay "$T/sdk.tap"
+	if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge "$min" ]; then
+		pass "$script ran every step ($tap_relayed) and exited 0"
+	else
+		fail "$script ran every step and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
+	fi
+	for pid in $4; do mg_alive "$pid" || gone="$gone $pid"; done
+	is "the mcpgate processes survived the run" "${gone:-none}" none
+	if [ -s "$T/fragments" ]; then
+		leaks=$(leaked_fragments "$T/fragments" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log")
+		is "no token or code fragment in the gateway's, nginx's or the IdP's logs ($(wc -l < "$T/fragments") fragments)" "$leaks" 0
+	else
+		fail "no token or code fragment in any log" "$script wrote no fragments"
+	fi
+}
+
 # gateway_conf OUT RESOURCE: a gateway configuration verifying tokens at $IDP as the
 # `mcpgate` client, with its state and log in $T.
 gateway_conf() {

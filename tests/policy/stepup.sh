@@ -79,23 +79,7 @@ pids_before=$MG_FCGI_PIDS
 # --- the SDK run: 45 s at most (sdk-stepup.mjs stops itself after 40 s) -----------------
 run_bounded 45 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
 rc=$?
-tap_relay "$T/sdk.tap"
-if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 15 ]; then
-	pass "sdk-stepup.mjs ran every step ($tap_relayed) and exited 0"
-else
-	fail "sdk-stepup.mjs ran every step and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
-fi
-
-# --- afterwards ---------------------------------------------------------------------------
-gone=
-for pid in $pids_before; do mg_alive "$pid" || gone="$gone $pid"; done
-is "the mcpgate processes survived the run" "${gone:-none}" none
-if [ -s "$T/fragments" ]; then
-	leaks=$(leaked_fragments "$T/fragments" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log")
-	is "no token or code fragment in the gateway's, nginx's or the IdP's logs ($(wc -l < "$T/fragments") fragments)" "$leaks" 0
-else
-	fail "no token or code fragment in any log" "sdk-stepup.mjs wrote no fragments"
-fi
+sdk_afterwards sdk-stepup.mjs "$rc" 15 "$pids_before"
 a=$(grep '"audit":"tools/call"' "$T/gw.log" | grep '"tool":"fx_echo"')
 jcheck "the audit log has both decisions on fx_echo: refused (insufficient_scope), then allowed" \
 	"$(jq -sc 'map({allowed, reason})' <<<"$a" 2>/dev/null)" \
