@@ -59,7 +59,6 @@ KINDS="H L C D H1 C1 D1"
 NKINDS=7
 KNOBS="BENCH_TOOLS=$TOOLS BENCH_SESSION=$SESSION BENCH_SRC=$SRC"
 UPSTREAMS="a b c"
-OWN_TOOLS=19	# the fixture's own tools (tests/upstream/README.md); --tools N adds N
 ECHO_ARG=fed-bench-echo
 PV=2025-11-25
 # the token (tests/idp: 3600 s) and the catalog (catalog-ttl) must outlive the run
@@ -89,23 +88,8 @@ build "mcpgate" "$OUT/build" "$BIN"
 # expose TOOLS together.
 mkdir -p "$OUT/tmp"
 TMPDIR=$OUT/tmp bench_root mcpgate.log nginx/error.log idp.log mcpgate.conf 'up-*.log'
-declare -A UP_URL=() UP_PID=() UP_N=()
-extra=$((TOOLS - 3 * OWN_TOOLS))
-i=0
-for u in $UPSTREAMS; do
-	UP_N[$u]=$((extra / 3 + (i < extra % 3 ? 1 : 0)))
-	i=$((i + 1))
-	node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$ROOT/up-$u.ready" --name "upstream-$u" \
-		--tools "${UP_N[$u]}" --json --quiet >/dev/null 2>"$ROOT/up-$u.log" &
-	UP_PID[$u]=$!
-	mg_track "${UP_PID[$u]}"
-done
-for u in $UPSTREAMS; do
-	for _ in $(seq 1 100); do [ -s "$ROOT/up-$u.ready" ] && break; sleep 0.1; done
-	UP_URL[$u]=$(sed -n 's/^ready //p' "$ROOT/up-$u.ready" 2>/dev/null)
-	[ -n "${UP_URL[$u]}" ] || die "upstream $u did not start: $(tail -n 5 "$ROOT/up-$u.log")"
-done
-say "upstreams: $(for u in $UPSTREAMS; do printf '%s %s (%s tools) ' "$u" "${UP_URL[$u]}" $((OWN_TOOLS + UP_N[$u])); done)"
+# shellcheck disable=SC2086 # the names, one word each
+start_upstreams "$TOOLS" $UPSTREAMS
 
 # --- 4. The stack -------------------------------------------------------------------
 # page-size = the catalog's size: one tools/list answers the whole catalog.

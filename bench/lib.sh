@@ -14,6 +14,7 @@
 #   start_idp RESOURCE...            # $IDP, $IDP_PID
 #   start_stack DIR BIN PORT         # $STACK_FCGI, $STACK_NGINX
 #   one_stack BIN                    # start_idp + start_stack in $ROOT: $PORT, $BASE, $FCGI, $NGINX
+#   start_upstreams TOOLS NAME...    # fixture upstreams: UP_URL, UP_PID, UP_N
 #   runs_header NAME COLUMN...       # then, per run: CPU_PIDS=(...); measure ...; row ...
 #   run_kinds [NOTE]                 # the warm-ups and REPS x KINDS, by the script's run
 #   runs_done PID...                 # END_LOAD
@@ -244,6 +245,33 @@ one_stack() {
 	FCGI=$STACK_FCGI
 	# shellcheck disable=SC2034
 	NGINX=$STACK_NGINX
+}
+
+# start_upstreams TOOLS NAME...: one fixture upstream MCP server (tests/upstream/fixture.mjs,
+# official SDK, --json) per NAME, in $ROOT, with echo tools added so that together they
+# expose TOOLS tools (OWN_TOOLS of their own each, the rest split evenly): sets UP_URL,
+# UP_PID and UP_N (the tools added), keyed by NAME; dies when one does not start.
+OWN_TOOLS=19	# the fixture's own tools (tests/upstream/README.md); --tools N adds N
+start_upstreams() {
+	local total=$1 u i=0 n extra
+	shift
+	n=$#
+	extra=$((total - n * OWN_TOOLS))
+	declare -gA UP_URL=() UP_PID=() UP_N=()
+	for u in "$@"; do
+		UP_N[$u]=$((extra / n + (i < extra % n ? 1 : 0)))
+		i=$((i + 1))
+		node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$ROOT/up-$u.ready" --name "upstream-$u" \
+			--tools "${UP_N[$u]}" --json --quiet >/dev/null 2>"$ROOT/up-$u.log" &
+		UP_PID[$u]=$!
+		mg_track "${UP_PID[$u]}"
+	done
+	for u in "$@"; do
+		for _ in $(seq 1 100); do [ -s "$ROOT/up-$u.ready" ] && break; sleep 0.1; done
+		UP_URL[$u]=$(sed -n 's/^ready //p' "$ROOT/up-$u.ready" 2>/dev/null)
+		[ -n "${UP_URL[$u]}" ] || die "upstream $u did not start: $(tail -n 5 "$ROOT/up-$u.log")"
+	done
+	say "upstreams: $(for u in "$@"; do printf '%s %s (%s tools) ' "$u" "${UP_URL[$u]}" $((OWN_TOOLS + UP_N[$u])); done)"
 }
 
 # check DESC GOT REGEX: dies unless GOT matches

@@ -69,7 +69,6 @@ KINDS="P O H"
 NKINDS=3
 KNOBS="BENCH_TOOLS=$TOOLS BENCH_EXPLAIN=$EXPLAIN_N BENCH_SESSION=$SESSION BENCH_PERF=$PERF BENCH_SRC=$SRC"
 UPSTREAMS="a b"
-OWN_TOOLS=19	# the fixture's own tools (tests/upstream/README.md); --tools N adds N (echo_0 ...)
 NGROUPS=50
 PV=2025-11-25
 # the token (tests/idp: 3600 s) and the catalog (catalog-ttl) must outlive the run
@@ -99,23 +98,8 @@ build "mcpgate" "$OUT/build" "$BIN"
 # the two fixtures first, their tools split so that the two expose TOOLS together.
 mkdir -p "$OUT/tmp"
 TMPDIR=$OUT/tmp bench_root '*/mcpgate.log' '*/nginx/error.log' idp.log '*/mcpgate.conf' 'up-*.log'
-declare -A UP_URL=() UP_PID=() UP_N=()
-extra=$((TOOLS - 2 * OWN_TOOLS))
-i=0
-for u in $UPSTREAMS; do
-	UP_N[$u]=$((extra / 2 + (i < extra % 2 ? 1 : 0)))
-	i=$((i + 1))
-	node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$ROOT/up-$u.ready" --name "upstream-$u" \
-		--tools "${UP_N[$u]}" --json --quiet >/dev/null 2>"$ROOT/up-$u.log" &
-	UP_PID[$u]=$!
-	mg_track "${UP_PID[$u]}"
-done
-for u in $UPSTREAMS; do
-	for _ in $(seq 1 100); do [ -s "$ROOT/up-$u.ready" ] && break; sleep 0.1; done
-	UP_URL[$u]=$(sed -n 's/^ready //p' "$ROOT/up-$u.ready" 2>/dev/null)
-	[ -n "${UP_URL[$u]}" ] || die "upstream $u did not start: $(tail -n 5 "$ROOT/up-$u.log")"
-done
-say "upstreams: $(for u in $UPSTREAMS; do printf '%s %s (%s tools) ' "$u" "${UP_URL[$u]}" $((OWN_TOOLS + UP_N[$u])); done)"
+# shellcheck disable=SC2086 # the names, one word each
+start_upstreams "$TOOLS" $UPSTREAMS
 
 # --- 4. The two stacks --------------------------------------------------------------
 # The same [gateway] additions and [upstream]s for both; P adds the policy.
