@@ -424,22 +424,24 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 	return result;
 }
 
-/* An upstream left in doc offering capability (and, when given, its feature). */
+/* An upstream left in doc offering capability (and, when given, its feature), that
+ * admit (NULL: any) lets the caller reach. */
 static int
-offered(json_t *doc, const char *capability, const char *feature)
+offered(json_t *doc, const char *capability, const char *feature, const struct fed_admit *admit)
 {
 	json_t *st, *cap;
 	const char *name;
 
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
 		if ((cap = json_object_get(json_object_get(st, "caps"), capability)) != NULL &&
-		    (feature == NULL || json_is_true(json_object_get(cap, feature))))
+		    (feature == NULL || json_is_true(json_object_get(cap, feature))) &&
+		    (admit == NULL || admit->fn(admit->ctx, name)))
 			return 1;
 	return 0;
 }
 
 int
-fed_offers(json_t *doc, const char *method)
+fed_offers(json_t *doc, const char *method, const struct fed_admit *admit)
 {
 	const struct route *r = route_of(method);
 	const char *cap = r ? r->capability : NULL;
@@ -449,11 +451,11 @@ fed_offers(json_t *doc, const char *method)
 		if (strcmp(catalog_kinds[k].list_method, method) == 0)
 			cap = catalog_kinds[k].capability;
 	/* Tools are the gateway's own business: an empty list rather than no method. */
-	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap, r ? r->feature : NULL);
+	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap, r ? r->feature : NULL, admit);
 }
 
 json_t *
-fed_capabilities(json_t *doc)
+fed_capabilities(json_t *doc, const struct fed_admit *admit)
 {
 	/* Only what the gateway delivers: subscriptions (their updates come on the caller's
 	 * GET stream), no listChanged (the catalog is the gateway's, refreshed by
@@ -463,9 +465,9 @@ fed_capabilities(json_t *doc)
 	size_t i;
 
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
-		if (offered(doc, relayed[i], NULL))
+		if (offered(doc, relayed[i], NULL, admit))
 			json_object_set_new(caps, relayed[i], json_object());
-	if (offered(doc, "resources", "subscribe"))
+	if (offered(doc, "resources", "subscribe", admit))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	return caps;
 }

@@ -65,11 +65,18 @@ void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
  * the streams end, on_msg or tick (every tick_ms) returns -1, or until_ms. -1 when the
  * caller has no upstream session to listen on; else upstream_listen's answer. */
 int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
+/* Which upstreams a caller may reach for what they offer besides tools (the policy's
+ * word, mcp.c); NULL: all of them. */
+struct fed_admit {
+	int (*fn)(void *ctx, const char *upstream);
+	void *ctx;
+};
 /* 0 when method needs a capability (resources, prompts, completions, logging) no
- * upstream of doc offers: the gateway then answers it as an unknown method. */
-int fed_offers(json_t *doc, const char *method);
-/* The capabilities to announce for the catalog doc: a new object. */
-json_t *fed_capabilities(json_t *doc);
+ * upstream of doc the caller may reach offers: the gateway then answers it as an
+ * unknown method. */
+int fed_offers(json_t *doc, const char *method, const struct fed_admit *admit);
+/* The capabilities to announce to that caller for the catalog doc: a new object. */
+json_t *fed_capabilities(json_t *doc, const struct fed_admit *admit);
 /* 1 when uri is an expansion of the RFC 6570 template tmpl (levels 1-3 operators;
  * values may not contain the characters that end their expression). */
 int fed_uri_matches(const char *tmpl, const char *uri);

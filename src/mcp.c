@@ -104,10 +104,25 @@ catalog(struct mcp_call *c)
 	return c->doc;
 }
 
+/* May the caller reach this upstream's prompts, resources, completions, log level? */
+static int
+admit_upstream(void *ctx, const char *name)
+{
+	const struct mcp_call *c = ctx;
+	const struct cfg_upstream *u;
+
+	if (c->pc.off)
+		return 1;
+	return (u = config_upstream(c->cfg, name)) != NULL && policy_decide_upstream(&c->pc, u, NULL) == POLICY_VISIBLE;
+}
+
+/* What this caller is offered: only what the upstreams it may reach offer. */
 static json_t *
 capabilities(struct mcp_call *c)
 {
-	return fed_capabilities(catalog(c));
+	struct fed_admit a = { admit_upstream, c };
+
+	return fed_capabilities(catalog(c), &a);
 }
 
 static json_t *
@@ -512,12 +527,15 @@ method_find(const char *name)
 	return NULL;
 }
 
-/* In this request's era, and, for what upstreams serve, offered by one of them. */
+/* In this request's era, and, for what upstreams serve, offered by one of them the
+ * caller may reach (its capabilities said so at initialize). */
 static int
 method_offered(struct mcp_call *c, const struct mcp_method *mm)
 {
+	struct fed_admit a = { admit_upstream, c };
+
 	return mm && mm->fn && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY)) &&
-	    (!(mm->flags & MF_UPSTREAM) || fed_offers(catalog(c), mm->name));
+	    (!(mm->flags & MF_UPSTREAM) || fed_offers(catalog(c), mm->name, &a));
 }
 
 /* One valid request to its response object. */

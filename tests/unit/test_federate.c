@@ -97,7 +97,7 @@ main(void)
 	is_int(catalog_find_in(doc, CATALOG_RESOURCES, "test://static-text"), 0, "resource URIs are kept");
 	is_int(catalog_find_in(doc, CATALOG_TEMPLATES, "test://template/{id}/data"), 0, "… and templates");
 
-	caps = fed_capabilities(doc);
+	caps = fed_capabilities(doc, NULL);
 	ok(json_object_get(caps, "tools") && json_object_get(caps, "prompts") &&
 	    json_object_get(caps, "resources") && !json_object_get(caps, "completions") &&
 	    !json_object_get(caps, "logging"), "capabilities: the union of the upstreams that answered");
@@ -148,19 +148,19 @@ main(void)
 	    "resources", "uri", "test://watched");
 	lists[1] = NULL;
 	doc = catalog_build(cfg, lists, reasons);
-	caps = fed_capabilities(doc);
+	caps = fed_capabilities(doc, NULL);
 	ok(json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe")),
 	    "an upstream with resources.subscribe: the gateway announces subscribe");
 	json_decref(caps);
 	f.doc = doc;
 	f.sessions = NULL;
-	ok(fed_offers(doc, "resources/subscribe") && call(&f, "resources/subscribe", "{\"uri\":\"test://watched\"}") == NULL &&
+	ok(fed_offers(doc, "resources/subscribe", NULL) && call(&f, "resources/subscribe", "{\"uri\":\"test://watched\"}") == NULL &&
 	    f.code == JSONRPC_INVALID_REQUEST, "resources/subscribe without a session of the caller's: -32600 (%s)", f.why);
 	json_decref(doc);
 	json_decref(lists[0]);
 	lists[0] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
 	doc = catalog_build(cfg, lists, reasons);
-	ok(!fed_offers(doc, "resources/subscribe"), "an upstream with resources but no subscribe: not offered");
+	ok(!fed_offers(doc, "resources/subscribe", NULL), "an upstream with resources but no subscribe: not offered");
 	json_decref(doc);
 	json_decref(lists[0]);
 

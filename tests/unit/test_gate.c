@@ -8,7 +8,8 @@
  * if and only if tools/list lists it; the same for prompts (prompts/list,
  * prompts/get) and resources (resources/list, resources/read). A refusal is whatever
  * the policy answers: 403, -32003 in a batch, or, under deny-style hide, exactly the
- * answer for what does not exist. */
+ * answer for what does not exist. And initialize announces prompts and resources to a
+ * caller exactly when their lists answer it (some upstream it may reach offers them). */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -191,6 +192,35 @@ upstream_offer(const char *u)
 	return o;
 }
 
+/* Does the caller's initialize announce capability? */
+static int
+announced(const struct config *cfg, const struct tc_claims *cl, const char *capability)
+{
+	json_t *o;
+	int yes;
+
+	post(cfg, cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+	    "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}", &o);
+	yes = json_object_get(json_object_get(json_object_get(o, "result"), "capabilities"), capability) != NULL;
+	json_decref(o);
+	return yes;
+}
+
+/* Does method answer with a result (rather than an error)? */
+static int
+answers(const struct config *cfg, const struct tc_claims *cl, const char *method)
+{
+	char body[160];
+	json_t *o;
+	int yes;
+
+	snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":{}}", method);
+	post(cfg, cl, body, &o);
+	yes = json_object_get(o, "result") != NULL;
+	json_decref(o);
+	return yes;
+}
+
 /* The names (or URIs) a list answers, as a JSON array; an empty one for a refusal. */
 static json_t *
 listed(const struct config *cfg, const struct tc_claims *cl, const char *method, const char *array, const char *key)
@@ -236,6 +266,8 @@ reached(int status, json_t *o, const char *unknown, int unknown_code)
 		return 0;
 	if (status == 200 && code == unknown_code && msg && strcmp(msg, unknown) == 0)
 		return 0;
+	if (status == 200 && code == -32601)	/* no upstream it may reach offers the capability */
+		return 0;
 	return -1;
 }
 
@@ -267,7 +299,7 @@ int
 main(void)
 {
 	static const char *const tenants[] = { "t0", "t1", "", "zz" };
-	struct tally tt = { 0 }, tp = { 0 }, tr = { 0 };
+	struct tally tt = { 0 }, tp = { 0 }, tr = { 0 }, tc = { 0 };
 	const struct {
 		const char *what;
 		const struct tally *t;
@@ -276,6 +308,7 @@ main(void)
 		{ "tools: callable if and only if listed", &tt, 50 },
 		{ "prompts: prompts/get passes if and only if prompts/list lists it", &tp, 20 },
 		{ "resources: resources/read passes if and only if resources/list lists it", &tr, 20 },
+		{ "capabilities: prompts and resources announced at initialize if and only if their lists answer", &tc, 20 },
 	};
 	const char *ups[2] = { "a", "b" }, *reasons[2] = { NULL, NULL };
 	json_t *lists[2], *names, *o;
@@ -320,6 +353,11 @@ main(void)
 				json_decref(o);
 			}
 			json_decref(names);
+
+			check(&tc, announced(cfg, &cl, "prompts"), answers(cfg, &cl, "prompts/list"), "capability", "prompts",
+			    k, c);
+			check(&tc, announced(cfg, &cl, "resources"), answers(cfg, &cl, "resources/list"), "capability",
+			    "resources", k, c);
 
 			names = listed(cfg, &cl, "prompts/list", "prompts", "name");
 			for (i = 0; i < 2; i++) {
