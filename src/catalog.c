@@ -165,23 +165,29 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 	}
 }
 
-/* Sorted records and their routes; a key two upstreams expose goes to the first in the
- * file. Frees the pairs. */
+/* Sorted records and their routes. A key several upstreams expose is listed once, with
+ * the record of the first in the file; the others' routes follow the first's in its
+ * route ([up, name, up2, name2, ...]: catalog_route_alt), so that a prompt or resource
+ * reaches a caller who may not reach the first (a tool is always the first's). Frees
+ * the pairs. */
 static void
 put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t n)
 {
-	json_t *items = json_array(), *routes = json_array();
+	json_t *items = json_array(), *routes = json_array(), *route;
 	size_t i;
 
 	if (n > 1)
 		qsort(pairs, n, sizeof(*pairs), by_key);
 	for (i = 0; i < n; i++) {
 		if (i > 0 && strcmp(pair_key(pairs[i - 1]), pair_key(pairs[i])) == 0) {
-			log_warn(NULL, "catalog: %s %s exposed twice; the second upstream's was left out",
-			    k->key, pair_key(pairs[i]));
+			route = json_array_get(routes, json_array_size(routes) - 1);
+			json_array_extend(route, json_array_get(pairs[i], 1));
+			log_info(NULL, "catalog: %s %s is offered by more than one upstream: listed with the first's "
+			    "record, %s", k->key, pair_key(pairs[i]), k == &catalog_kinds[CATALOG_TOOLS] ?
+			    "called at the first (the policy decides tools by it)" : "reached at the first the caller may reach");
 		} else {
 			json_array_append(items, json_array_get(pairs[i], 0));
-			json_array_append(routes, json_array_get(pairs[i], 1));
+			json_array_append_new(routes, json_copy(json_array_get(pairs[i], 1)));
 		}
 	}
 	for (i = 0; i < n; i++)
@@ -256,13 +262,19 @@ catalog_find(json_t *doc, const char *name)
 }
 
 int
+catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, const char **upstream, const char **orig)
+{
+	json_t *r = ix >= 0 ? json_array_get(json_object_get(doc, catalog_kinds[kind].routes), (size_t)ix) : NULL;
+
+	*upstream = json_string_value(json_array_get(r, 2 * alt));
+	*orig = json_string_value(json_array_get(r, 2 * alt + 1));
+	return *upstream && *orig ? 0 : -1;
+}
+
+int
 catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **upstream, const char **orig)
 {
-	json_t *r = json_array_get(json_object_get(doc, catalog_kinds[kind].routes), (size_t)ix);
-
-	*upstream = json_string_value(json_array_get(r, 0));
-	*orig = json_string_value(json_array_get(r, 1));
-	return ix >= 0 && *upstream && *orig ? 0 : -1;
+	return catalog_route_alt(doc, kind, ix, 0, upstream, orig);
 }
 
 json_t *

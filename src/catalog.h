@@ -35,7 +35,8 @@ extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
 
 /* The catalog document:
  *   {"tools": [exposed tool records, sorted by name],
- *    "routes": [[upstream section name, the tool's name upstream], ...]  (same order),
+ *    "routes": [[upstream section name, the tool's name upstream (, the same for each
+ *               other upstream that exposes that name)], ...]  (same order),
  *    "prompts"/"promptRoutes", "resources"/"resourceRoutes",
  *    "resourceTemplates"/"templateRoutes": the same for the other kinds,
  *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities}}
@@ -73,6 +74,10 @@ long catalog_find_in(json_t *doc, enum catalog_kind kind, const char *key);
 /* Where record ix of kind comes from: its upstream's section name and its key there
  * (borrowed from doc). 0, or -1 when there is no such record. */
 int catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **upstream, const char **orig);
+/* The same for the alt-th upstream that offers that key (0: the first in the file, whose
+ * record is listed; the others come after it): -1 when there are no more. */
+int catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, const char **upstream,
+    const char **orig);
 /* The capabilities an upstream of doc answered, or NULL (left out, or unknown). */
 json_t *catalog_upstream_caps(json_t *doc, const char *upstream);
 

@@ -289,7 +289,7 @@ catalog_save(json_t *doc, const char *path)
 {
 	json_t *out = json_object(), *st, *rec, *copy, *mine, *arr;
 	const char *name, *up, *orig;
-	size_t i;
+	size_t i, alt;
 	int k, rc;
 
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
@@ -298,16 +298,17 @@ catalog_save(json_t *doc, const char *path)
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		const struct catalog_kind_info *kd = &catalog_kinds[k];
 
-		json_array_foreach(json_object_get(doc, kd->array), i, rec) {
-			if (catalog_route(doc, (enum catalog_kind)k, (long)i, &up, &orig) < 0 ||
-			    (mine = json_object_get(out, up)) == NULL)
-				continue;
-			if ((arr = json_object_get(mine, kd->array)) == NULL)
-				json_object_set_new(mine, kd->array, arr = json_array());
-			copy = json_copy(rec);
-			json_object_set_new(copy, kd->key, json_string(orig));
-			json_array_append_new(arr, copy);
-		}
+		/* (a record several upstreams offer is kept once: the first's, written for each) */
+		json_array_foreach(json_object_get(doc, kd->array), i, rec)
+			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++) {
+				if ((mine = json_object_get(out, up)) == NULL)
+					continue;
+				if ((arr = json_object_get(mine, kd->array)) == NULL)
+					json_object_set_new(mine, kd->array, arr = json_array());
+				copy = json_copy(rec);
+				json_object_set_new(copy, kd->key, json_string(orig));
+				json_array_append_new(arr, copy);
+			}
 	}
 	rc = json_dump_file(out, path, JSON_INDENT(1) | JSON_SORT_KEYS);
 	if (rc < 0)

@@ -147,38 +147,59 @@ sole_offer(json_t *doc, const char *capability)
 	return n == 1 ? found : NULL;
 }
 
+/* Of the upstreams that offer record ix of kind, the first the caller's gate passes for
+ * r's method (asked quietly), else the first of all, which then answers the caller's
+ * refusal; *there is its name for the record. NULL when there is no such record. */
+static const char *
+pick_owner(struct fed_call *f, const struct route *r, enum catalog_kind kind, long ix, const char **there)
+{
+	const struct cfg_upstream *u;
+	const char *up, *orig, *first = NULL;
+	size_t alt;
+
+	for (alt = 0; catalog_route_alt(f->doc, kind, ix, alt, &up, &orig) == 0; alt++) {
+		if (alt == 0) {
+			first = up;
+			*there = orig;
+		}
+		if (f->gate == NULL || ((u = config_upstream(f->cfg, up)) != NULL && f->gate(f, r->method, u, 0) == FED_PASS)) {
+			*there = orig;
+			return up;
+		}
+	}
+	return first;
+}
+
 /* The upstream that owns uri: a listed resource, else a template (exact, for completion
  * references, or expanded), else the only upstream that offers resources at all. */
 static const char *
-owner_of_uri(json_t *doc, const char *uri)
+owner_of_uri(struct fed_call *f, const struct route *r, const char *uri)
 {
-	const char *up, *orig, *tmpl;
+	const char *tmpl, *there;
 	json_t *t;
 	long ix;
 	size_t i;
 
-	if ((ix = catalog_find_in(doc, CATALOG_RESOURCES, uri)) >= 0 &&
-	    catalog_route(doc, CATALOG_RESOURCES, ix, &up, &orig) == 0)
-		return up;
-	if ((ix = catalog_find_in(doc, CATALOG_TEMPLATES, uri)) >= 0 &&
-	    catalog_route(doc, CATALOG_TEMPLATES, ix, &up, &orig) == 0)
-		return up;
-	json_array_foreach(json_object_get(doc, catalog_kinds[CATALOG_TEMPLATES].array), i, t) {
+	if ((ix = catalog_find_in(f->doc, CATALOG_RESOURCES, uri)) >= 0)
+		return pick_owner(f, r, CATALOG_RESOURCES, ix, &there);
+	if ((ix = catalog_find_in(f->doc, CATALOG_TEMPLATES, uri)) >= 0)
+		return pick_owner(f, r, CATALOG_TEMPLATES, ix, &there);
+	json_array_foreach(json_object_get(f->doc, catalog_kinds[CATALOG_TEMPLATES].array), i, t) {
 		tmpl = json_string_value(json_object_get(t, "uriTemplate"));
-		if (fed_uri_matches(tmpl, uri) && catalog_route(doc, CATALOG_TEMPLATES, (long)i, &up, &orig) == 0)
-			return up;
+		if (fed_uri_matches(tmpl, uri))
+			return pick_owner(f, r, CATALOG_TEMPLATES, (long)i, &there);
 	}
-	return sole_offer(doc, "resources");
+	return sole_offer(f->doc, "resources");
 }
 
 /* An exposed name of kind to its upstream; *name_there is the name to send. */
 static const char *
-owner_of_name(json_t *doc, enum catalog_kind kind, const char *name, const char **name_there)
+owner_of_name(struct fed_call *f, const struct route *r, enum catalog_kind kind, const char *name,
+    const char **name_there)
 {
-	const char *up;
-	long ix = catalog_find_in(doc, kind, name);
+	long ix = catalog_find_in(f->doc, kind, name);
 
-	return ix >= 0 && catalog_route(doc, kind, ix, &up, name_there) == 0 ? up : NULL;
+	return ix >= 0 ? pick_owner(f, r, kind, ix, name_there) : NULL;
 }
 
 /* The upstream for one request, and the params to send it (a new reference); NULL
@@ -196,12 +217,12 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	case BY_NAME:
 		if ((key = json_string_value(json_object_get(params, "name"))) == NULL)
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.name", r->method), NULL;
-		owner = owner_of_name(f->doc, r->kind, key, &there);
+		owner = owner_of_name(f, r, r->kind, key, &there);
 		break;
 	case BY_URI:
 		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.uri", r->method), NULL;
-		owner = owner_of_uri(f->doc, key);
+		owner = owner_of_uri(f, r, key);
 		code = RESOURCE_NOT_FOUND;
 		unknown = "Resource not found";
 		break;
@@ -209,12 +230,12 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 		type = json_string_value(json_object_get(ref, "type"));
 		if (type && strcmp(type, "ref/prompt") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "name"))) != NULL) {
-			owner = owner_of_name(f->doc, CATALOG_PROMPTS, key, &there);
+			owner = owner_of_name(f, r, CATALOG_PROMPTS, key, &there);
 			where = ref;
 			unknown = "Unknown prompt";
 		} else if (type && strcmp(type, "ref/resource") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "uri"))) != NULL) {
-			owner = owner_of_uri(f->doc, key);
+			owner = owner_of_uri(f, r, key);
 			unknown = "Unknown resource reference";
 		} else
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s", "completion/complete needs params.ref, "

@@ -106,14 +106,20 @@ catalog(struct mcp_call *c)
 
 /* May the caller reach this upstream's prompts, resources, completions, log level? */
 static int
-admit_upstream(void *ctx, const char *name)
+reaches(const struct mcp_call *c, const char *name)
 {
-	const struct mcp_call *c = ctx;
 	const struct cfg_upstream *u;
 
 	if (c->pc.off)
 		return 1;
 	return (u = config_upstream(c->cfg, name)) != NULL && policy_decide_upstream(&c->pc, u, NULL) == POLICY_VISIBLE;
+}
+
+/* federate.c's admit (fed_offers, fed_capabilities): reaches(). */
+static int
+admit_upstream(void *ctx, const char *name)
+{
+	return reaches(ctx, name);
 }
 
 /* What this caller is offered: only what the upstreams it may reach offer. */
@@ -208,21 +214,24 @@ tool_of(const struct mcp_call *c, json_t *doc, size_t i, struct policy_tool *t)
 		t->upstream = config_upstream(c->cfg, up);
 }
 
-/* Does the caller see record i of kind? A tool by policy_decide, anything else by
- * what the policy says of its upstream. */
+/* Does the caller see record i of kind? A tool by policy_decide, anything else by what
+ * the policy says of the upstreams that offer it (one it may reach is enough: its
+ * request goes there, federate.c's pick_owner). */
 static int
 record_visible(const struct mcp_call *c, json_t *doc, enum catalog_kind kind, size_t i)
 {
 	struct policy_tool t;
-	const char *up = NULL, *orig;
-	const struct cfg_upstream *u;
+	const char *up, *orig;
+	size_t alt;
 
 	if (kind == CATALOG_TOOLS) {
 		tool_of(c, doc, i, &t);
 		return t.name && policy_decide(&c->pc, &t, NULL) == POLICY_VISIBLE;
 	}
-	return catalog_route(doc, kind, (long)i, &up, &orig) == 0 && (u = config_upstream(c->cfg, up)) != NULL &&
-	    policy_decide_upstream(&c->pc, u, NULL) == POLICY_VISIBLE;
+	for (alt = 0; catalog_route_alt(doc, kind, (long)i, alt, &up, &orig) == 0; alt++)
+		if (reaches(c, up))
+			return 1;
+	return 0;
 }
 
 /* c->vis: the indexes of the catalog's records of kind the caller sees (NULL with the
@@ -465,7 +474,7 @@ gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream 
 	if (c->pc.off || strcmp(method, "tools/call") == 0)
 		return FED_PASS;
 	if (!alone)
-		return policy_decide_upstream(&c->pc, up, NULL) == POLICY_VISIBLE ? FED_PASS : FED_HIDDEN;
+		return reaches(c, up->s.name) ? FED_PASS : FED_HIDDEN;
 	policy_decide_upstream(&c->pc, up, &why);
 	audit(c, method, "upstream", up->s.name, &why);
 	if (why.step == POLICY_VISIBLE)

@@ -70,6 +70,13 @@ main(void)
 	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
 	is_str(json_string_value(json_array_get(route, 0)), "github",
 	    "a name two upstreams expose goes to the first in the file");
+	{
+		const char *up, *orig;
+
+		ok(catalog_route_alt(doc, CATALOG_TOOLS, ix, 1, &up, &orig) == 0 && strcmp(up, "files") == 0 &&
+		    strcmp(orig, "gh_create_issue") == 0, "… and the second's route follows, for callers who may not reach it");
+		ok(catalog_route_alt(doc, CATALOG_TOOLS, ix, 2, &up, &orig) < 0, "… and no third");
+	}
 	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
 	is_str(json_string_value(json_object_get(t, "description")), "create_issue", "no description: the name");
 	ok(json_is_object(json_object_get(t, "inputSchema")), "no inputSchema: an object schema");

@@ -1,7 +1,8 @@
 /* Unit tests: list and call never drift, through the whole POST /mcp exchange
  * (mcp_exchange), over seeded random configurations and callers (issue 6).
  *
- * One catalog of two upstreams (tools, a prompt and a resource each) stays put while
+ * One catalog of two upstreams (tools, a prompt and a resource each, and a resource
+ * both offer: listed when the caller may reach either, read from one it may reach) stays put while
  * the configuration is replaced again and again, as a reload that changes the policy
  * and keeps the catalog does. For every configuration and caller: each tool of the
  * catalog is callable (tools/call reaches for its upstream, which is down here: -32603)
@@ -178,10 +179,11 @@ random_config(int k)
 static json_t *
 upstream_offer(const char *u)
 {
-	json_t *o = json_pack("{s:{s:{}, s:{}, s:{}}, s:[], s:[{s:s}], s:[{s:s, s:s}]}",
+	json_t *o = json_pack("{s:{s:{}, s:{}, s:{}}, s:[], s:[{s:s}], s:[{s:s, s:s}, {s:s, s:s}]}",
 	    "caps", "tools", "prompts", "resources",
 	    "tools", "prompts", "name", u[0] == 'a' ? "pa" : "pb",
-	    "resources", "uri", u[0] == 'a' ? "res://a/1" : "res://b/1", "name", "r");
+	    "resources", "uri", u[0] == 'a' ? "res://a/1" : "res://b/1", "name", "r",
+	    "uri", "res://shared", "name", "offered by both");
 	json_t *t = json_object_get(o, "tools");
 	size_t i;
 
@@ -372,8 +374,9 @@ main(void)
 			json_decref(names);
 
 			names = listed(cfg, &cl, "resources/list", "resources", "uri");
-			for (i = 0; i < 2; i++) {
-				const char *r = i ? "res://b/1" : "res://a/1";
+			for (i = 0; i < 3; i++) {
+				static const char *const uris[] = { "res://a/1", "res://b/1", "res://shared" };
+				const char *r = uris[i];
 
 				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\","
 				    "\"params\":{\"uri\":\"%s\"}}", r);
