@@ -187,7 +187,7 @@ runs_done $FCGI
 rss end
 HEALTH_END=$(curl -s --max-time 10 -w ' %{http_code}' "$BASE/mcp/health")
 # an upstream left out, or a catalog too large for the state file (the three fixtures
-# offer the same resource URIs: "exposed twice" lines about those are expected)
+# offer the same resource URIs: "offered by more than one upstream" lines about those are expected)
 CATALOG_LOG=$(grep -Ec 'catalog: .*(what it offers is left out|kept per worker)' "$ROOT/mcpgate.log")
 
 # --- 7. Report ----------------------------------------------------------------------
