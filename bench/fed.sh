@@ -68,19 +68,11 @@ PV=2025-11-25
 
 # --- 1. What it needs -------------------------------------------------------------
 setup
-[ -f "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "tests/node_modules has no @modelcontextprotocol/sdk (npm ci --prefix tests)"
+need_sdk
 
 # --- 2. The binary ------------------------------------------------------------------
-# A copy of the sources (bench/lib.sh's build), built out of tree: src/mcpgate (the
-# default CFLAGS, as installed).
-build_trees() { # SRC
-	rm -rf "$OUT/build"
-	mkdir -p "$OUT/build"
-	(cd "$OUT/build" && "$1/configure" -q && make -j"$(nproc)" src/mcpgate)
-}
-BIN=$OUT/build/src/mcpgate
-build "mcpgate" "$OUT/build" "$BIN"
+# A copy of the sources, built out of tree: src/mcpgate (bench/lib.sh's build_mcpgate).
+build_mcpgate
 
 # --- 3. The upstreams ---------------------------------------------------------------
 # One stack, in the temp dir itself (configs, sockets, state file, logs), under

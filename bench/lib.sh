@@ -10,6 +10,7 @@
 #   OUT=$here/out/NAME               # where this benchmark's files go
 #   setup                            # $OUT, START_LOAD, what is missing installed
 #   build WHAT INTO PRODUCT...       # with the script's build_trees SRC
+#   build_mcpgate                    # or that, for src/mcpgate alone: $BIN
 #   bench_root LOG...                # $ROOT, the exit trap
 #   start_idp RESOURCE...            # $IDP, $IDP_PID
 #   start_stack DIR BIN PORT         # $STACK_FCGI, $STACK_NGINX
@@ -122,6 +123,24 @@ build_sources() {
 }
 build() {
 	build_sources "$@" || { tail -n 30 "$OUT/build.log" >&2; die "build failed (full log: $OUT/build.log$BUILD_HINT)"; }
+}
+
+# build_mcpgate: for a script whose only binary is src/mcpgate: build_trees configures
+# and makes that alone in $OUT/build (the default CFLAGS, as installed); sets BIN.
+build_mcpgate() {
+	# shellcheck disable=SC2317 # called by build
+	build_trees() { # SRC
+		rm -rf "$OUT/build"
+		mkdir -p "$OUT/build"
+		(cd "$OUT/build" && "$1/configure" -q && make -j"$(nproc)" src/mcpgate)
+	}
+	BIN=$OUT/build/src/mcpgate
+	build "mcpgate" "$OUT/build" "$BIN"
+}
+# need_sdk: dies unless tests/node_modules has the MCP SDK (the fixture upstreams).
+need_sdk() {
+	[ -f "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+		die "tests/node_modules has no @modelcontextprotocol/sdk (npm ci --prefix tests)"
 }
 
 # --- The stack ----------------------------------------------------------------------

@@ -79,19 +79,11 @@ PV=2025-11-25
 
 # --- 1. What it needs -------------------------------------------------------------
 setup
-[ -f "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "tests/node_modules has no @modelcontextprotocol/sdk (npm ci --prefix tests)"
+need_sdk
 
 # --- 2. The binary ------------------------------------------------------------------
-# A copy of the sources (bench/lib.sh's build), built out of tree: src/mcpgate (the
-# default CFLAGS, as installed); the same binary serves both stacks and explain.
-build_trees() { # SRC
-	rm -rf "$OUT/build"
-	mkdir -p "$OUT/build"
-	(cd "$OUT/build" && "$1/configure" -q && make -j"$(nproc)" src/mcpgate)
-}
-BIN=$OUT/build/src/mcpgate
-build "mcpgate" "$OUT/build" "$BIN"
+# A copy of the sources, built out of tree: src/mcpgate (bench/lib.sh's build_mcpgate); the same binary serves both stacks and explain.
+build_mcpgate
 
 # --- 3. The upstreams ---------------------------------------------------------------
 # Two stacks, each in a directory of its own under the temp dir (bench/out/policy/tmp);
