@@ -75,8 +75,9 @@ access-mode = read-only
 groups = fs
 allow = fs_echo*
 CONF
-# [gateway] keys go before the first section: move page-size up.
-sed -i '/^page-size = 7$/d; s/^\[gateway\]$/[gateway]\npage-size = 7/' "$T/gw.conf"
+# [gateway] keys go before the first section: move page-size up; and the catalog is
+# fetched once for the whole run (the reloads at the end must not wait for a refetch).
+sed -i '/^page-size = 7$/d; s/^\[gateway\]$/[gateway]\npage-size = 7\ncatalog-ttl = 3600/' "$T/gw.conf"
 if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
 	pass "mcpgate -t accepts groups, tenants, a read-only tenant, allow and deny"
 else
@@ -298,6 +299,36 @@ jcheck "… and a prompt of an upstream it may not reach answers as one that doe
 cgi_list=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}')
 jcheck "… and its tools/list (CGI) is the same as through nginx: P3 sees fs_test_simple_text only" \
 	"$(jq -c '[.result.tools[].name]' <<<"${cgi_list:-null}")" '. == ["fs_test_simple_text"]'
+
+# --- reloads: the policy changes, the catalog stays ------------------------------------------
+# A new deny for acme, and a file for tenant "nosuch" (eve's) in an included directory, as a
+# hosting panel writes them; each file replaced whole (mv). The running processes reload
+# within a second or two; the catalog in the state file is not refetched meanwhile.
+# until_list TOKEN JQ: tools/list of TOKEN until JQ holds of its names (10 s at most).
+until_list() {
+	local i got
+	for i in $(seq 1 50); do
+		got=$(list "$1")
+		jq -e "$2" <<<"$got" > /dev/null 2>&1 && { echo "$got"; return 0; }
+		sleep 0.2
+	done
+	echo "$got"
+	return 1
+}
+mkdir -p "$T/tenants.d"
+sed 's/^deny = fs_slow$/deny = fs_slow fs_echo/; s/^\[tenant "\*"\]$/include = tenants.d\/*.conf\n[tenant "*"]/' "$T/gw.conf" > "$T/gw.conf.new"
+mv "$T/gw.conf.new" "$T/gw.conf"
+printf '[tenant "nosuch"]\ngroups = fs\nallow = fs_test_simple_text\n' > "$T/tenants.d/nosuch.conf.tmp"
+mv "$T/tenants.d/nosuch.conf.tmp" "$T/tenants.d/nosuch.conf"
+got=$(until_list "${tok[P1]}" 'index("fs_echo") | not')
+jcheck "reload: acme's new deny takes fs_echo out of P1's tools/list (the catalog unchanged)" \
+	"$(jq -c --argjson w "${want[P1]}" '{same_but_echo: (. == ($w - ["fs_echo"])), n: length}' <<<"${got:-null}")" '.same_but_echo'
+st=$(post "${tok[P1]}" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs_echo","arguments":{}}}')
+calls=$(for _ in 1 2 3 4 5 6; do post "${tok[P1]}" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs_echo","arguments":{}}}'; printf ' %s' "$(jq -r .error "$T/b" 2>/dev/null)"; echo; done | sort -u | tr '\n' ';')
+is "… and every process refuses its call the same way (403 tool_denied: list and call agree after a reload)" "$st $calls" "403 403 tool_denied;"
+got=$(until_list "${tok[P6]}" '. == ["fs_test_simple_text"]')
+jcheck "reload: a tenant file added to an included directory lets eve's tenant in, with its own rules" \
+	"$(jq -c . <<<"${got:-null}")" '. == ["fs_test_simple_text"]'
 
 gone=
 for pid in $MG_FCGI_PIDS; do mg_alive "$pid" || gone="$gone $pid"; done
