@@ -61,9 +61,8 @@ build "mcpgate twice" "$OUT/" "$BIN_AUTH" "$BIN_NOAUTH"
 # --- 3. The stack -------------------------------------------------------------------
 # Two stacks, each in a directory of its own under $ROOT.
 bench_root '*/mcpgate.log' '*/nginx/error.log' idp.log '*.conf' '*/mcpgate.conf'
-PORT_A=$(free_port) || die "no free port"
-PORT_B=$(free_port) || die "no free port"
-[ "$PORT_A" != "$PORT_B" ] || PORT_B=$(free_port)
+ports=$(two_ports) || exit 1
+read -r PORT_A PORT_B <<<"$ports"
 BASE_A=http://127.0.0.1:$PORT_A
 BASE_B=http://127.0.0.1:$PORT_B
 start_idp "$BASE_B/mcp" "$BASE_A/mcp"

@@ -50,9 +50,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 OUT=$here/out/fed
 TOOLS=${BENCH_TOOLS:-200}
-SESSION=${BENCH_SESSION:-1}
-# wrk.lua reads BENCH_SESSION as the Mcp-Session-Id to send: the knob must not reach it
-unset BENCH_SESSION
 CACHE_TTL=3600
 CATALOG_TTL=3600
 KINDS="H L C D H1 C1 D1"

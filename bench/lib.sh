@@ -44,6 +44,11 @@ CONNS=${BENCH_CONNS:-8}
 PROCS=${BENCH_PROCS:-2}
 WORKERS=${BENCH_WORKERS:-2}
 SRC=${BENCH_SRC:-worktree}
+# BENCH_SESSION=0: requests without a session (mcp.sh, fed.sh, policy.sh). wrk.lua
+# reads BENCH_SESSION as the Mcp-Session-Id to send: the knob must not reach it.
+# shellcheck disable=SC2034 # read by the scripts
+SESSION=${BENCH_SESSION:-1}
+unset BENCH_SESSION
 RESULTS=${BENCH_RESULTS-$here/RESULTS.md}
 # a command wrk runs under (bench/auth.sh's BENCH_PIN=1: taskset -c 0)
 WRK_PIN=()
@@ -291,6 +296,15 @@ start_upstreams() {
 		[ -n "${UP_URL[$u]}" ] || die "upstream $u did not start: $(tail -n 5 "$ROOT/up-$u.log")"
 	done
 	say "upstreams: $(for u in "$@"; do printf '%s %s (%s tools) ' "$u" "${UP_URL[$u]}" $((OWN_TOOLS + UP_N[$u])); done)"
+}
+
+# two_ports: two distinct free ports, "P1 P2", for a script running two stacks.
+two_ports() {
+	local a b
+	a=$(free_port) || die "no free port"
+	b=$(free_port) || die "no free port"
+	[ "$a" != "$b" ] || b=$(free_port) || die "no free port"
+	echo "$a $b"
 }
 
 # check DESC GOT REGEX: dies unless GOT matches

@@ -45,7 +45,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 OUT=$here/out/mcp
 BATCH=${BENCH_BATCH:-10}
-SESSION=${BENCH_SESSION:-1}
 SESSION_N=${BENCH_SESSION_N:-20000}
 CACHE_TTL=3600
 KINDS="H I P B"

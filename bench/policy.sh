@@ -58,9 +58,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 OUT=$here/out/policy
 TOOLS=${BENCH_TOOLS:-1000}
-SESSION=${BENCH_SESSION:-1}
-# wrk.lua reads BENCH_SESSION as the Mcp-Session-Id to send: the knob must not reach it
-unset BENCH_SESSION
 EXPLAIN_N=${BENCH_EXPLAIN:-21}
 PERF=${BENCH_PERF:-0}
 CACHE_TTL=3600
@@ -144,9 +141,8 @@ if [ "$(grep -c '^\[group ' <<<"$POLICY_CONF")" != "$NGROUPS" ] || [ "$N_RULES" 
 	die "the generated policy is not $NGROUPS groups and 20 rules"
 fi
 
-PORT_P=$(free_port) || die "no free port"
-PORT_O=$(free_port) || die "no free port"
-[ "$PORT_P" != "$PORT_O" ] || PORT_O=$(free_port)
+ports=$(two_ports) || exit 1
+read -r PORT_P PORT_O <<<"$ports"
 BASE_P=http://127.0.0.1:$PORT_P
 BASE_O=http://127.0.0.1:$PORT_O
 start_idp "$BASE_P/mcp" "$BASE_O/mcp"
