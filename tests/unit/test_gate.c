@@ -302,6 +302,18 @@ main(void)
 {
 	static const char *const tenants[] = { "t0", "t1", "", "zz" };
 	struct tally tt = { 0 }, tp = { 0 }, tr = { 0 }, tc = { 0 };
+	/* What an upstream offers besides tools: listed by LIST, used by GET. */
+	const struct thing {
+		const char *list, *array, *key, *get, *unknown;
+		int unknown_code;
+		const char *names[4];
+		struct tally *tally;
+	} things[] = {
+		{ "prompts/list", "prompts", "name", "prompts/get", "Unknown prompt", -32602,
+		    { "a_pa", "b_pb", NULL }, &tp },
+		{ "resources/list", "resources", "uri", "resources/read", "Resource not found", -32002,
+		    { "res://a/1", "res://b/1", "res://shared", NULL }, &tr },
+	};
 	const struct {
 		const char *what;
 		const struct tally *t;
@@ -317,7 +329,7 @@ main(void)
 	struct tc_claims cl;
 	struct config *cfg;
 	char body[256];
-	size_t i;
+	size_t i, j;
 	int k, c, st, configs = 0;
 
 	if (mkdtemp(dir) == NULL)
@@ -361,30 +373,20 @@ main(void)
 			check(&tc, announced(cfg, &cl, "resources"), answers(cfg, &cl, "resources/list"), "capability",
 			    "resources", k, c);
 
-			names = listed(cfg, &cl, "prompts/list", "prompts", "name");
-			for (i = 0; i < 2; i++) {
-				const char *p = i ? "b_pb" : "a_pa";
+			for (j = 0; j < sizeof(things) / sizeof(things[0]); j++) {
+				const struct thing *th = &things[j];
 
-				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\","
-				    "\"params\":{\"name\":\"%s\"}}", p);
-				st = post(cfg, &cl, body, &o);
-				check(&tp, in(names, p), reached(st, o, "Unknown prompt", -32602), "prompt", p, k, c);
-				json_decref(o);
+				names = listed(cfg, &cl, th->list, th->array, th->key);
+				for (i = 0; th->names[i]; i++) {
+					snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"%s\","
+					    "\"params\":{\"%s\":\"%s\"}}", th->get, th->key, th->names[i]);
+					st = post(cfg, &cl, body, &o);
+					check(th->tally, in(names, th->names[i]), reached(st, o, th->unknown, th->unknown_code),
+					    th->key, th->names[i], k, c);
+					json_decref(o);
+				}
+				json_decref(names);
 			}
-			json_decref(names);
-
-			names = listed(cfg, &cl, "resources/list", "resources", "uri");
-			for (i = 0; i < 3; i++) {
-				static const char *const uris[] = { "res://a/1", "res://b/1", "res://shared" };
-				const char *r = uris[i];
-
-				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\","
-				    "\"params\":{\"uri\":\"%s\"}}", r);
-				st = post(cfg, &cl, body, &o);
-				check(&tr, in(names, r), reached(st, o, "Resource not found", -32002), "resource", r, k, c);
-				json_decref(o);
-			}
-			json_decref(names);
 		}
 		config_unref(cfg);
 	}
