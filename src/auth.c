@@ -34,10 +34,14 @@ auth_parse_bearer(const char *h, const char **tok, size_t *len)
 		;
 	for (t = p; b64token_char((unsigned char)*p); p++)
 		;
+	if (p == t)	/* empty, or padding alone ("Bearer ====") */
+		return -1;
 	while (*p == '=')
 		p++;
-	if (p == t || *p != '\0')	/* empty, or anything after the token (a second header: ", ") */
+	if (*p != '\0')	/* anything after the token (a second header: ", ") */
 		return -1;
+	if ((size_t)(p - t) > AUTH_TOKEN_MAX)
+		return -2;
 	*tok = t;
 	*len = (size_t)(p - t);
 	return 0;
@@ -272,11 +276,29 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
 	json_decref(ir);
 	if (cached) {
 		until = now_ms + cfg->cache_ttl * 1000;
-		if (until > c->exp * 1000)
+		if (c->exp < INT64_MAX / 1000 && c->exp * 1000 < until)	/* exp may be huge */
 			until = c->exp * 1000;
 		token_cache_fill(env->tokens, key, now_ms, c, until);
 	}
 	return 0;
+}
+
+void
+auth_cache_key(const unsigned char *digest_key, const struct config *cfg, const char *tok, size_t len,
+    unsigned char key[TC_KEY_BYTES])
+{
+	const char *ctx[] = { cfg->resource, cfg->issuer, cfg->introspection_endpoint,
+	    cfg->client_id, cfg->groups_claim, cfg->tenant_claim };
+	struct secret_part parts[sizeof(ctx) / sizeof(ctx[0]) + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
+		parts[i].p = ctx[i] ? ctx[i] : "";
+		parts[i].n = strlen(parts[i].p) + 1;	/* with its NUL: fields cannot run together */
+	}
+	parts[i].p = tok;
+	parts[i].n = len;
+	secret_keyed_digest_parts(digest_key, parts, i + 1, key);
 }
 
 int
@@ -296,11 +318,11 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
-	if (auth_parse_bearer(req->authorization, &tok, &len) < 0) {
-		challenge(cfg, resp, GW_EBADTOKEN, "malformed Authorization header", NULL);
+	if ((rc = auth_parse_bearer(req->authorization, &tok, &len)) < 0) {
+		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
 		return -1;
 	}
-	secret_keyed_digest(env->digest_key, tok, len, key);
+	auth_cache_key(env->digest_key, cfg, tok, len, key);
 	for (i = 0; i < 4; i++)
 		snprintf(hex + 2 * i, 3, "%02x", key[i]);
 	memcpy(caller->token_id, hex, 9);

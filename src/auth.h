@@ -28,8 +28,20 @@ struct auth_env {
 	const unsigned char *digest_key;	/* 32 bytes */
 };
 
-/* RFC 6750 §2.1: "Bearer" 1*SP b64token. Points *tok into header; 0 or -1. */
+/* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer
+ * one is refused before the cache or the authorization server sees it. */
+#define AUTH_TOKEN_MAX	8192
+
+/* RFC 6750 §2.1: "Bearer" 1*SP b64token. Points *tok into header; 0, -1 when
+ * malformed, -2 when the token is longer than AUTH_TOKEN_MAX. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
+/* The token-cache key of a token: a keyed digest of what decides whether it is accepted
+ * and which claims it yields (the resource it must be issued for, the issuer, where and
+ * as whom it is introspected, which claims name groups and tenant), then the token. Two
+ * gateways sharing a state file, or one before and after a reload that changed any of
+ * these, never share an entry: a hit is exactly as strict as the introspection it saves. */
+void auth_cache_key(const unsigned char *digest_key, const struct config *cfg, const char *tok,
+    size_t len, unsigned char key[TC_KEY_BYTES]);
 /* Who the caller of an introspection response is, whatever the token's acceptance:
  * client_id, sub (else client_id), scope, the groups claim (an array of names or one
  * blank-separated string) and the tenant claim (a string), as configured. 0 with

@@ -68,6 +68,20 @@ secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned 
 	crypto_generichash(out, 32, p, n, key, 32);
 }
 
+void
+secret_keyed_digest_parts(const unsigned char *key, const struct secret_part *parts, size_t n,
+    unsigned char out[32])
+{
+	crypto_generichash_state st;
+	size_t i;
+
+	crypto_generichash_init(&st, key, 32, 32);
+	for (i = 0; i < n; i++)
+		crypto_generichash_update(&st, parts[i].p, parts[i].n);
+	crypto_generichash_final(&st, out, 32);
+	sodium_memzero(&st, sizeof(st));
+}
+
 int
 secret_base64(const void *p, size_t n, char *out, size_t outlen)
 {

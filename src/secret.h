@@ -12,8 +12,16 @@ void secret_random_hex(char *out, size_t nbytes);
 void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
 /* Unkeyed BLAKE2b digest of p, nbytes (16..64) raw bytes into out. */
 void secret_digest(const void *p, size_t n, unsigned char *out, size_t nbytes);
-/* Keyed BLAKE2b-256 of p (the token-cache key); key is 32 bytes. */
+/* Keyed BLAKE2b-256 of p; key is 32 bytes. */
 void secret_keyed_digest(const unsigned char *key, const void *p, size_t n, unsigned char out[32]);
+/* Keyed BLAKE2b-256 of the concatenation of n parts (the token-cache key: the
+ * acceptance context, then the token). */
+struct secret_part {
+	const void *p;
+	size_t n;
+};
+void secret_keyed_digest_parts(const unsigned char *key, const struct secret_part *parts, size_t n,
+    unsigned char out[32]);
 /* Standard base64 of p into out (outlen >= 4 * ceil(n / 3) + 1); -1 when too small. */
 int secret_base64(const void *p, size_t n, char *out, size_t outlen);
 /* Decodes standard, padded base64 (no blanks) into out: the length, or -1 when the

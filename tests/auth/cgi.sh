@@ -71,6 +71,33 @@ all_tokens+=("$fresh")
 idp_reset
 for _ in $(seq 1 10); do call "Bearer $fresh"; done
 is "fresh token: 10 requests, 1 introspection" "$(idp_stats)" 1
+# The cache binds an entry to its acceptance context. A second gateway sharing the state
+# file (the default when `state` is unset) but serving another resource never takes the
+# first's cached answer, nor the first the second's; nor does this one after a reload
+# that changed its resource.
+sed 's|^resource = .*|resource = http://127.0.0.1:8081/other|' "$T/gw.conf" > "$T/other.conf"
+mine=$(mint --client machine-acme --scope mcp:tools)
+theirs=$(mint --client machine-acme --scope mcp:tools --resource http://127.0.0.1:8081/other)
+all_tokens+=("$mine" "$theirs")
+idp_reset
+call "Bearer $mine"
+is "context: a token for this resource is 200 (now cached)" "$(status)" 200
+CONF=$T/other.conf call "Bearer $mine"
+is "context: at a gateway of another resource sharing the state file, 401" "$(status)" 401
+like "context: there the audience is checked (introspected, not a cache hit)" "$(header WWW-Authenticate)" \
+	'token not issued for this resource'
+CONF=$T/other.conf call "Bearer $theirs"
+is "context: the other gateway's own token is 200 there (now cached)" "$(status)" 200
+call "Bearer $theirs"
+is "context: ... and 401 here" "$(status)" 401
+is "context: every gateway introspected each token for itself (4 introspections)" "$(idp_stats)" 4
+RESOURCE=http://127.0.0.1:8081/other auth_conf
+call "Bearer $mine"
+is "context: reloaded with another resource, a token cached under the old one is 401" "$(status)" 401
+auth_conf
+call "Bearer $mine"
+is "context: back to the first resource, 200 again" "$(status)" 200
+
 # Negative caching: an invalid token is introspected once per negative-ttl.
 idp_reset
 for _ in 1 2 3 4 5; do call "Bearer bogus-token-abc"; done
@@ -109,6 +136,7 @@ is "AS metadata: introspection endpoint" "$(jf .introspection_endpoint)" "$IDP/t
 
 # Faults: fresh tokens get 500 + Retry-After within the timeout; cached ones keep working.
 for mode in hang 500 garbage; do
+	call "Bearer $machine"	# cached now, whatever time the suite has taken so far
 	idp_fault "$mode"
 	t=$(mint --client machine-beta --scope mcp:tools)
 	all_tokens+=("$t")
@@ -122,6 +150,15 @@ for mode in hang 500 garbage; do
 	is "AS fault '$mode': a cached token still works" "$(status)" 200
 done
 idp_fault none
+# An exp beyond any clock (the largest 64-bit integer): accepted, and cached for cache-ttl
+# (the entry's lifetime is min(cache-ttl, exp), computed without overflow: UBSan, in the
+# asan ring, fails the run on any).
+idp_fault far-exp
+call "Bearer far-exp-token"
+is "exp = 2^63-1: accepted" "$(status)" 200
+idp_fault none
+call "Bearer far-exp-token"
+is "exp = 2^63-1: cached for cache-ttl (the IdP, asked now, would say inactive)" "$(status)" 200
 like "AS failures logged with the reason" "$(cat "$T/gw.log")" 'authorization server failed: .*(timed out|Timeout|answered 500|not a JSON)'
 
 # Shared by processes: 4 spawn-fcgi processes and CGI runs, one introspection.
@@ -176,6 +213,20 @@ env -i REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json CONTEN
 like "after DELETE the id answers 404 (FastCGI: tombstone shared)" "$(head -1 "$T/out")" '^Status: 404'
 cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" <<< "$LIST"
 is "no session id: served statelessly" "$(status)" 200
+
+# A running FastCGI process reloaded with another resource: a token it cached under the
+# old one is refused. (Each of the 4 processes logs its reload within a second or so.)
+before=$(grep -c 'config: reloaded' "$T/gw.log")
+RESOURCE=http://127.0.0.1:8081/other auth_conf
+for _ in $(seq 1 300); do
+	[ "$(grep -c 'config: reloaded' "$T/gw.log")" -ge $((before + 4)) ] && break
+	sleep 0.1
+done
+is "FastCGI: all 4 processes reloaded the new resource" "$(( $(grep -c 'config: reloaded' "$T/gw.log") - before ))" 4
+env -i REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+	HTTP_AUTHORIZATION="Bearer $shared" timeout 5 cgi-fcgi -bind -connect "$T/fcgi.sock" <<< "$LIST" > "$T/out"
+like "FastCGI reloaded with another resource: the token it had cached is 401" "$(head -1 "$T/out")" '^Status: 401'
+auth_conf
 
 # No token, nor any 12-character fragment of one, in any log.
 leaks=0

@@ -13,7 +13,7 @@ import {
 } from './fixtures.mjs';
 import { createStore } from './store.mjs';
 
-export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset']);
+export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp']);
 const SLOW_MS = 2000;
 
 const ROUTES = Object.freeze({
@@ -380,6 +380,16 @@ export async function createIdp({
       case 'reset':
         req.socket.destroy();
         return true;
+      case 'far-exp': {
+        // An active token for the default resource whose exp is the largest 64-bit integer
+        // (written as text: a JavaScript number cannot hold it).
+        const text = `{"active":true,"client_id":"machine-acme","scope":"mcp:tools",`
+          + `"aud":${JSON.stringify(resources[0])},"iss":${JSON.stringify(issuer)},`
+          + `"token_type":"Bearer","exp":9223372036854775807}`;
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
+        return true;
+      }
       case 'slow':
         await new Promise((r) => setTimeout(r, fault.delayMs));
         return false; // then the real answer

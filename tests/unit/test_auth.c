@@ -7,9 +7,139 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "clock.h"
+#include "secret.h"
 #include "tap.h"
 
 #define NOW 1700000000
+
+/* A configuration whose [auth] section ends with extra (and whose authorization
+ * server refuses at once: nothing listens on port 1). */
+static struct config *
+conf(const char *dir, const char *resource, const char *extra)
+{
+	struct cfg_errors errs;
+	struct config *cfg = NULL;
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ctx.conf", dir);
+	if ((f = fopen(path, "w")) == NULL)
+		return NULL;
+	fprintf(f, "[gateway]\nresource = %s\n[auth]\nissuer = https://idp.example.com\n"
+	    "introspection-endpoint = http://127.0.0.1:1/introspect\ntimeout-ms = 500\n"
+	    "required-scopes = mcp:tools\n%s", resource, extra);
+	fclose(f);
+	if (config_load(path, &cfg, &errs) < 0) {
+		printf("# %s\n", errs.msg[0]);
+		config_unref(cfg);
+		cfg = NULL;
+	}
+	unlink(path);
+	return cfg;
+}
+
+/* One request with this Authorization header: the status of the answer (0 = accepted). */
+static int
+authenticate(const struct auth_env *env, const struct config *cfg, char *authorization,
+    char *description, size_t n)
+{
+	struct request req;
+	struct response r;
+	struct caller who;
+	int status;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(req.id, sizeof(req.id), "t");
+	req.authorization = authorization;
+	response_init(&r, "t");
+	status = auth_authenticate(env, cfg, &req, &who, &r) == 0 ? 0 : r.status;
+	snprintf(description, n, "%s", response_get_header(&r, "WWW-Authenticate") ?
+	    response_get_header(&r, "WWW-Authenticate") : "");
+	response_free(&r);
+	return status;
+}
+
+/* The token cache binds an entry to the acceptance context: a gateway with another
+ * resource, issuer, introspection client or claim names never hits another's entry (two
+ * gateways sharing a state file; one reloaded with new values). And a token is refused
+ * for its syntax or size before the cache or the authorization server sees it. */
+static void
+test_cache_context(const char *dir)
+{
+	static const char *const variants[][2] = {
+		{ "https://other.example.com/mcp", "" },
+		{ "https://gw.example.com/mcp", "groups-claim = roles\n" },
+		{ "https://gw.example.com/mcp", "tenant-claim = org\n" },
+		{ "https://gw.example.com/mcp", "client-id = someone-else\n" },
+	};
+	const char *token = "tok-abc.DEF_123";
+	unsigned char dkey[32], ka[TC_KEY_BYTES], kb[TC_KEY_BYTES];
+	struct config *a, *again, *b;
+	struct tc_claims claims;
+	struct auth_env env;
+	char desc[1024], *big, header[64], padding[] = "Bearer ====";
+	size_t size = token_cache_region_size(64), i;
+	void *region = calloc(1, size);
+	int64_t now = clock_wall_ms();
+
+	secret_random_bytes(dkey, sizeof(dkey));
+	token_cache_region_init(region, size, 0);
+	memset(&env, 0, sizeof(env));
+	env.ix = introspect_new();
+	env.tokens = token_cache_attach(region, size);
+	env.digest_key = dkey;
+	a = conf(dir, "https://gw.example.com/mcp", "");
+	again = conf(dir, "https://gw.example.com/mcp", "");
+	if (a == NULL || again == NULL || env.tokens == NULL) {
+		ok(0, "context test set up");
+		return;
+	}
+	auth_cache_key(dkey, a, token, strlen(token), ka);
+	auth_cache_key(dkey, again, token, strlen(token), kb);
+	ok(memcmp(ka, kb, sizeof(ka)) == 0, "the same acceptance context: the same cache key");
+	memset(&claims, 0, sizeof(claims));
+	snprintf(claims.subject, sizeof(claims.subject), "alice");
+	snprintf(claims.scope, sizeof(claims.scope), "mcp:tools");
+	claims.exp = now / 1000 + 600;
+	token_cache_fill(env.tokens, ka, now, &claims, now + 60000);
+	snprintf(header, sizeof(header), "Bearer %s", token);
+	is_int(authenticate(&env, a, header, desc, sizeof(desc)), 0,
+	    "a token cached under this context is a hit (no authorization server needed)");
+	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		if ((b = conf(dir, variants[i][0], variants[i][1])) == NULL) {
+			ok(0, "variant %zu loads", i);
+			continue;
+		}
+		auth_cache_key(dkey, b, token, strlen(token), kb);
+		ok(memcmp(ka, kb, sizeof(ka)) != 0, "variant %zu (%s %.*s): another cache key", i,
+		    variants[i][0], (int)strcspn(variants[i][1], "\n"), variants[i][1]);
+		/* Not a hit: the token goes to the authorization server, which is down. */
+		is_int(authenticate(&env, b, header, desc, sizeof(desc)), 500,
+		    "variant %zu: the other context's entry is not a hit (introspected: 500 here)", i);
+		config_unref(b);
+	}
+
+	/* Syntax and size, decided before the cache and the (down) authorization server. */
+	is_int(authenticate(&env, a, padding, desc, sizeof(desc)), 401, "padding alone is no token: 401");
+	big = malloc(AUTH_TOKEN_MAX + 16);
+	memcpy(big, "Bearer ", 7);
+	memset(big + 7, '/', AUTH_TOKEN_MAX + 1);
+	big[7 + AUTH_TOKEN_MAX + 1] = '\0';
+	is_int(authenticate(&env, a, big, desc, sizeof(desc)), 401, "a token over AUTH_TOKEN_MAX: 401, not 500");
+	ok(strstr(desc, "error=\"invalid_token\"") && strstr(desc, "token too long"),
+	    "an oversize token: invalid_token, token too long");
+	big[7 + AUTH_TOKEN_MAX] = '\0';
+	is_int(authenticate(&env, a, big, desc, sizeof(desc)), 500,
+	    "a token of AUTH_TOKEN_MAX '/' is introspected (500 from the down server, not a build failure)");
+	free(big);
+
+	token_cache_detach(env.tokens);
+	introspect_free(env.ix);
+	free(region);
+	config_unref(a);
+	config_unref(again);
+}
 
 int
 main(void)
@@ -97,6 +227,7 @@ main(void)
 	response_free(&r);
 	config_unref(cfg);
 	unlink(path);
+	test_cache_context(dir);
 	rmdir(dir);
 	return done_testing();
 }
