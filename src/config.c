@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "secret.h"
@@ -81,6 +82,7 @@ static const struct cfg_key auth_keys[] = {
 	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups" },
 	{ "tenant-claim", T_STR, C(tenant_claim), 0, 0, NULL, "tenant" },
 	{ "as-metadata", T_STR, C(as_metadata), 0, 0, NULL, "fetch" },
+	{ "ca-file", T_STR, C(auth_ca_file), 0, 0, NULL, NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -896,6 +898,12 @@ derive(struct loader *ld, const char *path)
 	}
 	if (cfg->client_secret_file && read_secret(ld, cfg) < 0)
 		return -1;
+	if (cfg->auth_ca_file && access(cfg->auth_ca_file, R_OK) < 0) {
+		const struct cfg_where *w = where_of(&cfg->auth, auth_keys, "ca-file");
+
+		lerr(ld, w->file, w->line, "ca-file: %s: %s", cfg->auth_ca_file, strerror(errno));
+		return -1;
+	}
 	if (cfg->session_key_file && read_session_key(ld, cfg) < 0)
 		return -1;
 	for (i = 0; i < cfg->n_upstreams; i++)

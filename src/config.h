@@ -126,6 +126,7 @@ struct config {
 	char *groups_claim;
 	char *tenant_claim;
 	char *as_metadata;
+	char *auth_ca_file;	/* CA bundle for the authorization server; NULL = the system's */
 
 	/* [limits] */
 	struct cfg_section limits;

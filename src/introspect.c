@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "introspect.h"
@@ -79,9 +80,10 @@ on_data(char *p, size_t size, size_t n, void *ud)
 /* One HTTP exchange on the reused handle. post NULL = GET. Returns the HTTP status,
  * or -1 with err. The body is in ix->body. */
 static long
-http(struct introspect *ix, const char *url, const char *post, size_t post_len,
-    struct curl_slist *headers, long timeout_ms, struct gw_error *err)
+http(struct introspect *ix, const struct config *cfg, const char *url, const char *post,
+    size_t post_len, struct curl_slist *headers, struct gw_error *err)
 {
+	long timeout_ms = cfg->auth_timeout_ms;
 	CURL *h;
 	CURLcode rc;
 	long status = 0;
@@ -103,6 +105,8 @@ http(struct introspect *ix, const char *url, const char *post, size_t post_len,
 	curl_easy_setopt(h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &ix->body);
+	if (cfg->auth_ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->auth_ca_file);
 	if (headers)
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	if (post) {
@@ -173,7 +177,7 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 	json_t *doc;
 
 	for (i = 0; i < n; i++) {
-		st = http(ix, urls[i], NULL, 0, NULL, cfg->auth_timeout_ms, err);
+		st = http(ix, cfg, urls[i], NULL, 0, NULL, err);
 		if (st < 0)
 			return NULL;
 		if (st >= 400 && st < 500)
@@ -194,6 +198,19 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 	}
 	gw_error_set(err, GW_EAUTHSERVER, "no metadata found for issuer %s", cfg->issuer);
 	return NULL;
+}
+
+/* An introspection endpoint taken from the issuer's metadata: https, or http only when
+ * the issuer itself is http (a loopback or test set-up). An https issuer's document
+ * naming an http endpoint would send every token in clear: refused. */
+static int
+endpoint_usable(const struct config *cfg, const char *ep)
+{
+	if (ep == NULL)
+		return 0;
+	if (strncasecmp(ep, "https://", 8) == 0)
+		return 1;
+	return strncasecmp(ep, "http://", 7) == 0 && strncasecmp(cfg->issuer, "http://", 7) == 0;
 }
 
 int
@@ -224,7 +241,8 @@ introspect_as_metadata(struct introspect *ix, void *region, const struct config 
 			state_lock(&a->lock);
 			a->len = (uint32_t)strlen(dump);
 			memcpy(a->doc, dump, a->len);
-			snprintf(a->endpoint, sizeof(a->endpoint), "%s", ep && strlen(ep) < sizeof(a->endpoint) ? ep : "");
+			snprintf(a->endpoint, sizeof(a->endpoint), "%s",
+			    endpoint_usable(cfg, ep) && strlen(ep) < sizeof(a->endpoint) ? ep : "");
 			snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
 			a->fetched_ms = now_ms;
 			a->failed_ms = 0;
@@ -296,9 +314,10 @@ endpoint_of(struct introspect *ix, void *region, const struct config *cfg, int64
 	if (introspect_as_metadata(ix, region, cfg, now_ms, &meta, err) < 0)
 		return -1;
 	ep = json_string_value(json_object_get(meta, "introspection_endpoint"));
-	if (ep == NULL || (strncmp(ep, "https://", 8) && strncmp(ep, "http://", 7)) || strlen(ep) >= n) {
+	if (!endpoint_usable(cfg, ep) || strlen(ep) >= n) {
+		gw_error_set(err, GW_EAUTHSERVER, "issuer metadata has no usable introspection_endpoint%s",
+		    ep && strncasecmp(ep, "http://", 7) == 0 ? " (http:// from an https:// issuer: refused)" : "");
 		json_decref(meta);
-		gw_error_set(err, GW_EAUTHSERVER, "issuer metadata has no usable introspection_endpoint");
 		return -1;
 	}
 	snprintf(out, n, "%s", ep);
@@ -319,7 +338,9 @@ introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
 	int rc = -1;
 
 	*resp = NULL;
-	buf_init(&form, 16 * 1024);
+	/* Every byte escaped at worst: the form always fits, whatever the token's length. */
+	buf_init(&form, 3 * (token_len + (cfg->client_id ? strlen(cfg->client_id) : 0) +
+	    (cfg->client_secret ? strlen(cfg->client_secret) : 0)) + 128);
 	buf_init(&cred, 4096);
 	buf_init(&hdr, 8192);
 	if (endpoint_of(ix, asmeta, cfg, now_ms, endpoint, sizeof(endpoint), err) < 0)
@@ -354,7 +375,7 @@ introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
 		goto toolong;
 	headers = h2;
 
-	st = http(ix, endpoint, form.data, form.len, headers, cfg->auth_timeout_ms, err);
+	st = http(ix, cfg, endpoint, form.data, form.len, headers, err);
 	if (st < 0)
 		goto out;
 	if (st != 200) {
