@@ -217,6 +217,10 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	case BY_NAME:
 		if ((key = json_string_value(json_object_get(params, "name"))) == NULL)
 			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.name", r->method), NULL;
+		/* A tool's and a prompt's arguments are a JSON object: nothing else goes upstream. */
+		if (json_object_get(params, "arguments") && !json_is_object(json_object_get(params, "arguments")))
+			return failed(f, JSONRPC_INVALID_PARAMS, "%s: params.arguments must be an object",
+			    r->method), NULL;
 		owner = owner_of_name(f, r, r->kind, key, &there);
 		break;
 	case BY_URI:

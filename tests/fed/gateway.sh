@@ -366,6 +366,15 @@ st=$(post_ngx "$(rpc 14 tools/call "$(jq -nc --argjson a "$ECHO_ARGS" '{name: "a
 jcheck "nginx: tools/call a_echo: the arguments reach the upstream as sent" \
 	"$(jq -c --argjson a "$ECHO_ARGS" --arg st "$st" '{status: $st, echoed: (.result.content[0].text | fromjson? // .), same: ((.result.content[0].text | fromjson?) == $a)}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .same'
+# arguments that are not an object never go upstream: -32602 from the gateway.
+calls_before=$(grep -c 'POST tools/call ' "$T/alpha.log")
+for bad in '"text"' '[1,2]' '5' 'null' 'true'; do
+	st=$(post_ngx "$(rpc 40 tools/call "{\"name\":\"a_echo\",\"arguments\":$bad}")" 'application/json')
+	jcheck "nginx: tools/call a_echo with arguments $bad → -32602 from the gateway" \
+		"$(jq -c --arg st "$st" '{status: $st, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
+		'.status == "200" and .error.code == -32602 and (.error.message | test("arguments must be an object"))'
+done
+is "nginx: none of those calls reached the upstream" "$(grep -c 'POST tools/call ' "$T/alpha.log")" "$calls_before"
 st=$(post_ngx "$(rpc 15 tools/call '{"name":"a_slow","arguments":{"ms":300},"_meta":{"progressToken":"tok-json"}}')" 'application/json')
 jcheck "nginx: a call with a progressToken from a client accepting only JSON → one application/json answer" \
 	"$(jq -c --arg st "$st" --arg ct "$(hdr Content-Type)" '{status: $st, ctype: $ct, id, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
