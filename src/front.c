@@ -91,6 +91,10 @@ front_cgi(struct gateway *gw)
 	body.read = fd_read;
 	body.ctx = &in_fd;
 	sink_fd_init(&out, &out_fd);
+	/* A client gone is seen only when the server closes the CGI's stdout (a pipe's
+	 * reader gone: POLLERR); a half-closed socket is no sign of it here. */
+	out.watch_fd = out_fd;
+	out.watch_events = 0;
 	if (worker_init(&w, gw) < 0 ||
 	    request_init(&req, env_param, NULL, &body, clock_mono_us(), clock_wall()) < 0) {
 		log_err(NULL, "cgi: out of memory");
@@ -221,10 +225,14 @@ worker_main(void *arg)
 		}
 		body.read = fcgi_read;
 		body.ctx = fr.in;
+		memset(&out, 0, sizeof(out));
 		out.write = fcgi_write;
 		out.flush = fcgi_flush;
 		out.ctx = fr.out;
-		out.failed = 0;
+		/* The server closing the connection is the client gone (nginx does when its
+		 * client leaves); it never half-closes it while it waits for the answer. */
+		out.watch_fd = fr.ipcFd;
+		out.watch_events = POLLRDHUP;
 		params.fr = &fr;
 		if (request_init(&req, fcgi_param, &params, &body, clock_mono_us(), clock_wall()) < 0) {
 			log_err(NULL, "fastcgi: out of memory");
