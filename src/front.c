@@ -316,7 +316,7 @@ conn_accept(struct thread *t)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = sizeof(sa);
-	int fd, dup, one = 1;
+	int fd, copy, one = 1;
 
 	if ((fd = accept4(LISTEN_FD, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC)) < 0) {
 		if (errno != EINTR && errno != ECONNABORTED && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
@@ -332,14 +332,14 @@ conn_accept(struct thread *t)
 			return -1;
 		}
 	}
-	if ((dup = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+	if ((copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		log_warn(NULL, "fastcgi: cannot duplicate a connection (errno %d)", errno);
 		close(fd);
 		usleep(100 * 1000);
 		return -1;
 	}
 	pthread_mutex_lock(&t->mu);
-	t->fd = dup;
+	t->fd = copy;
 	t->cut = 0;
 	t->state = CONN_READING;
 	t->since_us = clock_mono_us();

@@ -154,8 +154,10 @@ main(void)
 	 * keeps its own; set, it bounds them all. */
 	path = write_file("main.conf", BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntimeout-ms = 4000\n"
 	    "[upstream \"b\"]\nurl = http://127.0.0.1:2/mcp\ntimeout-ms = 90000\n[upstream \"c\"]\nurl = http://127.0.0.1:3/mcp\n");
-	ok(config_load(path, &cfg, &errs) == 0 && cfg->request_timeout_ms == 90000,
-	    "request-timeout-ms default: the longest upstream timeout-ms (%ld)", cfg ? cfg->request_timeout_ms : -1L);
+	if (config_load(path, &cfg, &errs) == 0)
+		is_int(cfg->request_timeout_ms, 90000, "request-timeout-ms default: the longest upstream timeout-ms");
+	else
+		ok(0, "request-timeout-ms default: loads (%s)", errs.msg[0]);
 	config_unref(cfg);
 	path = write_file("main.conf", BASE "[gateway]\nrequest-timeout-ms = 2500\nclient-timeout-ms = 700\n"
 	    "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntimeout-ms = 4000\n");
