@@ -282,6 +282,10 @@ jcheck "the batch: the answer already made is kept; the call under way ends with
 		and (.[2:] | map(.id) == [23, 24, 25]) and (.[2:] | all(.code == -32603 and (.message | test("before this element was started"))))'
 
 # --- 5. SIGTERM during an event-stream call ----------------------------------------------------
+r0=$(count 'config: reloaded' "$T/gw.log")
+conf	# back to the default request-timeout-ms: the call below must not meet the deadline
+kill -HUP "$PID"
+wait_for 10 more_than 'config: reloaded' "$T/gw.log" "$r0" || fail "request-timeout-ms unset again: reloaded" "$(tail -n 5 "$T/gw.log")"
 stream_call "$(slow 30 2000 tok-term)" "$T/term.b"
 if wait_for 15 progressed "$T/term.b"; then
 	kill -TERM "$PID"
@@ -292,7 +296,8 @@ else
 	kill -TERM "$PID"
 	kill "$CURL_PID" 2>/dev/null
 fi
-if wait_for 15 eval '! mg_alive "$PID"'; then
+exited() { ! mg_alive "$PID"; }
+if wait_for 15 exited; then
 	pass "SIGTERM: the process exited after the call"
 else
 	fail "SIGTERM: the process exited after the call" "still running; $(tail -n 3 "$T/gw.log")"
