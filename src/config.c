@@ -19,6 +19,9 @@
 #include "secret.h"
 #include "url.h"
 
+#define UPSTREAM_TIMEOUT_DEFAULT	"30000"	/* [upstream] timeout-ms */
+#define UPSTREAM_TIMEOUT_DEFAULT_MS	30000L
+
 enum cfg_type {
 	T_STR = 1,	/* any string */
 	T_URL,		/* absolute http(s) URL without fragment */
@@ -64,6 +67,9 @@ static const struct cfg_key gateway_keys[] = {
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
 	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
 	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },
+	/* No default in the table: the longest upstream timeout-ms (derive). */
+	{ "request-timeout-ms", T_INT, C(request_timeout_ms), 1, 3600000, NULL, NULL },
+	{ "client-timeout-ms", T_INT, C(client_timeout_ms), 100, 3600000, NULL, "10000" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -105,7 +111,7 @@ static const struct cfg_key upstream_keys[] = {
 	{ "auth-header-file", T_STR, U(auth_header_file), 0, 0, NULL, NULL },
 	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL },
 	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no" },
-	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, "30000" },
+	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 #undef U
@@ -915,6 +921,12 @@ derive(struct loader *ld, const char *path)
 		return -1;
 	if (!cfg->version && (cfg->version = strdup("1.0.0")) == NULL)
 		return -1;
+	if (cfg->request_timeout_ms == 0) {	/* a single call has its own timeout-ms, as before */
+		cfg->request_timeout_ms = cfg->n_upstreams ? 1 : UPSTREAM_TIMEOUT_DEFAULT_MS;
+		for (i = 0; i < cfg->n_upstreams; i++)
+			if (cfg->upstreams[i].timeout_ms > cfg->request_timeout_ms)
+				cfg->request_timeout_ms = cfg->upstreams[i].timeout_ms;
+	}
 	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {
 		for (i = 0; i < cfg->required_scopes.n; i++)
 			if (strlist_split(&cfg->scopes_supported, cfg->required_scopes.v[i]) < 0)

@@ -108,6 +108,12 @@ struct config {
 	struct strlist trusted_proxies;
 	long workers;
 	int deny_style;
+	/* The upstream calls of one request (a batch's, an initialize's) end by this long
+	 * after its exchange began; batch elements not started by then are not run. */
+	long request_timeout_ms;
+	/* How long a FastCGI connection may take to deliver its params and body (and a kept
+	 * one may stay idle between requests) before the gateway shuts it down. */
+	long client_timeout_ms;
 
 	/* [auth] */
 	struct cfg_section auth;

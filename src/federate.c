@@ -320,7 +320,7 @@ int
 fed_answer(struct fed_call *f, json_t *msg)
 {
 	const char *rid = json_string_value(json_object_get(msg, "id")), *p;
-	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms };
+	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms, .until_ms = f->until_ms };
 	struct gw_error err;
 	json_t *id, *copy;
 	char name[256], *end;
@@ -354,7 +354,7 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 {
 	struct relay_ctx rc = { f, up };
 	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = method, .params = params,
-	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms };
+	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms, .until_ms = f->until_ms, .client = f->client };
 	struct gw_error err = { GW_OK, "" };
 	json_t *resp, *result, *e;
 	size_t n;
@@ -500,7 +500,7 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 json_t *
 fed_open_sessions(struct fed_call *f, json_t *client_caps)
 {
-	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms };
+	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms, .until_ms = f->until_ms };
 	struct gw_error err;
 	json_t *map = json_object(), *st;
 	const char *name;
@@ -536,7 +536,8 @@ fed_close_sessions(struct fed_call *f)
 void
 fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
 {
-	struct upstream_call call = { .cfg = f->cfg, .method = method, .params = params, .now_ms = f->now_ms };
+	struct upstream_call call = { .cfg = f->cfg, .method = method, .params = params, .now_ms = f->now_ms,
+	    .until_ms = f->until_ms };
 	struct gw_error err;
 	const char *name;
 	json_t *entry;

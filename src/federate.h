@@ -25,6 +25,8 @@ struct fed_call {
 	upstream_msg_fn *on_msg;
 	void *ctx;
 	int64_t now_ms;			/* monotonic */
+	int64_t until_ms;		/* the caller's request's deadline: no call lasts past it; 0 = none */
+	struct sink *client;		/* the caller's connection, watched during calls (upstream.h); NULL = not */
 	/* The caller's own upstream sessions, from its Mcp-Session-Id: {upstream name:
 	 * [session id, version]}; NULL or absent names = the gateway's own session. */
 	json_t *sessions;

@@ -1,17 +1,26 @@
 /* front — CGI and FastCGI (libfcgi) transport. Worker threads each own an
- * FCGX_Request; the main thread only waits for signals and checks the config once a
- * second. Shutdown: stop accepting, wake the accepting thread with SIGUSR1, let busy
- * threads finish their request (bounded), return to main. */
+ * FCGX_Request; they accept their connections themselves and hand each to libfcgi,
+ * which reads the params; the front then reads the body whole, and a watchdog thread
+ * shuts down a connection that takes longer than client-timeout-ms to deliver its
+ * request (or lingers before its close, or idles when kept between requests), never one
+ * whose answer is being made. The main thread only waits for signals and checks the
+ * config once a second. Shutdown: stop accepting, wake the threads that are not
+ * answering a request with SIGUSR1, let busy threads finish their request (bounded),
+ * return to main. */
 #include "autoconf.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fcgiapp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +34,11 @@
 #define SHUTDOWN_GRACE_MS	30000
 #define DRAIN_MAX		(64 << 20)	/* unread CGI body discarded before exiting */
 #define CGI_READ_TIMEOUT_MS	5000	/* a CGI body that stops arriving */
+#define LISTEN_FD		0	/* the socket spawn-fcgi or systemd hands over (FCGI_LISTENSOCK_FILENO) */
+#define BODY_MAX_DEFAULT	(1 << 20)	/* the body read before serving, without a configuration */
+#define CLIENT_TIMEOUT_DEFAULT_MS	10000	/* client-timeout-ms, without a configuration */
+#define WATCH_PERIOD_MAX_MS	1000	/* the watchdog looks this often at most... */
+#define WATCH_PERIOD_MIN_MS	20	/* ...and at least: client-timeout-ms / 8 in between */
 
 static int stopping;	/* read with __atomic: set once by the main thread */
 
@@ -91,6 +105,10 @@ front_cgi(struct gateway *gw)
 	body.read = fd_read;
 	body.ctx = &in_fd;
 	sink_fd_init(&out, &out_fd);
+	/* A client gone is seen only when the server closes the CGI's stdout (a pipe's
+	 * reader gone: POLLERR); a half-closed socket is no sign of it here. */
+	out.watch_fd = out_fd;
+	out.watch_events = 0;
 	if (worker_init(&w, gw) < 0 ||
 	    request_init(&req, env_param, NULL, &body, clock_mono_us(), clock_wall()) < 0) {
 		log_err(NULL, "cgi: out of memory");
@@ -158,20 +176,6 @@ fcgi_param(void *ctx, const char *name)
 	return n > 1 ? fp->joined : first;
 }
 
-static long
-fcgi_read(void *ctx, void *p, size_t n)
-{
-	FCGX_Stream *in = ctx;
-	int k;
-
-	if (n > 1 << 30)
-		n = 1 << 30;
-	k = FCGX_GetStr(p, (int)n, in);
-	if (k == 0 && FCGX_GetError(in) != 0)
-		return -1;
-	return k;
-}
-
 static int
 fcgi_write(void *ctx, const void *p, size_t n)
 {
@@ -184,65 +188,328 @@ fcgi_flush(void *ctx)
 	return FCGX_FFlush(ctx) < 0 ? -1 : 0;
 }
 
+/* The body as the front read it before serving (body_read): the request's source. */
+struct body_copy {
+	struct buf b;
+	size_t off;
+	int failed;	/* the connection failed or was cut before the end */
+};
+
+static long
+copy_read(void *ctx, void *p, size_t n)
+{
+	struct body_copy *bc = ctx;
+
+	if (bc->off == bc->b.len)
+		return bc->failed ? -1 : 0;
+	if (n > bc->b.len - bc->off)
+		n = bc->b.len - bc->off;
+	memcpy(p, bc->b.data + bc->off, n);
+	bc->off += n;
+	return (long)n;
+}
+
+/* Reads the body whole, while the watchdog's bound still runs: Content-Length bytes
+ * and the end of FastCGI's stdin after them (so that nothing is left to read before the
+ * close), or, without a length, up to max + 1 bytes (the handler refuses more). A body
+ * announced over max is left unread: the router refuses it. 0, or -1 when the
+ * connection failed. */
+static int
+body_read(FCGX_Stream *in, const struct request *req, long max, struct body_copy *bc)
+{
+	char chunk[16384];
+	long long cap;
+	int k;
+
+	memset(bc, 0, sizeof(*bc));
+	if (req->content_length == -2 || req->content_length > max)
+		return 0;
+	cap = req->content_length >= 0 ? req->content_length + 1 : (long long)max + 1;
+	buf_init(&bc->b, (size_t)cap);
+	while ((long long)bc->b.len < cap) {
+		k = FCGX_GetStr(chunk, (int)(cap - (long long)bc->b.len < (long long)sizeof(chunk) ?
+		    cap - (long long)bc->b.len : (long long)sizeof(chunk)), in);
+		if (k <= 0) {
+			bc->failed = FCGX_GetError(in) != 0;
+			break;
+		}
+		if (buf_append(&bc->b, chunk, (size_t)k) < 0) {
+			bc->failed = 1;
+			break;
+		}
+	}
+	return bc->failed ? -1 : 0;
+}
+
+/* Where a worker's connection is, for the watchdog and stop_workers. */
+enum conn_state {
+	CONN_NONE,	/* none: the thread is in accept(2) */
+	CONN_READING,	/* its params and body are arriving: client-timeout-ms from accept */
+	CONN_SERVING,	/* its request is being answered: no bound (upstream calls, streams) */
+	CONN_CLOSING,	/* answered; libfcgi waits for the server to close: client-timeout-ms */
+	CONN_KEPT,	/* answered and kept open for a next request: client-timeout-ms idle */
+};
+
 struct thread {
 	pthread_t thread;
 	struct worker w;
 	int done;	/* __atomic */
+	/* Under mu: what the watchdog and stop_workers look at. libfcgi closes the
+	 * connection's descriptor itself (a protocol error in its params, FCGX_Finish_r),
+	 * and another thread may get that number at once: so the watchdog shuts down a
+	 * duplicate of it (fd), which the worker closes only under mu. */
+	pthread_mutex_t mu;
+	int state;		/* enum conn_state */
+	int fd;			/* the duplicate, or -1 */
+	int64_t since_us;	/* when the state began */
+	int cut;		/* the watchdog shut the connection down */
 };
+
+static void
+conn_state(struct thread *t, int state)
+{
+	pthread_mutex_lock(&t->mu);
+	t->state = state;
+	t->since_us = clock_mono_us();
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* The connection is gone (libfcgi closed its descriptor): the duplicate too. */
+static void
+conn_gone(struct thread *t)
+{
+	pthread_mutex_lock(&t->mu);
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->cut = 0;
+	t->state = CONN_NONE;
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* A TCP peer in FCGI_WEB_SERVER_ADDRS (comma-separated IPv4 addresses), as libfcgi's
+ * own accept checks it: no list admits every peer. */
+static int
+peer_allowed(const struct sockaddr_storage *sa)
+{
+	const char *list = getenv("FCGI_WEB_SERVER_ADDRS");
+	char copy[1024], *cur, *next;
+
+	if (list == NULL || *list == '\0' || sa->ss_family != AF_INET)
+		return 1;	/* libfcgi checks IPv4 peers only */
+	if (strlen(list) >= sizeof(copy))
+		return 0;
+	memcpy(copy, list, strlen(list) + 1);
+	for (cur = copy; cur; cur = next) {
+		if ((next = strchr(cur, ',')) != NULL)
+			*next++ = '\0';
+		if (inet_addr(cur) == ((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			return 1;
+	}
+	return 0;
+}
+
+/* The next connection of fd 0, the watchdog's duplicate made and the clock of
+ * READING started: the descriptor, or -1 (interrupted, refused or failed). */
+static int
+conn_accept(struct thread *t)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+	int fd, copy, one = 1;
+
+	if ((fd = accept4(LISTEN_FD, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC)) < 0) {
+		if (errno != EINTR && errno != ECONNABORTED && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+			log_warn(NULL, "fastcgi: accept failed (errno %d)", errno);
+			usleep(100 * 1000);	/* e.g. EMFILE: do not spin */
+		}
+		return -1;
+	}
+	if (sa.ss_family == AF_INET || sa.ss_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));	/* as libfcgi does */
+		if (!peer_allowed(&sa)) {
+			close(fd);
+			return -1;
+		}
+	}
+	if ((copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		log_warn(NULL, "fastcgi: cannot duplicate a connection (errno %d)", errno);
+		close(fd);
+		usleep(100 * 1000);
+		return -1;
+	}
+	pthread_mutex_lock(&t->mu);
+	t->fd = copy;
+	t->cut = 0;
+	t->state = CONN_READING;
+	t->since_us = clock_mono_us();
+	pthread_mutex_unlock(&t->mu);
+	return fd;
+}
+
+/* One request: the body read whole (still under the watchdog's bound), then answered
+ * with no bound but the gateway's own. */
+static void
+serve(struct thread *t, FCGX_Request *fr)
+{
+	struct fcgi_params params;
+	struct body_copy bc;
+	struct request req;
+	struct config *cfg;
+	struct sink out;
+	long max;
+	int cut;
+
+	params.fr = fr;
+	if (request_init(&req, fcgi_param, &params, NULL, clock_mono_us(), clock_wall()) < 0) {
+		log_err(NULL, "fastcgi: out of memory");
+		return;
+	}
+	cfg = gateway_config(t->w.gw);
+	max = cfg ? cfg->max_body : BODY_MAX_DEFAULT;
+	config_unref(cfg);
+	if (body_read(fr->in, &req, max, &bc) < 0) {
+		pthread_mutex_lock(&t->mu);
+		cut = t->cut;
+		pthread_mutex_unlock(&t->mu);
+		if (!cut)	/* (the watchdog said why it cut it) */
+			log_info(req.id, "fastcgi: the connection failed while the body arrived; not answered");
+		goto out;
+	}
+	conn_state(t, CONN_SERVING);
+	req.body.read = copy_read;
+	req.body.ctx = &bc;
+	memset(&out, 0, sizeof(out));
+	out.write = fcgi_write;
+	out.flush = fcgi_flush;
+	out.ctx = fr->out;
+	/* The server closing the connection is the client gone (nginx does when its
+	 * client leaves); it never half-closes it while it waits for the answer. */
+	out.watch_fd = fr->ipcFd;
+	out.watch_events = POLLRDHUP;
+	router_serve(&t->w, &req, &out);
+out:
+	request_free(&req);
+	buf_free(&bc.b);
+}
+
+/* After the answer: FCGX_Finish_r ends the request and closes the connection, unless
+ * the server keeps it. When the server's stdin was read to its end, nothing can come
+ * that a close would refuse, so libfcgi need not wait for the server to close first. */
+static void
+finish(struct thread *t, FCGX_Request *fr)
+{
+	conn_state(t, CONN_CLOSING);
+	if (!fr->keepConnection && fr->in && FCGX_HasSeenEOF(fr->in))
+		FCGX_Detach(fr);	/* its close is then a plain close(2) */
+	FCGX_Finish_r(fr);
+	if (fr->ipcFd >= 0)
+		conn_state(t, CONN_KEPT);
+	else
+		conn_gone(t);
+}
 
 static void *
 worker_main(void *arg)
 {
 	struct thread *t = arg;
-	struct fcgi_params params;
 	FCGX_Request fr;
-	struct request req;
-	struct source body;
-	struct sink out;
 	sigset_t wake;
-	int rc;
+	int fd;
 
 	sigemptyset(&wake);
 	sigaddset(&wake, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
-	FCGX_InitRequest(&fr, 0, FCGI_FAIL_ACCEPT_ON_INTR);
+	/* libfcgi gets no listening socket: the front accepts (conn_accept), so that it knows
+	 * the connection from the start, and a connection libfcgi gives up on ends
+	 * FCGX_Accept_r rather than a wait in an accept of its own. */
+	FCGX_InitRequest(&fr, -1, 0);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-		/* No accept lock: Linux accept(2) is thread-safe, and libfcgi reads the
-		 * params inside FCGX_Accept_r, so a lock would let one slow client stall all. */
-		rc = FCGX_Accept_r(&fr);
-		if (rc < 0) {
-			if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
-				break;
-			if (rc != -EINTR && rc != -1)
-				log_warn(NULL, "fastcgi: accept failed (%d)", rc);
-			if (rc != -EINTR)
-				usleep(100 * 1000);	/* e.g. EMFILE: do not spin */
+		if (fr.ipcFd < 0) {
+			if ((fd = conn_accept(t)) < 0)
+				continue;
+			fr.ipcFd = fd;
+		}
+		/* FCGX_Accept_r first finishes the previous request: it must not close the
+		 * descriptor it is now given. The request's own flags then decide. */
+		fr.keepConnection = 1;
+		if (FCGX_Accept_r(&fr) < 0) {	/* libfcgi closed the connection */
+			conn_gone(t);
 			continue;
 		}
-		body.read = fcgi_read;
-		body.ctx = fr.in;
-		out.write = fcgi_write;
-		out.flush = fcgi_flush;
-		out.ctx = fr.out;
-		out.failed = 0;
-		params.fr = &fr;
-		if (request_init(&req, fcgi_param, &params, &body, clock_mono_us(), clock_wall()) < 0) {
-			log_err(NULL, "fastcgi: out of memory");
-			FCGX_Finish_r(&fr);
-			continue;
-		}
-		router_serve(&t->w, &req, &out);
-		/* No drain here: the server may stop sending a body once the answer has
-		 * begun, and FCGX_Finish_r already closes with a bounded lingering read. */
-		request_free(&req);
-		FCGX_Finish_r(&fr);
+		serve(t, &fr);
+		finish(t, &fr);
 	}
-	FCGX_Finish_r(&fr);
-	FCGX_Free(&fr, 0);
+	if (fr.ipcFd >= 0)
+		FCGX_Detach(&fr);	/* a kept connection: closed without waiting */
+	FCGX_Free(&fr, 1);
+	conn_gone(t);
 	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
+/* The watchdog: shuts down (shutdown(2), so that libfcgi's blocking read returns) the
+ * connection of every worker that has been READING, CLOSING or KEPT for longer than
+ * client-timeout-ms. A SERVING one is never touched. */
+struct watchdog {
+	pthread_t thread;
+	struct gateway *gw;
+	struct thread *ws;
+	long n;
+	int stop;	/* __atomic */
+};
+
+static void *
+watchdog_main(void *arg)
+{
+	static const char *const what[] = {
+		[CONN_READING] = "a connection did not deliver its request within",
+		[CONN_CLOSING] = "the server did not close a connection after its answer within",
+		[CONN_KEPT] = "a kept connection was idle for",
+	};
+	struct watchdog *wd = arg;
+	struct timespec pause;
+	struct config *cfg;
+	int64_t bound_us, now_us, period_ms;
+	long i;
+	int state;
+
+	while (!__atomic_load_n(&wd->stop, __ATOMIC_ACQUIRE)) {
+		cfg = gateway_config(wd->gw);
+		bound_us = (cfg ? cfg->client_timeout_ms : CLIENT_TIMEOUT_DEFAULT_MS) * 1000LL;
+		config_unref(cfg);
+		period_ms = bound_us / 8000;
+		if (period_ms > WATCH_PERIOD_MAX_MS)
+			period_ms = WATCH_PERIOD_MAX_MS;
+		if (period_ms < WATCH_PERIOD_MIN_MS)
+			period_ms = WATCH_PERIOD_MIN_MS;
+		pause.tv_sec = period_ms / 1000;
+		pause.tv_nsec = (period_ms % 1000) * 1000000L;
+		nanosleep(&pause, NULL);
+		now_us = clock_mono_us();
+		for (i = 0; i < wd->n; i++) {
+			struct thread *t = &wd->ws[i];
+
+			state = CONN_NONE;
+			pthread_mutex_lock(&t->mu);
+			if (t->fd >= 0 && !t->cut && t->state != CONN_SERVING && t->state != CONN_NONE &&
+			    now_us - t->since_us >= bound_us) {
+				shutdown(t->fd, SHUT_RDWR);
+				t->cut = 1;
+				state = t->state;
+			}
+			pthread_mutex_unlock(&t->mu);
+			if (state != CONN_NONE)	/* a slow client is worth a warning; the others are routine */
+				log_msg(state == CONN_READING ? GW_LOG_WARN : GW_LOG_INFO, NULL,
+				    "fastcgi: %s client-timeout-ms (%lld ms): shut down", what[state],
+				    (long long)(bound_us / 1000));
+		}
+	}
+	return NULL;
+}
+
+/* Stops the workers: those without a request in hand are woken (SIGUSR1 interrupts
+ * accept and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all. */
 static void
 stop_workers(struct thread *ws, long n)
 {
@@ -252,9 +519,12 @@ stop_workers(struct thread *ws, long n)
 	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
 	FCGX_ShutdownPending();
 	for (i = 0; i < n; i++) {
-		/* The thread in accept(2) needs waking; a busy one finishes its request. */
 		while (!__atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE) && waited < SHUTDOWN_GRACE_MS) {
-			pthread_kill(ws[i].thread, SIGUSR1);
+			/* Under mu: a thread that has begun answering is never interrupted. */
+			pthread_mutex_lock(&ws[i].mu);
+			if (ws[i].state != CONN_SERVING)
+				pthread_kill(ws[i].thread, SIGUSR1);
+			pthread_mutex_unlock(&ws[i].mu);
 			nanosleep(&pause, NULL);
 			waited += 50;
 		}
@@ -271,13 +541,18 @@ int
 front_fastcgi(struct gateway *gw, long workers)
 {
 	struct timespec tick = { 1, 0 };
+	struct watchdog wd;
 	struct thread *ws;
 	sigset_t set;
 	long i, started = 0;
-	int sig, rc = 0, leak = 0;
+	int sig, rc = 0, leak = 0, watching = 0;
 
 	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL)
 		return 1;
+	for (i = 0; i < workers; i++) {
+		pthread_mutex_init(&ws[i].mu, NULL);
+		ws[i].fd = -1;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -299,6 +574,15 @@ front_fastcgi(struct gateway *gw, long workers)
 		}
 		started++;
 	}
+	memset(&wd, 0, sizeof(wd));
+	wd.gw = gw;
+	wd.ws = ws;
+	wd.n = started;
+	if (rc == 0 && pthread_create(&wd.thread, NULL, watchdog_main, &wd) != 0) {
+		log_err(NULL, "fastcgi: cannot start the connection watchdog");
+		rc = 1;
+	} else if (rc == 0)
+		watching = 1;
 	/* A standalone stream holds its thread: one is always left for the rest. */
 	__atomic_store_n(&gw->listen_max, started - 1, __ATOMIC_RELEASE);
 	log_info(NULL, "fastcgi: serving with %ld worker threads (pid %ld)", started, (long)getpid());
@@ -309,11 +593,16 @@ front_fastcgi(struct gateway *gw, long workers)
 		gateway_reload(gw, sig == SIGHUP);
 	}
 	stop_workers(ws, started);
+	if (watching) {
+		__atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(wd.thread, NULL);
+	}
 	for (i = 0; i < workers; i++)
 		if (i >= started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
 			if (i < started)
 				worker_end_sessions(&ws[i].w);
 			worker_free(&ws[i].w);
+			pthread_mutex_destroy(&ws[i].mu);
 		} else
 			leak = 1;	/* still running: its memory stays until exit */
 	log_info(NULL, "fastcgi: stopped");

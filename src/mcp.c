@@ -50,6 +50,7 @@ struct mcp_call {
 	const struct caller *caller;
 	const struct request *req;
 	struct response *resp;
+	int64_t until_ms;	/* the request's deadline (request-timeout-ms), monotonic */
 	int in_batch;
 	int modern;		/* 2026-07-28: JSON-RPC error bodies on 4xx, results with resultType */
 	int stream_ok;		/* the client takes an event stream */
@@ -375,9 +376,13 @@ relay(void *ctx, json_t *msg)
 	if (m == NULL || (!request && strcmp(m, "notifications/progress") != 0 &&
 	    strcmp(m, "notifications/message") != 0))
 		return 0;
-	if (!c->stream_ok || c->in_batch || (!c->resp->streamed && response_stream_open(c->resp) < 0))
+	if (!c->stream_ok || c->in_batch)
 		return request ? UPSTREAM_DECLINE : 0;
-	response_stream_message(c->resp, msg);
+	if (response_stream_open(c->resp) < 0 || response_stream_message(c->resp, msg) < 0) {
+		if (c->resp->sink && c->resp->sink->failed)
+			return -1;	/* the client went away: the call is abandoned */
+		return request ? UPSTREAM_DECLINE : 0;
+	}
 	return 0;
 }
 
@@ -490,8 +495,9 @@ static json_t *
 m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
 {
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
-	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000,
-	    .sessions = c->sess ? c->sess->upstreams : NULL, .id = c->id, .gate = gate_upstream };
+	    .on_msg = relay, .ctx = c, .now_ms = clock_mono_us() / 1000, .until_ms = c->until_ms,
+	    .client = c->resp->sink, .sessions = c->sess ? c->sess->upstreams : NULL, .id = c->id,
+	    .gate = gate_upstream };
 	json_t *result;
 
 	if (strcmp(c->mm->name, "tools/call") == 0 && json_is_object(params) && gate_call(c, params, code, msg) < 0)
@@ -645,7 +651,7 @@ issue_session(struct mcp_call *c, json_t *params, json_t *answer)
 {
 	const char *pv = json_string_value(json_object_get(json_object_get(answer, "result"), "protocolVersion"));
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .doc = catalog(c),
-	    .now_ms = clock_mono_us() / 1000 };
+	    .now_ms = clock_mono_us() / 1000, .until_ms = c->until_ms };
 	struct session s;
 	char id[SESSION_ID_MAX];
 
@@ -954,6 +960,9 @@ log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t 
 	    "rpc_error", err ? json_incref(json_object_get(err, "code")) : json_null()));
 }
 
+/* The elements run one after another under the request's one deadline: those not
+ * started by then get an error, the answers already made are kept. A client that went
+ * away ends the batch (its call in progress is abandoned by upstream.c). */
 static void
 exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response *resp)
 {
@@ -961,13 +970,23 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 	const char *why = NULL;
 	struct jr_msg m;
 	size_t i, n = 0;
+	int64_t now_us;
 
 	c->in_batch = 1;
 	c->stream_ok = stream;	/* a batch answered as one JSON array streams nothing */
 	json_array_foreach(payload, i, el) {
+		now_us = clock_mono_us();
+		if (resp->sink && sink_gone(resp->sink, now_us)) {
+			log_info(c->req->id, "the client went away: %zu of %zu batch elements not run",
+			    json_array_size(payload) - i, json_array_size(payload));
+			break;
+		}
 		r = NULL;
 		if (jsonrpc_validate(el, &m, &why, &id) < 0)
 			r = jsonrpc_error(id, JSONRPC_INVALID_REQUEST, why, NULL);
+		else if (m.kind == JR_REQUEST && now_us / 1000 >= c->until_ms)
+			r = jsonrpc_error(m.id, JSONRPC_INTERNAL_ERROR, "Request timeout: the request's time "
+			    "(request-timeout-ms) ran out before this element was started", NULL);
 		else if (m.kind == JR_REQUEST)
 			r = dispatch(c, &m);
 		log_element(c->req, i, &m, r);
@@ -993,7 +1012,7 @@ static void
 forward_cancel(struct mcp_call *c, json_t *params)
 {
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .now_ms = clock_mono_us() / 1000,
-	    .sessions = c->sess ? c->sess->upstreams : NULL };
+	    .until_ms = c->until_ms, .sessions = c->sess ? c->sess->upstreams : NULL };
 
 	if (json_object_size(f.sessions) > 0 && json_object_get(params, "requestId"))
 		fed_notify_sessions(&f, "notifications/cancelled", params);
@@ -1004,7 +1023,7 @@ static void
 forward_answer(struct mcp_call *c, json_t *msg)
 {
 	struct fed_call f = { .cfg = c->cfg, .pool = c->env->pool, .now_ms = clock_mono_us() / 1000,
-	    .sessions = c->sess ? c->sess->upstreams : NULL };
+	    .until_ms = c->until_ms, .sessions = c->sess ? c->sess->upstreams : NULL };
 
 	if (json_object_size(f.sessions) > 0 && fed_answer(&f, msg) < 0)
 		log_info(c->req->id, "an answer for no request the gateway relayed was dropped");
@@ -1048,6 +1067,8 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
 		goto out;
 	}
+	/* The exchange begins: every upstream call of the request ends by this. */
+	c.until_ms = clock_mono_us() / 1000 + cfg->request_timeout_ms;
 	c.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
 	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &code, &why)) == NULL) {
 		fail(&c, resp, code == JSONRPC_PARSE_ERROR ? GW_EPARSE : GW_EINVALID, NULL, why, NULL);

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,6 +38,31 @@ sink_flush(struct sink *s)
 	return 0;
 }
 
+int
+sink_gone(struct sink *s, int64_t now_us)
+{
+	struct pollfd pfd;
+
+	if (s->failed)
+		return 1;
+	if (s->watch_fd < 0)
+		return 0;
+	if (s->watch_next_us == 0 || now_us < s->watch_next_us) {
+		if (s->watch_next_us == 0)
+			s->watch_next_us = now_us + SINK_WATCH_MS * 1000;
+		return 0;
+	}
+	s->watch_next_us = now_us + SINK_WATCH_MS * 1000;
+	pfd.fd = s->watch_fd;
+	pfd.events = s->watch_events;
+	pfd.revents = 0;
+	/* POLLIN is not asked for: a FastCGI server's unread records make the socket readable
+	 * without the client having gone anywhere. */
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP)))
+		s->failed = 1;
+	return s->failed;
+}
+
 static int
 mem_write(void *ctx, const void *p, size_t n)
 {
@@ -46,10 +72,10 @@ mem_write(void *ctx, const void *p, size_t n)
 void
 sink_mem_init(struct sink *s, struct buf *b)
 {
+	memset(s, 0, sizeof(*s));
 	s->write = mem_write;
-	s->flush = NULL;
 	s->ctx = b;
-	s->failed = 0;
+	s->watch_fd = -1;
 }
 
 static int
@@ -75,8 +101,8 @@ fd_write(void *ctx, const void *p, size_t n)
 void
 sink_fd_init(struct sink *s, int *fd)
 {
+	memset(s, 0, sizeof(*s));
 	s->write = fd_write;
-	s->flush = NULL;
 	s->ctx = fd;
-	s->failed = 0;
+	s->watch_fd = -1;
 }

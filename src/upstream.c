@@ -344,7 +344,8 @@ take_one(struct xfer *x, json_t *m)
 
 		if (r < 0) {
 			x->q->abandoned = 1;
-			set_fail(x, "call abandoned");
+			set_fail(x, "%s", call->client && call->client->failed ? "call abandoned: the caller went away" :
+			    "call abandoned");
 			return -1;
 		}
 		/* A request nobody relays would hold the call until its timeout: refuse it. */
@@ -444,10 +445,12 @@ on_body(char *p, size_t size, size_t n, void *ud)
 
 /* Runs the transfer on the pool's multi handle. Sets *finished and *rc when curl
  * completed it; returns early (the connection is then dropped) a grace period after
- * our answer, or past the deadline should curl's own timeout not fire. */
+ * our answer, when the caller went away (the request is abandoned), or past the
+ * deadline should curl's own timeout not fire. */
 static void
 run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *rc)
 {
+	struct sink *client = x->q->relay ? x->call->client : NULL;
 	CURLMcode mc;
 	CURLMsg *m;
 	int running = 1, left;
@@ -479,6 +482,18 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 				break;
 		} else if (now_us / 1000 > deadline_ms + 1000)
 			break;	/* a backstop: curl's CURLOPT_TIMEOUT_MS ends it first */
+		else if (client) {
+			/* The caller's connection is not in curl's poll set (a FastCGI socket
+			 * stays readable while the server's last records are unread): it is
+			 * looked at on each wake-up, and the wait ends when it is due. */
+			if (sink_gone(client, now_us)) {
+				x->q->abandoned = 1;
+				set_fail(x, "call abandoned: the caller went away");
+				break;
+			}
+			if ((client->watch_next_us - now_us) / 1000 + 1 < wait)
+				wait = (client->watch_next_us - now_us) / 1000 + 1;
+		}
 		if ((mc = curl_multi_poll(multi, NULL, 0, (int)wait, NULL)) != CURLM_OK) {
 			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
 			break;
@@ -507,6 +522,29 @@ free_headers(struct curl_slist *l)
 	for (h = l; h; h = h->next)	/* the auth header passed through here */
 		secret_wipe(h->data, strlen(h->data));
 	curl_slist_free_all(l);
+}
+
+/* The deadline of a call that takes up to timeout_ms: its own, or its request's when
+ * that comes first. */
+static int64_t
+deadline_of(const struct upstream_call *call, long timeout_ms)
+{
+	int64_t d = call->now_ms + timeout_ms;
+
+	return call->until_ms && call->until_ms < d ? call->until_ms : d;
+}
+
+/* The reason of a call that ran out of time: its upstream's timeout-ms, or what was
+ * left of its request's time. */
+static void
+timed_out(struct gw_error *err, const struct upstream_call *call, int64_t deadline_ms)
+{
+	if (call->until_ms && deadline_ms >= call->until_ms)
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out: the request ran out of time (request-timeout-ms)",
+		    call->up->s.name);
+	else
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out after %ld ms", call->up->s.name,
+		    call->up->timeout_ms);
 }
 
 /* One POST of one JSON-RPC message. 0: for a request, its answer in *resp; for a
@@ -543,8 +581,12 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 	buf_init(&x.body, UPSTREAM_MAX_RESPONSE);
 
 	left_ms = deadline_ms - clock_mono_us() / 1000;
+	if (q->relay && call->client && call->client->failed) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: not sent: the caller went away", name);
+		goto out;
+	}
 	if (left_ms <= 0) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out after %ld ms", name, up->timeout_ms);
+		timed_out(err, call, deadline_ms);
 		goto out;
 	}
 	multi = q->side ? &p->side_multi : &p->multi;
@@ -622,7 +664,7 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect: timed out after %ld ms",
 			    name, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS);
 		else
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out after %ld ms", name, up->timeout_ms);
+			timed_out(err, call, deadline_ms);
 	} else if (q->status != 0 && !(q->status == 200 ||
 	    (q->id == NULL && (q->status == 202 || q->status == 204)))) {
 		/* (a DELETE the upstream refuses, 405, or of a session it forgot, 404, fails
@@ -765,30 +807,34 @@ initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_cal
 }
 
 /* After the caller abandoned a request: tell the upstream (best effort, a second at
- * most), since a dropped stream is not a cancellation. */
-static void
+ * most), since a dropped stream is not a cancellation. 0 when the upstream took it. */
+static int
 cancel(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call, json_t *id,
-    const char *session, int64_t deadline_ms)
+    const char *session)
 {
 	struct gw_error ignored;
 	struct post q;
-	int64_t soon = clock_mono_us() / 1000 + 1000;
+	int rc = -1;
 
 	memset(&q, 0, sizeof(q));
 	q.method = "notifications/cancelled";
 	q.params = json_pack("{s:O, s:s}", "requestId", id, "reason", "the gateway's caller went away");
 	q.session = session;
 	q.version = c->ready ? c->version : UPSTREAM_CLIENT_VERSION;
+	/* Its own second, even when the request's time is what ran out. */
 	if (q.params)
-		post(p, c, call, &q, deadline_ms < soon ? deadline_ms : soon, NULL, &ignored);
+		rc = post(p, c, call, &q, clock_mono_us() / 1000 + UPSTREAM_CANCEL_MS, NULL, &ignored);
 	json_decref(q.params);
+	return rc;
 }
 
+/* abandoned: 0 no, 1 and notifications/cancelled taken, -1 and not taken. */
 static void
 log_failure(const struct upstream_call *call, const struct gw_error *err, int64_t t0_us, int abandoned)
 {
-	log_msg(abandoned ? GW_LOG_INFO : GW_LOG_WARN, NULL, "%s (%s, after %lld ms)",
-	    err->detail, call->method ? call->method : "?", (long long)((clock_mono_us() - t0_us) / 1000));
+	log_msg(abandoned ? GW_LOG_INFO : GW_LOG_WARN, NULL, "%s (%s, after %lld ms)%s",
+	    err->detail, call->method ? call->method : "?", (long long)((clock_mono_us() - t0_us) / 1000),
+	    abandoned > 0 ? "; notifications/cancelled sent" : abandoned < 0 ? "; notifications/cancelled not taken" : "");
 }
 
 /* What the entry points check first (lifecycle: upstream_open and _close, which
@@ -821,13 +867,13 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 	struct up_conn *c;
 	struct post q;
 	json_t *id = NULL;
-	int own = call->session_id == NULL, fresh = 0, rc = -1;
+	int own = call->session_id == NULL, fresh = 0, rc = -1, abandoned = 0;
 
 	*response = NULL;
 	memset(&q, 0, sizeof(q));
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto out;
-	deadline = call->now_ms + call->up->timeout_ms;
+	deadline = deadline_of(call, call->up->timeout_ms);
 	if ((id = call->id ? json_incref(call->id) : json_integer(++p->next_id)) == NULL) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", call->up->s.name);
 		goto out;
@@ -862,11 +908,11 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		fresh = 1;
 	}
 	if (q.abandoned)
-		cancel(p, c, call, id, own ? c->session : call->session_id, deadline);
+		abandoned = cancel(p, c, call, id, own ? c->session : call->session_id) == 0 ? 1 : -1;
 out:
 	json_decref(id);
 	if (rc < 0)
-		log_failure(call, err, t0, q.abandoned);
+		log_failure(call, err, t0, abandoned);
 	return rc;
 }
 
@@ -880,7 +926,7 @@ upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struc
 
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto out;
-	deadline = call->now_ms + call->up->timeout_ms;
+	deadline = deadline_of(call, call->up->timeout_ms);
 	if (own && !c->ready && initialize(p, c, call, deadline, err) < 0)
 		goto out;
 	memset(&q, 0, sizeof(q));
@@ -903,7 +949,7 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
-	if (!c->ready && initialize(p, c, call, call->now_ms + call->up->timeout_ms, err) < 0)
+	if (!c->ready && initialize(p, c, call, deadline_of(call, call->up->timeout_ms), err) < 0)
 		goto fail;
 	return json_incref(c->caps);
 fail:
@@ -925,7 +971,7 @@ upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t 
 		goto out;
 	if (!json_is_object(client_caps))
 		client_caps = none = json_object();
-	rc = handshake(p, c, call, client_caps, call->now_ms + call->up->timeout_ms, session_id, version,
+	rc = handshake(p, c, call, client_caps, deadline_of(call, call->up->timeout_ms), session_id, version,
 	    &server_caps, err);
 	json_decref(server_caps);
 	json_decref(none);
@@ -969,7 +1015,7 @@ upstream_respond(struct upstream_pool *p, const struct upstream_call *call, json
 	q.raw = msg;
 	q.session = call->session_id;
 	q.version = call->version ? call->version : UPSTREAM_CLIENT_VERSION;
-	rc = post(p, c, call, &q, call->now_ms + call->up->timeout_ms, NULL, err);
+	rc = post(p, c, call, &q, deadline_of(call, call->up->timeout_ms), NULL, err);
 out:
 	if (rc < 0)
 		log_failure(call, err, t0, 0);

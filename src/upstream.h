@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "sink.h"
 
 #define UPSTREAM_MAX_RESPONSE	(8u << 20)	/* a JSON answer, or one event's data */
 /* One event-stream line. A data line carries a whole JSON-RPC message, so this must
@@ -22,6 +23,7 @@
  * stream (so that the connection is reused) before it is dropped. */
 #define UPSTREAM_END_GRACE_MS	50
 #define UPSTREAM_CLOSE_MS	1000	/* at most this long for a session's DELETE */
+#define UPSTREAM_CANCEL_MS	1000	/* and for the notifications/cancelled of an abandoned call */
 
 /* Per worker: a curl handle and the gateway's own session for each upstream (by
  * section name). Not shared between threads. */
@@ -58,6 +60,12 @@ struct upstream_call {
 	upstream_msg_fn *on_msg;	/* NULL = drop them */
 	void *ctx;
 	int64_t now_ms;			/* monotonic: the call ends by now_ms + timeout-ms */
+	int64_t until_ms;		/* and by this (the caller's request's deadline); 0 = none */
+	/* The caller's connection (borrowed; NULL = not watched): while a request waits,
+	 * sink_gone() is asked at every wake-up, and a caller that went away abandons the
+	 * call as an on_msg returning -1 does. A request is not sent for a caller already
+	 * gone. */
+	struct sink *client;
 };
 
 /* One JSON-RPC request to an upstream. 0 with *response the whole JSON-RPC response

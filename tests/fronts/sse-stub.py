@@ -7,8 +7,13 @@ It stands in for mcpgate in tests/fronts/streaming.sh, which proves that the
 deploy/ recipes hand events to the client as they are written (no response
 buffering, no compression) -- a property of the web server configuration. It
 listens on SOCKET itself and serves one connection at a time; FastCGI
-keep-alive is not used (the recipes turn it off)."""
+keep-alive is not used (the recipes turn it off).
+
+Each event also says ("rdhup") whether the server had shut down its side of
+the connection by then: mcpgate takes that as its client gone, so a server
+must not half-close while it waits for the answer."""
 import os
+import select
 import socket
 import struct
 import sys
@@ -31,6 +36,12 @@ def record(kind, rid, content=b""):
     return struct.pack(">BBHHBx", 1, kind, rid, len(content), 0) + content
 
 
+def half_closed(conn):
+    p = select.poll()
+    p.register(conn, select.POLLRDHUP)
+    return any(ev & (select.POLLRDHUP | select.POLLHUP) for _, ev in p.poll(0))
+
+
 def serve(conn, pause):
     rid = 1
     while True:  # until the empty FCGI_STDIN record that ends the request
@@ -40,7 +51,8 @@ def serve(conn, pause):
             break
     head = b"Status: 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n\r\n"
     for i in (1, 2, 3):
-        event = b'event: message\ndata: {"n":%d,"pad":"%s"}\n\n' % (i, b"x" * 64)
+        rdhup = b"true" if half_closed(conn) else b"false"
+        event = b'event: message\ndata: {"n":%d,"rdhup":%s,"pad":"%s"}\n\n' % (i, rdhup, b"x" * 64)
         conn.sendall(record(FCGI_STDOUT, rid, (head if i == 1 else b"") + event))
         if i < 3:
             time.sleep(pause)

@@ -34,19 +34,27 @@ done
 check "the FastCGI stream stub listens" test -S "$MG_SOCK"
 
 # stream URL LABEL: POST with Accept-Encoding: gzip; checks the arrival times
-# of the three events (ms after the request started) and the headers.
+# of the three events (ms after the request started) and the headers; behind
+# FastCGI, that the server never half-closed the connection while it waited for
+# the answer (mcpgate would take it for its client gone).
 stream() {
-	local url=$1 label=$2 start line t times='' h=$MG_DIR/stream.h
+	local url=$1 label=$2 start line t v times='' h=$MG_DIR/stream.h rdhup=''
 	start=${EPOCHREALTIME/./}
 	while IFS= read -r line; do
 		case $line in
 		data:*)
 			t=${EPOCHREALTIME/./}
 			times="$times $(((t - start) / 1000))"
+			case $line in *'"rdhup":'*) v=${line#*\"rdhup\":}; rdhup="$rdhup ${v%%,*}" ;; esac
 			;;
 		esac
 	done < <(curl -N -sS --max-time 20 -X POST -H 'Accept-Encoding: gzip' -H 'Content-Type: application/json' \
 		--data '{"jsonrpc":"2.0","id":1,"method":"tools/call"}' -D "$h" "$url" 2>&1)
+	case $label in
+	*CGI*) ;;
+	*) is "$label: the server does not half-close the FastCGI connection while the answer streams" \
+		"$(echo $rdhup)" "false false false" ;;
+	esac
 	# shellcheck disable=SC2086 # the three numbers
 	set -- $times
 	if [ $# -ne 3 ]; then

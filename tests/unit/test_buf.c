@@ -1,8 +1,11 @@
 /* Unit tests: buf, sink, clock, secret helpers. */
 #include "autoconf.h"
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -44,6 +47,39 @@ main(void)
 	ok(sink_puts(&s, "efghij") < 0, "memory sink refuses past its cap");
 	ok(s.failed && sink_puts(&s, "k") < 0, "a failed sink stays failed");
 	buf_free(&b);
+
+	/* sink_gone: the watched connection, looked at every SINK_WATCH_MS at most. */
+	{
+		int sv[2], pp[2];
+		int64_t t = 1000000, step = SINK_WATCH_MS * 1000;
+
+		buf_init(&b, 64);
+		sink_mem_init(&s, &b);
+		ok(sink_gone(&s, t) == 0, "a sink that is not watched: never gone");
+		ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && pipe(pp) == 0, "a socket pair and a pipe");
+		s.watch_fd = sv[0];
+		s.watch_events = POLLRDHUP;
+		ok(write(sv[1], "unread", 6) == 6, "the peer sends what is never read");
+		ok(sink_gone(&s, t) == 0 && sink_gone(&s, t + step) == 0, "unread input is not a client gone");
+		shutdown(sv[1], SHUT_WR);
+		ok(sink_gone(&s, t + step + 1) == 0, "within the period after a look: not looked at again");
+		ok(sink_gone(&s, t + 2 * step) == 1 && s.failed, "the peer shut its side down: gone, and the sink failed");
+		ok(sink_puts(&s, "x") < 0, "a gone client's sink takes nothing more");
+		sink_mem_init(&s, &b);
+		s.watch_fd = pp[1];
+		s.watch_events = 0;
+		ok(sink_gone(&s, t) == 0 && sink_gone(&s, t + step) == 0, "a pipe with its reader: not gone");
+		close(pp[0]);
+		ok(sink_gone(&s, t + 2 * step) == 1, "a pipe whose reader closed (CGI's stdout): gone");
+		sink_mem_init(&s, &b);
+		s.watch_fd = sv[0];
+		s.watch_events = POLLRDHUP;
+		ok(sink_gone(&s, t) == 0, "the first look is a period after the first call (none for a short request)");
+		close(sv[0]);
+		close(sv[1]);
+		close(pp[1]);
+		buf_free(&b);
+	}
 
 	clock_rfc3339(0, ts, sizeof(ts));
 	is_str(ts, "1970-01-01T00:00:00Z", "RFC 3339 of the epoch");

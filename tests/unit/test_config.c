@@ -61,6 +61,10 @@ static const struct {
 	{ BASE "[gateway]\nmax-body = 12abc\n", "main.conf:6: max-body: expected an integer from 64 to" },
 	{ BASE "[gateway]\nmax-body = 1\n", "main.conf:6: max-body: expected an integer from 64 to" },
 	{ BASE "[gateway]\nworkers = 0\n", "main.conf:6: workers: expected an integer from 1 to 256" },
+	{ BASE "[gateway]\nrequest-timeout-ms = 0\n", "main.conf:6: request-timeout-ms: expected an integer from 1 to 3600000" },
+	{ BASE "[gateway]\nrequest-timeout-ms = 3600001\n", "main.conf:6: request-timeout-ms: expected an integer from 1 to 3600000" },
+	{ BASE "[gateway]\nclient-timeout-ms = 99\n", "main.conf:6: client-timeout-ms: expected an integer from 100 to 3600000" },
+	{ BASE "[gateway]\nclient-timeout-ms = 10s\n", "main.conf:6: client-timeout-ms: expected an integer from 100 to 3600000" },
 	{ BASE "[gateway]\ndeny-style = maybe\n", "main.conf:6: deny-style: unknown value: 'maybe'" },
 	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },
 	{ BASE "[gateway]\ndocs-url = https://x/docs#frag\n", "main.conf:6: docs-url: expected an absolute" },
@@ -134,6 +138,8 @@ main(void)
 	is_int(cfg->max_body, 1048576, "max-body default");
 	is_int(cfg->workers, 4, "workers default");
 	is_int(cfg->deny_style, DENY_FORBIDDEN, "deny-style default");
+	is_int(cfg->client_timeout_ms, 10000, "client-timeout-ms default");
+	is_int(cfg->request_timeout_ms, 30000, "request-timeout-ms default without upstreams: an upstream's default timeout-ms");
 	is_int(cfg->cache_ttl, 300, "cache-ttl default");
 	is_str(cfg->groups_claim, "groups", "groups-claim default");
 	is_int(cfg->limit_token.n, 120, "rate N");
@@ -142,6 +148,21 @@ main(void)
 	is_int(cfg->scopes_supported.n, 1, "scopes-supported defaults to required-scopes");
 	is_int(cfg->gateway.at[0].line, 2, "key location recorded");
 	ok(!config_changed(cfg), "unchanged files are not a change");
+	config_unref(cfg);
+
+	/* request-timeout-ms: by default the longest upstream timeout-ms, so that a single call
+	 * keeps its own; set, it bounds them all. */
+	path = write_file("main.conf", BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntimeout-ms = 4000\n"
+	    "[upstream \"b\"]\nurl = http://127.0.0.1:2/mcp\ntimeout-ms = 90000\n[upstream \"c\"]\nurl = http://127.0.0.1:3/mcp\n");
+	if (config_load(path, &cfg, &errs) == 0)
+		is_int(cfg->request_timeout_ms, 90000, "request-timeout-ms default: the longest upstream timeout-ms");
+	else
+		ok(0, "request-timeout-ms default: loads (%s)", errs.msg[0]);
+	config_unref(cfg);
+	path = write_file("main.conf", BASE "[gateway]\nrequest-timeout-ms = 2500\nclient-timeout-ms = 700\n"
+	    "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntimeout-ms = 4000\n");
+	ok(config_load(path, &cfg, &errs) == 0 && cfg->request_timeout_ms == 2500 && cfg->client_timeout_ms == 700,
+	    "request-timeout-ms and client-timeout-ms as set");
 	config_unref(cfg);
 
 	/* Includes: relative globs, one file per tenant, sections per file, change detection. */

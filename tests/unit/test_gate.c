@@ -55,7 +55,7 @@ null_flush(void *ctx)
 static int
 post(const struct config *cfg, const struct tc_claims *claims, const char *body, json_t **out)
 {
-	struct sink sk = { null_write, null_flush, NULL, 0 };
+	struct sink sk = { null_write, null_flush, NULL, 0, -1, 0, 0 };
 	struct chunk ck = { body, strlen(body) };
 	struct response resp;
 	struct request req;

@@ -56,7 +56,7 @@ maybe_dup(const char *s)
 static int
 post(const struct hdrs *h, const char *body, json_t **out)
 {
-	struct sink sk = { raw_write, raw_flush, &raw, 0 };
+	struct sink sk = { raw_write, raw_flush, &raw, 0, -1, 0, 0 };
 	struct chunk ck = { body, strlen(body) };
 	struct cfg_errors errs;
 	struct response resp;

@@ -539,6 +539,70 @@ test_client(void)
 	ok(clock_mono_us() - t0 >= 900 * 1000 && clock_mono_us() - t0 < 2000 * 1000, "a hanging upstream: %lld ms",
 	    (long long)((clock_mono_us() - t0) / 1000));
 
+	/* The caller's request has a deadline before the upstream's timeout-ms. */
+	stub_reset("hang");
+	{
+		struct upstream_call c;
+
+		memset(&c, 0, sizeof(c));
+		c.cfg = cfg;
+		c.up = &cfg->upstreams[0];
+		c.method = "tools/call";
+		c.now_ms = clock_mono_us() / 1000;
+		c.until_ms = c.now_ms + 300;
+		t0 = clock_mono_us();
+		rc = upstream_request(pool, &c, &resp, &err);
+		is_str(rc < 0 ? err.detail : "", "upstream stub: timed out: the request ran out of time (request-timeout-ms)",
+		    "the request's deadline ends the call");
+		ok(clock_mono_us() - t0 >= 250 * 1000 && clock_mono_us() - t0 < 900 * 1000,
+		    "the request's deadline, not timeout-ms (1000): %lld ms", (long long)((clock_mono_us() - t0) / 1000));
+	}
+
+	/* The caller goes away while the upstream takes its time: the wait ends at the next
+	 * look at its connection, and the upstream is told (notifications/cancelled). */
+	stub_reset("hang");
+	{
+		struct upstream_call c;
+		struct buf sb;
+		struct sink sk;
+		int sv[2], i, told = 0;
+
+		buf_init(&sb, 64);
+		sink_mem_init(&sk, &sb);
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		sk.watch_fd = sv[0];
+		sk.watch_events = POLLRDHUP;
+		memset(&c, 0, sizeof(c));
+		c.cfg = cfg;
+		c.up = &cfg->upstreams[0];
+		c.method = "tools/call";
+		c.client = &sk;
+		c.now_ms = clock_mono_us() / 1000;
+		shutdown(sv[1], SHUT_WR);	/* the front closed the connection: the client left */
+		t0 = clock_mono_us();
+		rc = upstream_request(pool, &c, &resp, &err);
+		is_str(rc < 0 ? err.detail : "", "upstream stub: call abandoned: the caller went away", "a caller gone abandons the call");
+		ok(clock_mono_us() - t0 < 700 * 1000, "at the first look at its connection (%d ms apart): %lld ms",
+		    SINK_WATCH_MS, (long long)((clock_mono_us() - t0) / 1000));
+		for (i = 0; i < 100 && !told; i++) {
+			pthread_mutex_lock(&stub.lock);
+			told = stub.nreq > 0 && strstr(stub.bodies[stub.nreq - 1], "\"method\":\"notifications/cancelled\"") &&
+			    strstr(stub.bodies[stub.nreq - 1], "\"requestId\":") && strstr(stub.bodies[0], "\"method\":\"tools/call\"");
+			pthread_mutex_unlock(&stub.lock);
+			if (!told)
+				usleep(20 * 1000);
+		}
+		ok(told, "the upstream got notifications/cancelled for the call");
+		i = stub.nreq;
+		rc = upstream_request(pool, &c, &resp, &err);
+		is_str(rc < 0 ? err.detail : "", "upstream stub: not sent: the caller went away",
+		    "no request is sent for a caller already gone");
+		is_int(stub.nreq, i, "nothing reached the upstream");
+		close(sv[0]);
+		close(sv[1]);
+		buf_free(&sb);
+	}
+
 	/* on_msg abandons. */
 	stub_reset("sse");
 	{

@@ -284,6 +284,11 @@ tool('slow', 'Sleeps ms milliseconds (default 1000), reporting progress every 10
     done = Math.min(Date.now() - start, ms);
     if (!extra.signal.aborted) await progressTo(extra, done, ms, `slept ${done} of ${ms} ms`);
   }
+  // The SDK aborts the signal when the client's notifications/cancelled names the request.
+  if (extra.signal.aborted) {
+    log(`slow ${ms} ms: request ${JSON.stringify(extra.requestId)} cancelled after ${Date.now() - start} ms` +
+      ` (${String(extra.signal.reason ?? 'no reason')})`);
+  }
   return result(`slept ${ms} ms`);
 });
 tool('request_headers', 'Returns the HTTP request headers this call arrived with, as JSON text', NO_ARGS,
