@@ -29,7 +29,7 @@ stop_idp() { [ -n "${IDP_PID:-}" ] && kill "$IDP_PID" 2>/dev/null; wait "$IDP_PI
 # mint ARGS... → prints the access token (client: --client ID; user: --user NAME; --scope, --resource)
 mint() { node "$IDP_DIR/token.mjs" --issuer "$IDP" "$@" | jq -r .access_token; }
 mint_json() { node "$IDP_DIR/token.mjs" --issuer "$IDP" "$@"; }
-revoke() { node "$IDP_DIR/token.mjs" --issuer "$IDP" --revoke "$1" > /dev/null; }
+revoke() { node "$IDP_DIR/token.mjs" --issuer "$IDP" --revoke="$1" > /dev/null; }
 idp_stats() { curl -s --max-time 5 "$IDP/_stats" | jq -r ".${1:-introspections}"; }
 idp_reset() { curl -s --max-time 5 -X POST "$IDP/_stats/reset" > /dev/null; }
 idp_fault() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"introspection\":\"$1\"}" "$IDP/_fault" > /dev/null; }
