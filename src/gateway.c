@@ -146,9 +146,9 @@ gateway_tick(struct gateway *gw, int64_t now_ms)
 	if (cur == NULL || gw->state_path == NULL || now_ms < gw->state_retry_ms)
 		return;
 	if (cur->degraded[0])
-		why = "was not available";
+		why = "it could not be had";
 	else if ((why = state_broken(cur->state)) == NULL && state_stale(cur->state))
-		why = "was replaced or removed";
+		why = "it was replaced or removed";
 	if (why == NULL || (cfg = gateway_config(gw)) == NULL)
 		return;
 	next = open_shared(gw->state_path, cfg, cur->state, &err);
@@ -162,8 +162,8 @@ gateway_tick(struct gateway *gw, int64_t now_ms)
 	}
 	if (next == NULL) {
 		if (strcmp(err.detail, gw->state_error) != 0)
-			log_err(NULL, "state: %s %s and cannot be re-opened: %s; retrying", gw->state_path, why,
-			    err.detail);
+			log_err(NULL, "state: %s: %s, and it cannot be re-opened: %s; retrying", gw->state_path,
+			    why, err.detail);
 		snprintf(gw->state_error, sizeof(gw->state_error), "%s", err.detail);
 		gw->state_retry_ms = now_ms + STATE_RETRY_MS;
 		return;
@@ -174,7 +174,7 @@ gateway_tick(struct gateway *gw, int64_t now_ms)
 	if (next->degraded[0])
 		log_private(next);
 	else
-		log_warn(NULL, "state: %s %s; re-opened", gw->state_path, why);
+		log_warn(NULL, "state: %s: %s; re-opened", gw->state_path, why);
 	shared_unref(cur);	/* unmapped when the last request using it ends */
 	gw->state_error[0] = '\0';
 	gw->state_retry_ms = 0;
