@@ -251,8 +251,9 @@ is "killed while holding the token's claim: the next request is served" "$st" 20
 # stripe of its token (and its pending claim in it).
 cc -shared -fPIC -o "$T/die.so" "$here/die-holding.c" 2> "$T/cc.err" || fail "build die-holding.so" "$(cat "$T/cc.err")"
 locked=$(mint --client machine-acme --scope mcp:tools)
+asan=$(ldd "$MCPGATE_BIN" | awk '/libasan/ { print $3 }')	# a sanitizer build wants its runtime first
 (cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $locked" \
-	LD_PRELOAD="$T/die.so" MCPGATE_DIE_HOLDING=1 <<< "$LIST") 2> /dev/null	# (bash: "Killed")
+	LD_PRELOAD="${asan:+$asan:}$T/die.so" MCPGATE_DIE_HOLDING=1 <<< "$LIST") 2> /dev/null	# (bash: "Killed")
 is "a CGI run killed holding a token-cache stripe lock" "$?" 137
 start=$SECONDS
 ok_n=0
