@@ -415,7 +415,9 @@ map_file(struct state *st, int fd, const struct stat *sb, const struct state_hea
 	void *map;
 	int rc;
 
-	if ((rc = allocate(fd, st->path, h->file_size, err)) < 0)
+	/* (A file with all its blocks, as we build them, needs no call: some file systems
+	 * emulate posix_fallocate a block at a time.) */
+	if ((uint64_t)sb->st_blocks * 512 < h->file_size && (rc = allocate(fd, st->path, h->file_size, err)) < 0)
 		return rc;
 	map = mmap(NULL, h->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {

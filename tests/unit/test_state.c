@@ -352,6 +352,38 @@ main(void)
 	ok(state_peek(path, (layout(&lay, 64), &lay), STATE_CACHE, &size) == 0 &&
 	    size == token_cache_region_size(64), "peek: the cache region's size, read without mapping");
 	state_close(st);
+	/* A valid file with holes (made by another build, or copied sparse): allocated
+	 * when adopted. */
+	{
+		char sparse[300], block[4096];
+		int in = open(path, O_RDONLY), out;
+		ssize_t n;
+		off_t off = 0;
+
+		snprintf(sparse, sizeof(sparse), "%s/sparse", dir);
+		out = open(sparse, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		while ((n = read(in, block, sizeof(block))) > 0) {
+			size_t i = 0;
+
+			while (i < (size_t)n && block[i] == 0)
+				i++;
+			if (i < (size_t)n)
+				(void)!pwrite(out, block, (size_t)n, off);
+			off += n;
+		}
+		(void)!ftruncate(out, off);
+		close(in);
+		close(out);
+		rename(sparse, path);
+		stat(path, &sb);
+		ok((off_t)sb.st_blocks * 512 < sb.st_size, "a sparse copy of the file (%lld of %lld bytes)",
+		    (long long)sb.st_blocks * 512, (long long)sb.st_size);
+		st = open_state(NULL);
+		stat(path, &sb2);
+		ok(st && sb2.st_ino == sb.st_ino && (off_t)sb2.st_blocks * 512 >= sb2.st_size,
+		    "adopted, and allocated in full");
+		state_close(st);
+	}
 
 	/* No room (a file past RLIMIT_FSIZE: EFBIG, as ENOSPC on a full file system). */
 	{
