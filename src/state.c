@@ -644,12 +644,16 @@ static int
 private_dir(const char *dir, int create, struct gw_error *err)
 {
 	struct stat sb;
+	int rc = lstat(dir, &sb);
 
-	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		gw_error_set(err, GW_EINTERNAL, "state: cannot make %s: %s", dir, strerror(errno));
-		return -1;
+	if (rc < 0 && errno == ENOENT && create) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			gw_error_set(err, GW_EINTERNAL, "state: cannot make %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		rc = lstat(dir, &sb);
 	}
-	if (lstat(dir, &sb) < 0) {
+	if (rc < 0) {
 		if (!create && errno == ENOENT)
 			return 0;
 		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", dir, strerror(errno));
