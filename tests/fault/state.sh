@@ -239,8 +239,10 @@ held=$(mint --client machine-acme --scope mcp:tools)
 idp_reset
 idp_fault hang
 (mcp k "$held" "" "$LIST" > /dev/null) &
+held_req=$!
 wait_for 30 test "$(idp_stats)" -ge 1 && pass "a process introspects a token (the AS hangs)" || fail "a process introspects a token"
 stop k -KILL
+wait "$held_req"	# (its answer files are ours again)
 idp_fault none
 start=$SECONDS
 st=$(CONF=$T/slow.conf mcp cgi "$held" "" "$LIST")
