@@ -85,8 +85,9 @@ void *state_region(struct state *st, enum state_region_id id, size_t *size);
 const unsigned char *state_digest_key(const struct state *st);	/* STATE_KEY_BYTES */
 const unsigned char *state_session_key(const struct state *st);	/* STATE_KEY_BYTES */
 
-/* The size of region id in the valid state file at path, read without mapping it:
- * 0, or -1 when there is no such file or it is not readable and valid. */
+/* The size of region id in the valid state file at path, read without mapping it (for
+ * notes: the file may be another user's): 0, or -1 when there is no such file or it is
+ * not readable and valid. */
 int state_peek(const char *path, const struct state_layout *lay, enum state_region_id id,
     size_t *size);
 
