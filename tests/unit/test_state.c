@@ -563,6 +563,8 @@ main(void)
 
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
 	unlink(buf);
+	snprintf(buf, sizeof(buf), "%s/small.lock", dir);
+	unlink(buf);
 	unlink(path);
 	rmdir(dir);
 	return done_testing();
