@@ -150,7 +150,7 @@ main(int argc, char **argv)
 	memset(&lay, 0, sizeof(lay));
 	lay.region[STATE_TOMBS].size = session_tombstones_size();
 	lay.region[STATE_TOMBS].init = session_tombstones_init;
-	if (state_open(path, &lay, &state, &err) < 0) {
+	if (state_open(path, &lay, NULL, &state, &err) < 0) {
 		fprintf(stderr, "session_bench: state_open %s: %s\n", path, err.detail);
 		return 1;
 	}

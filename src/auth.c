@@ -343,6 +343,9 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		case TC_MISS:
 			rc = verify(env, cfg, req, tok, len, key, caller->token_id, 1, c, &reason, resp);
 			break;
+		case TC_UNAVAILABLE:	/* the shared cache cannot be used now: no caching */
+			cached = 0;
+			break;
 		case TC_BUSY:
 			if (now_ms > deadline) {	/* the other request overran: do it ourselves */
 				cached = 0;

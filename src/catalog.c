@@ -40,7 +40,23 @@ catalog_region_init(void *region, size_t size, int shared)
 
 	memset(c, 0, offsetof(struct catalog_region, data));
 	state_mutex_init(&c->lock, shared);
+	/* A random start: a worker's view of another (replaced) file's region never
+	 * takes this one's generation for the one it has parsed. */
+	secret_random_bytes(&c->generation, sizeof(c->generation));
+	c->generation |= 1;
 	c->magic = CATALOG_MAGIC;
+}
+
+/* Takes the region's lock: 0, or -1 when it cannot be had or the region is no longer
+ * ours (a broken mapping reads as zeros): not locked then. */
+static int
+region_lock(struct catalog_region *c)
+{
+	if (__atomic_load_n(&c->magic, __ATOMIC_RELAXED) != CATALOG_MAGIC) {
+		state_failed(c);
+		return -1;
+	}
+	return state_lock(&c->lock) < 0 ? -1 : 0;
 }
 
 void
@@ -442,10 +458,11 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 	char *s = json_dumps(doc, JSON_COMPACT);
 	size_t len = s ? strlen(s) : 0;
 	int64_t until = now_ms + (catalog_degraded(doc) && ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);
+	int locked = region_lock(c) == 0;
 
-	state_lock(&c->lock);
-	c->claim_until_ms = 0;
-	if (s && len <= CATALOG_MAX_BYTES) {
+	if (locked)
+		c->claim_until_ms = 0;
+	if (locked && s && len <= CATALOG_MAX_BYTES) {
 		memcpy(c->data, s, len);
 		c->len = (uint32_t)len;
 		memcpy(c->key, key, 16);
@@ -455,12 +472,16 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 		view_set(v, doc, c->generation);
 		v->local_until_ms = 0;
 	} else {
-		log_err(NULL, "catalog: %zu bytes, over the %u of the state file; kept per worker",
-		    len, CATALOG_MAX_BYTES);
+		if (locked)
+			log_err(NULL, "catalog: %zu bytes, over the %u of the state file; kept per worker",
+			    len, CATALOG_MAX_BYTES);
+		else	/* the state file's region cannot be used now: ours for a moment */
+			until = now_ms + (ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);
 		view_set(v, doc, 0);
 		v->local_until_ms = until;
 	}
-	state_unlock(&c->lock);
+	if (locked)
+		state_unlock(&c->lock);
 	free(s);
 }
 
@@ -478,23 +499,29 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 	if (v->local_until_ms > now_ms && v->doc)
 		return v->doc;
 	config_key(cfg, key);
-	if (c == NULL || c->magic != CATALOG_MAGIC) {	/* no shared state: this worker's own */
+	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
 			view_set(v, fetch_all(pool, cfg, now_ms), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return v->doc;
 	}
-	/* Decide and copy under one hold of the lock; parse after letting it go. */
-	state_lock(&c->lock);
-	usable = c->fresh_until_ms > 0 && memcmp(c->key, key, 16) == 0;
+	/* Decide and copy under one hold of the lock; parse after letting it go. A region
+	 * that cannot be used now (see store) gives this worker its own for a moment. */
+	if (region_lock(c) < 0) {
+		if (v->doc == NULL)
+			view_set(v, fetch_all(pool, cfg, now_ms), 0);
+		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
+		return v->doc;
+	}
+	len = c->len;	/* from shared memory: checked before use */
+	usable = c->fresh_until_ms > 0 && memcmp(c->key, key, 16) == 0 && len <= CATALOG_MAX_BYTES;
 	fresh = usable && c->fresh_until_ms > now_ms;
 	ours = !fresh && c->claim_until_ms <= now_ms;
 	if (ours)
 		c->claim_until_ms = now_ms + longest_timeout(cfg) + 1000;
-	if (usable && v->generation != c->generation && (copy = malloc(c->len ? c->len : 1)) != NULL) {
-		memcpy(copy, c->data, c->len);
-		len = c->len;
+	if (usable && v->generation != c->generation && (copy = malloc(len ? len : 1)) != NULL) {
+		memcpy(copy, c->data, len);
 		gen = c->generation;
 	}
 	state_unlock(&c->lock);

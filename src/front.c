@@ -127,6 +127,10 @@ front_cgi(struct gateway *gw)
 	}
 	worker_end_sessions(&w);
 	worker_free(&w);
+	/* The state file broke during this run (it shrank, its locks failed): mend it for
+	 * the next runs (no tick in CGI). */
+	if (gw->shared && state_broken(gw->shared->state))
+		gateway_tick(gw, clock_mono_us() / 1000);
 	return 0;
 }
 
@@ -591,6 +595,7 @@ front_fastcgi(struct gateway *gw, long workers)
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
 		gateway_reload(gw, sig == SIGHUP);
+		gateway_tick(gw, clock_mono_us() / 1000);	/* the state file: replaced, broken? */
 	}
 	stop_workers(ws, started);
 	if (watching) {

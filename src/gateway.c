@@ -22,50 +22,206 @@ reopen_log(const struct config *cfg)
 		log_err(NULL, "log-file %s: cannot open; logging to stderr", cfg->log_file);
 }
 
-/* The shared state file; when it cannot be opened, a private mapping keeps the
- * gateway working (nothing shared) and the log says why. */
+#define STATE_RETRY_MS	5000	/* the tick's pause after a failed re-open */
+
 static void
-open_state(struct gateway *gw, const struct config *cfg)
+layout_of(const struct config *cfg, struct state_layout *lay)
 {
-	struct state_layout lay;
-	struct gw_error err = { GW_OK, "" };
-	char fallback[256];
-	const char *path = cfg->state;
+	memset(lay, 0, sizeof(*lay));
+	lay->region[STATE_ASMETA].size = introspect_asmeta_region_size();
+	lay->region[STATE_ASMETA].init = introspect_asmeta_region_init;
+	lay->region[STATE_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
+	lay->region[STATE_CACHE].init = token_cache_region_init;
+	lay->region[STATE_CACHE].size_ok = token_cache_region_size_ok;	/* the file's size wins */
+	lay->region[STATE_TOMBS].size = session_tombstones_size();
+	lay->region[STATE_TOMBS].init = session_tombstones_init;
+	lay->region[STATE_TOMBS].carry = session_tombstones_carry;
+	lay->region[STATE_CATALOG].size = catalog_region_size();
+	lay->region[STATE_CATALOG].init = catalog_region_init;
+}
+
+/* The state file's path: `state`, else the default in a private directory (made). */
+static char *
+state_path_of(const struct config *cfg, struct gw_error *err)
+{
+	char path[4096];
+
+	if (cfg->state)
+		return strdup(cfg->state);
+	if (state_default_path(path, sizeof(path), 1, err) < 0)
+		return NULL;
+	return strdup(path);
+}
+
+static struct shared *
+shared_new(struct state *st, const char *degraded)
+{
+	struct shared *sh = calloc(1, sizeof(*sh));
 	void *region;
 	size_t size;
 
-	memset(&lay, 0, sizeof(lay));
-	lay.region[STATE_ASMETA].size = introspect_asmeta_region_size();
-	lay.region[STATE_ASMETA].init = introspect_asmeta_region_init;
-	lay.region[STATE_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
-	lay.region[STATE_CACHE].init = token_cache_region_init;
-	lay.region[STATE_TOMBS].size = session_tombstones_size();
-	lay.region[STATE_TOMBS].init = session_tombstones_init;
-	lay.region[STATE_CATALOG].size = catalog_region_size();
-	lay.region[STATE_CATALOG].init = catalog_region_init;
-	if (path == NULL) {
-		snprintf(fallback, sizeof(fallback), "%s/mcpgate-%ld.state",
-		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)geteuid());
-		path = fallback;
+	if (sh == NULL) {
+		state_close(st);
+		return NULL;
 	}
-	if (state_open(path, &lay, &gw->state, &err) < 0) {
-		log_err(NULL, "%s; using a private cache (not shared between processes)", err.detail);
-		if (state_open(NULL, &lay, &gw->state, &err) < 0) {
-			log_err(NULL, "%s", err.detail);
-			return;
-		}
-	}
-	gw->asmeta = state_region(gw->state, STATE_ASMETA, NULL);
-	gw->tombs = state_region(gw->state, STATE_TOMBS, NULL);
-	gw->catalog = state_region(gw->state, STATE_CATALOG, NULL);
-	region = state_region(gw->state, STATE_CACHE, &size);
-	if ((gw->tokens = token_cache_attach(region, size)) == NULL)
+	sh->refs = 1;
+	sh->state = st;
+	sh->asmeta = state_region(st, STATE_ASMETA, NULL);
+	sh->tombs = state_region(st, STATE_TOMBS, NULL);
+	sh->catalog = state_region(st, STATE_CATALOG, NULL);
+	region = state_region(st, STATE_CACHE, &size);
+	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
+	snprintf(sh->degraded, sizeof(sh->degraded), "%s", degraded);
+	return sh;
+}
+
+/* The state at path for cfg, replacing from (may be NULL). A file system without room
+ * gives a private state (its degraded says why: the caller says it loudly); any other
+ * failure gives NULL with err. */
+static struct shared *
+open_shared(const char *path, const struct config *cfg, const struct state *from,
+    struct gw_error *err)
+{
+	struct state_layout lay;
+	struct state *st;
+	char why[256] = "";
+	size_t size;
+	int rc;
+
+	layout_of(cfg, &lay);
+	rc = state_open(path, &lay, from, &st, err);
+	if (rc == STATE_NOSPACE) {
+		snprintf(why, sizeof(why), "%s", err->detail);
+		rc = state_open(NULL, &lay, from, &st, err);
+	}
+	if (rc < 0)
+		return NULL;
+	if (state_adopted(st, STATE_CACHE)) {
+		state_region(st, STATE_CACHE, &size);
+		log_warn(NULL, "state: %s keeps its token cache of %zu entries; cache-entries = %ld takes "
+		    "effect when the file is built anew (stop every mcpgate process, then remove it)",
+		    path, token_cache_region_entries(size), cfg->cache_entries);
+	}
+	return shared_new(st, why);
+}
+
+static void
+log_private(const struct shared *sh)
+{
+	log_err(NULL, "%s; this process uses a private state: sessions, tombstones and the token cache "
+	    "are not shared with the other processes until there is room", sh->degraded);
+}
+
+struct shared *
+gateway_shared(struct gateway *gw)
+{
+	struct shared *sh;
+
+	pthread_mutex_lock(&gw->lock);
+	if ((sh = gw->shared) != NULL)
+		__atomic_add_fetch(&sh->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&gw->lock);
+	return sh;
+}
+
+void
+shared_unref(struct shared *sh)
+{
+	if (sh == NULL || __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	token_cache_detach(sh->tokens);
+	state_close(sh->state);
+	free(sh);
+}
+
+void
+gateway_tick(struct gateway *gw, int64_t now_ms)
+{
+	struct shared *cur = gw->shared, *next;	/* only this thread replaces it */
+	struct gw_error err = { GW_OK, "" };
+	struct config *cfg;
+	const char *why;
+
+	if (cur == NULL || gw->state_path == NULL || now_ms < gw->state_retry_ms)
+		return;
+	if (cur->degraded[0])
+		why = "it could not be had";
+	else if ((why = state_broken(cur->state)) == NULL && state_stale(cur->state))
+		why = "it was replaced or removed";
+	if (why == NULL || (cfg = gateway_config(gw)) == NULL)
+		return;
+	next = open_shared(gw->state_path, cfg, cur->state, &err);
+	config_unref(cfg);
+	/* A private state only replaces a broken mapping: an intact one, even of a
+	 * removed file, still shares with the processes that have it too. */
+	if (next && next->degraded[0] && (cur->degraded[0] || state_broken(cur->state) == NULL)) {
+		snprintf(err.detail, sizeof(err.detail), "%s", next->degraded);
+		shared_unref(next);
+		next = NULL;
+	}
+	if (next == NULL) {
+		if (strcmp(err.detail, gw->state_error) != 0)
+			log_err(NULL, "state: %s: %s, and it cannot be re-opened: %s; retrying", gw->state_path,
+			    why, err.detail);
+		snprintf(gw->state_error, sizeof(gw->state_error), "%s", err.detail);
+		gw->state_retry_ms = now_ms + STATE_RETRY_MS;
+		return;
+	}
+	pthread_mutex_lock(&gw->lock);
+	gw->shared = next;
+	pthread_mutex_unlock(&gw->lock);
+	if (next->degraded[0])
+		log_private(next);
+	else
+		log_warn(NULL, "state: %s: %s; re-opened", gw->state_path, why);
+	shared_unref(cur);	/* unmapped when the last request using it ends */
+	gw->state_error[0] = '\0';
+	gw->state_retry_ms = 0;
+}
+
+void
+gateway_state_degraded(const struct shared *sh, char *out, size_t n)
+{
+	const char *why;
+
+	if (sh->degraded[0])
+		snprintf(out, n, "state file: %s", sh->degraded);
+	else if ((why = state_broken(sh->state)) != NULL)
+		snprintf(out, n, "state file: %s (being re-opened)", why);
+	else
+		out[0] = '\0';
+}
+
+void
+gateway_state_note(const struct config *cfg, char *out, size_t n)
+{
+	struct gw_error err = { GW_OK, "" };
+	struct state_layout lay;
+	char path[4096];
+	size_t size, want;
+	int len;
+
+	if (cfg->state)
+		snprintf(path, sizeof(path), "%s", cfg->state);
+	else if (state_default_path(path, sizeof(path), 0, &err) < 0) {
+		snprintf(out, n, "%s\n", err.detail);
+		return;
+	}
+	len = snprintf(out, n, "state: %s%s\n", path, cfg->state ? "" : " (the default)");
+	layout_of(cfg, &lay);
+	want = lay.region[STATE_CACHE].size;
+	if (len > 0 && (size_t)len < n && state_peek(path, &lay, STATE_CACHE, &size) == 0 && size != want)
+		snprintf(out + len, n - (size_t)len, "note: the state file keeps its token cache of %zu entries: "
+		    "cache-entries = %ld takes effect when it is built anew (stop every mcpgate process, then "
+		    "remove it)\n", token_cache_region_entries(size), cfg->cache_entries);
 }
 
 int
 gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *errs)
 {
+	struct gw_error err = { GW_OK, "" };
+
 	memset(gw, 0, sizeof(*gw));
 	pthread_mutex_init(&gw->lock, NULL);
 	if ((gw->config_path = strdup(config_path)) == NULL)
@@ -76,15 +232,22 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 		return -1;
 	}
 	reopen_log(gw->cfg);
-	open_state(gw, gw->cfg);
+	if ((gw->state_path = state_path_of(gw->cfg, &err)) != NULL)
+		gw->shared = open_shared(gw->state_path, gw->cfg, NULL, &err);
+	if (gw->shared == NULL)
+		log_err(NULL, "%s; not serving without the host's shared state (see the README, "
+		    "\"State file\")", err.detail[0] ? err.detail : "state: out of memory");
+	else if (gw->shared->degraded[0])
+		log_private(gw->shared);
 	return 0;
 }
 
 void
 gateway_free(struct gateway *gw)
 {
-	token_cache_detach(gw->tokens);
-	state_close(gw->state);
+	shared_unref(gw->shared);
+	gw->shared = NULL;
+	free(gw->state_path);
 	config_unref(gw->cfg);
 	config_unref(gw->failed);
 	gw->cfg = gw->failed = NULL;
@@ -150,11 +313,11 @@ gateway_reload(struct gateway *gw, int force)
 }
 
 const unsigned char *
-gateway_session_key(const struct gateway *gw, const struct config *cfg)
+gateway_session_key(const struct shared *sh, const struct config *cfg)
 {
 	if (cfg->has_session_key)
 		return cfg->session_key;
-	return gw->state ? state_session_key(gw->state) : NULL;
+	return sh ? state_session_key(sh->state) : NULL;
 }
 
 int

@@ -1,5 +1,6 @@
 /* gateway — long-lived state: the current configuration and its reload, the host's
- * shared state file (token cache, metadata mirror), and per-thread workers. */
+ * shared state file (token cache, metadata mirror, tombstones, catalog) and its
+ * re-opening, and per-thread workers. */
 #ifndef GW_GATEWAY_H
 #define GW_GATEWAY_H
 
@@ -13,18 +14,32 @@
 #include "state.h"
 #include "token_cache.h"
 
+/* The host's shared state as this process has it (DESIGN §1): the state file (or, when
+ * its file system is full, a private mapping, said loudly), the token cache on it and
+ * its regions. The FastCGI tick replaces it whole when the file was replaced, removed
+ * or broke (gateway_tick); a request holds a reference for its duration
+ * (router_dispatch), so the mapping it uses stays until it is done. */
+struct shared {
+	long refs;			/* __atomic */
+	struct state *state;
+	struct token_cache *tokens;	/* NULL: caching off */
+	void *asmeta;
+	void *tombs;			/* ended sessions */
+	void *catalog;			/* the federated tool catalog */
+	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
+};
+
 struct gateway {
 	pthread_mutex_t lock;
 	struct config *cfg;	/* current; NULL when none could be loaded */
 	struct config *failed;	/* provenance of the last broken files, not retried until they change */
 	char *config_path;
 	long workers;		/* -w, 0 = from config */
-	/* Opened once from the first configuration; a changed `state` needs a restart. */
-	struct state *state;	/* NULL when even a private mapping failed */
-	struct token_cache *tokens;
-	void *asmeta;
-	void *tombs;		/* ended sessions */
-	void *catalog;		/* the federated tool catalog */
+	/* The state file, from the first configuration (a changed `state` needs a restart). */
+	char *state_path;
+	struct shared *shared;	/* current, behind lock; NULL: the state could not be had */
+	int64_t state_retry_ms;	/* the tick's next try after a failed re-open */
+	char state_error[256];	/* the last failure logged by the tick (not repeated) */
 	/* Standalone streams (GET /mcp) hold a worker each: at most listen_max at once in
 	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
 	long listen_max;
@@ -34,13 +49,17 @@ struct gateway {
 /* What one thread needs for the outbound calls of its requests. */
 struct worker {
 	struct gateway *gw;
+	struct shared *sh;	/* while a request runs: its reference (router_dispatch) */
 	struct introspect *ix;	/* one reused connection to the authorization server */
 	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
 	struct fragcache *pages;	/* list pages it serialized from cat */
 };
 
-/* Loads the configuration; on failure gw->cfg stays NULL and errs says why. */
+/* Loads the configuration and opens the state file; on a configuration failure
+ * gw->cfg stays NULL and errs says why. When the shared state cannot be had (a
+ * foreign lock file, an unusable directory) gw->shared stays NULL (logged): FastCGI
+ * must not start, a CGI run answers 500. */
 int gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *errs);
 void gateway_free(struct gateway *gw);
 /* The current configuration, referenced: config_unref() it when done. May be NULL. */
@@ -49,8 +68,23 @@ struct config *gateway_config(struct gateway *gw);
  * -1 = the new files are broken (logged, the old configuration stays). */
 int gateway_reload(struct gateway *gw, int force);
 
+/* The current shared state, referenced: shared_unref() it when done. May be NULL. */
+struct shared *gateway_shared(struct gateway *gw);
+void shared_unref(struct shared *sh);
+/* Once a second (FastCGI): when the state file was replaced or removed, or the mapping
+ * broke (the file shrank, was overwritten, its locks keep failing), or this process
+ * runs on a private state for want of room, re-opens the file and swaps it in. Every
+ * process converges on the one file at the path; a removed file is rebuilt with the
+ * keys and tombstones of an intact mapping, so sessions survive it. now_ms: monotonic. */
+void gateway_tick(struct gateway *gw, int64_t now_ms);
+/* Why this process's state is not the host's shared file, or "" (for /mcp/health). */
+void gateway_state_degraded(const struct shared *sh, char *out, size_t n);
+/* For `mcpgate -t`: the state file cfg would use and, when an existing file keeps
+ * another token-cache size than cache-entries asks for, a note saying so. */
+void gateway_state_note(const struct config *cfg, char *out, size_t n);
+
 /* The key that seals sessions: session-key-file when configured, else the host's. */
-const unsigned char *gateway_session_key(const struct gateway *gw, const struct config *cfg);
+const unsigned char *gateway_session_key(const struct shared *sh, const struct config *cfg);
 
 int worker_init(struct worker *w, struct gateway *gw);
 void worker_free(struct worker *w);

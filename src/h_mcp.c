@@ -10,8 +10,8 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
 	struct mcp_env env = {
-		.session_key = gateway_session_key(w->gw, cfg), .tombstones = w->gw->tombs,
-		.catalog = w->gw->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
+		.session_key = gateway_session_key(w->sh, cfg), .tombstones = w->sh->tombs,
+		.catalog = w->sh->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
 		.listeners = &w->gw->listeners,
 		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
 	};

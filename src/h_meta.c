@@ -89,8 +89,7 @@ h_authorization_server(struct worker *w, const struct config *cfg, struct reques
 	if (strcmp(cfg->as_metadata, "fetch") == 0) {
 		struct gw_error err = { GW_OK, "" };
 
-		if (w->gw->asmeta == NULL ||
-		    introspect_as_metadata(w->ix, w->gw->asmeta, cfg, clock_wall_ms(), &doc, &err) < 0) {
+		if (introspect_as_metadata(w->ix, w->sh->asmeta, cfg, clock_wall_ms(), &doc, &err) < 0) {
 			log_warn(req->id, "as-metadata: %s", err.detail);
 			response_set_error(resp, GW_EASMETA, NULL);
 			response_set_header(resp, "Retry-After", "10");

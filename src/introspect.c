@@ -71,6 +71,26 @@ introspect_asmeta_region_init(void *region, size_t size, int shared)
 	a->magic = ASMETA_MAGIC;
 }
 
+/* Takes the mirror's lock: 0, or -1 when it cannot be had or the region is no longer
+ * ours (a broken mapping reads as zeros): not locked then, and no mirror to use. */
+static int
+asmeta_lock(struct asmeta_region *a)
+{
+	if (__atomic_load_n(&a->magic, __ATOMIC_RELAXED) != ASMETA_MAGIC) {
+		state_failed(a);
+		return -1;
+	}
+	return state_lock(&a->lock) < 0 ? -1 : 0;
+}
+
+/* Is the mirror, locked, of this issuer? (Its strings may lack their NUL.) */
+static int
+asmeta_of(const struct asmeta_region *a, const char *issuer)
+{
+	return a->fetched_ms && strnlen(a->issuer, sizeof(a->issuer)) < sizeof(a->issuer) &&
+	    strcmp(a->issuer, issuer) == 0;
+}
+
 static size_t
 on_data(char *p, size_t size, size_t n, void *ud)
 {
@@ -219,43 +239,47 @@ introspect_as_metadata(struct introspect *ix, void *region, const struct config 
 {
 	struct asmeta_region *a = region;
 	char *copy = NULL;
-	int have = 0, fetch;
+	int have = 0, fetch = 1, mirror;
 	json_t *fresh;
 	char *dump;
 
 	*doc = NULL;
-	state_lock(&a->lock);
-	if (a->magic == ASMETA_MAGIC && a->fetched_ms && strcmp(a->issuer, cfg->issuer) == 0 &&
-	    (copy = strndup(a->doc, a->len)) != NULL)
-		have = 1;
-	fetch = !have || now_ms - a->fetched_ms > ASMETA_FRESH_MS;
-	if (fetch && now_ms - a->failed_ms < ASMETA_RETRY_MS && a->failed_ms <= now_ms)
-		fetch = 0;	/* failed a moment ago: do not hammer the issuer */
-	state_unlock(&a->lock);
+	/* Without a usable mirror (a lock not had, a broken mapping): fetch, keep nothing. */
+	if ((mirror = asmeta_lock(a) == 0)) {
+		if (asmeta_of(a, cfg->issuer) && a->len < ASMETA_MAX_DOC &&
+		    (copy = strndup(a->doc, a->len)) != NULL)
+			have = 1;
+		fetch = !have || now_ms - a->fetched_ms > ASMETA_FRESH_MS;
+		if (fetch && now_ms - a->failed_ms < ASMETA_RETRY_MS && a->failed_ms <= now_ms)
+			fetch = 0;	/* failed a moment ago: do not hammer the issuer */
+		state_unlock(&a->lock);
+	}
 
 	if (fetch) {
 		if ((fresh = fetch_metadata(ix, cfg, err)) != NULL &&
 		    (dump = json_dumps(fresh, JSON_COMPACT)) != NULL && strlen(dump) < ASMETA_MAX_DOC) {
 			const char *ep = json_string_value(json_object_get(fresh, "introspection_endpoint"));
 
-			state_lock(&a->lock);
-			a->len = (uint32_t)strlen(dump);
-			memcpy(a->doc, dump, a->len);
-			snprintf(a->endpoint, sizeof(a->endpoint), "%s",
-			    endpoint_usable(cfg, ep) && strlen(ep) < sizeof(a->endpoint) ? ep : "");
-			snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
-			a->fetched_ms = now_ms;
-			a->failed_ms = 0;
-			state_unlock(&a->lock);
+			if (mirror && asmeta_lock(a) == 0) {
+				a->len = (uint32_t)strlen(dump);
+				memcpy(a->doc, dump, a->len);
+				snprintf(a->endpoint, sizeof(a->endpoint), "%s",
+				    endpoint_usable(cfg, ep) && strlen(ep) < sizeof(a->endpoint) ? ep : "");
+				snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
+				a->fetched_ms = now_ms;
+				a->failed_ms = 0;
+				state_unlock(&a->lock);
+			}
 			free(dump);
 			free(copy);
 			*doc = fresh;
 			return 0;
 		}
 		json_decref(fresh);
-		state_lock(&a->lock);
-		a->failed_ms = now_ms;
-		state_unlock(&a->lock);
+		if (mirror && asmeta_lock(a) == 0) {
+			a->failed_ms = now_ms;
+			state_unlock(&a->lock);
+		}
 	}
 	if (have) {
 		*doc = json_loads(copy, 0, NULL);	/* fresh enough, or stale while the issuer fails */
@@ -296,19 +320,23 @@ endpoint_of(struct introspect *ix, void *region, const struct config *cfg, int64
 	struct asmeta_region *a = region;
 	json_t *meta = NULL;
 	const char *ep;
+	size_t elen;
 	int ok = 0;
 
 	if (cfg->introspection_endpoint) {
 		snprintf(out, n, "%s", cfg->introspection_endpoint);
 		return 0;
 	}
-	state_lock(&a->lock);
-	if (a->magic == ASMETA_MAGIC && a->fetched_ms && now_ms - a->fetched_ms <= ASMETA_FRESH_MS &&
-	    strcmp(a->issuer, cfg->issuer) == 0 && a->endpoint[0]) {
-		snprintf(out, n, "%s", a->endpoint);
-		ok = 1;
+	if (asmeta_lock(a) == 0) {
+		elen = strnlen(a->endpoint, sizeof(a->endpoint));
+		if (asmeta_of(a, cfg->issuer) && now_ms - a->fetched_ms <= ASMETA_FRESH_MS && elen > 0 &&
+		    elen < sizeof(a->endpoint) && elen < n) {
+			memcpy(out, a->endpoint, elen);
+			out[elen] = '\0';
+			ok = 1;
+		}
+		state_unlock(&a->lock);
 	}
-	state_unlock(&a->lock);
 	if (ok)
 		return 0;
 	if (introspect_as_metadata(ix, region, cfg, now_ms, &meta, err) < 0)

@@ -54,12 +54,17 @@ check_config(const char *path)
 	struct config *cfg;
 	int rc;
 
+	char note[8192];
+
 	rc = config_load(path, &cfg, &errs);
 	if (rc < 0)
 		print_errors(&errs);
-	else
+	else {
 		printf("%s: ok (%zu upstreams, %zu groups, %zu tenants)\n", path,
 		    cfg->n_upstreams, cfg->n_groups, cfg->n_tenants);
+		gateway_state_note(cfg, note, sizeof(note));
+		fputs(note, stdout);
+	}
 	config_unref(cfg);
 	return rc < 0 ? 1 : 0;
 }
@@ -85,6 +90,10 @@ serve(const char *path, long workers)
 			gateway_free(&gw);
 			return 1;
 		}
+	}
+	if (fastcgi && gw.shared == NULL) {	/* refuse rather than serve unshared (logged) */
+		gateway_free(&gw);
+		return 1;
 	}
 	if (fastcgi) {
 		if (workers == 0)

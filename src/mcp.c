@@ -677,7 +677,8 @@ issue_session(struct mcp_call *c, json_t *params, json_t *answer)
 	session_clear(&s);
 }
 
-/* A presented Mcp-Session-Id must open for this caller; none means stateless. */
+/* A presented Mcp-Session-Id must open for this caller; none means stateless. 0, -1
+ * (not a session: 404), or -2 when its tombstones cannot be read (404 too: fail closed). */
 static int
 check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
     struct session *s)
@@ -688,10 +689,9 @@ check_session(const struct mcp_env *env, const struct caller *caller, const stru
 	if (req->session_id == NULL)
 		return 0;
 	caller_who(caller, who);
-	if (env->session_key == NULL ||
-	    session_open(env->session_key, env->tombstones, req->session_id, who, req->now, s) < 0)
+	if (env->session_key == NULL)
 		return -1;
-	return 0;
+	return session_open(env->session_key, env->tombstones, req->session_id, who, req->now, s);
 }
 
 /* DESIGN §4 step 2 holds for every /mcp request: 0, or -1 with the 403. */
@@ -712,6 +712,7 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
     const struct caller *caller, struct request *req, struct response *resp)
 {
 	struct session s;
+	int rc;
 
 	response_set_header(resp, "Cache-Control", "no-store");
 	if (tenant_check(cfg, caller, resp) < 0)
@@ -720,11 +721,20 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
 		return;
 	}
-	if (check_session(env, caller, req, &s) < 0 || env->tombstones == NULL) {
-		response_set_error(resp, GW_ESESSION, NULL);
+	if ((rc = check_session(env, caller, req, &s)) < 0 || env->tombstones == NULL) {
+		/* A DELETE whose end could not be recorded is not answered as done. */
+		if (rc == -2)
+			response_set_error(resp, GW_EINTERNAL, "the session's end cannot be recorded now");
+		else
+			response_set_error(resp, GW_ESESSION, NULL);
+		session_clear(&s);
 		return;
 	}
-	session_end(env->tombstones, req->session_id, s.exp, req->now);
+	if (session_end(env->tombstones, req->session_id, s.exp, req->now) < 0) {
+		response_set_error(resp, GW_EINTERNAL, "the session's end cannot be recorded now");
+		session_clear(&s);
+		return;
+	}
 	{
 		struct fed_call f = { .cfg = cfg, .pool = env->pool, .now_ms = clock_mono_us() / 1000,
 		    .sessions = s.upstreams };

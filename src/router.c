@@ -145,9 +145,8 @@ finish_document(const struct request *req, struct response *resp)
 		response_set_empty(resp, 304);
 }
 
-void
-router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
-    struct response *resp)
+static void
+dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp)
 {
 	struct caller caller, *who = NULL;
 	const struct route *rt;
@@ -164,6 +163,10 @@ router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
 	allow_list(route_methods(rt), allow, sizeof(allow));
 	if (cfg == NULL) {
 		response_set_error(resp, GW_ECONFIG, NULL);
+		return;
+	}
+	if (w->sh == NULL) {	/* never a silent private fallback: the log says why */
+		response_set_error(resp, GW_EINTERNAL, "the shared state file is unavailable");
 		return;
 	}
 	if (req->origin && (rt->flags & R_ORIGIN))
@@ -213,14 +216,9 @@ router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
 #endif
 	if (rt->flags & R_AUTH) {
 		struct auth_env env = {
-			w->ix, w->gw->tokens, w->gw->asmeta,
-			w->gw->state ? state_digest_key(w->gw->state) : NULL,
+			w->ix, w->sh->tokens, w->sh->asmeta, state_digest_key(w->sh->state),
 		};
 
-		if (env.digest_key == NULL) {
-			response_set_error(resp, GW_EINTERNAL, "no shared state");
-			return;
-		}
 		if (auth_authenticate(&env, cfg, req, &caller, resp) < 0) {
 			response_set_header(resp, "Cache-Control", "no-store");
 			return;
@@ -232,6 +230,17 @@ router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
 	rt->fn(w, cfg, req, who, resp);
 	if (rt->flags & R_DOC)
 		finish_document(req, resp);
+}
+
+void
+router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
+    struct response *resp)
+{
+	/* The shared state the whole request uses, even if the tick swaps in another. */
+	w->sh = gateway_shared(w->gw);
+	dispatch(w, cfg, req, resp);
+	shared_unref(w->sh);
+	w->sh = NULL;
 }
 
 void

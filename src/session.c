@@ -14,16 +14,23 @@
 #define SESSION_AD	"mcpgate session v2"
 #define TOMB_WAYS	8
 #define TOMB_BUCKETS	512
-#define TOMB_MAGIC	0x544f4d31u	/* "TOM1" */
+#define TOMB_MAGIC	0x544f4d32u	/* "TOM2" */
 
 struct tomb {
 	unsigned char id[16];	/* digest of the session id */
 	int64_t until;		/* the session's own expiry: after it, the blob is dead anyway */
 };
 
+/* A bucket holds TOMB_WAYS tombstones. When it is full of live ones, the one expiring
+ * soonest gives way and raises the bucket's floor to its expiry: every session of
+ * that bucket expiring at or before the floor counts as ended (the evicted one, and
+ * with it older sessions that were never ended: they must initialize again). So no
+ * flood of DELETEs brings an ended session back. */
 struct tombstones {
 	pthread_mutex_t lock;
 	uint32_t magic;
+	int64_t warned;			/* when a floor was last logged (a flood logs once a minute) */
+	int64_t floor[TOMB_BUCKETS];
 	struct tomb t[TOMB_BUCKETS][TOMB_WAYS];
 };
 
@@ -84,16 +91,37 @@ tomb_digest(const char *id, unsigned char out[16])
 	secret_digest(id, strlen(id), out, 16);
 }
 
-static int
-tomb_find(struct tombstones *ts, const unsigned char d[16], int64_t now)
+static unsigned
+tomb_bucket(const unsigned char d[16])
 {
-	struct tomb *b = ts->t[(d[0] | d[1] << 8) % TOMB_BUCKETS];
+	return (unsigned)(d[0] | d[1] << 8) % TOMB_BUCKETS;
+}
+
+/* Is the session with digest d and expiry exp ended? Under the lock. */
+static int
+tomb_find(struct tombstones *ts, const unsigned char d[16], int64_t exp, int64_t now)
+{
+	unsigned b = tomb_bucket(d);
 	int i;
 
+	if (exp <= ts->floor[b])
+		return 1;
 	for (i = 0; i < TOMB_WAYS; i++)
-		if (b[i].until > now && secret_equal(b[i].id, d, 16))
+		if (ts->t[b][i].until > now && secret_equal(ts->t[b][i].id, d, 16))
 			return 1;
 	return 0;
+}
+
+/* Locks the tombstones: 0, or -1 when they cannot be read (a lock that cannot be
+ * had, a region that is not ours any more): not locked then. */
+static int
+tomb_lock(struct tombstones *ts)
+{
+	if (__atomic_load_n(&ts->magic, __ATOMIC_RELAXED) != TOMB_MAGIC) {
+		state_failed(ts);
+		return -1;
+	}
+	return state_lock(&ts->lock) < 0 ? -1 : 0;
 }
 
 int
@@ -106,7 +134,7 @@ session_open(const unsigned char *key, void *tombstones, const char *id, const c
 	long n = -1;
 	size_t vlen, rest;
 	int64_t exp = 0;
-	int i, rc = -1, dead = 0;
+	int i, rc = -1;
 
 	memset(s, 0, sizeof(*s));
 	if (strlen(id) >= SESSION_ID_MAX ||
@@ -131,10 +159,14 @@ session_open(const unsigned char *key, void *tombstones, const char *id, const c
 	}
 	if (tombstones) {
 		struct tombstones *ts = tombstones;
+		int dead;
 
 		tomb_digest(id, d);
-		state_lock(&ts->lock);
-		dead = tomb_find(ts, d, now);
+		if (tomb_lock(ts) < 0) {	/* unknown whether it was ended: fail closed */
+			rc = -2;
+			goto out;
+		}
+		dead = tomb_find(ts, d, exp, now);
 		state_unlock(&ts->lock);
 		if (dead)
 			goto out;
@@ -179,28 +211,53 @@ session_tombstones_init(void *region, size_t size, int shared)
 }
 
 int
+session_tombstones_carry(void *dst, void *src, size_t size)
+{
+	struct tombstones *to = dst, *from = src;
+
+	if (size != sizeof(*to) || tomb_lock(from) < 0)
+		return -1;
+	memcpy(to->floor, from->floor, sizeof(to->floor));
+	memcpy(to->t, from->t, sizeof(to->t));
+	state_unlock(&from->lock);
+	return 0;
+}
+
+int
 session_end(void *tombstones, const char *id, int64_t exp, int64_t now)
 {
 	struct tombstones *ts = tombstones;
 	struct tomb *b, *victim = NULL;
 	unsigned char d[16];
+	unsigned k;
 	int i;
 
 	tomb_digest(id, d);
-	b = ts->t[(d[0] | d[1] << 8) % TOMB_BUCKETS];
-	state_lock(&ts->lock);
+	k = tomb_bucket(d);
+	b = ts->t[k];
+	if (tomb_lock(ts) < 0)
+		return -1;
+	if (exp <= ts->floor[k])
+		goto done;	/* ended already by the floor */
 	for (i = 0; i < TOMB_WAYS; i++) {
-		if (b[i].until <= now) {	/* free, or its session is dead anyway */
+		if (b[i].until <= now || b[i].until <= ts->floor[k]) {	/* free, or dead anyway */
 			victim = &b[i];
 			break;
 		}
 		if (victim == NULL || b[i].until < victim->until)
 			victim = &b[i];
 	}
-	if (victim->until > now)
-		log_warn(NULL, "session: tombstones full; the soonest-expiring one was dropped");
+	if (victim->until > now && victim->until > ts->floor[k]) {
+		ts->floor[k] = victim->until;
+		if (ts->warned == 0 || now - ts->warned >= 60 || now < ts->warned) {
+			ts->warned = now;
+			log_warn(NULL, "session: a bucket of tombstones is full; its sessions expiring by %lld "
+			    "are ended too (many sessions are being ended)", (long long)victim->until);
+		}
+	}
 	memcpy(victim->id, d, 16);
 	victim->until = exp;
+done:
 	state_unlock(&ts->lock);
 	return 0;
 }

@@ -24,8 +24,9 @@ struct session {
 void session_who(const char *subject, const char *client_id, const char *tenant, char out[33]);
 /* Seals s into id (SESSION_ID_MAX bytes). 0 or -1. */
 int session_seal(const unsigned char *key, const struct session *s, char *id);
-/* Opens id for this caller at now: 0 with *s (free with session_clear), or -1 when
- * forged, altered, expired, another caller's, or ended. */
+/* Opens id for this caller at now: 0 with *s (free with session_clear), -1 when
+ * forged, altered, expired, another caller's, or ended; -2 when the tombstones cannot
+ * be read (then whether it was ended is unknown: treat it as not found, fail closed). */
 int session_open(const unsigned char *key, void *tombstones, const char *id, const char *who,
     int64_t now, struct session *s);
 void session_clear(struct session *s);
@@ -33,8 +34,13 @@ void session_clear(struct session *s);
 /* Tombstones: a bounded region of the state file. */
 size_t session_tombstones_size(void);
 void session_tombstones_init(void *region, size_t size, int shared);
-/* Ends the session named by id (already opened) until its expiry. When its bucket
- * is full of live tombstones the soonest-expiring is dropped (and logged). 0. */
+/* Copies the tombstones of src into the fresh dst (a rebuilt state file): 0, or -1
+ * when src cannot be read. */
+int session_tombstones_carry(void *dst, void *src, size_t size);
+/* Ends the session named by id (already opened) until its expiry exp. When its bucket
+ * is full of live tombstones, the soonest-expiring gives way and every session of the
+ * bucket expiring by then counts as ended (logged). 0, or -1 when the tombstones
+ * cannot be written (nothing ended). */
 int session_end(void *tombstones, const char *id, int64_t exp, int64_t now);
 
 #endif

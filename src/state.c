@@ -3,21 +3,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "secret.h"
 #include "state.h"
 
 #define STATE_MAGIC	"MCPGATE\x01"
-#define STATE_VERSION	1
+#define STATE_VERSION	2
 #define STATE_ALIGN	4096
 #define STATE_MAX_SIZE	((size_t)1 << 30)
+#define STATE_MAPS	64	/* shared mappings of one process at once (old ones drain) */
+#define OPENER_WAIT_MS	10000	/* another opener holding <state>.lock longer: give up */
 
 struct state_header {
 	char magic[8];
@@ -37,7 +42,117 @@ struct state {
 	size_t map_size;
 	dev_t dev;
 	ino_t ino;
+	int slot;		/* in maps[]; -1 for a private mapping */
+	unsigned adopted;	/* a bit per region whose size came from the file */
+	struct state_header hdr;	/* the validated header: offsets, sizes, keys */
 };
+
+/* The shared mappings of this process, for the SIGBUS handler: it may only use atomics
+ * on them. With the handler's predecessor, the only file-scope state of the module. */
+static struct map_slot {
+	uintptr_t start;	/* __atomic; 0 = free, 1 = being filled in */
+	size_t len;
+	int fault;		/* __atomic: 0, 1 = zero pages going in, 2 = zero pages in */
+	unsigned failures;	/* __atomic: failed state_lock calls on its mutexes */
+} maps[STATE_MAPS];
+static struct sigaction prev_bus;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+
+/* --- faults ---------------------------------------------------------------- */
+
+/* A fault inside one of our mappings (its file shrank: truncated, or a sparse file on
+ * a full file system) becomes zero pages: the access is retried on them and the
+ * mapping is broken (state_broken). Any other SIGBUS keeps its previous meaning. */
+static void
+on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr, s;
+	int i, expect, saved = errno;
+
+	if (si->si_code > 0) {	/* raised by a fault, not sent with kill(2) */
+		for (i = 0; i < STATE_MAPS; i++) {
+			s = __atomic_load_n(&maps[i].start, __ATOMIC_ACQUIRE);
+			if (s <= 1 || a < s || a - s >= maps[i].len)
+				continue;
+			expect = 0;
+			if (__atomic_compare_exchange_n(&maps[i].fault, &expect, 1, 0, __ATOMIC_ACQ_REL,
+			    __ATOMIC_ACQUIRE)) {
+				if (mmap((void *)s, maps[i].len, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+					break;	/* cannot recover: the default action */
+				__atomic_store_n(&maps[i].fault, 2, __ATOMIC_RELEASE);
+			}
+			/* Retried: on zeros, or it faults again until another thread's are in. */
+			errno = saved;
+			return;
+		}
+	}
+	if ((prev_bus.sa_flags & SA_SIGINFO) && prev_bus.sa_sigaction != NULL) {
+		prev_bus.sa_sigaction(sig, si, uc);
+	} else if (!(prev_bus.sa_flags & SA_SIGINFO) && prev_bus.sa_handler != SIG_DFL &&
+	    prev_bus.sa_handler != SIG_IGN) {
+		prev_bus.sa_handler(sig);
+	} else {
+		signal(SIGBUS, SIG_DFL);
+		raise(SIGBUS);	/* pending until we return; a fault would repeat anyway */
+	}
+	errno = saved;
+}
+
+static void
+install_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGBUS, &sa, &prev_bus);
+	/* A file past RLIMIT_FSIZE: EFBIG from the call (then a private mapping), rather
+	 * than death by SIGXFSZ. */
+	if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGXFSZ, &sa, NULL);
+	}
+}
+
+static int
+map_register(void *map, size_t len)
+{
+	uintptr_t expect;
+	int i;
+
+	for (i = 0; i < STATE_MAPS; i++) {
+		expect = 0;
+		if (!__atomic_compare_exchange_n(&maps[i].start, &expect, 1, 0, __ATOMIC_ACQ_REL,
+		    __ATOMIC_ACQUIRE))
+			continue;
+		maps[i].len = len;
+		__atomic_store_n(&maps[i].fault, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&maps[i].failures, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&maps[i].start, (uintptr_t)map, __ATOMIC_RELEASE);
+		return i;
+	}
+	return -1;
+}
+
+void
+state_failed(const void *p)
+{
+	uintptr_t a = (uintptr_t)p, s;
+	int i;
+
+	for (i = 0; i < STATE_MAPS; i++) {
+		s = __atomic_load_n(&maps[i].start, __ATOMIC_ACQUIRE);
+		if (s > 1 && a >= s && a - s < maps[i].len) {
+			__atomic_add_fetch(&maps[i].failures, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+/* --- the header -------------------------------------------------------------- */
 
 static size_t
 align_up(size_t n)
@@ -48,19 +163,19 @@ align_up(size_t n)
 static uint64_t
 header_check(const struct state_header *h)
 {
-	char hex[33];
+	unsigned char d[8];
 	uint64_t v = 0;
 	int i;
 
-	secret_digest_hex(h, offsetof(struct state_header, check), hex, 16);
-	for (i = 0; i < 16; i++)
-		v = v << 4 | (uint64_t)(hex[i] <= '9' ? hex[i] - '0' : hex[i] - 'a' + 10);
+	secret_digest(h, offsetof(struct state_header, check), d, sizeof(d));
+	for (i = 0; i < 8; i++)
+		v = v << 8 | d[i];
 	return v;
 }
 
-/* The header this layout wants (keys left zero). */
+/* The header for these region sizes (keys left zero). */
 static int
-plan(const struct state_layout *lay, struct state_header *h)
+plan(const uint64_t *sizes, struct state_header *h)
 {
 	size_t off = align_up(sizeof(*h));
 	int i;
@@ -70,9 +185,11 @@ plan(const struct state_layout *lay, struct state_header *h)
 	h->version = STATE_VERSION;
 	h->nregions = STATE_NREGIONS;
 	for (i = 0; i < STATE_NREGIONS; i++) {
+		if (sizes[i] > STATE_MAX_SIZE)
+			return -1;
 		h->offset[i] = off;
-		h->size[i] = lay->region[i].size;
-		off += align_up(lay->region[i].size);
+		h->size[i] = sizes[i];
+		off += align_up(sizes[i]);
 		if (off > STATE_MAX_SIZE)
 			return -1;
 	}
@@ -80,40 +197,104 @@ plan(const struct state_layout *lay, struct state_header *h)
 	return 0;
 }
 
-/* Does the mapped header match the plan (ignoring keys) and check out? */
+/* Is have (read from a file of file_size bytes) a header this layout can use? Regions
+ * with size_ok are taken at the file's size, the others must be as asked. */
 static int
-header_ok(const struct state_header *have, const struct state_header *want, size_t file_size)
+header_valid(const struct state_header *have, const struct state_layout *lay, uint64_t file_size,
+    unsigned *adopted)
 {
-	return memcmp(have->magic, want->magic, 8) == 0 &&
-	    have->version == want->version && have->nregions == want->nregions &&
-	    have->file_size == want->file_size && have->file_size == file_size &&
-	    memcmp(have->offset, want->offset, sizeof(want->offset)) == 0 &&
-	    memcmp(have->size, want->size, sizeof(want->size)) == 0 &&
-	    have->check == header_check(have);
+	struct state_header want;
+	uint64_t sizes[STATE_NREGIONS];
+	int i;
+
+	*adopted = 0;
+	if (memcmp(have->magic, STATE_MAGIC, 8) != 0 || have->version != STATE_VERSION ||
+	    have->nregions != STATE_NREGIONS || have->check != header_check(have))
+		return 0;
+	for (i = 0; i < STATE_NREGIONS; i++) {
+		sizes[i] = lay->region[i].size;
+		if (have->size[i] == sizes[i])
+			continue;
+		if (lay->region[i].size_ok == NULL || have->size[i] > STATE_MAX_SIZE ||
+		    !lay->region[i].size_ok((size_t)have->size[i]))
+			return 0;
+		sizes[i] = have->size[i];
+		*adopted |= 1u << i;
+	}
+	return plan(sizes, &want) == 0 && have->file_size == want.file_size &&
+	    have->file_size == file_size &&
+	    memcmp(have->offset, want.offset, sizeof(want.offset)) == 0;
+}
+
+/* Fresh regions in map with header h: from's keys and carried regions when from is
+ * intact and every carry works, else new keys. */
+/* Can what from maps still be read (no fault, its header as validated)? Its locks may
+ * fail: each carry takes them, and gives up when it cannot. */
+static int
+readable(const struct state *from)
+{
+	return from->map != NULL && memcmp(from->map, &from->hdr, sizeof(from->hdr)) == 0 &&
+	    (from->slot < 0 || __atomic_load_n(&maps[from->slot].fault, __ATOMIC_ACQUIRE) == 0);
 }
 
 static void
-init_regions(void *map, struct state_header *h, const struct state_layout *lay, int shared)
+init_regions(void *map, struct state_header *h, const struct state_layout *lay, int shared,
+    const struct state *from)
 {
-	int i;
+	int i, carried = from != NULL && readable(from);
 
-	secret_random_bytes(h->digest_key, STATE_KEY_BYTES);
-	secret_random_bytes(h->session_key, STATE_KEY_BYTES);
 	for (i = 0; i < STATE_NREGIONS; i++)
 		if (lay->region[i].init)
 			lay->region[i].init((char *)map + h->offset[i], h->size[i], shared);
+	for (i = 0; carried && i < STATE_NREGIONS; i++)
+		if (lay->region[i].carry && (from->hdr.size[i] != h->size[i] ||
+		    lay->region[i].carry((char *)map + h->offset[i],
+		    (char *)from->map + from->hdr.offset[i], h->size[i]) < 0))
+			carried = 0;
+	if (carried) {
+		memcpy(h->digest_key, from->hdr.digest_key, STATE_KEY_BYTES);
+		memcpy(h->session_key, from->hdr.session_key, STATE_KEY_BYTES);
+	} else {
+		secret_random_bytes(h->digest_key, STATE_KEY_BYTES);
+		secret_random_bytes(h->session_key, STATE_KEY_BYTES);
+		for (i = 0; from != NULL && i < STATE_NREGIONS; i++)	/* undo a partial carry */
+			if (lay->region[i].carry && lay->region[i].init)
+				lay->region[i].init((char *)map + h->offset[i], h->size[i], shared);
+	}
 	h->check = header_check(h);
 	memcpy(map, h, sizeof(*h));
 }
 
-/* Builds a fresh file next to path and renames it into place; fd stays locked. */
+/* --- the file ------------------------------------------------------------------ */
+
+static int
+no_space(int e)
+{
+	return e == ENOSPC || e == EFBIG || e == EDQUOT;
+}
+
+/* Every block of the file, now: a full file system fails here, not as a SIGBUS on the
+ * first write to a hole. 0, -1 or STATE_NOSPACE with err. */
+static int
+allocate(int fd, const char *path, size_t size, struct gw_error *err)
+{
+	int e = posix_fallocate(fd, 0, (off_t)size);
+
+	if (e == 0)
+		return 0;
+	gw_error_set(err, GW_EINTERNAL, "state: %s: cannot allocate %zu bytes: %s", path, size, strerror(e));
+	return no_space(e) ? STATE_NOSPACE : -1;
+}
+
+/* Builds a fresh file next to st->path and renames it into place. 0, -1 or
+ * STATE_NOSPACE with err. */
 static int
 rebuild(struct state *st, const struct state_layout *lay, struct state_header *want,
-    struct gw_error *err)
+    const struct state *from, struct gw_error *err)
 {
 	char tmp[4096];
 	void *map;
-	int fd;
+	int fd, rc;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.%ld.new", st->path, (long)getpid()) >= (int)sizeof(tmp)) {
 		gw_error_set(err, GW_EINTERNAL, "state: path too long");
@@ -121,34 +302,44 @@ rebuild(struct state *st, const struct state_layout *lay, struct state_header *w
 	}
 	unlink(tmp);
 	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", tmp, strerror(errno));
-		return -1;
+		gw_error_set(err, GW_EINTERNAL, "state: cannot create %s: %s", tmp, strerror(errno));
+		return no_space(errno) ? STATE_NOSPACE : -1;
 	}
-	if (ftruncate(fd, (off_t)want->file_size) < 0 ||
-	    (map = mmap(NULL, want->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+	if (ftruncate(fd, (off_t)want->file_size) < 0) {
 		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return -1;
+		rc = no_space(errno) ? STATE_NOSPACE : -1;
+		goto fail;
 	}
-	init_regions(map, want, lay, 1);
-	msync(map, want->file_size, MS_SYNC);
+	if ((rc = allocate(fd, tmp, want->file_size, err)) < 0)
+		goto fail;
+	map = mmap(NULL, want->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", tmp, strerror(errno));
+		rc = -1;
+		goto fail;
+	}
+	init_regions(map, want, lay, 1, from);
 	munmap(map, want->file_size);
 	if (rename(tmp, st->path) < 0) {
-		gw_error_set(err, GW_EINTERNAL, "state: rename to %s: %s", st->path, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return -1;
+		gw_error_set(err, GW_EINTERNAL, "state: cannot rename %s to %s: %s", tmp, st->path,
+		    strerror(errno));
+		rc = -1;
+		goto fail;
 	}
 	close(fd);
 	return 0;
+fail:
+	close(fd);
+	unlink(tmp);
+	return rc;
 }
 
-/* Opens path without following links; refuses what we do not own. Returns fd or -1. */
+/* Opens path without following links; refuses what we do not own. Returns fd or -1
+ * (errno EPERM for a foreign or unsafe file). */
 static int
-open_trusted(const char *path, struct stat *sb)
+open_trusted(const char *path, int flags, struct stat *sb)
 {
-	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
@@ -161,32 +352,46 @@ open_trusted(const char *path, struct stat *sb)
 	return fd;
 }
 
-/* <path>.lock, exclusively locked: serializes creation and validation. */
+/* <path>.lock, exclusively locked: serializes creation and validation. The lock file
+ * must be ours: another user's would let that user lock every process out. */
 static int
 open_lock(const char *path, struct gw_error *err)
 {
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
 	char lp[4096];
 	struct stat sb;
-	int fd;
+	int fd, waited;
 
 	if (snprintf(lp, sizeof(lp), "%s.lock", path) >= (int)sizeof(lp)) {
 		gw_error_set(err, GW_EINTERNAL, "state: path too long");
 		return -1;
 	}
-	fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-	    flock(fd, LOCK_EX) < 0) {
-		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", lp, fd < 0 ? strerror(errno) : "not ours");
-		if (fd >= 0)
-			close(fd);
+	if ((fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		gw_error_set(err, GW_EINTERNAL, "state: cannot open %s: %s", lp, strerror(errno));
 		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
+		gw_error_set(err, GW_EINTERNAL, "state: %s belongs to uid %ld, not to this user (uid %ld): "
+		    "remove it, or set [gateway] state in a directory only this user may write",
+		    lp, (long)sb.st_uid, (long)geteuid());
+		close(fd);
+		return -1;
+	}
+	for (waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 10) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= OPENER_WAIT_MS) {
+			gw_error_set(err, GW_EINTERNAL, "state: %s: %s", lp,
+			    errno == EWOULDBLOCK ? "held by another process for too long" : strerror(errno));
+			close(fd);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
 	}
 	return fd;
 }
 
 static int
 open_private(struct state *st, const struct state_layout *lay, struct state_header *want,
-    struct gw_error *err)
+    const struct state *from, struct gw_error *err)
 {
 	st->map = mmap(NULL, want->file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (st->map == MAP_FAILED) {
@@ -195,32 +400,93 @@ open_private(struct state *st, const struct state_layout *lay, struct state_head
 		return -1;
 	}
 	st->map_size = want->file_size;
-	init_regions(st->map, want, lay, 0);
+	init_regions(st->map, want, lay, 0, from);
+	st->hdr = *want;
 	return 0;
 }
 
-int
-state_open(const char *path, const struct state_layout *lay, struct state **out,
+/* Maps the valid file fd (its header h, already read): allocated, registered for the
+ * SIGBUS handler, and checked once more through the mapping. 0, 1 when the mapping
+ * shows another header (rebuild), -1 or STATE_NOSPACE with err. */
+static int
+map_file(struct state *st, int fd, const struct stat *sb, const struct state_header *h,
     struct gw_error *err)
 {
-	struct state_header want;
-	struct state *st;
-	struct stat sb;
-	int fd = -1, lockfd = -1, tries, rc = -1;
 	void *map;
+	int rc;
+
+	/* (A file with all its blocks, as we build them, needs no call: some file systems
+	 * emulate posix_fallocate a block at a time.) */
+	if ((uint64_t)sb->st_blocks * 512 < h->file_size && (rc = allocate(fd, st->path, h->file_size, err)) < 0)
+		return rc;
+	map = mmap(NULL, h->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		gw_error_set(err, GW_EINTERNAL, "state: cannot map %s: %s", st->path, strerror(errno));
+		return -1;
+	}
+	if ((st->slot = map_register(map, h->file_size)) < 0) {
+		munmap(map, h->file_size);
+		gw_error_set(err, GW_EINTERNAL, "state: more than %d mappings of it at once", STATE_MAPS);
+		return -1;
+	}
+	st->map = map;
+	st->map_size = h->file_size;
+	st->hdr = *h;
+	if (memcmp(map, h, sizeof(*h)) != 0)
+		return 1;	/* written to since we read it (or shrank): state_close retires it */
+	st->dev = sb->st_dev;
+	st->ino = sb->st_ino;
+	return 0;
+}
+
+static void
+unmap(struct state *st)
+{
+	struct map_slot *m;
+	int tainted;
+
+	if (st->map == NULL)
+		return;
+	if (st->slot < 0) {
+		munmap(st->map, st->map_size);
+	} else {
+		m = &maps[st->slot];
+		tainted = state_broken(st) != NULL;
+		if (!tainted)
+			munmap(st->map, st->map_size);
+		else if (__atomic_load_n(&m->fault, __ATOMIC_ACQUIRE) != 2)
+			mmap(st->map, st->map_size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);	/* lets the file go */
+		__atomic_store_n(&m->start, 0, __ATOMIC_RELEASE);
+		st->slot = -1;
+	}
+	st->map = NULL;
+}
+
+int
+state_open(const char *path, const struct state_layout *lay, const struct state *from,
+    struct state **out, struct gw_error *err)
+{
+	uint64_t sizes[STATE_NREGIONS];
+	struct state_header want, have;
+	struct state *st;
+	struct stat sb, now;
+	int fd = -1, lockfd = -1, tries, i, r = 0, rc = -1;
 
 	*out = NULL;
-	if ((st = calloc(1, sizeof(*st))) == NULL || plan(lay, &want) < 0) {
+	for (i = 0; i < STATE_NREGIONS; i++)
+		sizes[i] = lay->region[i].size;
+	if ((st = calloc(1, sizeof(*st))) == NULL || plan(sizes, &want) < 0) {
 		free(st);
 		gw_error_set(err, GW_EINTERNAL, "state: layout too large");
 		return -1;
 	}
+	st->slot = -1;
 	if (path == NULL) {
-		if (open_private(st, lay, &want, err) < 0)
-			goto out;
-		rc = 0;
+		rc = open_private(st, lay, &want, from, err);
 		goto out;
 	}
+	pthread_once(&handler_once, install_handler);
 	if ((st->path = strdup(path)) == NULL)
 		goto out;
 	/* One opener at a time per host: without this, two processes starting together
@@ -228,60 +494,51 @@ state_open(const char *path, const struct state_layout *lay, struct state **out,
 	if ((lockfd = open_lock(path, err)) < 0)
 		goto out;
 	for (tries = 0; tries < 4; tries++) {
-		fd = open_trusted(path, &sb);
+		fd = open_trusted(path, O_RDWR, &sb);
 		if (fd < 0) {
 			if (errno != ENOENT && errno != EPERM && errno != ELOOP) {
-				gw_error_set(err, GW_EINTERNAL, "state: %s: %s", path, strerror(errno));
+				gw_error_set(err, GW_EINTERNAL, "state: cannot open %s: %s", path, strerror(errno));
 				goto out;
 			}
 			/* Missing or foreign: build ours (rename replaces a foreign file). */
-			if (rebuild(st, lay, &want, err) < 0)
+			if ((r = rebuild(st, lay, &want, from, err)) < 0) {
+				rc = r;
 				goto out;
+			}
 			continue;
 		}
-		if (flock(fd, LOCK_EX) < 0)
-			goto fail_fd;
-		/* Someone may have replaced the file while we waited for the lock. */
-		{
-			struct stat now;
-
-			if (stat(path, &now) < 0 || now.st_ino != sb.st_ino || now.st_dev != sb.st_dev) {
-				close(fd);
-				fd = -1;
-				continue;
-			}
-		}
-		map = (size_t)sb.st_size != want.file_size ? MAP_FAILED :
-		    mmap(NULL, want.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED || !header_ok(map, &want, (size_t)sb.st_size)) {
-			/* Another size, layout or a corrupt header: replace it, then reopen. */
-			if (map != MAP_FAILED)
-				munmap(map, want.file_size);
-			if (rebuild(st, lay, &want, err) < 0)
-				goto fail_fd;
-			flock(fd, LOCK_UN);
+		/* Someone may have replaced the file since we opened it. */
+		if (stat(path, &now) < 0 || now.st_ino != sb.st_ino || now.st_dev != sb.st_dev) {
 			close(fd);
 			fd = -1;
 			continue;
 		}
-		st->map = map;
-		st->map_size = want.file_size;
-		st->dev = sb.st_dev;
-		st->ino = sb.st_ino;
-		flock(fd, LOCK_UN);	/* explicitly: the mapping keeps the file open */
-		close(fd);
+		/* The file from maps and found broken (its locks keep failing, it was written
+		 * over) is not taken again, however valid its header looks now. */
+		if ((from != NULL && from->path != NULL && from->ino == sb.st_ino && from->dev == sb.st_dev &&
+		    state_broken(from) != NULL) ||
+		    pread(fd, &have, sizeof(have), 0) != (ssize_t)sizeof(have) ||
+		    !header_valid(&have, lay, (uint64_t)sb.st_size, &st->adopted) ||
+		    (r = map_file(st, fd, &sb, &have, err)) == 1) {
+			/* Another layout, a corrupt header, or written to under us: replace it. */
+			unmap(st);
+			close(fd);
+			fd = -1;
+			if ((r = rebuild(st, lay, &want, from, err)) < 0) {
+				rc = r;
+				goto out;
+			}
+			continue;
+		}
+		close(fd);	/* the mapping keeps the file */
 		fd = -1;
-		rc = 0;
+		rc = r;		/* 0, -1 or STATE_NOSPACE */
 		goto out;
 	}
 	gw_error_set(err, GW_EINTERNAL, "state: %s keeps changing under us", path);
-	goto out;
-fail_fd:
-	if (err->code == GW_OK)
-		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", path, strerror(errno));
-	flock(fd, LOCK_UN);
-	close(fd);
 out:
+	if (fd >= 0)
+		close(fd);
 	if (lockfd >= 0)
 		close(lockfd);	/* releases the opener lock */
 	if (rc == 0)
@@ -296,8 +553,7 @@ state_close(struct state *st)
 {
 	if (st == NULL)
 		return;
-	if (st->map)
-		munmap(st->map, st->map_size);
+	unmap(st);
 	free(st->path);
 	free(st);
 }
@@ -312,27 +568,142 @@ state_stale(const struct state *st)
 	return stat(st->path, &sb) < 0 || sb.st_ino != st->ino || sb.st_dev != st->dev;
 }
 
+const char *
+state_broken(const struct state *st)
+{
+	int changed;
+
+	if (st->map == NULL)
+		return "not mapped";
+	changed = memcmp(st->map, &st->hdr, sizeof(st->hdr)) != 0;	/* may fault: then zeros */
+	if (st->slot >= 0 && __atomic_load_n(&maps[st->slot].fault, __ATOMIC_ACQUIRE))
+		return "the file shrank under the mapping (SIGBUS)";
+	if (changed)
+		return "its header was overwritten in place";
+	if (st->slot >= 0 && __atomic_load_n(&maps[st->slot].failures, __ATOMIC_RELAXED) >= STATE_LOCK_FAILURES)
+		return "its locks keep failing";
+	return NULL;
+}
+
+int
+state_is_private(const struct state *st)
+{
+	return st->path == NULL;
+}
+
+int
+state_adopted(const struct state *st, enum state_region_id id)
+{
+	return (st->adopted >> id) & 1;
+}
+
 void *
 state_region(struct state *st, enum state_region_id id, size_t *size)
 {
-	const struct state_header *h = st->map;
-
 	if (size)
-		*size = h->size[id];
-	return (char *)st->map + h->offset[id];
+		*size = st->hdr.size[id];
+	return (char *)st->map + st->hdr.offset[id];
 }
 
 const unsigned char *
 state_digest_key(const struct state *st)
 {
-	return ((const struct state_header *)st->map)->digest_key;
+	return st->hdr.digest_key;
 }
 
 const unsigned char *
 state_session_key(const struct state *st)
 {
-	return ((const struct state_header *)st->map)->session_key;
+	return st->hdr.session_key;
 }
+
+int
+state_peek(const char *path, const struct state_layout *lay, enum state_region_id id, size_t *size)
+{
+	struct state_header h;
+	struct stat sb;
+	unsigned adopted;
+	int fd, ok;
+
+	/* Only read (e.g. by `mcpgate -t` as root, the file being mcpgate's): any owner. */
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted);
+	close(fd);
+	if (!ok)
+		return -1;
+	*size = (size_t)h.size[id];
+	return 0;
+}
+
+/* --- the default path ------------------------------------------------------------- */
+
+/* dir is ours, a real directory, and nobody else may write in it (made 0700 when
+ * create and missing). A missing one is fine without create. */
+static int
+private_dir(const char *dir, int create, struct gw_error *err)
+{
+	struct stat sb;
+	int rc = lstat(dir, &sb);
+
+	if (rc < 0 && errno == ENOENT && create) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			gw_error_set(err, GW_EINTERNAL, "state: cannot make %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		rc = lstat(dir, &sb);
+	}
+	if (rc < 0) {
+		if (!create && errno == ENOENT)
+			return 0;
+		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(sb.st_mode) || !S_ISDIR(sb.st_mode))
+		gw_error_set(err, GW_EINTERNAL, "state: %s is %s, not a directory", dir,
+		    S_ISLNK(sb.st_mode) ? "a symlink" : "another kind of file");
+	else if (sb.st_uid != geteuid())
+		gw_error_set(err, GW_EINTERNAL, "state: %s belongs to uid %ld, not to this user (uid %ld)",
+		    dir, (long)sb.st_uid, (long)geteuid());
+	else if (sb.st_mode & 022)
+		gw_error_set(err, GW_EINTERNAL, "state: %s is writable by other users (mode %03o)", dir,
+		    (unsigned)(sb.st_mode & 0777));
+	else
+		return 0;
+	return -1;
+}
+
+int
+state_default_path(char *out, size_t n, int create, struct gw_error *err)
+{
+	const char *rd = getenv("RUNTIME_DIRECTORY"), *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096];
+	struct stat sb;
+	int len;
+
+	if (rd && *rd == '/')	/* systemd separates several directories with ':' */
+		len = snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(rd, ":"), rd);
+	else if (geteuid() == 0 || (lstat("/run/mcpgate", &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	    sb.st_uid == geteuid()))
+		len = snprintf(dir, sizeof(dir), "/run/mcpgate");
+	else if (xdg && *xdg == '/')
+		len = snprintf(dir, sizeof(dir), "%s/mcpgate", xdg);
+	else
+		len = snprintf(dir, sizeof(dir), "%s/mcpgate-%ld", tmp && *tmp == '/' ? tmp : "/tmp",
+		    (long)geteuid());
+	if (len < 0 || (size_t)len >= sizeof(dir) || (size_t)len + sizeof("/state") > n) {
+		gw_error_set(err, GW_EINTERNAL, "state: default path too long");
+		return -1;
+	}
+	if (private_dir(dir, create, err) < 0)
+		return -1;
+	snprintf(out, n, "%s/state", dir);
+	return 0;
+}
+
+/* --- locks ---------------------------------------------------------------------- */
 
 int
 state_mutex_init(pthread_mutex_t *m, int shared)
@@ -352,14 +723,25 @@ state_mutex_init(pthread_mutex_t *m, int shared)
 int
 state_lock(pthread_mutex_t *m)
 {
-	int rc = pthread_mutex_lock(m);
+	struct timespec deadline;
+	int64_t us;
+	int rc = pthread_mutex_trylock(m);
 
+	if (rc == EBUSY) {	/* contended (the rare case): wait, but not for ever */
+		us = clock_mono_us() + (int64_t)STATE_LOCK_TIMEOUT_MS * 1000;
+		deadline.tv_sec = (time_t)(us / 1000000);
+		deadline.tv_nsec = (long)(us % 1000000) * 1000;
+		rc = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &deadline);
+	}
 	if (rc == 0)
 		return 0;
 	if (rc == EOWNERDEAD) {
-		pthread_mutex_consistent(m);
-		return 1;
+		if (pthread_mutex_consistent(m) == 0)
+			return 1;
+		pthread_mutex_unlock(m);
 	}
+	/* Timed out, or not a mutex any more (overwritten): not held. */
+	state_failed(m);
 	return -1;
 }
 

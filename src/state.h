@@ -1,9 +1,23 @@
 /* state — the host's shared state file (DESIGN §1): one bounded, memory-mapped file
  * that every worker, FastCGI process and CGI run of a host maps. It holds regions
- * (the token cache, the authorization-server metadata, keys) behind robust
- * process-shared mutexes, so a process killed while holding a lock blocks nobody.
- * A missing, corrupt, foreign (other owner, group/other-writable, not a regular file)
- * or differently laid-out file is rebuilt, never trusted. */
+ * (the token cache, the authorization-server metadata, tombstones, the catalog)
+ * behind robust process-shared mutexes, so a process killed while holding a lock
+ * blocks nobody, and two keys.
+ *
+ * Nothing read from the file is trusted twice: the header is validated once, when the
+ * file is opened, and kept in process memory (offsets, sizes, keys); the regions'
+ * owners validate what they read (lengths are clamped, magics re-checked). A missing,
+ * corrupt, foreign (other owner, group/other-writable, not a regular file) or
+ * differently laid-out file is rebuilt; a region whose size may vary (the token cache)
+ * is adopted at the size the file has, so processes configured differently share one
+ * file instead of rebuilding it in turn.
+ *
+ * The file is fully allocated when it is built (posix_fallocate): a full file system
+ * fails the build (STATE_NOSPACE) instead of faulting later. A file shrunk under a
+ * running process (`: > state`) faults on the next access; the SIGBUS handler maps
+ * zero pages over that mapping, so the access is retried on zeros (magics no longer
+ * match: every region reads as unavailable) and the mapping is reported broken until
+ * the owner re-opens the file (state_broken). */
 #ifndef GW_STATE_H
 #define GW_STATE_H
 
@@ -13,7 +27,10 @@
 
 #include "err.h"
 
-#define STATE_KEY_BYTES	32
+#define STATE_KEY_BYTES		32
+#define STATE_LOCK_TIMEOUT_MS	2000	/* a lock not had by then is a failed operation */
+#define STATE_LOCK_FAILURES	3	/* failed locks after which a mapping is broken */
+#define STATE_NOSPACE		(-2)	/* state_open: the file system cannot hold the file */
 
 enum state_region_id {
 	STATE_ASMETA,	/* authorization-server metadata mirror (introspect.c) */
@@ -24,33 +41,75 @@ enum state_region_id {
 };
 
 /* Each region's size and its initialiser, run once when the file is (re)built, with
- * the file locked; shared = 1 for a file, 0 for a private mapping. */
+ * the file locked; shared = 1 for a file, 0 for a private mapping. size_ok, when set,
+ * accepts an existing file's region of another size (adopted as it is). carry, when
+ * set, copies what must survive a rebuild from the previous mapping's region (same
+ * size) into the fresh one: 0, or -1 when it could not be read (then nothing is
+ * carried, keys included). */
 struct state_layout {
 	struct {
 		size_t size;
 		void (*init)(void *region, size_t size, int shared);
+		int (*size_ok)(size_t size);
+		int (*carry)(void *dst, void *src, size_t size);
 	} region[STATE_NREGIONS];
 };
 
 struct state;	/* opaque */
 
 /* Opens (creating or rebuilding as needed) path with this layout. path NULL: a
- * private anonymous mapping (nothing shared, same API). */
-int state_open(const char *path, const struct state_layout *layout, struct state **out,
-    struct gw_error *err);
+ * private anonymous mapping (nothing shared, same API). from, when not NULL, is the
+ * mapping this one replaces: when the file must be built and from can still be read
+ * (it did not fault, its header is as it was), its keys and carried regions go into
+ * the new file (a removed file comes back as it was); when from is broken, its file
+ * is rebuilt rather than mapped again.
+ * 0; -1 with err when the file cannot be had (foreign lock, unusable directory:
+ * callers refuse to serve rather than go private silently); STATE_NOSPACE with err
+ * when the file system cannot hold it. */
+int state_open(const char *path, const struct state_layout *lay, const struct state *from,
+    struct state **out, struct gw_error *err);
+/* Unmaps; a mapping that faulted or was overwritten is replaced by anonymous memory
+ * and left mapped instead, since a thread's robust-mutex list may still point into it. */
 void state_close(struct state *st);
-/* 1 when path now names another file than the one mapped (rebuilt by someone). */
+/* 1 when path now names another file than the one mapped (replaced or removed). One
+ * stat(2): for a periodic tick, not for requests. */
 int state_stale(const struct state *st);
+/* NULL, or why the mapping can no longer be trusted: it faulted (the file shrank), its
+ * header changed in place, or its locks (or regions) keep failing. For a periodic tick. */
+const char *state_broken(const struct state *st);
+int state_is_private(const struct state *st);
+/* The regions whose size was adopted from the file rather than asked for. */
+int state_adopted(const struct state *st, enum state_region_id id);
 
 void *state_region(struct state *st, enum state_region_id id, size_t *size);
 const unsigned char *state_digest_key(const struct state *st);	/* STATE_KEY_BYTES */
 const unsigned char *state_session_key(const struct state *st);	/* STATE_KEY_BYTES */
 
+/* The size of region id in the valid state file at path, read without mapping it (for
+ * notes: the file may be another user's): 0, or -1 when there is no such file or it is
+ * not readable and valid. */
+int state_peek(const char *path, const struct state_layout *lay, enum state_region_id id,
+    size_t *size);
+
+/* The default state file when the configuration names none, in a directory only this
+ * user may write: $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=) when set, else
+ * /run/mcpgate (root, or when it exists and is ours), else $XDG_RUNTIME_DIR/mcpgate,
+ * else ${TMPDIR:-/tmp}/mcpgate-<euid>. create: make the directory (0700) when it is
+ * missing. 0, or -1 with err when the directory is a symlink, not ours, writable by
+ * others, or cannot be made. */
+int state_default_path(char *out, size_t n, int create, struct gw_error *err);
+
 /* Robust mutexes living in shared memory. state_lock returns 0, or 1 when the
  * previous owner died while holding it (the lock is then held and made consistent;
- * the caller should treat what it protects as suspect), or -1 on error. */
+ * the caller should treat what it protects as suspect), or -1 when it could not be
+ * had within STATE_LOCK_TIMEOUT_MS or is not a usable mutex: then it is NOT held (do
+ * not unlock it) and the operation fails. */
 int state_mutex_init(pthread_mutex_t *m, int shared);
 int state_lock(pthread_mutex_t *m);
 void state_unlock(pthread_mutex_t *m);
+/* An operation on the shared memory at p failed (a region whose magic no longer
+ * matches): counted against its mapping like a failed lock, so that a region written
+ * over breaks the mapping too and the file gets rebuilt. */
+void state_failed(const void *p);
 
 #endif

@@ -39,6 +39,7 @@ struct tc_region {
 
 struct token_cache {
 	struct tc_region *r;
+	uint32_t nstripes;	/* from the validated region size, never re-read */
 };
 
 size_t
@@ -47,6 +48,21 @@ token_cache_region_size(uint32_t entries)
 	uint32_t n = (entries + TC_WAYS - 1) / TC_WAYS;
 
 	return sizeof(struct tc_region) + (size_t)(n ? n : 1) * sizeof(struct tc_stripe);
+}
+
+int
+token_cache_region_size_ok(size_t size)
+{
+	return size > sizeof(struct tc_region) &&
+	    (size - sizeof(struct tc_region)) % sizeof(struct tc_stripe) == 0 &&
+	    (size - sizeof(struct tc_region)) / sizeof(struct tc_stripe) <= UINT32_MAX / TC_WAYS;
+}
+
+size_t
+token_cache_region_entries(size_t size)
+{
+	return token_cache_region_size_ok(size) ?
+	    (size - sizeof(struct tc_region)) / sizeof(struct tc_stripe) * TC_WAYS : 0;
 }
 
 void
@@ -68,11 +84,13 @@ token_cache_attach(void *region, size_t size)
 	struct tc_region *r = region;
 	struct token_cache *tc;
 
-	if (size < sizeof(*r) || r->magic != TC_MAGIC || r->nstripes == 0 ||
-	    sizeof(*r) + (size_t)r->nstripes * sizeof(struct tc_stripe) > size)
+	/* (The region's own magic is checked on every lookup: it may be written over.) */
+	if (!token_cache_region_size_ok(size))
 		return NULL;
-	if ((tc = malloc(sizeof(*tc))) != NULL)
+	if ((tc = malloc(sizeof(*tc))) != NULL) {
 		tc->r = r;
+		tc->nstripes = (uint32_t)((size - sizeof(*r)) / sizeof(struct tc_stripe));
+	}
 	return tc;
 }
 
@@ -88,15 +106,26 @@ stripe_of(struct token_cache *tc, const unsigned char *key)
 	uint32_t h;
 
 	memcpy(&h, key, sizeof(h));	/* the key is a keyed digest: uniform */
-	return &tc->r->stripes[h % tc->r->nstripes];
+	return &tc->r->stripes[h % tc->nstripes];
 }
 
-/* Locks a stripe; when a dead process held it, its slots are suspect: clear them. */
-static void
-lock_stripe(struct tc_stripe *s)
+/* Locks a stripe: 0, or -1 when it cannot be had or the region is no longer ours (a
+ * broken mapping reads as zeros, an overwritten one as garbage): not locked then.
+ * When a dead process held it, its slots are suspect: cleared. */
+static int
+lock_stripe(struct token_cache *tc, struct tc_stripe *s)
 {
-	if (state_lock(&s->lock) == 1)
+	int rc;
+
+	if (__atomic_load_n(&tc->r->magic, __ATOMIC_RELAXED) != TC_MAGIC) {
+		state_failed(tc->r);
+		return -1;
+	}
+	if ((rc = state_lock(&s->lock)) < 0)
+		return -1;
+	if (rc == 1)
 		memset(s->e, 0, sizeof(s->e));
+	return 0;
 }
 
 static struct tc_entry *
@@ -104,8 +133,9 @@ find(struct tc_stripe *s, const unsigned char *key)
 {
 	int i;
 
-	for (i = 0; i < TC_WAYS; i++)
-		if (s->e[i].kind != E_EMPTY && secret_equal(s->e[i].key, key, TC_KEY_BYTES))
+	for (i = 0; i < TC_WAYS; i++)	/* (a kind we never write is garbage: not found) */
+		if (s->e[i].kind != E_EMPTY && s->e[i].kind <= E_PENDING &&
+		    secret_equal(s->e[i].key, key, TC_KEY_BYTES))
 			return &s->e[i];
 	return NULL;
 }
@@ -144,10 +174,12 @@ victim(struct tc_stripe *s, int64_t now_ms)
 	return best ? best : &s->e[0];
 }
 
+/* Copies src (a string of at most srcmax bytes with its NUL; the shared memory's may
+ * lack it) into dst of n bytes. */
 static void
-copy_str(char *dst, size_t n, const char *src)
+copy_str(char *dst, size_t n, const char *src, size_t srcmax)
 {
-	size_t len = strlen(src);
+	size_t len = strnlen(src, srcmax);
 
 	if (len >= n)
 		len = n - 1;
@@ -163,22 +195,29 @@ token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now
 	struct tc_entry *e;
 	enum tc_status st;
 
-	lock_stripe(s);
+	if (lock_stripe(tc, s) < 0)
+		return TC_UNAVAILABLE;
 	e = find(s, key);
 	if (e && live(e, now_ms)) {
 		if (e->kind == E_PENDING) {
 			st = TC_BUSY;
 		} else if (e->kind == E_NEGATIVE) {
-			copy_str(reason, reason_len, e->reason);
+			copy_str(reason, reason_len, e->reason, sizeof(e->reason));
 			st = TC_NEGATIVE;
 		} else if (e->claims.exp <= now_ms / 1000) {
 			/* exp is re-checked on every hit: an expired token turns negative. */
 			e->kind = E_NEGATIVE;
-			copy_str(e->reason, sizeof(e->reason), "token expired");
-			copy_str(reason, reason_len, e->reason);
+			copy_str(e->reason, sizeof(e->reason), "token expired", sizeof("token expired"));
+			copy_str(reason, reason_len, e->reason, sizeof(e->reason));
 			st = TC_NEGATIVE;
 		} else {
 			*claims = e->claims;
+			/* Strings from shared memory end inside their fields. */
+			claims->subject[sizeof(claims->subject) - 1] = '\0';
+			claims->client_id[sizeof(claims->client_id) - 1] = '\0';
+			claims->scope[sizeof(claims->scope) - 1] = '\0';
+			claims->groups[sizeof(claims->groups) - 1] = '\0';
+			claims->tenant[sizeof(claims->tenant) - 1] = '\0';
 			st = TC_HIT;
 		}
 		state_unlock(&s->lock);
@@ -204,41 +243,42 @@ claimed(struct tc_stripe *s, const unsigned char *key)
 	return e && e->kind == E_PENDING && e->owner == (int32_t)getpid() ? e : NULL;
 }
 
-/* Our claim for key (or an evicted slot) becomes a result of kind until until_ms. */
-static void
+/* Our claim for key (or an evicted slot) becomes a result of kind until until_ms.
+ * 0, or -1 when the stripe cannot be had. */
+static int
 store(struct token_cache *tc, const unsigned char *key, int64_t now_ms, uint32_t kind,
     const struct tc_claims *claims, const char *reason, int64_t until_ms)
 {
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
 
-	lock_stripe(s);
+	if (lock_stripe(tc, s) < 0)
+		return -1;
 	if ((e = claimed(s, key)) == NULL)
 		e = victim(s, now_ms);
 	memset(e, 0, sizeof(*e));
 	memcpy(e->key, key, TC_KEY_BYTES);
 	if (claims)
 		e->claims = *claims;
-	copy_str(e->reason, sizeof(e->reason), reason);
+	copy_str(e->reason, sizeof(e->reason), reason, TC_REASON_MAX);
 	e->until_ms = until_ms;
 	e->kind = until_ms > now_ms ? kind : E_EMPTY;
 	state_unlock(&s->lock);
+	return 0;
 }
 
 int
 token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     const struct tc_claims *claims, int64_t until_ms)
 {
-	store(tc, key, now_ms, E_POSITIVE, claims, "", until_ms);
-	return 0;
+	return store(tc, key, now_ms, E_POSITIVE, claims, "", until_ms);
 }
 
 int
 token_cache_fill_negative(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     const char *reason, int64_t until_ms)
 {
-	store(tc, key, now_ms, E_NEGATIVE, NULL, reason, until_ms);
-	return 0;
+	return store(tc, key, now_ms, E_NEGATIVE, NULL, reason, until_ms);
 }
 
 void
@@ -247,7 +287,8 @@ token_cache_release(struct token_cache *tc, const unsigned char *key)
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
 
-	lock_stripe(s);
+	if (lock_stripe(tc, s) < 0)
+		return;
 	if ((e = claimed(s, key)) != NULL)
 		memset(e, 0, sizeof(*e));
 	state_unlock(&s->lock);
@@ -260,10 +301,11 @@ token_cache_count(struct token_cache *tc, int64_t now_ms)
 	uint32_t i;
 	int j;
 
-	for (i = 0; i < tc->r->nstripes; i++) {
+	for (i = 0; i < tc->nstripes; i++) {
 		struct tc_stripe *s = &tc->r->stripes[i];
 
-		lock_stripe(s);
+		if (lock_stripe(tc, s) < 0)
+			continue;
 		for (j = 0; j < TC_WAYS; j++)
 			n += live(&s->e[j], now_ms);
 		state_unlock(&s->lock);

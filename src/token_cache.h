@@ -32,19 +32,27 @@ enum tc_status {
 	TC_NEGATIVE,	/* known bad: reason filled */
 	TC_MISS,	/* claimed for us: introspect, then fill or release */
 	TC_BUSY,	/* another request is introspecting this token: wait, retry */
+	TC_UNAVAILABLE,	/* the shared region cannot be used now (a lock that cannot be
+			 * had, a broken mapping): introspect without caching */
 };
 
 struct token_cache;
 
 size_t token_cache_region_size(uint32_t entries);
+/* A region size some entries count gives (an existing file's cache is adopted). */
+int token_cache_region_size_ok(size_t size);
+size_t token_cache_region_entries(size_t size);
 void token_cache_region_init(void *region, size_t size, int shared);
+/* The region's geometry comes from size (validated once, kept in process memory),
+ * never from the shared memory. NULL when size is not a cache region's. */
 struct token_cache *token_cache_attach(void *region, size_t size);
 void token_cache_detach(struct token_cache *tc);
 
 /* pending_ms: how long a claim made by this lookup may stay pending. */
 enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key,
     int64_t now_ms, int64_t pending_ms, struct tc_claims *claims, char *reason, size_t reason_len);
-/* Store a positive result until until_ms (replacing our claim, or evicting). 0. */
+/* Store a positive result until until_ms (replacing our claim, or evicting). 0, or
+ * -1 when the region cannot be used (nothing stored). */
 int token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     const struct tc_claims *claims, int64_t until_ms);
 int token_cache_fill_negative(struct token_cache *tc, const unsigned char *key,

@@ -84,6 +84,31 @@ main(void)
 	    json_is_object(got.upstreams) && json_object_size(got.upstreams) == 0,
 	    "without upstream ids: an empty map comes back");
 	session_clear(&got);
+
+	/* A flood of DELETEs (here 20,000 ended sessions, some 39 per bucket, expiring
+	 * later) cannot bring an ended session back: when a live tombstone must give way,
+	 * the sessions of its bucket expiring by then count as ended. */
+	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	s.exp = 1000;
+	ok(session_seal(key, &s, id) == 0 && session_end(tombs, id, s.exp, 10) == 0, "a session ended");
+	{
+		char flood[64];
+		int j, errors = 0;
+
+		for (j = 0; j < 20000; j++) {
+			snprintf(flood, sizeof(flood), "flood-%d", j);
+			errors += session_end(tombs, flood, 2000 + j, 10) != 0;
+		}
+		is_int(errors, 0, "20000 more sessions ended");
+	}
+	ok(session_open(key, tombs, id, alice, 11, &got) < 0, "the first ended session stays ended");
+	s.exp = 900;
+	ok(session_seal(key, &s, bad) == 0 && session_open(key, tombs, bad, alice, 11, &got) < 0,
+	    "a session never ended but expiring before the evicted ones: ended too (fail closed)");
+	s.exp = 30000;
+	ok(session_seal(key, &s, bad) == 0 && session_open(key, tombs, bad, alice, 11, &got) == 0,
+	    "a session expiring after every tombstone still opens");
+	session_clear(&got);
 	free(tombs);
 	return done_testing();
 }

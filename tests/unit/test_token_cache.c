@@ -72,7 +72,7 @@ main(void)
 	mkdtemp(dir);
 	snprintf(path, sizeof(path), "%s/state", dir);
 	layout(&lay, 64);
-	ok(state_open(path, &lay, &st, &err) == 0, "state file created: %s", err.detail);
+	ok(state_open(path, &lay, NULL, &st, &err) == 0, "state file created: %s", err.detail);
 	tc = attach(st);
 	ok(tc != NULL, "cache attached");
 	key_of("token-a", a);
@@ -142,7 +142,7 @@ main(void)
 			unsigned char k[TC_KEY_BYTES];
 			int okc;
 
-			if (state_open(path, &lay, &cs, &err) < 0)
+			if (state_open(path, &lay, NULL, &cs, &err) < 0)
 				_exit(2);
 			ctc = attach(cs);
 			okc = token_cache_lookup(ctc, a, now + 1, 3000, &cg, r, sizeof(r)) == TC_HIT &&
@@ -178,13 +178,13 @@ main(void)
 	token_cache_detach(tc);
 
 	/* Reopen: same file, same keys. */
-	ok(state_open(path, &lay, &st2, &err) == 0, "reopened");
+	ok(state_open(path, &lay, NULL, &st2, &err) == 0, "reopened");
 	ok(memcmp(state_digest_key(st), state_digest_key(st2), STATE_KEY_BYTES) == 0, "same digest key");
 	state_close(st2);
 
 	/* A different layout rebuilds; a corrupt header rebuilds; a foreign file is replaced. */
 	layout(&lay, 128);
-	ok(state_open(path, &lay, &st2, &err) == 0 && state_stale(st) && !state_stale(st2), "new layout: file rebuilt");
+	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st) && !state_stale(st2), "new layout: file rebuilt");
 	ok(memcmp(state_digest_key(st), state_digest_key(st2), STATE_KEY_BYTES) != 0, "with fresh keys");
 	state_close(st2);
 	state_close(st);
@@ -193,12 +193,12 @@ main(void)
 		(void)!write(fd, "garbage!", 8);
 		close(fd);
 	}
-	ok(state_open(path, &lay, &st, &err) == 0 && (tc = attach(st)) != NULL,
+	ok(state_open(path, &lay, NULL, &st, &err) == 0 && (tc = attach(st)) != NULL,
 	    "corrupt header: rebuilt, usable");
 	token_cache_detach(tc);
 	state_close(st);
 	chmod(path, 0666);
-	ok(state_open(path, &lay, &st, &err) == 0, "world-writable file: replaced");
+	ok(state_open(path, &lay, NULL, &st, &err) == 0, "world-writable file: replaced");
 	{
 		struct stat sb;
 		stat(path, &sb);
@@ -207,14 +207,14 @@ main(void)
 	state_close(st);
 	unlink(path);
 	symlink("/etc/passwd", path);
-	ok(state_open(path, &lay, &st, &err) == 0, "a symlink is not followed: replaced");
+	ok(state_open(path, &lay, NULL, &st, &err) == 0, "a symlink is not followed: replaced");
 	{
 		struct stat sb;
 		lstat(path, &sb);
 		ok(S_ISREG(sb.st_mode), "by a regular file");
 	}
 	state_close(st);
-	ok(state_open(NULL, &lay, &st, &err) == 0 && (tc = attach(st)) != NULL,
+	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && (tc = attach(st)) != NULL,
 	    "private mapping works the same");
 	token_cache_detach(tc);
 	state_close(st);

@@ -43,6 +43,7 @@ description = Test gateway
 version = ${cfg.version}
 website-url = https://example.com
 max-body = ${MAX_BODY}
+state = ${join(dir, 'state')}
 [auth]
 issuer = ${ISSUER}
 scopes-supported = mcp:tools
