@@ -192,12 +192,33 @@ m_ping(struct mcp_call *c, json_t *params, int *code, const char **msg)
 /* Gateway-owned cursors: the offset sealed under the session key, bound to the caller
  * and to the list. */
 static void
-cursor_ad(const struct mcp_call *c, char *ad, size_t n)
+cursor_ad(const char *list, const char *who, char *ad, size_t n)
 {
-	char who[33];
+	snprintf(ad, n, "%s%s %s", CURSOR_AD, list, who);
+}
 
-	session_who(c->caller->claims.subject, c->caller->claims.client_id, c->caller->claims.tenant, who);
-	snprintf(ad, n, "%s%s %s", CURSOR_AD, catalog_kinds[c->mm->kind].array, who);
+int
+mcp_cursor_seal(const unsigned char *key, const char *list, const char *who, size_t off,
+    char *out, size_t outlen)
+{
+	char ad[96], plain[32];
+
+	cursor_ad(list, who, ad, sizeof(ad));
+	snprintf(plain, sizeof(plain), "%zu", off);
+	return secret_seal(key, plain, strlen(plain), ad, out, outlen);
+}
+
+int
+mcp_cursor_open(const unsigned char *key, const char *list, const char *who, const char *cursor,
+    size_t *off)
+{
+	char ad[96], plain[32], *end;
+
+	cursor_ad(list, who, ad, sizeof(ad));
+	if (secret_open(key, cursor, ad, plain, sizeof(plain)) < 0)
+		return -1;
+	*off = strtoul(plain, &end, 10);
+	return *end != '\0' || *off == 0 ? -1 : 0;
 }
 
 /* A catalog tool as the policy sees it. */
@@ -318,23 +339,17 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	const char *array = catalog_kinds[c->mm->kind].array;
 	const uint32_t *vis = NULL;
 	json_t *tools, *page, *result, *cur;
-	char ad[96], plain[32], sealed[256];
+	char who[33], sealed[MCP_CURSOR_MAX];
 	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
 
 	*code = JSONRPC_INVALID_PARAMS;
 	if (params && !json_is_object(params))
 		return *msg = "a list takes an object", NULL;
-	cursor_ad(c, ad, sizeof(ad));
-	if ((cur = json_object_get(params, "cursor")) != NULL) {
-		char *end;
-
-		if (!json_is_string(cur) || c->env->session_key == NULL ||
-		    secret_open(c->env->session_key, json_string_value(cur), ad, plain, sizeof(plain)) < 0)
-			return *msg = "Invalid cursor", NULL;
-		off = strtoul(plain, &end, 10);
-		if (*end != '\0' || off == 0)
-			return *msg = "Invalid cursor", NULL;
-	}
+	session_who(c->caller->claims.subject, c->caller->claims.client_id, c->caller->claims.tenant, who);
+	if ((cur = json_object_get(params, "cursor")) != NULL &&
+	    (!json_is_string(cur) || c->env->session_key == NULL ||
+	    mcp_cursor_open(c->env->session_key, array, who, json_string_value(cur), &off) < 0))
+		return *msg = "Invalid cursor", NULL;
 	tools = json_object_get(catalog(c), array);
 	n = json_array_size(tools);
 	if (visible(c, catalog(c), (enum catalog_kind)c->mm->kind) < 0)	/* what this caller may see */
@@ -349,11 +364,9 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 			json_array_append(page, json_array_get(tools, vis ? vis[i] : i));
 	}
 	result = json_pack("{s:o}", array, page);
-	if (result && off + size < n && c->env->session_key) {
-		snprintf(plain, sizeof(plain), "%zu", off + size);
-		if (secret_seal(c->env->session_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
-			json_object_set_new(result, "nextCursor", json_string(sealed));
-	}
+	if (result && off + size < n && c->env->session_key &&
+	    mcp_cursor_seal(c->env->session_key, array, who, off + size, sealed, sizeof(sealed)) == 0)
+		json_object_set_new(result, "nextCursor", json_string(sealed));
 	if (result && c->modern) {
 		json_object_set_new(result, "cacheScope", json_string("private"));
 		json_object_set_new(result, "ttlMs", json_integer(0));
