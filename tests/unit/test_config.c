@@ -90,6 +90,8 @@ static const struct {
 	{ BASE "[gateway]\ndeny-style = maybe\n", "main.conf:6: deny-style: unknown value: 'maybe'" },
 	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },
 	{ BASE "[gateway]\ndocs-url = https://x/docs#frag\n", "main.conf:6: docs-url: expected an absolute" },
+	{ BASE "[gateway]\ndocs-url = http://:80/docs\n", "main.conf:6: docs-url: expected an absolute" },
+	{ BASE "[gateway]\ndocs-url = http://?x\n", "main.conf:6: docs-url: expected an absolute" },
 	{ BASE "[upstream]\nurl = http://127.0.0.1:1/mcp\n", "main.conf:5: section [upstream] needs a name" },
 	{ BASE "[gateway \"x\"]\n", "main.conf:5: section [gateway] takes no name" },
 	{ BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\n[upstream \"a\"]\n", "main.conf:7: duplicate section [upstream \"a\"] (first at " },
