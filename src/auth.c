@@ -34,9 +34,11 @@ auth_parse_bearer(const char *h, const char **tok, size_t *len)
 		;
 	for (t = p; b64token_char((unsigned char)*p); p++)
 		;
+	if (p == t)	/* empty, or padding alone ("Bearer ====") */
+		return -1;
 	while (*p == '=')
 		p++;
-	if (p == t || *p != '\0')	/* empty, or anything after the token (a second header: ", ") */
+	if (*p != '\0')	/* anything after the token (a second header: ", ") */
 		return -1;
 	*tok = t;
 	*len = (size_t)(p - t);
