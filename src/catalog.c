@@ -181,11 +181,23 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 	}
 }
 
+/* 1 when route ([upstream, key, upstream, key, ...]) goes to upstream already. */
+static int
+route_names(json_t *route, const char *upstream)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(route); i += 2)
+		if (strcmp(json_string_value(json_array_get(route, i)), upstream) == 0)
+			return 1;
+	return 0;
+}
+
 /* Sorted records and their routes. A key several upstreams expose is listed once, with
  * the record of the first in the file; the others' routes follow the first's in its
  * route ([up, name, up2, name2, ...]: catalog_route_alt), so that a prompt or resource
- * reaches a caller who may not reach the first (a tool is always the first's). Frees
- * the pairs. */
+ * reaches a caller who may not reach the first (a tool is always the first's). A key
+ * one upstream lists twice keeps its first record and one route. Frees the pairs. */
 static void
 put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t n)
 {
@@ -197,6 +209,11 @@ put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t 
 	for (i = 0; i < n; i++) {
 		if (i > 0 && strcmp(pair_key(pairs[i - 1]), pair_key(pairs[i])) == 0) {
 			route = json_array_get(routes, json_array_size(routes) - 1);
+			if (route_names(route, json_string_value(json_array_get(json_array_get(pairs[i], 1), 0)))) {
+				log_info(NULL, "catalog: an upstream lists %s %s more than once: the first record kept",
+				    k->key, pair_key(pairs[i]));
+				continue;
+			}
 			json_array_extend(route, json_array_get(pairs[i], 1));
 			log_info(NULL, "catalog: %s %s is offered by more than one upstream: listed with the first's "
 			    "record, %s", k->key, pair_key(pairs[i]), k == &catalog_kinds[CATALOG_TOOLS] ?

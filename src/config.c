@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
@@ -173,6 +174,7 @@ struct loader {
 	struct cfg_errors *errs;
 	int kind;			/* -1 outside any section */
 	size_t index;			/* named: element index */
+	size_t bytes;			/* read so far, all files together */
 };
 
 static void
@@ -585,37 +587,126 @@ do_include(struct loader *ld, const char *file, int line, const char *pattern, i
 }
 
 static const char *
-remember_file(struct loader *ld, const char *path, FILE *f)
+remember_file(struct loader *ld, const char *path, const struct stat *st)
 {
 	struct config *cfg = ld->cfg;
 	struct cfg_file *nf;
-	struct stat st;
 
-	if (fstat(fileno(f), &st) < 0)
-		return NULL;
 	if ((nf = realloc(cfg->files, (cfg->n_files + 1) * sizeof(*nf))) == NULL)
 		return NULL;
 	cfg->files = nf;
 	nf = &cfg->files[cfg->n_files];
 	if ((nf->path = strdup(path)) == NULL)
 		return NULL;
-	nf->dev = st.st_dev;
-	nf->ino = st.st_ino;
-	nf->size = st.st_size;
-	nf->mtime = st.st_mtim;
+	nf->dev = st->st_dev;
+	nf->ino = st->st_ino;
+	nf->size = st->st_size;
+	nf->mtime = st->st_mtim;
 	cfg->n_files++;
 	return nf->path;
 }
 
+/* Opens path for reading when it is a regular file. Never blocks: a FIFO or a device
+ * is refused by stat() before it is opened, and the open itself is O_NONBLOCK and
+ * checked again with fstat() (the path may have been replaced in between). Symbolic
+ * links are followed (configuration managers link files into place). Returns the fd
+ * and *st, or -1 with *why. */
+static int
+open_regular(const char *path, struct stat *st, const char **why)
+{
+	int fd;
+
+	if (stat(path, st) < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		*why = "not a regular file";
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		*why = "not a regular file";
+		return -1;
+	}
+	return fd;
+}
+
+/* fopen() for the files a configuration names (secrets, keys): regular files only. */
+static FILE *
+fopen_regular(const char *path, const char **why)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if ((fd = open_regular(path, &st, why)) < 0)
+		return NULL;
+	if ((f = fdopen(fd, "rb")) == NULL) {
+		*why = strerror(errno);
+		close(fd);
+	}
+	return f;
+}
+
+/* Reads all of fd into *out (NUL-terminated, *len bytes). Returns 0, 1 when the file
+ * holds more than max bytes (read, not stat: it may be growing), or -1 on an error. */
+static int
+read_all(int fd, size_t max, char **out, size_t *len)
+{
+	size_t n = 0, cap = 4096;
+	char *b = NULL, *nb;
+	ssize_t r;
+
+	*out = NULL;
+	*len = 0;
+	for (;;) {
+		if (b == NULL || n == cap) {
+			if (b != NULL)
+				cap = cap > max / 2 ? max + 1 : cap * 2;
+			if ((nb = realloc(b, cap + 1)) == NULL) {
+				free(b);
+				return -1;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(b);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			free(b);
+			return 1;
+		}
+	}
+	b[n] = '\0';
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+/* One line of a configuration file: its number and text (without the newline) in line. */
+static void parse_line(struct loader *ld, const char *file, int lineno, char *line, int depth);
+
 static int
 load_file(struct loader *ld, const char *path, const char *from, int from_line, int depth)
 {
-	char line[CFG_LINE_MAX + 2];
+	char line[CFG_LINE_MAX + 1];
 	const char *file, *why;
-	char *p, *eq, *key, *value;
-	FILE *f;
-	size_t i;
-	int lineno = 0, long_line = 0;
+	char *text = NULL;
+	size_t i, len, pos, n;
+	struct stat st;
+	int fd, lineno = 0, rc = -1;
 
 	if (depth > CFG_MAX_DEPTH) {
 		lerr(ld, from, from_line, "include: nested deeper than %d (a cycle?)", CFG_MAX_DEPTH);
@@ -626,89 +717,116 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 			lerr(ld, from, from_line, "include: %s is already included", path);
 			return -1;
 		}
-	if ((f = fopen(path, "r")) == NULL) {
+	if (ld->cfg->n_files >= CFG_MAX_FILES) {
+		lerr(ld, from, from_line, "include: %s: more than %d files in one configuration", path, CFG_MAX_FILES);
+		return -1;
+	}
+	if ((fd = open_regular(path, &st, &why)) < 0) {
 		if (from)
-			lerr(ld, from, from_line, "include: %s: %s", path, strerror(errno));
+			lerr(ld, from, from_line, "include: %s: %s", path, why);
 		else
-			lerr(ld, path, 0, "%s", strerror(errno));
+			lerr(ld, path, 0, "%s", why);
 		return -1;
 	}
-	if ((file = remember_file(ld, path, f)) == NULL) {
+	/* Remembered before it is read: a reload notices when an oversized file shrinks. */
+	if ((file = remember_file(ld, path, &st)) == NULL) {
 		lerr(ld, path, 0, "out of memory");
-		fclose(f);
-		return -1;
+		goto out;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		size_t len = strlen(line);
+	switch (read_all(fd, CFG_FILE_MAX, &text, &len)) {
+	case 0:
+		break;
+	case 1:
+		lerr(ld, file, 0, "larger than %d bytes", CFG_FILE_MAX);
+		goto out;
+	default:
+		lerr(ld, file, 0, "read error");
+		goto out;
+	}
+	if (len > CFG_TOTAL_MAX - ld->bytes) {
+		lerr(ld, file, 0, "the configuration's files hold more than %d bytes together", CFG_TOTAL_MAX);
+		goto out;
+	}
+	ld->bytes += len;
+	for (pos = 0; pos < len; pos += n + 1) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
 
-		if (long_line) {	/* the rest of an over-long line */
-			long_line = len > 0 && line[len - 1] != '\n';
-			continue;
-		}
+		n = nl ? (size_t)(nl - (text + pos)) : len - pos;
 		lineno++;
-		if (len > CFG_LINE_MAX || (len == sizeof(line) - 1 && line[len - 1] != '\n')) {
+		if (n + 1 > CFG_LINE_MAX) {	/* the newline counts */
 			lerr(ld, file, lineno, "line longer than %d bytes", CFG_LINE_MAX);
-			long_line = line[len - 1] != '\n';
 			continue;
 		}
-		if (memchr(line, '\0', len) != NULL || strlen(line) != len) {
+		if (memchr(text + pos, '\0', n) != NULL) {
 			lerr(ld, file, lineno, "NUL byte in line");
 			continue;
 		}
-		p = trim(line);
-		if (*p == '\0' || *p == '#' || *p == ';')
-			continue;
-		if (*p == '[') {
-			char *name = p + 1, *end = strchr(p, ']'), *sub = NULL;
-
-			if (!end) {
-				lerr(ld, file, lineno, "section header without ']'");
-				ld->kind = -1;
-				continue;
-			}
-			*end = '\0';
-			p = trim(end + 1);
-			if (*p && *p != '#') {
-				lerr(ld, file, lineno, "text after section header");
-				ld->kind = -1;
-				continue;
-			}
-			name = trim(name);
-			if ((sub = strchr(name, '"')) != NULL) {
-				char *q;
-
-				*sub++ = '\0';
-				name = trim(name);
-				if ((q = strchr(sub, '"')) == NULL || *trim(q + 1)) {
-					lerr(ld, file, lineno, "section name must be one quoted string");
-					ld->kind = -1;
-					continue;
-				}
-				*q = '\0';
-			}
-			if (open_section(ld, file, lineno, name, sub) < 0)
-				ld->kind = -1;
-			continue;
-		}
-		if ((eq = strchr(p, '=')) == NULL) {
-			lerr(ld, file, lineno, "expected 'key = value' or '[section]'");
-			continue;
-		}
-		*eq = '\0';
-		key = trim(p);
-		if ((why = parse_value(eq + 1, &value)) != NULL) {
-			lerr(ld, file, lineno, "%s: %s", key, why);
-			continue;
-		}
-		if (strcmp(key, "include") == 0)
-			do_include(ld, file, lineno, value, depth);
-		else
-			set_key(ld, file, lineno, key, value);
+		memcpy(line, text + pos, n);
+		line[n] = '\0';
+		parse_line(ld, file, lineno, line, depth);
 	}
-	if (ferror(f))
-		lerr(ld, file, lineno, "read error");
-	fclose(f);
-	return 0;
+	rc = 0;
+out:
+	free(text);
+	close(fd);
+	return rc;
+}
+
+static void
+parse_line(struct loader *ld, const char *file, int lineno, char *line, int depth)
+{
+	char *p, *eq, *key, *value;
+	const char *why;
+
+	p = trim(line);
+	if (*p == '\0' || *p == '#' || *p == ';')
+		return;
+	if (*p == '[') {
+		char *name = p + 1, *end = strchr(p, ']'), *sub = NULL;
+
+		if (!end) {
+			lerr(ld, file, lineno, "section header without ']'");
+			ld->kind = -1;
+			return;
+		}
+		*end = '\0';
+		p = trim(end + 1);
+		if (*p && *p != '#') {
+			lerr(ld, file, lineno, "text after section header");
+			ld->kind = -1;
+			return;
+		}
+		name = trim(name);
+		if ((sub = strchr(name, '"')) != NULL) {
+			char *q;
+
+			*sub++ = '\0';
+			name = trim(name);
+			if ((q = strchr(sub, '"')) == NULL || *trim(q + 1)) {
+				lerr(ld, file, lineno, "section name must be one quoted string");
+				ld->kind = -1;
+				return;
+			}
+			*q = '\0';
+		}
+		if (open_section(ld, file, lineno, name, sub) < 0)
+			ld->kind = -1;
+		return;
+	}
+	if ((eq = strchr(p, '=')) == NULL) {
+		lerr(ld, file, lineno, "expected 'key = value' or '[section]'");
+		return;
+	}
+	*eq = '\0';
+	key = trim(p);
+	if ((why = parse_value(eq + 1, &value)) != NULL) {
+		lerr(ld, file, lineno, "%s: %s", key, why);
+		return;
+	}
+	if (strcmp(key, "include") == 0)
+		do_include(ld, file, lineno, value, depth);
+	else
+		set_key(ld, file, lineno, key, value);
 }
 
 /* Where key of a section was set (for errors that arise after parsing). */
@@ -730,11 +848,12 @@ read_secret(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w = where_of(&cfg->auth, auth_keys, "client-secret-file");
 	char line[1024];
+	const char *why;
 	FILE *f;
 	size_t n;
 
-	if ((f = fopen(cfg->client_secret_file, "r")) == NULL) {
-		lerr(ld, w->file, w->line, "client-secret-file: %s: %s", cfg->client_secret_file, strerror(errno));
+	if ((f = fopen_regular(cfg->client_secret_file, &why)) == NULL) {
+		lerr(ld, w->file, w->line, "client-secret-file: %s: %s", cfg->client_secret_file, why);
 		return -1;
 	}
 	if (fgets(line, sizeof(line), f) == NULL)
@@ -775,8 +894,8 @@ read_auth_header(struct loader *ld, struct cfg_upstream *u)
 	const char *why = NULL;
 	FILE *f;
 
-	if ((f = fopen(u->auth_header_file, "rb")) == NULL) {
-		lerr(ld, w->file, w->line, "auth-header-file: %s: %s", u->auth_header_file, strerror(errno));
+	if ((f = fopen_regular(u->auth_header_file, &why)) == NULL) {
+		lerr(ld, w->file, w->line, "auth-header-file: %s: %s", u->auth_header_file, why);
 		return -1;
 	}
 	n = fread(raw, 1, sizeof(raw) - 1, f);
@@ -837,11 +956,12 @@ read_session_key(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w = where_of(&cfg->gateway, gateway_keys, "session-key-file");
 	unsigned char raw[80];
+	const char *why;
 	size_t n, i;
 	FILE *f;
 
-	if ((f = fopen(cfg->session_key_file, "rb")) == NULL) {
-		lerr(ld, w->file, w->line, "session-key-file: %s: %s", cfg->session_key_file, strerror(errno));
+	if ((f = fopen_regular(cfg->session_key_file, &why)) == NULL) {
+		lerr(ld, w->file, w->line, "session-key-file: %s: %s", cfg->session_key_file, why);
 		return -1;
 	}
 	n = fread(raw, 1, sizeof(raw), f);
@@ -1015,6 +1135,7 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 	ld.errs = errs;
 	ld.kind = -1;
 	ld.index = 0;
+	ld.bytes = 0;
 	load_file(&ld, path, NULL, 0, 0);
 	if (nerrors(&ld) == 0) {
 		section_defaults(cfg);

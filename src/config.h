@@ -13,6 +13,9 @@
 #define CFG_LINE_MAX	4096	/* longest accepted line */
 #define CFG_MAX_ERRORS	32
 #define CFG_MAX_DEPTH	8	/* include nesting */
+#define CFG_FILE_MAX	(1 << 20)	/* bytes in one file */
+#define CFG_MAX_FILES	1024	/* files in one configuration, the main file included */
+#define CFG_TOTAL_MAX	(16 << 20)	/* bytes in all its files together */
 
 struct strlist {
 	char **v;

@@ -15,12 +15,12 @@
 #include "log.h"
 #include "policy.h"
 #include "mcp.h"
+#include "negotiate.h"
 #include "secret.h"
 
 #define META_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 #define META_SERVER	"io.modelcontextprotocol/serverInfo"
-#define MCP_HEADER_MAX	512	/* a decoded Mcp-Method or Mcp-Name value */
 #define DISCOVER_TTL_MS	300000	/* how long a client may keep server/discover */
 #define MCP_FORBIDDEN	(-32003)	/* a batch element the policy refused (the HTTP answer is 403) */
 
@@ -193,12 +193,33 @@ m_ping(struct mcp_call *c, json_t *params, int *code, const char **msg)
 /* Gateway-owned cursors: the offset sealed under the session key, bound to the caller
  * and to the list. */
 static void
-cursor_ad(const struct mcp_call *c, char *ad, size_t n)
+cursor_ad(const char *list, const char *who, char *ad, size_t n)
 {
-	char who[33];
+	snprintf(ad, n, "%s%s %s", CURSOR_AD, list, who);
+}
 
-	session_who(c->caller->claims.subject, c->caller->claims.client_id, c->caller->claims.tenant, who);
-	snprintf(ad, n, "%s%s %s", CURSOR_AD, catalog_kinds[c->mm->kind].array, who);
+int
+mcp_cursor_seal(const unsigned char *key, const char *list, const char *who, size_t off,
+    char *out, size_t outlen)
+{
+	char ad[96], plain[32];
+
+	cursor_ad(list, who, ad, sizeof(ad));
+	snprintf(plain, sizeof(plain), "%zu", off);
+	return secret_seal(key, plain, strlen(plain), ad, out, outlen);
+}
+
+int
+mcp_cursor_open(const unsigned char *key, const char *list, const char *who, const char *cursor,
+    size_t *off)
+{
+	char ad[96], plain[32], *end;
+
+	cursor_ad(list, who, ad, sizeof(ad));
+	if (secret_open(key, cursor, ad, plain, sizeof(plain)) < 0)
+		return -1;
+	*off = strtoul(plain, &end, 10);
+	return *end != '\0' || *off == 0 ? -1 : 0;
 }
 
 /* A catalog tool as the policy sees it. */
@@ -319,23 +340,17 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	const char *array = catalog_kinds[c->mm->kind].array;
 	const uint32_t *vis = NULL;
 	json_t *tools, *page, *result, *cur;
-	char ad[96], plain[32], sealed[256];
+	char who[33], sealed[MCP_CURSOR_MAX];
 	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
 
 	*code = JSONRPC_INVALID_PARAMS;
 	if (params && !json_is_object(params))
 		return *msg = "a list takes an object", NULL;
-	cursor_ad(c, ad, sizeof(ad));
-	if ((cur = json_object_get(params, "cursor")) != NULL) {
-		char *end;
-
-		if (!json_is_string(cur) || c->env->session_key == NULL ||
-		    secret_open(c->env->session_key, json_string_value(cur), ad, plain, sizeof(plain)) < 0)
-			return *msg = "Invalid cursor", NULL;
-		off = strtoul(plain, &end, 10);
-		if (*end != '\0' || off == 0)
-			return *msg = "Invalid cursor", NULL;
-	}
+	session_who(c->caller->claims.subject, c->caller->claims.client_id, c->caller->claims.tenant, who);
+	if ((cur = json_object_get(params, "cursor")) != NULL &&
+	    (!json_is_string(cur) || c->env->session_key == NULL ||
+	    mcp_cursor_open(c->env->session_key, array, who, json_string_value(cur), &off) < 0))
+		return *msg = "Invalid cursor", NULL;
 	tools = json_object_get(catalog(c), array);
 	n = json_array_size(tools);
 	if (visible(c, catalog(c), (enum catalog_kind)c->mm->kind) < 0)	/* what this caller may see */
@@ -350,11 +365,9 @@ m_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 			json_array_append(page, json_array_get(tools, vis ? vis[i] : i));
 	}
 	result = json_pack("{s:o}", array, page);
-	if (result && off + size < n && c->env->session_key) {
-		snprintf(plain, sizeof(plain), "%zu", off + size);
-		if (secret_seal(c->env->session_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
-			json_object_set_new(result, "nextCursor", json_string(sealed));
-	}
+	if (result && off + size < n && c->env->session_key &&
+	    mcp_cursor_seal(c->env->session_key, array, who, off + size, sealed, sizeof(sealed)) == 0)
+		json_object_set_new(result, "nextCursor", json_string(sealed));
 	if (result && c->modern) {
 		json_object_set_new(result, "cacheScope", json_string("private"));
 		json_object_set_new(result, "ttlMs", json_integer(0));
@@ -592,52 +605,6 @@ fail(const struct mcp_call *c, struct response *resp, enum gw_err e, json_t *id,
 	response_set_error(resp, e, why);
 }
 
-static int
-media_type_is(const char *ct, const char *want)
-{
-	size_t n = strlen(want);
-
-	return ct && strncasecmp(ct, want, n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
-}
-
-enum { ACCEPT_JSON = 1 << 0, ACCEPT_SSE = 1 << 1 };
-
-/* Which of our two framings an Accept header admits (media ranges; q=0 excludes). */
-static unsigned
-accept_types(const char *accept)
-{
-	static const struct {
-		const char *range;
-		unsigned types;
-	} ranges[] = {
-		{ "application/json", ACCEPT_JSON }, { "text/event-stream", ACCEPT_SSE },
-		{ "application/*", ACCEPT_JSON }, { "text/*", ACCEPT_SSE },
-		{ "*/*", ACCEPT_JSON | ACCEPT_SSE },
-	};
-	const char *p = accept, *end, *semi, *q;
-	unsigned types = 0;
-	size_t i, n;
-
-	if (accept == NULL || *accept == '\0')
-		return ACCEPT_JSON | ACCEPT_SSE;
-	while (*p) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		end = p + strcspn(p, ",");
-		semi = memchr(p, ';', (size_t)(end - p));
-		n = (size_t)((semi ? semi : end) - p);
-		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-			n--;
-		q = semi ? strstr(semi, "q=") : NULL;
-		if (!(q && q < end && strtod(q + 2, NULL) == 0.0))
-			for (i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
-				if (strlen(ranges[i].range) == n && strncasecmp(p, ranges[i].range, n) == 0)
-					types |= ranges[i].types;
-		p = end;
-	}
-	return types;
-}
-
 static void
 caller_who(const struct caller *caller, char who[33])
 {
@@ -772,7 +739,7 @@ mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct cal
 	response_set_header(resp, "Cache-Control", "no-store");
 	if (tenant_check(cfg, caller, resp) < 0)
 		return;
-	if (!(accept_types(req->accept) & ACCEPT_SSE)) {
+	if (!(negotiate_accept(req->accept) & NEGOTIATE_SSE)) {
 		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
 		return;
 	}
@@ -839,42 +806,6 @@ payload_is_modern(json_t *payload, const struct request *req)
 	return 0;
 }
 
-/* A header value as the body would hold it: optional whitespace trimmed (RFC 9110
- * §5.5), and =?base64?…?= decoded. -1 when the encoding is broken. */
-static int
-header_value(const char *raw, char *out, size_t outlen)
-{
-	size_t n;
-	long len;
-
-	while (*raw == ' ' || *raw == '\t')
-		raw++;
-	n = strlen(raw);
-	while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
-		n--;
-	if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
-		if ((len = secret_unbase64(raw + 9, n - 11, out, outlen - 1)) < 0 ||
-		    memchr(out, '\0', (size_t)len))
-			return -1;
-		out[len] = '\0';
-		return 0;
-	}
-	if (n >= outlen)
-		return -1;
-	memcpy(out, raw, n);
-	out[n] = '\0';
-	return 0;
-}
-
-/* Does header (raw) carry exactly want? A missing header never does. */
-static int
-header_matches(const char *raw, const char *want)
-{
-	char v[MCP_HEADER_MAX];
-
-	return raw && want && header_value(raw, v, sizeof(v)) == 0 && strcmp(v, want) == 0;
-}
-
 /* The checks 2026-07-28 adds to a request, in the conformance suite's order: _meta
  * (-32602), then headers against the body (-32020), then the version (-32022). */
 static int
@@ -890,17 +821,17 @@ modern_checks(struct mcp_call *c, const struct jr_msg *m, struct response *resp)
 		    " and " META_CAPS, NULL);
 		return -1;
 	}
-	if (!header_matches(c->req->protocol_version, v)) {
+	if (!negotiate_header_matches(c->req->protocol_version, v)) {
 		fail(c, resp, GW_EHEADER, m->id, "MCP-Protocol-Version must equal _meta's protocol version", NULL);
 		return -1;
 	}
-	if (!header_matches(c->req->mcp_method, m->method)) {
+	if (!negotiate_header_matches(c->req->mcp_method, m->method)) {
 		fail(c, resp, GW_EHEADER, m->id, "Mcp-Method must equal the method", NULL);
 		return -1;
 	}
 	if (mm && mm->name_param) {
 		name = json_string_value(json_object_get(m->params, mm->name_param));
-		if ((name || c->req->mcp_name) && !header_matches(c->req->mcp_name, name)) {
+		if ((name || c->req->mcp_name) && !negotiate_header_matches(c->req->mcp_name, name)) {
 			fail(c, resp, GW_EHEADER, m->id, "Mcp-Name must equal the name the body calls", NULL);
 			return -1;
 		}
@@ -1061,18 +992,18 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		response_set_error(resp, GW_ETENANT, NULL);
 		goto out;
 	}
-	if (!media_type_is(req->content_type, "application/json")) {
+	if (!negotiate_media_type_is(req->content_type, "application/json")) {
 		response_set_error(resp, GW_EMEDIATYPE, NULL);
 		goto out;
 	}
-	if ((types = accept_types(req->accept)) == 0) {
+	if ((types = negotiate_accept(req->accept)) == 0) {
 		response_set_error(resp, GW_EBADREQUEST, "Accept must allow application/json or text/event-stream");
 		goto out;
 	}
 	/* An event stream when the client takes nothing else (and, with federation, when
 	 * the answer streams and the client takes it). */
-	stream = !(types & ACCEPT_JSON);
-	c.stream_ok = (types & ACCEPT_SSE) != 0;
+	stream = !(types & NEGOTIATE_JSON);
+	c.stream_ok = (types & NEGOTIATE_SSE) != 0;
 	if (request_read_body(req, (size_t)cfg->max_body, &body, &e) < 0) {
 		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
 		goto out;

@@ -30,8 +30,18 @@ struct mcp_env {
 	long listen_max;			/* how many it may have */
 };
 
+#define MCP_CURSOR_MAX	256	/* a sealed list cursor */
+
 /* 1 when v is a protocol revision this gateway speaks. */
 int mcp_version_supported(const char *v);
+/* A list's nextCursor: offset off of list (the catalog array's name) sealed under key
+ * for the caller digest who (session_who). 0, or -1 when out is too small. */
+int mcp_cursor_seal(const unsigned char *key, const char *list, const char *who, size_t off,
+    char *out, size_t outlen);
+/* The offset (> 0) a cursor sealed for that list and caller holds: 0, or -1 when it is
+ * anything else. */
+int mcp_cursor_open(const unsigned char *key, const char *list, const char *who, const char *cursor,
+    size_t *off);
 /* The exchange after the gate (origin, size, token): fills resp. */
 void mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp);

@@ -91,9 +91,8 @@ allow_list(unsigned m, char *out, size_t n)
 			len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", order[i].name);
 }
 
-/* Same origin as the resource, or listed in allowed-origins ("*" = any). */
-static int
-origin_allowed(const struct config *cfg, const char *origin)
+int
+router_origin_allowed(const struct config *cfg, const char *origin)
 {
 	size_t i;
 
@@ -170,7 +169,7 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 		return;
 	}
 	if (req->origin && (rt->flags & R_ORIGIN))
-		origin_ok = origin_allowed(cfg, req->origin);
+		origin_ok = router_origin_allowed(cfg, req->origin);
 
 	if (rt->flags & R_PUBLIC)
 		response_set_header(resp, "Access-Control-Allow-Origin", "*");

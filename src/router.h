@@ -8,6 +8,9 @@
 #include "response.h"
 #include "sink.h"
 
+/* 1 when a browser Origin may use /mcp: the resource's own origin, or one listed in
+ * allowed-origins ("*" = any), compared without regard to case. */
+int router_origin_allowed(const struct config *cfg, const char *origin);
 /* Routes, checks and runs the handler; fills resp. cfg may be NULL (no usable config). */
 void router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
     struct response *resp);

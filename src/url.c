@@ -18,8 +18,8 @@ url_check(const char *s)
 		host = s + 7;
 	else
 		return -1;
-	if (!*host || *host == '/' || strchr(s, '#') || strpbrk(s, " \t\"<>\\^`{|}"))
-		return -1;
+	if (!*host || strchr("/?:", *host) || strchr(s, '#') || strpbrk(s, " \t\"<>\\^`{|}"))
+		return -1;	/* no host: "http://", "http:///x", "http://?q", "http://:80" */
 	return 0;
 }
 

@@ -28,6 +28,23 @@ out=$("$MCPGATE_BIN" -t -c "$T/gw.conf"); rc=$?
 is "-t with includes: exit 0" "$rc" 0
 like "-t with includes: counts sections" "$out" '1 groups, 1 tenants'
 
+# Files that are not regular files are refused at once, never read (a FIFO would block
+# the loader, /dev/zero never ends); so is a NUL byte in a line.
+mkfifo "$T/fifo"
+for inc in "$T/fifo" /dev/zero conf.d; do
+	write_conf "include = $inc"
+	start=$(date +%s%N)
+	out=$(timeout 20 "$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	is "-t with include = $inc: exit 1 (after ${ms} ms)" "$rc" 1
+	like "-t with include = $inc: file:line says why" "$out" "gw.conf:[0-9]+: include: .*: not a regular file"
+done
+printf '[gateway]\nresource = http://127.0.0.1:8080/mcp\ntitle = a\0b\n[auth]\nissuer = http://i\n' > "$T/nul.conf"
+out=$("$MCPGATE_BIN" -t -c "$T/nul.conf" 2>&1); rc=$?
+is "-t on a NUL byte: exit 1" "$rc" 1
+like "-t on a NUL byte: names the line" "$out" "nul.conf:3: NUL byte in line"
+write_conf "include = conf.d/*.conf"
+
 "$MCPGATE_BIN" -w 0 -t -c "$T/gw.conf" >/dev/null 2>&1; is "-w 0 refused" "$?" 2
 "$MCPGATE_BIN" --nonsense >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 "$MCPGATE_BIN" -c "$T/gw.conf" extra >/dev/null 2>&1; is "stray argument: exit 2" "$?" 2

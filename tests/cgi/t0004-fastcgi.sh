@@ -82,6 +82,19 @@ n=$(cat "$T/log.1" "$T/log" | grep -c '"path":"/mcp/health"')
 cat "$T/log.1" "$T/log" | grep -v '^{' | head -3 > "$T/nonjson"
 is "every log line is JSON" "$(wc -l < "$T/nonjson" | tr -d ' ')" 0
 
+# An include naming a FIFO: refused at once with file:line and the old configuration
+# stays; the thread that reloads, which also takes the signals, is not stuck in it.
+mkfifo "$T/fifo"
+TITLE="With a FIFO" write_conf "[gateway]" "log-file = $T/log" "include = $T/fifo"
+for i in $(seq 1 150); do grep -q 'fifo: not a regular file' "$T/log" && break; sleep 0.2; done
+like "FIFO include: refused with file:line" "$(cat "$T/log")" "gw.conf:[0-9]+: include: $T/fifo: not a regular file"
+fcgi GET /.well-known/mcp
+is "FIFO include: old config still served" "$(jf .title)" "After HUP"
+TITLE="After the FIFO" write_conf "[gateway]" "log-file = $T/log"
+kill -HUP "$pid"
+for i in $(seq 1 150); do fcgi GET /.well-known/mcp; [ "$(jf .title)" = "After the FIFO" ] && break; sleep 0.2; done
+is "FIFO include: the reload thread is free (SIGHUP, next file loaded)" "$(jf .title)" "After the FIFO"
+
 # SIGTERM: stops within the grace period.
 kill -TERM "$pid"
 for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

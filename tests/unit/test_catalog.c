@@ -95,6 +95,31 @@ main(void)
 	doc = catalog_build(cfg, lists, reasons);
 	ok(!catalog_degraded(doc), "every upstream answered: not degraded");
 	json_decref(doc);
+
+	/* A key one upstream lists twice: its first record, one route to it. */
+	json_decref(lists[0]);
+	json_decref(lists[1]);
+	lists[0] = json_pack("{s:{s:{}}, s:[{s:s, s:s}, {s:s, s:s}], s:[{s:s}, {s:s, s:s}]}", "caps", "resources",
+	    "resources", "uri", "mem://x", "name", "first", "uri", "mem://x", "name", "second",
+	    "tools", "name", "search", "name", "search", "description", "again");
+	lists[1] = json_pack("{s:{s:{}}, s:[{s:s}]}", "caps", "resources", "resources", "uri", "mem://x");
+	doc = catalog_build(cfg, lists, reasons);
+	ix = catalog_find_in(doc, CATALOG_RESOURCES, "mem://x");
+	{
+		const char *up, *orig;
+
+		is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "resources"), (size_t)ix), "name")),
+		    "first", "a URI an upstream lists twice: its first record");
+		ok(catalog_route_alt(doc, CATALOG_RESOURCES, ix, 0, &up, &orig) == 0 && strcmp(up, "github") == 0 &&
+		    catalog_route_alt(doc, CATALOG_RESOURCES, ix, 1, &up, &orig) == 0 && strcmp(up, "files") == 0 &&
+		    catalog_route_alt(doc, CATALOG_RESOURCES, ix, 2, &up, &orig) < 0,
+		    "… one route to it, then the other upstream's");
+		ix = catalog_find(doc, "gh_search");
+		ok(ix >= 0 && catalog_route_alt(doc, CATALOG_TOOLS, ix, 1, &up, &orig) < 0 &&
+		    strcmp(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), (size_t)ix),
+		    "description")), "search") == 0, "a tool an upstream lists twice: its first record, one route");
+	}
+	json_decref(doc);
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	json_decref(lists[2]);

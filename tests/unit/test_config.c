@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,31 @@ write_file(const char *name, const char *text)
 	fputs(text, f);
 	fclose(f);
 	return path;
+}
+
+/* Writes len bytes (NULs included) as dir/name. */
+static const char *
+write_bytes(const char *name, const char *data, size_t len)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	fwrite(data, 1, len, f);
+	fclose(f);
+	return path;
+}
+
+/* A loader that blocks fails the test instead of hanging the run. */
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "not ok - the configuration loader blocked for 20 s (FIFO or device?)\n";
+
+	(void)sig;
+	(void)!write(1, msg, sizeof(msg) - 1);
+	_exit(1);
 }
 
 #define BASE "[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
@@ -68,6 +94,8 @@ static const struct {
 	{ BASE "[gateway]\ndeny-style = maybe\n", "main.conf:6: deny-style: unknown value: 'maybe'" },
 	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },
 	{ BASE "[gateway]\ndocs-url = https://x/docs#frag\n", "main.conf:6: docs-url: expected an absolute" },
+	{ BASE "[gateway]\ndocs-url = http://:80/docs\n", "main.conf:6: docs-url: expected an absolute" },
+	{ BASE "[gateway]\ndocs-url = http://?x\n", "main.conf:6: docs-url: expected an absolute" },
 	{ BASE "[upstream]\nurl = http://127.0.0.1:1/mcp\n", "main.conf:5: section [upstream] needs a name" },
 	{ BASE "[gateway \"x\"]\n", "main.conf:5: section [gateway] takes no name" },
 	{ BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\n[upstream \"a\"]\n", "main.conf:7: duplicate section [upstream \"a\"] (first at " },
@@ -86,6 +114,109 @@ static const struct {
 	{ "[gateway]\nresource = https://gw.example.com/mcp?x=1\n[auth]\nissuer = https://i\n", "main.conf:2: resource: must not carry a query" },
 };
 
+/* Bytes the loader must refuse: NULs, FIFOs, devices, directories, oversized files,
+ * too many files. Each is an error naming the file (and line), and never blocks. */
+static void
+files_not_regular_or_too_big(void)
+{
+	static const char nul_text[] = BASE "[gateway]\ntitle = a\0b\nbogus = 1\n";
+	struct cfg_errors errs;
+	struct config *cfg;
+	char path[600], name[64], *big;
+	const char *got;
+	size_t i;
+
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+
+	write_bytes("main.conf", nul_text, sizeof(nul_text) - 1);
+	snprintf(path, sizeof(path), "%s/main.conf", dir);
+	i = config_load(path, &cfg, &errs) < 0 && errs.n == 2;
+	ok(i && strstr(errs.msg[0], "main.conf:6: NUL byte in line") && strstr(errs.msg[1], "main.conf:7: bogus"),
+	    "a NUL byte is an error on its line, and the next line counts (got '%s')", errs.n ? errs.msg[0] : "");
+	config_unref(cfg);
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ok(mkfifo(path, 0600) == 0, "mkfifo");
+	got = first_error(BASE "include = fifo\n");
+	ok(strstr(got, "main.conf:5: include: ") && strstr(got, "/fifo: not a regular file"),
+	    "include of a FIFO: refused at once (got '%s')", got);
+	got = first_error(BASE "include = /dev/zero\n");
+	ok(strstr(got, "main.conf:5: include: /dev/zero: not a regular file") != NULL,
+	    "include of a device: refused (got '%s')", got);
+	snprintf(path, sizeof(path), "%s/sub.d", dir);
+	mkdir(path, 0700);
+	got = first_error(BASE "include = sub*\n");
+	ok(strstr(got, "main.conf:5: include: ") && strstr(got, "/sub.d: not a regular file"),
+	    "a directory an include glob matches: refused (got '%s')", got);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ok(config_load(path, &cfg, &errs) < 0 && errs.n == 1 && strstr(errs.msg[0], "fifo: not a regular file"),
+	    "a FIFO as the main file: refused (got '%s')", errs.n ? errs.msg[0] : "");
+	config_unref(cfg);
+	{
+		static const char *const keys[][3] = {
+			{ "[gateway]\n", "session-key-file", "main.conf:6: session-key-file: " },
+			{ "[auth]\nclient-id = c\n", "client-secret-file", "main.conf:7: client-secret-file: " },
+			{ "[upstream \"u\"]\nurl = http://127.0.0.1:1/mcp\n", "auth-header-file", "main.conf:7: auth-header-file: " },
+		};
+		char text[1024];
+
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			snprintf(text, sizeof(text), BASE "%s%s = %s/fifo\n", keys[i][0], keys[i][1], dir);
+			got = first_error(text);
+			ok(strncmp(got, keys[i][2], strlen(keys[i][2])) == 0 && strstr(got, "/fifo: not a regular file"),
+			    "%s a FIFO: refused (got '%s')", keys[i][1], got);
+		}
+	}
+
+	/* Size: one file of CFG_FILE_MAX bytes loads, one more byte does not. */
+	big = malloc(CFG_TOTAL_MAX);
+	memset(big, '\n', CFG_FILE_MAX + 1);
+	memcpy(big, "# comment", 9);
+	write_bytes("big.conf", big, CFG_FILE_MAX);
+	is_str(first_error(BASE "include = big.conf\n"), "", "an included file of %d bytes loads", CFG_FILE_MAX);
+	write_bytes("big.conf", big, CFG_FILE_MAX + 1);
+	got = first_error(BASE "include = big.conf\n");
+	ok(strstr(got, "big.conf: larger than 1048576 bytes") != NULL, "one byte more: refused (got '%s')", got);
+	snprintf(path, sizeof(path), "%s/big.conf", dir);
+	unlink(path);
+
+	/* All files together: at most CFG_TOTAL_MAX bytes. */
+	snprintf(path, sizeof(path), "%s/many.d", dir);
+	mkdir(path, 0700);
+	for (i = 0; i < CFG_TOTAL_MAX / CFG_FILE_MAX; i++) {
+		snprintf(name, sizeof(name), "many.d/%03zu.conf", i);
+		write_bytes(name, big, CFG_FILE_MAX);
+	}
+	got = first_error(BASE "include = many.d/*.conf\n");
+	ok(strstr(got, "many.d/015.conf: the configuration's files hold more than 16777216 bytes") != NULL,
+	    "files over %d bytes together: refused (got '%s')", CFG_TOTAL_MAX, got);
+	for (i = 0; i < CFG_TOTAL_MAX / CFG_FILE_MAX; i++) {
+		snprintf(path, sizeof(path), "%s/many.d/%03zu.conf", dir, i);
+		unlink(path);
+	}
+	free(big);
+
+	/* Files: the main file and CFG_MAX_FILES - 1 includes load, one more does not. */
+	for (i = 0; i < CFG_MAX_FILES; i++) {
+		snprintf(name, sizeof(name), "many.d/%04zu.conf", i);
+		write_file(name, "# tenant\n");
+	}
+	got = first_error(BASE "include = many.d/*.conf\n");
+	ok(strstr(got, "main.conf:5: include: ") && strstr(got, "many.d/1023.conf: more than 1024 files"),
+	    "more than %d files: refused (got '%s')", CFG_MAX_FILES, got);
+	snprintf(path, sizeof(path), "%s/many.d/1023.conf", dir);
+	unlink(path);
+	is_str(first_error(BASE "include = many.d/*.conf\n"), "", "%d files load", CFG_MAX_FILES);
+	for (i = 0; i < CFG_MAX_FILES - 1; i++) {
+		snprintf(path, sizeof(path), "%s/many.d/%04zu.conf", dir, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	unlink(path);
+	alarm(0);
+}
+
 int
 main(void)
 {
@@ -95,6 +226,7 @@ main(void)
 	const char *path;
 	size_t i;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines out before an alarm ends the run */
 	if (mkdtemp(dir) == NULL)
 		return 1;
 
@@ -212,5 +344,6 @@ main(void)
 		    "errors are capped and the rest counted");
 		config_unref(cfg);
 	}
+	files_not_regular_or_too_big();
 	return done_testing();
 }

@@ -71,6 +71,11 @@ main(void)
 	longuri[sizeof(longuri) - 1] = '\0';
 	is_int(fed_uri_matches("{a}{b}{c}{d}{e}{f}{g}{h}!", longuri), 0,
 	    "a template that would backtrack forever gives up (no match)");
+	/* Expressions that can take the same characters, then a literal they can take too:
+	 * every way to cut the URI was tried, and the budget ran out before the match. */
+	snprintf(longuri, sizeof(longuri), "doc://vwxyz%s", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
+	is_int(fed_uri_matches("doc://{a}{b}{c}{d}{e}zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", longuri), 1,
+	    "five adjacent expressions and a long literal: the expansion matches");
 
 	if (mkdtemp(dir) == NULL)
 		return 1;

@@ -126,6 +126,8 @@ main(void)
 	ok(auth_parse_bearer("Bearer a b", &tok, &len) < 0, "blank inside");
 	ok(auth_parse_bearer("Bearer abc, Bearer def", &tok, &len) < 0, "two Authorization headers merged");
 	ok(auth_parse_bearer("Bearer a=b", &tok, &len) < 0, "= only as padding");
+	ok(auth_parse_bearer("Bearer ====", &tok, &len) < 0, "padding alone is no token");
+	ok(auth_parse_bearer("Bearer a==", &tok, &len) == 0 && len == 3, "a token with its padding");
 	ok(auth_parse_bearer("Bearer \"abc\"", &tok, &len) < 0, "quotes refused");
 	ok(auth_parse_bearer("Bearer ====", &tok, &len) < 0, "padding alone is no b64token");
 	ok(auth_parse_bearer("Bearer =", &tok, &len) < 0, "one = is no b64token");

@@ -1,0 +1,103 @@
+/* The catalog builder (catalog_build, src/catalog.c) from what three upstreams answered
+ * (a fixed configuration: prefixes "a_", none, "c_"). The input is a JSON array whose
+ * elements stand for the upstreams in order: an object {"caps", "tools", "prompts",
+ * "resources", "resourceTemplates"}, a bare array of tools, or null for one that
+ * failed. Properties: every kind's records are sorted by key without repeats, each
+ * found by catalog_find_in at its place with a route to an upstream of the
+ * configuration; every tool has a string description and an object inputSchema; every
+ * upstream has a status; and the capabilities and offers derived from the document
+ * can be computed. */
+#include "autoconf.h"
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "federate.h"
+#include "fuzz.h"
+
+#define UPSTREAMS	3
+
+static struct config *cfg;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init();
+	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
+	    "[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
+	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n"
+	    "[upstream \"c\"]\nurl = http://127.0.0.1:9/mcp\nprefix = c_\n");
+	FUZZ_CHECK(cfg->n_upstreams == UPSTREAMS);
+	return 0;
+}
+
+static void
+check_kind(json_t *doc, enum catalog_kind k)
+{
+	const struct catalog_kind_info *kd = &catalog_kinds[k];
+	json_t *items = json_object_get(doc, kd->array), *rec;
+	const char *key, *prev = NULL, *up, *orig;
+	size_t i, alt;
+
+	FUZZ_CHECK(json_is_array(items));
+	FUZZ_CHECK(json_array_size(json_object_get(doc, kd->routes)) == json_array_size(items));
+	json_array_foreach(items, i, rec) {
+		key = json_string_value(json_object_get(rec, kd->key));
+		FUZZ_CHECK(key != NULL);
+		FUZZ_CHECK(prev == NULL || strcmp(prev, key) < 0);
+		FUZZ_CHECK(catalog_find_in(doc, k, key) == (long)i);
+		FUZZ_CHECK(catalog_route(doc, k, (long)i, &up, &orig) == 0);
+		for (alt = 0; catalog_route_alt(doc, k, (long)i, alt, &up, &orig) == 0; alt++)
+			FUZZ_CHECK(config_upstream(cfg, up) != NULL);
+		FUZZ_CHECK(alt >= 1 && alt <= UPSTREAMS);
+		if (k == CATALOG_TOOLS) {
+			FUZZ_CHECK(json_is_string(json_object_get(rec, "description")));
+			FUZZ_CHECK(json_is_object(json_object_get(rec, "inputSchema")));
+		}
+		prev = key;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_t *in = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL), *lists[UPSTREAMS];
+	const char *reasons[UPSTREAMS] = { "down", NULL, "slow" };
+	json_t *doc, *caps, *el;
+	char *text;
+	size_t i;
+	int k;
+
+	if (!json_is_array(in)) {
+		json_decref(in);
+		return 0;
+	}
+	for (i = 0; i < UPSTREAMS; i++) {
+		el = json_array_get(in, i);
+		lists[i] = json_is_null(el) ? NULL : el;
+	}
+	doc = catalog_build(cfg, lists, reasons);
+	FUZZ_CHECK(doc != NULL);
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		check_kind(doc, (enum catalog_kind)k);
+	FUZZ_CHECK(json_object_size(json_object_get(doc, "upstreams")) == UPSTREAMS);
+	FUZZ_CHECK(catalog_degraded(doc) == (lists[0] == NULL || lists[1] == NULL || lists[2] == NULL));
+	caps = fed_capabilities(doc, NULL);
+	FUZZ_CHECK(json_is_object(caps));
+	json_decref(caps);
+	(void)fed_offers(doc, "resources/read", NULL);
+	(void)fed_offers(doc, "prompts/get", NULL);
+	/* As the state file keeps it: serialized, and read back by every worker. */
+	FUZZ_CHECK((text = json_dumps(doc, JSON_COMPACT)) != NULL);
+	json_decref(doc);
+	FUZZ_CHECK((doc = json_loads(text, 0, NULL)) != NULL);
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		check_kind(doc, (enum catalog_kind)k);
+	free(text);
+	json_decref(doc);
+	json_decref(in);
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* An introspection response (RFC 7662) as JSON: auth_check_claims and auth_claims_read
+ * (src/auth.c) under a fixed configuration. Properties: an accepted token is active,
+ * unexpired, for this resource and issuer; its claims are the ones auth_claims_read
+ * reads; every field is a terminated string within its size. */
+#include "autoconf.h"
+
+#include <jansson.h>
+
+#include "auth.h"
+#include "fuzz.h"
+#include "url.h"
+
+#define NOW	1760000000	/* seconds */
+
+static struct config *cfg;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init();
+	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
+	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n"
+	    "groups-claim = roles\ntenant-claim = org\ncache-ttl = 300\n");
+	return 0;
+}
+
+static void
+fields_ok(const struct tc_claims *c)
+{
+	FUZZ_CHECK(memchr(c->subject, '\0', sizeof(c->subject)) != NULL);
+	FUZZ_CHECK(memchr(c->client_id, '\0', sizeof(c->client_id)) != NULL);
+	FUZZ_CHECK(memchr(c->scope, '\0', sizeof(c->scope)) != NULL);
+	FUZZ_CHECK(memchr(c->groups, '\0', sizeof(c->groups)) != NULL);
+	FUZZ_CHECK(memchr(c->tenant, '\0', sizeof(c->tenant)) != NULL);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tc_claims c, r;
+	const char *why = NULL, *why2 = NULL, *iss;
+	json_t *ir = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);	/* as introspect.c */
+	int read_rc;
+
+	if (ir == NULL)
+		return 0;
+	read_rc = auth_claims_read(cfg, ir, &r, &why2);
+	if (read_rc == 0)
+		fields_ok(&r);
+	else
+		FUZZ_CHECK(why2 != NULL && *why2);
+	if (auth_check_claims(cfg, ir, NOW, &c, &why) == 0) {
+		fields_ok(&c);
+		FUZZ_CHECK(json_is_true(json_object_get(ir, "active")));
+		FUZZ_CHECK(c.exp > NOW);
+		iss = json_string_value(json_object_get(ir, "iss"));
+		FUZZ_CHECK(json_object_get(ir, "iss") == NULL || (iss && url_same(iss, cfg->issuer)));
+		FUZZ_CHECK(read_rc == 0);
+		r.exp = c.exp;
+		FUZZ_CHECK(memcmp(&r, &c, sizeof(c)) == 0);
+	} else
+		FUZZ_CHECK(why != NULL && *why);
+	json_decref(ir);
+	return 0;
+}

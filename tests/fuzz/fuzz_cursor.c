@@ -1,0 +1,64 @@
+/* The list cursors of tools/list, prompts/list, resources/list and
+ * resources/templates/list (mcp_cursor_seal/open in src/mcp.c). The first byte picks:
+ *   even: the input opened as a cursor: never accepted (nobody can forge one);
+ *   odd:  an offset, a list and a caller from the input sealed and opened: the same
+ *         offset for that list and caller, nothing for another list or caller, and no
+ *         cursor at all for offset 0. */
+#include "autoconf.h"
+
+#include "catalog.h"
+#include "fuzz.h"
+#include "mcp.h"
+#include "session.h"
+
+static unsigned char key[SESSION_KEY_BYTES];
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init();
+	memset(key, 0xa5, sizeof(key));
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char cursor[MCP_CURSOR_MAX], who[33], other[33], *s;
+	const char *list, *list2;
+	size_t off = 0, got, i;
+
+	if (size == 0)
+		return 0;
+	if (data[0] % 2 == 0) {
+		s = fuzz_cstr(data + 1, size - 1);
+		session_who("alice", "c", "", who);
+		for (i = 0; i < CATALOG_NKINDS; i++)
+			FUZZ_CHECK(mcp_cursor_open(key, catalog_kinds[i].array, who, s, &got) < 0);
+		free(s);
+		return 0;
+	}
+	if (size < 10)
+		return 0;
+	for (i = 0; i < 8; i++)
+		off = off << 8 | data[1 + i];
+	list = catalog_kinds[data[9] % CATALOG_NKINDS].array;
+	list2 = catalog_kinds[(data[9] + 1) % CATALOG_NKINDS].array;
+	s = fuzz_cstr(data + 10, size - 10);
+	session_who(s, "c", "", who);
+	session_who(s, "c", "other", other);
+	FUZZ_CHECK(mcp_cursor_seal(key, list, who, off, cursor, sizeof(cursor)) == 0);	/* any offset fits */
+	FUZZ_CHECK(strspn(cursor, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+	    strlen(cursor));
+	if (off == 0)
+		FUZZ_CHECK(mcp_cursor_open(key, list, who, cursor, &got) < 0);
+	else {
+		FUZZ_CHECK(mcp_cursor_open(key, list, who, cursor, &got) == 0 && got == off);
+		FUZZ_CHECK(mcp_cursor_open(key, list2, who, cursor, &got) < 0);
+		FUZZ_CHECK(mcp_cursor_open(key, list, other, cursor, &got) < 0);
+	}
+	free(s);
+	return 0;
+}

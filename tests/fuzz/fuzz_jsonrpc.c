@@ -1,0 +1,74 @@
+/* JSON-RPC bodies (src/jsonrpc.c): jsonrpc_parse, then jsonrpc_validate on the message
+ * or on every element of a batch. Properties: a failure is -32700 or -32600; a body
+ * that jansson reads without duplicate keys parses to exactly that value; a batch that
+ * repeats a member name somewhere is split into as many elements as the array has, and
+ * every element the splitter read is the one jansson reads. */
+#include "autoconf.h"
+
+#include <jansson.h>
+
+#include "fuzz.h"
+#include "jsonrpc.h"
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init();
+	return 0;
+}
+
+static void
+validate(json_t *m)
+{
+	struct jr_msg msg;
+	const char *why = NULL;
+	json_t *id;
+
+	if (jsonrpc_validate(m, &msg, &why, &id) == 0) {
+		FUZZ_CHECK(msg.kind == JR_REQUEST || msg.kind == JR_NOTIFICATION || msg.kind == JR_RESPONSE);
+		FUZZ_CHECK(msg.kind == JR_RESPONSE || (msg.method != NULL && *msg.method));
+		FUZZ_CHECK((msg.kind == JR_NOTIFICATION) == (msg.id == NULL));
+		FUZZ_CHECK(msg.params == NULL || json_is_object(msg.params) || json_is_array(msg.params));
+	} else
+		FUZZ_CHECK(why != NULL && *why);
+	FUZZ_CHECK(id == NULL || json_is_string(id) || json_is_integer(id));
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *why = NULL;
+	json_t *j, *strict, *loose, *el;
+	size_t i;
+	int code = 0;
+
+	j = jsonrpc_parse((const char *)data, size, &code, &why);
+	strict = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+	loose = strict ? NULL : json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+	if (j == NULL) {
+		FUZZ_CHECK(code == JSONRPC_PARSE_ERROR || code == JSONRPC_INVALID_REQUEST);
+		FUZZ_CHECK(why != NULL && *why);
+		FUZZ_CHECK(!json_is_array(loose) || json_array_size(loose) == 0);
+	} else {
+		FUZZ_CHECK(json_is_object(j) || (json_is_array(j) && json_array_size(j) > 0));
+		if (strict)
+			FUZZ_CHECK(json_equal(j, strict));
+		else {	/* a batch with a repeated member name somewhere */
+			FUZZ_CHECK(json_is_array(loose) && json_array_size(j) == json_array_size(loose));
+			json_array_foreach(j, i, el)
+				if (json_object_size(el) != 1 || json_object_iter_key(json_object_iter(el))[0] != '\001')
+					FUZZ_CHECK(json_equal(el, json_array_get(loose, i)));
+		}
+		if (json_is_array(j))
+			json_array_foreach(j, i, el)
+				validate(el);
+		else
+			validate(j);
+	}
+	json_decref(j);
+	json_decref(strict);
+	json_decref(loose);
+	return 0;
+}

@@ -1,0 +1,85 @@
+/* The RFC 6570 matcher that routes resources/read to the upstream whose template a URI
+ * expands (fed_uri_matches, src/federate.c). The input is a template and a URI cut at
+ * the first NUL. Properties: it ends (a step budget), a template without expressions
+ * matches exactly itself, and every template matches its own expansion with each
+ * variable replaced by "x" (level 1; "+x", "#x", ".x", "/x", ";v=x", "?v=x", "&v=x" for
+ * the operators the matcher knows), for templates of up to 6 expressions (beyond, the
+ * budget may end a match). */
+#include "autoconf.h"
+
+#include "buf.h"
+#include "federate.h"
+#include "fuzz.h"
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init();
+	return 0;
+}
+
+/* The characters of a variable name (RFC 6570 §2.3, pct-encoded loosely). */
+#define VARCHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.%"
+
+/* tmpl with every {expression} expanded for its one variable = "x"; -1 when an
+ * expression is not one of the simple forms (several variables, modifiers), or there
+ * are more than 6. */
+static int
+expand(const char *t, struct buf *out)
+{
+	const char *close, *name;
+	int n = 0;
+	char op;
+
+	while (*t) {
+		if (*t != '{') {
+			if (*t == '}')
+				return -1;
+			buf_putc(out, *t++);
+			continue;
+		}
+		if ((close = strchr(t, '}')) == NULL || ++n > 6)
+			return -1;
+		op = strchr("+#./;?&", t[1]) && t[1] ? t[1] : 0;
+		name = t + 1 + (op != 0);
+		if (name == close || strspn(name, VARCHARS) < (size_t)(close - name))
+			return -1;
+		switch (op) {
+		case 0: case '+':
+			buf_puts(out, "x");
+			break;
+		case '#': case '.': case '/':
+			buf_putc(out, op);
+			buf_puts(out, "x");
+			break;
+		default:	/* ; ? & */
+			buf_putc(out, op);
+			buf_append(out, name, (size_t)(close - name));
+			buf_puts(out, "=x");
+			break;
+		}
+		t = close + 1;
+	}
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct buf x;
+	char *tmpl, *uri;
+
+	fuzz_split2(data, size, &tmpl, &uri);
+	(void)fed_uri_matches(tmpl, uri);
+	if (strchr(tmpl, '{') == NULL && strchr(tmpl, '}') == NULL)
+		FUZZ_CHECK(fed_uri_matches(tmpl, uri) == (strcmp(tmpl, uri) == 0));
+	buf_init(&x, 1 << 20);
+	if (strlen(tmpl) < 256 && expand(tmpl, &x) == 0)
+		FUZZ_CHECK(fed_uri_matches(tmpl, buf_str(&x)));
+	buf_free(&x);
+	free(tmpl);
+	free(uri);
+	return 0;
+}
