@@ -89,3 +89,10 @@ negative-ttl = 5
 timeout-ms = 1500
 CONF
 }
+
+# mint_cc CLIENT [SCOPE]: a client_credentials token straight from the token endpoint
+# with curl (no Node start-up: for tokens whose lifetime starts counting at once).
+mint_cc() {
+	curl -s --max-time 30 -u "$1:$1-secret" -d grant_type=client_credentials \
+		-d "scope=${2:-mcp:tools}" "$IDP/token" | jq -r .access_token
+}
