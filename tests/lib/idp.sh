@@ -1,5 +1,6 @@
 # tests/lib/idp.sh — the real authorization server (oidc-provider, tests/idp) for shell suites.
 # start_idp RESOURCE [RESOURCE...] → IDP (issuer URL), IDP_PID; mint, idp_stats, idp_fault.
+# IDP_PORT=N starts it on that port (to start it again where it was).
 : "${T:?source after creating \$T}"
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
 
@@ -8,7 +9,7 @@ start_idp() {
 	for r in "$@"; do args+=(--resource "$r"); done
 	for try in 1 2; do	# a cold node under a busy machine: wait 30 s, and start once more if it died
 		rm -f "$T/idp.ready"
-		node "$IDP_DIR/server.mjs" --port 0 "${args[@]}" --ready-file "$T/idp.ready" --quiet \
+		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" --ready-file "$T/idp.ready" --quiet \
 			> /dev/null 2> "$T/idp.log" &
 		IDP_PID=$!
 		for _ in $(seq 1 300); do
