@@ -43,10 +43,10 @@ trap 'exit 1' INT TERM
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-# wait_ready NAME FILE: until FILE holds the ready line, or the process died (5 s at most).
+# wait_ready NAME FILE: until FILE holds the ready line, or the process died (60 s at most).
 wait_ready() {
 	local _
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 1200); do
 		[ -s "$2" ] && break
 		kill -0 "${PID[$1]}" 2>/dev/null || break
 		sleep 0.05

@@ -25,7 +25,7 @@ trap 'stop_node; stop_idp; stop_all' EXIT
 # --- the upstream, the authorization server, the gateway ------------------------------
 node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$T/fx.ready" --name fx > /dev/null 2> "$T/fx.log" &
 mg_track $!
-for _ in $(seq 1 100); do [ -s "$T/fx.ready" ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ -s "$T/fx.ready" ] && break; sleep 0.1; done
 FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready" 2>/dev/null)
 [ -n "$FX_URL" ] || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
 NGX_PORT=$(free_port)

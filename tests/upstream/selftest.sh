@@ -36,7 +36,7 @@ start_fixture() {
 	node "$here/fixture.mjs" --port 0 --ready-file "$T/$name.ready" --name "$name" "$@" > /dev/null 2> "$T/$name.log" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 600); do
 		[ -s "$T/$name.ready" ] && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
