@@ -86,7 +86,7 @@ TOKEN_CGI=$(mint --client machine-acme --scope mcp:tools --resource "$CGI_URL")
 	|| bail "client_credentials tokens for both resources" "$(tail -n 5 "$T/idp.log")"
 
 # --- what server-everything offers, asked directly by the same client ----------------------
-WATCHDOG_MS=30000 run_bounded 40 "$T/direct.out" "$T/direct.err" node "$CLIENT" "$EV_URL" '{"op":"list","auth":false}' \
+WATCHDOG_MS=90000 run_bounded 100 "$T/direct.out" "$T/direct.err" node "$CLIENT" "$EV_URL" '{"op":"list","auth":false}' \
 	'{"op":"call","name":"echo","arguments":{"message":"héllo ✓"},"auth":false}'
 direct=$(cat "$T/direct.out")
 D_TOOLS=$(jq -sc '.[0].tools | map(.name) | sort' <<<"$direct" 2>/dev/null)
@@ -99,7 +99,7 @@ jcheck "server-everything's own tools/list (directly, SDK client): its tools, ec
 for front in nginx cgi; do
 	if [ "$front" = nginx ]; then url=$NGX_URL tok=$TOKEN_NGX; else url=$CGI_URL tok=$TOKEN_CGI; fi
 	t0=$(date +%s%N)
-	MCP_BEARER_TOKEN=$tok WATCHDOG_MS=60000 run_bounded 70 "$T/$front.client.out" "$T/$front.client.err" node "$CLIENT" "$url" \
+	MCP_BEARER_TOKEN=$tok WATCHDOG_MS=120000 run_bounded 130 "$T/$front.client.out" "$T/$front.client.err" node "$CLIENT" "$url" \
 		'{"op":"list","tag":"list"}' \
 		'{"op":"call","tag":"echo","name":"ev_echo","arguments":{"message":"héllo ✓"}}' \
 		'{"op":"call","tag":"sum","name":"ev_get-sum","arguments":{"a":19,"b":23}}' \

@@ -76,8 +76,8 @@ else
 fi
 pids_before=$MG_FCGI_PIDS
 
-# --- the SDK run: 45 s at most (sdk-stepup.mjs stops itself after 40 s) -----------------
-run_bounded 45 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
+# --- the SDK run: 130 s at most (sdk-stepup.mjs stops itself after 120 s) -----------------
+run_bounded 130 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
 rc=$?
 sdk_afterwards sdk-stepup.mjs "$rc" 15 "$pids_before"
 a=$(grep '"audit":"tools/call"' "$T/gw.log" | grep '"tool":"fx_echo"')
