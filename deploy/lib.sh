@@ -289,11 +289,11 @@ start_mcpgate_fcgi() {
 
 # Fronts --------------------------------------------------------------------
 
-# mg_wait_http PORT [PID]: waits (10 s at most) until something answers HTTP
-# on 127.0.0.1:PORT; fails early when PID exits.
+# mg_wait_http PORT [PID]: waits (30 s at most, a loaded machine) until
+# something answers HTTP on 127.0.0.1:PORT; fails early when PID exits.
 mg_wait_http() {
 	local port=$1 pid=${2:-} code
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 300); do
 		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$port/" 2>/dev/null)
 		[ -n "$code" ] && [ "$code" != 000 ] && return 0
 		if [ -n "$pid" ] && ! mg_alive "$pid"; then

@@ -45,7 +45,7 @@ for sig in INT TERM; do
 	demo=$!
 	set +m
 	mg_track "$demo"
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 1200); do	# 120 s: an IdP, an upstream and nginx on a loaded machine
 		grep -q 'Press Ctrl-C' "$out" && break
 		mg_alive "$demo" || break
 		sleep 0.1
@@ -60,7 +60,7 @@ for sig in INT TERM; do
 	pids=$(sed -n 's/^ *processes *mcpgate \(.*\), nginx \([0-9]*\)$/\1 \2/p' "$out")
 	like "deploy/demo names its processes" "$pids" '^[0-9]+( [0-9]+)+$'
 	kill -"$sig" "$demo"
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 300); do
 		mg_alive "$demo" || break
 		sleep 0.1
 	done

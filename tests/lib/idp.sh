@@ -70,7 +70,8 @@ sdk_afterwards() {
 }
 
 # gateway_conf OUT RESOURCE: a gateway configuration verifying tokens at $IDP as the
-# `mcpgate` client, with its state and log in $T.
+# `mcpgate` client, with its state and log in $T. A cached token stays cached for the
+# whole suite (cache-ttl an hour): a slow run must not see it expire in between.
 gateway_conf() {
 	printf 'mcpgate-secret\n' > "$T/secret"
 	cat > "$1" <<CONF
@@ -85,7 +86,7 @@ client-id = mcpgate
 client-secret-file = $T/secret
 required-scopes = mcp:tools
 scopes-supported = mcp:tools
-cache-ttl = 60
+cache-ttl = 3600
 negative-ttl = 5
 timeout-ms = 1500
 CONF
