@@ -3,7 +3,7 @@
 // random until SECONDS have passed, every answer checked against what it must be.
 //
 //   soak-traffic.mjs --url http://127.0.0.1:PORT/mcp --token T [--token T2...] --seconds 60
-//               [--clients 6] [--out summary.json] [--seed N]
+//               [--clients 6] [--out summary.json] [--seed N] [--only ACTION,...]
 //
 // Actions: tools/list (following one cursor), tools/call echo (JSON), tools/call slow
 // with progress on an event stream (read to the end), ping, a batch, a session
@@ -24,6 +24,7 @@ const { values: a } = parseArgs({
     clients: { type: 'string', default: '6' },
     out: { type: 'string' },
     seed: { type: 'string', default: String(Date.now() % 100000) },
+    only: { type: 'string' },
   },
   strict: true,
 });
@@ -221,7 +222,9 @@ const actions = {
 };
 // how often each runs (out of the sum)
 const WEIGHTS = { list: 12, call: 20, stream: 10, ping: 12, batch: 8, session: 6, listen: 2, dropped: 5, badtoken: 10, notoken: 4, badjson: 4, health: 4 };
-const deck = Object.entries(WEIGHTS).flatMap(([k, w]) => Array(w).fill(k));
+const only = a.only ? a.only.split(',') : Object.keys(WEIGHTS);
+for (const k of only) if (!(k in WEIGHTS)) { process.stderr.write(`unknown action ${k}\n`); process.exit(2); }
+const deck = Object.entries(WEIGHTS).filter(([k]) => only.includes(k)).flatMap(([k, w]) => Array(w).fill(k));
 
 async function client() {
   while (Date.now() < END) {
