@@ -40,7 +40,7 @@ is "request ids never repeat" "$(sort "$ids" | uniq -d | wc -l)" 0
 kill -0 "$pid" && pass "same process still serving" || fail "same process still serving"
 
 # A stalled client holds one worker; the others keep serving.
-PORT=$(( 20000 + RANDOM % 20000 ))
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')	# a free one
 spawn-fcgi -a 127.0.0.1 -p "$PORT" -P "$T/pid2" -- "$MCPGATE_BIN" -c "$T/gw.conf" -w 2 > /dev/null 2>> "$T/log"
 pid2=$(cat "$T/pid2" 2>/dev/null)
 trap 'kill "$pid" "$pid2" 2>/dev/null; rm -rf "$T"' EXIT
