@@ -17,10 +17,11 @@ trap 'stop_idp; [ -f "$T/fcgi.pid" ] && kill $(cat "$T/fcgi.pid") 2>/dev/null; r
 GW=http://127.0.0.1:8080/mcp
 start_idp "$GW" http://127.0.0.1:8081/other
 printf 'mcpgate-secret\n' > "$T/secret"
+AS_TIMEOUT=5000	# [auth] timeout-ms: an introspection under valgrind on a loaded machine takes seconds
 auth_conf() {	# [CACHE_TTL=s] [NEG_TTL=s] auth_conf [extra [auth] lines]
 	ISSUER=$IDP write_conf '[gateway]' "log-file = $T/gw.log" '[auth]' 'client-id = mcpgate' \
 		"client-secret-file = $T/secret" "cache-ttl = ${CACHE_TTL:-3600}" "negative-ttl = ${NEG_TTL:-3600}" \
-		'timeout-ms = 1500' "$@"
+		"timeout-ms = $AS_TIMEOUT" "$@"
 }
 auth_conf
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
@@ -97,13 +98,14 @@ for try in 1 2 3; do
 	t0=$(now_ms)
 	call "Bearer $bogus"
 	t1=$(now_ms)
-	for _ in 2 3 4 5; do call "Bearer $bogus"; done
+	st=$(status)
+	for _ in 2 3 4 5; do call "Bearer $bogus"; st="$st $(status)"; done
 	w=$(( $(now_ms) - t0 ))
 	n=$(idp_stats)
 	[ "$w" -ge $((neg * 1000)) ] || break
 	neg=$(lifetime_for "$w" $((neg * 2)))
 done
-is "invalid token: 5 requests in ${w} ms (negative-ttl $neg s, try $try), 1 introspection" "$n" 1
+is "invalid token: 5 requests in ${w} ms (negative-ttl $neg s, try $try): all 401, 1 introspection" "$st: $n" "401 401 401 401 401: 1"
 sleep_until_ms $((t1 + neg * 1000 + 200))
 call "Bearer $bogus"
 is "after negative-ttl: introspected again" "$(idp_stats)" 2
@@ -154,11 +156,11 @@ is "AS metadata: the issuer's own document" "$(jf .issuer)" "$IDP"
 is "AS metadata: introspection endpoint" "$(jf .introspection_endpoint)" "$IDP/token/introspection"
 
 # Faults: fresh tokens get 500 + Retry-After within the timeout; cached ones keep working.
-# "Within the timeout" (timeout-ms 1500) allows four times a normal run measured here.
+# "Within the timeout" allows timeout-ms, 1 s, and four times a normal run measured here.
 t0=$(now_ms)
 call "Bearer $machine"
 is "before the faults: the machine token is (still) accepted and cached" "$(status)" 200
-limit=$(( 2500 + 4 * ($(now_ms) - t0) ))
+limit=$(( AS_TIMEOUT + 1000 + 4 * ($(now_ms) - t0) ))
 for mode in hang 500 garbage; do
 	idp_fault "$mode"
 	t=$(mint --client machine-beta --scope mcp:tools)
