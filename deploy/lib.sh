@@ -185,6 +185,14 @@ stop_all() {
 		mg_alive "$pid" && kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null	# reaps the fronts, our children
 	done
+	for _ in $(seq 1 50); do	# a KILL takes a moment to land on a loaded machine
+		left=
+		for pid in "${MG_PIDS[@]}"; do
+			mg_alive "$pid" && left=1
+		done
+		[ -n "$left" ] || break
+		sleep 0.1
+	done
 	MG_PIDS=()
 	if [ -n "$MG_DIR" ] && [ -d "$MG_DIR" ]; then
 		if [ "${MG_KEEP:-0}" = 1 ]; then
