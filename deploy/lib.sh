@@ -57,12 +57,17 @@ mg_missing_pkgs() {
 	done
 }
 
-# need_pkgs PKG...: apt-get installs the packages that are missing (with one
-# apt-get update first). Services the packages ship are not started (a
-# temporary policy-rc.d), so a fresh nginx or Apache does not take port 80.
+# need_pkgs PKG...: apt-get installs the packages that are missing. apt waits
+# (MG_APT_LOCK_WAIT seconds, default 600) for the dpkg lock another process
+# holds, and a failed `apt-get update` is tried once more after the package
+# lists' lock is free. Services the packages ship are not started: a
+# policy-rc.d that answers 101 is in place during the install only (one that
+# was there before is put back), so a fresh nginx or Apache does not take port
+# 80; services the machine already runs are not touched.
 # Returns non-zero when they cannot be installed.
 need_pkgs() {
-	local missing sudo='' rc=0 policy=/usr/sbin/policy-rc.d made_policy=''
+	local missing sudo='' rc=0 policy=/usr/sbin/policy-rc.d saved=''
+	local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o "DPkg::Lock::Timeout=${MG_APT_LOCK_WAIT:-600}")
 	command -v dpkg-query >/dev/null 2>&1 || { mg_say "need_pkgs: not a Debian system; install $* by hand"; return 1; }
 	missing=$(mg_missing_pkgs "$@" | tr "\n" " ")
 	[ -n "$missing" ] || return 0
@@ -75,15 +80,37 @@ need_pkgs() {
 		fi
 	fi
 	mg_say "installing: $missing"
-	if [ ! -e "$policy" ]; then
-		printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && made_policy=1
+	if [ -e "$policy" ]; then
+		saved=$(mktemp) && $sudo cat "$policy" >"$saved" || return 1
+	fi
+	printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy"
+	if ! $sudo "${apt[@]}" update -qq >&2; then
+		mg_apt_lists_wait "${MG_APT_LOCK_WAIT:-600}"
+		mg_say "need_pkgs: apt-get update failed; once more"
+		$sudo "${apt[@]}" update -qq >&2 || rc=1
 	fi
 	# shellcheck disable=SC2086
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 &&
-		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2 || rc=1
-	[ -z "$made_policy" ] || $sudo rm -f "$policy"
-	[ "$rc" -eq 0 ] || mg_say "need_pkgs: apt-get install failed"
+	[ "$rc" -ne 0 ] || $sudo "${apt[@]}" install -y -qq --no-install-recommends $missing >&2 || rc=1
+	if [ -n "$saved" ]; then
+		$sudo tee "$policy" <"$saved" >/dev/null && $sudo chmod 755 "$policy"
+		rm -f "$saved"
+	else
+		$sudo rm -f "$policy"
+	fi
+	[ "$rc" -eq 0 ] || mg_say "need_pkgs: apt-get failed"
 	return "$rc"
+}
+
+# mg_apt_lists_wait SECONDS: waits (at most SECONDS) while another apt-get,
+# apt or dpkg runs: `apt-get update` does not wait for the package lists' lock.
+mg_apt_lists_wait() {
+	local i
+	for i in $(seq 1 "$1"); do
+		pgrep -x 'apt-get|apt|dpkg|unattended-upgr' >/dev/null 2>&1 || return 0
+		[ "$i" -gt 1 ] || mg_say "need_pkgs: waiting for another apt or dpkg to finish"
+		sleep 1
+	done
+	return 0
 }
 
 # need_cmds CMD:PKG...: installs PKG for each CMD that is not on PATH (so
@@ -157,6 +184,14 @@ stop_all() {
 	for pid in "${MG_PIDS[@]}"; do
 		mg_alive "$pid" && kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null	# reaps the fronts, our children
+	done
+	for _ in $(seq 1 50); do	# a KILL takes a moment to land on a loaded machine
+		left=
+		for pid in "${MG_PIDS[@]}"; do
+			mg_alive "$pid" && left=1
+		done
+		[ -n "$left" ] || break
+		sleep 0.1
 	done
 	MG_PIDS=()
 	if [ -n "$MG_DIR" ] && [ -d "$MG_DIR" ]; then
@@ -262,11 +297,11 @@ start_mcpgate_fcgi() {
 
 # Fronts --------------------------------------------------------------------
 
-# mg_wait_http PORT [PID]: waits (10 s at most) until something answers HTTP
-# on 127.0.0.1:PORT; fails early when PID exits.
+# mg_wait_http PORT [PID]: waits (30 s at most, a loaded machine) until
+# something answers HTTP on 127.0.0.1:PORT; fails early when PID exits.
 mg_wait_http() {
 	local port=$1 pid=${2:-} code
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 300); do
 		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$port/" 2>/dev/null)
 		[ -n "$code" ] && [ "$code" != 000 ] && return 0
 		if [ -n "$pid" ] && ! mg_alive "$pid"; then

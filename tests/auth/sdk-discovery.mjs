@@ -32,7 +32,7 @@ import { clientToken, introspect } from '../idp/lib.mjs';
 import { FetchLog, MemoryProvider } from '../lib/sdk-provider.mjs';
 
 const SDK_VERSION = JSON.parse(fs.readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')).version;
-const WATCHDOG_MS = 40000;
+const WATCHDOG_MS = 120000; // against a hang, with room for a loaded machine
 const REDIRECT_URI = 'http://127.0.0.1:8976/sdk-callback'; // never contacted: the login stops there
 
 // --- arguments -------------------------------------------------------------------------
@@ -90,7 +90,7 @@ const watchdog = setTimeout(() => {
 
 // --- the fetch log (tests/lib/sdk-provider.mjs) -------------------------------------------
 
-const flog = new FetchLog({ timeoutMs: 10000 }).install();
+const flog = new FetchLog({ timeoutMs: 30000 }).install();
 const log = flog.entries;
 const { secret, redact } = flog;
 // The test's own requests (minting and introspecting through tests/idp/lib.mjs, which uses

@@ -51,9 +51,9 @@ else
 sessions it did not create answer 404)"
 fi
 
-# The SDK run: 45 s at most (sdk-discovery.mjs stops itself after 40 s). Its "ok N - x"
+# The SDK run: 130 s at most (sdk-discovery.mjs stops itself after 120 s). Its "ok N - x"
 # lines are renumbered into ours, its "#" lines passed through.
-timeout -k 2 45 node "$here/sdk-discovery.mjs" "$base/mcp" --other-resource "$other" \
+timeout -k 2 130 node "$here/sdk-discovery.mjs" "$base/mcp" --other-resource "$other" \
 	--fragments "$T/fragments" --no-plan > "$T/sdk.tap" 2> "$T/sdk.err" &
 NODE_PID=$!
 wait "$NODE_PID"

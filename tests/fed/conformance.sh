@@ -87,7 +87,7 @@ node "$FIXTURE" --port 0 --ready-file "$T/fixture.ready" > /dev/null 2> "$T/fixt
 FIXTURE_PID=$!
 mg_track "$FIXTURE_PID"
 start_idp "$URL"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
 	[ -s "$T/fixture.ready" ] && break
 	mg_alive "$FIXTURE_PID" || break
 	sleep 0.1

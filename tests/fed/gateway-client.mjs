@@ -21,7 +21,7 @@
 // "result"? | "error"? {code, message}, "progress"? [{t, progress, total, message}],
 // "logs"? [{t, level, data}], "ctype"? (Content-Type of the tools/call answer),
 // "progressToken"? (as sent), "killedAt"?, "tools"?, "pages"? (tools per page)}.
-// Times are milliseconds from the op's start. A watchdog (WATCHDOG_MS, default 30 s)
+// Times are milliseconds from the op's start. A watchdog (WATCHDOG_MS, default 120 s)
 // prints {"op":"watchdog"} and exits 3; exit 2 on usage errors, else 0.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -45,7 +45,7 @@ const out = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 setTimeout(() => {
   out({ op: 'watchdog', error: { message: 'watchdog fired: a call hung' } });
   process.exit(3);
-}, Number(process.env.WATCHDOG_MS ?? 30000)).unref();
+}, Number(process.env.WATCHDOG_MS ?? 120000)).unref();
 
 let current = null;	// the op being run (notifications are attributed to it)
 const since = () => (current ? Math.round(performance.now() - current.t0) : 0);

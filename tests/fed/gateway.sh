@@ -23,6 +23,11 @@
 #     its auth-header-file does.
 #  6. lighttpd: the SDK lists the catalog and gets progress unbuffered.
 #
+# Time: the shared-catalog check allows one fetch per catalog lifetime the burst spans
+# (a slow machine's longer burst may refresh it again, never once per request); every
+# "at once" is measured against a timeout several seconds longer, so a loaded machine
+# passes too.
+#
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir (logs of the gateway, fronts, fixtures).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,12 +41,14 @@ mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
 . "$top/tests/lib/node.sh"
+. "$top/tests/lib/wait.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 
-TTL=2		# [gateway] catalog-ttl
 PAGE=50		# [gateway] page-size
-B_TIMEOUT=2500	# [upstream "beta"] timeout-ms
-STALE=2.4	# sleep that makes any cached catalog stale (catalog-ttl + margin)
+B_TIMEOUT=6000	# [upstream "beta"] timeout-ms
+A_TIMEOUT=20000	# [upstream "alpha"] timeout-ms
+TTL=5		# [gateway] catalog-ttl: what a catalog with an upstream down lives anyway
+STALE=6		# sleep that makes any cached catalog stale (catalog-ttl + margin)
 A_SECRET='Bearer upstream-alpha-secret-7f3a'
 B_SECRET='upstream-beta-key-91c2'
 
@@ -57,10 +64,10 @@ start_fixture() {
 	mg_track "${fx_pid[$name]}"
 	disown "${fx_pid[$name]}"	# no "Killed" notice when beta is killed on purpose
 }
-# wait_fixture NAME: waits (10 s at most) for its ready line; sets fx_url[NAME].
+# wait_fixture NAME: waits (60 s at most: node on a loaded machine) for its ready line; sets fx_url[NAME].
 wait_fixture() {
 	local name=$1
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 600); do
 		[ -s "$T/$name.ready" ] && break
 		mg_alive "${fx_pid[$name]}" || break
 		sleep 0.1
@@ -142,7 +149,7 @@ cgi_run() {
 		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT="$accept"
 		HTTP_AUTHORIZATION="Bearer $tok")
 	[ "$method" != POST ] || env+=(CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
-	printf '%s' "$body" | timeout -k 2 20 env -i "${env[@]}" "$MCPGATE_BIN" -c "$T/gw.conf" > "$out" 2>> "$T/cgi.err"
+	printf '%s' "$body" | timeout -k 2 60 env -i "${env[@]}" "$MCPGATE_BIN" -c "$T/gw.conf" > "$out" 2>> "$T/cgi.err"
 }
 # cgi_split RAW: headers → $T/h, body → $T/b; prints the status (200 without Status:).
 cgi_split() {
@@ -245,13 +252,19 @@ pass "fixture upstreams: alpha (--tools 150) at ${fx_url[alpha]}, beta (--page-s
 printf 'mcpgate-secret\n' > "$T/secret"
 printf 'Authorization: %s\n' "$A_SECRET" > "$T/alpha.header"
 printf 'X-Api-Key: %s\n' "$B_SECRET" > "$T/beta.header"
-cat > "$T/gw.conf" <<CONF
+TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
+TOKEN2=$(mint --client machine-beta --scope mcp:tools --resource "$NGX_URL")
+[ -n "$TOKEN" ] && [ "$TOKEN" != null ] && [ -n "$TOKEN2" ] && [ "$TOKEN2" != null ] \
+	|| bail "client_credentials tokens for $NGX_URL" "$(tail -n 5 "$T/idp.log")"
+# gw_conf OUT CATALOG-TTL STATE LOG: the gateway's configuration.
+gw_conf() {
+cat > "$1" <<CONF
 [gateway]
 resource = $NGX_URL
 name = com.example/gateway
-state = $T/state
-log-file = $T/gw.log
-catalog-ttl = $TTL
+state = $3
+log-file = $4
+catalog-ttl = $2
 page-size = $PAGE
 [auth]
 issuer = $IDP
@@ -259,14 +272,14 @@ client-id = mcpgate
 client-secret-file = $T/secret
 required-scopes = mcp:tools
 scopes-supported = mcp:tools
-cache-ttl = 60
+cache-ttl = 3600
 negative-ttl = 5
 timeout-ms = 1500
 [upstream "alpha"]
 url = ${fx_url[alpha]}
 prefix = a_
 auth-header-file = $T/alpha.header
-timeout-ms = 5000
+timeout-ms = $A_TIMEOUT
 [upstream "beta"]
 url = ${fx_url[beta]}
 auth-header-file = $T/beta.header
@@ -276,6 +289,8 @@ url = http://127.0.0.1:$DOWN_PORT/mcp
 prefix = c_
 timeout-ms = 1000
 CONF
+}
+gw_conf "$T/gw.conf" "$TTL" "$T/state" "$T/gw.log"
 if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
 	pass "mcpgate -t accepts the configuration (3 upstreams, catalog-ttl $TTL, page-size $PAGE)"
 else
@@ -288,10 +303,6 @@ else
 	bail "spawn-fcgi + mcpgate behind nginx and lighttpd" "$(tail -n 20 "$T/start.out")"
 fi
 FCGI_PIDS=$MG_FCGI_PIDS
-TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
-TOKEN2=$(mint --client machine-beta --scope mcp:tools --resource "$NGX_URL")
-[ -n "$TOKEN" ] && [ "$TOKEN" != null ] && [ -n "$TOKEN2" ] && [ "$TOKEN2" != null ] \
-	|| bail "client_credentials tokens for $NGX_URL" "$(tail -n 5 "$T/idp.log")"
 
 # --- what the upstreams offer, asked directly -------------------------------------------
 fixture_tools alpha a_ "$T/alpha.expect" && fixture_tools beta '' "$T/beta.expect" \
@@ -379,7 +390,7 @@ st=$(post_ngx "$(rpc 15 tools/call '{"name":"a_slow","arguments":{"ms":300},"_me
 jcheck "nginx: a call with a progressToken from a client accepting only JSON → one application/json answer" \
 	"$(jq -c --arg st "$st" --arg ct "$(hdr Content-Type)" '{status: $st, ctype: $ct, id, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and (.ctype | startswith("application/json")) and .id == 15 and .result.content[0].text == "slept 300 ms"'
-st=$(post_ngx "$(rpc 16 tools/call '{"name":"a_slow","arguments":{"ms":500},"_meta":{"progressToken":"tok-sse"}}')")
+st=$(post_ngx "$(rpc 16 tools/call '{"name":"a_slow","arguments":{"ms":1200},"_meta":{"progressToken":"tok-sse"}}')")
 ctype=$(hdr Content-Type)
 msgs=$(sse_data "$T/b" | jq -sc . 2>/dev/null)
 jcheck "nginx: Accept with text/event-stream → progress events (the caller's string token), then the result, last" \
@@ -387,7 +398,7 @@ jcheck "nginx: Accept with text/event-stream → progress events (the caller's s
 		progress: [.[] | select(.method == "notifications/progress") | .params.progressToken] | unique,
 		last_id: (.[-1].id), last_text: (.[-1].result.content[0].text),
 		in_order: ((map(.method == "notifications/progress") | index(false)) == length - 1)}' <<<"${msgs:-[]}")" \
-	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == ["tok-sse"] and .last_id == 16 and .last_text == "slept 500 ms" and .in_order'
+	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == ["tok-sse"] and .last_id == 16 and .last_text == "slept 1200 ms" and .in_order'
 
 # --- the rest of the server surface (issue 5 item 5) -----------------------------------
 st=$(post_ngx "$(rpc 20 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
@@ -440,7 +451,7 @@ st=$(post_sid "$(rpc 31 tools/call '{"name":"a_test_sampling","arguments":{"prom
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 jcheck "nginx: the upstream's sampling request to a caller without an event stream is declined at once (no wait for timeout-ms)" \
 	"$(jq -c --arg st "$st" --argjson ms "$ms" '{status: $st, ms: $ms, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
-	'.status == "200" and .ms < 4000 and (.result.isError == true or .error != null)'
+	".status == \"200\" and .ms < $((A_TIMEOUT / 2)) and (.result.isError == true or .error != null)"
 st=$(post_sid "$(rpc 32 tools/call '{"name":"a_test_sampling","arguments":{"prompt":"hi"}}')" "$SID")
 req=$(sse_data "$T/b" | jq -sc '[.[] | select(.method == "sampling/createMessage")] | .[0]' 2>/dev/null)
 jcheck "nginx: with an event stream, the sampling request reaches the caller under a routing id" \
@@ -451,26 +462,36 @@ st=$(post_sid '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"re
 is "nginx: a caller's notifications/cancelled is accepted (202) and passed to its upstream sessions" \
 	"$st $(( $(grep -c 'notifications/cancelled' "$T/alpha.log") - nc ))" "202 1"
 # the standalone stream: GET with the session, a subscription, an update
-curl -sS -N --max-time 6 -o "$T/get.sse" -D "$T/get.h" -H 'Accept: text/event-stream' -H "Authorization: Bearer $TOKEN" \
+curl -sS -N --max-time 60 -o "$T/get.sse" -D "$T/get.h" -H 'Accept: text/event-stream' -H "Authorization: Bearer $TOKEN" \
 	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' "$NGX_URL" 2>> "$T/curl.err" &
 get_pid=$!
-sleep 0.5
+wait_until 30 grep -q '^HTTP' "$T/get.h"
 st=$(post_sid "$(rpc 33 resources/subscribe '{"uri":"test://watched-resource"}')" "$SID" 'application/json')
 jcheck "nginx: resources/subscribe → {} from the upstream that lists the URI (alpha), on the caller's session" \
 	"$(jq -c --arg st "$st" '{status: $st, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .result == {}'
-st=$(post_sid "$(rpc 34 tools/call '{"name":"a_update_watched_resource","arguments":{}}')" "$SID" 'application/json')
-sleep 0.5
+# The stream's headers come before the gateway has opened its GET at the upstream, and an
+# update sent before that is lost: the update is made again until one arrives (30 s).
+updated() { grep -q 'notifications/resources/updated' "$T/get.sse"; }
+end=$(( $(now_ms) + 30000 ))
+while [ "$(now_ms)" -lt "$end" ]; do
+	st=$(post_sid "$(rpc 34 tools/call '{"name":"a_update_watched_resource","arguments":{}}')" "$SID" 'application/json')
+	wait_until 2 updated && break
+done
 kill "$get_pid" 2>/dev/null; wait "$get_pid" 2>/dev/null
 upd=$(sse_data "$T/get.sse" | jq -sc '[.[] | select(.method == "notifications/resources/updated") | .params.uri]' 2>/dev/null)
 jcheck "nginx: GET /mcp with the session is its stream: the upstream's resources/updated arrives on it" \
 	"$(jq -nc --arg st "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/get.h")" --arg ct "$(grep -i '^content-type:' "$T/get.h" | tr -d '\r')" \
 		--argjson u "${upd:-null}" '{status: $st, ctype: $ct, updated: $u}')" \
-	'.status == "200" and (.ctype | test("text/event-stream")) and .updated == ["test://watched-resource"]'
-# (after the one above has ended: an upstream keeps one standalone stream per session)
-sleep 5
-curl -sS -N --max-time 2 -o /dev/null -D "$T/get0.h" -H 'Accept: text/event-stream' -H "Authorization: Bearer $TOKEN" \
-	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' "$NGX_URL" 2>> "$T/curl.err"
+	'.status == "200" and (.ctype | test("text/event-stream")) and (.updated | unique) == ["test://watched-resource"]'
+# (after the one above has ended: the gateway notices the client is gone at its next
+# keep-alive, 5 s, and frees the stream's slot; until then this GET may get 405)
+for _ in $(seq 1 10); do
+	curl -sS -N --max-time 4 -o /dev/null -D "$T/get0.h" -H 'Accept: text/event-stream' -H "Authorization: Bearer $TOKEN" \
+		-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' "$NGX_URL" 2>> "$T/curl.err"
+	[ "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/get0.h" | tr -d '\r')" != 200 ] || break
+	sleep 1
+done
 is "nginx: the GET stream's headers arrive at once (not with the first keep-alive, 5 s later)" \
 	"$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/get0.h" | tr -d '\r')" 200
 st=$(post_sid '' "$SID" 'application/json' DELETE)
@@ -504,7 +525,7 @@ is "CGI: the run ends the session it opened at the upstream for itself (beta: op
 jcheck "CGI: tools/call test_simple_text (beta, no prefix) → beta's result, unchanged" \
 	"$(jq -c --argjson d "$D_SIMPLE" --arg st "$st" '{status: $st, same: (.result == $d.result), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .same'
-st=$(post_cgi "$(rpc 7 tools/call '{"name":"a_slow","arguments":{"ms":400},"_meta":{"progressToken":7}}')")
+st=$(post_cgi "$(rpc 7 tools/call '{"name":"a_slow","arguments":{"ms":1200},"_meta":{"progressToken":7}}')")
 ctype=$(hdr Content-Type)
 msgs=$(sse_data "$T/b" | jq -sc . 2>/dev/null)
 jcheck "CGI: progress events (the caller's integer token) before the result, on an event stream" \
@@ -514,6 +535,9 @@ jcheck "CGI: progress events (the caller's integer token) before the result, on 
 	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == [7] and .last_id == 7 and .in_order'
 
 # --- 3. one catalog for every process --------------------------------------------------
+# A fetch keeps the catalog fresh for catalog-ttl from its start, and the workers that
+# find it stale while another fetches serve the stale one: a burst spanning k lifetimes
+# costs k fetches at most, however slow the machine (k is 1 unless it is very slow).
 sleep "$STALE"
 a0=$(lists alpha)
 b0=$(lists beta)
@@ -522,7 +546,7 @@ LIST=$(rpc 1 tools/list '{}')
 t0=$(date +%s%N)
 jobs_pids=()
 for i in $(seq 1 10); do
-	curl -sS --max-time 10 -o "$T/share/nginx.$i" -H 'Content-Type: application/json' \
+	curl -sS --max-time 30 -o "$T/share/nginx.$i" -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
 		--data-binary "$LIST" "$NGX_URL" 2>> "$T/curl.err" &
 	jobs_pids+=($!)
@@ -531,19 +555,15 @@ for i in $(seq 1 10); do
 done
 wait "${jobs_pids[@]}"
 ms=$((($(date +%s%N) - t0) / 1000000))
-sleep 0.3
+k=$((ms / (TTL * 1000) + 1))
 a1=$(lists alpha)
 b1=$(lists beta)
 for i in $(seq 1 10); do sed '1,/^\r$/d' "$T/share/cgi.$i.raw" > "$T/share/cgi.$i"; done
 jcheck "20 concurrent tools/list (10 through nginx, 10 CGI runs): each a full first page" \
 	"$(for f in "$T"/share/nginx.* "$T"/share/cgi.?  "$T"/share/cgi.??; do jq -c '.result.tools | length' "$f" 2>/dev/null || echo null; done | jq -sc .)" \
 	"length == 20 and all(. == $PAGE)"
-if [ "$ms" -lt $((TTL * 1000)) ]; then
-	jcheck "catalog shared: in ${ms} ms (within catalog-ttl) the 20 requests fetched alpha's tools/list ($A_PAGES page) and beta's ($B_PAGES pages) at most once (fixture logs)" \
-		"{\"alpha\": $((a1 - a0)), \"beta\": $((b1 - b0))}" ".alpha <= $A_PAGES and .beta <= $B_PAGES"
-else
-	fail "catalog shared: the 20 requests ran within catalog-ttl" "they took ${ms} ms (catalog-ttl ${TTL} s): no conclusion; alpha $((a1 - a0)), beta $((b1 - b0)) tools/list"
-fi
+jcheck "catalog shared: the 20 requests ($ms ms, $k catalog-ttl) fetched alpha's tools/list ($A_PAGES page) and beta's ($B_PAGES pages) at most $k time(s) (fixture logs)" \
+	"{\"alpha\": $((a1 - a0)), \"beta\": $((b1 - b0))}" ".alpha <= $((A_PAGES * k)) and .beta <= $((B_PAGES * k))"
 jcheck "catalog refreshed: the stale catalog was fetched again (catalog-ttl $TTL s)" \
 	"{\"alpha\": $((a1 - a0)), \"beta\": $((b1 - b0))}" '.alpha >= 1 and .beta >= 1'
 
@@ -561,10 +581,10 @@ ops=(
 	'{"tag":"logging","op":"call","name":"a_test_tool_with_logging"}'
 	'{"tag":"hdr_a","op":"call","name":"a_request_headers"}'
 	'{"tag":"hdr_b","op":"call","name":"request_headers"}'
-	'{"tag":"timeout","op":"call","name":"slow","arguments":{"ms":6000},"timeout":15000}'
+	'{"tag":"timeout","op":"call","name":"slow","arguments":{"ms":30000},"timeout":40000}'
 	'{"tag":"after_timeout","op":"call","name":"test_simple_text"}'
 )
-MCP_BEARER_TOKEN=$TOKEN run_bounded 50 "$T/sdk.out" "$T/sdk.err" node "$CLIENT" "$NGX_URL" "${ops[@]}"
+MCP_BEARER_TOKEN=$TOKEN WATCHDOG_MS=140000 run_bounded 150 "$T/sdk.out" "$T/sdk.err" node "$CLIENT" "$NGX_URL" "${ops[@]}"
 rc=$?
 [ "$rc" -eq 0 ] || fail "SDK client run through nginx exited 0" "exit $rc; $(tail -n 3 "$T/sdk.out"; tail -n 10 "$T/sdk.err")"
 op() { jq -c --arg t "$2" 'select(.tag == $t)' "$1" 2>/dev/null | head -n 1; }
@@ -592,7 +612,7 @@ jcheck "SDK/nginx: a_slow 1500 ms with a progressToken → its result, on an eve
 	'.error == null and .result.content[0].text == "slept 1500 ms" and (.ctype | startswith("text/event-stream"))'
 jcheck "SDK/nginx: progress arrives as it happens, long before the result (not buffered)" \
 	"$(jq -c '{ms, n: (.progress | length), first: .progress[0].t, last: .progress[-1].t, times: [.progress[].t]}' <<<"$r")" \
-	'.n >= 10 and .first < 800 and (.ms - .first) >= 1000 and (.last - .first) >= 900 and .last <= .ms'
+	'.n >= 3 and (.ms - .first) >= 1000 and (.last - .first) >= 900 and .last <= .ms'
 jcheck "SDK/nginx: progress values increase, with total 1500" \
 	"$(jq -c '{values: [.progress[].progress], totals: ([.progress[].total] | unique)}' <<<"$r")" \
 	'(.values | length) >= 1 and .values == (.values | sort | unique) and .totals == [1500] and .values[-1] <= 1500'
@@ -617,15 +637,15 @@ jcheck "the caller's token appears in no header an upstream received" \
 		'{got_a: ($a != null), got_b: ($b != null), leaked: ([$a, $b] | tostring | contains($t))}')" \
 	'.got_a and .got_b and (.leaked | not)'
 r=$(op "$S" timeout)
-jcheck "SDK/nginx: slow 6000 ms on beta (timeout-ms $B_TIMEOUT) → -32603 within timeout-ms + 1 s" \
-	"$(jq -c '{ms, error, result}' <<<"$r")" ".error.code == -32603 and .ms < $((B_TIMEOUT + 1000))"
+jcheck "SDK/nginx: slow 30000 ms on beta (timeout-ms $B_TIMEOUT) → -32603 within timeout-ms + 4 s" \
+	"$(jq -c '{ms, error, result}' <<<"$r")" ".error.code == -32603 and .ms < $((B_TIMEOUT + 4000))"
 jcheck "SDK/nginx: the timeout's error message says what happened" \
 	"$(jq -c '{message: .error.message}' <<<"$r")" '.message | test("time[ds]? ?out|timeout"; "i")'
 jcheck "SDK/nginx: beta is served again after the timeout" \
 	"$(op "$S" after_timeout | jq -c '{error, result}')" '.result.content[0].text == "This is a simple text response for testing."'
 
 # --- 6. lighttpd ---------------------------------------------------------------------------
-MCP_BEARER_TOKEN=$TOKEN run_bounded 30 "$T/lty.out" "$T/lty.err" node "$CLIENT" "$LTY_URL" \
+MCP_BEARER_TOKEN=$TOKEN WATCHDOG_MS=80000 run_bounded 90 "$T/lty.out" "$T/lty.err" node "$CLIENT" "$LTY_URL" \
 	'{"tag":"list","op":"list"}' '{"tag":"slow","op":"call","name":"a_slow","arguments":{"ms":1500},"progress":true}'
 L=$T/lty.out
 jcheck "SDK/lighttpd: listTools, following nextCursor: the expected tool names" \
@@ -633,7 +653,7 @@ jcheck "SDK/lighttpd: listTools, following nextCursor: the expected tool names" 
 	'.error == null and .same'
 jcheck "SDK/lighttpd: a_slow 1500 ms: progress arrives as it happens, long before the result" \
 	"$(op "$L" slow | jq -c '{error, ctype, ms, n: (.progress | length), first: .progress[0].t, last: .progress[-1].t, text: .result.content[0].text}')" \
-	'.text == "slept 1500 ms" and .n >= 10 and .first < 800 and (.ms - .first) >= 1000 and (.last - .first) >= 900'
+	'.text == "slept 1500 ms" and .n >= 3 and (.ms - .first) >= 1000 and (.last - .first) >= 900'
 [ -s "$L" ] || fail "SDK client run through lighttpd printed its results" "$(tail -n 10 "$T/lty.err")"
 
 # --- 2. the down upstream comes up -----------------------------------------------------------
@@ -660,23 +680,23 @@ fi
 
 # --- 4. an upstream that dies ---------------------------------------------------------------
 B_PID=${fx_pid[beta]}
-MCP_BEARER_TOKEN=$TOKEN run_bounded 30 "$T/kill.out" "$T/kill.err" node "$CLIENT" "$NGX_URL" \
-	"{\"tag\":\"midcall\",\"op\":\"call\",\"name\":\"slow\",\"arguments\":{\"ms\":3000},\"progress\":true,\"killAfterProgress\":$B_PID,\"timeout\":15000}" \
-	'{"tag":"dead","op":"call","name":"test_simple_text","timeout":15000}' \
+MCP_BEARER_TOKEN=$TOKEN WATCHDOG_MS=80000 run_bounded 90 "$T/kill.out" "$T/kill.err" node "$CLIENT" "$NGX_URL" \
+	"{\"tag\":\"midcall\",\"op\":\"call\",\"name\":\"slow\",\"arguments\":{\"ms\":30000},\"progress\":true,\"killAfterProgress\":$B_PID,\"timeout\":40000}" \
+	'{"tag":"dead","op":"call","name":"test_simple_text","timeout":40000}' \
 	'{"tag":"alive","op":"call","name":"a_echo","arguments":{"still":"here"}}'
 K=$T/kill.out
 r=$(op "$K" midcall)
-jcheck "beta killed mid-call (after its first progress) → -32603 within timeout-ms + 1 s" \
+jcheck "beta killed mid-call (after its first progress) → -32603 within timeout-ms + 4 s" \
 	"$(jq -c '{killedAt, ms, n: (.progress | length), error, result}' <<<"$r")" \
-	".killedAt != null and .error.code == -32603 and .ms < $((B_TIMEOUT + 1000))"
-jcheck "beta killed mid-call → the gateway noticed the closed connection at once (< 1 s), not at timeout-ms" \
-	"$(jq -c '{killedAt, ms, after_kill: (.ms - (.killedAt // 0))}' <<<"$r")" '.killedAt != null and .after_kill < 1000'
+	".killedAt != null and .error.code == -32603 and .ms < $((B_TIMEOUT + 4000))"
+jcheck "beta killed mid-call → the gateway noticed the closed connection at once (< timeout-ms / 2), not at timeout-ms" \
+	"$(jq -c '{killedAt, ms, after_kill: (.ms - (.killedAt // 0))}' <<<"$r")" ".killedAt != null and .after_kill < $((B_TIMEOUT / 2))"
 jcheck "the error message says what happened" "$(jq -c '{message: .error.message}' <<<"$r")" \
 	'.message | test("upstream|beta|connect|closed|reset|refused|unavailable|failed"; "i")'
 jcheck "… and names no host or port of the upstream (those stay in the gateway log)" \
 	"$(op "$K" dead | jq -c '{message: .error.message}')" '.message | test("127\\.0\\.0\\.1|localhost|port [0-9]") | not'
-jcheck "a call to a tool of the dead upstream → a JSON-RPC error within timeout-ms + 1 s" \
-	"$(op "$K" dead | jq -c '{ms, error, result}')" "(.error.code == -32603 or .error.code == -32602) and .ms < $((B_TIMEOUT + 1000))"
+jcheck "a call to a tool of the dead upstream → a JSON-RPC error within timeout-ms + 4 s" \
+	"$(op "$K" dead | jq -c '{ms, error, result}')" "(.error.code == -32603 or .error.code == -32602) and .ms < $((B_TIMEOUT + 4000))"
 jcheck "alpha is still served (a_echo)" "$(op "$K" alive | jq -c '{error, result}')" \
 	'(.result.content[0].text | fromjson?) == {"still": "here"}'
 sleep "$STALE"
@@ -700,7 +720,7 @@ SID2=$(hdr Mcp-Session-Id)
 a_port=${fx_url[alpha]##*:}
 a_port=${a_port%%/*}
 kill "${fx_pid[alpha]}" 2>/dev/null
-for _ in $(seq 1 50); do mg_alive "${fx_pid[alpha]}" || break; sleep 0.1; done
+wait_until 30 eval '! mg_alive "${fx_pid[alpha]}"'
 start_fixture alpha --port "$a_port" --tools 150
 if wait_fixture alpha; then
 	st=$(post_sid "$(rpc 41 tools/call '{"name":"a_echo","arguments":{"x":1}}')" "$SID2" 'application/json')

@@ -17,6 +17,9 @@ the way MODE says:
     sse-end    200 text/event-stream: one progress notification, then a clean end
                without the answer
 
+With --list-ok it answers tools/list too (one tool, "x"), so that a gateway lists the
+stub and only tools/call meets the fault.
+
 Writes "ready http://127.0.0.1:PORT/mcp" to F (whole, by rename) once listening, and
 one line per request to stderr. Stops on SIGTERM.
 """
@@ -36,6 +39,7 @@ BIG = 50 * 1000 * 1000
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     mode = "500"
+    list_ok = False
 
     def log_message(self, fmt, *args):
         sys.stderr.write("stub %s: %s\n" % (self.mode, fmt % args))
@@ -63,6 +67,9 @@ class Handler(BaseHTTPRequestHandler):
                       "serverInfo": {"name": "fault-stub", "version": "1"}}
             return self.send(200, json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}),
                              headers=[("Mcp-Session-Id", "stub-session-1")])
+        if method == "tools/list" and Handler.list_ok:
+            tool = {"name": "x", "description": "meets the fault", "inputSchema": {"type": "object"}}
+            return self.send(200, json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}))
         if rid is None:
             self.send_response(202)
             self.send_header("Content-Length", "0")
@@ -156,8 +163,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=MODES, required=True)
     ap.add_argument("--ready-file", required=True)
+    ap.add_argument("--list-ok", action="store_true")
     a = ap.parse_args()
     Handler.mode = a.mode
+    Handler.list_ok = a.list_ok
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))

@@ -98,7 +98,7 @@ like "spawn-fcgi script: status" "$(spawn status)" '^mcpgate running: [0-9]+ [0-
 check "spawn-fcgi script: start again refuses" test "$(spawn start >/dev/null 2>&1; echo $?)" -ne 0
 out=$(SCRIPT_NAME=/mcp/health REQUEST_METHOD=GET timeout 10 cgi-fcgi -bind -connect "$MG_DIR/s.sock" 2>&1)
 like "spawn-fcgi script: mcpgate answers on the socket (cgi-fcgi)" "$out" '^Status: 200'
-sleep 0.2
+for _ in $(seq 1 100); do grep -q '"path":"/mcp/health"' "$MG_DIR/log/s.log" 2>/dev/null && break; sleep 0.1; done
 like "spawn-fcgi script: the request log reaches MCPGATE_LOG" "$(cat "$MG_DIR/log/s.log" 2>/dev/null)" '"path":"/mcp/health"'
 pids=$(cat "$MG_DIR/s.pid" 2>/dev/null)
 check "spawn-fcgi script: stop" spawn stop

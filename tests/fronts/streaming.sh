@@ -27,7 +27,7 @@ mg_init || exit 1
 MG_SOCK=$MG_DIR/sse.sock
 python3 "$here/sse-stub.py" "$MG_SOCK" 1.5 2>"$MG_DIR/stub.err" &
 mg_track $!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 300); do
 	[ -S "$MG_SOCK" ] && break
 	sleep 0.1
 done

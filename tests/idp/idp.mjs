@@ -13,7 +13,7 @@ import {
 } from './fixtures.mjs';
 import { createStore } from './store.mjs';
 
-export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp']);
+export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp', 'huge', 'cut']);
 const SLOW_MS = 2000;
 
 const ROUTES = Object.freeze({
@@ -388,6 +388,19 @@ export async function createIdp({
           + `"token_type":"Bearer","exp":9223372036854775807}`;
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
         res.end(text);
+        return true;
+      }
+      case 'huge': { // a 4 MiB JSON answer that is otherwise well formed
+        const text = `{"active": true, "pad": "${'x'.repeat(4 * 1024 * 1024)}"}`;
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
+        return true;
+      }
+      case 'cut': { // headers and half the announced body, then the connection is cut
+        const text = '{"active": true, "scope": "mcp:tools", "client_id": "machine-acme"}';
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        res.write(text.slice(0, 20));
+        setTimeout(() => req.socket.destroy(), 50);
         return true;
       }
       case 'slow':

@@ -21,7 +21,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const VERBOSE = process.argv.includes('-v');
 const R1 = 'http://127.0.0.1:18080/mcp'; // the "gateway" (nothing needs to listen there)
 const R2 = 'http://127.0.0.1:18081/other/mcp'; // another resource: wrong-audience tokens
-const OVERALL_MS = 60000;
+// A watchdog against a hang, not a speed limit: 1100 tokens take 40 s on a loaded machine.
+const OVERALL_MS = 300000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let n = 0;
@@ -465,7 +466,8 @@ async function main() {
     await sleep(100);
     const t0 = Date.now();
     const code = await idp.stop();
-    ok(code === 0 && Date.now() - t0 < 2500, `SIGTERM stops the server (exit ${code}, ${Date.now() - t0} ms) even with a hanging request`);
+    // the server gives up on open requests after 2 s; well before the hanging one's 10 s
+    ok(code === 0 && Date.now() - t0 < 7000, `SIGTERM stops the server (exit ${code}, ${Date.now() - t0} ms) even with a hanging request`);
     await pending;
     idp = undefined;
   });

@@ -1,5 +1,6 @@
 # tests/lib/idp.sh — the real authorization server (oidc-provider, tests/idp) for shell suites.
 # start_idp RESOURCE [RESOURCE...] → IDP (issuer URL), IDP_PID; mint, idp_stats, idp_fault.
+# IDP_PORT=N starts it on that port (to start it again where it was).
 : "${T:?source after creating \$T}"
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
 
@@ -8,7 +9,7 @@ start_idp() {
 	for r in "$@"; do args+=(--resource "$r"); done
 	for try in 1 2; do	# a cold node under a busy machine: wait 30 s, and start once more if it died
 		rm -f "$T/idp.ready"
-		node "$IDP_DIR/server.mjs" --port 0 "${args[@]}" --ready-file "$T/idp.ready" --quiet \
+		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" --ready-file "$T/idp.ready" --quiet \
 			> /dev/null 2> "$T/idp.log" &
 		IDP_PID=$!
 		for _ in $(seq 1 300); do
@@ -69,7 +70,8 @@ sdk_afterwards() {
 }
 
 # gateway_conf OUT RESOURCE: a gateway configuration verifying tokens at $IDP as the
-# `mcpgate` client, with its state and log in $T.
+# `mcpgate` client, with its state and log in $T. A cached token stays cached for the
+# whole suite (cache-ttl an hour): a slow run must not see it expire in between.
 gateway_conf() {
 	printf 'mcpgate-secret\n' > "$T/secret"
 	cat > "$1" <<CONF
@@ -84,8 +86,15 @@ client-id = mcpgate
 client-secret-file = $T/secret
 required-scopes = mcp:tools
 scopes-supported = mcp:tools
-cache-ttl = 60
+cache-ttl = 3600
 negative-ttl = 5
 timeout-ms = 1500
 CONF
+}
+
+# mint_cc CLIENT [SCOPE]: a client_credentials token straight from the token endpoint
+# with curl (no Node start-up: for tokens whose lifetime starts counting at once).
+mint_cc() {
+	curl -s --max-time 30 -u "$1:$1-secret" -d grant_type=client_credentials \
+		-d "scope=${2:-mcp:tools}" "$IDP/token" | jq -r .access_token
 }

@@ -84,7 +84,7 @@ done
 # --- 1. the SDK client, every revision -------------------------------------------------
 sdk_client() {
 	local f=$1 rc
-	MCP_BEARER_TOKEN=${token[$f]} run_bounded 45 "$T/$f.sdk.tap" "$T/$f.sdk.err" \
+	MCP_BEARER_TOKEN=${token[$f]} run_bounded 130 "$T/$f.sdk.tap" "$T/$f.sdk.err" \
 		node "$here/sdk-client.mjs" "${url[$f]}" --label "$f: SDK" --no-plan
 	rc=$?
 	relay "$T/$f.sdk.tap"
@@ -102,7 +102,7 @@ sdk_client() {
 # bin (without it the bin starts the web UI, which this package does not ship).
 inspector() {
 	local f=$1 rc got
-	run_bounded 30 "$T/$f.inspector.out" "$T/$f.inspector.err" env -C "$here" \
+	run_bounded 90 "$T/$f.inspector.out" "$T/$f.inspector.err" env -C "$here" \
 		node "$INSPECTOR" --cli "${url[$f]}" --transport http --method tools/list \
 		--header "Authorization: Bearer ${token[$f]}"
 	rc=$?

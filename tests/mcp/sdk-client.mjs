@@ -21,7 +21,7 @@
 // URL is the gateway's MCP endpoint; the token (read from the environment, never from
 // the command line) goes in through requestInit.headers. Prints TAP; --no-plan leaves
 // "1..N" to the caller (tests/mcp/clients.sh renumbers the lines); --label prefixes each
-// description. Every client call has a timeout, and a watchdog ends the run after 40 s.
+// description. Every client call has a timeout, and a watchdog ends the run after 120 s.
 // Exit 1 on any failure.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -30,8 +30,8 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcont
 
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 const UNKNOWN_REVISION = '2099-01-01';
-const CALL_TIMEOUT_MS = 10000;
-const WATCHDOG_MS = 40000;
+const CALL_TIMEOUT_MS = 30000;
+const WATCHDOG_MS = 120000; // against a hang, with room for a loaded machine
 
 // --- arguments -------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ for name in gh fs; do
 	mg_track $!
 done
 for name in gh fs; do
-	for _ in $(seq 1 100); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
+	for _ in $(seq 1 600); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
 	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
 	[ -n "${fx_url[$name]}" ] || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"
 done

@@ -39,7 +39,7 @@ for name in gh fs; do
 	mg_track $!
 done
 for name in gh fs; do
-	for _ in $(seq 1 100); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
+	for _ in $(seq 1 600); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
 	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
 	[ -n "${fx_url[$name]}" ] || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"
 done
@@ -304,10 +304,10 @@ jcheck "… and its tools/list (CGI) is the same as through nginx: P3 sees fs_te
 # A new deny for acme, and a file for tenant "nosuch" (eve's) in an included directory, as a
 # hosting panel writes them; each file replaced whole (mv). The running processes reload
 # within a second or two; the catalog in the state file is not refetched meanwhile.
-# until_list TOKEN JQ: tools/list of TOKEN until JQ holds of its names (10 s at most).
+# until_list TOKEN JQ: tools/list of TOKEN until JQ holds of its names (60 s at most).
 until_list() {
-	local i got
-	for i in $(seq 1 50); do
+	local got end=$(( $(date +%s) + 60 ))
+	while [ "$(date +%s)" -lt "$end" ]; do
 		got=$(list "$1")
 		jq -e "$2" <<<"$got" > /dev/null 2>&1 && { echo "$got"; return 0; }
 		sleep 0.2

@@ -21,7 +21,7 @@
 // tests/policy/stepup.sh renumbers the lines into its own). --fragments FILE: the first
 // and last 12 characters of every token and code seen, one per line (mode 0600), for
 // the caller's log checks. Every request is in a fetch log printed at the end, secrets
-// redacted. Stops itself after 40 s. Exit 1 on any failure.
+// redacted. Stops itself after 120 s. Exit 1 on any failure.
 
 import fs from 'node:fs';
 
@@ -33,7 +33,7 @@ import { done, ok } from '../lib/tap.mjs';
 import { FetchLog, MemoryProvider } from '../lib/sdk-provider.mjs';
 
 const SDK_VERSION = JSON.parse(fs.readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')).version;
-const WATCHDOG_MS = 40000;
+const WATCHDOG_MS = 120000; // against a hang, with room for a loaded machine
 const REDIRECT_URI = 'http://127.0.0.1:8977/stepup-callback'; // never contacted
 const TOOL = 'fx_echo';
 const ARGS = { greeting: 'hello after step-up', n: 3 };
@@ -58,7 +58,7 @@ function diag(text) {
   for (const line of String(text).split('\n')) console.log(`# ${line}`);
 }
 
-const flog = new FetchLog({ timeoutMs: 10000 }).install();
+const flog = new FetchLog({ timeoutMs: 30000 }).install();
 const log = flog.entries;
 const { redact } = flog;
 const provider = new MemoryProvider({

@@ -25,7 +25,7 @@ trap 'stop_node; stop_idp; stop_all' EXIT
 # --- the upstream, the authorization server, the gateway ------------------------------
 node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$T/fx.ready" --name fx > /dev/null 2> "$T/fx.log" &
 mg_track $!
-for _ in $(seq 1 100); do [ -s "$T/fx.ready" ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ -s "$T/fx.ready" ] && break; sleep 0.1; done
 FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready" 2>/dev/null)
 [ -n "$FX_URL" ] || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
 NGX_PORT=$(free_port)
@@ -76,8 +76,8 @@ else
 fi
 pids_before=$MG_FCGI_PIDS
 
-# --- the SDK run: 45 s at most (sdk-stepup.mjs stops itself after 40 s) -----------------
-run_bounded 45 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
+# --- the SDK run: 130 s at most (sdk-stepup.mjs stops itself after 120 s) -----------------
+run_bounded 130 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
 rc=$?
 sdk_afterwards sdk-stepup.mjs "$rc" 15 "$pids_before"
 a=$(grep '"audit":"tools/call"' "$T/gw.log" | grep '"tool":"fx_echo"')

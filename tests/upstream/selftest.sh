@@ -36,7 +36,7 @@ start_fixture() {
 	node "$here/fixture.mjs" --port 0 --ready-file "$T/$name.ready" --name "$name" "$@" > /dev/null 2> "$T/$name.log" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 600); do
 		[ -s "$T/$name.ready" ] && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
@@ -159,7 +159,7 @@ fi
 
 # 5. The relay helpers, pagination, log levels, resumption and the HTTP session layer.
 if start_fixture extras --tools 50 --page-size 20; then
-	timeout -k 2 45 node "$here/extras.mjs" "$URL" extras --no-plan > "$T/extras.tap" 2> "$T/extras.err"
+	timeout -k 2 130 node "$here/extras.mjs" "$URL" extras --no-plan > "$T/extras.tap" 2> "$T/extras.err"
 	rc=$?
 	steps=0
 	while IFS= read -r line; do
