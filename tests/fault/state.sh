@@ -23,7 +23,9 @@ chmod 755 "$N"
 MOUNTS=()
 cleanup() {
 	local p m
-	for p in $(cat "$T"/*.pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	for f in "$T"/*.pids; do	# one file at a time: spawn-fcgi ends none with a newline
+		for p in $(cat "$f" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	done
 	stop_idp
 	for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
 	rm -rf "$T" "$N"
