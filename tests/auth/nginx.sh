@@ -84,15 +84,17 @@ is "AS down: metadata mirror served stale" "$(curl -s --max-time 10 -o /dev/null
 raw_auth() {	# raw_auth FORMAT ARG...: one request with the header line(s) FORMAT (printf) of ARGs
 	local fmt=$1
 	shift
-	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
-	{
-		printf 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'
-		# shellcheck disable=SC2059 # the format is the point
-		printf "$fmt\r\n" "$@"
-		printf 'Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' ${#LIST} "$LIST"
-	} >&3
-	timeout 5 cat <&3 > /dev/null
-	exec 3<&-
+	(	# nginx may answer 400 and close before the rest is written: no SIGPIPE for us
+		trap '' PIPE
+		exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 1
+		{
+			printf 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+			# shellcheck disable=SC2059 # the format is the point
+			printf "$fmt\r\n" "$@"
+			printf 'Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' ${#LIST} "$LIST"
+		} >&3 2>/dev/null
+		timeout 5 cat <&3 > /dev/null
+	)
 }
 secret=malformed-line-token-$RANDOM$RANDOM
 raw_auth 'Authorization: Bearer %s\000x' "$secret"
