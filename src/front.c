@@ -13,6 +13,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fcgiapp.h>
+#ifdef HAVE_MALLOC_TRIM
+#include <malloc.h>
+#endif
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -41,6 +44,7 @@
 #define WATCH_PERIOD_MIN_MS	20	/* ...and at least: client-timeout-ms / 8 in between */
 
 static int stopping;	/* read with __atomic: set once by the main thread */
+static unsigned long served;	/* requests begun (__atomic): the main thread sees idleness */
 
 static void
 on_wake(int sig)
@@ -364,6 +368,7 @@ serve(struct thread *t, FCGX_Request *fr)
 	long max;
 	int cut;
 
+	__atomic_add_fetch(&served, 1, __ATOMIC_RELAXED);
 	params.fr = fr;
 	if (request_init(&req, fcgi_param, &params, NULL, clock_mono_us(), clock_wall()) < 0) {
 		log_err(NULL, "fastcgi: out of memory");
@@ -541,9 +546,30 @@ stop_workers(struct thread *ws, long n)
 		log_warn(NULL, "fastcgi: stopped with requests still running");
 }
 
+/* Once a tick: when no request began during the last one and some did since the last
+ * time, the memory freed since goes back to the system. The heap of a busy process
+ * otherwise keeps every page it ever touched, and fragments at its top: at rest, its
+ * size is then what it holds, not the high-water mark of every burst. */
+static void
+release_idle(unsigned long *seen, unsigned long *trimmed)
+{
+	unsigned long now = __atomic_load_n(&served, __ATOMIC_RELAXED);
+
+#ifdef HAVE_MALLOC_TRIM
+	if (now == *seen && now != *trimmed) {
+		malloc_trim(0);
+		*trimmed = now;
+	}
+#else
+	(void)trimmed;
+#endif
+	*seen = now;
+}
+
 int
 front_fastcgi(struct gateway *gw, long workers)
 {
+	unsigned long seen = 0, trimmed = 0;
 	struct timespec tick = { 1, 0 };
 	struct watchdog wd;
 	struct thread *ws;
@@ -596,6 +622,7 @@ front_fastcgi(struct gateway *gw, long workers)
 			break;
 		gateway_reload(gw, sig == SIGHUP);
 		gateway_tick(gw, clock_mono_us() / 1000);	/* the state file: replaced, broken? */
+		release_idle(&seen, &trimmed);
 	}
 	stop_workers(ws, started);
 	if (watching) {
