@@ -168,6 +168,19 @@ static const struct cfg_kind kinds[K_MAX] = {
 		offsetof(struct config, tenants), offsetof(struct config, n_tenants), 0 },
 };
 
+/* Keys that load (a configuration written for a later version still does) but that
+ * nothing implements yet: setting one is a warning. Matched by the start of the key
+ * ("" is every key of the section). */
+static const struct {
+	int kind;
+	const char *prefix;
+	const char *what;
+} inert_keys[] = {
+	{ K_LIMITS, "", "rate limits are not enforced" },
+	{ K_TENANT, "limit-", "rate limits are not enforced" },
+	{ K_GATEWAY, "trusted-proxies", "X-Forwarded-For is not read" },
+};
+
 /* Loader state: the config being built and the open section. */
 struct loader {
 	struct config *cfg;
@@ -202,6 +215,22 @@ lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 	vsnprintf(e->msg[e->n] + n, sizeof(e->msg[0]) - (size_t)n, fmt, ap);
 	va_end(ap);
 	e->n++;
+}
+
+static void
+lwarn_inert(struct loader *ld, const char *file, int line, const char *key)
+{
+	struct cfg_errors *e = ld->errs;
+	size_t i;
+
+	for (i = 0; i < sizeof(inert_keys) / sizeof(inert_keys[0]); i++)
+		if (inert_keys[i].kind == ld->kind &&
+		    strncmp(key, inert_keys[i].prefix, strlen(inert_keys[i].prefix)) == 0)
+			break;
+	if (i == sizeof(inert_keys) / sizeof(inert_keys[0]) || e->n_warn >= CFG_MAX_WARNINGS)
+		return;
+	snprintf(e->warn[e->n_warn++], sizeof(e->warn[0]), "%s:%d: %s: has no effect yet (%s)",
+	    file, line, key, inert_keys[i].what);
 }
 
 static int
@@ -476,6 +505,7 @@ set_key(struct loader *ld, const char *file, int line, const char *key, const ch
 	}
 	sec->at[i].file = file;
 	sec->at[i].line = line;
+	lwarn_inert(ld, file, line, key);
 }
 
 static char *
@@ -1123,7 +1153,7 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 	struct config *cfg;
 
 	*out = NULL;
-	errs->n = errs->dropped = 0;
+	errs->n = errs->dropped = errs->n_warn = 0;
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
 		snprintf(errs->msg[0], sizeof(errs->msg[0]), "%s: out of memory", path);
 		errs->n = 1;
@@ -1287,16 +1317,5 @@ config_upstream(const struct config *cfg, const char *name)
 	for (i = 0; name && i < cfg->n_upstreams; i++)
 		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
 			return &cfg->upstreams[i];
-	return NULL;
-}
-
-const struct cfg_group *
-config_group(const struct config *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < cfg->n_groups; i++)
-		if (strcmp(cfg->groups[i].s.name, name) == 0)
-			return &cfg->groups[i];
 	return NULL;
 }

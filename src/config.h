@@ -12,6 +12,7 @@
 #define CFG_MAX_KEYS	24	/* keys per section kind */
 #define CFG_LINE_MAX	4096	/* longest accepted line */
 #define CFG_MAX_ERRORS	32
+#define CFG_MAX_WARNINGS	16
 #define CFG_MAX_DEPTH	8	/* include nesting */
 #define CFG_FILE_MAX	(1 << 20)	/* bytes in one file */
 #define CFG_MAX_FILES	1024	/* files in one configuration, the main file included */
@@ -160,10 +161,14 @@ struct config {
 	struct strlist include_globs;	/* absolute patterns */
 };
 
+/* What a load found: errors (the configuration is refused), and warnings about keys
+ * that load but that nothing implements yet ("file:line: key: has no effect yet"). */
 struct cfg_errors {
 	char msg[CFG_MAX_ERRORS][320];
 	size_t n;
 	size_t dropped;
+	char warn[CFG_MAX_WARNINGS][320];
+	size_t n_warn;
 };
 
 /* Loads path and its includes. Returns 0 and *out (refs = 1), or -1 with errors
@@ -178,7 +183,6 @@ int config_changed(const struct config *cfg);
 
 const struct cfg_tenant *config_tenant(const struct config *cfg, const char *name);
 const struct cfg_upstream *config_upstream(const struct config *cfg, const char *name);
-const struct cfg_group *config_group(const struct config *cfg, const char *name);
 int strlist_has(const struct strlist *l, const char *s);
 /* Where a key of a [group] or [tenant] section was set ({NULL, 0} when it was not). */
 const struct cfg_where *config_group_where(const struct cfg_group *g, const char *key);

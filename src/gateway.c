@@ -217,6 +217,15 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 		    "remove it)\n", token_cache_region_entries(size), cfg->cache_entries);
 }
 
+static void
+log_warnings(const struct cfg_errors *errs)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n_warn; i++)
+		log_warn(NULL, "config: %s", errs->warn[i]);
+}
+
 int
 gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *errs)
 {
@@ -232,6 +241,7 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 		return -1;
 	}
 	reopen_log(gw->cfg);
+	log_warnings(errs);
 	if ((gw->state_path = state_path_of(gw->cfg, &err)) != NULL)
 		gw->shared = open_shared(gw->state_path, gw->cfg, NULL, &err);
 	if (gw->shared == NULL)
@@ -301,6 +311,7 @@ gateway_reload(struct gateway *gw, int force)
 		return -1;
 	}
 	reopen_log(next);
+	log_warnings(&errs);
 	config_unref(gw->failed);
 	gw->failed = NULL;
 	pthread_mutex_lock(&gw->lock);

@@ -45,6 +45,8 @@ print_errors(const struct cfg_errors *errs)
 		fprintf(stderr, "%s\n", errs->msg[i]);
 	if (errs->dropped)
 		fprintf(stderr, "(%zu more errors)\n", errs->dropped);
+	for (i = 0; i < errs->n_warn; i++)
+		fprintf(stderr, "warning: %s\n", errs->warn[i]);
 }
 
 static int
@@ -57,9 +59,8 @@ check_config(const char *path)
 	char note[8192];
 
 	rc = config_load(path, &cfg, &errs);
-	if (rc < 0)
-		print_errors(&errs);
-	else {
+	print_errors(&errs);
+	if (rc == 0) {
 		printf("%s: ok (%zu upstreams, %zu groups, %zu tenants)\n", path,
 		    cfg->n_upstreams, cfg->n_groups, cfg->n_tenants);
 		gateway_state_note(cfg, note, sizeof(note));
