@@ -310,12 +310,6 @@ catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **upstrea
 	return catalog_route_alt(doc, kind, ix, 0, upstream, orig);
 }
 
-json_t *
-catalog_upstream_caps(json_t *doc, const char *upstream)
-{
-	return json_object_get(json_object_get(json_object_get(doc, "upstreams"), upstream), "caps");
-}
-
 int
 catalog_region_degraded(void *region)
 {

@@ -78,8 +78,6 @@ int catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **ups
  * record is listed; the others come after it): -1 when there are no more. */
 int catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, const char **upstream,
     const char **orig);
-/* The capabilities an upstream of doc answered, or NULL (left out, or unknown). */
-json_t *catalog_upstream_caps(json_t *doc, const char *upstream);
 
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);

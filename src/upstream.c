@@ -22,7 +22,6 @@
 #include "log.h"
 #include "secret.h"
 #include "sse.h"
-#include "jsonrpc.h"
 #include "upstream.h"
 
 #define DISCARD_MAX	(64 * 1024)	/* body of an error or a 202 read so the connection stays */
