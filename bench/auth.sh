@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/auth.sh — the authentication benchmark of issue #3.
+# bench/auth.sh — the authentication benchmark.
 #
 # Requests per second of POST /mcp (tools/list) through real nginx + spawn-fcgi +
 # mcpgate, with the real authorization server (tests/idp, oidc-provider), in four

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fed.sh — the benchmark of federation (issue #5).
+# bench/fed.sh — the benchmark of federation.
 #
 # Three upstream MCP servers (tests/upstream/fixture.mjs, official SDK, --json, with
 # echo tools added so that the three expose BENCH_TOOLS (200) tools together, prefixes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/mcp.sh — the benchmark of the MCP exchange (issue #4).
+# bench/mcp.sh — the benchmark of the MCP exchange.
 #
 # Requests per second through real nginx + spawn-fcgi + mcpgate, with a token already
 # in the shared cache (the real authorization server, tests/idp, minted it and was

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/policy.sh — the benchmark of per-caller tool catalogs (issue #6).
+# bench/policy.sh — the benchmark of per-caller tool catalogs.
 #
 # Two upstream MCP servers (tests/upstream/fixture.mjs, official SDK, --json, with echo
 # tools added so that the two expose BENCH_TOOLS (1000) tools together, prefixes a_ and

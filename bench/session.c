@@ -1,4 +1,4 @@
-/* bench/session.c — the cost of an Mcp-Session-Id (issue #4): sealing one, as
+/* bench/session.c — the cost of an Mcp-Session-Id: sealing one, as
  * initialize does, and opening one, as every later request of the session does,
  * with the gateway's own code (src/session.c, src/secret.c: libsodium's
  * XChaCha20-Poly1305 and BLAKE2b, jansson).

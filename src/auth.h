@@ -1,6 +1,6 @@
-/* auth — Bearer credentials to a caller (DESIGN §5): RFC 6750 parsing, the shared
- * token cache, RFC 7662 introspection on a miss, the acceptance rules, and the
- * challenges of RFC 6750 / RFC 9728. Nothing below this layer sees the token, and
+/* auth — Bearer credentials to a caller (docs/ARCHITECTURE.md §5): RFC 6750 parsing,
+ * the shared token cache, RFC 7662 introspection on a miss, the acceptance rules, and
+ * the challenges of RFC 6750 / RFC 9728. Nothing below this layer sees the token, and
  * nothing above it sees more than struct caller. */
 #ifndef GW_AUTH_H
 #define GW_AUTH_H
@@ -47,8 +47,8 @@ void auth_cache_key(const unsigned char *digest_key, const struct config *cfg, c
  * blank-separated string) and the tenant claim (a string), as configured. 0 with
  * claims, or -1 with *reason (a static string). Used by auth_check_claims and explain. */
 int auth_claims_read(const struct config *cfg, json_t *ir, struct tc_claims *c, const char **reason);
-/* DESIGN §5 acceptance of an introspection response, pure: 0 with claims, or -1 with
- * *reason (a static string). */
+/* The acceptance of an introspection response (docs/ARCHITECTURE.md §5), pure: 0 with
+ * claims, or -1 with *reason (a static string). */
 int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
     struct tc_claims *claims, const char **reason);
 /* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN, GW_ESCOPE). */

@@ -1,4 +1,5 @@
-/* config — table-driven loader for the git-config-like format of DESIGN §3. */
+/* config — table-driven loader for the git-config-like format of
+ * docs/ARCHITECTURE.md §3. */
 #include "autoconf.h"
 
 #include <ctype.h>

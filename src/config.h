@@ -1,6 +1,6 @@
-/* config — the configuration file of DESIGN §3: loader, key table, change detection.
- * A loaded config is immutable and reference-counted, so a reload can swap it while
- * requests still hold the old one. */
+/* config — the configuration file of docs/ARCHITECTURE.md §3: loader, key table,
+ * change detection. A loaded config is immutable and reference-counted, so a reload
+ * can swap it while requests still hold the old one. */
 #ifndef GW_CONFIG_H
 #define GW_CONFIG_H
 

@@ -1,7 +1,8 @@
 /* explain — `mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]`
- * (DESIGN §2): which tools a caller with these introspection claims sees, and for each
- * hidden tool the first failing step of DESIGN §4 with the configuration line that
- * decided it; with --tool, that one decision and the rate-limit keys of such a call.
+ * (docs/ARCHITECTURE.md §2): which tools a caller with these introspection claims sees,
+ * and for each hidden tool the first failing step of docs/ARCHITECTURE.md §4 with the
+ * configuration line that decided it; with --tool, that one decision and the
+ * rate-limit keys of such a call.
  *
  * The catalog is fetched from the configured upstreams as one gateway worker would
  * (no state file: this process's own copy); an upstream that fails is left out with a

@@ -1,4 +1,5 @@
-/* explain — the `mcpgate explain` command (DESIGN §2): who sees which tool, and why. */
+/* explain — the `mcpgate explain` command (docs/ARCHITECTURE.md §2): who sees which
+ * tool, and why. */
 #ifndef GW_EXPLAIN_H
 #define GW_EXPLAIN_H
 

@@ -14,11 +14,11 @@
 #include "state.h"
 #include "token_cache.h"
 
-/* The host's shared state as this process has it (DESIGN §1): the state file (or, when
- * its file system is full, a private mapping, said loudly), the token cache on it and
- * its regions. The FastCGI tick replaces it whole when the file was replaced, removed
- * or broke (gateway_tick); a request holds a reference for its duration
- * (router_dispatch), so the mapping it uses stays until it is done. */
+/* The host's shared state as this process has it (docs/ARCHITECTURE.md §7): the state
+ * file (or, when its file system is full, a private mapping, said loudly), the token
+ * cache on it and its regions. The FastCGI tick replaces it whole when the file was
+ * replaced, removed or broke (gateway_tick); a request holds a reference for its
+ * duration (router_dispatch), so the mapping it uses stays until it is done. */
 struct shared {
 	long refs;			/* __atomic */
 	struct state *state;

@@ -1,4 +1,5 @@
-/* jsonrpc — JSON-RPC 2.0 envelopes exactly as the spec's tables say, and builders. */
+/* jsonrpc — JSON-RPC 2.0 envelopes exactly as the published API (www/openapi.json)
+ * describes them, and builders. */
 #ifndef GW_JSONRPC_H
 #define GW_JSONRPC_H
 

@@ -1,4 +1,4 @@
-/* main — command line (DESIGN §2), start-up, and the only exit. */
+/* main — command line (docs/ARCHITECTURE.md §2), start-up, and the only exit. */
 #include "autoconf.h"
 
 #include <getopt.h>

@@ -1,6 +1,6 @@
-/* mcp — POST /mcp: the checks in the order of issue #4, the two eras (the revisions
- * negotiated by initialize, and 2026-07-28 with its per-request _meta), one method
- * table, and one way out (JSON, or an event stream). */
+/* mcp — POST /mcp: the checks in the order of docs/ARCHITECTURE.md §6, the two eras
+ * (the revisions negotiated by initialize, and 2026-07-28 with its per-request _meta),
+ * one method table, and one way out (JSON, or an event stream). */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -661,7 +661,8 @@ check_session(const struct mcp_env *env, const struct caller *caller, const stru
 	return session_open(env->session_key, env->tombstones, req->session_id, who, req->now, s);
 }
 
-/* DESIGN §4 step 2 holds for every /mcp request: 0, or -1 with the 403. */
+/* Step 2 of docs/ARCHITECTURE.md §4 (the caller's tenant exists) holds for every /mcp
+ * request: 0, or -1 with the 403. */
 static int
 tenant_check(const struct config *cfg, const struct caller *caller, struct response *resp)
 {

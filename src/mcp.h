@@ -1,7 +1,8 @@
 /* mcp — POST /mcp: media type, body, JSON-RPC payload (one message or a batch), the
  * lifecycle of every revision (initialize and sealed sessions up to 2025-11-25, the
  * stateless 2026-07-28 with server/discover and its header checks) and the method
- * table. Federation (issue #5) and policy (#6) plug into the table's handlers. */
+ * table. Federation (federate.c) and the policy (policy.c) plug into the table's
+ * handlers. */
 #ifndef GW_MCP_H
 #define GW_MCP_H
 

@@ -1,4 +1,5 @@
-/* policy — the visibility decision of DESIGN §4 (the contract is in policy.h).
+/* policy — the visibility decision of docs/ARCHITECTURE.md §4 (the contract is in
+ * policy.h).
  *
  * policy_caller_init does what depends only on the caller: the tenant, and how far
  * each group gets through step 3's tests. policy_decide then does per tool only what
@@ -17,7 +18,7 @@
 #include "secret.h"
 
 /* How far a group gets through step 3's tests: the first one it fails, in the order
- * of DESIGN §4 (so a larger value is nearer to passing). */
+ * of docs/ARCHITECTURE.md §4 (so a larger value is nearer to passing). */
 enum reach { R_LISTED, R_FEATURE, R_MEMBERS, R_SCOPES, R_PASS };
 
 /* Is word one of the blank-separated words of list? (Scopes and identity groups.) */

@@ -1,6 +1,6 @@
-/* policy — who sees which tool (DESIGN §4): one pure function decides for tools/list,
- * tools/call and `mcpgate explain`, so that list and call never drift. No I/O, no
- * clock, no globals, no allocation: everything it needs is passed in.
+/* policy — who sees which tool (docs/ARCHITECTURE.md §4): one pure function decides
+ * for tools/list, tools/call and `mcpgate explain`, so that list and call never drift.
+ * No I/O, no clock, no globals, no allocation: everything it needs is passed in.
  *
  * Steps (step 1, the token itself, is auth.c's):
  *   2 the caller's tenant exists: its tenant claim names a [tenant], or the token has

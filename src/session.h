@@ -1,8 +1,9 @@
-/* session — Mcp-Session-Id for the pre-2026 revisions (DESIGN §6): a sealed blob
- * (XChaCha20-Poly1305 under the host's key or a shared session-key-file) holding the
- * negotiated version, a digest of the caller's identity, upstream session ids and an
- * expiry. No session table exists: any process or host with the key continues any
- * session. DELETE leaves a tombstone in the shared state until the blob expires. */
+/* session — Mcp-Session-Id for the pre-2026 revisions (docs/ARCHITECTURE.md §6): a
+ * sealed blob (XChaCha20-Poly1305 under the host's key or a shared session-key-file)
+ * holding the negotiated version, a digest of the caller's identity, upstream session
+ * ids and an expiry. No session table exists: any process or host with the key
+ * continues any session. DELETE leaves a tombstone in the shared state until the blob
+ * expires. */
 #ifndef GW_SESSION_H
 #define GW_SESSION_H
 

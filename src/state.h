@@ -1,8 +1,8 @@
-/* state — the host's shared state file (DESIGN §1): one bounded, memory-mapped file
- * that every worker, FastCGI process and CGI run of a host maps. It holds regions
- * (the token cache, the authorization-server metadata, tombstones, the catalog)
- * behind robust process-shared mutexes, so a process killed while holding a lock
- * blocks nobody, and two keys.
+/* state — the host's shared state file (docs/ARCHITECTURE.md §7): one bounded,
+ * memory-mapped file that every worker, FastCGI process and CGI run of a host maps. It
+ * holds regions (the token cache, the authorization-server metadata, tombstones, the
+ * catalog) behind robust process-shared mutexes, so a process killed while holding a
+ * lock blocks nobody, and two keys.
  *
  * Nothing read from the file is trusted twice: the header is validated once, when the
  * file is opened, and kept in process memory (offsets, sizes, keys); the regions'

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue #3 through CGI and spawn-fcgi, with real oidc-provider tokens: every acceptance
-# row of DESIGN §5, the shared cache (one introspection for many requests, across 4
-# FastCGI processes and CGI runs), negative caching, expiry and revocation, faults of
-# the authorization server, the metadata mirror, and no token in any log.
+# Authentication through CGI and spawn-fcgi, with real oidc-provider tokens: every
+# acceptance rule of docs/ARCHITECTURE.md §5, the shared cache (one introspection for
+# many requests, across 4 FastCGI processes and CGI runs), negative caching, expiry and
+# revocation, faults of the authorization server, the metadata mirror, and no token in
+# any log.
 #
 # Time: a CGI run of an ASan build on a loaded machine takes a second or more, so no
 # lifetime here is a guess. The cache lifetime is an hour (every entry outlives the run);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #3 through real nginx (deploy/nginx recipe) + spawn-fcgi (2 processes x 2
+# Authentication through real nginx (deploy/nginx recipe) + spawn-fcgi (2 processes x 2
 # threads), with real oidc-provider tokens: the acceptance rows, the shared cache,
 # repeated Authorization headers, the metadata mirror, faults, and clean logs.
 set -u

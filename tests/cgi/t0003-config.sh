@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ring (b): the command line of DESIGN §2 and `mcpgate -t`.
+# Ring (b): the command line (docs/ARCHITECTURE.md §2) and `mcpgate -t`.
 . "$(dirname "$0")/lib.sh"
 write_conf
 

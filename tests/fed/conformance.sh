@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, the 30
-# scenarios of its active server suite) *through* the gateway (issue 5): the SDK-written
+# scenarios of its active server suite) *through* the gateway: the SDK-written
 # fixture upstream (tests/upstream/fixture.mjs, which passes the suite directly: 30/30)
 # behind mcpgate under spawn-fcgi (2 processes x 2 threads) and real nginx (deploy/
 # recipe), published as [upstream "fixture"] with no prefix, with an oidc-provider

@@ -2,7 +2,7 @@
 # The official reference server @modelcontextprotocol/server-everything (npm,
 # `streamableHttp` transport on PORT) behind the gateway as [upstream "everything"]
 # (prefix ev_), reached by the official SDK client (tests/fed/gateway-client.mjs, with
-# an oidc-provider token) through the two ways mcpgate runs (issue 5, "done when"):
+# an oidc-provider token) through the two ways mcpgate runs:
 #
 #  - nginx + spawn-fcgi (2 processes x 2 threads), deploy/ recipes;
 #  - Apache httpd with mcpgate as a plain CGI program (deploy/apache/mcpgate-cgi.conf.in,

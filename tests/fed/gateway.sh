@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Federation end to end (issue 5): two upstream MCP servers written with the official SDK
+# Federation end to end: two upstream MCP servers written with the official SDK
 # (tests/upstream/fixture.mjs) and a third that is down, behind mcpgate under spawn-fcgi
 # (2 processes x 2 threads) and real nginx and lighttpd (deploy/ recipes), and as CGI with
 # the same configuration (so the same state file), with oidc-provider (tests/idp) tokens:
@@ -400,7 +400,7 @@ jcheck "nginx: Accept with text/event-stream → progress events (the caller's s
 		in_order: ((map(.method == "notifications/progress") | index(false)) == length - 1)}' <<<"${msgs:-[]}")" \
 	'.status == "200" and (.ctype | startswith("text/event-stream")) and .n >= 3 and .progress == ["tok-sse"] and .last_id == 16 and .last_text == "slept 1200 ms" and .in_order'
 
-# --- the rest of the server surface (issue 5 item 5) -----------------------------------
+# --- the rest of the server surface: prompts, resources, completions, logging ----------
 st=$(post_ngx "$(rpc 20 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
 jcheck "nginx: initialize announces what the upstreams offer and the gateway relays (subscribe, no listChanged)" \
 	"$(jq -c --arg st "$st" '{status: $st, caps: .result.capabilities}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
@@ -430,7 +430,7 @@ jcheck "nginx: logging/setLevel → {} (passed to every upstream that offers log
 	"$(jq -c --arg st "$st" '{status: $st, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .result == {}'
 
-# --- a caller's own upstream sessions (issue 5 items 6, 7) ------------------------------
+# --- a caller's own upstream sessions, server-to-client requests, the GET stream --------
 # post_sid BODY SID [ACCEPT] [METHOD]: through nginx with Mcp-Session-Id SID.
 post_sid() {
 	curl -sS --max-time 20 -o "$T/b" -D "$T/h" -w '%{http_code}' -X "${4:-POST}" -H 'Content-Type: application/json' \

@@ -140,8 +140,9 @@ fc_endpoints() {
 	req POST "$FC_P/mcp" -H 'Content-Type: application/json' -H "Authorization: Bearer $FC_TOKEN" \
 		--data '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
 	# The issuer is a closed loopback port: a token cannot be verified, which
-	# is a 500 with Retry-After, never a 401 (DESIGN §5). That it is not the
-	# 401 above shows the front handed the Authorization header to mcpgate.
+	# is a 500 with Retry-After, never a 401 (docs/ARCHITECTURE.md §5). That it
+	# is not the 401 above shows the front handed the Authorization header to
+	# mcpgate.
 	is "POST /mcp with a token, issuer unreachable: 500 (the front passed Authorization)" "$R_STATUS" 500
 	check_http_error "POST /mcp 500: HttpError"
 	like "POST /mcp 500: Retry-After" "$(hdr Retry-After "$R_H")" '^[0-9]+$'

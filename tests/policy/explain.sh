@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# `mcpgate explain` (DESIGN §2) against two real fixture upstreams (the SDK server of
-# tests/upstream, the same tools under the prefixes gh_ and fs_, with ~500 extra tools
-# each so the catalog holds over 1,000), a configuration with groups, features, a
-# read-only tenant, an allow list, a deny rule, a tenant in an included file, and the
-# groups and tenant claims under other names. For callers of each kind it checks:
+# `mcpgate explain` (docs/ARCHITECTURE.md §2) against two real fixture upstreams (the
+# SDK server of tests/upstream, the same tools under the prefixes gh_ and fs_, with ~500
+# extra tools each so the catalog holds over 1,000), a configuration with groups,
+# features, a read-only tenant, an allow list, a deny rule, a tenant in an included
+# file, and the groups and tenant claims under other names. For callers of each kind it
+# checks:
 #
 #  - the visible tools, and for hidden tools the step, the reason and the rule as
 #    FILE:LINE — the line of the configuration that decided, found here with grep;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-caller tool catalogs (issue 6) end to end: two fixture upstreams (the same tools
+# Per-caller tool catalogs end to end: two fixture upstreams (the same tools
 # under the prefixes gh_ and fs_) behind nginx + spawn-fcgi + mcpgate, groups, tenants,
 # a read-only tenant, an allow list and a deny rule, and real oidc-provider tokens
 # (tests/idp) whose tenant, groups and scopes differ. For each of five caller profiles:
@@ -7,9 +7,9 @@
 #  - tools/list (every page) is exactly the expected set, computed here from the
 #    whole catalog by the rules written out once more in jq;
 #  - tools/call of every tool of the catalog: 200 with the upstream's answer for each
-#    listed tool, and for each other one the denial DESIGN §4 names (403 with its
-#    reason, or 403 insufficient_scope with WWW-Authenticate naming the scopes to
-#    step up to), so list and call cannot drift;
+#    listed tool, and for each other one the denial docs/ARCHITECTURE.md §4 names
+#    (403 with its reason, or 403 insufficient_scope with WWW-Authenticate naming the
+#    scopes to step up to), so list and call cannot drift;
 #
 #  - prompts/list, resources/list and resources/templates/list show the things of the
 #    upstreams whose group the caller passes (steps 2 and 3), and prompts/get,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Scope step-up with the official MCP TypeScript SDK client (@modelcontextprotocol/sdk,
-// pinned in tests/package.json) against mcpgate (DESIGN §4): a tool that fails only the
-// scope test answers 403 insufficient_scope naming the scopes the call needs, and the
-// SDK authorizes again for them and succeeds on the retry.
+// pinned in tests/package.json) against mcpgate (docs/ARCHITECTURE.md §4): a tool that
+// fails only the scope test answers 403 insufficient_scope naming the scopes the call
+// needs, and the SDK authorizes again for them and succeeds on the retry.
 //
 //   1. connect → 401 → discovery, dynamic registration (grant_types authorization_code
 //      only: with a refresh token the SDK would refresh, which keeps the old scopes,

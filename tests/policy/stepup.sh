@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scope step-up end to end (DESIGN §4): the official MCP SDK client
+# Scope step-up end to end (docs/ARCHITECTURE.md §4): the official MCP SDK client
 # (@modelcontextprotocol/sdk 1.32.2, tests/package.json) gets a 403 insufficient_scope
 # from mcpgate for a tool whose group wants mcp:admin, authorizes again for the scopes
 # the challenge names, and succeeds on the retry. Real nginx (deploy/nginx recipe) +
@@ -34,8 +34,9 @@ start_idp "$NGX_URL"
 gateway_conf "$T/gw.conf" "$NGX_URL"
 sed -i 's/^scopes-supported = .*/scopes-supported = mcp:tools mcp:admin/' "$T/gw.conf"
 # fx_echo needs mcp:admin, the other fx_ tools do not. An upstream's own group (here
-# "fx") holds all of its tools and one admitting group is enough (DESIGN §4 step 3), so
-# the tenant is not given "fx" but "base": the fx_ tools but fx_echo, by fnmatch globs.
+# "fx") holds all of its tools and one admitting group is enough (docs/ARCHITECTURE.md
+# §4, step 3), so the tenant is not given "fx" but "base": the fx_ tools but fx_echo,
+# by fnmatch globs.
 cat >> "$T/gw.conf" <<CONF
 [upstream "fx"]
 url = $FX_URL

@@ -1,4 +1,5 @@
-/* Unit tests: DESIGN §5 acceptance of introspection responses, and the challenges. */
+/* Unit tests: the acceptance of introspection responses (docs/ARCHITECTURE.md §5), and
+ * the challenges. */
 #include "autoconf.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Unit tests: list and call never drift, through the whole POST /mcp exchange
- * (mcp_exchange), over seeded random configurations and callers (issue 6).
+ * (mcp_exchange), over seeded random configurations and callers.
  *
  * One catalog of two upstreams (tools, a prompt and a resource each, and a resource
  * both offer: listed when the caller may reach either, read from one it may reach) stays put while

@@ -185,7 +185,7 @@ legacy(void)
 	is_str(str(o, "error"), "session_not_found", "session_not_found");
 	json_decref(o);
 	is_int(post(&(struct hdrs){ .session = "garbage" }, "{nope", &o), 400,
-	    "the body is checked before the session (issue order)");
+	    "the body is checked before the session (the order of docs/ARCHITECTURE.md §6)");
 	json_decref(o);
 	post(&plain, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2099-01-01\"}}", &o);
 	is_str(str(o, "result.protocolVersion"), MCP_LATEST_VERSION, "an unknown version gets the newest");

@@ -1,14 +1,14 @@
-/* Unit tests: the visibility decision of DESIGN §4 (src/policy.c).
+/* Unit tests: the visibility decision of docs/ARCHITECTURE.md §4 (src/policy.c).
  *
  * 1. A table: each step alone and in combination, each row with the step, the reason,
  *    whether the caller could step up, and the configuration line the rule names
  *    (checked against the text of the file: its section and key).
  * 2. Properties over seeded random configurations, callers and tools, against a
- *    reference written here straight from DESIGN §4: the step, the reason (with the
- *    precedence policy.h documents), the rule's line, the step-up scopes; deciding is
- *    deterministic and the list filter (why NULL) equals the per-tool decision; a tool
- *    hidden at a step stays hidden at that step whatever the later steps say; more
- *    scopes or identity groups never hide a tool.
+ *    reference written here straight from docs/ARCHITECTURE.md §4: the step, the
+ *    reason (with the precedence policy.h documents), the rule's line, the step-up
+ *    scopes; deciding is deterministic and the list filter (why NULL) equals the
+ *    per-tool decision; a tool hidden at a step stays hidden at that step whatever the
+ *    later steps say; more scopes or identity groups never hide a tool.
  * (How long deciding takes is bench/policy.sh's, not a test's.) */
 #include "autoconf.h"
 
@@ -666,7 +666,7 @@ popcount(unsigned v)
 	return n;
 }
 
-/* DESIGN §4 and policy.h's precedence, written out again. */
+/* docs/ARCHITECTURE.md §4 and policy.h's precedence, written out again. */
 static void
 reference(const struct model *m, const struct m_caller *c, const char *tool, int hint, struct expect *x)
 {
@@ -941,7 +941,7 @@ properties(void)
 	    "step 2, %ld at 3, %ld at 4, %ld at 5; %ld step-ups)", cases, seen[0], seen[2], seen[3], seen[4], seen[5],
 	    stepups);
 	ok(seen[0] && seen[2] && seen[3] && seen[4] && seen[5] && stepups, "… every outcome occurs");
-	is_int(bad_ref, 0, "the step agrees with DESIGN §4 written out again");
+	is_int(bad_ref, 0, "the step agrees with docs/ARCHITECTURE.md §4 written out again");
 	is_int(bad_reason, 0, "the reason agrees with policy.h's precedence; step-up exactly when insufficient_scope");
 	is_int(bad_rule, 0, "the rule's FILE:LINE is a line of the file with the key that decided, in the right section");
 	is_int(bad_fast, 0, "deterministic: again, and without asking why, the same step and rule");

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // tests/www/schemas.mjs — the component schemas of www/openapi.json encode the field rules of the
-// gateway specification: each case is a JSON value that one schema must accept or reject.
+// gateway's public HTTP surface: each case is a JSON value that one schema must accept or reject.
 // TAP on stdout; exits non-zero when a test failed. Needs `npm ci --prefix tests` first.
 import { load } from './lib/openapi-ajv.mjs';
 import { done, ok } from '../lib/tap.mjs';
@@ -22,7 +22,7 @@ const names = [
   'HttpError',
 ];
 const missing = names.filter((s) => !api.doc.components.schemas[s]);
-ok(missing.length === 0, 'every schema of the specification is under components/schemas', { missing });
+ok(missing.length === 0, 'every schema of the public HTTP surface is under components/schemas', { missing });
 
 const req = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
 const note = { jsonrpc: '2.0', method: 'notifications/initialized' };
