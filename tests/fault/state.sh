@@ -49,7 +49,8 @@ conf() {
 	} > "$out"
 }
 
-# wait_for SECONDS CMD...: until CMD succeeds (polled), or false after SECONDS.
+# wait_for SECONDS CMD...: until CMD succeeds (polled), or false after SECONDS. CMD runs
+# again on each try, but a $(...) among its words was expanded once, before the first.
 wait_for() {
 	local end=$((SECONDS + $1))
 	shift
@@ -242,7 +243,9 @@ idp_reset
 idp_fault hang
 (mcp k "$held" "" "$LIST" > /dev/null) &
 held_req=$!
-wait_for 30 test "$(idp_stats)" -ge 1 && pass "a process introspects a token (the AS hangs)" || fail "a process introspects a token"
+introspected() { [ "$(idp_stats)" -ge 1 ]; }	# (read on every try, not once)
+wait_for 30 introspected && pass "a process introspects a token (the AS hangs)" \
+	|| fail "a process introspects a token" "k: $(pids_of k) $(alive k && echo alive); introspections $(idp_stats); $(tail -3 "$T/gw.log")"
 stop k -KILL
 wait "$held_req"	# (its answer files are ours again)
 idp_fault none
