@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tests/lint/check.sh [SRC-DIR] — the source rules `make check` and `make lint` enforce,
+# as TAP. Each rule is first shown to catch what it is for (a small tree written here
+# that breaks it), then run over SRC-DIR ($MCPGATE_SRCDIR/src by default):
+#   layers   every #include "x.h" points to a module of the same layer or one below
+#            (the table below; docs/ARCHITECTURE.md §1); a file in no layer fails too.
+#   banned   no call of a function with a safer form in use here (comments and string
+#            literals do not count).
+#   words    no work-tracker words (issue numbers, TODO, FIXME, XXX) and no pointer to a
+#            document outside the repository: comments explain the code as it is.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
+
+# The layers, bottom first (docs/ARCHITECTURE.md §1): a module may include the headers
+# of its own layer and of the layers below. A module is a .c/.h pair; handlers.h is the
+# h_*.c handlers' header; autoconf.h is configure's.
+LAYERS='
+base      autoconf buf err clock log secret url sink
+parts     config request response sse jsonrpc negotiate state fragcache
+clients   token_cache session introspect upstream
+model     catalog policy
+access    auth federate
+exchange  mcp explain gateway
+handlers  handlers h_health h_meta h_mcp
+router    router
+front     front main
+'
+BANNED='strcpy strcat strncpy strncat sprintf vsprintf gets strtok atoi atol atoll rand srand
+system popen tmpnam tempnam mktemp alloca asctime ctime gmtime localtime'
+
+# code FILE: the file with comments and string/character literals blanked, lines kept.
+code() {
+	awk '
+	{
+		out = ""; s = $0
+		while (s != "") {
+			c = substr(s, 1, 1)
+			if (incom) {
+				if (substr(s, 1, 2) == "*/") { incom = 0; s = substr(s, 3); out = out "  "; continue }
+				out = out " "; s = substr(s, 2); continue
+			}
+			if (substr(s, 1, 2) == "/*") { incom = 1; s = substr(s, 3); out = out "  "; continue }
+			if (substr(s, 1, 2) == "//") break
+			if (c == "\"" || c == "\047") {
+				q = c; out = out c; s = substr(s, 2)
+				while (s != "" && substr(s, 1, 1) != q) {
+					if (substr(s, 1, 1) == "\\") { s = substr(s, 2); out = out " " }
+					s = substr(s, 2); out = out " "
+				}
+				out = out q; s = substr(s, 2); continue
+			}
+			out = out c; s = substr(s, 2)
+		}
+		print out
+	}' "$1"
+}
+
+# layers DIR: prints each include that points up, or a file in no layer; status 1 then.
+layers() {
+	local dir=$1 f base bad=0
+	declare -A rank=()
+	local i=0 name mods m
+	while read -r name mods; do
+		[ -n "$name" ] || continue
+		for m in $mods; do rank[$m]=$i; done
+		i=$((i + 1))
+	done <<< "$LAYERS"
+	for f in "$dir"/*.c "$dir"/*.h; do
+		[ -e "$f" ] || continue
+		base=$(basename "$f"); base=${base%.*}
+		if [ -z "${rank[$base]+x}" ]; then
+			echo "$(basename "$f"): in no layer (add it to the table in tests/lint/check.sh)"; bad=1; continue
+		fi
+		while IFS=: read -r line inc; do
+			inc=${inc%.h}
+			if [ -z "${rank[$inc]+x}" ]; then
+				echo "$(basename "$f"):$line: includes $inc.h, in no layer"; bad=1
+			elif [ "${rank[$inc]}" -gt "${rank[$base]}" ]; then
+				echo "$(basename "$f"):$line: includes $inc.h, a layer above it"; bad=1
+			fi
+		done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):#include "\([^"]*\)".*/\1:\2/')
+	done
+	return $bad
+}
+
+# banned DIR: prints each call of a banned function; status 1 then.
+banned() {
+	local f hits bad=0 re
+	re="(^|[^A-Za-z0-9_.>])($(echo $BANNED | tr ' ' '|'))[[:space:]]*\\("
+	for f in "$1"/*.c "$1"/*.h; do
+		[ -e "$f" ] || continue
+		hits=$(code "$f" | grep -nE "$re" | sed "s|^|$(basename "$f"):|")
+		[ -z "$hits" ] || { echo "$hits"; bad=1; }
+	done
+	return $bad
+}
+
+# words DIR: prints each line with a tracker word or an outside pointer; status 1 then.
+words() {
+	local hits
+	hits=$(cd "$1" && grep -nHiE '\bissue ?#?[0-9]|#[0-9]+ \(issue|\bTODO\b|\bFIXME\b|\bXXX\b|\.\./shared|DESIGN(\.md)? ?§' \
+		$(ls -- *.c *.h 2>/dev/null))
+	[ -z "$hits" ] || { echo "$hits"; return 1; }
+}
+
+# --- each rule catches what it is for ------------------------------------------------------
+t=$(mktemp -d /tmp/mcpgate-lint.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+mkdir "$t/up" "$t/none" "$t/ban" "$t/word"
+printf '#include "mcp.h"\n' > "$t/up/buf.c"
+printf '#include "buf.h"\n' > "$t/none/newthing.c"
+printf 'void f(char *d) { strcpy(d, "x"); }\n' > "$t/ban/buf.c"
+printf '/* the checks in the order of iss%s #4 */\n' ue > "$t/word/mcp.c"
+for r in layers:up layers:none banned:ban words:word; do
+	if out=$(${r%%:*} "$t/${r#*:}"); then fail "${r%%:*} fails on a tree that breaks it (${r#*:})"
+	else pass "${r%%:*} fails on a tree that breaks it: $out"; fi
+done
+printf '#include "state.h"\n#include "buf.h"\n' > "$t/up/session.c"	# across and down
+printf '/* strcpy(d, s) would be wrong here */\nconst char *s = "strcat(";\nint my_rand(void);\nint x = my_rand();\n' > "$t/ban/mcp.c"
+rm "$t/up/buf.c" "$t/ban/buf.c"
+out=$(layers "$t/up") && pass "layers: an include across or down is fine" || fail "layers: an include across or down is fine" "$out"
+out=$(banned "$t/ban") && pass "banned: comments, strings and longer names do not count" || fail "banned: comments, strings and longer names do not count" "$out"
+
+# --- the tree ---------------------------------------------------------------------------------
+[ -d "$src" ] || { echo "Bail out! no source directory $src"; exit 1; }
+out=$(layers "$src") && pass "layers: every include in src/ points across or down" || fail "layers: every include in src/ points across or down" "$out"
+out=$(banned "$src") && pass "banned: no $(echo $BANNED | wc -w) banned functions called in src/" || fail "banned: none called in src/" "$out"
+out=$(words "$src") && pass "words: no tracker words or outside pointers in src/" || fail "words: no tracker words or outside pointers in src/" "$out"
+tap_done
