@@ -449,6 +449,20 @@ view_set(struct catalog_view *v, json_t *doc, uint64_t generation)
 	v->serial++;
 }
 
+/* A freshly fetched doc for v: a doc equal to the one v holds is dropped, so that what
+ * was derived from v (its serial: the cached list pages) stays, and nothing is parsed
+ * or allocated again for a refresh that found no change. */
+static void
+view_refresh(struct catalog_view *v, json_t *doc, uint64_t generation)
+{
+	if (v->doc != NULL && doc != NULL && json_equal(v->doc, doc)) {
+		json_decref(doc);
+		v->generation = generation;
+	} else {
+		view_set(v, doc, generation);
+	}
+}
+
 /* Parses a copy of the stored catalog (taken under the lock) into v. Frees copy. */
 static void
 view_parse(struct catalog_view *v, char *copy, size_t len, uint64_t gen)
@@ -474,13 +488,18 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 	if (locked)
 		c->claim_until_ms = 0;
 	if (locked && s && len <= CATALOG_MAX_BYTES) {
-		memcpy(c->data, s, len);
-		c->len = (uint32_t)len;
-		memcpy(c->key, key, 16);
+		/* The same catalog again: fresh for longer, the same generation, so that no
+		 * worker parses it again. */
+		if (c->fresh_until_ms == 0 || c->len != len || memcmp(c->key, key, 16) != 0 ||
+		    memcmp(c->data, s, len) != 0) {
+			memcpy(c->data, s, len);
+			c->len = (uint32_t)len;
+			memcpy(c->key, key, 16);
+			c->degraded = catalog_degraded(doc);
+			c->generation++;
+		}
 		c->fresh_until_ms = until;
-		c->degraded = catalog_degraded(doc);
-		c->generation++;
-		view_set(v, doc, c->generation);
+		view_refresh(v, doc, c->generation);
 		v->local_until_ms = 0;
 	} else {
 		if (locked)
@@ -488,7 +507,7 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 			    len, CATALOG_MAX_BYTES);
 		else	/* the state file's region cannot be used now: ours for a moment */
 			until = now_ms + (ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);
-		view_set(v, doc, 0);
+		view_refresh(v, doc, 0);
 		v->local_until_ms = until;
 	}
 	if (locked)
@@ -512,7 +531,7 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 	config_key(cfg, key);
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
-			view_set(v, fetch_all(pool, cfg, now_ms), 0);
+			view_refresh(v, fetch_all(pool, cfg, now_ms), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return v->doc;

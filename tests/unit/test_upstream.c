@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
@@ -32,10 +33,11 @@ static struct {
 	int generation;		/* bumped to forget every session (a restart) */
 	int connections;
 	int initializes;
+	const char *tool;	/* mode "tools": the one tool tools/list answers */
 	int nreq;
 	char *headers[MAX_REQS];	/* lower-cased header block of each request */
 	char *bodies[MAX_REQS];
-} stub = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, "json", 1, 0, 0, 0, { 0 }, { 0 } };
+} stub = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, "json", 1, 0, 0, "", 0, { 0 }, { 0 } };
 
 static int
 send_all(int fd, const char *p, size_t n)
@@ -123,8 +125,9 @@ answer(int fd, const char *headers, const char *body)
 		snprintf(extra, sizeof(extra), "Mcp-Session-Id: %s\r\n",
 		    strcmp(mode, "badsession") == 0 ? "bad session" : sid);
 		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"%s\","
-		    "\"capabilities\":{},\"serverInfo\":{\"name\":\"stub\",\"version\":\"1\"}}}", idtxt,
-		    strcmp(mode, "badversion") == 0 ? "1999-01-01" : "2025-06-18");
+		    "\"capabilities\":{%s},\"serverInfo\":{\"name\":\"stub\",\"version\":\"1\"}}}", idtxt,
+		    strcmp(mode, "badversion") == 0 ? "1999-01-01" : "2025-06-18",
+		    strcmp(mode, "tools") == 0 ? "\"tools\":{}" : "");
 		answer_json(fd, 200, extra, out);
 	} else if (strstr(headers, want) == NULL || strcmp(mode, "404") == 0) {
 		answer_json(fd, 404, "", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,\"message\":\"Session not found\"}}");
@@ -132,6 +135,10 @@ answer(int fd, const char *headers, const char *body)
 		send_str(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
 	} else if (id == NULL) {
 		send_str(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	} else if (strcmp(mode, "tools") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"%s\","
+		    "\"description\":\"d\",\"inputSchema\":{\"type\":\"object\"}}]}}", idtxt, stub.tool);
+		answer_json(fd, 200, "", out);
 	} else if (strcmp(mode, "json") == 0) {
 		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"echo\":\"%s\"}}", idtxt, method);
 		answer_json(fd, 200, "", out);
@@ -399,6 +406,54 @@ test_auth_header_config(void)
 
 /* ---- the client ---- */
 
+/* The catalog over the stub: a refresh that finds the same tools keeps the generation
+ * and every worker's parsed view (and so its cached list pages); a change bumps both. */
+static void
+test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
+{
+	size_t size = catalog_region_size();
+	void *region = calloc(1, size);
+	struct catalog_view v = { 0 }, w = { 0 };
+	json_t *doc, *again;
+	uint64_t gen, vserial, wserial;
+	int64_t now = clock_mono_us() / 1000, ttl = cfg->catalog_ttl * 1000 + 1;
+	int nreq;
+
+	catalog_region_init(region, size, 0);
+	stub_reset("tools");
+	stub.tool = "alpha";
+	doc = catalog_get(region, &v, pool, cfg, now);
+	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
+	    "alpha", "catalog: the stub's tool");
+	gen = v.generation;
+	vserial = v.serial;
+	nreq = stub.nreq;
+	catalog_get(region, &w, pool, cfg, now);
+	ok(w.generation == gen && stub.nreq == nreq, "catalog: another worker parses the stored one, fetches nothing");
+	wserial = w.serial;
+
+	now += ttl;	/* stale: v fetches again, and finds the same tools */
+	again = catalog_get(region, &v, pool, cfg, now);
+	ok(stub.nreq > nreq, "catalog: fetched again after catalog-ttl");
+	ok(again == doc && v.serial == vserial && v.generation == gen,
+	    "catalog: the same tools again: the same generation, the view (and its list pages) kept");
+	catalog_get(region, &w, pool, cfg, now);
+	ok(w.serial == wserial, "catalog: the other worker parses nothing again");
+
+	stub.tool = "beta";	/* a change */
+	now += ttl;
+	doc = catalog_get(region, &v, pool, cfg, now);
+	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
+	    "beta", "catalog: a changed tool is seen after catalog-ttl");
+	ok(v.generation == gen + 1 && v.serial != vserial, "catalog: a change: a new generation and view");
+	catalog_get(region, &w, pool, cfg, now);
+	ok(w.generation == gen + 1 && w.serial != wserial, "catalog: the other worker takes it");
+	catalog_view_free(&v);
+	catalog_view_free(&w);
+	free(region);
+	stub_reset("json");
+}
+
 static void
 test_client(void)
 {
@@ -459,6 +514,9 @@ test_client(void)
 	ok(rc == 0 && stub.nreq == 4 && stub.initializes == 1, "json: a second call reuses the session");
 	is_int(stub.connections, 1, "json: and the connection");
 	is_int(upstream_pool_connects(pool), 1, "upstream_pool_connects counts it");
+	upstream_pool_free(pool);
+	pool = upstream_pool_new();
+	test_catalog_refresh(pool, cfg);
 
 	/* An event stream: a priming event, a comment, a notification, our answer over two
 	 * data lines with CRLF, a late notification (dropped). */
