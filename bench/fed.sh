@@ -16,6 +16,9 @@
 #   H1, C1, D1  H, C and D with one connection (wrk -t1 -c1): the latency of a lone
 #       request (H1: what nginx + FastCGI + mcpgate's cheapest answer take alone)
 #
+# And the system calls per request of H, L and C (strace -f -c on the mcpgate processes,
+# one request at a time, BENCH_STRACE_SECONDS (3) each, less the calls made idle).
+#
 # Targets: L / H >= 0.7; the gateway adds <= 15 % to a call (C / D >= 1 / 1.15, rates at
 # the same concurrency) and < 150 µs (p50 latency of C1 minus D1: one call at a time, no
 # queueing); memory per worker with the catalog loaded <= 10 MiB RSS (VmRSS of each
@@ -164,13 +167,40 @@ run() {
 	esac
 	case $kind in C* | D*) envs+=("BENCH_ARGS=$ARGS" "BENCH_WANT=$WANT_ECHO") ;; esac
 	case $kind in ?1) t=1 c=1 ;; esac
+	[ "$rep" != s ] || t=1 c=1	# counting system calls: one request at a time
 	[ "$SESSION" = 0 ] || [ "${kind#H}" != "$kind" ] || [ "${kind#D}" != "$kind" ] || envs+=("BENCH_SESSION=$SID" "BENCH_PROTOCOL=$PV")
 	THREADS=$t CONNS=$c measure "$kind" "$secs" "$OUT/wrk.$rep.$kind.out" "$url" BENCH_EXPECT=200 "${envs[@]}"
+	[ "$rep" != s ] || return 0	# (not a measured run)
 	row "$rep" "$kind"
 	said "$rep" "$kind"
 }
 
 run_kinds " (H1, C1, D1: -t1 -c1)"
+
+# System calls per request: strace -f -c on every mcpgate process while wrk -t1 -c1 sends
+# H, L and C for STRACE_SECS each (strace slows them: counts, not rates), less what the
+# processes make idle for as long (the tick, the watchdog). SYSCALLS: one line per kind,
+# "KIND per-request name:count...".
+STRACE_SECS=${BENCH_STRACE_SECONDS:-3}
+SYSCALLS=
+traced() { # every mcpgate process has a tracer
+	local p
+	for p in $FCGI; do [ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$p/status")" != 0 ] || return 1; done
+}
+total_calls() { awk '$NF == "total" { print $4 + 0 }' "$1"; }
+for kind in idle H L C; do
+	# shellcheck disable=SC2046,SC2086 # one -p per process
+	strace -f -c -o "$OUT/strace.$kind" $(printf -- '-p %s ' $FCGI) 2>/dev/null &
+	spid=$!
+	for _ in $(seq 1 100); do traced && break; sleep 0.1; done
+	if [ "$kind" = idle ]; then sleep "$STRACE_SECS"; else run "$kind" "$STRACE_SECS" s; fi
+	kill -INT "$spid"
+	wait "$spid" 2>/dev/null
+	[ "$kind" = idle ] && { idle_calls=$(total_calls "$OUT/strace.idle"); continue; }
+	SYSCALLS+="$kind $(awk -v c="$(total_calls "$OUT/strace.$kind")" -v i="$idle_calls" -v r="$REQ" 'BEGIN { printf "%.1f", (r > 0 ? (c - i) / r : 0) }')"
+	SYSCALLS+=" $(awk -v r="$REQ" '$1 ~ /^[0-9.]+$/ && NF >= 5 && $NF != "total" && $4 / r >= 0.05 { printf "%s:%.1f\n", $NF, $4 / r }' "$OUT/strace.$kind" |
+		sort -t: -k2 -g -r | head -n 10 | tr '\n' ' ')"$'\n'
+done
 # shellcheck disable=SC2086
 runs_done $FCGI
 rss end
@@ -240,6 +270,14 @@ table() {
 	echo "| for scale: p50 latency of a health request, 1 connection (H1: nginx + FastCGI + mcpgate, no upstream) | $(for r in $(seq 1 "$REPS"); do printf '%s ' "$(val "$r" H1 10)"; done) | $(med H1 10) | — | |"
 	echo "| CPU per call of nginx + mcpgate in C (medians) | | $(awk -v a="$(med C 13)" -v b="$(med C 14)" 'BEGIN { print a + b }') | — | |"
 	echo "| mcpgate's CPU per call (C) minus per health request (H) (medians) | | $(awk -v a="$(med C 14)" -v b="$(med H 14)" 'BEGIN { print a - b }') | — | |"
+	echo
+	echo "System calls per request (strace -f -c on the mcpgate processes, wrk -t1 -c1 for $STRACE_SECS s a kind, less the calls of as long idle); the most frequent, per request:"
+	echo
+	echo "| kind | system calls per request | the most frequent |"
+	echo "|---|---:|---|"
+	while read -r k n top_calls; do
+		[ -n "$k" ] && echo "| $k | $n | $top_calls |"
+	done <<<"$SYSCALLS"
 	echo
 	echo "Memory of each mcpgate process ($PROCS processes, each $WORKERS worker threads + the main thread = $THR, the $TOOLS-tool catalog loaded; MiB, /proc/PID/status and smaps_rollup; RssFile is mostly the shared libraries, RssAnon the process's own):"
 	echo

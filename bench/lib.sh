@@ -71,7 +71,7 @@ setup() {
 	need_pkgs build-essential autoconf automake libtool pkg-config \
 		libfcgi-dev libfcgi-bin libjansson-dev libsodium-dev libcurl4-openssl-dev \
 		>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install the build dependencies"; }
-	need_cmds wrk:wrk nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq \
+	need_cmds wrk:wrk strace:strace nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq \
 		node:nodejs npm:npm >>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install wrk, nginx, spawn-fcgi, curl, jq, node"; }
 	if [ ! -d "$top/tests/node_modules/oidc-provider" ] ||
 		[ "$top/tests/package-lock.json" -nt "$top/tests/node_modules/.package-lock.json" ]; then
