@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "secret.h"
+#include "str.h"
 #include "url.h"
 
 #define AUTH_RETRY_AFTER	"5"	/* seconds, on authorization-server failures */
@@ -47,20 +48,6 @@ auth_parse_bearer(const char *h, const char **tok, size_t *len)
 	return 0;
 }
 
-static int
-has_scope(const char *granted, const char *want)
-{
-	size_t n = strlen(want);
-	const char *p = granted;
-
-	while ((p = strstr(p, want)) != NULL) {
-		if ((p == granted || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
 /* The granted scopes (if any) followed by the required ones not among them. */
 static void
 put_scopes(struct buf *b, const struct strlist *l, const char *granted)
@@ -73,7 +60,7 @@ put_scopes(struct buf *b, const struct strlist *l, const char *granted)
 		first = 0;
 	}
 	for (i = 0; i < l->n; i++) {
-		if (granted && has_scope(granted, l->v[i]))
+		if (granted && str_has_word(granted, l->v[i]))
 			continue;
 		buf_printf(b, "%s%s", first ? "" : " ", l->v[i]);
 		first = 0;
@@ -369,7 +356,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		return -1;
 	}
 	for (i = 0; i < cfg->required_scopes.n; i++)
-		if (!has_scope(c->scope, cfg->required_scopes.v[i])) {
+		if (!str_has_word(c->scope, cfg->required_scopes.v[i])) {
 			challenge(cfg, resp, GW_ESCOPE, "the token lacks a required scope", c->scope);
 			return -1;
 		}

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "explain.h"
 #include "policy.h"
+#include "str.h"
 #include "upstream.h"
 
 #define EXPLAIN_NOTES	16
@@ -54,21 +55,6 @@ note(struct explain *x, const char *fmt, ...)
 		json_array_append_new(x->notes, json_string(msg));
 }
 
-static int
-has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	const char *p = list;
-
-	while (n && *p) {
-		p += strspn(p, " ");
-		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\0'))
-			return 1;
-		p += strcspn(p, " ");
-	}
-	return 0;
-}
-
 /* The claims policy reads, from an introspection-like object, read by auth.c's own
  * auth_claims_read (a scope that is not a string is an error here). The token's own acceptance
  * (active, exp, aud, ...) is step 1, auth's: it only gives a note here. 0, or -1 with
@@ -96,7 +82,7 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 	if (json_object_get(j, "active") && auth_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)
 		note(x, "step 1: the token would be refused (%s): every /mcp request is 401", reason);
 	for (i = 0; i < cfg->required_scopes.n; i++)
-		if (!has_word(c->scope, cfg->required_scopes.v[i]))
+		if (!str_has_word(c->scope, cfg->required_scopes.v[i]))
 			note(x, "step 1: the token lacks required scope %s: every POST /mcp is 403 insufficient_scope",
 			    cfg->required_scopes.v[i]);
 	return 0;

@@ -16,28 +16,11 @@
 
 #include "policy.h"
 #include "secret.h"
+#include "str.h"
 
 /* How far a group gets through step 3's tests: the first one it fails, in the order
  * of docs/ARCHITECTURE.md §4 (so a larger value is nearer to passing). */
 enum reach { R_LISTED, R_FEATURE, R_MEMBERS, R_SCOPES, R_PASS };
-
-/* Is word one of the blank-separated words of list? (Scopes and identity groups.) */
-static int
-word_in(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	const char *p = list;
-
-	if (n == 0)
-		return 0;
-	while (*p) {
-		p += strspn(p, " \t");
-		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\t' || p[n] == '\0'))
-			return 1;
-		p += strcspn(p, " \t");
-	}
-	return 0;
-}
 
 /* The first of globs that matches name, or NULL. */
 static const char *
@@ -84,11 +67,11 @@ reach_of(const struct policy_caller *c, const struct cfg_group *g, const char *n
 	if (g->feature && !strlist_has(&tn->features, g->feature))
 		return R_FEATURE;
 	for (i = 0, in = g->members.n == 0; i < g->members.n && !in; i++)
-		in = word_in(c->claims->groups, g->members.v[i]);
+		in = str_has_word(c->claims->groups, g->members.v[i]);
 	if (!in)
 		return R_MEMBERS;
 	for (i = 0; i < g->scopes.n; i++)
-		if (!word_in(c->claims->scope, g->scopes.v[i]))
+		if (!str_has_word(c->claims->scope, g->scopes.v[i]))
 			return R_SCOPES;
 	return R_PASS;
 }
@@ -190,7 +173,7 @@ missing_scopes(const struct policy_caller *c, const struct cfg_group *g)
 	size_t i, n = 0;
 
 	for (i = 0; i < g->scopes.n; i++)
-		n += !word_in(c->claims->scope, g->scopes.v[i]);
+		n += !str_has_word(c->claims->scope, g->scopes.v[i]);
 	return n;
 }
 
@@ -309,7 +292,7 @@ add_words(char *out, size_t n, const char *more)
 			memcpy(w, p, len);
 			w[len] = '\0';
 			have = strlen(out);
-			if (!word_in(out, w) && have + len + 2 < n)
+			if (!str_has_word(out, w) && have + len + 2 < n)
 				snprintf(out + have, n - have, "%s%s", have ? " " : "", w);
 		}
 		p += len;
@@ -377,7 +360,7 @@ explain_step3(const struct policy_caller *c, const struct policy_tool *t, const 
 	default:	/* R_SCOPES */
 		lacks[0] = '\0';
 		for (i = 0; i < b->g->scopes.n; i++)
-			if (!word_in(c->claims->scope, b->g->scopes.v[i]))
+			if (!str_has_word(c->claims->scope, b->g->scopes.v[i]))
 				add_words(lacks, sizeof(lacks), b->g->scopes.v[i]);
 		refuse(why, POLICY_GROUP, later ? "insufficient_scope" : "group_forbidden",
 		    config_group_where(b->g, "scopes"), &b->g->s.where, "[group \"%s\"] scopes: the token lacks %s%s",

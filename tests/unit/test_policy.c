@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "policy.h"
+#include "str.h"
 #include "tap.h"
 
 static const char *conf_text =
@@ -954,11 +955,24 @@ properties(void)
 
 /* --- how fast a list filter is -------------------------------------------------------- */
 
+/* The one word-list test behind scopes and groups. */
+static void
+test_words(void)
+{
+	ok(str_has_word("mcp:tools mcp:admin", "mcp:admin"), "words: the last word");
+	ok(str_has_word("\tops  dev\t", "dev"), "words: tabs and runs of blanks separate");
+	ok(!str_has_word("mcp:tools-extra", "mcp:tools"), "words: a prefix of a word is not the word");
+	ok(!str_has_word("xmcp:tools", "mcp:tools"), "words: nor a suffix");
+	ok(!str_has_word("a  b", ""), "words: the empty word is in no list");
+	ok(!str_has_word(NULL, "a") && !str_has_word("", "a"), "words: nothing is in no list");
+}
+
 int
 main(void)
 {
 	if (mkdtemp(dir) == NULL)
 		return 1;
+	test_words();
 	table();
 	properties();
 	rmdir(dir);
