@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "log.h"
+#include "policy.h"
 #include "secret.h"
 #include "state.h"
 
@@ -308,6 +309,24 @@ int
 catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **upstream, const char **orig)
 {
 	return catalog_route_alt(doc, kind, ix, 0, upstream, orig);
+}
+
+void
+catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
+    const char **upstream, const char **orig)
+{
+	json_t *rec = json_array_get(json_object_get(doc, catalog_kinds[CATALOG_TOOLS].array), ix);
+	const char *up = NULL, *o = NULL;
+
+	memset(t, 0, sizeof(*t));
+	t->name = json_string_value(json_object_get(rec, "name"));
+	t->read_only_hint = json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint"));
+	if (catalog_route(doc, CATALOG_TOOLS, (long)ix, &up, &o) == 0)
+		t->upstream = config_upstream(cfg, up);
+	if (upstream)
+		*upstream = up;
+	if (orig)
+		*orig = o;
 }
 
 int

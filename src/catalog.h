@@ -79,6 +79,13 @@ int catalog_route(json_t *doc, enum catalog_kind kind, long ix, const char **ups
 int catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, const char **upstream,
     const char **orig);
 
+/* Tool ix of doc as the policy sees it: its exposed name, its readOnlyHint, and the
+ * upstream of cfg it comes from (NULL when none); *upstream and *orig (each may be NULL)
+ * its route, as catalog_route. Strings borrowed from doc. */
+struct policy_tool;
+void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
+    const char **upstream, const char **orig);
+
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);
 int catalog_region_degraded(void *region);

@@ -88,20 +88,6 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 	return 0;
 }
 
-/* Catalog tool i as the policy sees it. */
-static void
-tool_at(const struct config *cfg, json_t *doc, size_t i, struct policy_tool *t, const char **up, const char **orig)
-{
-	json_t *rec = json_array_get(json_object_get(doc, "tools"), i);
-
-	memset(t, 0, sizeof(*t));
-	*up = *orig = NULL;
-	t->name = json_string_value(json_object_get(rec, "name"));
-	t->read_only_hint = json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint"));
-	if (catalog_route(doc, CATALOG_TOOLS, (long)i, up, orig) == 0)
-		t->upstream = config_upstream(cfg, *up);
-}
-
 /* A decision on a tool or an upstream (what: "tool", "upstream") named name. */
 static json_t *
 decision_json(const char *what, const char *name, const struct policy_why *why)
@@ -321,7 +307,7 @@ answer(struct explain *x, json_t *doc)
 	if (x->tool && (ix = catalog_find(doc, x->tool)) < 0)
 		rc = EXPLAIN_HIDDEN;
 	for (i = x->tool ? (size_t)(ix < 0 ? (long)n : ix) : 0; i < n; i++) {
-		tool_at(x->cfg, doc, i, &t, &up, &orig);
+		catalog_policy_tool(x->cfg, doc, i, &t, &up, &orig);
 		if (t.name == NULL)
 			continue;
 		if (policy_decide(&x->pc, &t, &why) == POLICY_VISIBLE)

@@ -222,20 +222,6 @@ mcp_cursor_open(const unsigned char *key, const char *list, const char *who, con
 	return *end != '\0' || *off == 0 ? -1 : 0;
 }
 
-/* A catalog tool as the policy sees it. */
-static void
-tool_of(const struct mcp_call *c, json_t *doc, size_t i, struct policy_tool *t)
-{
-	json_t *rec = json_array_get(json_object_get(doc, "tools"), i);
-	const char *up = NULL, *orig;
-
-	memset(t, 0, sizeof(*t));
-	t->name = json_string_value(json_object_get(rec, "name"));
-	t->read_only_hint = json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint"));
-	if (catalog_route(doc, CATALOG_TOOLS, (long)i, &up, &orig) == 0)
-		t->upstream = config_upstream(c->cfg, up);
-}
-
 /* Does the caller see record i of kind? A tool by policy_decide, anything else by what
  * the policy says of the upstreams that offer it (one it may reach is enough: its
  * request goes there, federate.c's pick_owner). */
@@ -247,7 +233,7 @@ record_visible(const struct mcp_call *c, json_t *doc, enum catalog_kind kind, si
 	size_t alt;
 
 	if (kind == CATALOG_TOOLS) {
-		tool_of(c, doc, i, &t);
+		catalog_policy_tool(c->cfg, doc, i, &t, NULL, NULL);
 		return t.name && policy_decide(&c->pc, &t, NULL) == POLICY_VISIBLE;
 	}
 	for (alt = 0; catalog_route_alt(doc, kind, (long)i, alt, &up, &orig) == 0; alt++)
@@ -466,7 +452,7 @@ gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 
 	if (c->pc.off || name == NULL || (ix = catalog_find(doc, name)) < 0)
 		return 0;	/* no policy, or nothing to decide: federate.c answers */
-	tool_of(c, doc, (size_t)ix, &t);
+	catalog_policy_tool(c->cfg, doc, (size_t)ix, &t, NULL, NULL);
 	policy_decide(&c->pc, &t, &why);
 	audit(c, "tools/call", "tool", name, &why);
 	if (why.step == POLICY_VISIBLE)
