@@ -62,28 +62,9 @@ start_idp "$NGX_URL"
 wait_for 30 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
 UP_URL=$(sed -n 's/^ready //p' "$T/up.ready")
 
-printf 'mcpgate-secret\n' > "$T/secret"
 conf() {	# conf [GATEWAY-LINE...]: the gateway's configuration, with more [gateway] lines
-	{
-		printf '[gateway]\nresource = %s\nname = com.example/gateway\nstate = %s\nlog-file = %s\n' \
-			"$NGX_URL" "$T/state" "$T/gw.log"
-		printf 'client-timeout-ms = %s\n' "$BOUND"
-		[ $# -eq 0 ] || printf '%s\n' "$@"
-		cat <<CONF
-[auth]
-issuer = $IDP
-client-id = mcpgate
-client-secret-file = $T/secret
-required-scopes = mcp:tools
-scopes-supported = mcp:tools
-cache-ttl = 300
-negative-ttl = 5
-timeout-ms = 3000
-[upstream "up"]
-url = $UP_URL
-timeout-ms = $UP_TIMEOUT
-CONF
-	} > "$T/gw.conf.new"
+	GW_CACHE_TTL=300 GW_AUTH_TIMEOUT_MS=3000 gateway_conf "$T/gw.conf.new" "$NGX_URL" "client-timeout-ms = $BOUND" "$@"
+	printf '[upstream "up"]\nurl = %s\ntimeout-ms = %s\n' "$UP_URL" "$UP_TIMEOUT" >> "$T/gw.conf.new"
 	mv "$T/gw.conf.new" "$T/gw.conf"
 }
 conf

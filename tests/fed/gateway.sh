@@ -249,7 +249,6 @@ wait_fixture alpha && wait_fixture beta \
 	|| bail "the fixture upstreams started" "$(tail -n 5 "$T/alpha.log" "$T/beta.log")"
 pass "fixture upstreams: alpha (--tools 150) at ${fx_url[alpha]}, beta (--page-size 8) at ${fx_url[beta]}; gamma down at :$DOWN_PORT"
 
-printf 'mcpgate-secret\n' > "$T/secret"
 printf 'Authorization: %s\n' "$A_SECRET" > "$T/alpha.header"
 printf 'X-Api-Key: %s\n' "$B_SECRET" > "$T/beta.header"
 TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
@@ -258,23 +257,8 @@ TOKEN2=$(mint --client machine-beta --scope mcp:tools --resource "$NGX_URL")
 	|| bail "client_credentials tokens for $NGX_URL" "$(tail -n 5 "$T/idp.log")"
 # gw_conf OUT CATALOG-TTL STATE LOG: the gateway's configuration.
 gw_conf() {
-cat > "$1" <<CONF
-[gateway]
-resource = $NGX_URL
-name = com.example/gateway
-state = $3
-log-file = $4
-catalog-ttl = $2
-page-size = $PAGE
-[auth]
-issuer = $IDP
-client-id = mcpgate
-client-secret-file = $T/secret
-required-scopes = mcp:tools
-scopes-supported = mcp:tools
-cache-ttl = 3600
-negative-ttl = 5
-timeout-ms = 1500
+GW_STATE=$3 GW_LOG=$4 gateway_conf "$1" "$NGX_URL" "catalog-ttl = $2" "page-size = $PAGE"
+cat >> "$1" <<CONF
 [upstream "alpha"]
 url = ${fx_url[alpha]}
 prefix = a_

@@ -69,27 +69,31 @@ sdk_afterwards() {
 	fi
 }
 
-# gateway_conf OUT RESOURCE: a gateway configuration verifying tokens at $IDP as the
-# `mcpgate` client, with its state and log in $T. A cached token stays cached for the
-# whole suite (cache-ttl an hour): a slow run must not see it expire in between.
+# gateway_conf OUT RESOURCE [GATEWAY-LINE...]: the one gateway configuration of the
+# suites: verifying tokens at $IDP as the `mcpgate` client, with its state and log in $T
+# (GW_STATE, GW_LOG), the LINEs added to [gateway]; a suite appends its own sections
+# ([upstream], [group], ...). A cached token stays cached for the whole suite (cache-ttl
+# an hour, GW_CACHE_TTL): a slow run must not see it expire in between. GW_AUTH_TIMEOUT_MS
+# (1500): [auth] timeout-ms.
 gateway_conf() {
+	local out=$1 resource=$2
+	shift 2
 	printf 'mcpgate-secret\n' > "$T/secret"
-	cat > "$1" <<CONF
-[gateway]
-resource = $2
-name = com.example/gateway
-state = $T/state
-log-file = $T/gw.log
+	{
+		printf '%s\n' '[gateway]' "resource = $resource" 'name = com.example/gateway' \
+			"state = ${GW_STATE:-$T/state}" "log-file = ${GW_LOG:-$T/gw.log}" "$@"
+		cat <<CONF
 [auth]
 issuer = $IDP
 client-id = mcpgate
 client-secret-file = $T/secret
 required-scopes = mcp:tools
 scopes-supported = mcp:tools
-cache-ttl = 3600
+cache-ttl = ${GW_CACHE_TTL:-3600}
 negative-ttl = 5
-timeout-ms = 1500
+timeout-ms = ${GW_AUTH_TIMEOUT_MS:-1500}
 CONF
+	} > "$out"
 }
 
 # mint_cc CLIENT [SCOPE]: a client_credentials token straight from the token endpoint
