@@ -9,6 +9,7 @@
 
 #include "auth.h"
 #include "clock.h"
+#include "fixture.h"
 #include "secret.h"
 #include "tap.h"
 
@@ -17,27 +18,14 @@
 /* A configuration whose [auth] section ends with extra (and whose authorization
  * server refuses at once: nothing listens on port 1). */
 static struct config *
-conf(const char *dir, const char *resource, const char *extra)
+conf(const char *resource, const char *extra)
 {
-	struct cfg_errors errs;
-	struct config *cfg = NULL;
-	char path[256];
-	FILE *f;
+	char text[1024];
 
-	snprintf(path, sizeof(path), "%s/ctx.conf", dir);
-	if ((f = fopen(path, "w")) == NULL)
-		return NULL;
-	fprintf(f, "[gateway]\nresource = %s\n[auth]\nissuer = https://idp.example.com\n"
+	snprintf(text, sizeof(text), "[gateway]\nresource = %s\n[auth]\nissuer = https://idp.example.com\n"
 	    "introspection-endpoint = http://127.0.0.1:1/introspect\ntimeout-ms = 500\n"
 	    "required-scopes = mcp:tools\n%s", resource, extra);
-	fclose(f);
-	if (config_load(path, &cfg, &errs) < 0) {
-		printf("# %s\n", errs.msg[0]);
-		config_unref(cfg);
-		cfg = NULL;
-	}
-	unlink(path);
-	return cfg;
+	return fixture_config(text);
 }
 
 /* One request with this Authorization header: the status of the answer (0 = accepted). */
@@ -66,7 +54,7 @@ authenticate(const struct auth_env *env, const struct config *cfg, char *authori
  * gateways sharing a state file; one reloaded with new values). And a token is refused
  * for its syntax or size before the cache or the authorization server sees it. */
 static void
-test_cache_context(const char *dir)
+test_cache_context(void)
 {
 	static const char *const variants[][2] = {
 		{ "https://other.example.com/mcp", "" },
@@ -90,8 +78,8 @@ test_cache_context(const char *dir)
 	env.ix = introspect_new();
 	env.tokens = token_cache_attach(region, size);
 	env.digest_key = dkey;
-	a = conf(dir, "https://gw.example.com/mcp", "");
-	again = conf(dir, "https://gw.example.com/mcp", "");
+	a = conf("https://gw.example.com/mcp", "");
+	again = conf("https://gw.example.com/mcp", "");
 	if (a == NULL || again == NULL || env.tokens == NULL) {
 		ok(0, "context test set up");
 		return;
@@ -108,7 +96,7 @@ test_cache_context(const char *dir)
 	is_int(authenticate(&env, a, header, desc, sizeof(desc)), 0,
 	    "a token cached under this context is a hit (no authorization server needed)");
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
-		if ((b = conf(dir, variants[i][0], variants[i][1])) == NULL) {
+		if ((b = conf(variants[i][0], variants[i][1])) == NULL) {
 			ok(0, "variant %zu loads", i);
 			continue;
 		}
@@ -167,24 +155,17 @@ main(void)
 		{ "{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"groups\":7}", "token groups claim unusable" },
 		{ "{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"tenant\":[\"a\"]}", "token tenant claim unusable" },
 	};
-	char dir[] = "/tmp/mcpgate-test-auth-XXXXXX", path[256];
-	struct cfg_errors errs;
 	struct tc_claims c;
 	struct config *cfg;
 	struct response r;
 	const char *reason;
 	json_t *j;
 	size_t i;
-	FILE *f;
 
-	mkdtemp(dir);
-	snprintf(path, sizeof(path), "%s/gw.conf", dir);
-	f = fopen(path, "w");
-	fputs("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
-	    "required-scopes = mcp:tools\ngroups-claim = groups\n", f);
-	fclose(f);
-	if (config_load(path, &cfg, &errs) < 0)
-		return printf("Bail out! %s\n", errs.msg[0]), 1;
+	cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
+	    "required-scopes = mcp:tools\ngroups-claim = groups\n");
+	if (cfg == NULL)
+		return printf("Bail out! the configuration does not load\n"), 1;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		j = json_loads(rows[i].json, 0, NULL);
@@ -227,8 +208,6 @@ main(void)
 	is_int(r.status, 401, "401");
 	response_free(&r);
 	config_unref(cfg);
-	unlink(path);
-	test_cache_context(dir);
-	rmdir(dir);
+	test_cache_context();
 	return done_testing();
 }

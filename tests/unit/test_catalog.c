@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "fixture.h"
 #include "tap.h"
 
 static const char *
@@ -19,25 +20,16 @@ name_at(json_t *doc, size_t i)
 int
 main(void)
 {
-	char dir[] = "/tmp/mcpgate-test-cat-XXXXXX", conf[256];
-	struct cfg_errors errs;
 	struct config *cfg;
 	json_t *lists[3], *doc, *t, *route;
 	const char *reasons[3] = { NULL, NULL, "upstream down: connection refused" };
-	FILE *f;
 	long ix;
 
-	if (mkdtemp(dir) == NULL)
-		return 1;
-	snprintf(conf, sizeof(conf), "%s/gw.conf", dir);
-	f = fopen(conf, "w");
-	fputs("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
 	    "[auth]\nissuer = https://idp.example.com\n"
 	    "[upstream \"github\"]\nurl = http://127.0.0.1:9001/mcp\nprefix = gh_\n"
 	    "[upstream \"files\"]\nurl = http://127.0.0.1:9002/mcp\n"
-	    "[upstream \"down\"]\nurl = http://127.0.0.1:9003/mcp\n", f);
-	fclose(f);
-	if (config_load(conf, &cfg, &errs) < 0)
+	    "[upstream \"down\"]\nurl = http://127.0.0.1:9003/mcp\n")) == NULL)
 		return 1;
 
 	lists[0] = json_pack("[{s:s, s:s, s:{s:s}, s:{s:b}}, {s:s}, {s:s}, {s:i}]",
@@ -124,7 +116,5 @@ main(void)
 	json_decref(lists[1]);
 	json_decref(lists[2]);
 	config_unref(cfg);
-	unlink(conf);
-	rmdir(dir);
 	return done_testing();
 }

@@ -11,36 +11,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fixture.h"
 #include "tap.h"
 
-static char dir[] = "/tmp/mcpgate-test-config-XXXXXX";
-
-static const char *
-write_file(const char *name, const char *text)
-{
-	static char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
-
-/* Writes len bytes (NULs included) as dir/name. */
-static const char *
-write_bytes(const char *name, const char *data, size_t len)
-{
-	static char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	fwrite(data, 1, len, f);
-	fclose(f);
-	return path;
-}
+static const char *dir;	/* fixture_dir() */
+#define write_file(name, text)		fixture_file((name), (text))
+#define write_bytes(name, data, len)	fixture_bytes((name), (data), (len))
 
 /* A loader that blocks fails the test instead of hanging the run. */
 static void
@@ -227,8 +203,7 @@ main(void)
 	size_t i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines out before an alarm ends the run */
-	if (mkdtemp(dir) == NULL)
-		return 1;
+	dir = fixture_dir();
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *got = first_error(cases[i].text);

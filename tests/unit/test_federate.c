@@ -11,6 +11,7 @@
 #include "catalog.h"
 #include "federate.h"
 #include "jsonrpc.h"
+#include "fixture.h"
 #include "tap.h"
 
 static const struct {
@@ -55,13 +56,11 @@ call(struct fed_call *f, const char *method, const char *params)
 int
 main(void)
 {
-	char dir[] = "/tmp/mcpgate-test-fed-XXXXXX", conf[256], longuri[4096];
-	struct cfg_errors errs;
+	char longuri[4096];
 	struct config *cfg;
 	struct fed_call f;
 	json_t *lists[2], *doc, *caps;
 	const char *reasons[2] = { NULL, "upstream b: down" };
-	FILE *fp;
 	size_t i;
 
 	for (i = 0; i < sizeof(uris) / sizeof(uris[0]); i++)
@@ -77,16 +76,10 @@ main(void)
 	is_int(fed_uri_matches("doc://{a}{b}{c}{d}{e}zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", longuri), 1,
 	    "five adjacent expressions and a long literal: the expansion matches");
 
-	if (mkdtemp(dir) == NULL)
-		return 1;
-	snprintf(conf, sizeof(conf), "%s/gw.conf", dir);
-	fp = fopen(conf, "w");
-	fputs("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
 	    "[auth]\nissuer = https://idp.example.com\n"
 	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
-	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n", fp);
-	fclose(fp);
-	if (config_load(conf, &cfg, &errs) < 0)
+	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n")) == NULL)
 		return 1;
 
 	lists[0] = json_pack("{s:{s:{}, s:{}, s:{}}, s:[{s:s}], s:[{s:s}], s:[{s:s}], s:[{s:s}]}",
@@ -170,7 +163,5 @@ main(void)
 	json_decref(lists[0]);
 
 	config_unref(cfg);
-	unlink(conf);
-	rmdir(dir);
 	return done_testing();
 }

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "chunk.h"
+#include "fixture.h"
 #include "tap.h"
 
 #define CONFIGS	120
@@ -30,7 +31,6 @@
 static const unsigned char session_key[32] = { 9 };
 static struct catalog_view view;
 static struct mcp_env env = { .session_key = session_key, .view = &view };
-static char dir[] = "/tmp/mcpgate-test-gate-XXXXXX";
 
 static const char *const tools[] = { "a_one", "a_two", "a_get_x", "a_del", "b_one", "b_two", "b_get", "b_del" };
 #define NTOOLS	(sizeof(tools) / sizeof(tools[0]))
@@ -109,14 +109,11 @@ static struct config *
 random_config(int k)
 {
 	static char text[8192];
-	struct cfg_errors errs;
-	struct config *cfg = NULL;
-	char path[256];
+	struct config *cfg;
 	size_t len = 0;
 	const char *u;
 	unsigned usable = 0x3f;	/* the group names a tenant may list */
 	int i;
-	FILE *f;
 
 	len += (size_t)snprintf(text + len, sizeof(text) - len,
 	    "[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\npage-size = 100\n"
@@ -161,17 +158,8 @@ random_config(int k)
 		if (rand() % 3 == 0)
 			len += (size_t)snprintf(text + len, sizeof(text) - len, "access-mode = read-only\n");
 	}
-	snprintf(path, sizeof(path), "%s/c%d.conf", dir, k);
-	if ((f = fopen(path, "w")) == NULL)
-		return NULL;
-	fputs(text, f);
-	fclose(f);
-	if (config_load(path, &cfg, &errs) < 0) {
-		printf("# %s\n%s", errs.n ? errs.msg[0] : "?", text);
-		config_unref(cfg);
-		cfg = NULL;
-	}
-	unlink(path);
+	if ((cfg = fixture_config(text)) == NULL)
+		printf("# (configuration %d)\n", k);
 	return cfg;
 }
 
@@ -332,8 +320,6 @@ main(void)
 	size_t i, j;
 	int k, c, st, configs = 0;
 
-	if (mkdtemp(dir) == NULL)
-		return 1;
 	log_init(2, GW_LOG_ERR);	/* not the audit lines and upstream warnings of thousands of requests */
 	srand(20261124);
 	env.pages = fragcache_new(1 << 20, 16);
@@ -401,6 +387,5 @@ main(void)
 	catalog_view_free(&view);
 	fragcache_free(env.pages);
 	upstream_pool_free(env.pool);
-	rmdir(dir);
 	return done_testing();
 }

@@ -10,6 +10,7 @@
 
 #include "mcp.h"
 #include "chunk.h"
+#include "fixture.h"
 #include "tap.h"
 
 static char conf[256];
@@ -437,24 +438,15 @@ streams(void)
 int
 main(void)
 {
-	char dir[] = "/tmp/mcpgate-test-mcp-XXXXXX";
-	FILE *f;
-
 	buf_init(&raw, 1 << 20);
 	env.pages = fragcache_new(1 << 20, 4);
-	if (mkdtemp(dir) == NULL)
-		return 1;
-	snprintf(conf, sizeof(conf), "%s/gw.conf", dir);
-	f = fopen(conf, "w");
-	fputs("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 9.9.9\nmax-batch = 4\n"
-	    "instructions = Use the tools.\n[auth]\nissuer = https://idp.example.com\n", f);
-	fclose(f);
+	snprintf(conf, sizeof(conf), "%s", fixture_file("gw.conf",
+	    "[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 9.9.9\nmax-batch = 4\n"
+	    "instructions = Use the tools.\n[auth]\nissuer = https://idp.example.com\n"));
 	legacy();
 	batches();
 	modern();
 	streams();
-	unlink(conf);
-	rmdir(dir);
 	buf_free(&raw);
 	catalog_view_free(&view);
 	fragcache_free(env.pages);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fixture.h"
 #include "policy.h"
 #include "str.h"
 #include "tap.h"
@@ -184,29 +185,10 @@ static const struct row {
 };
 #undef V
 
-static char dir[] = "/tmp/mcpgate-test-policy-XXXXXX";
-static int nconf;
-
 static struct config *
 load(const char *text)
 {
-	struct cfg_errors errs;
-	struct config *cfg = NULL;
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/p%d.conf", dir, nconf++);
-	if ((f = fopen(path, "w")) == NULL)
-		return NULL;
-	fputs(text, f);
-	fclose(f);
-	if (config_load(path, &cfg, &errs) < 0) {
-		fprintf(stderr, "%s\n", errs.n ? errs.msg[0] : "?");
-		config_unref(cfg);
-		cfg = NULL;
-	}
-	unlink(path);
-	return cfg;
+	return fixture_config(text);
 }
 
 /* Line n (from 1) of text as "[section] line", or the header alone; "" without one. */
@@ -970,11 +952,8 @@ test_words(void)
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL)
-		return 1;
 	test_words();
 	table();
 	properties();
-	rmdir(dir);
 	return done_testing();
 }

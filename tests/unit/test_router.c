@@ -8,6 +8,7 @@
 
 #include "router.h"
 #include "secret.h"
+#include "fixture.h"
 #include "tap.h"
 
 static struct config *cfg;
@@ -98,22 +99,17 @@ main(void)
 	static const char *const allowed_origin[] = { "HTTP_ORIGIN", "https://app.example.com", NULL };
 	static const char *const evil_origin[] = { "HTTP_ORIGIN", "https://evil.example", NULL };
 	static const char *const bad_auth[] = { "HTTP_AUTHORIZATION", "Basic dXNlcjpwYXNz", NULL };
-	char dir[] = "/tmp/mcpgate-test-router-XXXXXX", path[256], inm[128];
+	char text[1024], inm[128];
 	struct cfg_errors errs;
 	struct response r;
-	FILE *f;
 	size_t i;
 
 	secret_init();
-	mkdtemp(dir);
-	snprintf(path, sizeof(path), "%s/gw.conf", dir);
-	f = fopen(path, "w");
-	fprintf(f, "[gateway]\nstate = %s/state\n", dir);
-	fputs("resource = https://gw.example.com/mcp\nmax-body = 1000\n"
+	snprintf(text, sizeof(text), "[gateway]\nstate = %s/state\n"
+	    "resource = https://gw.example.com/mcp\nmax-body = 1000\n"
 	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
-	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", f);
-	fclose(f);
-	if (gateway_init(&gw, path, &errs) < 0 || worker_init(&wk, &gw) < 0) {
+	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", fixture_dir());
+	if (gateway_init(&gw, fixture_file("gw.conf", text), &errs) < 0 || worker_init(&wk, &gw) < 0) {
 		printf("Bail out! %s\n", errs.msg[0]);
 		return 1;
 	}
@@ -211,9 +207,5 @@ main(void)
 	}
 	worker_free(&wk);
 	gateway_free(&gw);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/state", dir);
-	unlink(path);
-	rmdir(dir);
 	return done_testing();
 }

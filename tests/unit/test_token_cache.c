@@ -14,6 +14,7 @@
 #include "secret.h"
 #include "state.h"
 #include "token_cache.h"
+#include "fixture.h"
 #include "tap.h"
 
 static void
@@ -58,7 +59,7 @@ layout(struct state_layout *lay, uint32_t entries)
 int
 main(void)
 {
-	char dir[] = "/tmp/mcpgate-test-tc-XXXXXX", path[256], reason[TC_REASON_MAX];
+	char path[256], reason[TC_REASON_MAX];
 	struct gw_error err = { GW_OK, "" };
 	struct state_layout lay;
 	struct state *st, *st2;
@@ -69,8 +70,7 @@ main(void)
 	int i;
 
 	secret_init();
-	mkdtemp(dir);
-	snprintf(path, sizeof(path), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/state", fixture_dir());
 	layout(&lay, 64);
 	ok(state_open(path, &lay, NULL, &st, &err) == 0, "state file created: %s", err.detail);
 	tc = attach(st);
@@ -218,7 +218,5 @@ main(void)
 	    "private mapping works the same");
 	token_cache_detach(tc);
 	state_close(st);
-	unlink(path);
-	rmdir(dir);
 	return done_testing();
 }

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "fixture.h"
 #include "tap.h"
 #include "upstream.h"
 
@@ -283,22 +284,8 @@ stub_reset(const char *mode)
 
 /* ---- helpers ---- */
 
-static char dir[] = "/tmp/mcpgate-test-upstream-XXXXXX";
-
-static const char *
-write_file(const char *name, const char *text)
-{
-	static char path[4][512];
-	static int k;
-	char *p = path[k++ % 4];
-	FILE *f;
-
-	snprintf(p, 512, "%s/%s", dir, name);
-	f = fopen(p, "w");
-	fputs(text, f);
-	fclose(f);
-	return p;
-}
+static const char *dir;	/* fixture_dir() */
+#define write_file(name, text)	fixture_file((name), (text))
 
 #define BASE "[gateway]\nresource = https://gw.example.com/mcp\nname = gw-test\nversion = 9.9\n" \
 	"[auth]\nissuer = https://idp.example.com\n"
@@ -734,17 +721,9 @@ test_client(void)
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL)
-		return 1;
+	dir = fixture_dir();
 	log_init(2, GW_LOG_ERR);	/* the warnings of the faults below are expected */
 	test_auth_header_config();
 	test_client();
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			return 1;
-	}
 	return done_testing();
 }
