@@ -8,11 +8,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-. "$top/tests/lib/tap.sh"
-# shellcheck disable=SC2034 # read by deploy/lib.sh
-MG_TOP=$top
-. "$top/deploy/lib.sh"
-MCPGATE_BIN=${MCPGATE_BIN:-$top/src/mcpgate}
+. "$top/tests/lib/suite.sh"
 
 mg_init || exit 1
 if [ ! -x "$MCPGATE_BIN" ]; then

@@ -5,10 +5,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-. "$top/tests/lib/tap.sh"
-# shellcheck disable=SC2034 # read by deploy/lib.sh
-MG_TOP=$top
-. "$top/deploy/lib.sh"
+. "$top/tests/lib/suite.sh"
 . "$here/common.bash"
 
 front_prepare nginx nginx:nginx-light || exit 1

@@ -7,11 +7,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-. "$top/tests/lib/tap.sh"
-# shellcheck disable=SC2034 # read by deploy/lib.sh
-MG_TOP=$top
-. "$top/deploy/lib.sh"
-MCPGATE_BIN=${MCPGATE_BIN:-$top/src/mcpgate}
+. "$top/tests/lib/suite.sh"
 
 if ! need_cmds spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin >"${TMPDIR:-/tmp}/mcpgate-recipes.$$" 2>&1; then
 	fail "install spawn-fcgi and cgi-fcgi" "$(tail -n 20 "${TMPDIR:-/tmp}/mcpgate-recipes.$$")"

@@ -10,10 +10,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-. "$top/tests/lib/tap.sh"
-# shellcheck disable=SC2034 # read by deploy/lib.sh
-MG_TOP=$top
-. "$top/deploy/lib.sh"
+. "$top/tests/lib/suite.sh"
 
 if ! need_cmds curl:curl python3:python3 nginx:nginx-light lighttpd:lighttpd apache2:apache2 \
 	>"${TMPDIR:-/tmp}/mcpgate-streaming.$$" 2>&1; then
