@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "httpc.h"
 #include "introspect.h"
 #include "secret.h"
 #include "state.h"
@@ -113,16 +114,8 @@ http(struct introspect *ix, const struct config *cfg, const char *url, const cha
 		return -1;
 	}
 	h = ix->h;
-	curl_easy_reset(h);	/* keeps the live connection */
+	httpc_reset(h, url, timeout_ms, timeout_ms);
 	buf_reset(&ix->body);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &ix->body);
 	if (cfg->auth_ca_file)

@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "httpc.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "secret.h"
@@ -546,6 +547,109 @@ timed_out(struct gw_error *err, const struct upstream_call *call, int64_t deadli
 		    call->up->timeout_ms);
 }
 
+/* The headers of an MCP request to up: the protocol version and the session when
+ * given, and the upstream's own credentials. */
+static struct curl_slist *
+mcp_headers(struct curl_slist *l, const struct cfg_upstream *up, const char *version, const char *session,
+    int *bad)
+{
+	char line[64 + UPSTREAM_MAX_SESSION_ID];
+
+	if (version) {
+		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", version);
+		l = add_header(l, line, bad);
+	}
+	if (session) {
+		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", session);
+		l = add_header(l, line, bad);
+	}
+	if (up->auth_header)
+		l = add_header(l, up->auth_header, bad);
+	return l;
+}
+
+/* The body (malloc'd) and headers of q to up: 0, or -1 (out of memory, a header that
+ * does not fit). */
+static int
+build_post(const struct post *q, const struct cfg_upstream *up, char **body, struct curl_slist **hdrs)
+{
+	json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "");
+	int bad = 0;
+
+	if (msg && q->id)
+		json_object_set(msg, "id", q->id);
+	if (msg && q->params)
+		json_object_set(msg, "params", q->params);
+	*body = msg == NULL ? NULL : q->del ? strdup("") : json_dumps(q->raw ? q->raw : msg, JSON_COMPACT);
+	json_decref(msg);
+	*hdrs = add_header(NULL, "Content-Type: application/json", &bad);
+	*hdrs = add_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
+	*hdrs = add_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
+	*hdrs = mcp_headers(*hdrs, up, q->version, q->session, &bad);
+	return *body == NULL || bad ? -1 : 0;
+}
+
+/* What the finished (or stopped) transfer x of q amounts to: 0 with *resp (a request's
+ * answer, or NULL for an accepted notification), or -1 with err. finished and rc: what
+ * run() reported; left_ms: the time the transfer had. */
+static int
+post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_ms, int64_t left_ms,
+    int finished, CURLcode rc, json_t **resp, struct gw_error *err)
+{
+	const struct post *q = x->q;
+	const char *name = call->up->s.name;
+	int64_t now_ms = clock_mono_us() / 1000;
+	json_error_t jerr;
+	json_t *answer;
+	char media[80];
+
+	if (x->fail[0]) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s", name, x->fail);
+	} else if (x->response) {
+		*resp = x->response;	/* however the stream ended */
+		x->response = NULL;
+		return 0;
+	} else if (!finished || rc == CURLE_OPERATION_TIMEDOUT) {
+		if (finished && q->status == 0 && now_ms < deadline_ms - 50)
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect: timed out after %ld ms",
+			    name, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS);
+		else
+			timed_out(err, call, deadline_ms);
+	} else if (q->status != 0 && !(q->status == 200 ||
+	    (q->id == NULL && (q->status == 202 || q->status == 204)))) {
+		/* (a DELETE the upstream refuses, 405, or of a session it forgot, 404, fails
+		 * here too: the caller of upstream_close takes it as done) */
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: HTTP %ld", name, q->status);
+	} else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {
+		if (x->kind == BODY_SSE)
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: the event stream broke before the answer (%s)",
+			    name, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+		else if (rc == CURLE_COULDNT_CONNECT)
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect (%s)", name,
+			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+		else
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s", name,
+			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+	} else if (q->id == NULL) {
+		return 0;	/* a notification, accepted */
+	} else if (x->kind == BODY_SSE) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the event stream ended before the answer", name);
+	} else if (x->kind == BODY_NONE && !media_is(x->ctype, "application/json")) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an empty answer of type %s", name,
+		    media_for_log(x->ctype, media, sizeof(media)));
+	} else if ((answer = json_loadb(buf_str(&x->body), x->body.len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an answer that is not JSON", name);
+	} else if (!is_jsonrpc(answer) || !is_answer(answer, q->id)) {
+		json_decref(answer);
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an answer that is not a JSON-RPC response to our request",
+		    name);
+	} else {
+		*resp = answer;
+		return 0;
+	}
+	return -1;
+}
+
 /* One POST of one JSON-RPC message. 0: for a request, its answer in *resp; for a
  * notification, it was accepted. -1 with err (q->status holds the HTTP status). */
 static int
@@ -556,15 +660,13 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 	const char *name = up->s.name;
 	struct curl_slist *hdrs = NULL;
 	struct xfer x;
-	json_error_t jerr;
-	json_t *msg = NULL, *answer = NULL;
-	char *body = NULL, line[64 + UPSTREAM_MAX_SESSION_ID], media[80];
+	char *body = NULL;
 	CURLM **multi;
 	CURL **h;
-	int64_t left_ms, now_ms;
+	int64_t left_ms;
 	long connects = 0;
 	CURLcode rc;
-	int finished, bad = 0, ret = -1;
+	int finished, ret = -1;
 
 	if (resp)
 		*resp = NULL;
@@ -595,43 +697,13 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot initialise libcurl", name);
 		goto out;
 	}
-	msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "");
-	if (msg && q->id)
-		json_object_set(msg, "id", q->id);
-	if (msg && q->params)
-		json_object_set(msg, "params", q->params);
-	if (msg == NULL || (body = q->del ? strdup("") : json_dumps(q->raw ? q->raw : msg, JSON_COMPACT)) == NULL) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the request could not be built", name);
-		goto out;
-	}
-	hdrs = add_header(hdrs, "Content-Type: application/json", &bad);
-	hdrs = add_header(hdrs, "Accept: application/json, text/event-stream", &bad);
-	hdrs = add_header(hdrs, "Expect:", &bad);	/* no 100-continue round trip */
-	if (q->version) {
-		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", q->version);
-		hdrs = add_header(hdrs, line, &bad);
-	}
-	if (q->session) {
-		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", q->session);
-		hdrs = add_header(hdrs, line, &bad);
-	}
-	if (up->auth_header)
-		hdrs = add_header(hdrs, up->auth_header, &bad);
-	if (bad) {
+	if (build_post(q, up, &body, &hdrs) < 0) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the request could not be built", name);
 		goto out;
 	}
 
 	x.h = *h;
-	curl_easy_reset(x.h);	/* keeps the live connection */
-	curl_easy_setopt(x.h, CURLOPT_URL, up->url);
-	curl_easy_setopt(x.h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(x.h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(x.h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x.h, CURLOPT_TIMEOUT_MS, (long)left_ms);
-	curl_easy_setopt(x.h, CURLOPT_CONNECTTIMEOUT_MS, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS);
-	curl_easy_setopt(x.h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(x.h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
+	httpc_reset(x.h, up->url, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS, (long)left_ms);
 	curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, x.errbuf);
 	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, hdrs);
 	if (q->del)
@@ -650,60 +722,13 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 		p->connects += (unsigned long)connects;
 	if (!x.started)
 		curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &q->status);
-	now_ms = clock_mono_us() / 1000;
-
-	if (x.fail[0]) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s", name, x.fail);
-	} else if (x.response) {
-		*resp = x.response;	/* however the stream ended */
-		x.response = NULL;
-		ret = 0;
-	} else if (!finished || rc == CURLE_OPERATION_TIMEDOUT) {
-		if (finished && x.q->status == 0 && now_ms < deadline_ms - 50)
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect: timed out after %ld ms",
-			    name, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS);
-		else
-			timed_out(err, call, deadline_ms);
-	} else if (q->status != 0 && !(q->status == 200 ||
-	    (q->id == NULL && (q->status == 202 || q->status == 204)))) {
-		/* (a DELETE the upstream refuses, 405, or of a session it forgot, 404, fails
-		 * here too: the caller of upstream_close takes it as done) */
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: HTTP %ld", name, q->status);
-	} else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {
-		if (x.kind == BODY_SSE)
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: the event stream broke before the answer (%s)",
-			    name, x.errbuf[0] ? x.errbuf : curl_easy_strerror(rc));
-		else if (rc == CURLE_COULDNT_CONNECT)
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect (%s)", name,
-			    x.errbuf[0] ? x.errbuf : curl_easy_strerror(rc));
-		else
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s", name,
-			    x.errbuf[0] ? x.errbuf : curl_easy_strerror(rc));
-	} else if (q->id == NULL) {
-		ret = 0;	/* a notification, accepted */
-	} else if (x.kind == BODY_SSE) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the event stream ended before the answer", name);
-	} else if (x.kind == BODY_NONE && !media_is(x.ctype, "application/json")) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an empty answer of type %s", name,
-		    media_for_log(x.ctype, media, sizeof(media)));
-	} else if ((answer = json_loadb(buf_str(&x.body), x.body.len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an answer that is not JSON", name);
-	} else if (!is_jsonrpc(answer) || !is_answer(answer, q->id)) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an answer that is not a JSON-RPC response to our request",
-		    name);
-	} else {
-		*resp = answer;
-		answer = NULL;
-		ret = 0;
-	}
+	ret = post_outcome(&x, call, deadline_ms, left_ms, finished, rc, resp, err);
 	/* Nothing of ours may outlive the call in the handle. */
 	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, NULL);
 	curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, NULL);
 out:
-	json_decref(answer);
 	json_decref(x.response);
-	json_decref(msg);
 	free(body);
 	free_headers(hdrs);
 	if (x.sse_on)
@@ -1119,7 +1144,6 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 {
 	struct listen_xfer *l = calloc(n ? n : 1, sizeof(*l));
 	CURLM *multi = curl_multi_init();
-	char line[64 + UPSTREAM_MAX_SESSION_ID];
 	int64_t now_ms, next_tick;
 	int running = 0, left, bad, rc = 0;
 	CURLMsg *m;
@@ -1134,23 +1158,14 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 		l[i].call = c;
 		bad = 0;
 		l[i].hdrs = add_header(l[i].hdrs, "Accept: text/event-stream", &bad);
-		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", c->version ? c->version : UPSTREAM_CLIENT_VERSION);
-		l[i].hdrs = add_header(l[i].hdrs, line, &bad);
-		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", c->session_id ? c->session_id : "");
-		l[i].hdrs = add_header(l[i].hdrs, line, &bad);
-		if (c->up->auth_header)
-			l[i].hdrs = add_header(l[i].hdrs, c->up->auth_header, &bad);
+		l[i].hdrs = mcp_headers(l[i].hdrs, c->up, c->version ? c->version : UPSTREAM_CLIENT_VERSION,
+		    c->session_id ? c->session_id : "", &bad);
 		if (bad || c->session_id == NULL || !session_ok(c->session_id, strlen(c->session_id)) ||
 		    (l[i].h = curl_easy_init()) == NULL) {
 			l[i].done = 1;
 			continue;
 		}
-		curl_easy_setopt(l[i].h, CURLOPT_URL, c->up->url);
-		curl_easy_setopt(l[i].h, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(l[i].h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(l[i].h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_MAX_MS);
-		curl_easy_setopt(l[i].h, CURLOPT_TCP_KEEPALIVE, 1L);
-		curl_easy_setopt(l[i].h, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
+		httpc_reset(l[i].h, c->up->url, CONNECT_MAX_MS, 0);	/* a stream: ended by until_ms */
 		curl_easy_setopt(l[i].h, CURLOPT_HTTPHEADER, l[i].hdrs);
 		curl_easy_setopt(l[i].h, CURLOPT_HEADERFUNCTION, listen_header);
 		curl_easy_setopt(l[i].h, CURLOPT_HEADERDATA, &l[i]);
