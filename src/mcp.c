@@ -957,6 +957,78 @@ forward_answer(struct mcp_call *c, json_t *msg)
 		log_info(c->req->id, "an answer for no request the gateway relayed was dropped");
 }
 
+/* The HTTP side of the exchange, before any JSON: the caller's tenant, the media type,
+ * Accept (*stream: the answer goes as an event stream; c->stream_ok: it may), and the
+ * body, read into body. 0, or -1 with the response set. */
+static int
+exchange_begin(struct mcp_call *c, struct request *req, struct buf *body, int *stream)
+{
+	struct response *resp = c->resp;
+	enum gw_err e;
+	unsigned types;
+
+	if (!c->pc.off && c->pc.tenant == NULL) {
+		response_set_error(resp, GW_ETENANT, NULL);
+		return -1;
+	}
+	if (!negotiate_media_type_is(req->content_type, "application/json")) {
+		response_set_error(resp, GW_EMEDIATYPE, NULL);
+		return -1;
+	}
+	if ((types = negotiate_accept(req->accept)) == 0) {
+		response_set_error(resp, GW_EBADREQUEST, "Accept must allow application/json or text/event-stream");
+		return -1;
+	}
+	/* An event stream when the client takes nothing else (and, with federation, when
+	 * the answer streams and the client takes it). */
+	*stream = !(types & NEGOTIATE_JSON);
+	c->stream_ok = (types & NEGOTIATE_SSE) != 0;
+	if (request_read_body(req, (size_t)c->cfg->max_body, body, &e) < 0) {
+		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
+		return -1;
+	}
+	return 0;
+}
+
+/* A single request's answer, after the envelope checks: dispatched, then written as
+ * JSON or an event stream (stream), spliced from cached pages when it can be; the
+ * session issued at initialize, a 404 for a session an upstream ended, the policy's
+ * 403. */
+static void
+exchange_one(struct mcp_call *c, const struct jr_msg *m, int stream)
+{
+	struct response *resp = c->resp;
+	json_t *out;
+
+	if (c->modern && modern_checks(c, m, resp) < 0)
+		return;
+	c->splice_ok = !stream;
+	out = dispatch(c, m);
+	if (!c->modern && strcmp(m->method, "initialize") == 0 && json_object_get(out, "result"))
+		issue_session(c, m->params, out);
+	if (c->session_gone) {	/* the client starts over with initialize */
+		json_decref(out);
+		response_set_error(resp, GW_ESESSION, "an upstream ended this session; initialize again");
+		return;
+	}
+	if (c->denied != GW_OK && !resp->streamed) {	/* the policy's 403 */
+		json_decref(out);
+		if (c->denied == GW_ESCOPE)
+			auth_scope_challenge(c->cfg, resp, c->denied_scopes);
+		else
+			response_set_error(resp, c->denied, NULL);
+		return;
+	}
+	if (method_find(m->method) && (method_find(m->method)->flags & MF_PRIVATE) && !resp->streamed) {
+		response_set_header(resp, "Cache-Control", "private");
+		response_set_header(resp, "Vary", "Authorization");
+	}
+	if (c->splice && json_object_get(out, "result") && !resp->streamed)
+		answer_spliced(c, resp, out);
+	else
+		answer(resp, stream, out);
+}
+
 void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
@@ -966,35 +1038,15 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	const char *why = NULL;
 	struct jr_msg m;
 	struct buf body;
-	json_t *payload = NULL, *out, *id;
-	enum gw_err e;
-	unsigned types;
+	json_t *payload = NULL, *id;
 	int code, stream;
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
 	policy_caller_init(&c.pc, cfg, &caller->claims);
 	policy_profile(&c.pc, c.profile);
-	if (!c.pc.off && c.pc.tenant == NULL) {
-		response_set_error(resp, GW_ETENANT, NULL);
+	if (exchange_begin(&c, req, &body, &stream) < 0)
 		goto out;
-	}
-	if (!negotiate_media_type_is(req->content_type, "application/json")) {
-		response_set_error(resp, GW_EMEDIATYPE, NULL);
-		goto out;
-	}
-	if ((types = negotiate_accept(req->accept)) == 0) {
-		response_set_error(resp, GW_EBADREQUEST, "Accept must allow application/json or text/event-stream");
-		goto out;
-	}
-	/* An event stream when the client takes nothing else (and, with federation, when
-	 * the answer streams and the client takes it). */
-	stream = !(types & NEGOTIATE_JSON);
-	c.stream_ok = (types & NEGOTIATE_SSE) != 0;
-	if (request_read_body(req, (size_t)cfg->max_body, &body, &e) < 0) {
-		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
-		goto out;
-	}
 	/* The exchange begins: every upstream call of the request ends by this. */
 	c.until_ms = clock_mono_us() / 1000 + cfg->request_timeout_ms;
 	c.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
@@ -1038,33 +1090,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		response_set_empty(resp, 202);
 		goto out;
 	}
-	if (c.modern && modern_checks(&c, &m, resp) < 0)
-		goto out;
-	c.splice_ok = !stream;
-	out = dispatch(&c, &m);
-	if (!c.modern && strcmp(m.method, "initialize") == 0 && json_object_get(out, "result"))
-		issue_session(&c, m.params, out);
-	if (c.session_gone) {	/* the client starts over with initialize */
-		json_decref(out);
-		response_set_error(resp, GW_ESESSION, "an upstream ended this session; initialize again");
-		goto out;
-	}
-	if (c.denied != GW_OK && !resp->streamed) {	/* the policy's 403 */
-		json_decref(out);
-		if (c.denied == GW_ESCOPE)
-			auth_scope_challenge(cfg, resp, c.denied_scopes);
-		else
-			response_set_error(resp, c.denied, NULL);
-		goto out;
-	}
-	if (method_find(m.method) && (method_find(m.method)->flags & MF_PRIVATE) && !resp->streamed) {
-		response_set_header(resp, "Cache-Control", "private");
-		response_set_header(resp, "Vary", "Authorization");
-	}
-	if (c.splice && json_object_get(out, "result") && !resp->streamed)
-		answer_spliced(&c, resp, out);
-	else
-		answer(resp, stream, out);
+	exchange_one(&c, &m, stream);
 out:
 	free(c.vis);
 	session_clear(&sess);
