@@ -546,14 +546,14 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 	int ours, fresh, usable;
 
 	if (v->local_until_ms > now_ms && v->doc)
-		return v->doc;
+		return json_incref(v->doc);
 	config_key(cfg, key);
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
 			view_refresh(v, fetch_all(pool, cfg, now_ms), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
-		return v->doc;
+		return json_incref(v->doc);
 	}
 	/* Decide and copy under one hold of the lock; parse after letting it go. A region
 	 * that cannot be used now (see store) gives this worker its own for a moment. */
@@ -561,7 +561,7 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 		if (v->doc == NULL)
 			view_set(v, fetch_all(pool, cfg, now_ms), 0);
 		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
-		return v->doc;
+		return json_incref(v->doc);
 	}
 	len = c->len;	/* from shared memory: checked before use */
 	usable = c->fresh_until_ms > 0 && memcmp(c->key, key, 16) == 0 && len <= CATALOG_MAX_BYTES;
@@ -577,8 +577,8 @@ catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
 	if (copy)
 		view_parse(v, copy, len, gen);
 	if (v->doc && (fresh || (!ours && usable)))
-		return v->doc;
+		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
 	store(c, key, fetch_all(pool, cfg, now_ms), now_ms, cfg->catalog_ttl * 1000, v);
-	return v->doc;
+	return json_incref(v->doc);
 }

@@ -57,7 +57,8 @@ void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
 
 /* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
  * fetched from every upstream by this caller (or, while another worker fetches, the
- * previous one). Borrowed; valid until the next call with v. Never NULL. */
+ * previous one). A new reference, the caller's to release (json_decref): the view may
+ * move on to a newer document while the caller still reads this one. Never NULL. */
 json_t *catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
     const struct config *cfg, int64_t now_ms);
 

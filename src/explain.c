@@ -401,7 +401,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct catalog_view view;
 	struct upstream_pool *pool = NULL;
 	json_error_t jerr;
-	json_t *claims_json = NULL, *doc, *st;
+	json_t *claims_json = NULL, *doc = NULL, *st;
 	const char *claims_arg = NULL, *msg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
 	size_t i;
 	int c, rc = EXPLAIN_ERROR;
@@ -448,9 +448,8 @@ explain_main(int argc, char **argv, const char *config_path)
 		goto out;
 	}
 	if (catalog_in) {
-		if ((view.doc = catalog_from_file(&x, catalog_in)) == NULL)
+		if ((doc = catalog_from_file(&x, catalog_in)) == NULL)
 			goto out;
-		doc = view.doc;
 	} else
 		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
 	if (catalog_out && catalog_save(doc, catalog_out) < 0)
@@ -463,6 +462,7 @@ explain_main(int argc, char **argv, const char *config_path)
 out:
 	json_decref(x.notes);
 	json_decref(claims_json);
+	json_decref(doc);
 	catalog_view_free(&view);
 	if (pool)
 		upstream_pool_free(pool);

@@ -37,7 +37,7 @@ struct mcp_call {
 	const struct mcp_method *mm;	/* the method being answered */
 	json_t *id;			/* its request id (borrowed) */
 	struct session *sess;		/* the caller's session; NULL = stateless */
-	json_t *doc;			/* the catalog (borrowed from the worker's view), see catalog() */
+	json_t *doc;			/* the catalog: our reference, see catalog() */
 	int session_gone;		/* an upstream forgot the caller's session: 404 it */
 	struct policy_caller pc;	/* who sees which tool (policy.c) */
 	unsigned char profile[16];	/* what that depends on: list pages are cached per profile */
@@ -94,9 +94,9 @@ mcp_version_supported(const char *v)
 	return in_list(versions, v);
 }
 
-/* The catalog, fetched once per request: another catalog_get on the worker's view may
- * replace (and free) the document, e.g. when another process has just stored a newer
- * one, so everything a request holds of it comes from this one copy. */
+/* The catalog, taken once per request (a reference, released at the end of the
+ * exchange), so that everything a request holds of it comes from this one document
+ * even when the worker's view moves on to a newer one. */
 static json_t *
 catalog(struct mcp_call *c)
 {
@@ -1093,6 +1093,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	exchange_one(&c, &m, stream);
 out:
 	free(c.vis);
+	json_decref(c.doc);
 	session_clear(&sess);
 	json_decref(payload);
 	buf_free(&body);

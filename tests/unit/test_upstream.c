@@ -415,7 +415,7 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	gen = v.generation;
 	vserial = v.serial;
 	nreq = stub.nreq;
-	catalog_get(region, &w, pool, cfg, now);
+	json_decref(catalog_get(region, &w, pool, cfg, now));
 	ok(w.generation == gen && stub.nreq == nreq, "catalog: another worker parses the stored one, fetches nothing");
 	wserial = w.serial;
 
@@ -424,17 +424,20 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	ok(stub.nreq > nreq, "catalog: fetched again after catalog-ttl");
 	ok(again == doc && v.serial == vserial && v.generation == gen,
 	    "catalog: the same tools again: the same generation, the view (and its list pages) kept");
-	catalog_get(region, &w, pool, cfg, now);
+	json_decref(catalog_get(region, &w, pool, cfg, now));
 	ok(w.serial == wserial, "catalog: the other worker parses nothing again");
 
+	json_decref(again);
+	json_decref(doc);
 	stub.tool = "beta";	/* a change */
 	now += ttl;
 	doc = catalog_get(region, &v, pool, cfg, now);
 	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
 	    "beta", "catalog: a changed tool is seen after catalog-ttl");
 	ok(v.generation == gen + 1 && v.serial != vserial, "catalog: a change: a new generation and view");
-	catalog_get(region, &w, pool, cfg, now);
+	json_decref(catalog_get(region, &w, pool, cfg, now));
 	ok(w.generation == gen + 1 && w.serial != wserial, "catalog: the other worker takes it");
+	json_decref(doc);
 	catalog_view_free(&v);
 	catalog_view_free(&w);
 	free(region);
