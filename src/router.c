@@ -144,13 +144,44 @@ finish_document(const struct request *req, struct response *resp)
 		response_set_empty(resp, 304);
 }
 
+/* CORS for route rt: the headers every answer carries, the Origin check, the preflight.
+ * 1 when that answered the request (403, or 204 to OPTIONS), else 0. */
+static int
+cors(const struct route *rt, const struct config *cfg, const struct request *req, const char *allow,
+    struct response *resp)
+{
+	int origin_ok = 1;
+
+	if (req->origin && (rt->flags & R_ORIGIN))
+		origin_ok = router_origin_allowed(cfg, req->origin);
+	if (rt->flags & R_PUBLIC)
+		response_set_header(resp, "Access-Control-Allow-Origin", "*");
+	else if (req->origin && origin_ok) {
+		response_set_header(resp, "Access-Control-Allow-Origin", "%s", req->origin);
+		response_set_header(resp, "Vary", "Origin");
+	}
+	response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+	if (!origin_ok) {
+		response_set_error(resp, GW_EORIGIN, "Origin is not allowed for this endpoint");
+		return 1;
+	}
+	if (req->method == M_OPTIONS) {
+		response_set_empty(resp, 204);
+		response_set_header(resp, "Allow", "%s", allow);
+		response_set_header(resp, "Access-Control-Allow-Methods", "%s", allow);
+		response_set_header(resp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+		response_set_header(resp, "Access-Control-Max-Age", "86400");
+		return 1;
+	}
+	return 0;
+}
+
 static void
 dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp)
 {
 	struct caller caller, *who = NULL;
 	const struct route *rt;
 	char allow[64];
-	int origin_ok = 1;
 
 	if ((rt = route_find(cfg, req->path)) == NULL) {
 		/* Readable cross-origin, so a browser client can report the request id. */
@@ -168,29 +199,8 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 		response_set_error(resp, GW_EINTERNAL, "the shared state file is unavailable");
 		return;
 	}
-	if (req->origin && (rt->flags & R_ORIGIN))
-		origin_ok = router_origin_allowed(cfg, req->origin);
-
-	if (rt->flags & R_PUBLIC)
-		response_set_header(resp, "Access-Control-Allow-Origin", "*");
-	else if (req->origin && origin_ok) {
-		response_set_header(resp, "Access-Control-Allow-Origin", "%s", req->origin);
-		response_set_header(resp, "Vary", "Origin");
-	}
-	response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
-
-	if (!origin_ok) {
-		response_set_error(resp, GW_EORIGIN, "Origin is not allowed for this endpoint");
+	if (cors(rt, cfg, req, allow, resp))
 		return;
-	}
-	if (req->method == M_OPTIONS) {
-		response_set_empty(resp, 204);
-		response_set_header(resp, "Allow", "%s", allow);
-		response_set_header(resp, "Access-Control-Allow-Methods", "%s", allow);
-		response_set_header(resp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
-		response_set_header(resp, "Access-Control-Max-Age", "86400");
-		return;
-	}
 	if (!(route_methods(rt) & req->method) &&
 	    !(req->method == M_GET && (rt->flags & R_SESSION_GET) && req->session_id)) {
 		response_set_error(resp, GW_EMETHOD, NULL);
