@@ -11,4 +11,10 @@
  * for a stream the caller ends itself). */
 void httpc_reset(CURL *h, const char *url, long connect_ms, long timeout_ms);
 
+/* l with the header line appended; on failure l as it was and *bad set (a no-op once
+ * *bad is set, so that a list is built with one check at the end). */
+struct curl_slist *httpc_header(struct curl_slist *l, const char *line, int *bad);
+/* Wipes every line of l (credentials pass through them), then frees it. */
+void httpc_free_headers(struct curl_slist *l);
+
 #endif

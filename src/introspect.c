@@ -350,13 +350,13 @@ int
 introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
     const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err)
 {
-	struct curl_slist *headers = NULL, *h2;
+	struct curl_slist *headers = NULL;
 	struct buf form, cred, hdr;
 	char endpoint[1024];
 	char *b64 = NULL;
 	size_t b64len;
 	long st;
-	int rc = -1;
+	int rc = -1, bad = 0;
 
 	*resp = NULL;
 	/* Every byte escaped at worst: the form always fits, whatever the token's length. */
@@ -385,16 +385,12 @@ introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
 		if ((b64 = malloc(b64len)) == NULL || secret_base64(cred.data, cred.len, b64, b64len) < 0 ||
 		    buf_printf(&hdr, "Authorization: Basic %s", b64) < 0)
 			goto toolong;
-		if ((h2 = curl_slist_append(headers, hdr.data)) == NULL)
-			goto toolong;
-		headers = h2;
+		headers = httpc_header(headers, hdr.data, &bad);
 	}
-	if ((h2 = curl_slist_append(headers, "Accept: application/json")) == NULL)
+	headers = httpc_header(headers, "Accept: application/json", &bad);
+	headers = httpc_header(headers, "Content-Type: application/x-www-form-urlencoded", &bad);
+	if (bad)
 		goto toolong;
-	headers = h2;
-	if ((h2 = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded")) == NULL)
-		goto toolong;
-	headers = h2;
 
 	st = http(ix, cfg, endpoint, form.data, form.len, headers, err);
 	if (st < 0)
@@ -427,11 +423,7 @@ out:
 		secret_wipe(b64, strlen(b64));
 		free(b64);
 	}
-	if (headers) {
-		for (h2 = headers; h2; h2 = h2->next)
-			secret_wipe(h2->data, strlen(h2->data));
-		curl_slist_free_all(headers);
-	}
+	httpc_free_headers(headers);
 	buf_free(&form);
 	buf_free(&cred);
 	buf_free(&hdr);

@@ -502,28 +502,6 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 	curl_multi_remove_handle(multi, x->h);
 }
 
-static struct curl_slist *
-add_header(struct curl_slist *l, const char *line, int *bad)
-{
-	struct curl_slist *n;
-
-	if (*bad || (n = curl_slist_append(l, line)) == NULL) {
-		*bad = 1;
-		return l;
-	}
-	return n;
-}
-
-static void
-free_headers(struct curl_slist *l)
-{
-	struct curl_slist *h;
-
-	for (h = l; h; h = h->next)	/* the auth header passed through here */
-		secret_wipe(h->data, strlen(h->data));
-	curl_slist_free_all(l);
-}
-
 /* The deadline of a call that takes up to timeout_ms: its own, or its request's when
  * that comes first. */
 static int64_t
@@ -557,14 +535,14 @@ mcp_headers(struct curl_slist *l, const struct cfg_upstream *up, const char *ver
 
 	if (version) {
 		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", version);
-		l = add_header(l, line, bad);
+		l = httpc_header(l, line, bad);
 	}
 	if (session) {
 		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", session);
-		l = add_header(l, line, bad);
+		l = httpc_header(l, line, bad);
 	}
 	if (up->auth_header)
-		l = add_header(l, up->auth_header, bad);
+		l = httpc_header(l, up->auth_header, bad);
 	return l;
 }
 
@@ -582,9 +560,9 @@ build_post(const struct post *q, const struct cfg_upstream *up, char **body, str
 		json_object_set(msg, "params", q->params);
 	*body = msg == NULL ? NULL : q->del ? strdup("") : json_dumps(q->raw ? q->raw : msg, JSON_COMPACT);
 	json_decref(msg);
-	*hdrs = add_header(NULL, "Content-Type: application/json", &bad);
-	*hdrs = add_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
-	*hdrs = add_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
+	*hdrs = httpc_header(NULL, "Content-Type: application/json", &bad);
+	*hdrs = httpc_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
+	*hdrs = httpc_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
 	*hdrs = mcp_headers(*hdrs, up, q->version, q->session, &bad);
 	return *body == NULL || bad ? -1 : 0;
 }
@@ -730,7 +708,7 @@ post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *cal
 out:
 	json_decref(x.response);
 	free(body);
-	free_headers(hdrs);
+	httpc_free_headers(hdrs);
 	if (x.sse_on)
 		sse_parser_free(&x.sse);
 	buf_free(&x.body);
@@ -1157,7 +1135,7 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 		l[i].p = p;
 		l[i].call = c;
 		bad = 0;
-		l[i].hdrs = add_header(l[i].hdrs, "Accept: text/event-stream", &bad);
+		l[i].hdrs = httpc_header(l[i].hdrs, "Accept: text/event-stream", &bad);
 		l[i].hdrs = mcp_headers(l[i].hdrs, c->up, c->version ? c->version : UPSTREAM_CLIENT_VERSION,
 		    c->session_id ? c->session_id : "", &bad);
 		if (bad || c->session_id == NULL || !session_ok(c->session_id, strlen(c->session_id)) ||
@@ -1213,7 +1191,7 @@ out:
 			curl_multi_remove_handle(multi, l[i].h);
 			curl_easy_cleanup(l[i].h);
 		}
-		free_headers(l[i].hdrs);
+		httpc_free_headers(l[i].hdrs);
 		if (l[i].sse_on)
 			sse_parser_free(&l[i].sse);
 	}
