@@ -7,9 +7,9 @@
  *     make bench/session_bench && bench/session_bench [-n N] [-r REPS] [-u UPSTREAMS] [-t TOMBS]
  * bench/mcp.sh builds and runs it too.
  *
- * What is timed, per operation, exactly as src/mcp.c does it:
- *   seal  session_who + session_seal            (issue_session: the initialize answer)
- *   open  session_who + session_open + clear    (check_session: a request carrying
+ * What is timed, per operation, exactly as src/mcp_session.c does it:
+ *   seal  session_who + session_seal            (mcp_issue_session: the initialize answer)
+ *   open  session_who + session_open + clear    (mcp_check_session: a request carrying
  *         Mcp-Session-Id), with the tombstones of a real state file: the gateway's
  *         state_open() on a temporary file (a MAP_SHARED mapping, a robust
  *         process-shared mutex), in which TOMBS sessions have been ended (DELETE)

@@ -68,7 +68,7 @@ void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
  * caller has no upstream session to listen on; else upstream_listen's answer. */
 int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
 /* Which upstreams a caller may reach for what they offer besides tools (the policy's
- * word, mcp.c); NULL: all of them. */
+ * word, mcp_access.c); NULL: all of them. */
 struct fed_admit {
 	int (*fn)(void *ctx, const char *upstream);
 	void *ctx;

@@ -22,7 +22,7 @@ parts     config request response sse jsonrpc negotiate state fragcache httpc
 clients   token_cache session introspect upstream
 model     catalog policy
 access    auth federate
-exchange  mcp explain gateway
+exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
 handlers  handlers h_health h_meta h_mcp
 router    router
 front     front main

@@ -1,0 +1,113 @@
+/* mcp_call — one /mcp request as the parts of the exchange share it: mcp.c (the
+ * envelope, the two eras, the way out), mcp_methods.c (the method table), mcp_list.c
+ * (list pages and cursors), mcp_access.c (the policy's word and the audit log) and
+ * mcp_session.c (sessions, DELETE, the standalone stream). Nothing outside them
+ * includes it: the rest of the gateway sees mcp.h. */
+#ifndef GW_MCP_CALL_H
+#define GW_MCP_CALL_H
+
+#include <stdint.h>
+
+#include "federate.h"
+#include "jsonrpc.h"
+#include "mcp.h"
+#include "policy.h"
+
+#define MCP_FORBIDDEN	(-32003)	/* a batch element the policy refused (the HTTP answer is 403) */
+
+struct mcp_method;
+
+struct mcp_call {
+	const struct mcp_env *env;
+	const struct mcp_method *mm;	/* the method being answered */
+	json_t *id;			/* its request id (borrowed) */
+	struct session *sess;		/* the caller's session; NULL = stateless */
+	json_t *doc;			/* the catalog: our reference, see mcp_catalog() */
+	int session_gone;		/* an upstream forgot the caller's session: 404 it */
+	struct policy_caller pc;	/* who sees which tool (policy.c) */
+	unsigned char profile[16];	/* what that depends on: list pages are cached per profile */
+	uint32_t *vis;			/* the records of kind vis_kind this caller sees; NULL = all */
+	size_t n_vis;
+	int vis_kind;			/* -1: none decided yet */
+	enum gw_err denied;		/* a request the policy refused: the answer of a single request */
+	char denied_scopes[512];	/* for insufficient_scope */
+	const struct config *cfg;
+	const struct caller *caller;
+	const struct request *req;
+	struct response *resp;
+	int64_t until_ms;	/* the request's deadline (request-timeout-ms), monotonic */
+	int in_batch;
+	int modern;		/* 2026-07-28: JSON-RPC error bodies on 4xx, results with resultType */
+	int stream_ok;		/* the client takes an event stream */
+	int splice_ok;		/* one answer, as a JSON body: a list page may come from the cache */
+	const char *splice;	/* that page's serialized array (borrowed from the cache) */
+	size_t splice_len;
+	char why[256];		/* a method's error message, when it is not a constant */
+};
+
+/* A method returns its result, or NULL with *code and *msg set. */
+typedef json_t *mcp_fn(struct mcp_call *c, json_t *params, int *code, const char **msg);
+
+enum {
+	MF_LEGACY = 1 << 0,	/* offered to the revisions of initialize */
+	MF_MODERN = 1 << 1,	/* offered to 2026-07-28 */
+	MF_NO_BATCH = 1 << 2,
+	MF_PRIVATE = 1 << 3,	/* the answer is per caller: Cache-Control private, Vary Authorization */
+	MF_UPSTREAM = 1 << 4,	/* offered only when an upstream offers it (fed_offers) */
+};
+
+struct mcp_method {
+	const char *name;
+	mcp_fn *fn;
+	unsigned flags;
+	const char *name_param;	/* the params member the Mcp-Name header repeats */
+	int kind;		/* a list method: the catalog_kind it pages through */
+};
+
+/* mcp_methods.c */
+/* 1 when v is a revision that initialize negotiates. */
+int mcp_version_legacy(const char *v);
+/* Every revision this gateway speaks, newest first, as a new JSON array. */
+json_t *mcp_versions_json(void);
+/* The catalog, taken once per request (a reference the exchange releases at its end). */
+json_t *mcp_catalog(struct mcp_call *c);
+/* The method table's row for name, or NULL. */
+const struct mcp_method *mcp_method_find(const char *name);
+/* 1 when mm is offered to this request: its era, and an upstream the caller may reach. */
+int mcp_method_offered(struct mcp_call *c, const struct mcp_method *mm);
+/* *f filled for a federated call of this request (no catalog yet). */
+void mcp_fed_init(struct mcp_call *c, struct fed_call *f);
+/* One valid request to its response object. */
+json_t *mcp_dispatch(struct mcp_call *c, const struct jr_msg *m);
+/* A caller's notifications/cancelled, and its answer to a request an upstream made of
+ * it, to its upstream sessions. */
+void mcp_forward_cancel(struct mcp_call *c, json_t *params);
+void mcp_forward_answer(struct mcp_call *c, json_t *msg);
+
+/* mcp_list.c */
+/* tools/list, prompts/list, resources/list, resources/templates/list. */
+json_t *mcp_list(struct mcp_call *c, json_t *params, int *code, const char **msg);
+/* A list answer whose page came from the cache (c->splice) into resp. Steals out. */
+void mcp_answer_spliced(const struct mcp_call *c, struct response *resp, json_t *out);
+
+/* mcp_access.c */
+/* May the caller reach this upstream's prompts, resources, completions, log level? */
+int mcp_reaches(const struct mcp_call *c, const char *name);
+/* The policy's word on a tools/call, audited: 0 to go on, or -1 with *code and *msg. */
+int mcp_gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg);
+/* federate.c's gate (struct fed_call's gate) for what upstreams offer besides tools. */
+int mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
+/* The caller's tenant exists (or there is no policy): 0, or -1 with the 403 in resp. */
+int mcp_tenant_check(const struct config *cfg, const struct caller *caller, struct response *resp);
+
+/* mcp_session.c */
+/* The caller digest sessions and cursors are bound to. */
+void mcp_caller_who(const struct caller *caller, char who[33]);
+/* After an initialize that succeeded: a fresh Mcp-Session-Id, with upstream sessions. */
+void mcp_issue_session(struct mcp_call *c, json_t *params, json_t *answer);
+/* A presented Mcp-Session-Id opened for this caller into *s (none: stateless, 0); -1
+ * when it is not one, -2 when its tombstones cannot be read. */
+int mcp_check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
+    struct session *s);
+
+#endif

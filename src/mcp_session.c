@@ -1,0 +1,173 @@
+/* mcp_session — sealed sessions of the revisions of initialize: issued with a session
+ * at every upstream, opened and checked against tombstones on every request, ended by
+ * DELETE; and the session's standalone stream (GET /mcp). */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "mcp_call.h"
+#include "negotiate.h"
+
+void
+mcp_caller_who(const struct caller *caller, char who[33])
+{
+	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
+}
+
+/* A fresh session for an initialize that succeeded: the Mcp-Session-Id header, with a
+ * session of the caller's own at every upstream (its client capabilities passed on). */
+void
+mcp_issue_session(struct mcp_call *c, json_t *params, json_t *answer)
+{
+	const char *pv = json_string_value(json_object_get(json_object_get(answer, "result"), "protocolVersion"));
+	struct fed_call f;
+	struct session s;
+	char id[SESSION_ID_MAX];
+
+	if (pv == NULL || c->env->session_key == NULL)
+		return;
+	mcp_fed_init(c, &f);
+	f.doc = mcp_catalog(c);
+	f.sessions = NULL;	/* the new session's own, below */
+	memset(&s, 0, sizeof(s));
+	snprintf(s.version, sizeof(s.version), "%s", pv);
+	mcp_caller_who(c->caller, s.who);
+	s.exp = c->req->now + c->cfg->session_ttl;
+	s.upstreams = fed_open_sessions(&f, json_object_get(params, "capabilities"));
+	if (session_seal(c->env->session_key, &s, id) < 0) {
+		log_warn(c->req->id, "session: the caller's upstream sessions do not fit an Mcp-Session-Id; "
+		    "its calls use the gateway's own");
+		f.sessions = s.upstreams;
+		fed_close_sessions(&f);
+		json_object_clear(s.upstreams);
+		if (session_seal(c->env->session_key, &s, id) < 0) {
+			session_clear(&s);
+			return;
+		}
+	}
+	response_set_header(c->resp, "Mcp-Session-Id", "%s", id);
+	session_clear(&s);
+}
+
+/* A presented Mcp-Session-Id must open for this caller; none means stateless. 0, -1
+ * (not a session: 404), or -2 when its tombstones cannot be read (404 too: fail closed). */
+int
+mcp_check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
+    struct session *s)
+{
+	char who[33];
+
+	memset(s, 0, sizeof(*s));
+	if (req->session_id == NULL)
+		return 0;
+	mcp_caller_who(caller, who);
+	if (env->session_key == NULL)
+		return -1;
+	return session_open(env->session_key, env->tombstones, req->session_id, who, req->now, s);
+}
+
+void
+mcp_end_session(const struct mcp_env *env, const struct config *cfg,
+    const struct caller *caller, struct request *req, struct response *resp)
+{
+	struct session s;
+	int rc;
+
+	response_set_header(resp, "Cache-Control", "no-store");
+	if (mcp_tenant_check(cfg, caller, resp) < 0)
+		return;
+	if (req->session_id == NULL) {
+		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
+		return;
+	}
+	if ((rc = mcp_check_session(env, caller, req, &s)) < 0 || env->tombstones == NULL) {
+		/* A DELETE whose end could not be recorded is not answered as done. */
+		if (rc == -2)
+			response_set_error(resp, GW_EINTERNAL, "the session's end cannot be recorded now");
+		else
+			response_set_error(resp, GW_ESESSION, NULL);
+		session_clear(&s);
+		return;
+	}
+	if (session_end(env->tombstones, req->session_id, s.exp, req->now) < 0) {
+		response_set_error(resp, GW_EINTERNAL, "the session's end cannot be recorded now");
+		session_clear(&s);
+		return;
+	}
+	{
+		struct fed_call f = { .cfg = cfg, .pool = env->pool, .now_ms = clock_mono_us() / 1000,
+		    .sessions = s.upstreams };
+
+		fed_close_sessions(&f);
+	}
+	session_clear(&s);
+	response_set_empty(resp, 204);
+}
+
+/* --- the standalone stream --------------------------------------------------------- */
+
+static int
+listen_msg(void *ctx, json_t *msg)
+{
+	struct response *resp = ctx;
+
+	return response_stream_message(resp, msg) < 0 ? -1 : 0;
+}
+
+static int
+listen_tick(void *ctx)
+{
+	return response_stream_comment(ctx, "keep-alive");
+}
+
+void
+mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    struct request *req, struct response *resp)
+{
+	struct session s;
+	struct fed_call f;
+	int64_t now_ms = clock_mono_us() / 1000;
+
+	response_set_header(resp, "Cache-Control", "no-store");
+	if (mcp_tenant_check(cfg, caller, resp) < 0)
+		return;
+	if (!(negotiate_accept(req->accept) & NEGOTIATE_SSE)) {
+		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
+		return;
+	}
+	if (mcp_check_session(env, caller, req, &s) < 0) {
+		response_set_error(resp, GW_ESESSION, NULL);
+		return;
+	}
+	if (json_object_size(s.upstreams) == 0) {
+		response_set_error(resp, GW_EMETHOD, "no stream for this session: no upstream session to listen on");
+		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
+		goto out;
+	}
+	if (env->listeners == NULL || __atomic_add_fetch(env->listeners, 1, __ATOMIC_ACQ_REL) > env->listen_max) {
+		if (env->listeners)
+			__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);
+		log_info(req->id, "stream: every slot of this process is taken (%ld)", env->listen_max);
+		response_set_error(resp, GW_EMETHOD, "no stream slot free; calls still stream their own messages");
+		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
+		goto out;
+	}
+	/* A first comment right away: a front (nginx) may hold headers back until the
+	 * body begins, and a client waits for them before it sends anything else. */
+	if (response_stream_open(resp) == 0 && response_stream_comment(resp, "stream") == 0) {
+		memset(&f, 0, sizeof(f));
+		f.cfg = cfg;
+		f.pool = env->pool;
+		f.on_msg = listen_msg;
+		f.ctx = resp;
+		f.now_ms = now_ms;
+		f.sessions = s.upstreams;
+		fed_listen(&f, listen_tick, resp, MCP_LISTEN_TICK_MS, now_ms + MCP_LISTEN_MAX_MS);
+	}
+	__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);
+out:
+	session_clear(&s);
+}
