@@ -1,15 +1,17 @@
-/* config — table-driven loader for the git-config-like format of
- * docs/ARCHITECTURE.md §3. */
+/* config — the reader of the git-config-like format of docs/ARCHITECTURE.md §3: files
+ * and their includes, line by line into the tables of config_keys.c, with every error
+ * at its file:line; then the checks across sections and what a configuration derives
+ * (URLs, defaults that depend on other keys, the credential files through cfgfile.c);
+ * and whether its files changed since. Longer than most files here because reading is
+ * one pass with one error list: splitting it would pass the loader's state between
+ * files. */
 #include "autoconf.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,170 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "secret.h"
+#include "cfgfile.h"
+#include "config_keys.h"
 #include "url.h"
-
-#define UPSTREAM_TIMEOUT_DEFAULT	"30000"	/* [upstream] timeout-ms */
-#define UPSTREAM_TIMEOUT_DEFAULT_MS	30000L
-
-enum cfg_type {
-	T_STR = 1,	/* any string */
-	T_URL,		/* absolute http(s) URL without fragment */
-	T_INT,		/* bounded integer */
-	T_BOOL,		/* yes/no, true/false, on/off, 1/0 */
-	T_LIST,		/* blank-separated words */
-	T_ENUM,		/* one of names[], stored as index + 1 */
-	T_RATE,		/* N/S, 0 = unlimited */
-};
-
-struct cfg_key {
-	const char *key;
-	enum cfg_type type;
-	size_t offset;		/* into the section's base struct */
-	long min, max;		/* T_INT */
-	const char *const *names;	/* T_ENUM */
-	const char *def;	/* default, parsed like a value; NULL = none */
-};
-
-static const char *const deny_styles[] = { "forbidden", "hide", NULL };
-static const char *const access_modes[] = { "read-write", "read-only", NULL };
-static const char *const client_auths[] = { "client_secret_basic", "client_secret_post", NULL };
-
-#define C(f)	offsetof(struct config, f)
-static const struct cfg_key gateway_keys[] = {
-	{ "resource", T_URL, C(resource), 0, 0, NULL, NULL },
-	{ "docs-url", T_URL, C(docs_url), 0, 0, NULL, NULL },
-	{ "name", T_STR, C(name), 0, 0, NULL, NULL },
-	{ "title", T_STR, C(title), 0, 0, NULL, NULL },
-	{ "description", T_STR, C(description), 0, 0, NULL, NULL },
-	{ "version", T_STR, C(version), 0, 0, NULL, NULL },
-	{ "website-url", T_URL, C(website_url), 0, 0, NULL, NULL },
-	{ "instructions", T_STR, C(instructions), 0, 0, NULL, NULL },
-	{ "allowed-origins", T_LIST, C(allowed_origins), 0, 0, NULL, NULL },
-	{ "max-body", T_INT, C(max_body), 64, 64L << 20, NULL, "1048576" },
-	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100" },
-	{ "catalog-ttl", T_INT, C(catalog_ttl), 1, 86400, NULL, "60" },
-	{ "page-size", T_INT, C(page_size), 1, 10000, NULL, "100" },
-	{ "state", T_STR, C(state), 0, 0, NULL, NULL },
-	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
-	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
-	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
-	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
-	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
-	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },
-	/* No default in the table: the longest upstream timeout-ms (derive). */
-	{ "request-timeout-ms", T_INT, C(request_timeout_ms), 1, 3600000, NULL, NULL },
-	{ "client-timeout-ms", T_INT, C(client_timeout_ms), 100, 3600000, NULL, "10000" },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-
-static const struct cfg_key auth_keys[] = {
-	{ "issuer", T_URL, C(issuer), 0, 0, NULL, NULL },
-	{ "introspection-endpoint", T_URL, C(introspection_endpoint), 0, 0, NULL, NULL },
-	{ "client-id", T_STR, C(client_id), 0, 0, NULL, NULL },
-	{ "client-secret-file", T_STR, C(client_secret_file), 0, 0, NULL, NULL },
-	{ "client-auth", T_ENUM, C(client_auth), 0, 0, client_auths, "client_secret_basic" },
-	{ "required-scopes", T_LIST, C(required_scopes), 0, 0, NULL, NULL },
-	{ "scopes-supported", T_LIST, C(scopes_supported), 0, 0, NULL, NULL },
-	{ "cache-ttl", T_INT, C(cache_ttl), 0, 86400, NULL, "300" },
-	{ "cache-entries", T_INT, C(cache_entries), 64, 1 << 20, NULL, "4096" },
-	{ "negative-ttl", T_INT, C(negative_ttl), 0, 3600, NULL, "10" },
-	{ "timeout-ms", T_INT, C(auth_timeout_ms), 1, 60000, NULL, "3000" },
-	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups" },
-	{ "tenant-claim", T_STR, C(tenant_claim), 0, 0, NULL, "tenant" },
-	{ "as-metadata", T_STR, C(as_metadata), 0, 0, NULL, "fetch" },
-	{ "ca-file", T_STR, C(auth_ca_file), 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-
-static const struct cfg_key limits_keys[] = {
-	{ "gateway", T_RATE, C(limit_gateway), 0, 0, NULL, "0/1" },
-	{ "ip", T_RATE, C(limit_ip), 0, 0, NULL, "0/1" },
-	{ "tenant", T_RATE, C(limit_tenant), 0, 0, NULL, "0/1" },
-	{ "token", T_RATE, C(limit_token), 0, 0, NULL, "0/1" },
-	{ "tool", T_RATE, C(limit_tool), 0, 0, NULL, "0/1" },
-	{ "store", T_STR, C(limit_store), 0, 0, NULL, "shm" },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-#undef C
-
-#define U(f)	offsetof(struct cfg_upstream, f)
-static const struct cfg_key upstream_keys[] = {
-	{ "url", T_URL, U(url), 0, 0, NULL, NULL },
-	{ "prefix", T_STR, U(prefix), 0, 0, NULL, "" },
-	{ "group", T_STR, U(group), 0, 0, NULL, NULL },
-	{ "auth-header-file", T_STR, U(auth_header_file), 0, 0, NULL, NULL },
-	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL },
-	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no" },
-	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-#undef U
-
-#define G(f)	offsetof(struct cfg_group, f)
-static const struct cfg_key group_keys[] = {
-	{ "tools", T_LIST, G(tools), 0, 0, NULL, NULL },
-	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL },
-	{ "members", T_LIST, G(members), 0, 0, NULL, NULL },
-	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-#undef G
-
-#define N(f)	offsetof(struct cfg_tenant, f)
-static const struct cfg_key tenant_keys[] = {
-	{ "groups", T_LIST, N(groups), 0, 0, NULL, NULL },
-	{ "access-mode", T_ENUM, N(access_mode), 0, 0, access_modes, "read-write" },
-	{ "features", T_LIST, N(features), 0, 0, NULL, NULL },
-	{ "deny", T_LIST, N(deny), 0, 0, NULL, NULL },
-	{ "allow", T_LIST, N(allow), 0, 0, NULL, NULL },
-	{ "limit-gateway", T_RATE, N(limit_gateway), 0, 0, NULL, NULL },
-	{ "limit-ip", T_RATE, N(limit_ip), 0, 0, NULL, NULL },
-	{ "limit-tenant", T_RATE, N(limit_tenant), 0, 0, NULL, NULL },
-	{ "limit-token", T_RATE, N(limit_token), 0, 0, NULL, NULL },
-	{ "limit-tool", T_RATE, N(limit_tool), 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-#undef N
-
-/* Section kinds. Singletons live inside struct config; named ones in arrays. */
-enum kind { K_GATEWAY, K_AUTH, K_LIMITS, K_UPSTREAM, K_GROUP, K_TENANT, K_MAX };
-
-struct cfg_kind {
-	const char *name;
-	const struct cfg_key *keys;
-	int named;
-	size_t elem_size;	/* named: element size */
-	size_t array_off;	/* named: offset of the array pointer in struct config */
-	size_t count_off;	/* named: offset of its count */
-	size_t section_off;	/* singleton: offset of its struct cfg_section */
-};
-
-static const struct cfg_kind kinds[K_MAX] = {
-	[K_GATEWAY] = { "gateway", gateway_keys, 0, 0, 0, 0, offsetof(struct config, gateway) },
-	[K_AUTH] = { "auth", auth_keys, 0, 0, 0, 0, offsetof(struct config, auth) },
-	[K_LIMITS] = { "limits", limits_keys, 0, 0, 0, 0, offsetof(struct config, limits) },
-	[K_UPSTREAM] = { "upstream", upstream_keys, 1, sizeof(struct cfg_upstream),
-		offsetof(struct config, upstreams), offsetof(struct config, n_upstreams), 0 },
-	[K_GROUP] = { "group", group_keys, 1, sizeof(struct cfg_group),
-		offsetof(struct config, groups), offsetof(struct config, n_groups), 0 },
-	[K_TENANT] = { "tenant", tenant_keys, 1, sizeof(struct cfg_tenant),
-		offsetof(struct config, tenants), offsetof(struct config, n_tenants), 0 },
-};
-
-/* Keys that load (a configuration written for a later version still does) but that
- * nothing implements yet: setting one is a warning. Matched by the start of the key
- * ("" is every key of the section). */
-static const struct {
-	int kind;
-	const char *prefix;
-	const char *what;
-} inert_keys[] = {
-	{ K_LIMITS, "", "rate limits are not enforced" },
-	{ K_TENANT, "limit-", "rate limits are not enforced" },
-	{ K_GATEWAY, "trusted-proxies", "X-Forwarded-For is not read" },
-};
 
 /* Loader state: the config being built and the open section. */
 struct loader {
@@ -222,16 +63,12 @@ static void
 lwarn_inert(struct loader *ld, const char *file, int line, const char *key)
 {
 	struct cfg_errors *e = ld->errs;
-	size_t i;
+	const char *what = cfg_inert((enum kind)ld->kind, key);
 
-	for (i = 0; i < sizeof(inert_keys) / sizeof(inert_keys[0]); i++)
-		if (inert_keys[i].kind == ld->kind &&
-		    strncmp(key, inert_keys[i].prefix, strlen(inert_keys[i].prefix)) == 0)
-			break;
-	if (i == sizeof(inert_keys) / sizeof(inert_keys[0]) || e->n_warn >= CFG_MAX_WARNINGS)
+	if (what == NULL || e->n_warn >= CFG_MAX_WARNINGS)
 		return;
 	snprintf(e->warn[e->n_warn++], sizeof(e->warn[0]), "%s:%d: %s: has no effect yet (%s)",
-	    file, line, key, inert_keys[i].what);
+	    file, line, key, what);
 }
 
 static int
@@ -240,153 +77,10 @@ nerrors(const struct loader *ld)
 	return (int)(ld->errs->n + ld->errs->dropped);
 }
 
-static char *
-xstrndup(const char *s, size_t n)
-{
-	char *p = malloc(n + 1);
-
-	if (p) {
-		memcpy(p, s, n);
-		p[n] = '\0';
-	}
-	return p;
-}
-
-static void
-strlist_free(struct strlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	l->v = NULL;
-	l->n = 0;
-}
-
-int
-strlist_has(const struct strlist *l, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], s) == 0)
-			return 1;
-	return 0;
-}
-
-static int
-strlist_split(struct strlist *l, const char *value)
-{
-	const char *p = value, *start;
-	char **nv;
-
-	while (*p) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p)
-			break;
-		start = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
-		if ((nv = realloc(l->v, (l->n + 1) * sizeof(*nv))) == NULL)
-			return -1;
-		l->v = nv;
-		if ((l->v[l->n] = xstrndup(start, (size_t)(p - start))) == NULL)
-			return -1;
-		l->n++;
-	}
-	return 0;
-}
-
-/* Bounded decimal parse of the whole string. */
-static int
-parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!isdigit((unsigned char)*s) && *s != '-')
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Stores one value; returns NULL or the reason it was refused. */
-static const char *
-set_value(void *base, const struct cfg_key *k, const char *value)
-{
-	void *field = (char *)base + k->offset;
-	long v;
-	size_t i;
-
-	switch (k->type) {
-	case T_URL:
-		if (url_check(value) < 0)
-			return "expected an absolute http:// or https:// URL without fragment";
-		/* FALLTHROUGH */
-	case T_STR:
-		free(*(char **)field);
-		if ((*(char **)field = strdup(value)) == NULL)
-			return "out of memory";
-		return NULL;
-	case T_INT:
-		if (parse_long(value, k->min, k->max, &v) < 0) {
-			static __thread char why[96];
-			snprintf(why, sizeof(why), "expected an integer from %ld to %ld", k->min, k->max);
-			return why;
-		}
-		*(long *)field = v;
-		return NULL;
-	case T_BOOL:
-		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "on") || !strcmp(value, "1"))
-			*(int *)field = 1;
-		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "off") || !strcmp(value, "0"))
-			*(int *)field = 0;
-		else
-			return "expected yes or no";
-		return NULL;
-	case T_LIST:
-		strlist_free(field);
-		if (strlist_split(field, value) < 0)
-			return "out of memory";
-		return NULL;
-	case T_ENUM:
-		for (i = 0; k->names[i]; i++)
-			if (strcmp(value, k->names[i]) == 0) {
-				*(int *)field = (int)i + 1;
-				return NULL;
-			}
-		return "unknown value";
-	case T_RATE: {
-		struct rate *r = field;
-		const char *slash = strchr(value, '/');
-		char num[32];
-		long n, per;
-
-		if (!slash || (size_t)(slash - value) >= sizeof(num))
-			return "expected N/SECONDS (0 = unlimited)";
-		memcpy(num, value, (size_t)(slash - value));
-		num[slash - value] = '\0';
-		if (parse_long(num, 0, 1000000000L, &n) < 0 ||
-		    parse_long(slash + 1, 1, 86400 * 366L, &per) < 0)
-			return "expected N/SECONDS (0 = unlimited)";
-		r->n = n;
-		r->per = per;
-		return NULL;
-	}
-	}
-	return "unknown key type";
-}
-
 static void *
 section_base(struct loader *ld, struct cfg_section **sec)
 {
-	const struct cfg_kind *k = &kinds[ld->kind];
+	const struct cfg_kind *k = &cfg_kinds[ld->kind];
 	char *cfg = (char *)ld->cfg;
 
 	if (!k->named) {
@@ -396,16 +90,6 @@ section_base(struct loader *ld, struct cfg_section **sec)
 	char *arr = *(char **)(cfg + k->array_off);
 	*sec = (struct cfg_section *)(arr + ld->index * k->elem_size);
 	return *sec;
-}
-
-static void
-apply_defaults(void *base, struct cfg_section *sec, const struct cfg_key *keys)
-{
-	size_t i;
-
-	for (i = 0; keys[i].key; i++)
-		if (keys[i].def && sec->at[i].line == 0)
-			set_value(base, &keys[i], keys[i].def);
 }
 
 static int
@@ -418,13 +102,13 @@ open_section(struct loader *ld, const char *file, int line, const char *name, co
 	int kind;
 
 	for (kind = 0; kind < K_MAX; kind++)
-		if (strcmp(kinds[kind].name, name) == 0)
+		if (strcmp(cfg_kinds[kind].name, name) == 0)
 			break;
 	if (kind == K_MAX) {
 		lerr(ld, file, line, "unknown section [%s]", name);
 		return -1;
 	}
-	k = &kinds[kind];
+	k = &cfg_kinds[kind];
 	if (!k->named) {
 		if (sub) {
 			lerr(ld, file, line, "section [%s] takes no name", name);
@@ -478,7 +162,7 @@ set_key(struct loader *ld, const char *file, int line, const char *key, const ch
 {
 	const struct cfg_key *keys;
 	struct cfg_section *sec;
-	const char *why;
+	char why[128];
 	void *base;
 	size_t i;
 
@@ -486,12 +170,12 @@ set_key(struct loader *ld, const char *file, int line, const char *key, const ch
 		lerr(ld, file, line, "%s: key outside of any section", key);
 		return;
 	}
-	keys = kinds[ld->kind].keys;
+	keys = cfg_kinds[ld->kind].keys;
 	for (i = 0; keys[i].key; i++)
 		if (strcmp(keys[i].key, key) == 0)
 			break;
 	if (!keys[i].key) {
-		lerr(ld, file, line, "%s: unknown key in [%s]", key, kinds[ld->kind].name);
+		lerr(ld, file, line, "%s: unknown key in [%s]", key, cfg_kinds[ld->kind].name);
 		return;
 	}
 	base = section_base(ld, &sec);
@@ -500,7 +184,7 @@ set_key(struct loader *ld, const char *file, int line, const char *key, const ch
 		    sec->at[i].file, sec->at[i].line);
 		return;
 	}
-	if ((why = set_value(base, &keys[i], value)) != NULL) {
+	if (cfg_set_value(base, &keys[i], value, why, sizeof(why)) < 0) {
 		lerr(ld, file, line, "%s: %s: '%s'", key, why, value);
 		return;
 	}
@@ -637,95 +321,6 @@ remember_file(struct loader *ld, const char *path, const struct stat *st)
 	return nf->path;
 }
 
-/* Opens path for reading when it is a regular file. Never blocks: a FIFO or a device
- * is refused by stat() before it is opened, and the open itself is O_NONBLOCK and
- * checked again with fstat() (the path may have been replaced in between). Symbolic
- * links are followed (configuration managers link files into place). Returns the fd
- * and *st, or -1 with *why. */
-static int
-open_regular(const char *path, struct stat *st, const char **why)
-{
-	int fd;
-
-	if (stat(path, st) < 0) {
-		*why = strerror(errno);
-		return -1;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		*why = "not a regular file";
-		return -1;
-	}
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
-		*why = strerror(errno);
-		return -1;
-	}
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		*why = "not a regular file";
-		return -1;
-	}
-	return fd;
-}
-
-/* fopen() for the files a configuration names (secrets, keys): regular files only. */
-static FILE *
-fopen_regular(const char *path, const char **why)
-{
-	struct stat st;
-	FILE *f;
-	int fd;
-
-	if ((fd = open_regular(path, &st, why)) < 0)
-		return NULL;
-	if ((f = fdopen(fd, "rb")) == NULL) {
-		*why = strerror(errno);
-		close(fd);
-	}
-	return f;
-}
-
-/* Reads all of fd into *out (NUL-terminated, *len bytes). Returns 0, 1 when the file
- * holds more than max bytes (read, not stat: it may be growing), or -1 on an error. */
-static int
-read_all(int fd, size_t max, char **out, size_t *len)
-{
-	size_t n = 0, cap = 4096;
-	char *b = NULL, *nb;
-	ssize_t r;
-
-	*out = NULL;
-	*len = 0;
-	for (;;) {
-		if (b == NULL || n == cap) {
-			if (b != NULL)
-				cap = cap > max / 2 ? max + 1 : cap * 2;
-			if ((nb = realloc(b, cap + 1)) == NULL) {
-				free(b);
-				return -1;
-			}
-			b = nb;
-		}
-		r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(b);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max) {
-			free(b);
-			return 1;
-		}
-	}
-	b[n] = '\0';
-	*out = b;
-	*len = n;
-	return 0;
-}
-
 /* One line of a configuration file: its number and text (without the newline) in line. */
 static void parse_line(struct loader *ld, const char *file, int lineno, char *line, int depth);
 
@@ -752,7 +347,7 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 		lerr(ld, from, from_line, "include: %s: more than %d files in one configuration", path, CFG_MAX_FILES);
 		return -1;
 	}
-	if ((fd = open_regular(path, &st, &why)) < 0) {
+	if ((fd = cfgfile_open(path, &st, &why)) < 0) {
 		if (from)
 			lerr(ld, from, from_line, "include: %s: %s", path, why);
 		else
@@ -764,7 +359,7 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 		lerr(ld, path, 0, "out of memory");
 		goto out;
 	}
-	switch (read_all(fd, CFG_FILE_MAX, &text, &len)) {
+	switch (cfgfile_read_all(fd, CFG_FILE_MAX, &text, &len)) {
 	case 0:
 		break;
 	case 1:
@@ -860,161 +455,44 @@ parse_line(struct loader *ld, const char *file, int lineno, char *line, int dept
 		set_key(ld, file, lineno, key, value);
 }
 
-/* Where key of a section was set (for errors that arise after parsing). */
-static const struct cfg_where *
-where_of(const struct cfg_section *sec, const struct cfg_key *keys, const char *key)
+/* The credential files the configuration names, each error at its key's line. */
+static int
+read_credentials(struct loader *ld, struct config *cfg)
 {
-	static const struct cfg_where none = { NULL, 0 };
+	const struct cfg_where *w;
+	char why[CFGFILE_WHY_MAX];
 	size_t i;
+	int bad = 0;
 
-	for (i = 0; keys[i].key; i++)
-		if (strcmp(keys[i].key, key) == 0)
-			return &sec->at[i];
-	return &none;
-}
-
-/* The introspection client's secret: the file's first line. Errors name the key's line. */
-static int
-read_secret(struct loader *ld, struct config *cfg)
-{
-	const struct cfg_where *w = where_of(&cfg->auth, auth_keys, "client-secret-file");
-	char line[1024];
-	const char *why;
-	FILE *f;
-	size_t n;
-
-	if ((f = fopen_regular(cfg->client_secret_file, &why)) == NULL) {
-		lerr(ld, w->file, w->line, "client-secret-file: %s: %s", cfg->client_secret_file, why);
+	if (cfg->client_secret_file &&
+	    (cfg->client_secret = cfgfile_secret(cfg->client_secret_file, why, sizeof(why))) == NULL) {
+		w = cfg_where(&cfg->auth, K_AUTH, "client-secret-file");
+		lerr(ld, w->file, w->line, "client-secret-file: %s", why);
 		return -1;
 	}
-	if (fgets(line, sizeof(line), f) == NULL)
-		line[0] = '\0';
-	fclose(f);
-	n = strcspn(line, "\r\n");
-	line[n] = '\0';
-	if (n == 0) {
-		lerr(ld, w->file, w->line, "client-secret-file: %s is empty", cfg->client_secret_file);
+	if (cfg->auth_ca_file && access(cfg->auth_ca_file, R_OK) < 0) {
+		w = cfg_where(&cfg->auth, K_AUTH, "ca-file");
+		lerr(ld, w->file, w->line, "ca-file: %s: %s", cfg->auth_ca_file, strerror(errno));
 		return -1;
 	}
-	cfg->client_secret = strdup(line);
-	secret_wipe(line, sizeof(line));
-	return cfg->client_secret ? 0 : -1;
-}
+	if (cfg->session_key_file) {
+		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, why, sizeof(why)) < 0) {
+			w = cfg_where(&cfg->gateway, K_GATEWAY, "session-key-file");
+			lerr(ld, w->file, w->line, "session-key-file: %s", why);
+			return -1;
+		}
+		cfg->has_session_key = 1;
+	}
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		struct cfg_upstream *u = &cfg->upstreams[i];
 
-/* Header names the gateway sets itself on upstream requests, or that would change the
- * framing: an auth-header-file may not name them. */
-static const char *const reserved_headers[] = {
-	"accept", "connection", "content-length", "content-type", "expect", "host",
-	"mcp-protocol-version", "mcp-session-id", "transfer-encoding", NULL
-};
-
-static int
-is_tchar(char c)
-{
-	return isalnum((unsigned char)c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-/* An upstream's credentials: one header line "Name: value" (a final newline allowed).
- * Nothing of the file's content ever goes into an error message. */
-static int
-read_auth_header(struct loader *ld, struct cfg_upstream *u)
-{
-	const struct cfg_where *w = where_of(&u->s, upstream_keys, "auth-header-file");
-	char raw[8192 + 2], name[64];
-	size_t n, i, nlen, vstart;
-	const char *why = NULL;
-	FILE *f;
-
-	if ((f = fopen_regular(u->auth_header_file, &why)) == NULL) {
-		lerr(ld, w->file, w->line, "auth-header-file: %s: %s", u->auth_header_file, why);
-		return -1;
+		if (u->auth_header_file && (u->auth_header = cfgfile_header(u->auth_header_file, why, sizeof(why))) == NULL) {
+			w = cfg_where(&u->s, K_UPSTREAM, "auth-header-file");
+			lerr(ld, w->file, w->line, "auth-header-file: %s", why);
+			bad = 1;
+		}
 	}
-	n = fread(raw, 1, sizeof(raw) - 1, f);
-	if (ferror(f))
-		why = "cannot be read";
-	fclose(f);
-	if (n >= sizeof(raw) - 1)
-		why = "longer than 8192 bytes";
-	if (n > 0 && raw[n - 1] == '\n')
-		n--;
-	if (n > 0 && raw[n - 1] == '\r')
-		n--;
-	while (n > 0 && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
-		n--;
-	raw[n] = '\0';
-	/* field-name = token (RFC 9110 §5.1), ":", optional blanks, a visible value. */
-	for (nlen = 0; nlen < n && is_tchar(raw[nlen]); nlen++)
-		;
-	vstart = nlen + 1;
-	while (vstart < n && (raw[vstart] == ' ' || raw[vstart] == '\t'))
-		vstart++;
-	if (!why && (nlen == 0 || nlen >= sizeof(name) || nlen >= n || raw[nlen] != ':' || vstart >= n))
-		why = "expected one line 'Name: value'";
-	for (i = vstart; !why && i < n; i++)	/* no control character but HTAB: no second line */
-		if (((unsigned char)raw[i] < 0x20 && raw[i] != '\t') || (unsigned char)raw[i] == 0x7f)
-			why = "expected one line 'Name: value'";
-	if (!why) {
-		for (i = 0; i < nlen; i++)
-			name[i] = (char)tolower((unsigned char)raw[i]);
-		name[nlen] = '\0';
-		for (i = 0; reserved_headers[i]; i++)
-			if (strcmp(name, reserved_headers[i]) == 0) {
-				lerr(ld, w->file, w->line, "auth-header-file: %s: names %s, which the gateway sets itself",
-				    u->auth_header_file, reserved_headers[i]);
-				secret_wipe(raw, sizeof(raw));
-				return -1;
-			}
-	}
-	if (why) {
-		lerr(ld, w->file, w->line, "auth-header-file: %s: %s", u->auth_header_file, why);
-		secret_wipe(raw, sizeof(raw));
-		return -1;
-	}
-	/* Stored as "Name: value" with exactly one blank. */
-	if ((u->auth_header = malloc(nlen + 2 + (n - vstart) + 1)) != NULL)
-		snprintf(u->auth_header, nlen + 2 + (n - vstart) + 1, "%.*s: %s", (int)nlen, raw, raw + vstart);
-	secret_wipe(raw, sizeof(raw));
-	if (u->auth_header == NULL) {
-		lerr(ld, w->file, w->line, "out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-/* A 32-byte key shared by several hosts: 32 raw bytes, or 64 hex digits and a newline. */
-static int
-read_session_key(struct loader *ld, struct config *cfg)
-{
-	const struct cfg_where *w = where_of(&cfg->gateway, gateway_keys, "session-key-file");
-	unsigned char raw[80];
-	const char *why;
-	size_t n, i;
-	FILE *f;
-
-	if ((f = fopen_regular(cfg->session_key_file, &why)) == NULL) {
-		lerr(ld, w->file, w->line, "session-key-file: %s: %s", cfg->session_key_file, why);
-		return -1;
-	}
-	n = fread(raw, 1, sizeof(raw), f);
-	fclose(f);
-	while (n > 32 && (raw[n - 1] == '\n' || raw[n - 1] == '\r'))
-		n--;
-	if (n == 32)
-		memcpy(cfg->session_key, raw, 32);
-	else if (n == 64) {
-		for (i = 0; i < 32; i++)
-			if (sscanf((const char *)raw + 2 * i, "%2hhx", &cfg->session_key[i]) != 1 ||
-			    !isxdigit(raw[2 * i]) || !isxdigit(raw[2 * i + 1]))
-				n = 0;
-	}
-	secret_wipe(raw, sizeof(raw));
-	if (n != 32 && n != 64) {
-		lerr(ld, w->file, w->line, "session-key-file: %s: expected 32 bytes or 64 hex digits",
-		    cfg->session_key_file);
-		return -1;
-	}
-	cfg->has_session_key = 1;
-	return 0;
+	return bad ? -1 : 0;
 }
 
 static int
@@ -1023,7 +501,6 @@ derive(struct loader *ld, const char *path)
 	struct config *cfg = ld->cfg;
 	const char *rpath;
 	size_t n, i;
-	int bad = 0;
 
 	if (!cfg->resource) {
 		lerr(ld, path, 0, "[gateway] resource: required (the canonical MCP URL)");
@@ -1036,7 +513,7 @@ derive(struct loader *ld, const char *path)
 	if ((cfg->origin = url_origin(cfg->resource, &rpath)) == NULL)
 		return -1;
 	if (strchr(rpath, '?')) {
-		const struct cfg_where *w = where_of(&cfg->gateway, gateway_keys, "resource");
+		const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "resource");
 
 		lerr(ld, w->file, w->line, "resource: must not carry a query");
 		return -1;
@@ -1053,20 +530,7 @@ derive(struct loader *ld, const char *path)
 			return -1;
 		snprintf(cfg->docs_url, n, "%s/docs", cfg->origin);
 	}
-	if (cfg->client_secret_file && read_secret(ld, cfg) < 0)
-		return -1;
-	if (cfg->auth_ca_file && access(cfg->auth_ca_file, R_OK) < 0) {
-		const struct cfg_where *w = where_of(&cfg->auth, auth_keys, "ca-file");
-
-		lerr(ld, w->file, w->line, "ca-file: %s: %s", cfg->auth_ca_file, strerror(errno));
-		return -1;
-	}
-	if (cfg->session_key_file && read_session_key(ld, cfg) < 0)
-		return -1;
-	for (i = 0; i < cfg->n_upstreams; i++)
-		if (cfg->upstreams[i].auth_header_file && read_auth_header(ld, &cfg->upstreams[i]) < 0)
-			bad = 1;
-	if (bad)
+	if (read_credentials(ld, cfg) < 0)
 		return -1;
 	if (!cfg->name && (cfg->name = strdup("mcpgate")) == NULL)
 		return -1;
@@ -1120,28 +584,13 @@ check_refs(struct loader *ld)
 			for (i = 0; i < cfg->n_upstreams && !found; i++)
 				found = cfg->upstreams[i].group && strcmp(cfg->upstreams[i].group, name) == 0;
 			if (!found) {
-				const struct cfg_where *w = where_of(&tn->s, tenant_keys, "groups");
+				const struct cfg_where *w = cfg_where(&tn->s, K_TENANT, "groups");
 
 				lerr(ld, w->file, w->line, "groups: no [group \"%s\"] or upstream group of that name", name);
 			}
 		}
 	}
-}
 
-static void
-section_defaults(struct config *cfg)
-{
-	size_t i;
-
-	apply_defaults(cfg, &cfg->gateway, gateway_keys);
-	apply_defaults(cfg, &cfg->auth, auth_keys);
-	apply_defaults(cfg, &cfg->limits, limits_keys);
-	for (i = 0; i < cfg->n_upstreams; i++)
-		apply_defaults(&cfg->upstreams[i], &cfg->upstreams[i].s, upstream_keys);
-	for (i = 0; i < cfg->n_groups; i++)
-		apply_defaults(&cfg->groups[i], &cfg->groups[i].s, group_keys);
-	for (i = 0; i < cfg->n_tenants; i++)
-		apply_defaults(&cfg->tenants[i], &cfg->tenants[i].s, tenant_keys);
 }
 
 /* Counts loads in this process: each configuration has its own serial. */
@@ -1169,7 +618,7 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 	ld.bytes = 0;
 	load_file(&ld, path, NULL, 0, 0);
 	if (nerrors(&ld) == 0) {
-		section_defaults(cfg);
+		cfg_defaults(cfg);
 		check_refs(&ld);
 	}
 	if (nerrors(&ld) == 0)
@@ -1180,72 +629,6 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 		return -1;
 	}
 	return 0;
-}
-
-struct config *
-config_ref(struct config *cfg)
-{
-	__atomic_add_fetch(&cfg->refs, 1, __ATOMIC_RELAXED);
-	return cfg;
-}
-
-static void
-free_section_values(void *base, const struct cfg_key *keys)
-{
-	size_t i;
-
-	for (i = 0; keys[i].key; i++) {
-		void *field = (char *)base + keys[i].offset;
-
-		if (keys[i].type == T_STR || keys[i].type == T_URL)
-			free(*(char **)field);
-		else if (keys[i].type == T_LIST)
-			strlist_free(field);
-	}
-}
-
-void
-config_unref(struct config *cfg)
-{
-	size_t i;
-
-	if (cfg == NULL || __atomic_sub_fetch(&cfg->refs, 1, __ATOMIC_ACQ_REL) > 0)
-		return;
-	free_section_values(cfg, gateway_keys);
-	free_section_values(cfg, auth_keys);
-	free_section_values(cfg, limits_keys);
-	for (i = 0; i < cfg->n_upstreams; i++) {
-		free_section_values(&cfg->upstreams[i], upstream_keys);
-		free(cfg->upstreams[i].s.name);
-		if (cfg->upstreams[i].auth_header) {
-			secret_wipe(cfg->upstreams[i].auth_header, strlen(cfg->upstreams[i].auth_header));
-			free(cfg->upstreams[i].auth_header);
-		}
-	}
-	for (i = 0; i < cfg->n_groups; i++) {
-		free_section_values(&cfg->groups[i], group_keys);
-		free(cfg->groups[i].s.name);
-	}
-	for (i = 0; i < cfg->n_tenants; i++) {
-		free_section_values(&cfg->tenants[i], tenant_keys);
-		free(cfg->tenants[i].s.name);
-		free(cfg->tenants[i].listed);
-	}
-	free(cfg->upstreams);
-	free(cfg->groups);
-	free(cfg->tenants);
-	secret_wipe(cfg->session_key, sizeof(cfg->session_key));
-	free(cfg->origin);
-	free(cfg->prm_url);
-	if (cfg->client_secret) {
-		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
-		free(cfg->client_secret);
-	}
-	for (i = 0; i < cfg->n_files; i++)
-		free(cfg->files[i].path);
-	free(cfg->files);
-	strlist_free(&cfg->include_globs);
-	free(cfg);
 }
 
 static int
@@ -1285,38 +668,4 @@ config_changed(const struct config *cfg)
 		globfree(&g);
 	}
 	return 0;
-}
-
-const struct cfg_tenant *
-config_tenant(const struct config *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->n_tenants; i++)
-		if (strcmp(cfg->tenants[i].s.name, name) == 0)
-			return &cfg->tenants[i];
-	return NULL;
-}
-
-const struct cfg_where *
-config_group_where(const struct cfg_group *g, const char *key)
-{
-	return where_of(&g->s, group_keys, key);
-}
-
-const struct cfg_where *
-config_tenant_where(const struct cfg_tenant *t, const char *key)
-{
-	return where_of(&t->s, tenant_keys, key);
-}
-
-const struct cfg_upstream *
-config_upstream(const struct config *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < cfg->n_upstreams; i++)
-		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
-			return &cfg->upstreams[i];
-	return NULL;
 }

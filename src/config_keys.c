@@ -1,0 +1,453 @@
+/* config_keys — the tables of every section and key (the configuration's contract),
+ * values parsed and stored through them, defaults, where a key was set, and a
+ * configuration's lifetime: its references, its lookups, and freeing (credentials
+ * wiped). */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_keys.h"
+#include "secret.h"
+#include "url.h"
+
+static const char *const deny_styles[] = { "forbidden", "hide", NULL };
+static const char *const access_modes[] = { "read-write", "read-only", NULL };
+static const char *const client_auths[] = { "client_secret_basic", "client_secret_post", NULL };
+
+#define C(f)	offsetof(struct config, f)
+static const struct cfg_key gateway_keys[] = {
+	{ "resource", T_URL, C(resource), 0, 0, NULL, NULL },
+	{ "docs-url", T_URL, C(docs_url), 0, 0, NULL, NULL },
+	{ "name", T_STR, C(name), 0, 0, NULL, NULL },
+	{ "title", T_STR, C(title), 0, 0, NULL, NULL },
+	{ "description", T_STR, C(description), 0, 0, NULL, NULL },
+	{ "version", T_STR, C(version), 0, 0, NULL, NULL },
+	{ "website-url", T_URL, C(website_url), 0, 0, NULL, NULL },
+	{ "instructions", T_STR, C(instructions), 0, 0, NULL, NULL },
+	{ "allowed-origins", T_LIST, C(allowed_origins), 0, 0, NULL, NULL },
+	{ "max-body", T_INT, C(max_body), 64, 64L << 20, NULL, "1048576" },
+	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100" },
+	{ "catalog-ttl", T_INT, C(catalog_ttl), 1, 86400, NULL, "60" },
+	{ "page-size", T_INT, C(page_size), 1, 10000, NULL, "100" },
+	{ "state", T_STR, C(state), 0, 0, NULL, NULL },
+	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
+	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
+	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
+	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
+	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
+	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },
+	/* No default in the table: the longest upstream timeout-ms (derive). */
+	{ "request-timeout-ms", T_INT, C(request_timeout_ms), 1, 3600000, NULL, NULL },
+	{ "client-timeout-ms", T_INT, C(client_timeout_ms), 100, 3600000, NULL, "10000" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+static const struct cfg_key auth_keys[] = {
+	{ "issuer", T_URL, C(issuer), 0, 0, NULL, NULL },
+	{ "introspection-endpoint", T_URL, C(introspection_endpoint), 0, 0, NULL, NULL },
+	{ "client-id", T_STR, C(client_id), 0, 0, NULL, NULL },
+	{ "client-secret-file", T_STR, C(client_secret_file), 0, 0, NULL, NULL },
+	{ "client-auth", T_ENUM, C(client_auth), 0, 0, client_auths, "client_secret_basic" },
+	{ "required-scopes", T_LIST, C(required_scopes), 0, 0, NULL, NULL },
+	{ "scopes-supported", T_LIST, C(scopes_supported), 0, 0, NULL, NULL },
+	{ "cache-ttl", T_INT, C(cache_ttl), 0, 86400, NULL, "300" },
+	{ "cache-entries", T_INT, C(cache_entries), 64, 1 << 20, NULL, "4096" },
+	{ "negative-ttl", T_INT, C(negative_ttl), 0, 3600, NULL, "10" },
+	{ "timeout-ms", T_INT, C(auth_timeout_ms), 1, 60000, NULL, "3000" },
+	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups" },
+	{ "tenant-claim", T_STR, C(tenant_claim), 0, 0, NULL, "tenant" },
+	{ "as-metadata", T_STR, C(as_metadata), 0, 0, NULL, "fetch" },
+	{ "ca-file", T_STR, C(auth_ca_file), 0, 0, NULL, NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+static const struct cfg_key limits_keys[] = {
+	{ "gateway", T_RATE, C(limit_gateway), 0, 0, NULL, "0/1" },
+	{ "ip", T_RATE, C(limit_ip), 0, 0, NULL, "0/1" },
+	{ "tenant", T_RATE, C(limit_tenant), 0, 0, NULL, "0/1" },
+	{ "token", T_RATE, C(limit_token), 0, 0, NULL, "0/1" },
+	{ "tool", T_RATE, C(limit_tool), 0, 0, NULL, "0/1" },
+	{ "store", T_STR, C(limit_store), 0, 0, NULL, "shm" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+#undef C
+
+#define U(f)	offsetof(struct cfg_upstream, f)
+static const struct cfg_key upstream_keys[] = {
+	{ "url", T_URL, U(url), 0, 0, NULL, NULL },
+	{ "prefix", T_STR, U(prefix), 0, 0, NULL, "" },
+	{ "group", T_STR, U(group), 0, 0, NULL, NULL },
+	{ "auth-header-file", T_STR, U(auth_header_file), 0, 0, NULL, NULL },
+	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL },
+	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no" },
+	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+#undef U
+
+#define G(f)	offsetof(struct cfg_group, f)
+static const struct cfg_key group_keys[] = {
+	{ "tools", T_LIST, G(tools), 0, 0, NULL, NULL },
+	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL },
+	{ "members", T_LIST, G(members), 0, 0, NULL, NULL },
+	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+#undef G
+
+#define N(f)	offsetof(struct cfg_tenant, f)
+static const struct cfg_key tenant_keys[] = {
+	{ "groups", T_LIST, N(groups), 0, 0, NULL, NULL },
+	{ "access-mode", T_ENUM, N(access_mode), 0, 0, access_modes, "read-write" },
+	{ "features", T_LIST, N(features), 0, 0, NULL, NULL },
+	{ "deny", T_LIST, N(deny), 0, 0, NULL, NULL },
+	{ "allow", T_LIST, N(allow), 0, 0, NULL, NULL },
+	{ "limit-gateway", T_RATE, N(limit_gateway), 0, 0, NULL, NULL },
+	{ "limit-ip", T_RATE, N(limit_ip), 0, 0, NULL, NULL },
+	{ "limit-tenant", T_RATE, N(limit_tenant), 0, 0, NULL, NULL },
+	{ "limit-token", T_RATE, N(limit_token), 0, 0, NULL, NULL },
+	{ "limit-tool", T_RATE, N(limit_tool), 0, 0, NULL, NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+#undef N
+
+const struct cfg_kind cfg_kinds[K_MAX] = {
+	[K_GATEWAY] = { "gateway", gateway_keys, 0, 0, 0, 0, offsetof(struct config, gateway) },
+	[K_AUTH] = { "auth", auth_keys, 0, 0, 0, 0, offsetof(struct config, auth) },
+	[K_LIMITS] = { "limits", limits_keys, 0, 0, 0, 0, offsetof(struct config, limits) },
+	[K_UPSTREAM] = { "upstream", upstream_keys, 1, sizeof(struct cfg_upstream),
+		offsetof(struct config, upstreams), offsetof(struct config, n_upstreams), 0 },
+	[K_GROUP] = { "group", group_keys, 1, sizeof(struct cfg_group),
+		offsetof(struct config, groups), offsetof(struct config, n_groups), 0 },
+	[K_TENANT] = { "tenant", tenant_keys, 1, sizeof(struct cfg_tenant),
+		offsetof(struct config, tenants), offsetof(struct config, n_tenants), 0 },
+};
+
+/* Keys that load (a configuration written for a later version still does) but that
+ * nothing implements yet: setting one is a warning. Matched by the start of the key
+ * ("" is every key of the section). */
+static const struct {
+	enum kind kind;
+	const char *prefix;
+	const char *what;
+} inert_keys[] = {
+	{ K_LIMITS, "", "rate limits are not enforced" },
+	{ K_TENANT, "limit-", "rate limits are not enforced" },
+	{ K_GATEWAY, "trusted-proxies", "X-Forwarded-For is not read" },
+};
+
+const char *
+cfg_inert(enum kind kind, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(inert_keys) / sizeof(inert_keys[0]); i++)
+		if (inert_keys[i].kind == kind &&
+		    strncmp(key, inert_keys[i].prefix, strlen(inert_keys[i].prefix)) == 0)
+			return inert_keys[i].what;
+	return NULL;
+}
+
+static char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+void
+strlist_free(struct strlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+int
+strlist_has(const struct strlist *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+int
+strlist_split(struct strlist *l, const char *value)
+{
+	const char *p = value, *start;
+	char **nv;
+
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if ((nv = realloc(l->v, (l->n + 1) * sizeof(*nv))) == NULL)
+			return -1;
+		l->v = nv;
+		if ((l->v[l->n] = xstrndup(start, (size_t)(p - start))) == NULL)
+			return -1;
+		l->n++;
+	}
+	return 0;
+}
+
+/* Bounded decimal parse of the whole string. */
+static int
+parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s) && *s != '-')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* One value stored; NULL, or the reason it was refused. */
+static const char *
+store(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen)
+{
+	void *field = (char *)base + k->offset;
+	long v;
+	size_t i;
+
+	switch (k->type) {
+	case T_URL:
+		if (url_check(value) < 0)
+			return "expected an absolute http:// or https:// URL without fragment";
+		/* FALLTHROUGH */
+	case T_STR:
+		free(*(char **)field);
+		if ((*(char **)field = strdup(value)) == NULL)
+			return "out of memory";
+		return NULL;
+	case T_INT:
+		if (parse_long(value, k->min, k->max, &v) < 0) {
+			snprintf(why, whylen, "expected an integer from %ld to %ld", k->min, k->max);
+			return why;
+		}
+		*(long *)field = v;
+		return NULL;
+	case T_BOOL:
+		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "on") || !strcmp(value, "1"))
+			*(int *)field = 1;
+		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "off") || !strcmp(value, "0"))
+			*(int *)field = 0;
+		else
+			return "expected yes or no";
+		return NULL;
+	case T_LIST:
+		strlist_free(field);
+		if (strlist_split(field, value) < 0)
+			return "out of memory";
+		return NULL;
+	case T_ENUM:
+		for (i = 0; k->names[i]; i++)
+			if (strcmp(value, k->names[i]) == 0) {
+				*(int *)field = (int)i + 1;
+				return NULL;
+			}
+		return "unknown value";
+	case T_RATE: {
+		struct rate *r = field;
+		const char *slash = strchr(value, '/');
+		char num[32];
+		long n, per;
+
+		if (!slash || (size_t)(slash - value) >= sizeof(num))
+			return "expected N/SECONDS (0 = unlimited)";
+		memcpy(num, value, (size_t)(slash - value));
+		num[slash - value] = '\0';
+		if (parse_long(num, 0, 1000000000L, &n) < 0 ||
+		    parse_long(slash + 1, 1, 86400 * 366L, &per) < 0)
+			return "expected N/SECONDS (0 = unlimited)";
+		r->n = n;
+		r->per = per;
+		return NULL;
+	}
+	}
+	return "unknown key type";
+}
+
+int
+cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen)
+{
+	const char *reason = store(base, k, value, why, whylen);
+
+	if (reason == NULL)
+		return 0;
+	if (reason != why)
+		snprintf(why, whylen, "%s", reason);
+	return -1;
+}
+
+/* Where key of a section was set (for errors that arise after parsing). */
+const struct cfg_where *
+cfg_where(const struct cfg_section *sec, enum kind kind, const char *key)
+{
+	static const struct cfg_where none = { NULL, 0 };
+	const struct cfg_key *keys = cfg_kinds[kind].keys;
+	size_t i;
+
+	for (i = 0; keys[i].key; i++)
+		if (strcmp(keys[i].key, key) == 0)
+			return &sec->at[i];
+	return &none;
+}
+
+static void
+apply_defaults(void *base, struct cfg_section *sec, const struct cfg_key *keys)
+{
+	char why[128];
+	size_t i;
+
+	for (i = 0; keys[i].key; i++)
+		if (keys[i].def && sec->at[i].line == 0)
+			cfg_set_value(base, &keys[i], keys[i].def, why, sizeof(why));
+}
+
+
+void
+cfg_defaults(struct config *cfg)
+{
+	const struct cfg_kind *k;
+	size_t i, n;
+	char *arr;
+
+	for (k = cfg_kinds; k < cfg_kinds + K_MAX; k++) {
+		if (!k->named) {
+			apply_defaults(cfg, (struct cfg_section *)((char *)cfg + k->section_off), k->keys);
+			continue;
+		}
+		arr = *(char **)((char *)cfg + k->array_off);	/* each element begins with its section */
+		n = *(size_t *)((char *)cfg + k->count_off);
+		for (i = 0; i < n; i++)
+			apply_defaults(arr + i * k->elem_size, (struct cfg_section *)(arr + i * k->elem_size), k->keys);
+	}
+}
+
+struct config *
+config_ref(struct config *cfg)
+{
+	__atomic_add_fetch(&cfg->refs, 1, __ATOMIC_RELAXED);
+	return cfg;
+}
+
+static void
+free_section_values(void *base, const struct cfg_key *keys)
+{
+	size_t i;
+
+	for (i = 0; keys[i].key; i++) {
+		void *field = (char *)base + keys[i].offset;
+
+		if (keys[i].type == T_STR || keys[i].type == T_URL)
+			free(*(char **)field);
+		else if (keys[i].type == T_LIST)
+			strlist_free(field);
+	}
+}
+
+void
+config_unref(struct config *cfg)
+{
+	size_t i;
+
+	if (cfg == NULL || __atomic_sub_fetch(&cfg->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	free_section_values(cfg, gateway_keys);
+	free_section_values(cfg, auth_keys);
+	free_section_values(cfg, limits_keys);
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		free_section_values(&cfg->upstreams[i], upstream_keys);
+		free(cfg->upstreams[i].s.name);
+		if (cfg->upstreams[i].auth_header) {
+			secret_wipe(cfg->upstreams[i].auth_header, strlen(cfg->upstreams[i].auth_header));
+			free(cfg->upstreams[i].auth_header);
+		}
+	}
+	for (i = 0; i < cfg->n_groups; i++) {
+		free_section_values(&cfg->groups[i], group_keys);
+		free(cfg->groups[i].s.name);
+	}
+	for (i = 0; i < cfg->n_tenants; i++) {
+		free_section_values(&cfg->tenants[i], tenant_keys);
+		free(cfg->tenants[i].s.name);
+		free(cfg->tenants[i].listed);
+	}
+	free(cfg->upstreams);
+	free(cfg->groups);
+	free(cfg->tenants);
+	secret_wipe(cfg->session_key, sizeof(cfg->session_key));
+	free(cfg->origin);
+	free(cfg->prm_url);
+	if (cfg->client_secret) {
+		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
+		free(cfg->client_secret);
+	}
+	for (i = 0; i < cfg->n_files; i++)
+		free(cfg->files[i].path);
+	free(cfg->files);
+	strlist_free(&cfg->include_globs);
+	free(cfg);
+}
+
+
+const struct cfg_tenant *
+config_tenant(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_tenants; i++)
+		if (strcmp(cfg->tenants[i].s.name, name) == 0)
+			return &cfg->tenants[i];
+	return NULL;
+}
+
+const struct cfg_where *
+config_group_where(const struct cfg_group *g, const char *key)
+{
+	return cfg_where(&g->s, K_GROUP, key);
+}
+
+const struct cfg_where *
+config_tenant_where(const struct cfg_tenant *t, const char *key)
+{
+	return cfg_where(&t->s, K_TENANT, key);
+}
+
+const struct cfg_upstream *
+config_upstream(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->n_upstreams; i++)
+		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
+			return &cfg->upstreams[i];
+	return NULL;
+}

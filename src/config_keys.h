@@ -1,0 +1,61 @@
+/* config_keys — the configuration's contract as tables (docs/ARCHITECTURE.md §3): every
+ * section and key, its type, bounds and default, and what a section kind is; how a
+ * value is parsed and stored, defaulted and freed; where a key was set. config.c reads
+ * files into these tables; nothing else includes this header. */
+#ifndef GW_CONFIG_KEYS_H
+#define GW_CONFIG_KEYS_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+#define UPSTREAM_TIMEOUT_DEFAULT	"30000"	/* [upstream] timeout-ms */
+#define UPSTREAM_TIMEOUT_DEFAULT_MS	30000L
+
+enum cfg_type {
+	T_STR = 1,	/* any string */
+	T_URL,		/* absolute http(s) URL without fragment */
+	T_INT,		/* bounded integer */
+	T_BOOL,		/* yes/no, true/false, on/off, 1/0 */
+	T_LIST,		/* blank-separated words */
+	T_ENUM,		/* one of names[], stored as index + 1 */
+	T_RATE,		/* N/S, 0 = unlimited */
+};
+
+struct cfg_key {
+	const char *key;
+	enum cfg_type type;
+	size_t offset;		/* into the section's base struct */
+	long min, max;		/* T_INT */
+	const char *const *names;	/* T_ENUM */
+	const char *def;	/* default, parsed like a value; NULL = none */
+};
+
+/* Section kinds. Singletons live inside struct config; named ones in arrays. */
+enum kind { K_GATEWAY, K_AUTH, K_LIMITS, K_UPSTREAM, K_GROUP, K_TENANT, K_MAX };
+
+struct cfg_kind {
+	const char *name;
+	const struct cfg_key *keys;
+	int named;
+	size_t elem_size;	/* named: element size */
+	size_t array_off;	/* named: offset of the array pointer in struct config */
+	size_t count_off;	/* named: offset of its count */
+	size_t section_off;	/* singleton: offset of its struct cfg_section */
+};
+
+extern const struct cfg_kind cfg_kinds[K_MAX];
+
+/* Stores value in base's field of k: 0, or -1 with the reason in why. */
+int cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen);
+/* Every key's default where the files did not set it. */
+void cfg_defaults(struct config *cfg);
+/* Where key of a section of kind was set ({ NULL, 0 } when it was not). */
+const struct cfg_where *cfg_where(const struct cfg_section *sec, enum kind kind, const char *key);
+/* What a key that loads but that nothing implements yet does not do, or NULL. */
+const char *cfg_inert(enum kind kind, const char *key);
+/* Blank-separated words appended to l: 0, or -1 without memory. */
+int strlist_split(struct strlist *l, const char *value);
+void strlist_free(struct strlist *l);
+
+#endif
