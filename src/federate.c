@@ -408,7 +408,7 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 		if (err.code == GW_ESESSION)
 			f->session_gone = 1;
 		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
-		 * in the log line upstream.c wrote. */
+		 * in the log line upstream.c or upstream_post.c wrote. */
 		n = strcspn(err.detail, "(");
 		while (n > 0 && err.detail[n - 1] == ' ')
 			n--;

@@ -133,7 +133,7 @@ log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t 
 
 /* The elements run one after another under the request's one deadline: those not
  * started by then get an error, the answers already made are kept. A client that went
- * away ends the batch (its call in progress is abandoned by upstream.c). */
+ * away ends the batch (its call in progress is abandoned by upstream_post.c). */
 static void
 exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response *resp)
 {

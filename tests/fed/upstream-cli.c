@@ -1,4 +1,5 @@
-/* upstream_cli — drives src/upstream.c from the command line, for tests/fed/upstream.sh.
+/* upstream_cli — drives the upstream client (src/upstream*.c) from the command line,
+ * for tests/fed/upstream.sh.
  *
  *   upstream_cli -c CONF [-n COUNT] [-W FILE] [-a N] [-s SESSION] [-N] UPSTREAM METHOD [PARAMS]
  *

@@ -19,7 +19,7 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 LAYERS='
 base      autoconf buf err clock log secret url sink str
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state fragcache httpc
-clients   token_cache session introspect upstream
+clients   token_cache session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog policy
 access    auth federate
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway

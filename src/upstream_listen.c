@@ -1,0 +1,165 @@
+/* upstream_listen — the standalone streams (GET) of a caller's upstream sessions, all
+ * at once on one multi handle: what the upstreams send outside of calls goes to the
+ * call's on_msg (requests nobody takes are declined), with a tick for keep-alives,
+ * until the caller leaves, every stream ends, or the time is up. */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "httpc.h"
+#include "sse.h"
+#include "upstream_pool.h"
+
+struct listen_xfer {
+	struct upstream_pool *p;
+	const struct upstream_call *call;
+	CURL *h;
+	struct curl_slist *hdrs;
+	struct sse_parser sse;
+	int sse_on;
+	int stop;		/* on_msg asked to end everything */
+	int done;
+	char ctype[96];
+};
+
+static size_t
+listen_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct listen_xfer *l = ud;
+	size_t len = size * n, vlen;
+	const char *v;
+
+	if (upstream_header_value(p, len, "content-type", &v, &vlen)) {
+		if (vlen >= sizeof(l->ctype))
+			vlen = sizeof(l->ctype) - 1;
+		memcpy(l->ctype, v, vlen);
+		l->ctype[vlen] = '\0';
+	}
+	return len;
+}
+
+static int
+listen_event(void *ctx, const struct sse_event *ev)
+{
+	struct listen_xfer *l = ctx;
+	const struct upstream_call *call = l->call;
+	json_t *msg;
+	int r;
+
+	if (ev->data_len == 0 || strcmp(ev->event, "message") != 0)
+		return 0;
+	if ((msg = json_loadb(ev->data, ev->data_len, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+		return -1;	/* garbage: this stream ends */
+	if (upstream_is_jsonrpc(msg) && json_is_string(json_object_get(msg, "method"))) {
+		r = call->on_msg ? call->on_msg(call->ctx, msg) : UPSTREAM_DECLINE;
+		if (r < 0)
+			l->stop = 1;
+		else if (r == UPSTREAM_DECLINE && json_object_get(msg, "id"))
+			upstream_decline(l->p, call, call->session_id, call->version, msg);
+	}
+	json_decref(msg);
+	return l->stop ? -1 : 0;
+}
+
+static size_t
+listen_body(char *p, size_t size, size_t n, void *ud)
+{
+	struct listen_xfer *l = ud;
+	long status = 0;
+
+	if (!l->sse_on) {
+		curl_easy_getinfo(l->h, CURLINFO_RESPONSE_CODE, &status);
+		if (status != 200 || !upstream_media_is(l->ctype, "text/event-stream"))
+			return 0;	/* no stream here (405: the upstream offers none) */
+		sse_parser_init(&l->sse, UPSTREAM_MAX_LINE, UPSTREAM_MAX_RESPONSE, listen_event, l);
+		l->sse_on = 1;
+	}
+	return sse_parser_feed(&l->sse, p, size * n) == SSE_OK ? size * n : 0;
+}
+
+int
+upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
+    int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms)
+{
+	struct listen_xfer *l = calloc(n ? n : 1, sizeof(*l));
+	CURLM *multi = curl_multi_init();
+	int64_t now_ms, next_tick;
+	int running = 0, left, bad, rc = 0;
+	CURLMsg *m;
+	size_t i;
+
+	if (l == NULL || multi == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct upstream_call *c = &calls[i];
+
+		l[i].p = p;
+		l[i].call = c;
+		bad = 0;
+		l[i].hdrs = httpc_header(l[i].hdrs, "Accept: text/event-stream", &bad);
+		l[i].hdrs = upstream_mcp_headers(l[i].hdrs, c->up, c->version ? c->version : UPSTREAM_CLIENT_VERSION,
+		    c->session_id ? c->session_id : "", &bad);
+		if (bad || c->session_id == NULL || !upstream_session_ok(c->session_id, strlen(c->session_id)) ||
+		    (l[i].h = curl_easy_init()) == NULL) {
+			l[i].done = 1;
+			continue;
+		}
+		httpc_reset(l[i].h, c->up->url, CONNECT_MAX_MS, 0);	/* a stream: ended by until_ms */
+		curl_easy_setopt(l[i].h, CURLOPT_HTTPHEADER, l[i].hdrs);
+		curl_easy_setopt(l[i].h, CURLOPT_HEADERFUNCTION, listen_header);
+		curl_easy_setopt(l[i].h, CURLOPT_HEADERDATA, &l[i]);
+		curl_easy_setopt(l[i].h, CURLOPT_WRITEFUNCTION, listen_body);
+		curl_easy_setopt(l[i].h, CURLOPT_WRITEDATA, &l[i]);
+		curl_easy_setopt(l[i].h, CURLOPT_PRIVATE, &l[i]);
+		if (curl_multi_add_handle(multi, l[i].h) == CURLM_OK)
+			running++;
+		else
+			l[i].done = 1;
+	}
+	next_tick = clock_mono_us() / 1000 + tick_ms;
+	while (running > 0) {
+		if (curl_multi_perform(multi, &running) != CURLM_OK)
+			break;
+		while ((m = curl_multi_info_read(multi, &left)) != NULL)
+			if (m->msg == CURLMSG_DONE) {
+				struct listen_xfer *x = NULL;
+
+				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+				if (x) {
+					x->done = 1;
+					if (x->stop)
+						rc = 1;
+				}
+			}
+		if (rc || running == 0)
+			break;
+		now_ms = clock_mono_us() / 1000;
+		if (now_ms >= until_ms)
+			break;
+		if (now_ms >= next_tick) {
+			if (tick && tick(tick_ctx) < 0) {
+				rc = 1;
+				break;
+			}
+			next_tick = now_ms + tick_ms;
+		}
+		curl_multi_poll(multi, NULL, 0, (int)(next_tick - now_ms < until_ms - now_ms ?
+		    next_tick - now_ms : until_ms - now_ms) + 1, NULL);
+	}
+out:
+	for (i = 0; l && i < n; i++) {
+		if (l[i].h) {
+			curl_multi_remove_handle(multi, l[i].h);
+			curl_easy_cleanup(l[i].h);
+		}
+		httpc_free_headers(l[i].hdrs);
+		if (l[i].sse_on)
+			sse_parser_free(&l[i].sse);
+	}
+	if (multi)
+		curl_multi_cleanup(multi);
+	free(l);
+	return rc;
+}

@@ -1,0 +1,81 @@
+/* upstream_pool — what the parts of the MCP client share: upstream.c (the pool and the
+ * lifecycle of sessions), upstream_post.c (one POST: the transfer engine, the wire's
+ * checks) and upstream_listen.c (standalone streams). Nothing outside them includes
+ * it: the rest of the gateway sees upstream.h. */
+#ifndef GW_UPSTREAM_POOL_H
+#define GW_UPSTREAM_POOL_H
+
+#include <curl/curl.h>
+
+#include "upstream.h"
+
+#define CONNECT_MAX_MS	5000L
+
+struct up_conn {
+	char *name;		/* the [upstream "name"] this is for */
+	char *url;		/* the URL the session below belongs to */
+	CURL *h;
+	int ready;		/* initialized: version (and session, when given) are valid */
+	char *session;		/* Mcp-Session-Id the upstream gave us; NULL = none */
+	char version[16];	/* negotiated protocol version */
+	json_t *caps;		/* the server capabilities initialize answered */
+};
+
+struct upstream_pool {
+	CURLM *multi;		/* owns the connection cache */
+	/* For an answer the gateway sends an upstream while one of its transfers is still
+	 * running (declining a request the upstream made in the middle of a call). */
+	CURLM *side_multi;
+	CURL *side;
+	struct up_conn *conns;
+	size_t n;
+	int64_t next_id;	/* JSON-RPC ids of the gateway's own requests */
+	unsigned long connects;
+};
+
+/* One POST: what to send, and what came back besides the body. */
+struct post {
+	const char *method;
+	json_t *params;		/* borrowed; NULL = none */
+	json_t *id;		/* borrowed; NULL = a notification */
+	const char *session;	/* Mcp-Session-Id to send; NULL = none */
+	const char *version;	/* MCP-Protocol-Version to send; NULL = none */
+	int relay;		/* other messages go to the call's on_msg */
+	int del;		/* a DELETE of the session, not a POST of method */
+	json_t *raw;		/* borrowed: the message to POST as is (an answer) instead of method */
+	int side;		/* on the pool's side handle: another transfer is running */
+	long status;		/* out: HTTP status, 0 = none */
+	char session_got[UPSTREAM_MAX_SESSION_ID + 1];	/* out: the answer's Mcp-Session-Id */
+	int session_bad;	/* out: it had one, but not a usable one */
+	int abandoned;		/* out: on_msg asked to stop */
+};
+
+/* upstream.c */
+/* The pool's entry for an upstream; a changed URL starts over with a new session. */
+struct up_conn *upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up);
+
+/* upstream_post.c */
+/* One POST of one JSON-RPC message. 0: for a request, its answer in *resp; for a
+ * notification, it was accepted. -1 with err (q->status holds the HTTP status). */
+int upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+    struct post *q, int64_t deadline_ms, json_t **resp, struct gw_error *err);
+/* Declines a request the upstream made (req) with a JSON-RPC error, on the side
+ * handle, at most a second. */
+void upstream_decline(struct upstream_pool *p, const struct upstream_call *call, const char *session,
+    const char *version, json_t *req);
+/* The deadline of a call that takes up to timeout_ms: its own, or its request's. */
+int64_t upstream_deadline(const struct upstream_call *call, long timeout_ms);
+/* The headers of an MCP request to up: version and session when given, and the
+ * upstream's own credentials (*bad set when one does not fit). */
+struct curl_slist *upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
+    const char *version, const char *session, int *bad);
+/* An Mcp-Session-Id we can send back: 1 to UPSTREAM_MAX_SESSION_ID visible ASCII. */
+int upstream_session_ok(const char *s, size_t n);
+/* "Name: value" of one header line, the value without blanks around it: 1, or 0. */
+int upstream_header_value(const char *line, size_t len, const char *name, const char **v, size_t *vlen);
+/* The media type of a Content-Type is want (parameters aside). */
+int upstream_media_is(const char *ctype, const char *want);
+/* A JSON-RPC 2.0 object. */
+int upstream_is_jsonrpc(json_t *m);
+
+#endif
