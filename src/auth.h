@@ -24,7 +24,7 @@ struct caller {
 struct auth_env {
 	struct introspect *ix;
 	struct token_cache *tokens;
-	void *asmeta;
+	struct asmeta_region *asmeta;
 	const unsigned char *digest_key;	/* 32 bytes */
 };
 

@@ -330,9 +330,8 @@ catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct pol
 }
 
 int
-catalog_region_degraded(void *region)
+catalog_region_degraded(const struct catalog_region *c)
 {
-	struct catalog_region *c = region;
 
 	return c && c->magic == CATALOG_MAGIC && c->fresh_until_ms > 0 && c->degraded;
 }
@@ -535,7 +534,7 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 }
 
 json_t *
-catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
+catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
     const struct config *cfg, int64_t now_ms)
 {
 	struct catalog_region *c = region;

@@ -42,6 +42,8 @@ extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
  *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities}}
  *                      | {"ok": false, "tools": 0, "reason": "..."}}} */
 
+/* The catalog's region of the state file (opaque; its init is a state_layout's). */
+struct catalog_region;
 size_t catalog_region_size(void);
 void catalog_region_init(void *region, size_t size, int shared);
 
@@ -59,7 +61,7 @@ void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
  * fetched from every upstream by this caller (or, while another worker fetches, the
  * previous one). A new reference, the caller's to release (json_decref): the view may
  * move on to a newer document while the caller still reads this one. Never NULL. */
-json_t *catalog_get(void *region, struct catalog_view *v, struct upstream_pool *pool,
+json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
     const struct config *cfg, int64_t now_ms);
 
 /* Builds the document from what each upstream offers: lists[i] is, for
@@ -89,6 +91,6 @@ void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struc
 
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);
-int catalog_region_degraded(void *region);
+int catalog_region_degraded(const struct catalog_region *region);
 
 #endif

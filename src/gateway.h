@@ -23,9 +23,9 @@ struct shared {
 	long refs;			/* __atomic */
 	struct state *state;
 	struct token_cache *tokens;	/* NULL: caching off */
-	void *asmeta;
-	void *tombs;			/* ended sessions */
-	void *catalog;			/* the federated tool catalog */
+	struct asmeta_region *asmeta;
+	struct tombstones *tombs;			/* ended sessions */
+	struct catalog_region *catalog;			/* the federated tool catalog */
 	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
 };
 

@@ -227,7 +227,7 @@ endpoint_usable(const struct config *cfg, const char *ep)
 }
 
 int
-introspect_as_metadata(struct introspect *ix, void *region, const struct config *cfg,
+introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err)
 {
 	struct asmeta_region *a = region;
@@ -307,7 +307,7 @@ form_escape(struct buf *b, const char *s, size_t n)
 /* The introspection endpoint: configured, or from the mirrored metadata (the stored
  * string when the mirror is fresh: no JSON parse on the hot path). */
 static int
-endpoint_of(struct introspect *ix, void *region, const struct config *cfg, int64_t now_ms,
+endpoint_of(struct introspect *ix, struct asmeta_region *region, const struct config *cfg, int64_t now_ms,
     char *out, size_t n, struct gw_error *err)
 {
 	struct asmeta_region *a = region;
@@ -347,7 +347,7 @@ endpoint_of(struct introspect *ix, void *region, const struct config *cfg, int64
 }
 
 int
-introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
+introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err)
 {
 	struct curl_slist *headers = NULL;

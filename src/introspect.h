@@ -23,18 +23,20 @@ struct introspect;	/* per worker: one curl handle, so connections are reused */
 struct introspect *introspect_new(void);
 void introspect_free(struct introspect *ix);
 
-/* The shared mirror of the issuer's metadata (a state-file region). */
+/* The shared mirror of the issuer's metadata (a state-file region; opaque, its init
+ * is a state_layout's). */
+struct asmeta_region;
 size_t introspect_asmeta_region_size(void);
 void introspect_asmeta_region_init(void *region, size_t size, int shared);
 
 /* The issuer's metadata: fresh from the mirror, refetched when old, stale when the
  * issuer fails. *doc is a new reference. -1 with err when none was ever fetched. */
-int introspect_as_metadata(struct introspect *ix, void *asmeta, const struct config *cfg,
+int introspect_as_metadata(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err);
 
 /* POSTs the token to the introspection endpoint; *resp is the parsed JSON object.
  * -1 with err (and a reason fit for the log) on any transport or format failure. */
-int introspect_token(struct introspect *ix, void *asmeta, const struct config *cfg,
+int introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err);
 
 #endif

@@ -22,8 +22,8 @@
 /* What the exchange uses from the gateway. */
 struct mcp_env {
 	const unsigned char *session_key;	/* 32 bytes */
-	void *tombstones;			/* may be NULL */
-	void *catalog;				/* the state-file region; may be NULL */
+	struct tombstones *tombstones;			/* may be NULL */
+	struct catalog_region *catalog;				/* the state-file region; may be NULL */
 	struct catalog_view *view;		/* the worker's copy */
 	struct upstream_pool *pool;		/* the worker's upstream connections */
 	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */

@@ -125,7 +125,7 @@ tomb_lock(struct tombstones *ts)
 }
 
 int
-session_open(const unsigned char *key, void *tombstones, const char *id, const char *who,
+session_open(const unsigned char *key, struct tombstones *tombstones, const char *id, const char *who,
     int64_t now, struct session *s)
 {
 	unsigned char plain[4096];
@@ -224,7 +224,7 @@ session_tombstones_carry(void *dst, void *src, size_t size)
 }
 
 int
-session_end(void *tombstones, const char *id, int64_t exp, int64_t now)
+session_end(struct tombstones *tombstones, const char *id, int64_t exp, int64_t now)
 {
 	struct tombstones *ts = tombstones;
 	struct tomb *b, *victim = NULL;

@@ -14,6 +14,9 @@
 #define SESSION_ID_MAX	1024
 #define SESSION_KEY_BYTES 32
 
+/* Ended sessions: a region of the state file (opaque; its init is a state_layout's). */
+struct tombstones;
+
 struct session {
 	char version[16];	/* negotiated protocol revision */
 	char who[33];		/* hex digest of subject, client id and tenant */
@@ -28,7 +31,7 @@ int session_seal(const unsigned char *key, const struct session *s, char *id);
 /* Opens id for this caller at now: 0 with *s (free with session_clear), -1 when
  * forged, altered, expired, another caller's, or ended; -2 when the tombstones cannot
  * be read (then whether it was ended is unknown: treat it as not found, fail closed). */
-int session_open(const unsigned char *key, void *tombstones, const char *id, const char *who,
+int session_open(const unsigned char *key, struct tombstones *tombstones, const char *id, const char *who,
     int64_t now, struct session *s);
 void session_clear(struct session *s);
 
@@ -42,6 +45,6 @@ int session_tombstones_carry(void *dst, void *src, size_t size);
  * is full of live tombstones, the soonest-expiring gives way and every session of the
  * bucket expiring by then counts as ended (logged). 0, or -1 when the tombstones
  * cannot be written (nothing ended). */
-int session_end(void *tombstones, const char *id, int64_t exp, int64_t now);
+int session_end(struct tombstones *tombstones, const char *id, int64_t exp, int64_t now);
 
 #endif
