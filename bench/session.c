@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway.h"
 #include "secret.h"
 #include "session.h"
 #include "state.h"
@@ -148,13 +149,13 @@ main(int argc, char **argv)
 	unlink(path);	/* state_open creates it with its own mode and checks */
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	memset(&lay, 0, sizeof(lay));
-	lay.region[STATE_TOMBS].size = session_tombstones_size();
-	lay.region[STATE_TOMBS].init = session_tombstones_init;
+	lay.region[GW_REGION_TOMBS].size = session_tombstones_size();
+	lay.region[GW_REGION_TOMBS].init = session_tombstones_init;
 	if (state_open(path, &lay, NULL, &state, &err) < 0) {
 		fprintf(stderr, "session_bench: state_open %s: %s\n", path, err.detail);
 		return 1;
 	}
-	tombs = state_region(state, STATE_TOMBS, NULL);
+	tombs = state_region(state, GW_REGION_TOMBS, NULL);
 	key = state_session_key(state);
 
 	memset(&s, 0, sizeof(s));

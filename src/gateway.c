@@ -28,16 +28,16 @@ static void
 layout_of(const struct config *cfg, struct state_layout *lay)
 {
 	memset(lay, 0, sizeof(*lay));
-	lay->region[STATE_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[STATE_ASMETA].init = introspect_asmeta_region_init;
-	lay->region[STATE_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
-	lay->region[STATE_CACHE].init = token_cache_region_init;
-	lay->region[STATE_CACHE].size_ok = token_cache_region_size_ok;	/* the file's size wins */
-	lay->region[STATE_TOMBS].size = session_tombstones_size();
-	lay->region[STATE_TOMBS].init = session_tombstones_init;
-	lay->region[STATE_TOMBS].carry = session_tombstones_carry;
-	lay->region[STATE_CATALOG].size = catalog_region_size();
-	lay->region[STATE_CATALOG].init = catalog_region_init;
+	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
+	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
+	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
+	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
+	lay->region[GW_REGION_CACHE].size_ok = token_cache_region_size_ok;	/* the file's size wins */
+	lay->region[GW_REGION_TOMBS].size = session_tombstones_size();
+	lay->region[GW_REGION_TOMBS].init = session_tombstones_init;
+	lay->region[GW_REGION_TOMBS].carry = session_tombstones_carry;
+	lay->region[GW_REGION_CATALOG].size = catalog_region_size();
+	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */
@@ -66,10 +66,10 @@ shared_new(struct state *st, const char *degraded)
 	}
 	sh->refs = 1;
 	sh->state = st;
-	sh->asmeta = state_region(st, STATE_ASMETA, NULL);
-	sh->tombs = state_region(st, STATE_TOMBS, NULL);
-	sh->catalog = state_region(st, STATE_CATALOG, NULL);
-	region = state_region(st, STATE_CACHE, &size);
+	sh->asmeta = state_region(st, GW_REGION_ASMETA, NULL);
+	sh->tombs = state_region(st, GW_REGION_TOMBS, NULL);
+	sh->catalog = state_region(st, GW_REGION_CATALOG, NULL);
+	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
 	snprintf(sh->degraded, sizeof(sh->degraded), "%s", degraded);
@@ -97,8 +97,8 @@ open_shared(const char *path, const struct config *cfg, const struct state *from
 	}
 	if (rc < 0)
 		return NULL;
-	if (state_adopted(st, STATE_CACHE)) {
-		state_region(st, STATE_CACHE, &size);
+	if (state_adopted(st, GW_REGION_CACHE)) {
+		state_region(st, GW_REGION_CACHE, &size);
 		log_warn(NULL, "state: %s keeps its token cache of %zu entries; cache-entries = %ld takes "
 		    "effect when the file is built anew (stop every mcpgate process, then remove it)",
 		    path, token_cache_region_entries(size), cfg->cache_entries);
@@ -210,8 +210,8 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 	}
 	len = snprintf(out, n, "state: %s%s\n", path, cfg->state ? "" : " (the default)");
 	layout_of(cfg, &lay);
-	want = lay.region[STATE_CACHE].size;
-	if (len > 0 && (size_t)len < n && state_peek(path, &lay, STATE_CACHE, &size) == 0 && size != want)
+	want = lay.region[GW_REGION_CACHE].size;
+	if (len > 0 && (size_t)len < n && state_peek(path, &lay, GW_REGION_CACHE, &size) == 0 && size != want)
 		snprintf(out + len, n - (size_t)len, "note: the state file keeps its token cache of %zu entries: "
 		    "cache-entries = %ld takes effect when it is built anew (stop every mcpgate process, then "
 		    "remove it)\n", token_cache_region_entries(size), cfg->cache_entries);

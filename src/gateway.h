@@ -19,6 +19,16 @@
  * cache on it and its regions. The FastCGI tick replaces it whole when the file was
  * replaced, removed or broke (gateway_tick); a request holds a reference for its
  * duration (router_dispatch), so the mapping it uses stays until it is done. */
+/* The regions of the state file, in their order in it. */
+enum gw_region {
+	GW_REGION_ASMETA,	/* authorization-server metadata mirror (introspect.c) */
+	GW_REGION_CACHE,	/* token cache (token_cache.c) */
+	GW_REGION_TOMBS,	/* ended sessions (session.c) */
+	GW_REGION_CATALOG,	/* the federated tool catalog (catalog.c) */
+	GW_REGIONS
+};
+_Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
+
 struct shared {
 	long refs;			/* __atomic */
 	struct state *state;

@@ -592,14 +592,16 @@ state_is_private(const struct state *st)
 }
 
 int
-state_adopted(const struct state *st, enum state_region_id id)
+state_adopted(const struct state *st, unsigned id)
 {
-	return (st->adopted >> id) & 1;
+	return id < STATE_NREGIONS && ((st->adopted >> id) & 1);
 }
 
 void *
-state_region(struct state *st, enum state_region_id id, size_t *size)
+state_region(struct state *st, unsigned id, size_t *size)
 {
+	if (id >= STATE_NREGIONS)
+		return NULL;
 	if (size)
 		*size = st->hdr.size[id];
 	return (char *)st->map + st->hdr.offset[id];
@@ -618,7 +620,7 @@ state_session_key(const struct state *st)
 }
 
 int
-state_peek(const char *path, const struct state_layout *lay, enum state_region_id id, size_t *size)
+state_peek(const char *path, const struct state_layout *lay, unsigned id, size_t *size)
 {
 	struct state_header h;
 	struct stat sb;
@@ -626,7 +628,7 @@ state_peek(const char *path, const struct state_layout *lay, enum state_region_i
 	int fd, ok;
 
 	/* Only read (e.g. by `mcpgate -t` as root, the file being mcpgate's): any owner. */
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if (id >= STATE_NREGIONS || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
 	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
 	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted);

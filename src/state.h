@@ -1,8 +1,9 @@
 /* state — the host's shared state file (docs/ARCHITECTURE.md §7): one bounded,
  * memory-mapped file that every worker, FastCGI process and CGI run of a host maps. It
- * holds regions (the token cache, the authorization-server metadata, tombstones, the
- * catalog) behind robust process-shared mutexes, so a process killed while holding a
- * lock blocks nobody, and two keys.
+ * holds the regions a layout asks for (sizes and initialisers; what they are is the
+ * caller's business: gateway.h), which guard themselves with the robust
+ * process-shared mutexes below, so a process killed while holding a lock blocks
+ * nobody, and two keys.
  *
  * Nothing read from the file is trusted twice: the header is validated once, when the
  * file is opened, and kept in process memory (offsets, sizes, keys); the regions'
@@ -32,13 +33,9 @@
 #define STATE_LOCK_FAILURES	3	/* failed locks after which a mapping is broken */
 #define STATE_NOSPACE		(-2)	/* state_open: the file system cannot hold the file */
 
-enum state_region_id {
-	STATE_ASMETA,	/* authorization-server metadata mirror (introspect.c) */
-	STATE_CACHE,	/* token cache (token_cache.c) */
-	STATE_TOMBS,	/* ended sessions (session.c) */
-	STATE_CATALOG,	/* the federated tool catalog (catalog.c) */
-	STATE_NREGIONS
-};
+/* A file holds this many regions; which is which is for the layout's composer to say
+ * (gateway.h's enum gw_region): the state file knows sizes, not owners. */
+#define STATE_NREGIONS		4
 
 /* Each region's size and its initialiser, run once when the file is (re)built, with
  * the file locked; shared = 1 for a file, 0 for a private mapping. size_ok, when set,
@@ -79,16 +76,17 @@ int state_stale(const struct state *st);
 const char *state_broken(const struct state *st);
 int state_is_private(const struct state *st);
 /* The regions whose size was adopted from the file rather than asked for. */
-int state_adopted(const struct state *st, enum state_region_id id);
+int state_adopted(const struct state *st, unsigned id);
 
-void *state_region(struct state *st, enum state_region_id id, size_t *size);
+/* Region id (< STATE_NREGIONS; NULL otherwise) and its size. */
+void *state_region(struct state *st, unsigned id, size_t *size);
 const unsigned char *state_digest_key(const struct state *st);	/* STATE_KEY_BYTES */
 const unsigned char *state_session_key(const struct state *st);	/* STATE_KEY_BYTES */
 
 /* The size of region id in the valid state file at path, read without mapping it (for
  * notes: the file may be another user's): 0, or -1 when there is no such file or it is
  * not readable and valid. */
-int state_peek(const char *path, const struct state_layout *lay, enum state_region_id id,
+int state_peek(const char *path, const struct state_layout *lay, unsigned id,
     size_t *size);
 
 /* The default state file when the configuration names none, in a directory only this

@@ -21,6 +21,7 @@
 
 #include "catalog.h"
 #include "clock.h"
+#include "gateway.h"
 #include "introspect.h"
 #include "secret.h"
 #include "session.h"
@@ -96,16 +97,16 @@ static void
 layout(struct state_layout *lay, uint32_t entries)
 {
 	memset(lay, 0, sizeof(*lay));
-	lay->region[STATE_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[STATE_ASMETA].init = introspect_asmeta_region_init;
-	lay->region[STATE_CACHE].size = token_cache_region_size(entries);
-	lay->region[STATE_CACHE].init = token_cache_region_init;
-	lay->region[STATE_CACHE].size_ok = token_cache_region_size_ok;
-	lay->region[STATE_TOMBS].size = session_tombstones_size();
-	lay->region[STATE_TOMBS].init = session_tombstones_init;
-	lay->region[STATE_TOMBS].carry = session_tombstones_carry;
-	lay->region[STATE_CATALOG].size = catalog_region_size();
-	lay->region[STATE_CATALOG].init = catalog_region_init;
+	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
+	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
+	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
+	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
+	lay->region[GW_REGION_CACHE].size_ok = token_cache_region_size_ok;
+	lay->region[GW_REGION_TOMBS].size = session_tombstones_size();
+	lay->region[GW_REGION_TOMBS].init = session_tombstones_init;
+	lay->region[GW_REGION_TOMBS].carry = session_tombstones_carry;
+	lay->region[GW_REGION_CATALOG].size = catalog_region_size();
+	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
 }
 
 static struct state *
@@ -125,7 +126,7 @@ static struct token_cache *
 attach(struct state *st)
 {
 	size_t size;
-	void *region = state_region(st, STATE_CACHE, &size);
+	void *region = state_region(st, GW_REGION_CACHE, &size);
 
 	return token_cache_attach(region, size);
 }
@@ -233,11 +234,11 @@ shrunk(void)
 	check(truncate(path, 0) == 0, "the file truncated under the mapping");
 	check(lookup(tc, "token-a") == TC_UNAVAILABLE, "the next lookup: no SIGBUS, the cache unavailable");
 	check(lookup(tc, "token-b") == TC_UNAVAILABLE, "and stays so (no caching on zero pages)");
-	check(opens(key, state_region(st, STATE_TOMBS, NULL), id) == -2,
+	check(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id) == -2,
 	    "a session's tombstones cannot be read: fail closed (-2)");
-	check(session_end(state_region(st, STATE_TOMBS, NULL), id, now / 1000 + 100, now / 1000) == -1,
+	check(session_end(state_region(st, GW_REGION_TOMBS, NULL), id, now / 1000 + 100, now / 1000) == -1,
 	    "ending a session fails (nothing recorded)");
-	check(!catalog_region_degraded(state_region(st, STATE_CATALOG, NULL)), "the catalog region reads as none");
+	check(!catalog_region_degraded(state_region(st, GW_REGION_CATALOG, NULL)), "the catalog region reads as none");
 	why = state_broken(st);
 	check(why && strstr(why, "SIGBUS"), "the mapping is reported broken (SIGBUS)");
 	check(memcmp(state_session_key(st), key, 32) == 0, "the keys in process memory are intact");
@@ -270,7 +271,7 @@ overwritten_with(int byte)
 	stat(path, &before);
 	overwrite(0, byte, (size_t)size);
 	check(lookup(tc, "token-a") == TC_UNAVAILABLE, "a lookup: the cache unavailable, no crash");
-	check(opens(key, state_region(st, STATE_TOMBS, NULL), id) == -2, "a session: fail closed");
+	check(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id) == -2, "a session: fail closed");
 	check(state_broken(st) != NULL, "the mapping is reported broken");
 	st2 = open_state(st);
 	stat(path, &after);
@@ -306,7 +307,7 @@ nstripes_overwritten(void)
 	fill(tc, "token-a");
 	/* The regions start a page after the header (the asmeta region first);
 	 * struct tc_region is uint32_t magic, uint32_t nstripes, then the stripes. */
-	overwrite((size_t)((char *)state_region(st, STATE_CACHE, NULL) - (char *)state_region(st, STATE_ASMETA, NULL)) +
+	overwrite((size_t)((char *)state_region(st, GW_REGION_CACHE, NULL) - (char *)state_region(st, GW_REGION_ASMETA, NULL)) +
 	    4096 + 4, 0xff, 4);
 	for (i = 0; i < 50; i++) {
 		char t[32];
@@ -349,7 +350,7 @@ main(void)
 	ok(st != NULL && stat(path, &sb) == 0, "state file built");
 	ok((off_t)sb.st_blocks * 512 >= sb.st_size, "every block allocated (%lld of %lld bytes)",
 	    (long long)sb.st_blocks * 512, (long long)sb.st_size);
-	ok(state_peek(path, (layout(&lay, 64), &lay), STATE_CACHE, &size) == 0 &&
+	ok(state_peek(path, (layout(&lay, 64), &lay), GW_REGION_CACHE, &size) == 0 &&
 	    size == token_cache_region_size(64), "peek: the cache region's size, read without mapping");
 	state_close(st);
 	/* A valid file with holes (made by another build, or copied sparse): allocated
@@ -439,15 +440,15 @@ main(void)
 
 		if (pid == 0) {
 			hold = SIGKILL;
-			session_end(state_region(st, STATE_TOMBS, NULL), "another", now / 1000 + 50, now / 1000);
+			session_end(state_region(st, GW_REGION_TOMBS, NULL), "another", now / 1000 + 50, now / 1000);
 			_exit(0);
 		}
 		waitpid(pid, &ws, 0);
 		ok(WIFSIGNALED(ws), "a process killed holding the tombstones' lock");
-		is_int(opens(key, state_region(st, STATE_TOMBS, NULL), id), 0, "a session opens after it");
-		is_int(session_end(state_region(st, STATE_TOMBS, NULL), id, now / 1000 + 100, now / 1000), 0,
+		is_int(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id), 0, "a session opens after it");
+		is_int(session_end(state_region(st, GW_REGION_TOMBS, NULL), id, now / 1000 + 100, now / 1000), 0,
 		    "and can be ended");
-		is_int(opens(key, state_region(st, STATE_TOMBS, NULL), id), -1, "and stays ended");
+		is_int(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id), -1, "and stays ended");
 	}
 	/* A process stopped holding a stripe lock: a lookup waits STATE_LOCK_TIMEOUT_MS at
 	 * most, then fails (no caching); repeated failures break the mapping; re-opening
@@ -493,15 +494,15 @@ main(void)
 	layout(&lay, 1024);
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0, "opened asking for 1024 entries");
 	stat(path, &sb2);
-	ok(sb2.st_ino == sb.st_ino && !state_stale(st) && state_adopted(st2, STATE_CACHE),
+	ok(sb2.st_ino == sb.st_ino && !state_stale(st) && state_adopted(st2, GW_REGION_CACHE),
 	    "the file kept, its cache size adopted");
-	state_region(st2, STATE_CACHE, &size);
+	state_region(st2, GW_REGION_CACHE, &size);
 	is_int(token_cache_region_entries(size), 64, "64 entries, as built");
 	ok(memcmp(state_session_key(st), state_session_key(st2), 32) == 0, "one session key for both");
 	state_close(st2);
 	/* Another layout of a fixed region (another version): rebuilt. */
 	layout(&lay, 64);
-	lay.region[STATE_CATALOG].size += 8;
+	lay.region[GW_REGION_CATALOG].size += 8;
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st), "a fixed region of another size: rebuilt");
 	state_close(st2);
 	state_close(st);
@@ -511,15 +512,15 @@ main(void)
 	memcpy(key, state_session_key(st), 32);
 	seal(key, now / 1000 + 100, id);
 	seal(key, now / 1000 + 100, other);
-	session_end(state_region(st, STATE_TOMBS, NULL), id, now / 1000 + 100, now / 1000);
+	session_end(state_region(st, GW_REGION_TOMBS, NULL), id, now / 1000 + 100, now / 1000);
 	unlink(path);
 	ok(state_stale(st), "removed: stale");
 	st2 = open_state(st);
 	ok(st2 && !state_stale(st2) && state_broken(st2) == NULL, "re-opened: rebuilt");
 	ok(st2 && memcmp(state_session_key(st2), key, 32) == 0 &&
 	    memcmp(state_digest_key(st2), state_digest_key(st), 32) == 0, "with the keys of the intact mapping");
-	is_int(st2 ? opens(key, state_region(st2, STATE_TOMBS, NULL), id) : 9, -1, "an ended session stays ended");
-	is_int(st2 ? opens(key, state_region(st2, STATE_TOMBS, NULL), other) : 9, 0, "another one still opens");
+	is_int(st2 ? opens(key, state_region(st2, GW_REGION_TOMBS, NULL), id) : 9, -1, "an ended session stays ended");
+	is_int(st2 ? opens(key, state_region(st2, GW_REGION_TOMBS, NULL), other) : 9, 0, "another one still opens");
 	state_close(st);
 	state_close(st2);
 

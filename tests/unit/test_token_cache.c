@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gateway.h"
 #include "introspect.h"
 #include "secret.h"
 #include "state.h"
@@ -41,7 +42,7 @@ static struct token_cache *
 attach(struct state *st)
 {
 	size_t size;
-	void *region = state_region(st, STATE_CACHE, &size);
+	void *region = state_region(st, GW_REGION_CACHE, &size);
 
 	return token_cache_attach(region, size);
 }
@@ -50,10 +51,10 @@ static void
 layout(struct state_layout *lay, uint32_t entries)
 {
 	memset(lay, 0, sizeof(*lay));
-	lay->region[STATE_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[STATE_ASMETA].init = introspect_asmeta_region_init;
-	lay->region[STATE_CACHE].size = token_cache_region_size(entries);
-	lay->region[STATE_CACHE].init = token_cache_region_init;
+	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
+	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
+	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
+	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
 }
 
 int
@@ -161,7 +162,7 @@ main(void)
 	}
 	/* A process killed while holding a stripe lock: the robust mutex recovers. */
 	{
-		pthread_mutex_t *m = (pthread_mutex_t *)state_region(st, STATE_ASMETA, NULL);
+		pthread_mutex_t *m = (pthread_mutex_t *)state_region(st, GW_REGION_ASMETA, NULL);
 		pid_t pid = fork();
 		int ws;
 
