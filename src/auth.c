@@ -168,7 +168,7 @@ put_groups(char *dst, size_t n, json_t *g)
 }
 
 int
-auth_claims_read(const struct config *cfg, json_t *ir, struct tc_claims *c, const char **reason)
+auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, const char **reason)
 {
 	json_t *v;
 	const char *s;
@@ -193,7 +193,7 @@ auth_claims_read(const struct config *cfg, json_t *ir, struct tc_claims *c, cons
 }
 
 int
-auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct tc_claims *c,
+auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct claims *c,
     const char **reason)
 {
 	json_t *v;
@@ -238,7 +238,7 @@ fail_upstream(const struct request *req, struct response *resp, const struct gw_
 static int
 verify(const struct auth_env *env, const struct config *cfg, const struct request *req,
     const char *tok, size_t len, const unsigned char *key, const char *key_hex, int cached,
-    struct tc_claims *c, const char **reason, struct response *resp)
+    struct claims *c, const char **reason, struct response *resp)
 {
 	struct gw_error err = { GW_OK, "" };
 	int64_t now_ms = clock_wall_ms(), until;
@@ -295,7 +295,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 	unsigned char key[TC_KEY_BYTES];
 	char reason_buf[TC_REASON_MAX], hex[2 * TC_KEY_BYTES + 1];
 	const char *tok, *reason = NULL;
-	struct tc_claims *c = &caller->claims;
+	struct claims *c = &caller->claims;
 	int64_t deadline, now_ms;
 	size_t len, i;
 	int rc, cached = env->tokens != NULL;

@@ -16,7 +16,7 @@
 
 /* Identity handed to the MCP layer. */
 struct caller {
-	struct tc_claims claims;	/* subject, client id, scopes, groups, tenant, exp */
+	struct claims claims;	/* subject, client id, scopes, groups, tenant, exp */
 	char token_id[9];		/* 8 hex digits of the token's keyed digest: for logs */
 };
 
@@ -46,11 +46,11 @@ void auth_cache_key(const unsigned char *digest_key, const struct config *cfg, c
  * client_id, sub (else client_id), scope, the groups claim (an array of names or one
  * blank-separated string) and the tenant claim (a string), as configured. 0 with
  * claims, or -1 with *reason (a static string). Used by auth_check_claims and explain. */
-int auth_claims_read(const struct config *cfg, json_t *ir, struct tc_claims *c, const char **reason);
+int auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, const char **reason);
 /* The acceptance of an introspection response (docs/ARCHITECTURE.md §5), pure: 0 with
  * claims, or -1 with *reason (a static string). */
 int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
-    struct tc_claims *claims, const char **reason);
+    struct claims *claims, const char **reason);
 /* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN, GW_ESCOPE). */
 void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description);

@@ -35,7 +35,7 @@ struct explain {
 	const char *config_path;
 	const char *tool;		/* --tool, or NULL */
 	int as_json;
-	struct tc_claims claims;
+	struct claims claims;
 	struct policy_caller pc;
 	json_t *notes;			/* strings, also printed on stderr in text mode */
 };
@@ -63,10 +63,10 @@ static int
 claims_from_json(struct explain *x, json_t *j, const char **why)
 {
 	const struct config *cfg = x->cfg;
-	struct tc_claims *c = &x->claims;
+	struct claims *c = &x->claims;
 	json_t *v;
 	const char *reason;
-	struct tc_claims scratch;
+	struct claims scratch;
 	size_t i;
 
 	memset(c, 0, sizeof(*c));
@@ -137,7 +137,7 @@ limits_json(const struct explain *x)
 	const struct cfg_tenant *tn = x->pc.tenant;
 	const struct cfg_where *w;
 	const struct rate *r, *over;
-	char key[TC_TENANT_MAX + 64], from[300];
+	char key[CLAIMS_TENANT_MAX + 64], from[300];
 	json_t *out = json_array();
 	size_t i;
 

@@ -85,7 +85,7 @@ group_reach(const struct policy_caller *c, size_t i)
 }
 
 void
-policy_caller_init(struct policy_caller *c, const struct config *cfg, const struct tc_claims *claims)
+policy_caller_init(struct policy_caller *c, const struct config *cfg, const struct claims *claims)
 {
 	const struct cfg_upstream *u;
 	size_t i;
@@ -117,7 +117,7 @@ policy_caller_init(struct policy_caller *c, const struct config *cfg, const stru
 void
 policy_profile(const struct policy_caller *c, unsigned char out[16])
 {
-	char buf[TC_SCOPE_MAX + TC_GROUPS_MAX + TC_TENANT_MAX + 8];
+	char buf[CLAIMS_SCOPE_MAX + CLAIMS_GROUPS_MAX + CLAIMS_TENANT_MAX + 8];
 	int n;
 
 	n = snprintf(buf, sizeof(buf), "%d%c%s%c%s%c%s", c->off, 0, c->tenant ? c->tenant->s.name : "",

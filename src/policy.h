@@ -38,7 +38,7 @@
 #define GW_POLICY_H
 
 #include "config.h"
-#include "token_cache.h"
+#include "claims.h"
 
 /* How many [group]s and [upstream]s policy_caller_init prepares a verdict for; beyond
  * them (an unusual configuration) the same tests run per tool, with the same answers. */
@@ -59,7 +59,7 @@ enum policy_step {
  * are for everyone to read; the rest is policy.c's. */
 struct policy_caller {
 	const struct config *cfg;
-	const struct tc_claims *claims;
+	const struct claims *claims;
 	const struct cfg_tenant *tenant;	/* NULL: unknown (or no policy, see off) */
 	int off;				/* the configuration has no [tenant]: all visible */
 
@@ -98,7 +98,7 @@ struct policy_why {
 
 /* Prepares c for claims under cfg (both borrowed for c's life): resolves the tenant
  * (tenant claim, else [tenant "*"]) and step 3's per-group verdicts. */
-void policy_caller_init(struct policy_caller *c, const struct config *cfg, const struct tc_claims *claims);
+void policy_caller_init(struct policy_caller *c, const struct config *cfg, const struct claims *claims);
 /* POLICY_VISIBLE, or the first failing step with *why filled. why may be NULL (a list
  * filter): the step is the same, found with less work. */
 enum policy_step policy_decide(const struct policy_caller *c, const struct policy_tool *t,

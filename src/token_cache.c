@@ -22,7 +22,7 @@ struct tc_entry {
 	uint32_t kind;
 	int32_t owner;		/* pending: pid of the introspecting process */
 	int64_t until_ms;	/* positive/negative: expiry; pending: deadline */
-	struct tc_claims claims;
+	struct claims claims;
 	char reason[TC_REASON_MAX];
 };
 
@@ -189,7 +189,7 @@ copy_str(char *dst, size_t n, const char *src, size_t srcmax)
 
 enum tc_status
 token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    int64_t pending_ms, struct tc_claims *claims, char *reason, size_t reason_len)
+    int64_t pending_ms, struct claims *claims, char *reason, size_t reason_len)
 {
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
@@ -247,7 +247,7 @@ claimed(struct tc_stripe *s, const unsigned char *key)
  * 0, or -1 when the stripe cannot be had. */
 static int
 store(struct token_cache *tc, const unsigned char *key, int64_t now_ms, uint32_t kind,
-    const struct tc_claims *claims, const char *reason, int64_t until_ms)
+    const struct claims *claims, const char *reason, int64_t until_ms)
 {
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
@@ -269,7 +269,7 @@ store(struct token_cache *tc, const unsigned char *key, int64_t now_ms, uint32_t
 
 int
 token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    const struct tc_claims *claims, int64_t until_ms)
+    const struct claims *claims, int64_t until_ms)
 {
 	return store(tc, key, now_ms, E_POSITIVE, claims, "", until_ms);
 }

@@ -9,23 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_KEY_BYTES	32
-#define TC_SUBJECT_MAX	256
-#define TC_CLIENT_MAX	128
-#define TC_SCOPE_MAX	512
-#define TC_GROUPS_MAX	1024
-#define TC_TENANT_MAX	128
-#define TC_REASON_MAX	96
+#include "claims.h"
 
-struct tc_claims {
-	char subject[TC_SUBJECT_MAX];	/* sub, or client_id for machine tokens */
-	char client_id[TC_CLIENT_MAX];
-	char scope[TC_SCOPE_MAX];	/* space-separated */
-	char groups[TC_GROUPS_MAX];	/* space-separated */
-	char tenant[TC_TENANT_MAX];	/* "" = none */
-	int64_t exp;			/* seconds since the epoch */
-	int machine;			/* no sub: a client_credentials token */
-};
+#define TC_KEY_BYTES	32
+#define TC_REASON_MAX	96
 
 enum tc_status {
 	TC_HIT = 1,	/* positive, unexpired: claims filled */
@@ -50,11 +37,11 @@ void token_cache_detach(struct token_cache *tc);
 
 /* pending_ms: how long a claim made by this lookup may stay pending. */
 enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key,
-    int64_t now_ms, int64_t pending_ms, struct tc_claims *claims, char *reason, size_t reason_len);
+    int64_t now_ms, int64_t pending_ms, struct claims *claims, char *reason, size_t reason_len);
 /* Store a positive result until until_ms (replacing our claim, or evicting). 0, or
  * -1 when the region cannot be used (nothing stored). */
 int token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    const struct tc_claims *claims, int64_t until_ms);
+    const struct claims *claims, int64_t until_ms);
 int token_cache_fill_negative(struct token_cache *tc, const unsigned char *key,
     int64_t now_ms, const char *reason, int64_t until_ms);
 /* Drop our pending claim (the introspection failed: nothing is cached). */

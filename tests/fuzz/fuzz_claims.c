@@ -27,7 +27,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 static void
-fields_ok(const struct tc_claims *c)
+fields_ok(const struct claims *c)
 {
 	FUZZ_CHECK(memchr(c->subject, '\0', sizeof(c->subject)) != NULL);
 	FUZZ_CHECK(memchr(c->client_id, '\0', sizeof(c->client_id)) != NULL);
@@ -39,7 +39,7 @@ fields_ok(const struct tc_claims *c)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tc_claims c, r;
+	struct claims c, r;
 	const char *why = NULL, *why2 = NULL, *iss;
 	json_t *ir = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);	/* as introspect.c */
 	int read_rc;

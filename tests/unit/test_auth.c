@@ -65,7 +65,7 @@ test_cache_context(void)
 	const char *token = "tok-abc.DEF_123";
 	unsigned char dkey[32], ka[TC_KEY_BYTES], kb[TC_KEY_BYTES];
 	struct config *a, *again, *b;
-	struct tc_claims claims;
+	struct claims claims;
 	struct auth_env env;
 	char desc[1024], *big, header[64], padding[] = "Bearer ====";
 	size_t size = token_cache_region_size(64), i;
@@ -155,7 +155,7 @@ main(void)
 		{ "{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"groups\":7}", "token groups claim unusable" },
 		{ "{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"tenant\":[\"a\"]}", "token tenant claim unusable" },
 	};
-	struct tc_claims c;
+	struct claims c;
 	struct config *cfg;
 	struct response r;
 	const char *reason;

@@ -53,7 +53,7 @@ null_flush(void *ctx)
 /* One POST /mcp of body by a caller with these claims under cfg: the status, and in
  * *out the JSON answer (a new reference, or NULL). */
 static int
-post(const struct config *cfg, const struct tc_claims *claims, const char *body, json_t **out)
+post(const struct config *cfg, const struct claims *claims, const char *body, json_t **out)
 {
 	struct sink sk = { null_write, null_flush, NULL, 0, -1, 0, 0 };
 	struct chunk ck = { body, strlen(body) };
@@ -184,7 +184,7 @@ upstream_offer(const char *u)
 
 /* Does the caller's initialize announce capability? */
 static int
-announced(const struct config *cfg, const struct tc_claims *cl, const char *capability)
+announced(const struct config *cfg, const struct claims *cl, const char *capability)
 {
 	json_t *o;
 	int yes;
@@ -198,7 +198,7 @@ announced(const struct config *cfg, const struct tc_claims *cl, const char *capa
 
 /* Does method answer with a result (rather than an error)? */
 static int
-answers(const struct config *cfg, const struct tc_claims *cl, const char *method)
+answers(const struct config *cfg, const struct claims *cl, const char *method)
 {
 	char body[160];
 	json_t *o;
@@ -213,7 +213,7 @@ answers(const struct config *cfg, const struct tc_claims *cl, const char *method
 
 /* The names (or URIs) a list answers, as a JSON array; an empty one for a refusal. */
 static json_t *
-listed(const struct config *cfg, const struct tc_claims *cl, const char *method, const char *array, const char *key)
+listed(const struct config *cfg, const struct claims *cl, const char *method, const char *array, const char *key)
 {
 	char body[160];
 	json_t *o, *names = json_array(), *r;
@@ -314,7 +314,7 @@ main(void)
 	};
 	const char *ups[2] = { "a", "b" }, *reasons[2] = { NULL, NULL };
 	json_t *lists[2], *names, *o;
-	struct tc_claims cl;
+	struct claims cl;
 	struct config *cfg;
 	char body[256];
 	size_t i, j;

@@ -235,7 +235,7 @@ names_line(const char *text, const struct policy_why *why, const char *want, cha
 }
 
 static void
-claims_of(const struct who *w, struct tc_claims *c)
+claims_of(const struct who *w, struct claims *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->subject, sizeof(c->subject), "alice");
@@ -248,7 +248,7 @@ static enum policy_step
 decide(const struct config *cfg, const struct who *w, const char *tool, const char *up, int hint,
     struct policy_why *why)
 {
-	struct tc_claims cl;
+	struct claims cl;
 	struct policy_caller c;
 	struct policy_tool t = { tool, config_upstream(cfg, up), hint };
 
@@ -301,7 +301,7 @@ static void
 table(void)
 {
 	struct config *cfg = load(conf_text);
-	struct tc_claims cl0;
+	struct claims cl0;
 	struct policy_caller pc0;
 	struct policy_why why;
 	char got[300];
@@ -362,7 +362,7 @@ table(void)
 
 	/* Profiles: equal for equal claims, different when what decides differs. */
 	{
-		struct tc_claims c1, c2c;
+		struct claims c1, c2c;
 		struct policy_caller p1, p2;
 		unsigned char d1[16], d2[16];
 
@@ -383,7 +383,7 @@ table(void)
 	/* What an upstream offers besides tools: steps 2 and 3 for its own group alone. */
 	for (i = 0; i < sizeof(up_rows) / sizeof(up_rows[0]); i++) {
 		const struct up_row *r = &up_rows[i];
-		struct tc_claims cl;
+		struct claims cl;
 		struct policy_caller pc;
 		enum policy_step s, fast;
 		int line_ok;
@@ -730,7 +730,7 @@ reference(const struct model *m, const struct m_caller *c, const char *tool, int
 }
 
 static void
-m_claims(const struct m_caller *c, struct tc_claims *cl)
+m_claims(const struct m_caller *c, struct claims *cl)
 {
 	static const char *const tenants[] = { "t0", "t1", "", "nope", "*" };
 	int i;
@@ -751,7 +751,7 @@ m_claims(const struct m_caller *c, struct tc_claims *cl)
 static enum policy_step
 m_decide(const struct config *cfg, const struct m_caller *c, const char *tool, int hint, struct policy_why *why)
 {
-	struct tc_claims cl;
+	struct claims cl;
 	struct policy_caller pc;
 	struct policy_tool t;
 
@@ -813,7 +813,7 @@ properties(void)
 			continue;
 		}
 		for (i = 0; i < 4; i++) {
-			struct tc_claims cl;
+			struct claims cl;
 			struct policy_caller pc;
 			enum policy_step listed[NTOOLS];
 
@@ -857,7 +857,7 @@ properties(void)
 
 				/* Stepping up to the scopes offered makes it visible. */
 				if (why.only_scope) {
-					struct tc_claims up;
+					struct claims up;
 					struct policy_caller pu;
 					struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
 					    config_upstream(cfg, up_name(tool_upstream(tools[j]))), hint };

@@ -142,7 +142,7 @@ key_of(const char *token, unsigned char key[TC_KEY_BYTES])
 static enum tc_status
 lookup(struct token_cache *tc, const char *token)
 {
-	struct tc_claims got;
+	struct claims got;
 	char reason[TC_REASON_MAX];
 	unsigned char key[TC_KEY_BYTES];
 
@@ -153,7 +153,7 @@ lookup(struct token_cache *tc, const char *token)
 static void
 fill(struct token_cache *tc, const char *token)
 {
-	struct tc_claims c, got;
+	struct claims c, got;
 	char reason[TC_REASON_MAX];
 	unsigned char key[TC_KEY_BYTES];
 

@@ -26,10 +26,10 @@ key_of(const char *token, unsigned char key[TC_KEY_BYTES])
 	secret_keyed_digest(k, token, strlen(token), key);
 }
 
-static struct tc_claims
+static struct claims
 claims(const char *sub, int64_t exp)
 {
-	struct tc_claims c;
+	struct claims c;
 
 	memset(&c, 0, sizeof(c));
 	snprintf(c.subject, sizeof(c.subject), "%s", sub);
@@ -65,7 +65,7 @@ main(void)
 	struct state_layout lay;
 	struct state *st, *st2;
 	struct token_cache *tc;
-	struct tc_claims got, c;
+	struct claims got, c;
 	unsigned char a[TC_KEY_BYTES], b[TC_KEY_BYTES];
 	int64_t now = 1700000000000LL;	/* ms */
 	int i;
@@ -138,7 +138,7 @@ main(void)
 		if (pid == 0) {
 			struct state *cs;
 			struct token_cache *ctc;
-			struct tc_claims cg;
+			struct claims cg;
 			char r[TC_REASON_MAX];
 			unsigned char k[TC_KEY_BYTES];
 			int okc;
