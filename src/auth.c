@@ -240,7 +240,7 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
     const char *tok, size_t len, const unsigned char *key, const char *key_hex, int cached,
     struct claims *c, const char **reason, struct response *resp)
 {
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	int64_t now_ms = clock_wall_ms(), until;
 	json_t *ir = NULL;
 

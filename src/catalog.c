@@ -354,7 +354,7 @@ fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cf
     const struct catalog_kind_info *k, int64_t now_ms, char *reason, size_t rlen)
 {
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = k->list_method };
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	json_t *all = json_array(), *resp, *result, *params = NULL;
 	const char *cursor;
 	int page;
@@ -395,7 +395,7 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
     int64_t now_ms, char *reason, size_t rlen)
 {
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = "initialize", .now_ms = now_ms };
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	json_t *caps, *out, *list;
 	int k;
 

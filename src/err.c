@@ -34,6 +34,9 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EFEATURE]	= { 403, 0, "feature_disabled", "The tool's feature is not enabled for the caller's tenant" },
 	[GW_EDENIED]	= { 403, 0, "tool_denied", "A rule of the caller's tenant denies this tool" },
 	[GW_EREADONLY]	= { 403, 0, "read_only_mode", "The caller's tenant is read-only and this tool is not" },
+	[GW_EPARAMS]	= { 400, -32602, "invalid_params", "Invalid params" },
+	[GW_ENORESOURCE] = { 404, -32002, "resource_not_found", "Resource not found" },
+	[GW_EREFUSED]	= { 403, -32003, "forbidden", "Forbidden" },
 };
 
 const struct gw_err_info *
@@ -50,7 +53,14 @@ gw_error_set(struct gw_error *e, enum gw_err code, const char *fmt, ...)
 	va_list ap;
 
 	e->code = code;
+	e->rpc = 0;
 	va_start(ap, fmt);
 	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
 	va_end(ap);
+}
+
+int
+gw_error_rpc(const struct gw_error *e)
+{
+	return e->rpc ? e->rpc : err_info(e->code)->jsonrpc_code;
 }

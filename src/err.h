@@ -30,6 +30,10 @@ enum gw_err {
 	GW_EFEATURE,		/* policy: the tool's group needs a feature the tenant lacks */
 	GW_EDENIED,		/* policy: a deny (or allow) rule of the tenant */
 	GW_EREADONLY,		/* policy: the tenant is read-only and the tool is not */
+	/* JSON-RPC errors of one request (answered inside a 200, or per batch element). */
+	GW_EPARAMS,		/* the method's params are not what it takes */
+	GW_ENORESOURCE,		/* resources/read of a URI no upstream serves */
+	GW_EREFUSED,		/* the policy refused one element of a batch (a single request: 403) */
 	GW_ERR_MAX
 };
 
@@ -42,13 +46,19 @@ struct gw_err_info {
 
 const struct gw_err_info *err_info(enum gw_err e);
 
-/* Caller-owned detail of a failure. */
+/* Caller-owned detail of a failure: the one error channel of every layer (HTTP,
+ * JSON-RPC, upstream calls). rpc is set only for a JSON-RPC error passed on as it came
+ * (an upstream's own code); otherwise the table's code holds. */
 struct gw_error {
 	enum gw_err code;
-	char detail[256];
+	int rpc;		/* 0 = err_info(code)->jsonrpc_code */
+	char detail[256];	/* for people; "" = the table's message */
 };
 
+/* Sets code and detail (rpc back to 0). */
 void gw_error_set(struct gw_error *e, enum gw_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The JSON-RPC error code of e. */
+int gw_error_rpc(const struct gw_error *e);
 
 #endif

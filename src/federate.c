@@ -10,7 +10,6 @@
 #include "federate.h"
 #include "jsonrpc.h"
 
-#define RESOURCE_NOT_FOUND	(-32002)	/* MCP's code for an unknown resource */
 #define MATCH_BUDGET		100000		/* steps one template match may take */
 #define MATCH_MEMO_BITS		(1u << 20)	/* states one match may remember (128 KiB) */
 
@@ -56,17 +55,18 @@ fed_relays(const char *method)
 	return method && route_of(method) != NULL;
 }
 
-static json_t *failed(struct fed_call *f, int code, const char *fmt, ...)
+static json_t *failed(struct fed_call *f, enum gw_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static json_t *
-failed(struct fed_call *f, int code, const char *fmt, ...)
+failed(struct fed_call *f, enum gw_err code, const char *fmt, ...)
 {
 	va_list ap;
 
-	f->code = code;
+	f->err.code = code;
+	f->err.rpc = 0;
 	va_start(ap, fmt);
-	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	vsnprintf(f->err.detail, sizeof(f->err.detail), fmt, ap);
 	va_end(ap);
 	return NULL;
 }
@@ -247,31 +247,32 @@ owner_of_name(struct fed_call *f, const struct route *r, enum catalog_kind kind,
 }
 
 /* The upstream for one request, and the params to send it (a new reference); NULL
- * with f->code and f->why when there is none, or the caller's gate refuses it. */
+ * with f->err when there is none, or the caller's gate refuses it. */
 static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 {
 	json_t *ref = json_object_get(params, "ref"), *where = params;
 	const char *key, *owner = NULL, *there = NULL, *type, *unknown = r->unknown;
 	const struct cfg_upstream *up = NULL;
-	int code = JSONRPC_INVALID_PARAMS, gate = FED_PASS;
+	enum gw_err code = GW_EPARAMS;
+	int gate = FED_PASS;
 
 	*out = NULL;
 	switch (r->how) {
 	case BY_NAME:
 		if ((key = json_string_value(json_object_get(params, "name"))) == NULL)
-			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.name", r->method), NULL;
+			return failed(f, GW_EPARAMS, "%s needs params.name", r->method), NULL;
 		/* A tool's and a prompt's arguments are a JSON object: nothing else goes upstream. */
 		if (json_object_get(params, "arguments") && !json_is_object(json_object_get(params, "arguments")))
-			return failed(f, JSONRPC_INVALID_PARAMS, "%s: params.arguments must be an object",
+			return failed(f, GW_EPARAMS, "%s: params.arguments must be an object",
 			    r->method), NULL;
 		owner = owner_of_name(f, r, r->kind, key, &there);
 		break;
 	case BY_URI:
 		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
-			return failed(f, JSONRPC_INVALID_PARAMS, "%s needs params.uri", r->method), NULL;
+			return failed(f, GW_EPARAMS, "%s needs params.uri", r->method), NULL;
 		owner = owner_of_uri(f, r, key);
-		code = RESOURCE_NOT_FOUND;
+		code = GW_ENORESOURCE;
 		unknown = "Resource not found";
 		break;
 	case BY_REF:
@@ -286,14 +287,14 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 			owner = owner_of_uri(f, r, key);
 			unknown = "Unknown resource reference";
 		} else
-			return failed(f, JSONRPC_INVALID_PARAMS, "%s", "completion/complete needs params.ref, "
+			return failed(f, GW_EPARAMS, "%s", "completion/complete needs params.ref, "
 			    "a ref/prompt with a name or a ref/resource with a uri"), NULL;
 		break;
 	case TO_ALL:
 		return NULL;
 	}
 	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)
-		return failed(f, JSONRPC_INTERNAL_ERROR, "%s", "the catalog names an upstream the configuration lacks"), NULL;
+		return failed(f, GW_EINTERNAL, "%s", "the catalog names an upstream the configuration lacks"), NULL;
 	if (up && f->gate && (gate = f->gate(f, r->method, up, 1)) == FED_DENIED)
 		return NULL;
 	if (up == NULL || gate == FED_HIDDEN)
@@ -305,7 +306,7 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	} else
 		*out = json_incref(params);
 	if (*out == NULL)
-		return failed(f, JSONRPC_INTERNAL_ERROR, "%s", "out of memory"), NULL;
+		return failed(f, GW_EINTERNAL, "%s", "out of memory"), NULL;
 	return up;
 }
 
@@ -392,14 +393,14 @@ fed_answer(struct fed_call *f, json_t *msg)
 	return rc;
 }
 
-/* One request to up: its result (a new reference), or NULL with f->code and f->why. */
+/* One request to up: its result (a new reference), or NULL with f->err. */
 static json_t *
 forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, json_t *params)
 {
 	struct relay_ctx rc = { f, up };
 	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = method, .params = params,
 	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms, .until_ms = f->until_ms, .client = f->client };
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	json_t *resp, *result, *e;
 	size_t n;
 
@@ -412,9 +413,7 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 		n = strcspn(err.detail, "(");
 		while (n > 0 && err.detail[n - 1] == ' ')
 			n--;
-		f->code = JSONRPC_INTERNAL_ERROR;
-		snprintf(f->why, sizeof(f->why), "%.*s", (int)n, err.detail);
-		return NULL;
+		return failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
 	}
 	if (json_is_object(result = json_object_get(resp, "result"))) {
 		json_incref(result);
@@ -424,12 +423,10 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 	/* The upstream's own JSON-RPC error, passed on when well-formed. */
 	e = json_object_get(resp, "error");
 	if (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message"))) {
-		f->code = (int)json_integer_value(json_object_get(e, "code"));
-		snprintf(f->why, sizeof(f->why), "%s", json_string_value(json_object_get(e, "message")));
-	} else {
-		f->code = JSONRPC_INTERNAL_ERROR;
-		snprintf(f->why, sizeof(f->why), "upstream %s: an answer without result or error", up->s.name);
-	}
+		failed(f, GW_EUPSTREAM, "%s", json_string_value(json_object_get(e, "message")));
+		f->err.rpc = (int)json_integer_value(json_object_get(e, "code"));
+	} else
+		failed(f, GW_EUPSTREAM, "upstream %s: an answer without result or error", up->s.name);
 	json_decref(resp);
 	return NULL;
 }
@@ -441,8 +438,8 @@ to_all(struct fed_call *f, const struct route *r, json_t *params)
 	const struct cfg_upstream *up;
 	json_t *st, *res;
 	const char *name;
-	int sent = 0, code = 0;
-	char why[sizeof(f->why)] = "";
+	struct gw_error first = { GW_OK, 0, "" };
+	int sent = 0;
 
 	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
 		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
@@ -452,16 +449,13 @@ to_all(struct fed_call *f, const struct route *r, json_t *params)
 		sent++;
 		if ((res = forward(f, up, r->method, params)) != NULL)
 			json_decref(res);
-		else if (code == 0) {
-			code = f->code;
-			memcpy(why, f->why, sizeof(why));
-		}
+		else if (first.code == GW_OK)
+			first = f->err;
 	}
 	if (sent == 0)
-		return failed(f, JSONRPC_METHOD_NOT_FOUND, "%s", "Method not found");
-	if (code) {
-		f->code = code;
-		memcpy(f->why, why, sizeof(why));
+		return failed(f, GW_ENOMETHOD, "%s", "Method not found");
+	if (first.code != GW_OK) {
+		f->err = first;
 		return NULL;
 	}
 	return json_object();
@@ -474,19 +468,18 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 	const struct cfg_upstream *up;
 	json_t *sent, *result;
 
-	f->code = 0;
-	f->why[0] = '\0';
+	memset(&f->err, 0, sizeof(f->err));
 	if (r == NULL)
-		return failed(f, JSONRPC_METHOD_NOT_FOUND, "%s", "Method not found");
+		return failed(f, GW_ENOMETHOD, "%s", "Method not found");
 	if (!json_is_object(params))
-		return failed(f, JSONRPC_INVALID_PARAMS, "%s takes an object", method);
+		return failed(f, GW_EPARAMS, "%s takes an object", method);
 	if (r->how == TO_ALL)
 		return to_all(f, r, params);
 	if ((up = resolve(f, r, params, &sent)) == NULL)
 		return NULL;
 	if (r->feature && json_object_get(f->sessions, up->s.name) == NULL) {
 		json_decref(sent);
-		return failed(f, JSONRPC_INVALID_REQUEST, "%s needs a session with the gateway (initialize)", method);
+		return failed(f, GW_EINVALID, "%s needs a session with the gateway (initialize)", method);
 	}
 	result = forward(f, up, method, sent);
 	json_decref(sent);

@@ -32,20 +32,18 @@ struct fed_call {
 	json_t *sessions;
 	json_t *id;			/* the caller's request id (borrowed) */
 	/* May the caller reach up for method (NULL: always)? FED_PASS; FED_HIDDEN, answered
-	 * exactly as a name or URI the catalog does not hold; or FED_DENIED, with f->code
-	 * and f->why set by the gate. alone: up is the request's one upstream (a refusal
+	 * exactly as a name or URI the catalog does not hold; or FED_DENIED, with f->err set
+	 * by the gate. alone: up is the request's one upstream (a refusal
 	 * is its answer); 0 for one of several (logging/setLevel), skipped quietly. */
 	int (*gate)(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
-	/* Out, when the request fails. */
-	int code;
-	char why[256];
+	struct gw_error err;		/* out, when the request fails */
 	int session_gone;		/* an upstream no longer knows the caller's session */
 };
 
 /* 1 when method is one the gateway passes on (fed_request). */
 int fed_relays(const char *method);
 /* The result of method with params (borrowed) from the upstream it belongs to: a new
- * reference, or NULL with f->code and f->why. */
+ * reference, or NULL with f->err. */
 json_t *fed_request(struct fed_call *f, const char *method, json_t *params);
 /* Sessions for a caller that just initialized: one with every upstream left in the
  * catalog, initialized with the caller's client capabilities. The map to keep in its

@@ -139,7 +139,7 @@ void
 gateway_tick(struct gateway *gw, int64_t now_ms)
 {
 	struct shared *cur = gw->shared, *next;	/* only this thread replaces it */
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct config *cfg;
 	const char *why;
 
@@ -196,7 +196,7 @@ gateway_state_degraded(const struct shared *sh, char *out, size_t n)
 void
 gateway_state_note(const struct config *cfg, char *out, size_t n)
 {
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
 	char path[4096];
 	size_t size, want;
@@ -229,7 +229,7 @@ log_warnings(const struct cfg_errors *errs)
 int
 gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *errs)
 {
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 
 	memset(gw, 0, sizeof(*gw));
 	pthread_mutex_init(&gw->lock, NULL);

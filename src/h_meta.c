@@ -87,7 +87,7 @@ h_authorization_server(struct worker *w, const struct config *cfg, struct reques
 	json_t *doc;
 
 	if (strcmp(cfg->as_metadata, "fetch") == 0) {
-		struct gw_error err = { GW_OK, "" };
+		struct gw_error err = { GW_OK, 0, "" };
 
 		if (introspect_as_metadata(w->ix, w->sh->asmeta, cfg, clock_wall_ms(), &doc, &err) < 0) {
 			log_warn(req->id, "as-metadata: %s", err.detail);

@@ -116,7 +116,7 @@ parse_elements(const char *body, size_t len)
 }
 
 json_t *
-jsonrpc_parse(const char *body, size_t len, int *code, const char **why)
+jsonrpc_parse(const char *body, size_t len, enum gw_err *e, const char **why)
 {
 	json_error_t err;
 	json_t *j;
@@ -130,25 +130,25 @@ jsonrpc_parse(const char *body, size_t len, int *code, const char **why)
 			j = parse_elements(body, len);
 		} else {
 			json_decref(j);
-			*code = JSONRPC_INVALID_REQUEST;
+			*e = GW_EINVALID;
 			*why = "duplicate member name";
 			return NULL;
 		}
 	}
 	if (j == NULL) {
-		*code = JSONRPC_PARSE_ERROR;
+		*e = GW_EPARSE;
 		*why = "body is not valid JSON";
 		return NULL;
 	}
 	if (json_is_array(j) && json_array_size(j) == 0) {
 		json_decref(j);
-		*code = JSONRPC_INVALID_REQUEST;
+		*e = GW_EINVALID;
 		*why = "an empty batch";
 		return NULL;
 	}
 	if (!json_is_object(j) && !json_is_array(j)) {
 		json_decref(j);
-		*code = JSONRPC_INVALID_REQUEST;
+		*e = GW_EINVALID;
 		*why = "a JSON-RPC payload is an object or a non-empty array";
 		return NULL;
 	}

@@ -5,6 +5,8 @@
 
 #include <jansson.h>
 
+#include "err.h"
+
 #define JSONRPC_PARSE_ERROR	-32700
 #define JSONRPC_INVALID_REQUEST	-32600
 #define JSONRPC_METHOD_NOT_FOUND -32601
@@ -27,9 +29,9 @@ struct jr_msg {
 /* Validates one message. 0, or -1 with *why (a static string) and *id set to the
  * message's id when it could be read (borrowed), else NULL. */
 int jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **id);
-/* Parses a body: a message or a non-empty array. NULL with *code (-32700 or -32600)
- * and *why on failure. Duplicate member names are -32600. */
-json_t *jsonrpc_parse(const char *body, size_t len, int *code, const char **why);
+/* Parses a body: a message or a non-empty array. NULL with *e (GW_EPARSE, -32700, or
+ * GW_EINVALID, -32600) and *why on failure. Duplicate member names are GW_EINVALID. */
+json_t *jsonrpc_parse(const char *body, size_t len, enum gw_err *e, const char **why);
 
 json_t *jsonrpc_result(json_t *id, json_t *result);	/* steals result; id borrowed (may be NULL) */
 json_t *jsonrpc_error(json_t *id, int code, const char *message, json_t *data);	/* steals data */

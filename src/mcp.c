@@ -154,10 +154,10 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 		}
 		r = NULL;
 		if (jsonrpc_validate(el, &m, &why, &id) < 0)
-			r = jsonrpc_error(id, JSONRPC_INVALID_REQUEST, why, NULL);
+			r = mcp_error(id, GW_EINVALID, why);
 		else if (m.kind == JR_REQUEST && now_us / 1000 >= c->until_ms)
-			r = jsonrpc_error(m.id, JSONRPC_INTERNAL_ERROR, "Request timeout: the request's time "
-			    "(request-timeout-ms) ran out before this element was started", NULL);
+			r = mcp_error(m.id, GW_EINTERNAL, "Request timeout: the request's time "
+			    "(request-timeout-ms) ran out before this element was started");
 		else if (m.kind == JR_REQUEST)
 			r = mcp_dispatch(c, &m);
 		log_element(c->req, i, &m, r);
@@ -259,7 +259,8 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	struct jr_msg m;
 	struct buf body;
 	json_t *payload = NULL, *id;
-	int code, stream;
+	enum gw_err e;
+	int stream;
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
@@ -270,8 +271,8 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	/* The exchange begins: every upstream call of the request ends by this. */
 	c.until_ms = clock_mono_us() / 1000 + cfg->request_timeout_ms;
 	c.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
-	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &code, &why)) == NULL) {
-		fail(&c, resp, code == JSONRPC_PARSE_ERROR ? GW_EPARSE : GW_EINVALID, NULL, why, NULL);
+	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &e, &why)) == NULL) {
+		fail(&c, resp, e, NULL, why, NULL);
 		goto out;
 	}
 	c.modern = payload_is_modern(payload, req);

@@ -49,34 +49,33 @@ audit(const struct mcp_call *c, const char *method, const char *what, const char
 /* A refusal of the policy as the caller gets it: 403 insufficient_scope with the scopes
  * to step up to, hidden (deny-style hide: 1, the caller answers as for what does not
  * exist), or 403 with the reason; a batch element gets a JSON-RPC error instead of the
- * 403. -1 with *code and c->why (and c->denied for a single request), or 1. */
+ * 403. -1 with err (and c->denied for a single request), or 1. */
 static int
-refuse(struct mcp_call *c, const struct policy_why *why, int *code)
+refuse(struct mcp_call *c, const struct policy_why *why, struct gw_error *err)
 {
 	size_t i;
 
 	if (why->only_scope) {
 		c->denied = GW_ESCOPE;
 		snprintf(c->denied_scopes, sizeof(c->denied_scopes), "%s", why->scopes);
-		snprintf(c->why, sizeof(c->why), "Forbidden: insufficient_scope (needs %.200s)", why->scopes);
+		gw_error_set(err, GW_EREFUSED, "Forbidden: insufficient_scope (needs %.200s)", why->scopes);
 	} else if (c->cfg->deny_style == DENY_HIDE) {
 		return 1;
 	} else {
 		for (i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
 			if (strcmp(denials[i].reason, why->reason) == 0)
 				c->denied = denials[i].e;
-		snprintf(c->why, sizeof(c->why), "Forbidden: %s", why->reason);
+		gw_error_set(err, GW_EREFUSED, "Forbidden: %s", why->reason);
 	}
-	*code = MCP_FORBIDDEN;
 	if (c->in_batch)
 		c->denied = GW_OK;	/* a batch element gets its JSON-RPC error; the others proceed */
 	return -1;
 }
 
 /* The policy's word on a tools/call (the same decision tools/list made), written to the
- * audit log. 0 to go on; -1 with *code and *msg, and c->denied for a single request. */
+ * audit log. 0 to go on; -1 with err, and c->denied for a single request. */
 int
-mcp_gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
+mcp_gate_call(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	struct policy_tool t;
@@ -91,11 +90,9 @@ mcp_gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	audit(c, "tools/call", "tool", name, &why);
 	if (why.step == POLICY_VISIBLE)
 		return 0;
-	*msg = c->why;
-	if (refuse(c, &why, code) < 0)
+	if (refuse(c, &why, err) < 0)
 		return -1;
-	*code = JSONRPC_INVALID_PARAMS;
-	snprintf(c->why, sizeof(c->why), "Unknown tool");	/* exactly as for a tool that does not exist */
+	gw_error_set(err, GW_EPARAMS, "Unknown tool");	/* exactly as for a tool that does not exist */
 	return -1;
 }
 
@@ -107,7 +104,6 @@ mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstr
 {
 	struct mcp_call *c = f->ctx;
 	struct policy_why why;
-	int code;
 
 	if (c->pc.off || strcmp(method, "tools/call") == 0)
 		return FED_PASS;
@@ -117,11 +113,7 @@ mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstr
 	audit(c, method, "upstream", up->s.name, &why);
 	if (why.step == POLICY_VISIBLE)
 		return FED_PASS;
-	if (refuse(c, &why, &code) > 0)
-		return FED_HIDDEN;
-	f->code = code;
-	snprintf(f->why, sizeof(f->why), "%s", c->why);
-	return FED_DENIED;
+	return refuse(c, &why, &f->err) > 0 ? FED_HIDDEN : FED_DENIED;
 }
 
 /* Step 2 of docs/ARCHITECTURE.md §4 (the caller's tenant exists) holds for every /mcp

@@ -13,8 +13,6 @@
 #include "mcp.h"
 #include "policy.h"
 
-#define MCP_FORBIDDEN	(-32003)	/* a batch element the policy refused (the HTTP answer is 403) */
-
 struct mcp_method;
 
 struct mcp_call {
@@ -42,11 +40,10 @@ struct mcp_call {
 	int splice_ok;		/* one answer, as a JSON body: a list page may come from the cache */
 	const char *splice;	/* that page's serialized array (borrowed from the cache) */
 	size_t splice_len;
-	char why[256];		/* a method's error message, when it is not a constant */
 };
 
-/* A method returns its result, or NULL with *code and *msg set. */
-typedef json_t *mcp_fn(struct mcp_call *c, json_t *params, int *code, const char **msg);
+/* A method returns its result, or NULL with err set. */
+typedef json_t *mcp_fn(struct mcp_call *c, json_t *params, struct gw_error *err);
 
 enum {
 	MF_LEGACY = 1 << 0,	/* offered to the revisions of initialize */
@@ -77,6 +74,8 @@ const struct mcp_method *mcp_method_find(const char *name);
 int mcp_method_offered(struct mcp_call *c, const struct mcp_method *mm);
 /* *f filled for a federated call of this request (no catalog yet). */
 void mcp_fed_init(struct mcp_call *c, struct fed_call *f);
+/* A JSON-RPC error response to id: e's code, and why (NULL: e's message). */
+json_t *mcp_error(json_t *id, enum gw_err e, const char *why);
 /* One valid request to its response object. */
 json_t *mcp_dispatch(struct mcp_call *c, const struct jr_msg *m);
 /* A caller's notifications/cancelled, and its answer to a request an upstream made of
@@ -86,15 +85,15 @@ void mcp_forward_answer(struct mcp_call *c, json_t *msg);
 
 /* mcp_list.c */
 /* tools/list, prompts/list, resources/list, resources/templates/list. */
-json_t *mcp_list(struct mcp_call *c, json_t *params, int *code, const char **msg);
+json_t *mcp_list(struct mcp_call *c, json_t *params, struct gw_error *err);
 /* A list answer whose page came from the cache (c->splice) into resp. Steals out. */
 void mcp_answer_spliced(const struct mcp_call *c, struct response *resp, json_t *out);
 
 /* mcp_access.c */
 /* May the caller reach this upstream's prompts, resources, completions, log level? */
 int mcp_reaches(const struct mcp_call *c, const char *name);
-/* The policy's word on a tools/call, audited: 0 to go on, or -1 with *code and *msg. */
-int mcp_gate_call(struct mcp_call *c, json_t *params, int *code, const char **msg);
+/* The policy's word on a tools/call, audited: 0 to go on, or -1 with err. */
+int mcp_gate_call(struct mcp_call *c, json_t *params, struct gw_error *err);
 /* federate.c's gate (struct fed_call's gate) for what upstreams offer besides tools. */
 int mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
 /* The caller's tenant exists (or there is no policy): 0, or -1 with the 403 in resp. */

@@ -144,7 +144,7 @@ cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items, const ui
 /* tools/list, prompts/list, resources/list, resources/templates/list: a page of the
  * catalog. */
 json_t *
-mcp_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
+mcp_list(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
 	const char *array = catalog_kinds[c->mm->kind].array;
 	const uint32_t *vis = NULL;
@@ -152,18 +152,17 @@ mcp_list(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	char who[33], sealed[MCP_CURSOR_MAX];
 	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
 
-	*code = JSONRPC_INVALID_PARAMS;
 	if (params && !json_is_object(params))
-		return *msg = "a list takes an object", NULL;
+		return gw_error_set(err, GW_EPARAMS, "a list takes an object"), NULL;
 	mcp_caller_who(c->caller, who);
 	if ((cur = json_object_get(params, "cursor")) != NULL &&
 	    (!json_is_string(cur) || c->env->session_key == NULL ||
 	    mcp_cursor_open(c->env->session_key, array, who, json_string_value(cur), &off) < 0))
-		return *msg = "Invalid cursor", NULL;
+		return gw_error_set(err, GW_EPARAMS, "Invalid cursor"), NULL;
 	tools = json_object_get(mcp_catalog(c), array);
 	n = json_array_size(tools);
 	if (visible(c, mcp_catalog(c), (enum catalog_kind)c->mm->kind) < 0)	/* what this caller may see */
-		return *code = JSONRPC_INTERNAL_ERROR, *msg = "out of memory", NULL;
+		return gw_error_set(err, GW_EINTERNAL, "out of memory"), NULL;
 	if ((vis = c->vis) != NULL)
 		n = c->n_vis;
 	if (c->splice_ok && cached_page(c, off, size, tools, vis, n))

@@ -87,14 +87,13 @@ server_info(const struct config *cfg)
 }
 
 static json_t *
-m_initialize(struct mcp_call *c, json_t *params, int *code, const char **msg)
+m_initialize(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
 	json_t *result;
 
 	if (!json_is_object(params) || want == NULL) {
-		*code = JSONRPC_INVALID_PARAMS;
-		*msg = "initialize needs params.protocolVersion";
+		gw_error_set(err, GW_EPARAMS, "initialize needs params.protocolVersion");
 		return NULL;
 	}
 	result = json_pack("{s:s, s:o, s:o}",
@@ -108,7 +107,7 @@ m_initialize(struct mcp_call *c, json_t *params, int *code, const char **msg)
 
 /* 2026-07-28 discovery: versions, capabilities, and who we are in _meta. */
 static json_t *
-m_discover(struct mcp_call *c, json_t *params, int *code, const char **msg)
+m_discover(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
 	json_t *result = json_pack("{s:o, s:o, s:s, s:i, s:{s:o}}",
 	    "supportedVersions", mcp_versions_json(),
@@ -122,7 +121,7 @@ m_discover(struct mcp_call *c, json_t *params, int *code, const char **msg)
 }
 
 static json_t *
-m_ping(struct mcp_call *c, json_t *params, int *code, const char **msg)
+m_ping(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
 	return json_object();
 }
@@ -168,7 +167,7 @@ mcp_fed_init(struct mcp_call *c, struct fed_call *f)
 /* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
  * the upstream they belong to (federate.c). */
 static json_t *
-m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
+m_forward(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
 	struct fed_call f;
 	json_t *result;
@@ -180,15 +179,13 @@ m_forward(struct mcp_call *c, json_t *params, int *code, const char **msg)
 	f.client = c->resp->sink;
 	f.id = c->id;
 	f.gate = mcp_gate_upstream;
-	if (strcmp(c->mm->name, "tools/call") == 0 && json_is_object(params) && mcp_gate_call(c, params, code, msg) < 0)
+	if (strcmp(c->mm->name, "tools/call") == 0 && json_is_object(params) && mcp_gate_call(c, params, err) < 0)
 		return NULL;
 	result = fed_request(&f, c->mm->name, params);
 
 	c->session_gone |= f.session_gone;
 	if (result == NULL) {
-		*code = f.code;
-		memcpy(c->why, f.why, sizeof(c->why));
-		*msg = c->why;
+		*err = f.err;
 	}
 	return result;
 }
@@ -233,23 +230,30 @@ mcp_method_offered(struct mcp_call *c, const struct mcp_method *mm)
 	    (!(mm->flags & MF_UPSTREAM) || fed_offers(mcp_catalog(c), mm->name, &a));
 }
 
+json_t *
+mcp_error(json_t *id, enum gw_err e, const char *why)
+{
+	const struct gw_err_info *info = err_info(e);
+
+	return jsonrpc_error(id, info->jsonrpc_code, why ? why : info->message, NULL);
+}
+
 /* One valid request to its response object. */
 json_t *
 mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
 {
 	const struct mcp_method *mm = mcp_method_find(m->method);
-	const char *msg = NULL;
+	struct gw_error err = { GW_EINTERNAL, 0, "" };
 	json_t *result;
-	int code = JSONRPC_INTERNAL_ERROR;
 
 	if (!mcp_method_offered(c, mm))
-		return jsonrpc_error(m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+		return mcp_error(m->id, GW_ENOMETHOD, NULL);
 	if ((mm->flags & MF_NO_BATCH) && c->in_batch)
-		return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "initialize cannot be batched", NULL);
+		return mcp_error(m->id, GW_EINVALID, "initialize cannot be batched");
 	c->mm = mm;
 	c->id = m->id;
-	if ((result = mm->fn(c, m->params, &code, &msg)) == NULL)
-		return jsonrpc_error(m->id, code, msg ? msg : "Internal error", NULL);
+	if ((result = mm->fn(c, m->params, &err)) == NULL)
+		return jsonrpc_error(m->id, gw_error_rpc(&err), err.detail[0] ? err.detail : "Internal error", NULL);
 	if (c->modern)
 		json_object_set_new(result, "resultType", json_string("complete"));
 	return jsonrpc_result(m->id, result);

@@ -131,7 +131,7 @@ main(int argc, char **argv)
 		return 2;
 	for (i = 0; i < count && rc == 0; i++) {
 		struct upstream_call call;
-		struct gw_error err = { GW_OK, "" };
+		struct gw_error err = { GW_OK, 0, "" };
 
 		if (i > 0 && wait_file && wait_for(wait_file) < 0) {
 			fprintf(stderr, "upstream_cli: %s never appeared\n", wait_file);

@@ -42,13 +42,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *why = NULL;
 	json_t *j, *strict, *loose, *el;
 	size_t i;
-	int code = 0;
+	enum gw_err e = GW_OK;
 
-	j = jsonrpc_parse((const char *)data, size, &code, &why);
+	j = jsonrpc_parse((const char *)data, size, &e, &why);
 	strict = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
 	loose = strict ? NULL : json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
 	if (j == NULL) {
-		FUZZ_CHECK(code == JSONRPC_PARSE_ERROR || code == JSONRPC_INVALID_REQUEST);
+		FUZZ_CHECK(e == GW_EPARSE || e == GW_EINVALID);
 		FUZZ_CHECK(why != NULL && *why);
 		FUZZ_CHECK(!json_is_array(loose) || json_array_size(loose) == 0);
 	} else {

@@ -106,24 +106,24 @@ main(void)
 	memset(&f, 0, sizeof(f));
 	f.cfg = cfg;
 	f.doc = doc;
-	ok(call(&f, "tools/call", "{\"name\":\"t\"}") == NULL && f.code == JSONRPC_INVALID_PARAMS &&
-	    strcmp(f.why, "Unknown tool") == 0, "a tool under its upstream name: unknown tool, -32602");
-	ok(call(&f, "tools/call", "{}") == NULL && f.code == JSONRPC_INVALID_PARAMS,
-	    "tools/call without a name: -32602 (%s)", f.why);
-	ok(call(&f, "prompts/get", "{\"name\":\"greet\"}") == NULL && f.code == JSONRPC_INVALID_PARAMS &&
-	    strcmp(f.why, "Unknown prompt") == 0, "an unknown prompt: -32602");
-	ok(call(&f, "resources/read", "{}") == NULL && f.code == JSONRPC_INVALID_PARAMS,
+	ok(call(&f, "tools/call", "{\"name\":\"t\"}") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS &&
+	    strcmp(f.err.detail, "Unknown tool") == 0, "a tool under its upstream name: unknown tool, -32602");
+	ok(call(&f, "tools/call", "{}") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS,
+	    "tools/call without a name: -32602 (%s)", f.err.detail);
+	ok(call(&f, "prompts/get", "{\"name\":\"greet\"}") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS &&
+	    strcmp(f.err.detail, "Unknown prompt") == 0, "an unknown prompt: -32602");
+	ok(call(&f, "resources/read", "{}") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS,
 	    "resources/read without a uri: -32602");
-	ok(call(&f, "resources/read", "[]") == NULL && f.code == JSONRPC_INVALID_PARAMS,
+	ok(call(&f, "resources/read", "[]") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS,
 	    "params not an object: -32602");
 	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/tool\",\"name\":\"x\"}}") == NULL &&
-	    f.code == JSONRPC_INVALID_PARAMS, "a completion reference of another type: -32602");
+	    gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS, "a completion reference of another type: -32602");
 	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"nope\"}}") == NULL &&
-	    f.code == JSONRPC_INVALID_PARAMS, "a completion of an unknown prompt: -32602");
-	ok(call(&f, "logging/setLevel", "{\"level\":\"info\"}") == NULL && f.code == JSONRPC_METHOD_NOT_FOUND,
+	    gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS, "a completion of an unknown prompt: -32602");
+	ok(call(&f, "logging/setLevel", "{\"level\":\"info\"}") == NULL && gw_error_rpc(&f.err) == JSONRPC_METHOD_NOT_FOUND,
 	    "logging/setLevel with no upstream offering logging: -32601");
 	ok(call(&f, "sampling/createMessage", "{}") == NULL &&
-	    f.code == JSONRPC_METHOD_NOT_FOUND, "a method the gateway does not pass on: -32601");
+	    gw_error_rpc(&f.err) == JSONRPC_METHOD_NOT_FOUND, "a method the gateway does not pass on: -32601");
 	ok(fed_relays("tools/call") && fed_relays("resources/read") && !fed_relays("tools/list"),
 	    "fed_relays: what is passed on, not what the gateway answers itself");
 	json_decref(doc);
@@ -134,7 +134,7 @@ main(void)
 	lists[1] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
 	doc = catalog_build(cfg, lists, reasons);
 	f.doc = doc;
-	ok(call(&f, "resources/read", "{\"uri\":\"test://nobody\"}") == NULL && f.code == -32002,
+	ok(call(&f, "resources/read", "{\"uri\":\"test://nobody\"}") == NULL && gw_error_rpc(&f.err) == -32002,
 	    "a URI no upstream owns: -32002 Resource not found");
 	json_decref(doc);
 	json_decref(lists[0]);
@@ -153,7 +153,7 @@ main(void)
 	f.doc = doc;
 	f.sessions = NULL;
 	ok(fed_offers(doc, "resources/subscribe", NULL) && call(&f, "resources/subscribe", "{\"uri\":\"test://watched\"}") == NULL &&
-	    f.code == JSONRPC_INVALID_REQUEST, "resources/subscribe without a session of the caller's: -32600 (%s)", f.why);
+	    gw_error_rpc(&f.err) == JSONRPC_INVALID_REQUEST, "resources/subscribe without a session of the caller's: -32600 (%s)", f.err.detail);
 	json_decref(doc);
 	json_decref(lists[0]);
 	lists[0] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");

@@ -48,7 +48,7 @@ main(void)
 	const char *why;
 	json_t *j, *id;
 	size_t i;
-	int code;
+	enum gw_err e;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		j = json_loads(rows[i].json, JSON_DECODE_ANY, NULL);
@@ -62,18 +62,18 @@ main(void)
 	ok(jsonrpc_validate(j, &m, &why, &id) < 0 && json_integer_value(id) == 42, "the id of an invalid message is still read");
 	json_decref(j);
 
-	ok(jsonrpc_parse("{", 1, &code, &why) == NULL && code == -32700, "not JSON: -32700");
-	ok(jsonrpc_parse("[]", 2, &code, &why) == NULL && code == -32600, "empty batch: -32600");
-	ok(jsonrpc_parse("{\"a\":1,\"a\":2}", 13, &code, &why) == NULL && code == -32600, "duplicate keys: -32600");
-	ok(jsonrpc_parse("7", 1, &code, &why) == NULL && code == -32600, "a number: -32600");
-	ok(jsonrpc_parse("{} x", 4, &code, &why) == NULL && code == -32700, "trailing garbage: -32700");
+	ok(jsonrpc_parse("{", 1, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32700, "not JSON: -32700");
+	ok(jsonrpc_parse("[]", 2, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "empty batch: -32600");
+	ok(jsonrpc_parse("{\"a\":1,\"a\":2}", 13, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "duplicate keys: -32600");
+	ok(jsonrpc_parse("7", 1, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "a number: -32600");
+	ok(jsonrpc_parse("{} x", 4, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32700, "trailing garbage: -32700");
 	{
 		static const char batch[] = "[ {\"jsonrpc\":\"2.0\",\"id\":\"a],{\\\"b\",\"method\":\"ping\"},"
 		    "{\"jsonrpc\":\"2.0\",\"id\":2,\"id\":3,\"method\":\"ping\"} ,"
 		    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\",\"params\":{\"k\":[1,{\"d\":1,\"d\":2}]}},"
 		    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}]";
 
-		j = jsonrpc_parse(batch, sizeof(batch) - 1, &code, &why);
+		j = jsonrpc_parse(batch, sizeof(batch) - 1, &e, &why);
 		is_int(json_array_size(j), 4, "a batch with a repeated member: still four elements");
 		ok(jsonrpc_validate(json_array_get(j, 0), &m, &why, &id) == 0 && strcmp(json_string_value(id), "a],{\"b") == 0,
 		    "brackets and quotes inside strings do not split elements");

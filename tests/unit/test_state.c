@@ -112,7 +112,7 @@ layout(struct state_layout *lay, uint32_t entries)
 static struct state *
 open_state(const struct state *from)
 {
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
 	struct state *st = NULL;
 
@@ -330,7 +330,7 @@ unlink_quietly(void)
 int
 main(void)
 {
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
 	struct state *st, *st2;
 	struct token_cache *tc;

@@ -61,7 +61,7 @@ int
 main(void)
 {
 	char path[256], reason[TC_REASON_MAX];
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
 	struct state *st, *st2;
 	struct token_cache *tc;
