@@ -77,8 +77,5 @@ struct fed_admit {
 int fed_offers(json_t *doc, const char *method, const struct fed_admit *admit);
 /* The capabilities to announce to that caller for the catalog doc: a new object. */
 json_t *fed_capabilities(json_t *doc, const struct fed_admit *admit);
-/* 1 when uri is an expansion of the RFC 6570 template tmpl (levels 1-3 operators;
- * values may not contain the characters that end their expression). */
-int fed_uri_matches(const char *tmpl, const char *uri);
 
 #endif

@@ -1,14 +1,14 @@
-/* The RFC 6570 matcher that routes resources/read to the upstream whose template a URI
- * expands (fed_uri_matches, src/federate.c). The input is a template and a URI cut at
- * the first NUL. Properties: it ends (a step budget), a template without expressions
- * matches exactly itself, and every template matches its own expansion with each
+/* The RFC 6570 matcher that routes resources/read to the upstream whose template a
+ * URI expands (uritemplate_matches, src/uritemplate.c). The input is a template and a
+ * URI cut at the first NUL. Properties: it ends (a step budget), a template without
+ * expressions matches exactly itself, and every template matches its own expansion with each
  * variable replaced by "x" (level 1; "+x", "#x", ".x", "/x", ";v=x", "?v=x", "&v=x" for
  * the operators the matcher knows), for templates of up to 6 expressions (beyond, the
  * budget may end a match). */
 #include "autoconf.h"
 
 #include "buf.h"
-#include "federate.h"
+#include "uritemplate.h"
 #include "fuzz.h"
 
 int
@@ -72,12 +72,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *tmpl, *uri;
 
 	fuzz_split2(data, size, &tmpl, &uri);
-	(void)fed_uri_matches(tmpl, uri);
+	(void)uritemplate_matches(tmpl, uri);
 	if (strchr(tmpl, '{') == NULL && strchr(tmpl, '}') == NULL)
-		FUZZ_CHECK(fed_uri_matches(tmpl, uri) == (strcmp(tmpl, uri) == 0));
+		FUZZ_CHECK(uritemplate_matches(tmpl, uri) == (strcmp(tmpl, uri) == 0));
 	buf_init(&x, 1 << 20);
 	if (strlen(tmpl) < 256 && expand(tmpl, &x) == 0)
-		FUZZ_CHECK(fed_uri_matches(tmpl, buf_str(&x)));
+		FUZZ_CHECK(uritemplate_matches(tmpl, buf_str(&x)));
 	buf_free(&x);
 	free(tmpl);
 	free(uri);

@@ -10,6 +10,7 @@
 
 #include "catalog.h"
 #include "federate.h"
+#include "uritemplate.h"
 #include "jsonrpc.h"
 #include "fixture.h"
 #include "tap.h"
@@ -64,16 +65,16 @@ main(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(uris) / sizeof(uris[0]); i++)
-		is_int(fed_uri_matches(uris[i].tmpl, uris[i].uri), uris[i].want, "%s %s %s",
+		is_int(uritemplate_matches(uris[i].tmpl, uris[i].uri), uris[i].want, "%s %s %s",
 		    uris[i].uri, uris[i].want ? "expands" : "does not expand", uris[i].tmpl);
 	memset(longuri, 'a', sizeof(longuri) - 1);
 	longuri[sizeof(longuri) - 1] = '\0';
-	is_int(fed_uri_matches("{a}{b}{c}{d}{e}{f}{g}{h}!", longuri), 0,
+	is_int(uritemplate_matches("{a}{b}{c}{d}{e}{f}{g}{h}!", longuri), 0,
 	    "a template that would backtrack forever gives up (no match)");
 	/* Expressions that can take the same characters, then a literal they can take too:
 	 * every way to cut the URI was tried, and the budget ran out before the match. */
 	snprintf(longuri, sizeof(longuri), "doc://vwxyz%s", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
-	is_int(fed_uri_matches("doc://{a}{b}{c}{d}{e}zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", longuri), 1,
+	is_int(uritemplate_matches("doc://{a}{b}{c}{d}{e}zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", longuri), 1,
 	    "five adjacent expressions and a long literal: the expansion matches");
 
 	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
