@@ -6,7 +6,8 @@
  * whose answer is being made. The main thread only waits for signals and checks the
  * config once a second. Shutdown: stop accepting, wake the threads that are not
  * answering a request with SIGUSR1, let busy threads finish their request (bounded),
- * return to main. */
+ * return to main. Longer than most files here: the accepting threads, the watchdog
+ * and the signal thread share one set of connection states and one shutdown. */
 #include "autoconf.h"
 
 #include <arpa/inet.h>

@@ -18,7 +18,7 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
 base      autoconf buf err clock log secret url sink str claims uritemplate
-parts     config config_keys cfgfile request response sse jsonrpc negotiate state fragcache httpc
+parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc
 clients   token_cache session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog policy
 access    auth federate
