@@ -115,7 +115,7 @@ main(int argc, char **argv)
 	volatile unsigned long sink = 0;
 	struct state_layout lay;
 	struct state *state = NULL;
-	struct gw_error err = { GW_OK, "" };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct session s, got;
 	const unsigned char *key;
 	void *tombs;
