@@ -130,8 +130,11 @@ test_cache_context(void)
 	config_unref(again);
 }
 
-int
-main(void)
+static struct config *cfg;	/* the gateway whose acceptance rules the tests below check */
+
+/* Each introspection response of the table is accepted, or refused for its reason. */
+static void
+test_rows(void)
 {
 	static const struct {
 		const char *json;
@@ -156,16 +159,9 @@ main(void)
 		{ "{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"tenant\":[\"a\"]}", "token tenant claim unusable" },
 	};
 	struct claims c;
-	struct config *cfg;
-	struct response r;
 	const char *reason;
 	json_t *j;
 	size_t i;
-
-	cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
-	    "required-scopes = mcp:tools\ngroups-claim = groups\n");
-	if (cfg == NULL)
-		return printf("Bail out! the configuration does not load\n"), 1;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		j = json_loads(rows[i].json, 0, NULL);
@@ -177,6 +173,15 @@ main(void)
 			    "row %zu: %s (got %s)", i, rows[i].reason, reason ? reason : "accepted");
 		json_decref(j);
 	}
+}
+
+/* A machine token: the client id as subject, flagged, its groups, tenant and exp read. */
+static void
+test_machine_token(void)
+{
+	struct claims c;
+	const char *reason;
+	json_t *j;
 
 	j = json_loads("{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"client_id\":\"m1\","
 	    "\"scope\":\"mcp:tools mcp:admin\",\"groups\":[\"engineering\",\"ops\",\"bad group\",3],\"tenant\":\"acme\"}", 0, NULL);
@@ -187,11 +192,28 @@ main(void)
 	is_str(c.tenant, "acme", "tenant");
 	is_int(c.exp, 1700000100, "exp");
 	json_decref(j);
+}
+
+/* A user token with its groups as a string and no exp, which cache-ttl then bounds. */
+static void
+test_user_token(void)
+{
+	struct claims c;
+	const char *reason;
+	json_t *j;
+
 	j = json_loads("{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"sub\":\"alice\",\"groups\":\"a b\"}", 0, NULL);
 	ok(auth_check_claims(cfg, j, NOW, &c, &reason) == 0 && !c.machine && !strcmp(c.groups, "a b"),
 	    "user token, groups as a string");
 	is_int(c.exp, NOW + 300, "no exp: cache-ttl bounds it");
 	json_decref(j);
+}
+
+/* The WWW-Authenticate challenges: without a token, and for an invalid one. */
+static void
+test_challenges(void)
+{
+	struct response r;
 
 	response_init(&r, "rid");
 	auth_challenge(cfg, &r, GW_ENOTOKEN, NULL);
@@ -207,6 +229,20 @@ main(void)
 	    "401 invalid_token: description without quotes or name=");
 	is_int(r.status, 401, "401");
 	response_free(&r);
+}
+
+int
+main(void)
+{
+	cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
+	    "required-scopes = mcp:tools\ngroups-claim = groups\n");
+	if (cfg == NULL)
+		return printf("Bail out! the configuration does not load\n"), 1;
+
+	test_rows();
+	test_machine_token();
+	test_user_token();
+	test_challenges();
 	config_unref(cfg);
 	test_cache_context();
 	return done_testing();

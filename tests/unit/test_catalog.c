@@ -17,38 +17,27 @@ name_at(json_t *doc, size_t i)
 	return json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), i), "name"));
 }
 
-int
-main(void)
+static struct config *cfg;	/* upstreams github (prefix gh_), files and down */
+static json_t *lists[3];	/* what each upstream lists; NULL = it did not answer */
+static const char *reasons[3] = { NULL, NULL, "upstream down: connection refused" };
+
+/* The valid tools of the upstreams that answered, once each, sorted by exposed name. */
+static void
+test_order(json_t *doc)
 {
-	struct config *cfg;
-	json_t *lists[3], *doc, *t, *route;
-	const char *reasons[3] = { NULL, NULL, "upstream down: connection refused" };
-	long ix;
-
-	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
-	    "[auth]\nissuer = https://idp.example.com\n"
-	    "[upstream \"github\"]\nurl = http://127.0.0.1:9001/mcp\nprefix = gh_\n"
-	    "[upstream \"files\"]\nurl = http://127.0.0.1:9002/mcp\n"
-	    "[upstream \"down\"]\nurl = http://127.0.0.1:9003/mcp\n")) == NULL)
-		return 1;
-
-	lists[0] = json_pack("[{s:s, s:s, s:{s:s}, s:{s:b}}, {s:s}, {s:s}, {s:i}]",
-	    "name", "search", "description", "Search code", "inputSchema", "type", "object",
-	    "annotations", "readOnlyHint", 1,
-	    "name", "create_issue",
-	    "name", "bad name!",
-	    "name", 7);
-	lists[1] = json_pack("[{s:s, s:s, s:n}, {s:s}, {s:s}]",
-	    "name", "read_file", "title", "Read a file", "inputSchema",
-	    "name", "gh_search",
-	    "name", "gh_create_issue");
-	lists[2] = NULL;
-	doc = catalog_build(cfg, lists, reasons);
-
 	is_int(json_array_size(json_object_get(doc, "tools")), 3, "valid tools of the upstreams that answered, once each");
 	is_str(name_at(doc, 0), "gh_create_issue", "sorted by exposed name");
 	is_str(name_at(doc, 1), "gh_search", "… prefixed");
 	is_str(name_at(doc, 2), "read_file", "… an empty prefix keeps the name");
+}
+
+/* A tool is found by its exposed name, routed to its upstream, and its record passes through. */
+static void
+test_find(json_t *doc)
+{
+	json_t *t, *route;
+	long ix;
+
 	ix = catalog_find(doc, "gh_search");
 	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
 	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
@@ -58,6 +47,15 @@ main(void)
 	ok(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")) &&
 	    strcmp(json_string_value(json_object_get(t, "description")), "Search code") == 0,
 	    "the record passes through (description, annotations)");
+}
+
+/* A name two upstreams expose goes to the first in the file, the second's route after it. */
+static void
+test_shared_name(json_t *doc)
+{
+	json_t *route;
+	long ix;
+
 	ix = catalog_find(doc, "gh_create_issue");
 	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
 	is_str(json_string_value(json_array_get(route, 0)), "github",
@@ -69,26 +67,61 @@ main(void)
 		    strcmp(orig, "gh_create_issue") == 0, "… and the second's route follows, for callers who may not reach it");
 		ok(catalog_route_alt(doc, CATALOG_TOOLS, ix, 2, &up, &orig) < 0, "… and no third");
 	}
+}
+
+/* A record without a description or an inputSchema gets one; its title is kept. */
+static void
+test_defaults(json_t *doc)
+{
+	json_t *t;
+	long ix;
+
+	ix = catalog_find(doc, "gh_create_issue");
 	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
 	is_str(json_string_value(json_object_get(t, "description")), "create_issue", "no description: the name");
 	ok(json_is_object(json_object_get(t, "inputSchema")), "no inputSchema: an object schema");
 	t = json_array_get(json_object_get(doc, "tools"), (size_t)catalog_find(doc, "read_file"));
 	ok(json_is_object(json_object_get(t, "inputSchema")), "a null inputSchema: an object schema");
 	is_str(json_string_value(json_object_get(t, "title")), "Read a file", "title kept");
+}
+
+/* Names not exposed: an upstream's own name under a prefix, an invalid name, an unknown one. */
+static void
+test_not_exposed(json_t *doc)
+{
 	is_int(catalog_find(doc, "search"), -1, "the upstream's own name is not exposed under a prefix");
 	is_int(catalog_find(doc, "bad name!"), -1, "an invalid name is left out");
 	is_int(catalog_find(doc, "zzz"), -1, "unknown: -1");
+}
+
+/* An upstream left out makes the catalog degraded, with its reason. */
+static void
+test_left_out(json_t *doc)
+{
 	ok(catalog_degraded(doc), "an upstream left out: degraded");
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(doc, "upstreams"), "down"), "reason")),
 	    "upstream down: connection refused", "… with its reason");
-	json_decref(doc);
+}
+
+/* When every upstream answered, the catalog is not degraded. */
+static void
+test_all_answered(void)
+{
+	json_t *doc;
 
 	lists[2] = json_array();
 	doc = catalog_build(cfg, lists, reasons);
 	ok(!catalog_degraded(doc), "every upstream answered: not degraded");
 	json_decref(doc);
+}
 
-	/* A key one upstream lists twice: its first record, one route to it. */
+/* A key one upstream lists twice: its first record, one route to it. */
+static void
+test_listed_twice(void)
+{
+	json_t *doc;
+	long ix;
+
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	lists[0] = json_pack("{s:{s:{}}, s:[{s:s, s:s}, {s:s, s:s}], s:[{s:s}, {s:s, s:s}]}", "caps", "resources",
@@ -112,6 +145,43 @@ main(void)
 		    "description")), "search") == 0, "a tool an upstream lists twice: its first record, one route");
 	}
 	json_decref(doc);
+}
+
+int
+main(void)
+{
+	json_t *doc;
+
+	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	    "[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"github\"]\nurl = http://127.0.0.1:9001/mcp\nprefix = gh_\n"
+	    "[upstream \"files\"]\nurl = http://127.0.0.1:9002/mcp\n"
+	    "[upstream \"down\"]\nurl = http://127.0.0.1:9003/mcp\n")) == NULL)
+		return 1;
+
+	/* The catalog of the next six tests: upstream down did not answer. */
+	lists[0] = json_pack("[{s:s, s:s, s:{s:s}, s:{s:b}}, {s:s}, {s:s}, {s:i}]",
+	    "name", "search", "description", "Search code", "inputSchema", "type", "object",
+	    "annotations", "readOnlyHint", 1,
+	    "name", "create_issue",
+	    "name", "bad name!",
+	    "name", 7);
+	lists[1] = json_pack("[{s:s, s:s, s:n}, {s:s}, {s:s}]",
+	    "name", "read_file", "title", "Read a file", "inputSchema",
+	    "name", "gh_search",
+	    "name", "gh_create_issue");
+	lists[2] = NULL;
+	doc = catalog_build(cfg, lists, reasons);
+	test_order(doc);
+	test_find(doc);
+	test_shared_name(doc);
+	test_defaults(doc);
+	test_not_exposed(doc);
+	test_left_out(doc);
+	json_decref(doc);
+
+	test_all_answered();
+	test_listed_twice();
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	json_decref(lists[2]);

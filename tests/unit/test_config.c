@@ -193,17 +193,11 @@ files_not_regular_or_too_big(void)
 	alarm(0);
 }
 
-int
-main(void)
+/* Each case of the table loads, or fails with its first error. */
+static void
+test_cases(void)
 {
-	struct cfg_errors errs;
-	struct config *cfg;
-	char longline[CFG_LINE_MAX + 100], text[CFG_LINE_MAX + 400];
-	const char *path;
 	size_t i;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines out before an alarm ends the run */
-	dir = fixture_dir();
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *got = first_error(cases[i].text);
@@ -214,8 +208,16 @@ main(void)
 			ok(strncmp(got, cases[i].want, strlen(cases[i].want)) == 0,
 			    "case %zu: '%s' (got '%s')", i, cases[i].want, got);
 	}
+}
 
-	/* A line longer than the cap is an error on that line, and the next line counts. */
+/* A line longer than the cap is an error on that line, and the next line counts. */
+static void
+test_long_line(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	char longline[CFG_LINE_MAX + 100], text[CFG_LINE_MAX + 400];
+
 	memset(longline, 'x', sizeof(longline) - 1);
 	longline[sizeof(longline) - 1] = '\0';
 	snprintf(text, sizeof(text), BASE "[gateway]\ntitle = %s\nbogus = 1\n", longline);
@@ -223,8 +225,16 @@ main(void)
 	ok(config_load(write_file("main.conf", text), &cfg, &errs) < 0 && errs.n == 2 &&
 	    strstr(errs.msg[1], "main.conf:7: bogus") != NULL, "line numbers stay right after it");
 	config_unref(cfg);
+}
 
-	/* Defaults, derived values, lists, quoted values and trailing comments. */
+/* Defaults, derived values, lists, quoted values and trailing comments. */
+static void
+test_defaults(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	const char *path;
+
 	path = write_file("main.conf",
 	    "[gateway]\n"
 	    "resource = https://GW.example.com:443/mcp   # canonical\n"
@@ -256,9 +266,16 @@ main(void)
 	is_int(cfg->gateway.at[0].line, 2, "key location recorded");
 	ok(!config_changed(cfg), "unchanged files are not a change");
 	config_unref(cfg);
+}
 
-	/* request-timeout-ms: by default the longest upstream timeout-ms, so that a single call
-	 * keeps its own; set, it bounds them all. */
+/* request-timeout-ms: the longest upstream timeout-ms (a call keeps its own), or as set. */
+static void
+test_request_timeout(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	const char *path;
+
 	path = write_file("main.conf", BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntimeout-ms = 4000\n"
 	    "[upstream \"b\"]\nurl = http://127.0.0.1:2/mcp\ntimeout-ms = 90000\n[upstream \"c\"]\nurl = http://127.0.0.1:3/mcp\n");
 	if (config_load(path, &cfg, &errs) == 0)
@@ -271,8 +288,17 @@ main(void)
 	ok(config_load(path, &cfg, &errs) == 0 && cfg->request_timeout_ms == 2500 && cfg->client_timeout_ms == 700,
 	    "request-timeout-ms and client-timeout-ms as set");
 	config_unref(cfg);
+}
 
-	/* Includes: relative globs, one file per tenant, sections per file, change detection. */
+/* Includes: globs, a file per tenant, change detection, errors in included files, cycles. */
+static void
+test_includes(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	char text[600];
+	const char *path;
+
 	mkdir(strcat(strcpy(text, dir), "/tenants.d"), 0700);
 	write_file("tenants.d/acme.conf", "[group \"github\"]\ntools = gh_*\n[tenant \"acme\"]\ngroups = github\n");
 	write_file("tenants.d/beta.conf", "[tenant \"beta\"]\naccess-mode = read-only\n");
@@ -302,23 +328,53 @@ main(void)
 	    "errors in included files name that file");
 	write_file("loop.conf", "include = loop.conf\n");
 	ok(strstr(first_error(BASE "include = loop.conf\n"), "already included") != NULL, "include cycle refused");
+}
 
-	/* A broken load still reports its files, so a reload loop can wait for a change. */
+/* A broken load still reports its files, so a reload loop can wait for a change. */
+static void
+test_broken(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	const char *path;
+
 	path = write_file("main.conf", BASE "[gateway]\nbogus = 1\n");
 	ok(config_load(path, &cfg, &errs) < 0 && cfg && cfg->broken && cfg->n_files == 1,
 	    "broken config keeps its provenance");
 	config_unref(cfg);
+}
 
-	/* Many errors: each reported, with a cap. */
-	{
-		char many[8192] = BASE "[gateway]\n";
-		for (i = 0; i < 40; i++)
-			strcat(many, "x = 1\n");
-		path = write_file("main.conf", many);
-		ok(config_load(path, &cfg, &errs) < 0 && errs.n == CFG_MAX_ERRORS && errs.dropped == 40 - CFG_MAX_ERRORS,
-		    "errors are capped and the rest counted");
-		config_unref(cfg);
-	}
+/* Many errors: each reported, with a cap. */
+static void
+test_many_errors(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	char many[8192] = BASE "[gateway]\n";
+	const char *path;
+	size_t i;
+
+	for (i = 0; i < 40; i++)
+		strcat(many, "x = 1\n");
+	path = write_file("main.conf", many);
+	ok(config_load(path, &cfg, &errs) < 0 && errs.n == CFG_MAX_ERRORS &&
+	    errs.dropped == 40 - CFG_MAX_ERRORS, "errors are capped and the rest counted");
+	config_unref(cfg);
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines out before an alarm ends the run */
+	dir = fixture_dir();
+
+	test_cases();
+	test_long_line();
+	test_defaults();
+	test_request_timeout();
+	test_includes();
+	test_broken();
+	test_many_errors();
 	files_not_regular_or_too_big();
 	return done_testing();
 }

@@ -54,19 +54,26 @@ call(struct fed_call *f, const char *method, const char *params)
 	return r;
 }
 
-int
-main(void)
+static struct config *cfg;	/* upstreams a (prefix a_) and b */
+static const char *reasons[2] = { NULL, "upstream b: down" };
+
+/* Each template of the table expands to its URIs and to no others. */
+static void
+test_templates(void)
 {
-	char longuri[4096];
-	struct config *cfg;
-	struct fed_call f;
-	json_t *lists[2], *doc, *caps;
-	const char *reasons[2] = { NULL, "upstream b: down" };
 	size_t i;
 
 	for (i = 0; i < sizeof(uris) / sizeof(uris[0]); i++)
 		is_int(uritemplate_matches(uris[i].tmpl, uris[i].uri), uris[i].want, "%s %s %s",
 		    uris[i].uri, uris[i].want ? "expands" : "does not expand", uris[i].tmpl);
+}
+
+/* A template that would backtrack without end gives up; a long one that matches still does. */
+static void
+test_backtracking(void)
+{
+	char longuri[4096];
+
 	memset(longuri, 'a', sizeof(longuri) - 1);
 	longuri[sizeof(longuri) - 1] = '\0';
 	is_int(uritemplate_matches("{a}{b}{c}{d}{e}{f}{g}{h}!", longuri), 0,
@@ -76,25 +83,22 @@ main(void)
 	snprintf(longuri, sizeof(longuri), "doc://vwxyz%s", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
 	is_int(uritemplate_matches("doc://{a}{b}{c}{d}{e}zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", longuri), 1,
 	    "five adjacent expressions and a long literal: the expansion matches");
+}
 
-	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
-	    "[auth]\nissuer = https://idp.example.com\n"
-	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
-	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n")) == NULL)
-		return 1;
-
-	lists[0] = json_pack("{s:{s:{}, s:{}, s:{}}, s:[{s:s}], s:[{s:s}], s:[{s:s}], s:[{s:s}]}",
-	    "caps", "tools", "prompts", "resources",
-	    "tools", "name", "t",
-	    "prompts", "name", "greet",
-	    "resources", "uri", "test://static-text",
-	    "resourceTemplates", "uriTemplate", "test://template/{id}/data");
-	lists[1] = NULL;
-	doc = catalog_build(cfg, lists, reasons);
-	json_decref(lists[0]);
+/* The catalog exposes prompts under the upstream's prefix and keeps resource URIs and templates. */
+static void
+test_names(json_t *doc)
+{
 	is_int(catalog_find_in(doc, CATALOG_PROMPTS, "a_greet"), 0, "prompts are exposed under the prefix");
 	is_int(catalog_find_in(doc, CATALOG_RESOURCES, "test://static-text"), 0, "resource URIs are kept");
 	is_int(catalog_find_in(doc, CATALOG_TEMPLATES, "test://template/{id}/data"), 0, "… and templates");
+}
+
+/* The capabilities announced are the union of the upstreams that answered. */
+static void
+test_capabilities(json_t *doc)
+{
+	json_t *caps;
 
 	caps = fed_capabilities(doc, NULL);
 	ok(json_object_get(caps, "tools") && json_object_get(caps, "prompts") &&
@@ -103,6 +107,13 @@ main(void)
 	ok(json_object_size(json_object_get(caps, "resources")) == 0,
 	    "… without subscribe or listChanged (nothing delivers them yet)");
 	json_decref(caps);
+}
+
+/* Unknown names, bad params and methods not passed on are answered without an upstream. */
+static void
+test_refusals(json_t *doc)
+{
+	struct fed_call f;
 
 	memset(&f, 0, sizeof(f));
 	f.cfg = cfg;
@@ -127,10 +138,17 @@ main(void)
 	    gw_error_rpc(&f.err) == JSONRPC_METHOD_NOT_FOUND, "a method the gateway does not pass on: -32601");
 	ok(fed_relays("tools/call") && fed_relays("resources/read") && !fed_relays("tools/list"),
 	    "fed_relays: what is passed on, not what the gateway answers itself");
-	json_decref(doc);
+}
 
-	/* Two upstreams with resources: a URI neither lists nor any template expands is
-	 * nobody's; with one, it is that one's (resources it does not list). */
+/* With two resource upstreams, a URI none lists or expands is nobody's (with one: that one's). */
+static void
+test_unowned_uri(void)
+{
+	struct fed_call f;
+	json_t *lists[2], *doc;
+
+	memset(&f, 0, sizeof(f));
+	f.cfg = cfg;
 	lists[0] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
 	lists[1] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
 	doc = catalog_build(cfg, lists, reasons);
@@ -140,9 +158,17 @@ main(void)
 	json_decref(doc);
 	json_decref(lists[0]);
 	json_decref(lists[1]);
+}
 
-	/* Subscriptions: announced when an upstream offers them, and only for a caller with
-	 * a session of its own there (the updates come on its GET stream). */
+/* Subscriptions: announced when an upstream offers them, and only for a caller with a session. */
+static void
+test_subscriptions(void)
+{
+	struct fed_call f;
+	json_t *lists[2], *doc, *caps;
+
+	memset(&f, 0, sizeof(f));
+	f.cfg = cfg;
 	lists[0] = json_pack("{s:{s:{s:b}}, s:[{s:s}]}", "caps", "resources", "subscribe", 1,
 	    "resources", "uri", "test://watched");
 	lists[1] = NULL;
@@ -151,6 +177,7 @@ main(void)
 	ok(json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe")),
 	    "an upstream with resources.subscribe: the gateway announces subscribe");
 	json_decref(caps);
+	/* The caller needs a session of its own there: the updates come on its GET stream. */
 	f.doc = doc;
 	f.sessions = NULL;
 	ok(fed_offers(doc, "resources/subscribe", NULL) && call(&f, "resources/subscribe", "{\"uri\":\"test://watched\"}") == NULL &&
@@ -162,6 +189,39 @@ main(void)
 	ok(!fed_offers(doc, "resources/subscribe", NULL), "an upstream with resources but no subscribe: not offered");
 	json_decref(doc);
 	json_decref(lists[0]);
+}
+
+int
+main(void)
+{
+	json_t *lists[2], *doc;
+
+	test_templates();
+	test_backtracking();
+
+	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	    "[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
+	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n")) == NULL)
+		return 1;
+
+	/* The catalog of the next three tests: upstream a's lists, with b down. */
+	lists[0] = json_pack("{s:{s:{}, s:{}, s:{}}, s:[{s:s}], s:[{s:s}], s:[{s:s}], s:[{s:s}]}",
+	    "caps", "tools", "prompts", "resources",
+	    "tools", "name", "t",
+	    "prompts", "name", "greet",
+	    "resources", "uri", "test://static-text",
+	    "resourceTemplates", "uriTemplate", "test://template/{id}/data");
+	lists[1] = NULL;
+	doc = catalog_build(cfg, lists, reasons);
+	json_decref(lists[0]);
+	test_names(doc);
+	test_capabilities(doc);
+	test_refusals(doc);
+	json_decref(doc);
+
+	test_unowned_uri();
+	test_subscriptions();
 
 	config_unref(cfg);
 	return done_testing();

@@ -285,13 +285,47 @@ check(struct tally *t, int listed_it, int callable, const char *what, const char
 		t->hidden++;
 }
 
-int
-main(void)
+/* What the callers met, over all configurations: tools, prompts, resources, capabilities. */
+static struct tally tt, tp, tr, tc;
+
+/* Each tool of the catalog: callable by the caller if and only if tools/list lists it. */
+static void
+caller_tools(const struct config *cfg, const struct claims *cl, int k, int c)
 {
-	static const char *const tenants[] = { "t0", "t1", "", "zz" };
-	struct tally tt = { 0 }, tp = { 0 }, tr = { 0 }, tc = { 0 };
+	json_t *names, *o;
+	char body[256];
+	size_t i;
+	int st;
+
+	names = listed(cfg, cl, "tools/list", "tools", "name");
+	for (i = 0; i < NTOOLS; i++) {
+		snprintf(body, sizeof(body),
+		    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"%s\",\"arguments\":{}}}", tools[i]);
+		st = post(cfg, cl, body, &o);
+		check(&tt, in(names, tools[i]), reached(st, o, "Unknown tool", -32602), "tool",
+		    tools[i], k, c);
+		json_decref(o);
+	}
+	json_decref(names);
+}
+
+/* Prompts and resources: announced at initialize if and only if their lists answer. */
+static void
+caller_capabilities(const struct config *cfg, const struct claims *cl, int k, int c)
+{
+	check(&tc, announced(cfg, cl, "prompts"), answers(cfg, cl, "prompts/list"), "capability",
+	    "prompts", k, c);
+	check(&tc, announced(cfg, cl, "resources"), answers(cfg, cl, "resources/list"),
+	    "capability", "resources", k, c);
+}
+
+/* Each prompt and resource: used by the caller if and only if its list lists it. */
+static void
+caller_things(const struct config *cfg, const struct claims *cl, int k, int c)
+{
 	/* What an upstream offers besides tools: listed by LIST, used by GET. */
-	const struct thing {
+	static const struct thing {
 		const char *list, *array, *key, *get, *unknown;
 		int unknown_code;
 		const char *names[4];
@@ -302,28 +336,41 @@ main(void)
 		{ "resources/list", "resources", "uri", "resources/read", "Resource not found", -32002,
 		    { "res://a/1", "res://b/1", "res://shared", NULL }, &tr },
 	};
-	const struct {
-		const char *what;
-		const struct tally *t;
-		long min;	/* both outcomes this often at least: the property is not vacuous */
-	} kinds[] = {
-		{ "tools: callable if and only if listed", &tt, 50 },
-		{ "prompts: prompts/get passes if and only if prompts/list lists it", &tp, 20 },
-		{ "resources: resources/read passes if and only if resources/list lists it", &tr, 20 },
-		{ "capabilities: prompts and resources announced at initialize if and only if their lists answer", &tc, 20 },
-	};
-	const char *ups[2] = { "a", "b" }, *reasons[2] = { NULL, NULL };
-	json_t *lists[2], *names, *o;
-	struct claims cl;
-	struct config *cfg;
+	json_t *names, *o;
 	char body[256];
 	size_t i, j;
-	int k, c, st, configs = 0;
+	int st;
 
-	log_init(2, GW_LOG_ERR);	/* not the audit lines and upstream warnings of thousands of requests */
-	srand(20261124);
-	env.pages = fragcache_new(1 << 20, 16);
-	env.pool = upstream_pool_new();
+	for (j = 0; j < sizeof(things) / sizeof(things[0]); j++) {
+		const struct thing *th = &things[j];
+
+		names = listed(cfg, cl, th->list, th->array, th->key);
+		for (i = 0; th->names[i]; i++) {
+			snprintf(body, sizeof(body),
+			    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"%s\","
+			    "\"params\":{\"%s\":\"%s\"}}", th->get, th->key, th->names[i]);
+			st = post(cfg, cl, body, &o);
+			check(th->tally, in(names, th->names[i]),
+			    reached(st, o, th->unknown, th->unknown_code), th->key, th->names[i],
+			    k, c);
+			json_decref(o);
+		}
+		json_decref(names);
+	}
+}
+
+/* The random configurations load, one catalog kept across them, each tried by random callers. */
+static void
+test_configurations(void)
+{
+	static const char *const tenants[] = { "t0", "t1", "", "zz" };
+	const char *ups[2] = { "a", "b" }, *reasons[2] = { NULL, NULL };
+	json_t *lists[2];
+	struct claims cl;
+	struct config *cfg;
+	size_t i;
+	int k, c, configs = 0;
+
 	for (k = 0; k < CONFIGS; k++) {
 		if ((cfg = random_config(k)) == NULL)
 			continue;
@@ -344,39 +391,31 @@ main(void)
 			snprintf(cl.scope, sizeof(cl.scope), "mcp:tools%s%s", rand() % 2 ? " s1" : "", rand() % 2 ? " s2" : "");
 			snprintf(cl.groups, sizeof(cl.groups), "%s %s", rand() % 2 ? "m1" : "", rand() % 2 ? "m2" : "");
 
-			names = listed(cfg, &cl, "tools/list", "tools", "name");
-			for (i = 0; i < NTOOLS; i++) {
-				snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-				    "\"params\":{\"name\":\"%s\",\"arguments\":{}}}", tools[i]);
-				st = post(cfg, &cl, body, &o);
-				check(&tt, in(names, tools[i]), reached(st, o, "Unknown tool", -32602), "tool", tools[i], k, c);
-				json_decref(o);
-			}
-			json_decref(names);
-
-			check(&tc, announced(cfg, &cl, "prompts"), answers(cfg, &cl, "prompts/list"), "capability", "prompts",
-			    k, c);
-			check(&tc, announced(cfg, &cl, "resources"), answers(cfg, &cl, "resources/list"), "capability",
-			    "resources", k, c);
-
-			for (j = 0; j < sizeof(things) / sizeof(things[0]); j++) {
-				const struct thing *th = &things[j];
-
-				names = listed(cfg, &cl, th->list, th->array, th->key);
-				for (i = 0; th->names[i]; i++) {
-					snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"%s\","
-					    "\"params\":{\"%s\":\"%s\"}}", th->get, th->key, th->names[i]);
-					st = post(cfg, &cl, body, &o);
-					check(th->tally, in(names, th->names[i]), reached(st, o, th->unknown, th->unknown_code),
-					    th->key, th->names[i], k, c);
-					json_decref(o);
-				}
-				json_decref(names);
-			}
+			caller_tools(cfg, &cl, k, c);
+			caller_capabilities(cfg, &cl, k, c);
+			caller_things(cfg, &cl, k, c);
 		}
 		config_unref(cfg);
 	}
 	ok(configs >= CONFIGS * 9 / 10, "%d random configurations load (one catalog kept across them)", configs);
+}
+
+/* List and call never drift, for each kind, and both outcomes were met often enough. */
+static void
+test_no_drift(void)
+{
+	const struct {
+		const char *what;
+		const struct tally *t;
+		long min;	/* both outcomes this often at least: the property is not vacuous */
+	} kinds[] = {
+		{ "tools: callable if and only if listed", &tt, 50 },
+		{ "prompts: prompts/get passes if and only if prompts/list lists it", &tp, 20 },
+		{ "resources: resources/read passes if and only if resources/list lists it", &tr, 20 },
+		{ "capabilities: prompts and resources announced at initialize if and only if their lists answer", &tc, 20 },
+	};
+	size_t i;
+
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		const struct tally *t = kinds[i].t;
 
@@ -384,6 +423,17 @@ main(void)
 		    "%s (%ld decisions: %ld listed, %ld not; %ld drifts, %ld other answers)", kinds[i].what,
 		    t->agree + t->drift, t->visible, t->hidden, t->drift, t->odd);
 	}
+}
+
+int
+main(void)
+{
+	log_init(2, GW_LOG_ERR);	/* not the audit lines and upstream warnings of thousands of requests */
+	srand(20261124);
+	env.pages = fragcache_new(1 << 20, 16);
+	env.pool = upstream_pool_new();
+	test_configurations();
+	test_no_drift();
 	catalog_view_free(&view);
 	fragcache_free(env.pages);
 	upstream_pool_free(env.pool);

@@ -53,29 +53,21 @@ init(struct request *r, const char *const *kv, struct chunks *body)
 	return request_init(r, get, &e, body ? &src : NULL, 1, 1000);
 }
 
-int
-main(void)
+static const char *const cgi[] = {
+	"REQUEST_METHOD", "POST", "SCRIPT_NAME", "/cgi-bin/mcpgate", "PATH_INFO", "/mcp",
+	"QUERY_STRING", "a=1", "HTTP_ORIGIN", "https://app", "CONTENT_LENGTH", "5",
+	"HTTP_AUTHORIZATION", "Bearer abc", "HTTP_X_REQUEST_ID", "nginx-0123456789abcdef", NULL
+};
+
+/* A CGI request: its parameters copied or parsed, its body read in small chunks. */
+static void
+test_cgi(void)
 {
-	static const char *const cgi[] = {
-		"REQUEST_METHOD", "POST", "SCRIPT_NAME", "/cgi-bin/mcpgate", "PATH_INFO", "/mcp",
-		"QUERY_STRING", "a=1", "HTTP_ORIGIN", "https://app", "CONTENT_LENGTH", "5",
-		"HTTP_AUTHORIZATION", "Bearer abc", "HTTP_X_REQUEST_ID", "nginx-0123456789abcdef", NULL
-	};
-	static const char *const nginx[] = {
-		"REQUEST_METHOD", "GET", "SCRIPT_NAME", "/mcp/health", "PATH_INFO", "",
-		"HTTP_X_REQUEST_ID", "bad id with spaces", NULL
-	};
-	static const char *const odd[] = {
-		"REQUEST_METHOD", "PATCH", "SCRIPT_NAME", "/mcp", "CONTENT_LENGTH", "12x", NULL
-	};
 	struct chunks body = { "hello", 5, 0, 2 };
 	struct request r;
 	struct buf b;
 	enum gw_err why;
-	const char *tok;
-	size_t len;
 
-	secret_init();
 	ok(init(&r, cgi, &body) == 0, "CGI request parses");
 	is_str(r.path, "/mcp", "PATH_INFO wins when non-empty");
 	is_int(r.method, M_POST, "method bit");
@@ -87,8 +79,17 @@ main(void)
 	    "body read in small chunks");
 	buf_free(&b);
 	request_free(&r);
+}
 
-	body.off = 0;
+/* A body over the cap fails, announced or not. */
+static void
+test_body_cap(void)
+{
+	struct chunks body = { "hello", 5, 0, 2 };
+	struct request r;
+	struct buf b;
+	enum gw_err why;
+
 	ok(init(&r, cgi, &body) == 0, "again");
 	ok(request_read_body(&r, 4, &b, &why) < 0 && why == GW_ETOOLARGE && body.off == 0,
 	    "Content-Length over the cap fails before reading");
@@ -97,25 +98,64 @@ main(void)
 	ok(request_read_body(&r, 4, &b, &why) < 0 && why == GW_ETOOLARGE, "unannounced body over the cap");
 	buf_free(&b);
 	request_free(&r);
+}
 
-	body.off = 0;
-	body.len = 3;
+/* A body shorter than its Content-Length is a bad request. */
+static void
+test_short_body(void)
+{
+	struct chunks body = { "hello", 3, 0, 2 };
+	struct request r;
+	struct buf b;
+	enum gw_err why;
+
 	ok(init(&r, cgi, &body) == 0 && request_read_body(&r, 100, &b, &why) < 0 && why == GW_EBADREQUEST,
 	    "a body shorter than its Content-Length is a bad request");
 	buf_free(&b);
 	request_free(&r);
+}
+
+/* An nginx-style request: the path from SCRIPT_NAME, a fresh id, absent parameters. */
+static void
+test_nginx(void)
+{
+	static const char *const nginx[] = {
+		"REQUEST_METHOD", "GET", "SCRIPT_NAME", "/mcp/health", "PATH_INFO", "",
+		"HTTP_X_REQUEST_ID", "bad id with spaces", NULL
+	};
+	struct request r;
 
 	ok(init(&r, nginx, NULL) == 0, "nginx-style request parses");
 	is_str(r.path, "/mcp/health", "SCRIPT_NAME when PATH_INFO is empty");
 	is_int(strlen(r.id), 16, "an untame X-Request-Id is replaced by a fresh one");
 	ok(r.authorization == NULL && r.content_length == -1, "absent parameters stay absent");
 	request_free(&r);
+}
+
+/* An unknown method and an unreadable Content-Length parse, and the body is refused. */
+static void
+test_odd(void)
+{
+	static const char *const odd[] = {
+		"REQUEST_METHOD", "PATCH", "SCRIPT_NAME", "/mcp", "CONTENT_LENGTH", "12x", NULL
+	};
+	struct request r;
+	struct buf b;
+	enum gw_err why;
 
 	ok(init(&r, odd, NULL) == 0, "odd request parses");
 	is_int(r.method, M_OTHER, "unknown method");
 	is_int(r.content_length, -2, "unreadable Content-Length marked");
 	ok(request_read_body(&r, 100, &b, &why) < 0 && why == GW_EBADREQUEST, "and refused");
 	request_free(&r);
+}
+
+/* The bearer syntax of RFC 6750: the b64token, the scheme, blanks, padding. */
+static void
+test_bearer(void)
+{
+	const char *tok;
+	size_t len;
 
 	ok(auth_parse_bearer("Bearer abc.DEF-_~+/=", &tok, &len) == 0 && len == 13, "RFC 6750 b64token");
 	ok(auth_parse_bearer("bearer abc", &tok, &len) == 0, "scheme is case-insensitive");
@@ -132,5 +172,17 @@ main(void)
 	ok(auth_parse_bearer("Bearer ====", &tok, &len) < 0, "padding alone is no b64token");
 	ok(auth_parse_bearer("Bearer =", &tok, &len) < 0, "one = is no b64token");
 	ok(auth_parse_bearer("Bearer a==", &tok, &len) == 0 && len == 3, "a token with padding");
+}
+
+int
+main(void)
+{
+	secret_init();
+	test_cgi();
+	test_body_cap();
+	test_short_body();
+	test_nginx();
+	test_odd();
+	test_bearer();
 	return done_testing();
 }

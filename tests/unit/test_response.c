@@ -17,12 +17,12 @@ send_to_string(struct response *r, struct buf *out)
 	return buf_str(out);
 }
 
-int
-main(void)
+/* A JSON response's exact bytes, and the same headers without the body for HEAD. */
+static void
+test_json(void)
 {
 	struct response r;
 	struct buf out;
-	json_t *body;
 
 	response_init(&r, "rid1");
 	response_set_json(&r, 200, json_pack("{s:s}", "a", "b"));
@@ -39,6 +39,14 @@ main(void)
 	    "HEAD: same headers, no body");
 	buf_free(&out);
 	response_free(&r);
+}
+
+/* A 204 goes out without Content-Type or body. */
+static void
+test_no_content(void)
+{
+	struct response r;
+	struct buf out;
 
 	response_init(&r, "rid2");
 	response_set_empty(&r, 204);
@@ -47,6 +55,13 @@ main(void)
 	    "204 without Content-Type or body");
 	buf_free(&out);
 	response_free(&r);
+}
+
+/* Setting a header replaces it, whatever the case of its name, and CR/LF cannot split one. */
+static void
+test_headers(void)
+{
+	struct response r;
 
 	response_init(&r, "rid3");
 	response_set_header(&r, "X-Test", "a\r\nSet-Cookie: evil");
@@ -56,6 +71,13 @@ main(void)
 	response_set_header(&r, "X-Inject", "a\r\nSet-Cookie: evil");
 	is_str(response_get_header(&r, "X-Inject"), "a  Set-Cookie: evil", "CR/LF in a value cannot split headers");
 	response_free(&r);
+}
+
+/* A not-found error: status 404 and the exact HttpError body. */
+static void
+test_not_found(void)
+{
+	struct response r;
 
 	response_init(&r, "rid4");
 	response_set_error(&r, GW_ENOTFOUND, NULL);
@@ -64,6 +86,14 @@ main(void)
 	is_str(buf_str(&r.body), "{\"error\":\"not_found\",\"error_description\":\"No such endpoint\","
 	    "\"message\":\"No such endpoint\",\"request_id\":\"rid4\"}", "HttpError body");
 	response_free(&r);
+}
+
+/* A parse error: 400 with its JSON-RPC code and the description given. */
+static void
+test_parse_error(void)
+{
+	struct response r;
+	json_t *body;
 
 	response_init(&r, "rid5");
 	response_set_error(&r, GW_EPARSE, "body is not JSON");
@@ -72,24 +102,56 @@ main(void)
 	is_int(json_integer_value(json_object_get(body, "jsonrpc_code")), -32700, "jsonrpc_code carried");
 	is_str(json_string_value(json_object_get(body, "error_description")), "body is not JSON", "description");
 	response_free(&r);
+}
+
+/* A description that is not UTF-8 is dropped, and the HttpError still goes out. */
+static void
+test_bad_utf8(void)
+{
+	struct response r;
 
 	response_init(&r, "rid6");
 	response_set_error(&r, GW_EBADREQUEST, "bad \xff utf8");
 	ok(r.json && json_object_get(r.json, "request_id") && !json_object_get(r.json, "error_description"),
 	    "invalid UTF-8 in a description still gives an HttpError");
 	response_free(&r);
+}
 
+/* Status texts: those of RFC 9110, and "Unknown" for any other status. */
+static void
+test_status_text(void)
+{
 	is_str(response_status_text(413), "Content Too Large", "RFC 9110 status text");
 	is_str(response_status_text(599), "Unknown", "unknown status text");
-	{
-		int s;
-		int bad = 0;
-		for (s = GW_ENOTFOUND; s < GW_ERR_MAX; s++) {
-			const struct gw_err_info *i = err_info((enum gw_err)s);
-			if (i->status < 400 || !i->error || !i->message || !strcmp(response_status_text(i->status), "Unknown"))
-				bad++;
-		}
-		is_int(bad, 0, "every error maps to a 4xx/5xx with a known text");
+}
+
+/* Every error maps to a 4xx or 5xx status with a known text, an error and a message. */
+static void
+test_error_table(void)
+{
+	int s;
+	int bad = 0;
+
+	for (s = GW_ENOTFOUND; s < GW_ERR_MAX; s++) {
+		const struct gw_err_info *i = err_info((enum gw_err)s);
+
+		if (i->status < 400 || !i->error || !i->message ||
+		    !strcmp(response_status_text(i->status), "Unknown"))
+			bad++;
 	}
+	is_int(bad, 0, "every error maps to a 4xx/5xx with a known text");
+}
+
+int
+main(void)
+{
+	test_json();
+	test_no_content();
+	test_headers();
+	test_not_found();
+	test_parse_error();
+	test_bad_utf8();
+	test_status_text();
+	test_error_table();
 	return done_testing();
 }

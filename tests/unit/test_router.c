@@ -64,8 +64,9 @@ field(struct response *r, const char *key)
 	return json_is_string(j) ? json_string_value(j) : "";
 }
 
-int
-main(void)
+/* Each route answers its status, with its Allow header where listed and an HttpError on errors. */
+static void
+test_route_table(void)
 {
 	static const struct {
 		const char *method, *path;
@@ -93,27 +94,8 @@ main(void)
 		{ "GET", "/.well-known/oauth-protected-resource/other", 404, NULL },
 		{ "GET", "/server.json/", 404, NULL },
 	};
-	static const char *const big[] = { "CONTENT_LENGTH", "2000", NULL };
-	static const char *const badlen[] = { "CONTENT_LENGTH", "-5", NULL };
-	static const char *const own_origin[] = { "HTTP_ORIGIN", "https://gw.example.com", NULL };
-	static const char *const allowed_origin[] = { "HTTP_ORIGIN", "https://app.example.com", NULL };
-	static const char *const evil_origin[] = { "HTTP_ORIGIN", "https://evil.example", NULL };
-	static const char *const bad_auth[] = { "HTTP_AUTHORIZATION", "Basic dXNlcjpwYXNz", NULL };
-	char text[1024], inm[128];
-	struct cfg_errors errs;
 	struct response r;
 	size_t i;
-
-	secret_init();
-	snprintf(text, sizeof(text), "[gateway]\nstate = %s/state\n"
-	    "resource = https://gw.example.com/mcp\nmax-body = 1000\n"
-	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
-	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", fixture_dir());
-	if (gateway_init(&gw, fixture_file("gw.conf", text), &errs) < 0 || worker_init(&wk, &gw) < 0) {
-		printf("Bail out! %s\n", errs.msg[0]);
-		return 1;
-	}
-	cfg = gw.cfg;
 
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		is_int(run(&r, table[i].method, table[i].path, NULL), table[i].status,
@@ -125,16 +107,38 @@ main(void)
 			    "%s %s: HttpError with the request id", table[i].method, table[i].path);
 		response_free(&r);
 	}
+}
+
+/* HEAD /mcp/health keeps the body's length but sends no body. */
+static void
+test_head(void)
+{
+	struct response r;
 
 	run(&r, "HEAD", "/mcp/health", NULL);
 	ok(r.headers_only && r.body.len > 0, "HEAD keeps the body length but sends no body");
 	response_free(&r);
+}
+
+/* GET /mcp/health is not cached and reports ok with the request's time. */
+static void
+test_health(void)
+{
+	struct response r;
 
 	run(&r, "GET", "/mcp/health", NULL);
 	is_str(hdr(&r, "Cache-Control"), "no-store", "health is not cached");
 	is_str(field(&r, "status"), "ok", "health status");
 	is_str(field(&r, "timestamp"), "2023-11-14T22:13:20Z", "health timestamp is the request's now");
 	response_free(&r);
+}
+
+/* The public documents carry an ETag and caching headers, and If-None-Match answers 304. */
+static void
+test_documents(void)
+{
+	char inm[128];
+	struct response r;
 
 	run(&r, "GET", "/server.json", NULL);
 	snprintf(inm, sizeof(inm), "W/\"nope\", %s", hdr(&r, "ETag"));
@@ -157,6 +161,19 @@ main(void)
 		is_int(run(&r, "GET", "/mcp/health", star), 200, "health ignores If-None-Match");
 		response_free(&r);
 	}
+}
+
+/* The gate in front of /mcp: the challenge, the body's length, the Origin and CORS. */
+static void
+test_gate(void)
+{
+	static const char *const big[] = { "CONTENT_LENGTH", "2000", NULL };
+	static const char *const badlen[] = { "CONTENT_LENGTH", "-5", NULL };
+	static const char *const own_origin[] = { "HTTP_ORIGIN", "https://gw.example.com", NULL };
+	static const char *const allowed_origin[] = { "HTTP_ORIGIN", "https://app.example.com", NULL };
+	static const char *const evil_origin[] = { "HTTP_ORIGIN", "https://evil.example", NULL };
+	static const char *const bad_auth[] = { "HTTP_AUTHORIZATION", "Basic dXNlcjpwYXNz", NULL };
+	struct response r;
 
 	is_int(run(&r, "POST", "/mcp", NULL), 401, "POST /mcp without a token");
 	is_str(hdr(&r, "WWW-Authenticate"),
@@ -188,6 +205,13 @@ main(void)
 	ok(strstr(hdr(&r, "Access-Control-Expose-Headers"), "Mcp-Session-Id") &&
 	    strstr(hdr(&r, "Access-Control-Expose-Headers"), "WWW-Authenticate"), "exposes session and challenge");
 	response_free(&r);
+}
+
+/* The protected resource metadata names the canonical URL and the header method only. */
+static void
+test_prm(void)
+{
+	struct response r;
 
 	is_int(run(&r, "GET", "/.well-known/oauth-protected-resource", NULL), 200, "PRM");
 	is_str(field(&r, "resource"), "https://gw.example.com/mcp", "PRM resource is the canonical URL");
@@ -197,14 +221,45 @@ main(void)
 		json_decref(want);
 	}
 	response_free(&r);
+}
 
-	{
-		struct response r2;
-		response_init(&r2, "x");
-		router_dispatch(&wk, NULL, &(struct request){ .path = "/mcp/health", .method = M_GET, .method_name = "GET" }, &r2);
-		is_int(r2.status, 500, "no usable configuration → 500, never a crash");
-		response_free(&r2);
+/* A dispatch without a usable configuration answers 500 and does not crash. */
+static void
+test_no_config(void)
+{
+	struct response r;
+
+	response_init(&r, "x");
+	router_dispatch(&wk, NULL,
+	    &(struct request){ .path = "/mcp/health", .method = M_GET, .method_name = "GET" }, &r);
+	is_int(r.status, 500, "no usable configuration → 500, never a crash");
+	response_free(&r);
+}
+
+int
+main(void)
+{
+	char text[1024];
+	struct cfg_errors errs;
+
+	secret_init();
+	snprintf(text, sizeof(text), "[gateway]\nstate = %s/state\n"
+	    "resource = https://gw.example.com/mcp\nmax-body = 1000\n"
+	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
+	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", fixture_dir());
+	if (gateway_init(&gw, fixture_file("gw.conf", text), &errs) < 0 || worker_init(&wk, &gw) < 0) {
+		printf("Bail out! %s\n", errs.msg[0]);
+		return 1;
 	}
+	cfg = gw.cfg;
+
+	test_route_table();
+	test_head();
+	test_health();
+	test_documents();
+	test_gate();
+	test_prm();
+	test_no_config();
 	worker_free(&wk);
 	gateway_free(&gw);
 	return done_testing();
