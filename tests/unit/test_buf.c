@@ -13,13 +13,11 @@
 #include "sink.h"
 #include "tap.h"
 
-int
-main(void)
+/* A capped buffer: appends within and past the cap, reset. */
+static void
+test_buf_cap(void)
 {
 	struct buf b;
-	struct sink s;
-	char ts[32], hex[33], hex2[33];
-	int i;
 
 	buf_init(&b, 10);
 	is_str(buf_str(&b), "", "empty buffer reads as an empty string");
@@ -33,6 +31,14 @@ main(void)
 	buf_reset(&b);
 	is_int(b.len, 0, "reset empties");
 	buf_free(&b);
+}
+
+/* A buffer that grows keeps every byte and its terminating NUL. */
+static void
+test_buf_growth(void)
+{
+	struct buf b;
+	int i;
 
 	buf_init(&b, 1 << 20);
 	for (i = 0; i < 10000; i++)
@@ -40,6 +46,14 @@ main(void)
 	is_int(b.len, 100000, "growth by doubling keeps every byte");
 	ok(b.data[b.len] == '\0', "always NUL-terminated");
 	buf_free(&b);
+}
+
+/* A memory sink takes bytes up to its buffer's cap, then stays failed. */
+static void
+test_sink_mem(void)
+{
+	struct buf b;
+	struct sink s;
 
 	buf_init(&b, 8);
 	sink_mem_init(&s, &b);
@@ -47,45 +61,68 @@ main(void)
 	ok(sink_puts(&s, "efghij") < 0, "memory sink refuses past its cap");
 	ok(s.failed && sink_puts(&s, "k") < 0, "a failed sink stays failed");
 	buf_free(&b);
+}
 
-	/* sink_gone: the watched connection, looked at every SINK_WATCH_MS at most. */
-	{
-		int sv[2], pp[2];
-		int64_t t = 1000000, step = SINK_WATCH_MS * 1000;
+/* sink_gone: the watched connection, looked at every SINK_WATCH_MS at most. */
+static void
+test_sink_gone(void)
+{
+	struct buf b;
+	struct sink s;
+	int sv[2], pp[2];
+	int64_t t = 1000000, step = SINK_WATCH_MS * 1000;
 
-		buf_init(&b, 64);
-		sink_mem_init(&s, &b);
-		ok(sink_gone(&s, t) == 0, "a sink that is not watched: never gone");
-		ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && pipe(pp) == 0, "a socket pair and a pipe");
-		s.watch_fd = sv[0];
-		s.watch_events = POLLRDHUP;
-		ok(write(sv[1], "unread", 6) == 6, "the peer sends what is never read");
-		ok(sink_gone(&s, t) == 0 && sink_gone(&s, t + step) == 0, "unread input is not a client gone");
-		shutdown(sv[1], SHUT_WR);
-		ok(sink_gone(&s, t + step + 1) == 0, "within the period after a look: not looked at again");
-		ok(sink_gone(&s, t + 2 * step) == 1 && s.failed, "the peer shut its side down: gone, and the sink failed");
-		ok(sink_puts(&s, "x") < 0, "a gone client's sink takes nothing more");
-		sink_mem_init(&s, &b);
-		s.watch_fd = pp[1];
-		s.watch_events = 0;
-		ok(sink_gone(&s, t) == 0 && sink_gone(&s, t + step) == 0, "a pipe with its reader: not gone");
-		close(pp[0]);
-		ok(sink_gone(&s, t + 2 * step) == 1, "a pipe whose reader closed (CGI's stdout): gone");
-		sink_mem_init(&s, &b);
-		s.watch_fd = sv[0];
-		s.watch_events = POLLRDHUP;
-		ok(sink_gone(&s, t) == 0, "the first look is a period after the first call (none for a short request)");
-		close(sv[0]);
-		close(sv[1]);
-		close(pp[1]);
-		buf_free(&b);
-	}
+	buf_init(&b, 64);
+	sink_mem_init(&s, &b);
+	ok(sink_gone(&s, t) == 0, "a sink that is not watched: never gone");
+	ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && pipe(pp) == 0,
+	    "a socket pair and a pipe");
+	s.watch_fd = sv[0];
+	s.watch_events = POLLRDHUP;
+	ok(write(sv[1], "unread", 6) == 6, "the peer sends what is never read");
+	ok(sink_gone(&s, t) == 0 && sink_gone(&s, t + step) == 0,
+	    "unread input is not a client gone");
+	shutdown(sv[1], SHUT_WR);
+	ok(sink_gone(&s, t + step + 1) == 0, "within the period after a look: not looked at again");
+	ok(sink_gone(&s, t + 2 * step) == 1 && s.failed,
+	    "the peer shut its side down: gone, and the sink failed");
+	ok(sink_puts(&s, "x") < 0, "a gone client's sink takes nothing more");
+	sink_mem_init(&s, &b);
+	s.watch_fd = pp[1];
+	s.watch_events = 0;
+	ok(sink_gone(&s, t) == 0 && sink_gone(&s, t + step) == 0,
+	    "a pipe with its reader: not gone");
+	close(pp[0]);
+	ok(sink_gone(&s, t + 2 * step) == 1, "a pipe whose reader closed (CGI's stdout): gone");
+	sink_mem_init(&s, &b);
+	s.watch_fd = sv[0];
+	s.watch_events = POLLRDHUP;
+	ok(sink_gone(&s, t) == 0,
+	    "the first look is a period after the first call (none for a short request)");
+	close(sv[0]);
+	close(sv[1]);
+	close(pp[1]);
+	buf_free(&b);
+}
+
+/* RFC 3339 timestamps and the monotonic clock. */
+static void
+test_clock(void)
+{
+	char ts[32];
 
 	clock_rfc3339(0, ts, sizeof(ts));
 	is_str(ts, "1970-01-01T00:00:00Z", "RFC 3339 of the epoch");
 	clock_rfc3339(1795000000, ts, sizeof(ts));
 	is_str(ts, "2026-11-18T11:06:40Z", "RFC 3339 of a later time");
 	ok(clock_mono_us() > 0, "monotonic clock runs");
+}
+
+/* Random ids, digests and the constant-time compare. */
+static void
+test_secret(void)
+{
+	char hex[33], hex2[33];
 
 	ok(secret_init() == 0, "libsodium initialises");
 	secret_random_hex(hex, 16);
@@ -97,5 +134,16 @@ main(void)
 	secret_digest_hex("abd", 3, hex2, 16);
 	ok(strcmp(hex, hex2) != 0, "digest depends on the input");
 	ok(secret_equal("abcd", "abcd", 4) && !secret_equal("abcd", "abce", 4), "constant-time compare");
+}
+
+int
+main(void)
+{
+	test_buf_cap();
+	test_buf_growth();
+	test_sink_mem();
+	test_sink_gone();
+	test_clock();
+	test_secret();
 	return done_testing();
 }

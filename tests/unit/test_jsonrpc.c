@@ -41,14 +41,14 @@ static const struct {
 	{ "\"ping\"", 0, 0 },
 };
 
-int
-main(void)
+/* Envelopes valid or invalid as the spec says; an invalid one's id is still read. */
+static void
+test_validate(void)
 {
 	struct jr_msg m;
 	const char *why;
 	json_t *j, *id;
 	size_t i;
-	enum gw_err e;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		j = json_loads(rows[i].json, JSON_DECODE_ANY, NULL);
@@ -61,29 +61,57 @@ main(void)
 	j = json_loads("{\"jsonrpc\":\"1.0\",\"id\":42,\"method\":\"x\"}", 0, NULL);
 	ok(jsonrpc_validate(j, &m, &why, &id) < 0 && json_integer_value(id) == 42, "the id of an invalid message is still read");
 	json_decref(j);
+}
+
+/* Payloads that do not parse, with their JSON-RPC error codes. */
+static void
+test_parse_errors(void)
+{
+	const char *why;
+	enum gw_err e;
 
 	ok(jsonrpc_parse("{", 1, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32700, "not JSON: -32700");
 	ok(jsonrpc_parse("[]", 2, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "empty batch: -32600");
 	ok(jsonrpc_parse("{\"a\":1,\"a\":2}", 13, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "duplicate keys: -32600");
 	ok(jsonrpc_parse("7", 1, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "a number: -32600");
 	ok(jsonrpc_parse("{} x", 4, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32700, "trailing garbage: -32700");
-	{
-		static const char batch[] = "[ {\"jsonrpc\":\"2.0\",\"id\":\"a],{\\\"b\",\"method\":\"ping\"},"
-		    "{\"jsonrpc\":\"2.0\",\"id\":2,\"id\":3,\"method\":\"ping\"} ,"
-		    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\",\"params\":{\"k\":[1,{\"d\":1,\"d\":2}]}},"
-		    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}]";
+}
 
-		j = jsonrpc_parse(batch, sizeof(batch) - 1, &e, &why);
-		is_int(json_array_size(j), 4, "a batch with a repeated member: still four elements");
-		ok(jsonrpc_validate(json_array_get(j, 0), &m, &why, &id) == 0 && strcmp(json_string_value(id), "a],{\"b") == 0,
-		    "brackets and quotes inside strings do not split elements");
-		ok(jsonrpc_validate(json_array_get(j, 1), &m, &why, &id) < 0 && strcmp(why, "duplicate member name") == 0,
-		    "the element that repeats a member is invalid on its own");
-		ok(jsonrpc_validate(json_array_get(j, 2), &m, &why, &id) < 0, "… also when the repetition is nested");
-		ok(jsonrpc_validate(json_array_get(j, 3), &m, &why, &id) == 0 && json_integer_value(id) == 5,
-		    "the others stay valid");
-		json_decref(j);
-	}
+/* A batch split into its elements, a repeated member invalidating only its own. */
+static void
+test_batch(void)
+{
+	static const char batch[] = "[ {\"jsonrpc\":\"2.0\",\"id\":\"a],{\\\"b\","
+	    "\"method\":\"ping\"},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"id\":3,\"method\":\"ping\"} ,"
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\","
+	    "\"params\":{\"k\":[1,{\"d\":1,\"d\":2}]}},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}]";
+	struct jr_msg m;
+	const char *why;
+	json_t *j, *id;
+	enum gw_err e;
 
+	j = jsonrpc_parse(batch, sizeof(batch) - 1, &e, &why);
+	is_int(json_array_size(j), 4, "a batch with a repeated member: still four elements");
+	ok(jsonrpc_validate(json_array_get(j, 0), &m, &why, &id) == 0 &&
+	    strcmp(json_string_value(id), "a],{\"b") == 0,
+	    "brackets and quotes inside strings do not split elements");
+	ok(jsonrpc_validate(json_array_get(j, 1), &m, &why, &id) < 0 &&
+	    strcmp(why, "duplicate member name") == 0,
+	    "the element that repeats a member is invalid on its own");
+	ok(jsonrpc_validate(json_array_get(j, 2), &m, &why, &id) < 0,
+	    "… also when the repetition is nested");
+	ok(jsonrpc_validate(json_array_get(j, 3), &m, &why, &id) == 0 &&
+	    json_integer_value(id) == 5, "the others stay valid");
+	json_decref(j);
+}
+
+int
+main(void)
+{
+	test_validate();
+	test_parse_errors();
+	test_batch();
 	return done_testing();
 }

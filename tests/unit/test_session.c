@@ -8,23 +8,34 @@
 #include "session.h"
 #include "tap.h"
 
-int
-main(void)
-{
-	unsigned char key[32] = { 1 }, other[32] = { 2 };
-	char id[SESSION_ID_MAX], bad[SESSION_ID_MAX], alice[33], bob[33];
-	struct session s, got;
-	void *tombs;
-	size_t i;
+/* What the tests share: the key, the tombstones, alice's digest, her session and its id. */
+static const unsigned char key[32] = { 1 };
+static void *tombs;
+static char alice[33];
+static struct session s;
+static char id[SESSION_ID_MAX];
 
-	secret_init();
-	tombs = malloc(session_tombstones_size());
-	session_tombstones_init(tombs, session_tombstones_size(), 0);
+/* The caller digest: one per subject, client and tenant. */
+static void
+test_who(void)
+{
+	char bob[33];
+
 	session_who("alice", "cli", "acme", alice);
 	session_who("bob", "cli", "acme", bob);
 	ok(strcmp(alice, bob) != 0 && strlen(alice) == 32, "caller digests differ per identity");
 	session_who("alice", "cli", "beta", bob);
 	ok(strcmp(alice, bob) != 0, "the tenant is part of the identity");
+}
+
+/* A sealed id: opaque, and opened only by its caller, with its key, before expiry. */
+static void
+test_seal_open(void)
+{
+	unsigned char other[32] = { 2 };
+	char bad[SESSION_ID_MAX], bob[33];
+	struct session got;
+	size_t i;
 
 	memset(&s, 0, sizeof(s));
 	strcpy(s.version, "2025-06-18");
@@ -52,38 +63,78 @@ main(void)
 	ok(i >= strlen(id), "any altered character: refused");
 	ok(session_open(key, tombs, "", alice, 10, &got) < 0 && session_open(key, tombs, "!!!", alice, 10, &got) < 0,
 	    "garbage: refused");
+}
+
+/* An ended session is refused while its tombstone lasts. */
+static void
+test_end(void)
+{
+	struct session got;
+
 	session_end(tombs, id, s.exp, 10);
 	ok(session_open(key, tombs, id, alice, 11, &got) < 0, "ended (DELETE): refused");
 	ok(session_open(key, NULL, id, alice, 11, &got) == 0, "(without the tombstones the blob itself is still valid)");
 	session_clear(&got);
-	{
-		/* Another spelling of the same box (unused low bits of the last character set)
-		 * would dodge a tombstone keyed by the spelling: decoding must refuse it. Boxes
-		 * of 40 + n bytes, n = 27 and 28, leave 4 and 2 unused bits. */
-		static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-		char sealed[256], alias[256], plain[64];
-		size_t n, last;
-		int refused = 1;
+}
 
-		for (n = 27; n <= 28; n++) {
-			secret_seal(key, "0123456789012345678901234567", n, "ad", sealed, sizeof(sealed));
-			strcpy(alias, sealed);
-			last = strlen(alias) - 1;
-			alias[last] = alpha[(strchr(alpha, alias[last]) - alpha) ^ 1];
-			refused &= strlen(sealed) % 4 != 0 && secret_open(key, sealed, "ad", plain, sizeof(plain)) == (long)n &&
-			    secret_open(key, alias, "ad", plain, sizeof(plain)) < 0;
-		}
-		ok(refused, "a second spelling of the same sealed box: refused");
+/* A second spelling of the same sealed box is refused. */
+static void
+test_second_spelling(void)
+{
+	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_";
+	char sealed[256], alias[256], plain[64];
+	size_t n, last;
+	int refused = 1;
+
+	/* Another spelling of the same box (unused low bits of the last character set)
+	 * would dodge a tombstone keyed by the spelling: decoding must refuse it. Boxes
+	 * of 40 + n bytes, n = 27 and 28, leave 4 and 2 unused bits. */
+	for (n = 27; n <= 28; n++) {
+		secret_seal(key, "0123456789012345678901234567", n, "ad", sealed, sizeof(sealed));
+		strcpy(alias, sealed);
+		last = strlen(alias) - 1;
+		alias[last] = alpha[(strchr(alpha, alias[last]) - alpha) ^ 1];
+		refused &= strlen(sealed) % 4 != 0 &&
+		    secret_open(key, sealed, "ad", plain, sizeof(plain)) == (long)n &&
+		    secret_open(key, alias, "ad", plain, sizeof(plain)) < 0;
 	}
+	ok(refused, "a second spelling of the same sealed box: refused");
+}
+
+/* Each seal has its own nonce, and so its own id and tombstone. */
+static void
+test_nonce(void)
+{
+	char bad[SESSION_ID_MAX];
+	struct session got;
+
 	ok(session_seal(key, &s, bad) == 0 && strcmp(bad, id) != 0, "sealing twice gives different ids (random nonce)");
 	ok(session_open(key, tombs, bad, alice, 11, &got) == 0, "and ending one does not end the other");
 	session_clear(&got);
+}
+
+/* A session sealed without upstream ids opens with an empty map. */
+static void
+test_no_upstreams(void)
+{
+	struct session got;
+
 	json_decref(s.upstreams);
 	s.upstreams = NULL;
 	ok(session_seal(key, &s, id) == 0 && session_open(key, NULL, id, alice, 11, &got) == 0 &&
 	    json_is_object(got.upstreams) && json_object_size(got.upstreams) == 0,
 	    "without upstream ids: an empty map comes back");
 	session_clear(&got);
+}
+
+/* A flood of DELETEs cannot bring an ended session back. */
+static void
+test_tombstone_flood(void)
+{
+	char bad[SESSION_ID_MAX], flood[64];
+	struct session got;
+	int j, errors = 0;
 
 	/* A flood of DELETEs (here 20,000 ended sessions, some 39 per bucket, expiring
 	 * later) cannot bring an ended session back: when a live tombstone must give way,
@@ -91,16 +142,11 @@ main(void)
 	session_tombstones_init(tombs, session_tombstones_size(), 0);
 	s.exp = 1000;
 	ok(session_seal(key, &s, id) == 0 && session_end(tombs, id, s.exp, 10) == 0, "a session ended");
-	{
-		char flood[64];
-		int j, errors = 0;
-
-		for (j = 0; j < 20000; j++) {
-			snprintf(flood, sizeof(flood), "flood-%d", j);
-			errors += session_end(tombs, flood, 2000 + j, 10) != 0;
-		}
-		is_int(errors, 0, "20000 more sessions ended");
+	for (j = 0; j < 20000; j++) {
+		snprintf(flood, sizeof(flood), "flood-%d", j);
+		errors += session_end(tombs, flood, 2000 + j, 10) != 0;
 	}
+	is_int(errors, 0, "20000 more sessions ended");
 	ok(session_open(key, tombs, id, alice, 11, &got) < 0, "the first ended session stays ended");
 	s.exp = 900;
 	ok(session_seal(key, &s, bad) == 0 && session_open(key, tombs, bad, alice, 11, &got) < 0,
@@ -109,6 +155,21 @@ main(void)
 	ok(session_seal(key, &s, bad) == 0 && session_open(key, tombs, bad, alice, 11, &got) == 0,
 	    "a session expiring after every tombstone still opens");
 	session_clear(&got);
+}
+
+int
+main(void)
+{
+	secret_init();
+	tombs = malloc(session_tombstones_size());
+	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	test_who();
+	test_seal_open();
+	test_end();
+	test_second_spelling();
+	test_nonce();
+	test_no_upstreams();
+	test_tombstone_flood();
 	free(tombs);
 	return done_testing();
 }

@@ -59,18 +59,14 @@ static const struct {
 	{ "data: unfinished\n", "", "an event without its blank line is not dispatched" },
 };
 
-int
-main(void)
+/* Every row of the table parses to its events, fed in pieces of every size. */
+static void
+test_rows(void)
 {
 	static const size_t steps[] = { 1, 2, 3, 7, 4096 };
-	char big[300];
-	struct buf out;
-	struct sink s;
-	json_t *msg;
 	size_t i, j;
 	int all;
 
-	buf_init(&seen, 1 << 16);
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		all = 1;
 		for (j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
@@ -83,6 +79,13 @@ main(void)
 		}
 		ok(all, "%s (every piece size)", rows[i].what);
 	}
+}
+
+/* The limits on lines and events, and a callback that stops the parse. */
+static void
+test_limits(void)
+{
+	char big[300];
 
 	memset(big, 'x', sizeof(big));
 	memcpy(big, "data: ", 6);
@@ -95,6 +98,15 @@ main(void)
 	is_int(parse("data: a\n\ndata: b\n\n", 18, 1, 256, 256), SSE_ESTOP, "the callback can stop the parse");
 	is_str(buf_str(&seen), "message||a;", "… after the first event");
 	stop_after = -1;
+}
+
+/* Our framing of a message and of a comment, and the message parsed back. */
+static void
+test_framing(void)
+{
+	struct buf out;
+	struct sink s;
+	json_t *msg;
 
 	buf_init(&out, 4096);
 	sink_mem_init(&s, &out);
@@ -108,6 +120,15 @@ main(void)
 	ok(sse_write_comment(&s, "keep-alive") == 0 && strcmp(buf_str(&out), ": keep-alive\n\n") == 0, "a comment");
 	json_decref(msg);
 	buf_free(&out);
+}
+
+int
+main(void)
+{
+	buf_init(&seen, 1 << 16);
+	test_rows();
+	test_limits();
+	test_framing();
 	buf_free(&seen);
 	return done_testing();
 }

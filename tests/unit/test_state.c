@@ -327,25 +327,21 @@ unlink_quietly(void)
 	unlink(path);
 }
 
-int
-main(void)
+/* --- the tests -------------------------------------------------------------------- */
+
+/* The state file under test and its cache: the tests of held locks open it (rebuilding
+ * it on the way), the tests of sizes after them close it. */
+static struct state *st;
+static struct token_cache *tc;
+
+/* Built fully allocated: no hole for a full file system to fault on later. */
+static void
+test_allocated(void)
 {
-	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
-	struct state *st, *st2;
-	struct token_cache *tc;
-	struct stat sb, sb2;
-	unsigned char key[32];
-	char id[SESSION_ID_MAX], other[SESSION_ID_MAX], buf[512];
+	struct stat sb;
 	size_t size;
 
-	*(void **)&real_unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
-	secret_init();
-	mkdtemp(dir);
-	snprintf(path, sizeof(path), "%s/state", dir);
-	atexit(unlink_quietly);
-
-	/* Built fully allocated: no hole for a full file system to fault on later. */
 	st = open_state(NULL);
 	ok(st != NULL && stat(path, &sb) == 0, "state file built");
 	ok((off_t)sb.st_blocks * 512 >= sb.st_size, "every block allocated (%lld of %lld bytes)",
@@ -353,143 +349,186 @@ main(void)
 	ok(state_peek(path, (layout(&lay, 64), &lay), GW_REGION_CACHE, &size) == 0 &&
 	    size == token_cache_region_size(64), "peek: the cache region's size, read without mapping");
 	state_close(st);
-	/* A valid file with holes (made by another build, or copied sparse): allocated
-	 * when adopted. */
-	{
-		char sparse[300], block[4096];
-		int in = open(path, O_RDONLY), out;
-		ssize_t n;
-		off_t off = 0;
+}
 
-		snprintf(sparse, sizeof(sparse), "%s/sparse", dir);
-		out = open(sparse, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		while ((n = read(in, block, sizeof(block))) > 0) {
-			size_t i = 0;
+/* A valid file with holes (made by another build, or copied sparse): allocated when adopted. */
+static void
+test_sparse(void)
+{
+	char sparse[300], block[4096];
+	int in = open(path, O_RDONLY), out;
+	ssize_t n;
+	off_t off = 0;
+	struct stat sb, sb2;
 
-			while (i < (size_t)n && block[i] == 0)
-				i++;
-			if (i < (size_t)n)
-				(void)!pwrite(out, block, (size_t)n, off);
-			off += n;
-		}
-		(void)!ftruncate(out, off);
-		close(in);
-		close(out);
-		rename(sparse, path);
-		stat(path, &sb);
-		ok((off_t)sb.st_blocks * 512 < sb.st_size, "a sparse copy of the file (%lld of %lld bytes)",
-		    (long long)sb.st_blocks * 512, (long long)sb.st_size);
-		st = open_state(NULL);
-		stat(path, &sb2);
-		ok(st && sb2.st_ino == sb.st_ino && (off_t)sb2.st_blocks * 512 >= sb2.st_size,
-		    "adopted, and allocated in full");
-		state_close(st);
+	snprintf(sparse, sizeof(sparse), "%s/sparse", dir);
+	out = open(sparse, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	while ((n = read(in, block, sizeof(block))) > 0) {
+		size_t i = 0;
+
+		while (i < (size_t)n && block[i] == 0)
+			i++;
+		if (i < (size_t)n)
+			(void)!pwrite(out, block, (size_t)n, off);
+		off += n;
 	}
+	(void)!ftruncate(out, off);
+	close(in);
+	close(out);
+	rename(sparse, path);
+	stat(path, &sb);
+	ok((off_t)sb.st_blocks * 512 < sb.st_size, "a sparse copy of the file (%lld of %lld bytes)",
+	    (long long)sb.st_blocks * 512, (long long)sb.st_size);
+	st = open_state(NULL);
+	stat(path, &sb2);
+	ok(st && sb2.st_ino == sb.st_ino && (off_t)sb2.st_blocks * 512 >= sb2.st_size,
+	    "adopted, and allocated in full");
+	state_close(st);
+}
 
-	/* No room (a file past RLIMIT_FSIZE: EFBIG, as ENOSPC on a full file system). */
-	{
-		pid_t pid = fork();
-		int ws;
+/* No room (a file past RLIMIT_FSIZE: EFBIG, as ENOSPC on a full file system). */
+static void
+test_no_room(void)
+{
+	pid_t pid = fork();
+	int ws;
 
-		if (pid == 0) {
-			struct rlimit rl = { 64 * 1024, 64 * 1024 };
-			char p2[300];
+	if (pid == 0) {
+		struct gw_error err = { GW_OK, 0, "" };
+		struct state_layout lay;
+		struct rlimit rl = { 64 * 1024, 64 * 1024 };
+		char p2[300];
 
-			snprintf(p2, sizeof(p2), "%s/small", dir);
-			setrlimit(RLIMIT_FSIZE, &rl);
-			layout(&lay, 64);
-			_exit(state_open(p2, &lay, NULL, &st, &err) == STATE_NOSPACE && strstr(err.detail, "large") ? 0 : 1);
-		}
-		waitpid(pid, &ws, 0);
-		ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "no room for the file: STATE_NOSPACE, said (%s)",
-		    WIFSIGNALED(ws) ? strsignal(WTERMSIG(ws)) : "exited");
+		snprintf(p2, sizeof(p2), "%s/small", dir);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		layout(&lay, 64);
+		_exit(state_open(p2, &lay, NULL, &st, &err) == STATE_NOSPACE &&
+		    strstr(err.detail, "large") ? 0 : 1);
 	}
+	waitpid(pid, &ws, 0);
+	ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "no room for the file: STATE_NOSPACE, said (%s)",
+	    WIFSIGNALED(ws) ? strsignal(WTERMSIG(ws)) : "exited");
+}
 
+/* The file shrunk or overwritten under a running process, each fault in a child. */
+static void
+test_faults(void)
+{
 	in_child("file shrunk", shrunk);
 	in_child("overwritten with 0xff", overwritten_ff);
 	in_child("overwritten with random bytes", overwritten_random);
 	in_child("stripe count overwritten", nstripes_overwritten);
+}
 
-	/* A process killed holding a stripe lock and a pending claim blocks nobody. */
+/* A process killed holding a stripe lock and a pending claim blocks nobody. */
+static void
+test_killed_stripe_lock(void)
+{
+	pid_t pid;
+	int ws;
+	int64_t t0;
+
 	st = open_state(NULL);
 	tc = attach(st);
-	{
-		pid_t pid = fork();
-		int ws;
-		int64_t t0;
-
-		if (pid == 0) {
-			hold = SIGKILL;
-			lookup(tc, "token-k");	/* claims, then dies unlocking */
-			_exit(0);
-		}
-		waitpid(pid, &ws, 0);
-		ok(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "a process killed holding a stripe lock and a claim");
-		t0 = clock_mono_us();
-		is_int(lookup(tc, "token-k"), TC_MISS, "the next lookup of that token claims it");
-		ok(clock_mono_us() - t0 < 1000000, "at once (%lld µs)", (long long)(clock_mono_us() - t0));
-		fill(tc, "token-k");
-		is_int(lookup(tc, "token-k"), TC_HIT, "and the stripe works as before");
+	pid = fork();
+	if (pid == 0) {
+		hold = SIGKILL;
+		lookup(tc, "token-k");	/* claims, then dies unlocking */
+		_exit(0);
 	}
-	/* A process killed holding the tombstones' lock. */
+	waitpid(pid, &ws, 0);
+	ok(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL,
+	    "a process killed holding a stripe lock and a claim");
+	t0 = clock_mono_us();
+	is_int(lookup(tc, "token-k"), TC_MISS, "the next lookup of that token claims it");
+	ok(clock_mono_us() - t0 < 1000000, "at once (%lld µs)", (long long)(clock_mono_us() - t0));
+	fill(tc, "token-k");
+	is_int(lookup(tc, "token-k"), TC_HIT, "and the stripe works as before");
+}
+
+/* A process killed holding the tombstones' lock. */
+static void
+test_killed_tombs_lock(void)
+{
+	unsigned char key[32];
+	char id[SESSION_ID_MAX];
+	pid_t pid;
+	int ws;
+
 	memcpy(key, state_session_key(st), 32);
 	seal(key, now / 1000 + 100, id);
-	{
-		pid_t pid = fork();
-		int ws;
-
-		if (pid == 0) {
-			hold = SIGKILL;
-			session_end(state_region(st, GW_REGION_TOMBS, NULL), "another", now / 1000 + 50, now / 1000);
-			_exit(0);
-		}
-		waitpid(pid, &ws, 0);
-		ok(WIFSIGNALED(ws), "a process killed holding the tombstones' lock");
-		is_int(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id), 0, "a session opens after it");
-		is_int(session_end(state_region(st, GW_REGION_TOMBS, NULL), id, now / 1000 + 100, now / 1000), 0,
-		    "and can be ended");
-		is_int(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id), -1, "and stays ended");
+	pid = fork();
+	if (pid == 0) {
+		hold = SIGKILL;
+		session_end(state_region(st, GW_REGION_TOMBS, NULL), "another", now / 1000 + 50,
+		    now / 1000);
+		_exit(0);
 	}
-	/* A process stopped holding a stripe lock: a lookup waits STATE_LOCK_TIMEOUT_MS at
-	 * most, then fails (no caching); repeated failures break the mapping; re-opening
-	 * rebuilds the file rather than mapping the same one again. */
-	{
-		pid_t pid = fork();
-		int ws, i;
-		int64_t t0;
+	waitpid(pid, &ws, 0);
+	ok(WIFSIGNALED(ws), "a process killed holding the tombstones' lock");
+	is_int(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id), 0,
+	    "a session opens after it");
+	is_int(session_end(state_region(st, GW_REGION_TOMBS, NULL), id, now / 1000 + 100,
+	    now / 1000), 0, "and can be ended");
+	is_int(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id), -1, "and stays ended");
+}
 
-		if (pid == 0) {
-			hold = SIGSTOP;
-			lookup(tc, "token-s");
-			_exit(0);
-		}
-		waitpid(pid, &ws, WUNTRACED);
-		ok(WIFSTOPPED(ws), "a process stopped holding a stripe lock");
-		for (i = 0; i < STATE_LOCK_FAILURES; i++) {
-			t0 = clock_mono_us();
-			is_int(lookup(tc, "token-s"), TC_UNAVAILABLE, "lookup %d: unavailable (not a hang)", i + 1);
-			ok(clock_mono_us() - t0 < (STATE_LOCK_TIMEOUT_MS + 1000) * 1000LL, "after %lld ms",
-			    (long long)(clock_mono_us() - t0) / 1000);
-		}
-		ok(state_broken(st) && strstr(state_broken(st), "locks"), "the mapping is broken: %s",
-		    state_broken(st) ? state_broken(st) : "(not)");
-		stat(path, &sb);
-		st2 = open_state(st);
-		stat(path, &sb2);
-		ok(st2 && sb2.st_ino != sb.st_ino, "re-opened: the file rebuilt, not mapped again");
-		ok(st2 && memcmp(state_session_key(st2), state_session_key(st), 32) == 0,
-		    "with the keys (only a lock was stuck: the tombstones could be carried)");
-		token_cache_detach(tc);
-		tc = st2 ? attach(st2) : NULL;
-		ok(tc && lookup(tc, "token-s") == TC_MISS, "the new file's cache works");
-		kill(pid, SIGKILL);
-		waitpid(pid, &ws, 0);
-		state_close(st);
-		st = st2;
+/* A process stopped holding a stripe lock: lookups time out, then the file is rebuilt. */
+static void
+test_stopped_stripe_lock(void)
+{
+	struct state *st2;
+	struct stat sb, sb2;
+	pid_t pid;
+	int ws, i;
+	int64_t t0;
+
+	/* A lookup waits STATE_LOCK_TIMEOUT_MS at most, then fails (no caching); repeated
+	 * failures break the mapping; re-opening rebuilds the file rather than mapping the
+	 * same one again. */
+	pid = fork();
+	if (pid == 0) {
+		hold = SIGSTOP;
+		lookup(tc, "token-s");
+		_exit(0);
 	}
+	waitpid(pid, &ws, WUNTRACED);
+	ok(WIFSTOPPED(ws), "a process stopped holding a stripe lock");
+	for (i = 0; i < STATE_LOCK_FAILURES; i++) {
+		t0 = clock_mono_us();
+		is_int(lookup(tc, "token-s"), TC_UNAVAILABLE,
+		    "lookup %d: unavailable (not a hang)", i + 1);
+		ok(clock_mono_us() - t0 < (STATE_LOCK_TIMEOUT_MS + 1000) * 1000LL, "after %lld ms",
+		    (long long)(clock_mono_us() - t0) / 1000);
+	}
+	ok(state_broken(st) && strstr(state_broken(st), "locks"), "the mapping is broken: %s",
+	    state_broken(st) ? state_broken(st) : "(not)");
+	stat(path, &sb);
+	st2 = open_state(st);
+	stat(path, &sb2);
+	ok(st2 && sb2.st_ino != sb.st_ino, "re-opened: the file rebuilt, not mapped again");
+	ok(st2 && memcmp(state_session_key(st2), state_session_key(st), 32) == 0,
+	    "with the keys (only a lock was stuck: the tombstones could be carried)");
 	token_cache_detach(tc);
+	tc = st2 ? attach(st2) : NULL;
+	ok(tc && lookup(tc, "token-s") == TC_MISS, "the new file's cache works");
+	kill(pid, SIGKILL);
+	waitpid(pid, &ws, 0);
+	state_close(st);
+	st = st2;
+	token_cache_detach(tc);
+}
 
-	/* Another cache-entries: the existing file's cache is adopted, nothing rebuilt. */
+/* Another cache-entries: the existing file's cache is adopted, nothing rebuilt. */
+static void
+test_cache_adopted(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state_layout lay;
+	struct state *st2;
+	struct stat sb, sb2;
+	size_t size;
+
 	stat(path, &sb);
 	layout(&lay, 1024);
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0, "opened asking for 1024 entries");
@@ -500,14 +539,31 @@ main(void)
 	is_int(token_cache_region_entries(size), 64, "64 entries, as built");
 	ok(memcmp(state_session_key(st), state_session_key(st2), 32) == 0, "one session key for both");
 	state_close(st2);
-	/* Another layout of a fixed region (another version): rebuilt. */
+}
+
+/* Another layout of a fixed region (another version): rebuilt. */
+static void
+test_fixed_region(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state_layout lay;
+	struct state *st2;
+
 	layout(&lay, 64);
 	lay.region[GW_REGION_CATALOG].size += 8;
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st), "a fixed region of another size: rebuilt");
 	state_close(st2);
 	state_close(st);
+}
 
-	/* The file removed under a running process: rebuilt with its keys and tombstones. */
+/* The file removed under a running process: rebuilt with its keys and tombstones. */
+static void
+test_removed(void)
+{
+	unsigned char key[32];
+	char id[SESSION_ID_MAX], other[SESSION_ID_MAX];
+	struct state *st2;
+
 	st = open_state(NULL);
 	memcpy(key, state_session_key(st), 32);
 	seal(key, now / 1000 + 100, id);
@@ -523,45 +579,81 @@ main(void)
 	is_int(st2 ? opens(key, state_region(st2, GW_REGION_TOMBS, NULL), other) : 9, 0, "another one still opens");
 	state_close(st);
 	state_close(st2);
+}
 
-	/* The default path: a directory only this user may write. */
-	{
-		char rd[300], p[512];
+/* The default path: a directory only this user may write. */
+static void
+test_default_path(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct stat sb;
+	char rd[300], p[512], buf[512];
 
-		snprintf(rd, sizeof(rd), "%s/rt", dir);
-		setenv("RUNTIME_DIRECTORY", rd, 1);
-		ok(state_default_path(p, sizeof(p), 0, &err) == 0 && stat(rd, &sb) < 0,
-		    "without create: the path, nothing made");
-		ok(state_default_path(p, sizeof(p), 1, &err) == 0, "$RUNTIME_DIRECTORY: %s", p);
-		snprintf(buf, sizeof(buf), "%s/state", rd);
-		is_str(p, buf, "the state file in it");
-		memset(&sb, 0, sizeof(sb));
-		stat(rd, &sb);
-		is_int(sb.st_mode & 0777, 0700, "made 0700");
-		chmod(rd, 0777);
-		ok(state_default_path(p, sizeof(p), 1, &err) < 0 && strstr(err.detail, "writable by other users"),
-		    "a directory others may write: refused (%s)", err.detail);
-		rmdir(rd);
-		symlink(dir, rd);
-		ok(state_default_path(p, sizeof(p), 1, &err) < 0 && strstr(err.detail, "symlink"),
-		    "a symlink: refused (%s)", err.detail);
-		unlink(rd);
-		snprintf(buf, sizeof(buf), "%s/rt:/elsewhere", dir);
-		setenv("RUNTIME_DIRECTORY", buf, 1);
-		ok(state_default_path(p, sizeof(p), 1, &err) == 0 && strcmp(p + strlen(p) - 9, "/rt/state") == 0,
-		    "several runtime directories: the first");
-		rmdir(rd);
-		unsetenv("RUNTIME_DIRECTORY");
-	}
+	snprintf(rd, sizeof(rd), "%s/rt", dir);
+	setenv("RUNTIME_DIRECTORY", rd, 1);
+	ok(state_default_path(p, sizeof(p), 0, &err) == 0 && stat(rd, &sb) < 0,
+	    "without create: the path, nothing made");
+	ok(state_default_path(p, sizeof(p), 1, &err) == 0, "$RUNTIME_DIRECTORY: %s", p);
+	snprintf(buf, sizeof(buf), "%s/state", rd);
+	is_str(p, buf, "the state file in it");
+	memset(&sb, 0, sizeof(sb));
+	stat(rd, &sb);
+	is_int(sb.st_mode & 0777, 0700, "made 0700");
+	chmod(rd, 0777);
+	ok(state_default_path(p, sizeof(p), 1, &err) < 0 &&
+	    strstr(err.detail, "writable by other users"),
+	    "a directory others may write: refused (%s)", err.detail);
+	rmdir(rd);
+	symlink(dir, rd);
+	ok(state_default_path(p, sizeof(p), 1, &err) < 0 && strstr(err.detail, "symlink"),
+	    "a symlink: refused (%s)", err.detail);
+	unlink(rd);
+	snprintf(buf, sizeof(buf), "%s/rt:/elsewhere", dir);
+	setenv("RUNTIME_DIRECTORY", buf, 1);
+	ok(state_default_path(p, sizeof(p), 1, &err) == 0 &&
+	    strcmp(p + strlen(p) - 9, "/rt/state") == 0,
+	    "several runtime directories: the first");
+	rmdir(rd);
+	unsetenv("RUNTIME_DIRECTORY");
+}
 
-	/* A private mapping works the same (and is never stale). */
+/* A private mapping works the same (and is never stale). */
+static void
+test_private(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state_layout lay;
+
 	layout(&lay, 64);
 	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && state_is_private(st) && !state_stale(st) &&
 	    state_broken(st) == NULL && (tc = attach(st)) != NULL && lookup(tc, "x") == TC_MISS,
 	    "private mapping");
 	token_cache_detach(tc);
 	state_close(st);
+}
 
+int
+main(void)
+{
+	char buf[512];
+
+	*(void **)&real_unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+	secret_init();
+	mkdtemp(dir);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	atexit(unlink_quietly);
+	test_allocated();
+	test_sparse();
+	test_no_room();
+	test_faults();
+	test_killed_stripe_lock();
+	test_killed_tombs_lock();
+	test_stopped_stripe_lock();
+	test_cache_adopted();
+	test_fixed_region();
+	test_removed();
+	test_default_path();
+	test_private();
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
 	unlink(buf);
 	snprintf(buf, sizeof(buf), "%s/small.lock", dir);

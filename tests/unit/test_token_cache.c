@@ -57,28 +57,33 @@ layout(struct state_layout *lay, uint32_t entries)
 	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
 }
 
-int
-main(void)
-{
-	char path[256], reason[TC_REASON_MAX];
-	struct gw_error err = { GW_OK, 0, "" };
-	struct state_layout lay;
-	struct state *st, *st2;
-	struct token_cache *tc;
-	struct claims got, c;
-	unsigned char a[TC_KEY_BYTES], b[TC_KEY_BYTES];
-	int64_t now = 1700000000000LL;	/* ms */
-	int i;
+/* What the tests share: the state file, its layout, its mapping and the cache in it. */
+static const int64_t now = 1700000000000LL;	/* ms */
+static char path[256];
+static struct state_layout lay;
+static struct state *st;
+static struct token_cache *tc;
 
-	secret_init();
-	snprintf(path, sizeof(path), "%s/state", fixture_dir());
-	layout(&lay, 64);
+/* A state file is created, and its cache attached. */
+static void
+test_open(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+
 	ok(state_open(path, &lay, NULL, &st, &err) == 0, "state file created: %s", err.detail);
 	tc = attach(st);
 	ok(tc != NULL, "cache attached");
-	key_of("token-a", a);
-	key_of("token-b", b);
+}
 
+/* A miss claims the entry, a fill makes it a hit until its TTL, a release frees it. */
+static void
+test_fill(void)
+{
+	char reason[TC_REASON_MAX];
+	struct claims got, c;
+	unsigned char a[TC_KEY_BYTES];
+
+	key_of("token-a", a);
 	is_int(token_cache_lookup(tc, a, now, 3000, &got, reason, sizeof(reason)), TC_MISS, "first lookup: miss, claimed");
 	is_int(token_cache_lookup(tc, a, now + 10, 3000, &got, reason, sizeof(reason)), TC_BUSY, "a concurrent lookup waits");
 	c = claims("alice", now / 1000 + 100);
@@ -89,29 +94,64 @@ main(void)
 	token_cache_release(tc, a);
 	is_int(token_cache_lookup(tc, a, now + 60001, 3000, &got, reason, sizeof(reason)), TC_MISS, "a released claim can be taken");
 	token_cache_release(tc, a);
+}
 
-	/* exp is re-checked on every hit, even inside the cache TTL. */
+/* exp is re-checked on every hit, even inside the cache TTL. */
+static void
+test_exp_rechecked(void)
+{
+	char reason[TC_REASON_MAX];
+	struct claims got, c;
+	unsigned char b[TC_KEY_BYTES];
+
+	key_of("token-b", b);
 	is_int(token_cache_lookup(tc, b, now, 3000, &got, reason, sizeof(reason)), TC_MISS, "b: miss");
 	c = claims("bob", now / 1000 + 5);
 	token_cache_fill(tc, b, now, &c, now + 300000);
 	is_int(token_cache_lookup(tc, b, now + 4000, 3000, &got, reason, sizeof(reason)), TC_HIT, "b: hit before exp");
 	is_int(token_cache_lookup(tc, b, now + 5000, 3000, &got, reason, sizeof(reason)), TC_NEGATIVE, "b: expired while cached → negative");
 	is_str(reason, "token expired", "reason");
+}
 
-	/* Negative entries live negative-ttl. */
+/* Negative entries live negative-ttl. */
+static void
+test_negative(void)
+{
+	char reason[TC_REASON_MAX];
+	struct claims got;
+	unsigned char a[TC_KEY_BYTES];
+
+	key_of("token-a", a);
 	is_int(token_cache_lookup(tc, a, now, 3000, &got, reason, sizeof(reason)), TC_MISS, "a: miss");
 	token_cache_fill_negative(tc, a, now, "token is not active", now + 10000);
 	is_int(token_cache_lookup(tc, a, now + 9999, 3000, &got, reason, sizeof(reason)), TC_NEGATIVE, "negative within its TTL");
 	is_str(reason, "token is not active", "negative reason");
 	is_int(token_cache_lookup(tc, a, now + 10000, 3000, &got, reason, sizeof(reason)), TC_MISS, "negative expires");
 	token_cache_release(tc, a);
+}
 
-	/* A pending claim past its deadline is taken over. */
+/* A pending claim past its deadline is taken over. */
+static void
+test_overdue_claim(void)
+{
+	char reason[TC_REASON_MAX];
+	struct claims got;
+	unsigned char a[TC_KEY_BYTES];
+
+	key_of("token-a", a);
 	is_int(token_cache_lookup(tc, a, now, 3000, &got, reason, sizeof(reason)), TC_MISS, "claim");
 	is_int(token_cache_lookup(tc, a, now + 3001, 3000, &got, reason, sizeof(reason)), TC_MISS, "overdue claim taken over");
 	token_cache_release(tc, a);
+}
 
-	/* Bounded: many tokens evict, the count never exceeds the capacity. */
+/* Bounded: many tokens evict, the count never exceeds the capacity. */
+static void
+test_bounded(void)
+{
+	char reason[TC_REASON_MAX];
+	struct claims got, c;
+	int i;
+
 	for (i = 0; i < 1000; i++) {
 		char t[32];
 		unsigned char k[TC_KEY_BYTES];
@@ -125,6 +165,17 @@ main(void)
 	}
 	ok(token_cache_count(tc, now) <= 64, "1000 tokens into 64 slots: bounded (%zu)", token_cache_count(tc, now));
 	ok(token_cache_count(tc, now) >= 32, "and well used");
+}
+
+/* The cache is shared between processes, and a dead one's claim blocks nobody. */
+static void
+test_shared(void)
+{
+	char reason[TC_REASON_MAX];
+	struct claims got, c;
+	unsigned char a[TC_KEY_BYTES], b[TC_KEY_BYTES];
+	pid_t pid;
+	int ws;
 
 	/* Shared between processes: a child sees what the parent stored, and a child killed
 	 * while holding a claim blocks nobody. */
@@ -132,92 +183,146 @@ main(void)
 	token_cache_lookup(tc, a, now, 3000, &got, reason, sizeof(reason));
 	c = claims("carol", now / 1000 + 100);
 	token_cache_fill(tc, a, now, &c, now + 60000);
-	{
-		pid_t pid = fork();
+	pid = fork();
+	if (pid == 0) {
+		struct gw_error err = { GW_OK, 0, "" };
+		struct state *cs;
+		struct token_cache *ctc;
+		struct claims cg;
+		char r[TC_REASON_MAX];
+		unsigned char k[TC_KEY_BYTES];
+		int okc;
 
-		if (pid == 0) {
-			struct state *cs;
-			struct token_cache *ctc;
-			struct claims cg;
-			char r[TC_REASON_MAX];
-			unsigned char k[TC_KEY_BYTES];
-			int okc;
-
-			if (state_open(path, &lay, NULL, &cs, &err) < 0)
-				_exit(2);
-			ctc = attach(cs);
-			okc = token_cache_lookup(ctc, a, now + 1, 3000, &cg, r, sizeof(r)) == TC_HIT &&
-			    strcmp(cg.subject, "carol") == 0;
-			key_of("orphan", k);
-			token_cache_lookup(ctc, k, now, 60000, &cg, r, sizeof(r));	/* claim, then die */
-			_exit(okc ? 0 : 1);
-		}
-		int ws;
-		waitpid(pid, &ws, 0);
-		ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "another process reads the shared entry");
-		key_of("orphan", b);
-		is_int(token_cache_lookup(tc, b, now + 5, 3000, &got, reason, sizeof(reason)), TC_MISS,
-		    "a dead process's claim does not block (owner gone)");
-		token_cache_release(tc, b);
+		if (state_open(path, &lay, NULL, &cs, &err) < 0)
+			_exit(2);
+		ctc = attach(cs);
+		okc = token_cache_lookup(ctc, a, now + 1, 3000, &cg, r, sizeof(r)) == TC_HIT &&
+		    strcmp(cg.subject, "carol") == 0;
+		key_of("orphan", k);
+		/* Claims, then dies. */
+		token_cache_lookup(ctc, k, now, 60000, &cg, r, sizeof(r));
+		_exit(okc ? 0 : 1);
 	}
-	/* A process killed while holding a stripe lock: the robust mutex recovers. */
-	{
-		pthread_mutex_t *m = (pthread_mutex_t *)state_region(st, GW_REGION_ASMETA, NULL);
-		pid_t pid = fork();
-		int ws;
+	waitpid(pid, &ws, 0);
+	ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "another process reads the shared entry");
+	key_of("orphan", b);
+	is_int(token_cache_lookup(tc, b, now + 5, 3000, &got, reason, sizeof(reason)), TC_MISS,
+	    "a dead process's claim does not block (owner gone)");
+	token_cache_release(tc, b);
+}
 
-		if (pid == 0) {
-			state_lock(m);
-			raise(SIGKILL);
-		}
-		waitpid(pid, &ws, 0);
-		is_int(state_lock(m), 1, "lock held by a killed process: taken, reported as recovered");
-		state_unlock(m);
-		is_int(state_lock(m), 0, "and normal afterwards");
-		state_unlock(m);
+/* A process killed while holding a stripe lock: the robust mutex recovers. */
+static void
+test_robust_lock(void)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)state_region(st, GW_REGION_ASMETA, NULL);
+	pid_t pid = fork();
+	int ws;
+
+	if (pid == 0) {
+		state_lock(m);
+		raise(SIGKILL);
 	}
-	token_cache_detach(tc);
+	waitpid(pid, &ws, 0);
+	is_int(state_lock(m), 1, "lock held by a killed process: taken, reported as recovered");
+	state_unlock(m);
+	is_int(state_lock(m), 0, "and normal afterwards");
+	state_unlock(m);
+}
 
-	/* Reopen: same file, same keys. */
+/* Reopen: same file, same keys. */
+static void
+test_reopen(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state *st2;
+
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0, "reopened");
 	ok(memcmp(state_digest_key(st), state_digest_key(st2), STATE_KEY_BYTES) == 0, "same digest key");
 	state_close(st2);
+}
 
-	/* A different layout rebuilds; a corrupt header rebuilds; a foreign file is replaced. */
+/* A different layout rebuilds the file, with fresh keys. */
+static void
+test_new_layout(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state *st2;
+
 	layout(&lay, 128);
-	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st) && !state_stale(st2), "new layout: file rebuilt");
+	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st) && !state_stale(st2),
+	    "new layout: file rebuilt");
 	ok(memcmp(state_digest_key(st), state_digest_key(st2), STATE_KEY_BYTES) != 0, "with fresh keys");
 	state_close(st2);
 	state_close(st);
-	{
-		int fd = open(path, O_RDWR);
-		(void)!write(fd, "garbage!", 8);
-		close(fd);
-	}
+}
+
+/* A corrupt header rebuilds the file. */
+static void
+test_corrupt_header(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	int fd = open(path, O_RDWR);
+
+	(void)!write(fd, "garbage!", 8);
+	close(fd);
 	ok(state_open(path, &lay, NULL, &st, &err) == 0 && (tc = attach(st)) != NULL,
 	    "corrupt header: rebuilt, usable");
 	token_cache_detach(tc);
 	state_close(st);
+}
+
+/* A foreign file (world-writable, or a symlink) is replaced by a private regular one. */
+static void
+test_foreign_file(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct stat sb;
+
 	chmod(path, 0666);
 	ok(state_open(path, &lay, NULL, &st, &err) == 0, "world-writable file: replaced");
-	{
-		struct stat sb;
-		stat(path, &sb);
-		is_int(sb.st_mode & 0777, 0600, "by a private one");
-	}
+	stat(path, &sb);
+	is_int(sb.st_mode & 0777, 0600, "by a private one");
 	state_close(st);
 	unlink(path);
 	symlink("/etc/passwd", path);
 	ok(state_open(path, &lay, NULL, &st, &err) == 0, "a symlink is not followed: replaced");
-	{
-		struct stat sb;
-		lstat(path, &sb);
-		ok(S_ISREG(sb.st_mode), "by a regular file");
-	}
+	lstat(path, &sb);
+	ok(S_ISREG(sb.st_mode), "by a regular file");
 	state_close(st);
+}
+
+/* A private mapping (no file) works the same. */
+static void
+test_private(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+
 	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && (tc = attach(st)) != NULL,
 	    "private mapping works the same");
 	token_cache_detach(tc);
 	state_close(st);
+}
+
+int
+main(void)
+{
+	secret_init();
+	snprintf(path, sizeof(path), "%s/state", fixture_dir());
+	layout(&lay, 64);
+	test_open();
+	test_fill();
+	test_exp_rechecked();
+	test_negative();
+	test_overdue_claim();
+	test_bounded();
+	test_shared();
+	test_robust_lock();
+	token_cache_detach(tc);
+	test_reopen();
+	test_new_layout();
+	test_corrupt_header();
+	test_foreign_file();
+	test_private();
 	return done_testing();
 }
