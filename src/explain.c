@@ -290,6 +290,46 @@ catalog_save(json_t *doc, const char *path)
 	return rc;
 }
 
+/* The answer for people: the notes on stderr, then the tenant, and --tool's decision or
+ * every tool and upstream. */
+static void
+print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *upstreams, json_t *one,
+    json_t *limits)
+{
+	json_t *h;
+	size_t i;
+
+	json_array_foreach(x->notes, i, h)
+		fprintf(stderr, "note: %s\n", json_string_value(h));
+	print_tenant(x);
+	if (x->tool) {
+		if (one == NULL)
+			printf("%s: not in the catalog (no upstream offers it, or its upstream is left out): "
+			    "a call is -32602 Unknown tool\n", x->tool);
+		else if (json_is_true(json_object_get(one, "visible")))
+			printf("%s: visible (from [upstream \"%s\"], where it is %s)\n", x->tool,
+			    json_string_value(json_object_get(one, "upstream")),
+			    json_string_value(json_object_get(one, "upstream_name")));
+		else
+			print_hidden(one, "tool");
+		print_limits(limits);
+		return;
+	}
+	printf("visible (%zu):\n", json_array_size(visible));
+	json_array_foreach(visible, i, h)
+		printf("  %s\n", json_string_value(h));
+	printf("hidden (%zu):\n", json_array_size(hidden));
+	json_array_foreach(hidden, i, h)
+		print_hidden(h, "tool");
+	printf("prompts, resources and completions, by upstream (allow, deny and read-only mode are about tools):\n");
+	json_array_foreach(upstreams, i, h) {
+		if (json_is_true(json_object_get(h, "visible")))
+			printf("  %s: visible\n", json_string_value(json_object_get(h, "upstream")));
+		else
+			print_hidden(h, "upstream");
+	}
+}
+
 /* Decides every tool of doc (or --tool's) and prints the answer. The exit code. */
 static int
 answer(struct explain *x, json_t *doc)
@@ -298,7 +338,7 @@ answer(struct explain *x, json_t *doc)
 	struct policy_why why;
 	const char *up, *orig;
 	json_t *visible = json_array(), *hidden = json_array(), *upstreams = json_array(), *one = NULL, *limits = NULL;
-	json_t *out = NULL, *h;
+	json_t *out = NULL;
 	size_t i, n = json_array_size(json_object_get(doc, "tools"));
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
@@ -343,35 +383,7 @@ answer(struct explain *x, json_t *doc)
 		putchar('\n');
 		goto out;
 	}
-	json_array_foreach(x->notes, i, h)
-		fprintf(stderr, "note: %s\n", json_string_value(h));
-	print_tenant(x);
-	if (x->tool) {
-		if (one == NULL)
-			printf("%s: not in the catalog (no upstream offers it, or its upstream is left out): "
-			    "a call is -32602 Unknown tool\n", x->tool);
-		else if (json_is_true(json_object_get(one, "visible")))
-			printf("%s: visible (from [upstream \"%s\"], where it is %s)\n", x->tool,
-			    json_string_value(json_object_get(one, "upstream")),
-			    json_string_value(json_object_get(one, "upstream_name")));
-		else
-			print_hidden(one, "tool");
-		print_limits(limits);
-		goto out;
-	}
-	printf("visible (%zu):\n", json_array_size(visible));
-	json_array_foreach(visible, i, h)
-		printf("  %s\n", json_string_value(h));
-	printf("hidden (%zu):\n", json_array_size(hidden));
-	json_array_foreach(hidden, i, h)
-		print_hidden(h, "tool");
-	printf("prompts, resources and completions, by upstream (allow, deny and read-only mode are about tools):\n");
-	json_array_foreach(upstreams, i, h) {
-		if (json_is_true(json_object_get(h, "visible")))
-			printf("  %s: visible\n", json_string_value(json_object_get(h, "upstream")));
-		else
-			print_hidden(h, "upstream");
-	}
+	print_answer(x, visible, hidden, upstreams, one, limits);
 out:
 	json_decref(upstreams);
 	json_decref(out);
@@ -380,6 +392,25 @@ out:
 	json_decref(visible);
 	json_decref(hidden);
 	return rc;
+}
+
+/* --claims, a JSON object, into x->claims: 0, or -1 said on stderr. */
+static int
+claims_from_arg(struct explain *x, const char *arg)
+{
+	json_error_t jerr;
+	const char *msg = NULL;
+	json_t *j;
+	int rc;
+
+	if ((j = json_loads(arg, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		fprintf(stderr, "mcpgate explain: --claims is not JSON: %s (column %d)\n", jerr.text, jerr.column);
+		return -1;
+	}
+	if ((rc = claims_from_json(x, j, &msg)) < 0)
+		fprintf(stderr, "mcpgate explain: --claims: %s\n", msg);
+	json_decref(j);
+	return rc < 0 ? -1 : 0;
 }
 
 int
@@ -400,9 +431,8 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct config *cfg = NULL;
 	struct catalog_view view;
 	struct upstream_pool *pool = NULL;
-	json_error_t jerr;
-	json_t *claims_json = NULL, *doc = NULL, *st;
-	const char *claims_arg = NULL, *msg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
+	json_t *doc = NULL, *st;
+	const char *claims_arg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
 	size_t i;
 	int c, rc = EXPLAIN_ERROR;
 
@@ -434,14 +464,8 @@ explain_main(int argc, char **argv, const char *config_path)
 		goto out;
 	}
 	x.cfg = cfg;
-	if ((claims_json = json_loads(claims_arg, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		fprintf(stderr, "mcpgate explain: --claims is not JSON: %s (column %d)\n", jerr.text, jerr.column);
+	if (claims_from_arg(&x, claims_arg) < 0)
 		goto out;
-	}
-	if (claims_from_json(&x, claims_json, &msg) < 0) {
-		fprintf(stderr, "mcpgate explain: --claims: %s\n", msg);
-		goto out;
-	}
 	policy_caller_init(&x.pc, cfg, &x.claims);
 	if ((pool = upstream_pool_new()) == NULL) {
 		fprintf(stderr, "mcpgate explain: out of memory\n");
@@ -461,7 +485,6 @@ explain_main(int argc, char **argv, const char *config_path)
 	rc = answer(&x, doc);
 out:
 	json_decref(x.notes);
-	json_decref(claims_json);
 	json_decref(doc);
 	catalog_view_free(&view);
 	if (pool)
