@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "log.h"
+#include "method.h"
 #include "policy.h"
 #include "secret.h"
 #include "state.h"
@@ -101,11 +102,10 @@ name_ok(const char *name)
 }
 
 const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS] = {
-	[CATALOG_TOOLS] = { "tools", "tools/list", "tools", "name", "routes", 1 },
-	[CATALOG_PROMPTS] = { "prompts", "prompts/list", "prompts", "name", "promptRoutes", 1 },
-	[CATALOG_RESOURCES] = { "resources", "resources/list", "resources", "uri", "resourceRoutes", 0 },
-	[CATALOG_TEMPLATES] = { "resources", "resources/templates/list", "resourceTemplates", "uriTemplate",
-	    "templateRoutes", 0 },
+	[CATALOG_TOOLS] = { "tools", "name", "routes", 1 },
+	[CATALOG_PROMPTS] = { "prompts", "name", "promptRoutes", 1 },
+	[CATALOG_RESOURCES] = { "resources", "uri", "resourceRoutes", 0 },
+	[CATALOG_TEMPLATES] = { "resourceTemplates", "uriTemplate", "templateRoutes", 0 },
 };
 
 /* A URI or URI template: printable ASCII without spaces, and not too long. */
@@ -353,7 +353,8 @@ static json_t *
 fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
     const struct catalog_kind_info *k, int64_t now_ms, char *reason, size_t rlen)
 {
-	struct upstream_call call = { .cfg = cfg, .up = u, .method = k->list_method };
+	const char *method = method_list_of((enum catalog_kind)(k - catalog_kinds))->name;
+	struct upstream_call call = { .cfg = cfg, .up = u, .method = method };
 	struct gw_error err = { GW_OK, 0, "" };
 	json_t *all = json_array(), *resp, *result, *params = NULL;
 	const char *cursor;
@@ -368,7 +369,7 @@ fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cf
 		}
 		result = json_object_get(resp, "result");
 		if (!json_is_array(json_object_get(result, k->array))) {
-			snprintf(reason, rlen, "upstream %s: %s answered %s", u->s.name, k->list_method,
+			snprintf(reason, rlen, "upstream %s: %s answered %s", u->s.name, method,
 			    json_object_get(resp, "error") ? "an error" : "no array");
 			json_decref(resp);
 			goto fail;
@@ -406,7 +407,7 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
 	}
 	out = json_pack("{s:o}", "caps", caps);
 	for (k = 0; out && k < CATALOG_NKINDS; k++) {
-		if (!json_object_get(caps, catalog_kinds[k].capability))
+		if (!json_object_get(caps, method_list_of((enum catalog_kind)k)->capability))
 			continue;
 		if ((list = fetch_list(pool, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, reason, rlen)) == NULL) {
 			json_decref(out);

@@ -23,9 +23,9 @@
  * upstream's prefix), its resources and resource templates (URIs unchanged). */
 enum catalog_kind { CATALOG_TOOLS, CATALOG_PROMPTS, CATALOG_RESOURCES, CATALOG_TEMPLATES, CATALOG_NKINDS };
 
+/* The method that lists each kind, and the capability that offers it, are the method
+ * table's (method.h, method_list_of). */
 struct catalog_kind_info {
-	const char *capability;	/* the server capability that offers them */
-	const char *list_method;
 	const char *array;	/* the member of the list result, and of the document */
 	const char *key;	/* the member that names a record */
 	const char *routes;	/* the document's member with their routes */

@@ -9,42 +9,16 @@
 #include "catalog.h"
 #include "federate.h"
 #include "jsonrpc.h"
+#include "method.h"
 #include "uritemplate.h"
 
-enum how {
-	BY_NAME,	/* params.name, an exposed tool or prompt name */
-	BY_URI,		/* params.uri: a listed resource, a template's expansion, or the one upstream with resources */
-	BY_REF,		/* completion/complete: params.ref, a prompt or a resource (template) */
-	TO_ALL,		/* every upstream that offers the capability */
-};
-
-static const struct route {
-	const char *method;
-	enum how how;
-	enum catalog_kind kind;	/* BY_NAME */
-	const char *capability;
-	const char *feature;	/* a member of the capability that must be true, or NULL */
-	const char *unknown;	/* BY_NAME: the error message for a name not in the catalog */
-} routes[] = {
-	{ "tools/call", BY_NAME, CATALOG_TOOLS, "tools", NULL, "Unknown tool" },
-	{ "prompts/get", BY_NAME, CATALOG_PROMPTS, "prompts", NULL, "Unknown prompt" },
-	{ "resources/read", BY_URI, CATALOG_RESOURCES, "resources", NULL, NULL },
-	/* Updates come on the caller's GET stream, from its own session at the upstream. */
-	{ "resources/subscribe", BY_URI, CATALOG_RESOURCES, "resources", "subscribe", NULL },
-	{ "resources/unsubscribe", BY_URI, CATALOG_RESOURCES, "resources", "subscribe", NULL },
-	{ "completion/complete", BY_REF, CATALOG_PROMPTS, "completions", NULL, NULL },
-	{ "logging/setLevel", TO_ALL, CATALOG_TOOLS, "logging", NULL, NULL },
-};
-
-static const struct route *
+/* The row of a method federation passes on, or NULL. */
+static const struct method *
 route_of(const char *method)
 {
-	size_t i;
+	const struct method *m = method_find(method);
 
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(routes[i].method, method) == 0)
-			return &routes[i];
-	return NULL;
+	return m && m->route != ROUTE_NONE ? m : NULL;
 }
 
 int
@@ -89,7 +63,7 @@ sole_offer(json_t *doc, const char *capability)
  * r's method (asked quietly), else the first of all, which then answers the caller's
  * refusal; *there is its name for the record. NULL when there is no such record. */
 static const char *
-pick_owner(struct fed_call *f, const struct route *r, enum catalog_kind kind, long ix, const char **there)
+pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, long ix, const char **there)
 {
 	const struct cfg_upstream *u;
 	const char *up, *orig, *first = NULL;
@@ -100,7 +74,7 @@ pick_owner(struct fed_call *f, const struct route *r, enum catalog_kind kind, lo
 			first = up;
 			*there = orig;
 		}
-		if (f->gate == NULL || ((u = config_upstream(f->cfg, up)) != NULL && f->gate(f, r->method, u, 0) == FED_PASS)) {
+		if (f->gate == NULL || ((u = config_upstream(f->cfg, up)) != NULL && f->gate(f, r->name, u, 0) == FED_PASS)) {
 			*there = orig;
 			return up;
 		}
@@ -111,7 +85,7 @@ pick_owner(struct fed_call *f, const struct route *r, enum catalog_kind kind, lo
 /* The upstream that owns uri: a listed resource, else a template (exact, for completion
  * references, or expanded), else the only upstream that offers resources at all. */
 static const char *
-owner_of_uri(struct fed_call *f, const struct route *r, const char *uri)
+owner_of_uri(struct fed_call *f, const struct method *r, const char *uri)
 {
 	const char *tmpl, *there;
 	json_t *t;
@@ -132,7 +106,7 @@ owner_of_uri(struct fed_call *f, const struct route *r, const char *uri)
 
 /* An exposed name of kind to its upstream; *name_there is the name to send. */
 static const char *
-owner_of_name(struct fed_call *f, const struct route *r, enum catalog_kind kind, const char *name,
+owner_of_name(struct fed_call *f, const struct method *r, enum catalog_kind kind, const char *name,
     const char **name_there)
 {
 	long ix = catalog_find_in(f->doc, kind, name);
@@ -143,7 +117,7 @@ owner_of_name(struct fed_call *f, const struct route *r, enum catalog_kind kind,
 /* The upstream for one request, and the params to send it (a new reference); NULL
  * with f->err when there is none, or the caller's gate refuses it. */
 static const struct cfg_upstream *
-resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
+resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out)
 {
 	json_t *ref = json_object_get(params, "ref"), *where = params;
 	const char *key, *owner = NULL, *there = NULL, *type, *unknown = r->unknown;
@@ -152,24 +126,24 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 	int gate = FED_PASS;
 
 	*out = NULL;
-	switch (r->how) {
-	case BY_NAME:
+	switch (r->route) {
+	case ROUTE_BY_NAME:
 		if ((key = json_string_value(json_object_get(params, "name"))) == NULL)
-			return failed(f, GW_EPARAMS, "%s needs params.name", r->method), NULL;
+			return failed(f, GW_EPARAMS, "%s needs params.name", r->name), NULL;
 		/* A tool's and a prompt's arguments are a JSON object: nothing else goes upstream. */
 		if (json_object_get(params, "arguments") && !json_is_object(json_object_get(params, "arguments")))
 			return failed(f, GW_EPARAMS, "%s: params.arguments must be an object",
-			    r->method), NULL;
+			    r->name), NULL;
 		owner = owner_of_name(f, r, r->kind, key, &there);
 		break;
-	case BY_URI:
+	case ROUTE_BY_URI:
 		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
-			return failed(f, GW_EPARAMS, "%s needs params.uri", r->method), NULL;
+			return failed(f, GW_EPARAMS, "%s needs params.uri", r->name), NULL;
 		owner = owner_of_uri(f, r, key);
 		code = GW_ENORESOURCE;
 		unknown = "Resource not found";
 		break;
-	case BY_REF:
+	case ROUTE_BY_REF:
 		type = json_string_value(json_object_get(ref, "type"));
 		if (type && strcmp(type, "ref/prompt") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "name"))) != NULL) {
@@ -184,12 +158,13 @@ resolve(struct fed_call *f, const struct route *r, json_t *params, json_t **out)
 			return failed(f, GW_EPARAMS, "%s", "completion/complete needs params.ref, "
 			    "a ref/prompt with a name or a ref/resource with a uri"), NULL;
 		break;
-	case TO_ALL:
+	case ROUTE_NONE:
+	case ROUTE_TO_ALL:
 		return NULL;
 	}
 	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)
 		return failed(f, GW_EINTERNAL, "%s", "the catalog names an upstream the configuration lacks"), NULL;
-	if (up && f->gate && (gate = f->gate(f, r->method, up, 1)) == FED_DENIED)
+	if (up && f->gate && (gate = f->gate(f, r->name, up, 1)) == FED_DENIED)
 		return NULL;
 	if (up == NULL || gate == FED_HIDDEN)
 		return failed(f, code, "%s", unknown), NULL;
@@ -327,7 +302,7 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 
 /* To every upstream that offers the capability; {} when all of them took it. */
 static json_t *
-to_all(struct fed_call *f, const struct route *r, json_t *params)
+to_all(struct fed_call *f, const struct method *r, json_t *params)
 {
 	const struct cfg_upstream *up;
 	json_t *st, *res;
@@ -338,10 +313,10 @@ to_all(struct fed_call *f, const struct route *r, json_t *params)
 	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
 		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
 		    (up = config_upstream(f->cfg, name)) == NULL ||
-		    (f->gate && f->gate(f, r->method, up, 0) != FED_PASS))
+		    (f->gate && f->gate(f, r->name, up, 0) != FED_PASS))
 			continue;
 		sent++;
-		if ((res = forward(f, up, r->method, params)) != NULL)
+		if ((res = forward(f, up, r->name, params)) != NULL)
 			json_decref(res);
 		else if (first.code == GW_OK)
 			first = f->err;
@@ -358,7 +333,7 @@ to_all(struct fed_call *f, const struct route *r, json_t *params)
 json_t *
 fed_request(struct fed_call *f, const char *method, json_t *params)
 {
-	const struct route *r = route_of(method);
+	const struct method *r = route_of(method);
 	const struct cfg_upstream *up;
 	json_t *sent, *result;
 
@@ -367,7 +342,7 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 		return failed(f, GW_ENOMETHOD, "%s", "Method not found");
 	if (!json_is_object(params))
 		return failed(f, GW_EPARAMS, "%s takes an object", method);
-	if (r->how == TO_ALL)
+	if (r->route == ROUTE_TO_ALL)
 		return to_all(f, r, params);
 	if ((up = resolve(f, r, params, &sent)) == NULL)
 		return NULL;
@@ -399,15 +374,11 @@ offered(json_t *doc, const char *capability, const char *feature, const struct f
 int
 fed_offers(json_t *doc, const char *method, const struct fed_admit *admit)
 {
-	const struct route *r = route_of(method);
-	const char *cap = r ? r->capability : NULL;
-	int k;
+	const struct method *m = method_find(method);
+	const char *cap = m ? m->capability : NULL;
 
-	for (k = 0; cap == NULL && k < CATALOG_NKINDS; k++)
-		if (strcmp(catalog_kinds[k].list_method, method) == 0)
-			cap = catalog_kinds[k].capability;
 	/* Tools are the gateway's own business: an empty list rather than no method. */
-	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap, r ? r->feature : NULL, admit);
+	return cap == NULL || strcmp(cap, "tools") == 0 || offered(doc, cap, m->feature, admit);
 }
 
 json_t *

@@ -68,7 +68,7 @@ payload_is_modern(json_t *payload, const struct request *req)
 static int
 modern_checks(struct mcp_call *c, const struct jr_msg *m, struct response *resp)
 {
-	const struct mcp_method *mm = mcp_method_find(m->method);
+	const struct method *mm = method_find(m->method);
 	json_t *meta = json_object_get(m->params, "_meta"), *data;
 	const char *v = json_string_value(json_object_get(meta, META_VERSION)), *name;
 
@@ -217,6 +217,7 @@ exchange_begin(struct mcp_call *c, struct request *req, struct buf *body, int *s
 static void
 exchange_one(struct mcp_call *c, const struct jr_msg *m, int stream)
 {
+	const struct method *mm;
 	struct response *resp = c->resp;
 	json_t *out;
 
@@ -239,7 +240,7 @@ exchange_one(struct mcp_call *c, const struct jr_msg *m, int stream)
 			response_set_error(resp, c->denied, NULL);
 		return;
 	}
-	if (mcp_method_find(m->method) && (mcp_method_find(m->method)->flags & MF_PRIVATE) && !resp->streamed) {
+	if ((mm = method_find(m->method)) != NULL && (mm->flags & MF_PRIVATE) && !resp->streamed) {
 		response_set_header(resp, "Cache-Control", "private");
 		response_set_header(resp, "Vary", "Authorization");
 	}

@@ -11,13 +11,12 @@
 #include "federate.h"
 #include "jsonrpc.h"
 #include "mcp.h"
+#include "method.h"
 #include "policy.h"
-
-struct mcp_method;
 
 struct mcp_call {
 	const struct mcp_env *env;
-	const struct mcp_method *mm;	/* the method being answered */
+	const struct method *mm;	/* the method being answered */
 	json_t *id;			/* its request id (borrowed) */
 	struct session *sess;		/* the caller's session; NULL = stateless */
 	json_t *doc;			/* the catalog: our reference, see mcp_catalog() */
@@ -45,22 +44,6 @@ struct mcp_call {
 /* A method returns its result, or NULL with err set. */
 typedef json_t *mcp_fn(struct mcp_call *c, json_t *params, struct gw_error *err);
 
-enum {
-	MF_LEGACY = 1 << 0,	/* offered to the revisions of initialize */
-	MF_MODERN = 1 << 1,	/* offered to 2026-07-28 */
-	MF_NO_BATCH = 1 << 2,
-	MF_PRIVATE = 1 << 3,	/* the answer is per caller: Cache-Control private, Vary Authorization */
-	MF_UPSTREAM = 1 << 4,	/* offered only when an upstream offers it (fed_offers) */
-};
-
-struct mcp_method {
-	const char *name;
-	mcp_fn *fn;
-	unsigned flags;
-	const char *name_param;	/* the params member the Mcp-Name header repeats */
-	int kind;		/* a list method: the catalog_kind it pages through */
-};
-
 /* mcp_methods.c */
 /* 1 when v is a revision that initialize negotiates. */
 int mcp_version_legacy(const char *v);
@@ -68,10 +51,8 @@ int mcp_version_legacy(const char *v);
 json_t *mcp_versions_json(void);
 /* The catalog, taken once per request (a reference the exchange releases at its end). */
 json_t *mcp_catalog(struct mcp_call *c);
-/* The method table's row for name, or NULL. */
-const struct mcp_method *mcp_method_find(const char *name);
 /* 1 when mm is offered to this request: its era, and an upstream the caller may reach. */
-int mcp_method_offered(struct mcp_call *c, const struct mcp_method *mm);
+int mcp_method_offered(struct mcp_call *c, const struct method *mm);
 /* *f filled for a federated call of this request (no catalog yet). */
 void mcp_fed_init(struct mcp_call *c, struct fed_call *f);
 /* A JSON-RPC error response to id: e's code, and why (NULL: e's message). */

@@ -179,7 +179,7 @@ m_forward(struct mcp_call *c, json_t *params, struct gw_error *err)
 	f.client = c->resp->sink;
 	f.id = c->id;
 	f.gate = mcp_gate_upstream;
-	if (strcmp(c->mm->name, "tools/call") == 0 && json_is_object(params) && mcp_gate_call(c, params, err) < 0)
+	if (c->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(c, params, err) < 0)
 		return NULL;
 	result = fed_request(&f, c->mm->name, params);
 
@@ -190,43 +190,32 @@ m_forward(struct mcp_call *c, json_t *params, struct gw_error *err)
 	return result;
 }
 
-static const struct mcp_method methods[] = {
-	{ "initialize", m_initialize, MF_LEGACY | MF_NO_BATCH, NULL, 0 },
-	{ "ping", m_ping, MF_LEGACY, NULL, 0 },
-	{ "server/discover", m_discover, MF_MODERN, NULL, 0 },
-	{ "tools/list", mcp_list, MF_LEGACY | MF_MODERN | MF_PRIVATE, NULL, CATALOG_TOOLS },
-	{ "prompts/list", mcp_list, MF_LEGACY | MF_MODERN | MF_PRIVATE | MF_UPSTREAM, NULL, CATALOG_PROMPTS },
-	{ "resources/list", mcp_list, MF_LEGACY | MF_MODERN | MF_PRIVATE | MF_UPSTREAM, NULL, CATALOG_RESOURCES },
-	{ "resources/templates/list", mcp_list, MF_LEGACY | MF_MODERN | MF_PRIVATE | MF_UPSTREAM, NULL, CATALOG_TEMPLATES },
-	{ "tools/call", m_forward, MF_LEGACY | MF_MODERN, "name", 0 },
-	{ "prompts/get", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, "name", 0 },
-	{ "resources/read", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, "uri", 0 },
-	{ "completion/complete", m_forward, MF_LEGACY | MF_MODERN | MF_UPSTREAM, NULL, 0 },
-	/* 2026-07-28 has subscriptions/listen instead (not offered yet). */
-	{ "resources/subscribe", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },
-	{ "resources/unsubscribe", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },
-	{ "logging/setLevel", m_forward, MF_LEGACY | MF_UPSTREAM, NULL, 0 },	/* 2026-07-28 removed it */
+/* Each method's handler, by the method table's id (method.c). */
+static mcp_fn *const handlers[METHOD_N] = {
+	[METHOD_INITIALIZE] = m_initialize,
+	[METHOD_PING] = m_ping,
+	[METHOD_DISCOVER] = m_discover,
+	[METHOD_TOOLS_LIST] = mcp_list,
+	[METHOD_PROMPTS_LIST] = mcp_list,
+	[METHOD_RESOURCES_LIST] = mcp_list,
+	[METHOD_TEMPLATES_LIST] = mcp_list,
+	[METHOD_TOOLS_CALL] = m_forward,
+	[METHOD_PROMPTS_GET] = m_forward,
+	[METHOD_RESOURCES_READ] = m_forward,
+	[METHOD_COMPLETE] = m_forward,
+	[METHOD_SUBSCRIBE] = m_forward,
+	[METHOD_UNSUBSCRIBE] = m_forward,
+	[METHOD_SET_LEVEL] = m_forward,
 };
-
-const struct mcp_method *
-mcp_method_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (strcmp(methods[i].name, name) == 0)
-			return &methods[i];
-	return NULL;
-}
 
 /* In this request's era, and, for what upstreams serve, offered by one of them the
  * caller may reach (its capabilities said so at initialize). */
 int
-mcp_method_offered(struct mcp_call *c, const struct mcp_method *mm)
+mcp_method_offered(struct mcp_call *c, const struct method *mm)
 {
 	struct fed_admit a = { admit_upstream, c };
 
-	return mm && mm->fn && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY)) &&
+	return mm && handlers[mm->id] && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY)) &&
 	    (!(mm->flags & MF_UPSTREAM) || fed_offers(mcp_catalog(c), mm->name, &a));
 }
 
@@ -242,7 +231,7 @@ mcp_error(json_t *id, enum gw_err e, const char *why)
 json_t *
 mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
 {
-	const struct mcp_method *mm = mcp_method_find(m->method);
+	const struct method *mm = method_find(m->method);
 	struct gw_error err = { GW_EINTERNAL, 0, "" };
 	json_t *result;
 
@@ -252,7 +241,7 @@ mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
 		return mcp_error(m->id, GW_EINVALID, "initialize cannot be batched");
 	c->mm = mm;
 	c->id = m->id;
-	if ((result = mm->fn(c, m->params, &err)) == NULL)
+	if ((result = handlers[mm->id](c, m->params, &err)) == NULL)
 		return jsonrpc_error(m->id, gw_error_rpc(&err), err.detail[0] ? err.detail : "Internal error", NULL);
 	if (c->modern)
 		json_object_set_new(result, "resultType", json_string("complete"));
