@@ -1,5 +1,5 @@
 /* mcp_call — one /mcp request as the parts of the exchange share it: mcp.c (the
- * envelope, the two eras, the way out), mcp_methods.c (the method table), mcp_list.c
+ * envelope, the two eras, the way out), mcp_methods.c (the methods' handlers), mcp_list.c
  * (list pages and cursors), mcp_access.c (the policy's word and the audit log) and
  * mcp_session.c (sessions, DELETE, the standalone stream). Nothing outside them
  * includes it: the rest of the gateway sees mcp.h. */

@@ -1,6 +1,7 @@
-/* mcp_methods — the one method table of the /mcp exchange and the methods the gateway
- * answers itself (initialize, ping, server/discover); lists are in mcp_list.c, and
- * everything an upstream serves goes to it through federate.c. */
+/* mcp_methods — each method's handler (by the method table's id, method.h), whether a
+ * method is offered to a request, and the methods the gateway answers itself
+ * (initialize, ping, server/discover); lists are in mcp_list.c, and everything an
+ * upstream serves goes to it through federate.c. */
 #include "autoconf.h"
 
 #include <string.h>
