@@ -8,7 +8,6 @@
 
 #include "catalog.h"
 #include "federate.h"
-#include "jsonrpc.h"
 #include "method.h"
 #include "uritemplate.h"
 
