@@ -17,7 +17,7 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # of its own layer and of the layers below. A module is a .c/.h pair; handlers.h is the
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
-base      autoconf buf err clock log secret url sink str claims uritemplate
+base      autoconf buf err clock log secret url netaddr sink str claims uritemplate
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc
 clients   token_cache session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
