@@ -495,6 +495,27 @@ read_credentials(struct loader *ld, struct config *cfg)
 	return bad ? -1 : 0;
 }
 
+/* trusted-proxies: addresses and CIDR ranges, each checked. */
+static int
+parse_trusted(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "trusted-proxies");
+	size_t i;
+
+	if (cfg->trusted_proxies.n == 0)
+		return 0;
+	if ((cfg->trusted = calloc(cfg->trusted_proxies.n, sizeof(*cfg->trusted))) == NULL)
+		return -1;
+	for (i = 0; i < cfg->trusted_proxies.n; i++)
+		if (netaddr_parse_range(cfg->trusted_proxies.v[i], &cfg->trusted[i]) < 0) {
+			lerr(ld, w->file, w->line, "trusted-proxies: %s is not an address or CIDR range "
+			    "(host bits beyond the prefix must be zero)", cfg->trusted_proxies.v[i]);
+			return -1;
+		}
+	cfg->n_trusted = cfg->trusted_proxies.n;
+	return 0;
+}
+
 static int
 derive(struct loader *ld, const char *path)
 {
@@ -541,6 +562,20 @@ derive(struct loader *ld, const char *path)
 		for (i = 0; i < cfg->n_upstreams; i++)
 			if (cfg->upstreams[i].timeout_ms > cfg->request_timeout_ms)
 				cfg->request_timeout_ms = cfg->upstreams[i].timeout_ms;
+	}
+	if (parse_trusted(ld, cfg) < 0)
+		return -1;
+	cfg->limits_on = config_rate_on(&cfg->limit_gateway) || config_rate_on(&cfg->limit_ip) ||
+	    config_rate_on(&cfg->limit_tenant) || config_rate_on(&cfg->limit_token) ||
+	    config_rate_on(&cfg->limit_tool);
+	for (i = 0; i < cfg->n_tenants; i++)
+		cfg->limits_on |= config_rate_on(&cfg->tenants[i].limit_tenant) ||
+		    config_rate_on(&cfg->tenants[i].limit_token) || config_rate_on(&cfg->tenants[i].limit_tool);
+	if (cfg->limit_store && strcmp(cfg->limit_store, "shm") != 0) {
+		const struct cfg_where *w = cfg_where(&cfg->limits, K_LIMITS, "store");
+
+		lerr(ld, w->file, w->line, "store: only shm (the host's state file) is available");
+		return -1;
 	}
 	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {
 		for (i = 0; i < cfg->required_scopes.n; i++)

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "netaddr.h"
+
 #define CFG_MAX_KEYS	24	/* keys per section kind */
 #define CFG_LINE_MAX	4096	/* longest accepted line */
 #define CFG_MAX_ERRORS	32
@@ -35,9 +37,14 @@ struct cfg_section {
 	struct cfg_where at[CFG_MAX_KEYS];	/* per key of the kind's table */
 };
 
+/* A rate limit: n requests per `per` seconds, burst more at once from idle. per == 0:
+ * not set (a tenant's override that is absent); n == 0: unlimited. */
+#define RATE_N_MAX	1000000000L
+#define RATE_PER_MAX	(86400L * 366)
 struct rate {
 	long n;		/* requests; 0 = unlimited */
-	long per;	/* seconds */
+	long per;	/* seconds; 0 = not set */
+	long burst;	/* requests beyond n admitted at once from idle */
 };
 
 enum deny_style { DENY_FORBIDDEN = 1, DENY_HIDE };
@@ -110,6 +117,8 @@ struct config {
 	long session_ttl;
 	char *log_file;
 	struct strlist trusted_proxies;
+	struct netaddr_range *trusted;	/* trusted-proxies, parsed at load */
+	size_t n_trusted;
 	long workers;
 	int deny_style;
 	/* The upstream calls of one request (a batch's, an initialize's) end by this long
@@ -142,6 +151,7 @@ struct config {
 	struct cfg_section limits;
 	struct rate limit_gateway, limit_ip, limit_tenant, limit_token, limit_tool;
 	char *limit_store;
+	int limits_on;		/* some limit is on (a tenant override included): made at load */
 
 	struct cfg_upstream *upstreams;
 	size_t n_upstreams;
@@ -182,6 +192,8 @@ void config_unref(struct config *cfg);
 int config_changed(const struct config *cfg);
 
 const struct cfg_tenant *config_tenant(const struct config *cfg, const char *name);
+/* 1 when r limits anything: set, and not 0 (unlimited). */
+int config_rate_on(const struct rate *r);
 const struct cfg_upstream *config_upstream(const struct config *cfg, const char *name);
 int strlist_has(const struct strlist *l, const char *s);
 /* Where a key of a [group] or [tenant] section was set ({NULL, 0} when it was not). */

@@ -135,9 +135,10 @@ static const struct {
 	const char *prefix;
 	const char *what;
 } inert_keys[] = {
-	{ K_LIMITS, "", "rate limits are not enforced" },
-	{ K_TENANT, "limit-", "rate limits are not enforced" },
-	{ K_GATEWAY, "trusted-proxies", "X-Forwarded-For is not read" },
+	{ K_TENANT, "limit-gateway", "the gateway limit is decided before the caller's tenant is known: "
+	    "[limits] gateway applies" },
+	{ K_TENANT, "limit-ip", "the ip limit is decided before the caller's tenant is known: "
+	    "[limits] ip applies" },
 };
 
 const char *
@@ -211,6 +212,8 @@ strlist_split(struct strlist *l, const char *value)
 	return 0;
 }
 
+#define RATE_SYNTAX	"expected N/SECONDS, N/SECONDS burst B, or 0 (unlimited)"
+
 /* Bounded decimal parse of the whole string. */
 static int
 parse_long(const char *s, long min, long max, long *out)
@@ -226,6 +229,30 @@ parse_long(const char *s, long min, long max, long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* A rate: "0" (unlimited), "N/SECONDS" or "N/SECONDS burst B" (B requests more than N
+ * may come at once from idle). NULL, or why not. */
+static const char *
+parse_rate(const char *value, struct rate *r)
+{
+	char num[32], per[32], word[8], burst[32], extra;
+	int got;
+
+	if (strcmp(value, "0") == 0) {
+		r->n = 0, r->per = 1, r->burst = 0;
+		return NULL;
+	}
+	got = sscanf(value, "%31[0-9]/%31[0-9] %7s %31s %c", num, per, word, burst, &extra);
+	if ((got != 2 && got != 4) || (got == 4 && strcmp(word, "burst") != 0) ||
+	    (got == 2 && strspn(value, "0123456789/") != strlen(value)))
+		return RATE_SYNTAX;
+	if (parse_long(num, 0, RATE_N_MAX, &r->n) < 0 || parse_long(per, 1, RATE_PER_MAX, &r->per) < 0)
+		return RATE_SYNTAX;
+	r->burst = 0;
+	if (got == 4 && parse_long(burst, 0, RATE_N_MAX, &r->burst) < 0)
+		return "burst: expected 0 to 1000000000 requests";
+	return NULL;
 }
 
 /* One value stored; NULL, or the reason it was refused. */
@@ -273,23 +300,8 @@ store(void *base, const struct cfg_key *k, const char *value, char *why, size_t 
 				return NULL;
 			}
 		return "unknown value";
-	case T_RATE: {
-		struct rate *r = field;
-		const char *slash = strchr(value, '/');
-		char num[32];
-		long n, per;
-
-		if (!slash || (size_t)(slash - value) >= sizeof(num))
-			return "expected N/SECONDS (0 = unlimited)";
-		memcpy(num, value, (size_t)(slash - value));
-		num[slash - value] = '\0';
-		if (parse_long(num, 0, 1000000000L, &n) < 0 ||
-		    parse_long(slash + 1, 1, 86400 * 366L, &per) < 0)
-			return "expected N/SECONDS (0 = unlimited)";
-		r->n = n;
-		r->per = per;
-		return NULL;
-	}
+	case T_RATE:
+		return parse_rate(value, field);
 	}
 	return "unknown key type";
 }
@@ -383,6 +395,7 @@ config_unref(struct config *cfg)
 	free_section_values(cfg, gateway_keys);
 	free_section_values(cfg, auth_keys);
 	free_section_values(cfg, limits_keys);
+	free(cfg->trusted);
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		free_section_values(&cfg->upstreams[i], upstream_keys);
 		free(cfg->upstreams[i].s.name);
@@ -427,6 +440,12 @@ config_tenant(const struct config *cfg, const char *name)
 		if (strcmp(cfg->tenants[i].s.name, name) == 0)
 			return &cfg->tenants[i];
 	return NULL;
+}
+
+int
+config_rate_on(const struct rate *r)
+{
+	return r->per > 0 && r->n > 0;
 }
 
 const struct cfg_where *

@@ -38,6 +38,8 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_TOMBS].carry = session_tombstones_carry;
 	lay->region[GW_REGION_CATALOG].size = catalog_region_size();
 	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
+	lay->region[GW_REGION_LIMITS].size = ratelimit_region_size();
+	lay->region[GW_REGION_LIMITS].init = ratelimit_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */
@@ -72,6 +74,9 @@ shared_new(struct state *st, const char *degraded)
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
+	region = state_region(st, GW_REGION_LIMITS, &size);
+	if ((sh->limits = ratelimit_attach(region, size)) == NULL)
+		log_err(NULL, "state: rate-limit region unusable; limited requests are refused (503)");
 	snprintf(sh->degraded, sizeof(sh->degraded), "%s", degraded);
 	return sh;
 }
@@ -131,6 +136,7 @@ shared_unref(struct shared *sh)
 	if (sh == NULL || __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	token_cache_detach(sh->tokens);
+	ratelimit_detach(sh->limits);
 	state_close(sh->state);
 	free(sh);
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "fragcache.h"
 #include "introspect.h"
+#include "ratelimit.h"
 #include "session.h"
 #include "state.h"
 #include "token_cache.h"
@@ -25,6 +26,7 @@ enum gw_region {
 	GW_REGION_CACHE,	/* token cache (token_cache.c) */
 	GW_REGION_TOMBS,	/* ended sessions (session.c) */
 	GW_REGION_CATALOG,	/* the federated tool catalog (catalog.c) */
+	GW_REGION_LIMITS,	/* rate-limit buckets (ratelimit.c) */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
@@ -36,6 +38,7 @@ struct shared {
 	struct asmeta_region *asmeta;
 	struct tombstones *tombs;			/* ended sessions */
 	struct catalog_region *catalog;			/* the federated tool catalog */
+	struct ratelimit *limits;			/* rate-limit buckets; NULL: unusable */
 	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
 };
 
@@ -64,6 +67,7 @@ struct worker {
 	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
 	struct fragcache *pages;	/* list pages it serialized from cat */
+	struct limiter *lim;	/* while a request runs: its rate limits (router_dispatch) */
 };
 
 /* Loads the configuration and opens the state file; on a configuration failure

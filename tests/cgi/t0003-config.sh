@@ -16,18 +16,34 @@ out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
 is "-t on a bad file: exit 1" "$rc" 1
 like "-t: first error with file:line and key" "$out" "$T/bad.conf:2: resource: expected an absolute"
 like "-t: every error reported" "$out" "$T/bad.conf:3: max-body"
-# Keys nothing implements yet load (a configuration written for a later version), with a
-# warning each on stderr; a configuration without them gets none.
+# A tenant's limit-gateway and limit-ip load (nothing can apply them: those limits are
+# decided before the caller's tenant is known), with a warning each on stderr; the limits
+# that apply, and trusted-proxies, load without one.
 cp "$T/gw.conf" "$T/inert.conf"
-printf '[limits]\nip = 300/60\n[tenant "t"]\ngroups = g\nlimit-token = 5/1\n[group "g"]\ntools = *\n' >> "$T/inert.conf"
-sed -i 's|^\[gateway\]$|[gateway]\ntrusted-proxies = 127.0.0.1|' "$T/inert.conf"
+printf '[limits]\nip = 300/60\ntoken = 0\ntool = 10/60 burst 5\n[tenant "t"]\ngroups = g\nlimit-token = 5/1\nlimit-ip = 5/1\n[group "g"]\ntools = *\n' >> "$T/inert.conf"
+sed -i 's|^\[gateway\]$|[gateway]\ntrusted-proxies = 127.0.0.1 10.0.0.0/8 2001:db8::/32|' "$T/inert.conf"
 out=$("$MCPGATE_BIN" -t -c "$T/inert.conf" 2> "$T/inert.err"); rc=$?
-is "-t with keys that have no effect yet: exit 0" "$rc" 0
-like "-t with keys that have no effect yet: ok" "$out" 'inert.conf: ok'
+is "-t with limits, trusted-proxies and a tenant's limit-ip: exit 0" "$rc" 0
+like "-t with them: ok" "$out" 'inert.conf: ok'
 err=$(cat "$T/inert.err")
-like "-t warns: [limits] key, file:line" "$err" "warning: $T/inert.conf:[0-9]+: ip: has no effect yet \\(rate limits"
-like "-t warns: tenant limit-token" "$err" "warning: $T/inert.conf:[0-9]+: limit-token: has no effect yet"
-like "-t warns: trusted-proxies" "$err" "warning: $T/inert.conf:[0-9]+: trusted-proxies: has no effect yet \\(X-Forwarded-For"
+like "-t warns: tenant limit-ip, file:line" "$err" "warning: $T/inert.conf:[0-9]+: limit-ip: has no effect yet \\(the ip limit is decided before"
+unlike "-t: [limits] ip, token = 0, a burst, limit-token: no warning" "$err" "conf:[0-9]+: (ip|token|tool|limit-token):"
+unlike "-t: trusted-proxies: no warning" "$err" "trusted-proxies"
+# Bad limit values and proxies: refused with file:line, the reason named.
+for bad in "ip = 10" "ip = 10/0" "ip = -1/60" "ip = 10/60 burst" "ip = 10/60 burst x" "ip = 10/60 bust 5" \
+    "ip = 10/60x" "ip = 10/60 burst 5 6" "ip = 99999999999/60" "store = redis://127.0.0.1:6379/0"; do
+	cp "$T/gw.conf" "$T/bad.conf"
+	printf '[limits]\n%s\n' "$bad" >> "$T/bad.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	is "-t refuses [limits] $bad: exit 1" "$rc" 1
+	like "-t refuses [limits] $bad: file:line" "$out" "$T/bad.conf:[0-9]+: "
+done
+for bad in "10.0.0.1/8" "10.0.0.0/33" "proxy.example" "::1/129"; do
+	sed "s|^\\[gateway\\]$|[gateway]\\ntrusted-proxies = $bad|" "$T/gw.conf" > "$T/bad.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	is "-t refuses trusted-proxies = $bad: exit 1" "$rc" 1
+	like "-t refuses trusted-proxies = $bad: names it" "$out" "$T/bad.conf:[0-9]+: trusted-proxies: $bad is not an address"
+done
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1 >/dev/null)
 is "-t without such keys: no warning" "$out" ""
 out=$("$MCPGATE_BIN" -t -c "$T/nonexistent.conf" 2>&1); rc=$?

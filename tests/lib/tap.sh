@@ -34,6 +34,12 @@ like() {
 want match: '$3'"; fi
 }
 
+# unlike DESC GOT REGEX: no line matches.
+unlike() {
+	if ! printf '%s' "$2" | grep -Eq -- "$3"; then pass "$1"; else fail "$1" "got:  '$2'
+want no match: '$3'"; fi
+}
+
 # tap_relay FILE: the "ok"/"not ok" lines of another TAP producer, renumbered into ours
 # (a "# SKIP" stays); its "#" lines as they are, its plan dropped, anything else as a
 # comment. Sets tap_relayed to the number of tests it relayed.
