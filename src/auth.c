@@ -313,6 +313,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 	for (i = 0; i < 4; i++)
 		snprintf(hex + 2 * i, 3, "%02x", key[i]);
 	memcpy(caller->token_id, hex, 9);
+	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
 
 	now_ms = clock_wall_ms();
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;

@@ -37,6 +37,8 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EPARAMS]	= { 400, -32602, "invalid_params", "Invalid params" },
 	[GW_ENORESOURCE] = { 404, -32002, "resource_not_found", "Resource not found" },
 	[GW_EREFUSED]	= { 403, -32003, "forbidden", "Forbidden" },
+	[GW_ERATELIMIT]	= { 429, -32029, "rate_limited", "Rate limit exceeded" },
+	[GW_ELIMITSTORE] = { 503, -32603, "temporarily_unavailable", "Rate limits cannot be decided now; retry later" },
 };
 
 const struct gw_err_info *

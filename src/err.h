@@ -34,6 +34,8 @@ enum gw_err {
 	GW_EPARAMS,		/* the method's params are not what it takes */
 	GW_ENORESOURCE,		/* resources/read of a URI no upstream serves */
 	GW_EREFUSED,		/* the policy refused one element of a batch (a single request: 403) */
+	GW_ERATELIMIT,		/* a rate limit was exceeded */
+	GW_ELIMITSTORE,		/* the rate-limit buckets cannot be read now: fail closed */
 	GW_ERR_MAX
 };
 

@@ -14,6 +14,7 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
 		.catalog = w->sh->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
 		.listeners = &w->gw->listeners,
 		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
+		.lim = w->lim,
 	};
 
 	if (req->method == M_GET)

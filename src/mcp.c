@@ -131,6 +131,26 @@ log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t 
 	    "rpc_error", err ? json_incref(json_object_get(err, "code")) : json_null()));
 }
 
+/* The rate limits of the request's JSON-RPC request number nth (0: the first, whose
+ * gateway and ip limits the router took). */
+static int
+element_limit(struct mcp_call *c, size_t nth)
+{
+	if (c->env->lim == NULL)
+		return LIMIT_PASS;
+	return limiter_element(c->env->lim, nth == 0, clock_mono_us() * 1000);
+}
+
+/* A batch element a limit refused: its JSON-RPC error, the facts in data. */
+static json_t *
+limit_error(const struct mcp_call *c, json_t *id, int rc)
+{
+	struct gw_error err;
+
+	limiter_error(c->env->lim, rc, &err);
+	return jsonrpc_error(id, gw_error_rpc(&err), err.detail, limiter_data(c->env->lim, rc));
+}
+
 /* The elements run one after another under the request's one deadline: those not
  * started by then get an error, the answers already made are kept. A client that went
  * away ends the batch (its call in progress is abandoned by upstream_post.c). */
@@ -140,8 +160,9 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 	json_t *out = stream ? NULL : json_array(), *id, *el, *r;
 	const char *why = NULL;
 	struct jr_msg m;
-	size_t i, n = 0;
+	size_t i, n = 0, nreq = 0;
 	int64_t now_us;
+	int rc;
 
 	c->in_batch = 1;
 	c->stream_ok = stream;	/* a batch answered as one JSON array streams nothing */
@@ -158,6 +179,8 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 		else if (m.kind == JR_REQUEST && now_us / 1000 >= c->until_ms)
 			r = mcp_error(m.id, GW_EINTERNAL, "Request timeout: the request's time "
 			    "(request-timeout-ms) ran out before this element was started");
+		else if (m.kind == JR_REQUEST && (rc = element_limit(c, nreq++)) != LIMIT_PASS)
+			r = limit_error(c, m.id, rc);
 		else if (m.kind == JR_REQUEST)
 			r = mcp_dispatch(c, &m);
 		log_element(c->req, i, &m, r);
@@ -175,6 +198,8 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 		response_set_json(resp, 200, out);
 	if (n == 0)
 		json_decref(out);
+	if (c->env->lim && !resp->streamed)
+		limiter_headers(c->env->lim, LIMIT_PASS, resp);
 }
 
 /* The HTTP side of the exchange, before any JSON: the caller's tenant, the media type,
@@ -232,9 +257,11 @@ exchange_one(struct mcp_call *c, const struct jr_msg *m, int stream)
 		response_set_error(resp, GW_ESESSION, "an upstream ended this session; initialize again");
 		return;
 	}
-	if (c->denied != GW_OK && !resp->streamed) {	/* the policy's 403 */
+	if (c->denied != GW_OK && !resp->streamed) {	/* the policy's 403, a limit's 429 */
 		json_decref(out);
-		if (c->denied == GW_ESCOPE)
+		if (c->limit_rc != LIMIT_PASS)
+			limiter_answer(c->env->lim, c->limit_rc, c->modern, m->id, resp);
+		else if (c->denied == GW_ESCOPE)
 			auth_scope_challenge(c->cfg, resp, c->denied_scopes);
 		else
 			response_set_error(resp, c->denied, NULL);
@@ -261,7 +288,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	struct buf body;
 	json_t *payload = NULL, *id;
 	enum gw_err e;
-	int stream;
+	int stream, rc;
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
@@ -285,6 +312,12 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		fail(&c, resp, GW_EINVALID, id, why, NULL);
 		goto out;
 	}
+	if (json_is_object(payload) && (rc = element_limit(&c, 0)) != LIMIT_PASS) {
+		limiter_answer(env->lim, rc, c.modern, m.id, resp);
+		goto out;
+	}
+	if (env->lim)
+		limiter_headers(env->lim, LIMIT_PASS, resp);
 	if (!c.modern) {
 		if (req->protocol_version && !mcp_version_supported(req->protocol_version)) {
 			response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
@@ -314,6 +347,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	}
 	exchange_one(&c, &m, stream);
 out:
+	json_decref(c.err_data);
 	free(c.vis);
 	json_decref(c.doc);
 	session_clear(&sess);

@@ -10,6 +10,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "fragcache.h"
+#include "limiter.h"
 #include "request.h"
 #include "response.h"
 #include "session.h"
@@ -29,6 +30,7 @@ struct mcp_env {
 	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */
 	long *listeners;			/* the process's open standalone streams (__atomic) */
 	long listen_max;			/* how many it may have */
+	struct limiter *lim;			/* the request's rate limits; NULL: none */
 };
 
 #define MCP_CURSOR_MAX	256	/* a sealed list cursor */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "mcp_call.h"
 
@@ -72,8 +73,27 @@ refuse(struct mcp_call *c, const struct policy_why *why, struct gw_error *err)
 	return -1;
 }
 
+/* The tool's rate limit, on a call the policy allowed (of a tool that exists: a name
+ * nobody serves fills no bucket). 0, or -1 with err (its facts in c->err_data), and
+ * c->denied for a single request. */
+static int
+gate_limit(struct mcp_call *c, const char *name, struct gw_error *err)
+{
+	int rc;
+
+	if (c->env->lim == NULL || (rc = limiter_tool(c->env->lim, name, clock_mono_us() * 1000)) == LIMIT_PASS)
+		return 0;
+	limiter_error(c->env->lim, rc, err);
+	json_decref(c->err_data);
+	c->err_data = limiter_data(c->env->lim, rc);
+	c->denied = c->in_batch ? GW_OK : err->code;
+	c->limit_rc = rc;
+	return -1;
+}
+
 /* The policy's word on a tools/call (the same decision tools/list made), written to the
- * audit log. 0 to go on; -1 with err, and c->denied for a single request. */
+ * audit log, then the tool's rate limit. 0 to go on; -1 with err, and c->denied for a
+ * single request. */
 int
 mcp_gate_call(struct mcp_call *c, json_t *params, struct gw_error *err)
 {
@@ -83,13 +103,15 @@ mcp_gate_call(struct mcp_call *c, json_t *params, struct gw_error *err)
 	json_t *doc = mcp_catalog(c);
 	long ix;
 
-	if (c->pc.off || name == NULL || (ix = catalog_find(doc, name)) < 0)
-		return 0;	/* no policy, or nothing to decide: federate.c answers */
+	if (name == NULL || (ix = catalog_find(doc, name)) < 0)
+		return 0;	/* nothing to decide: federate.c answers */
+	if (c->pc.off)
+		return gate_limit(c, name, err);
 	catalog_policy_tool(c->cfg, doc, (size_t)ix, &t, NULL, NULL);
 	policy_decide(&c->pc, &t, &why);
 	audit(c, "tools/call", "tool", name, &why);
 	if (why.step == POLICY_VISIBLE)
-		return 0;
+		return gate_limit(c, name, err);
 	if (refuse(c, &why, err) < 0)
 		return -1;
 	gw_error_set(err, GW_EPARAMS, "Unknown tool");	/* exactly as for a tool that does not exist */

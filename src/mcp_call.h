@@ -28,6 +28,8 @@ struct mcp_call {
 	int vis_kind;			/* -1: none decided yet */
 	enum gw_err denied;		/* a request the policy refused: the answer of a single request */
 	char denied_scopes[512];	/* for insufficient_scope */
+	int limit_rc;			/* denied by a rate limit: limiter.h's LIMIT_* */
+	json_t *err_data;		/* data of the error a method returns (mcp_dispatch takes it) */
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;

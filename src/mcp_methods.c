@@ -234,7 +234,7 @@ mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
 {
 	const struct method *mm = method_find(m->method);
 	struct gw_error err = { GW_EINTERNAL, 0, "" };
-	json_t *result;
+	json_t *result, *data;
 
 	if (!mcp_method_offered(c, mm))
 		return mcp_error(m->id, GW_ENOMETHOD, NULL);
@@ -242,8 +242,11 @@ mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
 		return mcp_error(m->id, GW_EINVALID, "initialize cannot be batched");
 	c->mm = mm;
 	c->id = m->id;
-	if ((result = handlers[mm->id](c, m->params, &err)) == NULL)
-		return jsonrpc_error(m->id, gw_error_rpc(&err), err.detail[0] ? err.detail : "Internal error", NULL);
+	if ((result = handlers[mm->id](c, m->params, &err)) == NULL) {
+		data = c->err_data;
+		c->err_data = NULL;
+		return jsonrpc_error(m->id, gw_error_rpc(&err), err.detail[0] ? err.detail : "Internal error", data);
+	}
 	if (c->modern)
 		json_object_set_new(result, "resultType", json_string("complete"));
 	return jsonrpc_result(m->id, result);

@@ -1,6 +1,7 @@
 /* router — {path, methods, handler, flags} rows and one gate:
- * route → OPTIONS preflight → method (405 + Allow) → Origin → body size → auth → handler
- * → public-document headers (CORS, Cache-Control, ETag / 304). */
+ * route → OPTIONS preflight → method (405 + Allow) → Origin → body size → gateway and ip
+ * limits → auth → (not a POST) tenant and token limits → handler → public-document
+ * headers (CORS, Cache-Control, ETag / 304). */
 #include "autoconf.h"
 
 #include <string.h>
@@ -9,7 +10,9 @@
 #include "auth.h"
 #include "clock.h"
 #include "handlers.h"
+#include "limiter.h"
 #include "log.h"
+#include "mcp.h"
 #include "router.h"
 #include "secret.h"
 
@@ -42,7 +45,7 @@ static const struct route routes[] = {
 
 #define DOC_CACHE_CONTROL	"public, max-age=300"
 #define CORS_ALLOW_HEADERS	"Authorization, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name"
-#define CORS_EXPOSE_HEADERS	"Mcp-Session-Id, WWW-Authenticate, X-Request-Id, Retry-After"
+#define CORS_EXPOSE_HEADERS	"Mcp-Session-Id, WWW-Authenticate, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy"
 
 /* The metadata URL a challenge names follows the resource's path (RFC 9728 §3.1),
  * e.g. /.well-known/oauth-protected-resource/cgi-bin/mcpgate/mcp. */
@@ -176,10 +179,21 @@ cors(const struct route *rt, const struct config *cfg, const struct request *req
 	return 0;
 }
 
+/* A limit refused the request (rc): the answer, in the revision's form. */
+static void
+limited(const struct limiter *lim, int rc, const struct request *req, struct response *resp)
+{
+	int modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
+
+	limiter_answer(lim, rc, modern, json_null(), resp);
+}
+
 static void
 dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp)
 {
 	struct caller caller, *who = NULL;
+	struct limiter lim;
+	int rc;
 	const struct route *rt;
 	char allow[64];
 
@@ -228,15 +242,35 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 			w->ix, w->sh->tokens, w->sh->asmeta, state_digest_key(w->sh->state),
 		};
 
+		if (cfg->limits_on) {
+			limiter_init(&lim, w->sh->limits, cfg, state_digest_key(w->sh->state), req);
+			if ((rc = limiter_before_auth(&lim, clock_mono_us() * 1000)) != LIMIT_PASS) {
+				limited(&lim, rc, req, resp);
+				return;
+			}
+			limiter_headers(&lim, LIMIT_PASS, resp);
+		}
 		if (auth_authenticate(&env, cfg, req, &caller, resp) < 0) {
 			response_set_header(resp, "Cache-Control", "no-store");
 			return;
 		}
 		who = &caller;
+		if (cfg->limits_on) {
+			limiter_caller(&lim, caller.claims.tenant, caller.token_key);
+			/* A POST pays per JSON-RPC request (mcp.c); the others once. */
+			if (req->method != M_POST &&
+			    (rc = limiter_element(&lim, 1, clock_mono_us() * 1000)) != LIMIT_PASS) {
+				limited(&lim, rc, req, resp);
+				return;
+			}
+			limiter_headers(&lim, LIMIT_PASS, resp);
+			w->lim = &lim;
+		}
 	}
 
 	resp->headers_only = req->method == M_HEAD;
 	rt->fn(w, cfg, req, who, resp);
+	w->lim = NULL;
 	if (rt->flags & R_DOC)
 		finish_document(req, resp);
 }

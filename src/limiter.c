@@ -1,0 +1,222 @@
+/* limiter — keys, order and answers of the rate limits; the buckets are ratelimit.c's. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+#include "limiter.h"
+#include "log.h"
+#include "secret.h"
+
+static const struct {
+	const char *name;
+	size_t cfg_off;		/* its struct rate in struct config ([limits]) */
+	size_t tenant_off;	/* in struct cfg_tenant; 0: no override */
+} classes[LIMIT_CLASSES] = {
+	[LIMIT_GATEWAY] = { "gateway", offsetof(struct config, limit_gateway), 0 },
+	[LIMIT_IP] = { "ip", offsetof(struct config, limit_ip), 0 },
+	[LIMIT_TENANT] = { "tenant", offsetof(struct config, limit_tenant), offsetof(struct cfg_tenant, limit_tenant) },
+	[LIMIT_TOKEN] = { "token", offsetof(struct config, limit_token), offsetof(struct cfg_tenant, limit_token) },
+	[LIMIT_TOOL] = { "tool", offsetof(struct config, limit_tool), offsetof(struct cfg_tenant, limit_tool) },
+};
+
+const char *
+limiter_class_name(enum limit_class c)
+{
+	return (unsigned)c < LIMIT_CLASSES ? classes[c].name : "?";
+}
+
+/* The rate of class c for this request: the tenant's override when it sets one. */
+static const struct rate *
+rate_of(const struct limiter *l, enum limit_class c)
+{
+	const struct rate *r;
+
+	if (l->tn && classes[c].tenant_off) {
+		r = (const struct rate *)((const char *)l->tn + classes[c].tenant_off);
+		if (r->per > 0)
+			return r;
+	}
+	return (const struct rate *)((const char *)l->cfg + classes[c].cfg_off);
+}
+
+void
+limiter_init(struct limiter *l, struct ratelimit *rl, const struct config *cfg,
+    const unsigned char *digest_key, const struct request *req)
+{
+	struct netaddr client;
+
+	memset(l, 0, sizeof(*l));
+	l->rl = rl;
+	l->cfg = cfg;
+	l->digest_key = digest_key;
+	l->request_id = req->id;
+	if (req->remote_addr && netaddr_client(req->remote_addr, req->forwarded_for,
+	    cfg->trusted, cfg->n_trusted, &client) == 0) {
+		netaddr_limit_key(&client, &l->ip);
+		l->have_ip = 1;
+	}
+}
+
+void
+limiter_caller(struct limiter *l, const char *tenant_claim, const unsigned char *token_key)
+{
+	l->tenant = tenant_claim[0] ? tenant_claim : "*";
+	l->tn = l->cfg->n_tenants ? config_tenant(l->cfg, l->tenant) : NULL;
+	memcpy(l->token, token_key, RL_KEY_BYTES);
+	l->have_token = 1;
+}
+
+/* The bucket key of class c: a keyed digest of the class and its value. */
+static void
+key_of(const struct limiter *l, enum limit_class c, const char *tool, unsigned char key[RL_KEY_BYTES])
+{
+	struct secret_part p[4] = { { classes[c].name, strlen(classes[c].name) + 1 } };
+	unsigned char d[32];
+	size_t n = 1;
+
+	switch (c) {
+	case LIMIT_GATEWAY:
+		break;
+	case LIMIT_IP:
+		p[n++] = (struct secret_part){ l->ip.b, sizeof(l->ip.b) };
+		break;
+	case LIMIT_TOKEN:
+		p[n++] = (struct secret_part){ l->token, RL_KEY_BYTES };
+		break;
+	case LIMIT_TOOL:
+		p[n++] = (struct secret_part){ tool, strlen(tool) + 1 };
+		/* FALLTHROUGH */
+	case LIMIT_TENANT:
+		p[n++] = (struct secret_part){ l->tenant, strlen(l->tenant) };
+		break;
+	default:
+		break;
+	}
+	secret_keyed_digest_parts(l->digest_key, p, n, d);
+	memcpy(key, d, RL_KEY_BYTES);
+}
+
+/* One class: charged when it is on and its key is known. */
+static int
+take(struct limiter *l, enum limit_class c, const char *tool, int64_t now_ns)
+{
+	const struct rate *r = rate_of(l, c);
+	unsigned char key[RL_KEY_BYTES];
+	struct rl_verdict v;
+	char id[9];
+
+	if (!config_rate_on(r) || (c == LIMIT_IP && !l->have_ip) ||
+	    ((c == LIMIT_TENANT || c == LIMIT_TOOL) && l->tenant == NULL) ||
+	    (c == LIMIT_TOKEN && !l->have_token))
+		return LIMIT_PASS;
+	if (l->rl == NULL)
+		return LIMIT_UNAVAILABLE;
+	key_of(l, c, tool, key);
+	if (ratelimit_take(l->rl, key, r, now_ns, &v) < 0)
+		return LIMIT_UNAVAILABLE;
+	if (!l->shown || v.remaining < l->shown_v.remaining) {
+		l->shown = 1;
+		l->shown_class = c;
+		l->shown_rate = *r;
+		l->shown_v = v;
+	}
+	if (!v.limited)
+		return LIMIT_PASS;
+	l->refused = c;
+	l->rate = *r;
+	l->v = v;
+	snprintf(id, sizeof(id), "%02x%02x%02x%02x", key[0], key[1], key[2], key[3]);
+	log_json(GW_LOG_INFO, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	    "request_id", l->request_id, "event", "rate_limited", "class", classes[c].name, "key", id,
+	    "limit", (json_int_t)r->n, "window_s", (json_int_t)r->per, "retry_after_s", (json_int_t)v.retry_s));
+	return LIMIT_REFUSED;
+}
+
+/* Classes first..last in order; the first refusal ends it. */
+static int
+take_range(struct limiter *l, enum limit_class first, enum limit_class last, int64_t now_ns)
+{
+	int c, rc;
+
+	for (c = (int)first; c <= (int)last; c++)
+		if ((rc = take(l, (enum limit_class)c, NULL, now_ns)) != LIMIT_PASS)
+			return rc;
+	return LIMIT_PASS;
+}
+
+int
+limiter_before_auth(struct limiter *l, int64_t now_ns)
+{
+	return take_range(l, LIMIT_GATEWAY, LIMIT_IP, now_ns);
+}
+
+int
+limiter_element(struct limiter *l, int first, int64_t now_ns)
+{
+	return take_range(l, first ? LIMIT_TENANT : LIMIT_GATEWAY, LIMIT_TOKEN, now_ns);
+}
+
+int
+limiter_tool(struct limiter *l, const char *tool, int64_t now_ns)
+{
+	return take(l, LIMIT_TOOL, tool, now_ns);
+}
+
+void
+limiter_error(const struct limiter *l, int rc, struct gw_error *err)
+{
+	if (rc != LIMIT_REFUSED) {
+		gw_error_set(err, GW_ELIMITSTORE, "rate limits cannot be decided now (the shared state is "
+		    "unavailable); retry later");
+		return;
+	}
+	gw_error_set(err, GW_ERATELIMIT, "%s limit %ld per %ld s%s exceeded", classes[l->refused].name,
+	    l->rate.n, l->rate.per, l->rate.burst ? " (with its burst)" : "");
+}
+
+json_t *
+limiter_data(const struct limiter *l, int rc)
+{
+	if (rc != LIMIT_REFUSED)
+		return NULL;
+	return json_pack("{s:s, s:I, s:I, s:I, s:I}", "class", classes[l->refused].name,
+	    "limit", (json_int_t)l->rate.n, "window", (json_int_t)l->rate.per,
+	    "burst", (json_int_t)l->rate.burst, "retry_after", (json_int_t)l->v.retry_s);
+}
+
+void
+limiter_answer(const struct limiter *l, int rc, int modern, json_t *id, struct response *resp)
+{
+	struct gw_error err;
+
+	limiter_error(l, rc, &err);
+	if (modern)
+		response_set_json(resp, err_info(err.code)->status,
+		    jsonrpc_error(id, gw_error_rpc(&err), err.detail, limiter_data(l, rc)));
+	else
+		response_set_error(resp, err.code, err.detail);
+	response_set_header(resp, "Cache-Control", "no-store");
+	limiter_headers(l, rc, resp);
+}
+
+void
+limiter_headers(const struct limiter *l, int rc, struct response *resp)
+{
+	const struct rl_verdict *v = &l->shown_v;
+	long r;
+
+	if (rc == LIMIT_UNAVAILABLE)
+		response_set_header(resp, "Retry-After", "1");
+	if (rc == LIMIT_REFUSED)
+		response_set_header(resp, "Retry-After", "%lld", (long long)l->v.retry_s);
+	if (!l->shown)
+		return;
+	/* The quota of the window is n; a burst lets more pass at once from idle. */
+	r = v->remaining > l->shown_rate.n ? l->shown_rate.n : (long)v->remaining;
+	response_set_header(resp, "RateLimit-Policy", "\"%s\";q=%ld;w=%ld",
+	    classes[l->shown_class].name, l->shown_rate.n, l->shown_rate.per);
+	response_set_header(resp, "RateLimit", "\"%s\";r=%ld;t=%lld", classes[l->shown_class].name,
+	    r, (long long)(v->limited ? v->retry_s : v->reset_s));
+}

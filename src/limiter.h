@@ -1,0 +1,90 @@
+/* limiter — the rate limits of one request (docs/ARCHITECTURE.md §8): the five classes,
+ * whose bucket each request is charged to, the order, and what a refusal looks like.
+ *
+ * Classes and keys (each a keyed digest: never a token, an address or a name):
+ *   gateway  one bucket for the whole gateway
+ *   ip       the client address (netaddr_client: X-Forwarded-For only from a trusted
+ *            proxy), an IPv6 client by its /64
+ *   tenant   the caller's tenant claim ("*" for tokens without one, like the policy)
+ *   token    the token (a digest of its cache key)
+ *   tool     a tools/call's tool name within the caller's tenant
+ * Order: gateway and ip before authentication (a flood never reaches the authorization
+ * server or the token cache); tenant and token after it, once per JSON-RPC request (a
+ * batch element is a request of its own, and pays gateway and ip too beyond the first);
+ * tool when the policy has allowed the call. A tenant's limit-tenant, limit-token and
+ * limit-tool replace [limits]'s for its callers. A refusal charges nothing further;
+ * what earlier classes took stays taken (a refused request was still a request).
+ * When the buckets cannot be read (the state file's locks keep failing) the request
+ * is refused with 503 and Retry-After: limits fail closed. */
+#ifndef GW_LIMITER_H
+#define GW_LIMITER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+#include "netaddr.h"
+#include "ratelimit.h"
+#include "request.h"
+#include "response.h"
+
+enum limit_class { LIMIT_GATEWAY, LIMIT_IP, LIMIT_TENANT, LIMIT_TOKEN, LIMIT_TOOL, LIMIT_CLASSES };
+
+#define LIMIT_PASS		0
+#define LIMIT_REFUSED		1
+#define LIMIT_UNAVAILABLE	(-1)
+
+struct limiter {
+	struct ratelimit *rl;		/* the host's buckets; NULL: none to be had */
+	const struct config *cfg;
+	const unsigned char *digest_key;	/* the host's (state file) */
+	const char *request_id;
+	struct netaddr ip;		/* the client, its limit key (netaddr_limit_key) */
+	int have_ip;
+	const char *tenant;		/* the tenant bucket's name; NULL before the caller is known */
+	const struct cfg_tenant *tn;	/* its section: the overrides; may be NULL */
+	unsigned char token[RL_KEY_BYTES];
+	int have_token;
+	/* The tightest decision so far (fewest remaining), for the RateLimit headers. */
+	int shown;
+	enum limit_class shown_class;
+	struct rate shown_rate;
+	struct rl_verdict shown_v;
+	/* The refusal: its class, rate and verdict. */
+	enum limit_class refused;
+	struct rate rate;
+	struct rl_verdict v;
+};
+
+const char *limiter_class_name(enum limit_class c);
+/* For a request: the client address from REMOTE_ADDR and X-Forwarded-For. rl may be
+ * NULL (then any limit that is on fails closed). */
+void limiter_init(struct limiter *l, struct ratelimit *rl, const struct config *cfg,
+    const unsigned char *digest_key, const struct request *req);
+/* The authenticated caller: its tenant claim ("" = none) and its token's key. */
+void limiter_caller(struct limiter *l, const char *tenant_claim, const unsigned char *token_key);
+
+/* LIMIT_PASS, LIMIT_REFUSED (l says which class and when), or LIMIT_UNAVAILABLE. */
+int limiter_before_auth(struct limiter *l, int64_t now_ns);
+/* One JSON-RPC request of the caller: tenant and token, and gateway and ip unless it
+ * is the first of its HTTP request (those were taken before authentication). */
+int limiter_element(struct limiter *l, int first, int64_t now_ns);
+/* A tools/call the policy allowed. */
+int limiter_tool(struct limiter *l, const char *tool, int64_t now_ns);
+
+/* The error of rc (LIMIT_REFUSED: 429 naming the class and its window, e.g. "token
+ * limit 120 per 60 s exceeded"; LIMIT_UNAVAILABLE: 503). Logs a refusal (class, the
+ * key's digest, the limit, retry-after). */
+void limiter_error(const struct limiter *l, int rc, struct gw_error *err);
+/* The facts of a refusal for a JSON-RPC error's data: {class, limit, window, burst,
+ * retry_after}; NULL for LIMIT_UNAVAILABLE. */
+json_t *limiter_data(const struct limiter *l, int rc);
+/* The whole answer to a refused HTTP request: 429 (or 503), an HttpError body, or for
+ * 2026-07-28 (modern) the JSON-RPC error body with id, and the headers. */
+void limiter_answer(const struct limiter *l, int rc, int modern, json_t *id, struct response *resp);
+/* RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers) for the
+ * tightest class this request met, and Retry-After after a refusal. */
+void limiter_headers(const struct limiter *l, int rc, struct response *resp);
+
+#endif

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Rate limits after authentication, end to end: nginx + spawn-fcgi (2 x 2) + mcpgate, real
+# oidc-provider tokens (tests/idp: machine-acme is tenant acme, machine-beta beta,
+# machine-none has no tenant) and the SDK fixture upstream. Each class triggers alone
+# with its 429 (HttpError naming class and window, Retry-After, RateLimit headers); a
+# tenant's overrides apply; the tool limit is per tenant; a batch element is limited on
+# its own while the others proceed; 2026-07-28 gets its JSON-RPC error body echoing the
+# id; the log names class and key digest, never a token. Then exactness: spawn-fcgi
+# -F 4 with 2 threads each, 40 concurrent requests of one token under token = 10/3600:
+# exactly 10 pass. Windows are an hour long, so a slow machine refills nothing meanwhile.
+# Prints TAP. Env: MCPGATE_BIN.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+. "$top/tests/lib/node.sh"
+. "$top/tests/lib/wait.sh"
+trap 'stop_idp; stop_all' EXIT
+
+node "$top/tests/upstream/fixture.mjs" --port 0 --name fx --ready-file "$T/fx.ready" --quiet > /dev/null 2> "$T/fx.log" &
+mg_track $!
+NGX_PORT=$(free_port)
+URL=http://127.0.0.1:$NGX_PORT/mcp
+start_idp "$URL"
+wait_until 60 test -s "$T/fx.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready")
+gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600"
+cat >> "$T/gw.conf" <<CONF
+[upstream "fx"]
+url = $FX_URL
+[tenant "acme"]
+groups = fx
+limit-tenant = 100/3600
+limit-token = 2/3600
+[tenant "beta"]
+groups = fx
+limit-tenant = 100/3600
+[tenant "*"]
+groups = fx
+[limits]
+tenant = 6/3600
+token = 4/3600
+tool = 3/3600
+CONF
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the limits" "$out"
+start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 > "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 \
+	|| bail "nginx + spawn-fcgi + mcpgate" "$(tail -n 20 "$T/start.out")"
+pass "nginx + spawn-fcgi (2 x 2) + mcpgate with tenant, token and tool limits"
+
+# post TOKEN BODY [HEADER...]: headers in $T/h, body in $T/b; prints the status.
+post() {
+	local tok=$1 body=$2
+	shift 2
+	curl -sS --max-time 30 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json' -H "Authorization: Bearer $tok" "$@" --data-binary "$body" "$URL" 2>> "$T/curl.err"
+}
+hdr() { grep -i "^$1: " "$T/h" | head -n 1 | sed 's/^[^:]*: //' | tr -d '\r'; }
+PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
+ECHO='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}'
+pings() {	# pings TOKEN N: the statuses of N pings
+	local i out=
+	for i in $(seq 1 "$2"); do out="$out$(post "$1" "$PING") "; done
+	echo "$out"
+}
+declare -A tok=()
+for t in A1 A2 A3 A4; do tok[$t]=$(mint --client machine-acme --scope mcp:tools); done
+for t in B1 B2 B3; do tok[$t]=$(mint --client machine-beta --scope mcp:tools); done
+for t in N1 N2; do tok[$t]=$(mint --client machine-none --scope mcp:tools); done
+for t in "${!tok[@]}"; do [ -n "${tok[$t]}" ] && [ "${tok[$t]}" != null ] || bail "tokens" "$t: $(tail -n 5 "$T/idp.log")"; done
+
+# --- token -------------------------------------------------------------------------------
+st=$(post "${tok[B1]}" "$PING")
+is "token = 4/3600: the first ping passes" "$st" 200
+is "… RateLimit-Policy names the tightest class (token)" "$(hdr RateLimit-Policy)" '"token";q=4;w=3600'
+like "… RateLimit: 3 remain" "$(hdr RateLimit)" '^"token";r=3;t=[0-9]+$'
+is "… the next three pass, the fifth is limited" "$(pings "${tok[B1]}" 4)" "200 200 200 429 "
+is "… 429 rate_limited" "$(jq -r .error "$T/b")" rate_limited
+is "… naming class and window" "$(jq -r .error_description "$T/b")" "token limit 4 per 3600 s exceeded"
+ra=$(hdr Retry-After)
+check "… Retry-After: whole seconds, at most one interval (900 s), got $ra" test "${ra:-0}" -ge 1 -a "${ra:-0}" -le 900
+like "… RateLimit: none remain" "$(hdr RateLimit)" '^"token";r=0;t=[0-9]+$'
+is "another token of the same tenant has its own bucket" "$(post "${tok[B2]}" "$PING")" 200
+
+# --- a tenant's override -------------------------------------------------------------------
+is "acme's limit-token = 2/3600 replaces token = 4/3600" "$(pings "${tok[A1]}" 3)" "200 200 429 "
+is "… and says so" "$(jq -r .error_description "$T/b")" "token limit 2 per 3600 s exceeded"
+
+# --- tenant ----------------------------------------------------------------------------------
+# Tokens without a tenant share tenant "*"'s bucket (6/3600): N1 takes 4 (its token
+# limit), its 5th is refused by the token limit after the tenant's 5th unit was taken.
+is "tenant = 6/3600: a token without a tenant uses its 4" "$(pings "${tok[N1]}" 5)" "200 200 200 200 429 "
+is "… another token of tenant \"*\" gets the tenant's last one, then the tenant limit" "$(pings "${tok[N2]}" 2)" "200 429 "
+is "… the tenant class named" "$(jq -r .error_description "$T/b")" "tenant limit 6 per 3600 s exceeded"
+
+# --- tool (per tenant) -------------------------------------------------------------------------
+out=
+for i in 1 2 3 4; do out="$out$(post "${tok[B3]}" "$ECHO") "; [ "$i" = 2 ] && out="$out$(post "${tok[B2]}" "$ECHO") "; done
+is "tool = 3/3600 per tenant: beta's tokens share echo's bucket (3 pass, then 429)" "$out" "200 200 200 429 429 "
+is "… the tool class named" "$(jq -r .error_description "$T/b")" "tool limit 3 per 3600 s exceeded"
+is "… in another tenant the tool has its own bucket" "$(post "${tok[A2]}" "$ECHO")" 200
+
+# --- a batch: every element is a request of its own ----------------------------------------------
+st=$(post "${tok[A3]}" '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]')
+is "a batch of 3 pings under acme's 2/3600: 200" "$st" 200
+jcheck "… two answered, the third a JSON-RPC error -32029 with the facts in data" "$(cat "$T/b")" \
+	'(map(select(.result)) | length) == 2 and (.[] | select(.id == 3) | .error.code == -32029 and .error.data.class == "token" and .error.data.limit == 2 and .error.data.window == 3600 and .error.data.retry_after >= 1)'
+
+# --- 2026-07-28 ---------------------------------------------------------------------------------
+MODERN='{"jsonrpc":"2.0","id":"m1","method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+st=$(post "${tok[A1]}" "$MODERN" -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: ping')
+is "2026-07-28, a limited token: 429" "$st" 429
+jcheck "… the JSON-RPC error body, echoing the id" "$(cat "$T/b")" '.id == "m1" and .error.code == -32029 and .error.data.class == "token"'
+like "… with Retry-After" "$(hdr Retry-After)" '^[0-9]+$'
+
+# --- the log -------------------------------------------------------------------------------------
+jcheck "every 429 is logged: class, key digest, limit, window, retry-after" \
+	"$(grep '"rate_limited"' "$T/gw.log" | jq -sc 'map({class, key, limit, window_s, retry_after_s})')" \
+	'length >= 7 and all(.[]; (.key | test("^[0-9a-f]{8}$")) and .limit > 0 and .window_s == 3600 and .retry_after_s >= 1) and ([.[].class] | unique) == ["tenant", "token", "tool"]'
+leaked=0
+for t in "${!tok[@]}"; do grep -qF "${tok[$t]}" "$T/gw.log" && leaked=1; done
+is "no token in the log" "$leaked" 0
+
+# --- exactness: spawn-fcgi -F 4, 2 threads each, 40 concurrent requests -------------------------------
+# (the gateway and its front only: the authorization server and the upstream stay)
+# shellcheck disable=SC2086
+kill -TERM $MG_FCGI_PIDS "$MG_FRONT_PID" 2>/dev/null
+for pid in $MG_FCGI_PIDS $MG_FRONT_PID; do wait_until 30 eval "! mg_alive $pid" || kill -KILL "$pid" 2>/dev/null; done
+wait "$MG_FRONT_PID" 2>/dev/null
+rm -f "$T/mcpgate.sock"
+sed -i '/^\[limits\]$/,$d; /^\[tenant/,$d' "$T/gw.conf"
+printf '[limits]\ntoken = 10/3600\n' >> "$T/gw.conf"
+rm -f "$T/state"
+start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 4 2 > "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 \
+	|| bail "nginx + spawn-fcgi -F 4 + mcpgate" "$(tail -n 20 "$T/start.out")"
+E=$(mint --client machine-acme --scope mcp:tools)
+post "$E" '{"jsonrpc":"2.0","id":0,"method":"tools/list"}' > /dev/null	# the token cached, the catalog fetched
+seq 1 39 | xargs -P 40 -I{} curl -sS --max-time 60 -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+	-H 'Accept: application/json' -H "Authorization: Bearer $E" --data-binary "$PING" "$URL" > "$T/par" 2>> "$T/curl.err"
+is "token = 10/3600 across 4 processes x 2 threads: 40 requests (one before, 39 at once), exactly 10 pass" \
+	"$(sort "$T/par" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "200:9 429:30 "
+
+tap_done
