@@ -288,16 +288,61 @@ auth_cache_key(const unsigned char *digest_key, const struct config *cfg, const 
 	secret_keyed_digest_parts(digest_key, parts, i + 1, key);
 }
 
+/* The caller's token's cache key, and the parts of it the caller carries. */
+static void
+caller_key(const struct auth_env *env, const struct config *cfg, const char *tok, size_t len,
+    struct caller *caller, unsigned char key[TC_KEY_BYTES])
+{
+	size_t i;
+
+	auth_cache_key(env->digest_key, cfg, tok, len, key);
+	for (i = 0; i < 4; i++)
+		snprintf(caller->token_id + 2 * i, 3, "%02x", key[i]);
+	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
+}
+
+static int
+has_required_scopes(const struct config *cfg, const struct claims *c)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->required_scopes.n; i++)
+		if (!str_has_word(c->scope, cfg->required_scopes.v[i]))
+			return 0;
+	return 1;
+}
+
+int
+auth_cached(const struct auth_env *env, const struct config *cfg, const struct request *req,
+    struct caller *caller)
+{
+	unsigned char key[TC_KEY_BYTES];
+	const char *tok;
+	size_t len;
+
+	memset(caller, 0, sizeof(*caller));
+	if (env->tokens == NULL || req->authorization == NULL ||
+	    auth_parse_bearer(req->authorization, &tok, &len) < 0)
+		return 0;
+	caller_key(env, cfg, tok, len, caller, key);
+	if (token_cache_peek(env->tokens, key, clock_wall_ms(), &caller->claims) != TC_HIT ||
+	    !has_required_scopes(cfg, &caller->claims)) {
+		memset(caller, 0, sizeof(*caller));
+		return 0;
+	}
+	return 1;
+}
+
 int
 auth_authenticate(const struct auth_env *env, const struct config *cfg,
     const struct request *req, struct caller *caller, struct response *resp)
 {
 	unsigned char key[TC_KEY_BYTES];
-	char reason_buf[TC_REASON_MAX], hex[2 * TC_KEY_BYTES + 1];
+	char reason_buf[TC_REASON_MAX];
 	const char *tok, *reason = NULL;
 	struct claims *c = &caller->claims;
 	int64_t deadline, now_ms;
-	size_t len, i;
+	size_t len;
 	int rc, cached = env->tokens != NULL;
 
 	memset(caller, 0, sizeof(*caller));
@@ -309,11 +354,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
 		return -1;
 	}
-	auth_cache_key(env->digest_key, cfg, tok, len, key);
-	for (i = 0; i < 4; i++)
-		snprintf(hex + 2 * i, 3, "%02x", key[i]);
-	memcpy(caller->token_id, hex, 9);
-	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
+	caller_key(env, cfg, tok, len, caller, key);
 
 	now_ms = clock_wall_ms();
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
@@ -356,10 +397,9 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge(cfg, resp, GW_EBADTOKEN, reason, NULL);
 		return -1;
 	}
-	for (i = 0; i < cfg->required_scopes.n; i++)
-		if (!str_has_word(c->scope, cfg->required_scopes.v[i])) {
-			challenge(cfg, resp, GW_ESCOPE, "the token lacks a required scope", c->scope);
-			return -1;
-		}
+	if (!has_required_scopes(cfg, c)) {
+		challenge(cfg, resp, GW_ESCOPE, "the token lacks a required scope", c->scope);
+		return -1;
+	}
 	return 0;
 }

@@ -58,6 +58,11 @@ void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err
 /* 403 insufficient_scope naming scopes (blank-separated: every scope the call needs)
  * besides the required ones, so that a client can step up. */
 void auth_scope_challenge(const struct config *cfg, struct response *resp, const char *scopes);
+/* 1 with *caller exactly as auth_authenticate would make it when the request's token
+ * is already accepted in the cache (and has the required scopes); else 0 with nothing
+ * answered, claimed or changed: what may be known before anything reaches the network. */
+int auth_cached(const struct auth_env *env, const struct config *cfg, const struct request *req,
+    struct caller *caller);
 /* 0 with *caller when the request carries an accepted token; else -1 with resp filled
  * (401, 403, or 500 + Retry-After when the authorization server fails). */
 int auth_authenticate(const struct auth_env *env, const struct config *cfg,

@@ -7,6 +7,7 @@
  * files. */
 #include "autoconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <glob.h>
 #include <libgen.h>
@@ -21,6 +22,7 @@
 
 #include "cfgfile.h"
 #include "config_keys.h"
+#include "secret.h"
 #include "url.h"
 
 /* Loader state: the config being built and the open section. */
@@ -495,6 +497,112 @@ read_credentials(struct loader *ld, struct config *cfg)
 	return bad ? -1 : 0;
 }
 
+/* A percent-decoded copy of s[0..n) (a URL's user or password), or NULL. */
+static char *
+url_part(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+	unsigned v;
+	size_t i;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+		    isxdigit((unsigned char)s[i + 2]) && sscanf(s + i + 1, "%2x", &v) == 1 && v != 0) {
+			*o++ = (char)v;
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] into r. NULL, or why not. */
+static const char *
+parse_redis_url(const char *url, struct cfg_redis *r)
+{
+	const char *p, *at, *colon, *host, *end, *hend;
+	long port = 6379, db = 0;
+	char *e;
+
+	if (strncmp(url, "rediss://", 9) == 0)
+		return "rediss:// (TLS) is not available: this build's hiredis has no TLS; "
+		    "reach Redis over loopback or a private network";
+	if (strncmp(url, "redis://", 8) != 0)
+		return "expected shm or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]";
+	p = url + 8;
+	end = p + strcspn(p, "/");
+	if ((at = memchr(p, '@', (size_t)(end - p))) != NULL) {
+		if ((colon = memchr(p, ':', (size_t)(at - p))) == NULL)
+			return "the credentials of a redis:// URL are [USER]:PASSWORD";
+		if (colon > p && (r->user = url_part(p, (size_t)(colon - p))) == NULL)
+			return "out of memory";
+		if ((r->password = url_part(colon + 1, (size_t)(at - colon - 1))) == NULL)
+			return "out of memory";
+		p = at + 1;
+	}
+	host = p;
+	if (*host == '[') {
+		if ((hend = memchr(host, ']', (size_t)(end - host))) == NULL)
+			return "an IPv6 host is written [ADDRESS]";
+		host++;
+		p = hend + 1;
+	} else {
+		hend = host + strcspn(host, ":/");
+		p = hend;
+	}
+	if (hend == host)
+		return "a redis:// URL needs a host";
+	if (*p == ':') {
+		port = strtol(p + 1, &e, 10);
+		if (e == p + 1 || e != end || port < 1 || port > 65535)
+			return "the port must be 1 to 65535";
+		p = e;
+	}
+	if (p != end)
+		return "unexpected text after the host";
+	if (*end == '/' && end[1]) {
+		db = strtol(end + 1, &e, 10);
+		if (!isdigit((unsigned char)end[1]) || *e || db < 0 || db > 100000)
+			return "the database must be a number (0, 1, ...)";
+	}
+	if ((r->host = strndup(host, (size_t)(hend - host))) == NULL)
+		return "out of memory";
+	r->port = (int)port;
+	r->db = (int)db;
+	return NULL;
+}
+
+/* [limits] store: shm, or a Redis that hosts sharing session-key-file share; then the
+ * key of every shared record is derived from that key and the resource. */
+static int
+parse_store(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w = cfg_where(&cfg->limits, K_LIMITS, "store");
+	static const char label[] = "mcpgate shared store v1";
+	struct secret_part parts[2];
+	const char *why;
+
+	if (cfg->limit_store == NULL || strcmp(cfg->limit_store, "shm") == 0)
+		return 0;
+	if ((why = parse_redis_url(cfg->limit_store, &cfg->redis)) != NULL) {
+		lerr(ld, w->file, w->line, "store: %s", why);
+		return -1;
+	}
+	if (!cfg->has_session_key) {
+		lerr(ld, w->file, w->line, "store: a Redis store needs [gateway] session-key-file: "
+		    "the hosts sharing it share sessions, limits and their keys through that key");
+		return -1;
+	}
+	parts[0] = (struct secret_part){ label, sizeof(label) };
+	parts[1] = (struct secret_part){ cfg->resource, cfg->resource ? strlen(cfg->resource) : 0 };
+	secret_keyed_digest_parts(cfg->session_key, parts, 2, cfg->shared_key);
+	return 0;
+}
+
 /* trusted-proxies: addresses and CIDR ranges, each checked. */
 static int
 parse_trusted(struct loader *ld, struct config *cfg)
@@ -571,12 +679,8 @@ derive(struct loader *ld, const char *path)
 	for (i = 0; i < cfg->n_tenants; i++)
 		cfg->limits_on |= config_rate_on(&cfg->tenants[i].limit_tenant) ||
 		    config_rate_on(&cfg->tenants[i].limit_token) || config_rate_on(&cfg->tenants[i].limit_tool);
-	if (cfg->limit_store && strcmp(cfg->limit_store, "shm") != 0) {
-		const struct cfg_where *w = cfg_where(&cfg->limits, K_LIMITS, "store");
-
-		lerr(ld, w->file, w->line, "store: only shm (the host's state file) is available");
+	if (parse_store(ld, cfg) < 0)
 		return -1;
-	}
 	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {
 		for (i = 0; i < cfg->required_scopes.n; i++)
 			if (strlist_split(&cfg->scopes_supported, cfg->required_scopes.v[i]) < 0)

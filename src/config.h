@@ -50,6 +50,7 @@ struct rate {
 enum deny_style { DENY_FORBIDDEN = 1, DENY_HIDE };
 enum access_mode { ACCESS_READ_WRITE = 1, ACCESS_READ_ONLY };
 enum client_auth { CLIENT_AUTH_BASIC = 1, CLIENT_AUTH_POST };
+enum redis_fail { REDIS_FAIL_CLOSED = 1, REDIS_FAIL_OPEN };
 
 struct cfg_upstream {
 	struct cfg_section s;
@@ -151,7 +152,21 @@ struct config {
 	struct cfg_section limits;
 	struct rate limit_gateway, limit_ip, limit_tenant, limit_token, limit_tool;
 	char *limit_store;
+	long redis_timeout_ms;	/* the longest one Redis operation may take */
+	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
 	int limits_on;		/* some limit is on (a tenant override included): made at load */
+	/* store = redis://…, parsed at load; redis.host == NULL: the state file. */
+	struct cfg_redis {
+		char *host;
+		int port;
+		int db;
+		char *user;		/* ACL user (Redis 6+); NULL: AUTH with the password alone */
+		char *password;		/* wiped on free; NULL: no AUTH */
+	} redis;
+	/* With Redis: what keys every shared record (a digest of the token, the rate-limit
+	 * keys, the tombstones), derived from session-key-file and resource, so that hosts
+	 * that share both share them. */
+	unsigned char shared_key[32];
 
 	struct cfg_upstream *upstreams;
 	size_t n_upstreams;

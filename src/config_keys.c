@@ -17,6 +17,7 @@
 static const char *const deny_styles[] = { "forbidden", "hide", NULL };
 static const char *const access_modes[] = { "read-write", "read-only", NULL };
 static const char *const client_auths[] = { "client_secret_basic", "client_secret_post", NULL };
+static const char *const redis_fails[] = { "closed", "open", NULL };
 
 #define C(f)	offsetof(struct config, f)
 static const struct cfg_key gateway_keys[] = {
@@ -72,6 +73,8 @@ static const struct cfg_key limits_keys[] = {
 	{ "token", T_RATE, C(limit_token), 0, 0, NULL, "0/1" },
 	{ "tool", T_RATE, C(limit_tool), 0, 0, NULL, "0/1" },
 	{ "store", T_STR, C(limit_store), 0, 0, NULL, "shm" },
+	{ "redis-timeout-ms", T_INT, C(redis_timeout_ms), 1, 10000, NULL, "20" },
+	{ "redis-fail", T_ENUM, C(redis_fail), 0, 0, redis_fails, "closed" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 #undef C
@@ -395,6 +398,13 @@ config_unref(struct config *cfg)
 	free_section_values(cfg, gateway_keys);
 	free_section_values(cfg, auth_keys);
 	free_section_values(cfg, limits_keys);
+	free(cfg->redis.host);
+	free(cfg->redis.user);
+	if (cfg->redis.password) {
+		secret_wipe(cfg->redis.password, strlen(cfg->redis.password));
+		free(cfg->redis.password);
+	}
+	secret_wipe(cfg->shared_key, sizeof(cfg->shared_key));
 	free(cfg->trusted);
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		free_section_values(&cfg->upstreams[i], upstream_keys);

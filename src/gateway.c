@@ -337,6 +337,20 @@ gateway_session_key(const struct shared *sh, const struct config *cfg)
 	return sh ? state_session_key(sh->state) : NULL;
 }
 
+const unsigned char *
+gateway_digest_key(const struct shared *sh, const struct config *cfg)
+{
+	if (cfg->redis.host)
+		return cfg->shared_key;
+	return sh ? state_digest_key(sh->state) : NULL;
+}
+
+struct rstore *
+worker_rstore(const struct worker *w, const struct config *cfg)
+{
+	return cfg->redis.host ? w->rs : NULL;
+}
+
 int
 worker_init(struct worker *w, struct gateway *gw)
 {
@@ -345,7 +359,8 @@ worker_init(struct worker *w, struct gateway *gw)
 	w->ix = introspect_new();
 	w->ups = upstream_pool_new();
 	w->pages = fragcache_new(GW_PAGE_CACHE_BYTES, GW_PAGE_CACHE_ENTRIES);
-	return w->ix && w->ups && w->pages ? 0 : -1;
+	w->rs = rstore_new(&gw->redis_outage);
+	return w->ix && w->ups && w->pages && w->rs ? 0 : -1;
 }
 
 void
@@ -367,5 +382,7 @@ worker_free(struct worker *w)
 	w->ups = NULL;
 	fragcache_free(w->pages);
 	w->pages = NULL;
+	rstore_free(w->rs);
+	w->rs = NULL;
 	catalog_view_free(&w->cat);
 }

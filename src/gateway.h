@@ -11,6 +11,7 @@
 #include "fragcache.h"
 #include "introspect.h"
 #include "ratelimit.h"
+#include "rstore.h"
 #include "session.h"
 #include "state.h"
 #include "token_cache.h"
@@ -57,6 +58,7 @@ struct gateway {
 	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
 	long listen_max;
 	long listeners;		/* __atomic */
+	int redis_outage;	/* __atomic: Redis failed and has not answered since (rstore.c) */
 };
 
 /* What one thread needs for the outbound calls of its requests. */
@@ -68,6 +70,7 @@ struct worker {
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
 	struct fragcache *pages;	/* list pages it serialized from cat */
 	struct limiter *lim;	/* while a request runs: its rate limits (router_dispatch) */
+	struct rstore *rs;	/* its connection to the Redis store, opened on first use */
 };
 
 /* Loads the configuration and opens the state file; on a configuration failure
@@ -99,6 +102,12 @@ void gateway_state_note(const struct config *cfg, char *out, size_t n);
 
 /* The key that seals sessions: session-key-file when configured, else the host's. */
 const unsigned char *gateway_session_key(const struct shared *sh, const struct config *cfg);
+/* The key of the keyed digests that name shared records (token cache entries, rate-limit
+ * buckets): with a Redis store the configuration's shared key (the same on every host),
+ * else the state file's. */
+const unsigned char *gateway_digest_key(const struct shared *sh, const struct config *cfg);
+/* The worker's Redis store when the configuration has one, else NULL. */
+struct rstore *worker_rstore(const struct worker *w, const struct config *cfg);
 
 int worker_init(struct worker *w, struct gateway *gw);
 void worker_free(struct worker *w);

@@ -15,6 +15,7 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
 		.listeners = &w->gw->listeners,
 		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.lim = w->lim,
+		.rs = worker_rstore(w, cfg), .shared_key = cfg->shared_key, .cfg = cfg,
 	};
 
 	if (req->method == M_GET)

@@ -42,13 +42,14 @@ rate_of(const struct limiter *l, enum limit_class c)
 }
 
 void
-limiter_init(struct limiter *l, struct ratelimit *rl, const struct config *cfg,
+limiter_init(struct limiter *l, struct ratelimit *rl, struct rstore *rs, const struct config *cfg,
     const unsigned char *digest_key, const struct request *req)
 {
 	struct netaddr client;
 
 	memset(l, 0, sizeof(*l));
 	l->rl = rl;
+	l->rs = rs;
 	l->cfg = cfg;
 	l->digest_key = digest_key;
 	l->request_id = req->id;
@@ -98,78 +99,127 @@ key_of(const struct limiter *l, enum limit_class c, const char *tool, unsigned c
 	memcpy(key, d, RL_KEY_BYTES);
 }
 
-/* One class: charged when it is on and its key is known. */
+/* Class c is charged: it is on and its key is known. */
 static int
-take(struct limiter *l, enum limit_class c, const char *tool, int64_t now_ns)
+applies(const struct limiter *l, enum limit_class c, const struct rate *r)
 {
-	const struct rate *r = rate_of(l, c);
-	unsigned char key[RL_KEY_BYTES];
-	struct rl_verdict v;
+	if (!config_rate_on(r))
+		return 0;
+	switch (c) {
+	case LIMIT_IP:
+		return l->have_ip;
+	case LIMIT_TENANT:
+	case LIMIT_TOOL:
+		return l->tenant != NULL;
+	case LIMIT_TOKEN:
+		return l->have_token;
+	default:
+		return 1;
+	}
+}
+
+static void
+log_refusal(const struct limiter *l, const struct rl_take *t)
+{
 	char id[9];
 
-	if (!config_rate_on(r) || (c == LIMIT_IP && !l->have_ip) ||
-	    ((c == LIMIT_TENANT || c == LIMIT_TOOL) && l->tenant == NULL) ||
-	    (c == LIMIT_TOKEN && !l->have_token))
-		return LIMIT_PASS;
-	if (l->rl == NULL)
-		return LIMIT_UNAVAILABLE;
-	key_of(l, c, tool, key);
-	if (ratelimit_take(l->rl, key, r, now_ns, &v) < 0)
-		return LIMIT_UNAVAILABLE;
-	if (!l->shown || v.remaining < l->shown_v.remaining) {
-		l->shown = 1;
-		l->shown_class = c;
-		l->shown_rate = *r;
-		l->shown_v = v;
-	}
-	if (!v.limited)
-		return LIMIT_PASS;
-	l->refused = c;
-	l->rate = *r;
-	l->v = v;
-	snprintf(id, sizeof(id), "%02x%02x%02x%02x", key[0], key[1], key[2], key[3]);
+	snprintf(id, sizeof(id), "%02x%02x%02x%02x", t->key[0], t->key[1], t->key[2], t->key[3]);
 	log_json(GW_LOG_INFO, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
-	    "request_id", l->request_id, "event", "rate_limited", "class", classes[c].name, "key", id,
-	    "limit", (json_int_t)r->n, "window_s", (json_int_t)r->per, "retry_after_s", (json_int_t)v.retry_s));
+	    "request_id", l->request_id, "event", "rate_limited", "class", classes[l->refused].name,
+	    "key", id, "limit", (json_int_t)t->r.n, "window_s", (json_int_t)t->r.per,
+	    "retry_after_s", (json_int_t)t->v.retry_s));
+}
+
+/* The classes of want (bits), in order, in one decision of the store (one round trip
+ * with Redis): each charged until one refuses. */
+static int
+decide(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
+{
+	struct rl_take t[LIMIT_CLASSES];
+	enum limit_class cls[LIMIT_CLASSES];
+	const struct rate *r;
+	size_t n = 0, i;
+	int c, k;
+
+	for (c = 0; c < LIMIT_CLASSES; c++) {
+		if (!(want & (1u << c)) || !applies(l, (enum limit_class)c, r = rate_of(l, (enum limit_class)c)))
+			continue;
+		key_of(l, (enum limit_class)c, tool, t[n].key);
+		t[n].r = *r;
+		cls[n++] = (enum limit_class)c;
+	}
+	if (n == 0)
+		return LIMIT_PASS;
+	if (l->rs)
+		k = rstore_take_all(l->rs, l->cfg, t, n, now_ns / 1000000);
+	else
+		k = l->rl ? ratelimit_take_all(l->rl, t, n, now_ns) : -1;
+	if (k < 0)	/* the store cannot answer: closed, unless Redis is to fail open */
+		return l->rs && l->cfg->redis_fail == REDIS_FAIL_OPEN ? LIMIT_PASS : LIMIT_UNAVAILABLE;
+	for (i = 0; i < n && i <= (size_t)k; i++)
+		if (!l->shown || t[i].v.remaining < l->shown_v.remaining) {
+			l->shown = 1;
+			l->shown_class = cls[i];
+			l->shown_rate = t[i].r;
+			l->shown_v = t[i].v;
+		}
+	if ((size_t)k == n)
+		return LIMIT_PASS;
+	l->refused = cls[k];
+	l->rate = t[k].r;
+	l->v = t[k].v;
+	log_refusal(l, &t[k]);
 	return LIMIT_REFUSED;
 }
 
-/* Classes first..last in order; the first refusal ends it. */
-static int
-take_range(struct limiter *l, enum limit_class first, enum limit_class last, int64_t now_ns)
-{
-	int c, rc;
+#define BIT(c)		(1u << (c))
+#define BEFORE_AUTH	(BIT(LIMIT_GATEWAY) | BIT(LIMIT_IP))
+#define PER_REQUEST	(BIT(LIMIT_TENANT) | BIT(LIMIT_TOKEN))
 
-	for (c = (int)first; c <= (int)last; c++)
-		if ((rc = take(l, (enum limit_class)c, NULL, now_ns)) != LIMIT_PASS)
-			return rc;
-	return LIMIT_PASS;
+/* What is owed goes with this decision. */
+static int
+decide_owed(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
+{
+	want |= l->owed;
+	l->owed = 0;
+	return decide(l, want, tool, now_ns);
 }
 
 int
-limiter_before_auth(struct limiter *l, int64_t now_ns)
+limiter_before_auth(struct limiter *l, int known, int64_t now_ns)
 {
-	return take_range(l, LIMIT_GATEWAY, LIMIT_IP, now_ns);
+	if (known) {
+		l->owed = BEFORE_AUTH;
+		return LIMIT_PASS;
+	}
+	return decide(l, BEFORE_AUTH, NULL, now_ns);
 }
 
 int
 limiter_element(struct limiter *l, int first, int64_t now_ns)
 {
-	return take_range(l, first ? LIMIT_TENANT : LIMIT_GATEWAY, LIMIT_TOKEN, now_ns);
+	return decide_owed(l, PER_REQUEST | (first ? 0 : BEFORE_AUTH), NULL, now_ns);
 }
 
 int
 limiter_tool(struct limiter *l, const char *tool, int64_t now_ns)
 {
-	return take(l, LIMIT_TOOL, tool, now_ns);
+	return decide_owed(l, BIT(LIMIT_TOOL), tool, now_ns);
+}
+
+void
+limiter_settle(struct limiter *l, int64_t now_ns)
+{
+	if (l->owed)
+		(void)decide_owed(l, 0, NULL, now_ns);
 }
 
 void
 limiter_error(const struct limiter *l, int rc, struct gw_error *err)
 {
 	if (rc != LIMIT_REFUSED) {
-		gw_error_set(err, GW_ELIMITSTORE, "rate limits cannot be decided now (the shared state is "
-		    "unavailable); retry later");
+		gw_error_set(err, GW_ELIMITSTORE, "rate limits cannot be decided now (their store, %s, "
+		    "does not answer); retry later", l->rs ? "Redis" : "the host's state file");
 		return;
 	}
 	gw_error_set(err, GW_ERATELIMIT, "%s limit %ld per %ld s%s exceeded", classes[l->refused].name,

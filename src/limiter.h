@@ -28,6 +28,7 @@
 #include "ratelimit.h"
 #include "request.h"
 #include "response.h"
+#include "rstore.h"
 
 enum limit_class { LIMIT_GATEWAY, LIMIT_IP, LIMIT_TENANT, LIMIT_TOKEN, LIMIT_TOOL, LIMIT_CLASSES };
 
@@ -37,6 +38,7 @@ enum limit_class { LIMIT_GATEWAY, LIMIT_IP, LIMIT_TENANT, LIMIT_TOKEN, LIMIT_TOO
 
 struct limiter {
 	struct ratelimit *rl;		/* the host's buckets; NULL: none to be had */
+	struct rstore *rs;		/* the Redis store; NULL: the buckets are rl's */
 	const struct config *cfg;
 	const unsigned char *digest_key;	/* the host's (state file) */
 	const char *request_id;
@@ -46,6 +48,7 @@ struct limiter {
 	const struct cfg_tenant *tn;	/* its section: the overrides; may be NULL */
 	unsigned char token[RL_KEY_BYTES];
 	int have_token;
+	unsigned owed;			/* classes (bits) to be decided with the next decision */
 	/* The tightest decision so far (fewest remaining), for the RateLimit headers. */
 	int shown;
 	enum limit_class shown_class;
@@ -58,20 +61,27 @@ struct limiter {
 };
 
 const char *limiter_class_name(enum limit_class c);
-/* For a request: the client address from REMOTE_ADDR and X-Forwarded-For. rl may be
- * NULL (then any limit that is on fails closed). */
-void limiter_init(struct limiter *l, struct ratelimit *rl, const struct config *cfg,
+/* For a request: the client address from REMOTE_ADDR and X-Forwarded-For. The buckets
+ * are Redis's when rs is not NULL, else rl's; rl may be NULL (then any limit that is on
+ * fails closed). */
+void limiter_init(struct limiter *l, struct ratelimit *rl, struct rstore *rs, const struct config *cfg,
     const unsigned char *digest_key, const struct request *req);
 /* The authenticated caller: its tenant claim ("" = none) and its token's key. */
 void limiter_caller(struct limiter *l, const char *tenant_claim, const unsigned char *token_key);
 
-/* LIMIT_PASS, LIMIT_REFUSED (l says which class and when), or LIMIT_UNAVAILABLE. */
-int limiter_before_auth(struct limiter *l, int64_t now_ns);
+/* LIMIT_PASS, LIMIT_REFUSED (l says which class and when), or LIMIT_UNAVAILABLE.
+ * known: the caller is already known without the network (auth_cached): then gateway
+ * and ip are owed, and decided with tenant and token in the first element's decision
+ * (one round trip to a Redis store), in the same order. */
+int limiter_before_auth(struct limiter *l, int known, int64_t now_ns);
 /* One JSON-RPC request of the caller: tenant and token, and gateway and ip unless it
  * is the first of its HTTP request (those were taken before authentication). */
 int limiter_element(struct limiter *l, int first, int64_t now_ns);
 /* A tools/call the policy allowed. */
 int limiter_tool(struct limiter *l, const char *tool, int64_t now_ns);
+/* At the end of the request: what is still owed (an answer made before the first
+ * element's decision, say a 400) is charged; a refusal no longer changes the answer. */
+void limiter_settle(struct limiter *l, int64_t now_ns);
 
 /* The error of rc (LIMIT_REFUSED: 429 naming the class and its window, e.g. "token
  * limit 120 per 60 s exceeded"; LIMIT_UNAVAILABLE: 503). Logs a refusal (class, the

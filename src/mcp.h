@@ -31,6 +31,9 @@ struct mcp_env {
 	long *listeners;			/* the process's open standalone streams (__atomic) */
 	long listen_max;			/* how many it may have */
 	struct limiter *lim;			/* the request's rate limits; NULL: none */
+	struct rstore *rs;			/* the Redis store (tombstones); NULL: none */
+	const unsigned char *shared_key;	/* with rs: what names its records */
+	const struct config *cfg;		/* with rs: where it is */
 };
 
 #define MCP_CURSOR_MAX	256	/* a sealed list cursor */

@@ -41,57 +41,65 @@ ceil_s(int64_t ns)
 	return ns <= 0 ? 0 : (ns + NS - 1) / NS;
 }
 
-/* T = per / n, at least 1 ns (n <= 1e9, per >= 1 s: never less). */
-static int64_t
-interval_of(const struct rate *r)
-{
-	int64_t t = (int64_t)r->per * NS / r->n;
-
-	return t > 0 ? t : 1;
-}
-
-/* tau = (n + burst - 1) * T, saturated. */
-static int64_t
-tolerance_of(const struct rate *r, int64_t t)
+/* T = per / n, at least one unit (n <= 1e9, per >= 1 s: never less in ns); tau =
+ * (n + burst - 1) * T, saturated at max. */
+void
+ratelimit_params(const struct rate *r, int64_t unit, int64_t max, struct rl_params *p)
 {
 	int64_t k = (int64_t)r->n + r->burst - 1;
 
-	if (k <= 0)
-		return 0;
-	return t > TAT_MAX / k ? TAT_MAX : k * t;
+	p->t = (int64_t)r->per * unit / r->n;
+	if (p->t < 1)
+		p->t = 1;
+	if (p->t > max)
+		p->t = max;
+	p->tau = k <= 0 ? 0 : p->t > max / k ? max : k * p->t;
+}
+
+void
+ratelimit_verdict(int64_t ahead, const struct rl_params *p, int64_t unit, int limited,
+    struct rl_verdict *v)
+{
+	int64_t left;
+
+	if (ahead < 0)
+		ahead = 0;
+	v->limited = limited;
+	if (limited) {
+		v->retry_s = ceil_s((ahead - p->tau) * (NS / unit));
+		if (v->retry_s < 1)
+			v->retry_s = 1;
+		v->remaining = 0;
+		v->reset_s = ceil_s(ahead * (NS / unit));
+		return;
+	}
+	ahead += p->t;
+	left = p->tau - ahead;
+	v->retry_s = 0;
+	v->remaining = left < 0 ? 0 : left / p->t + 1;
+	v->reset_s = ceil_s(ahead * (NS / unit));
 }
 
 int64_t
 ratelimit_gcra(int64_t tat, const struct rate *r, int64_t now_ns, struct rl_verdict *v)
 {
-	int64_t t = interval_of(r), tau = tolerance_of(r, t), ahead;
+	struct rl_params p;
+	int limited;
 
+	ratelimit_params(r, NS, TAT_MAX, &p);
 	if (now_ns < 0)
 		now_ns = 0;
 	if (now_ns > TAT_MAX)
 		now_ns = TAT_MAX;
 	/* Never further ahead than a full bucket's worth: a clock that went back, a file
 	 * from before a reboot, garbage. */
-	if (tat > now_ns + tau + t || tat < 0)
-		tat = tat < 0 ? now_ns : now_ns + tau + t;
+	if (tat > now_ns + p.tau + p.t || tat < 0)
+		tat = tat < 0 ? now_ns : now_ns + p.tau + p.t;
 	if (tat < now_ns)
 		tat = now_ns;
-	if (tat - now_ns > tau) {
-		v->limited = 1;
-		v->retry_s = ceil_s(tat - tau - now_ns);
-		if (v->retry_s < 1)
-			v->retry_s = 1;
-		v->remaining = 0;
-		v->reset_s = ceil_s(tat - now_ns);
-		return tat;
-	}
-	tat += t;
-	ahead = now_ns + tau - tat;
-	v->limited = 0;
-	v->retry_s = 0;
-	v->remaining = ahead < 0 ? 0 : ahead / t + 1;
-	v->reset_s = ceil_s(tat - now_ns);
-	return tat;
+	limited = tat - now_ns > p.tau;
+	ratelimit_verdict(tat - now_ns, &p, NS, limited, v);
+	return limited ? tat : tat + p.t;
 }
 
 /* --- the shared region --------------------------------------------------------------- */
@@ -189,6 +197,20 @@ ratelimit_take(struct ratelimit *rl, const unsigned char key[RL_KEY_BYTES], cons
 	b->tat = ratelimit_gcra(b->tat, r, now_ns, v);
 	state_unlock(&s->lock);
 	return 0;
+}
+
+int
+ratelimit_take_all(struct ratelimit *rl, struct rl_take *t, size_t n, int64_t now_ns)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ratelimit_take(rl, t[i].key, &t[i].r, now_ns, &t[i].v) < 0)
+			return -1;
+		if (t[i].v.limited)
+			return (int)i;
+	}
+	return (int)n;
 }
 
 size_t

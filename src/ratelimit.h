@@ -34,10 +34,29 @@ struct rl_verdict {
 	int64_t reset_s;	/* whole seconds until the bucket is idle (full) again */
 };
 
+/* A rate in a clock's units (unit: ticks per second; ns here, us in Redis): the
+ * interval T between requests and the tolerance tau, saturated at max. */
+struct rl_params {
+	int64_t t, tau;
+};
+void ratelimit_params(const struct rate *r, int64_t unit, int64_t max, struct rl_params *p);
+/* The verdict of a decision from how far ahead of now the bucket's TAT was before it
+ * (clamped, >= 0) and whether it refused: what a store that decided elsewhere (Redis)
+ * reports. */
+void ratelimit_verdict(int64_t ahead, const struct rl_params *p, int64_t unit, int limited,
+    struct rl_verdict *v);
+
 /* The decision, pure: tat is the bucket's TAT (0 for a fresh one), r an enabled rate
  * (config_rate_on). Fills v; returns the bucket's new TAT (tat unchanged when limited,
  * save for the clamp). */
 int64_t ratelimit_gcra(int64_t tat, const struct rate *r, int64_t now_ns, struct rl_verdict *v);
+
+/* One bucket of a decision over several: its key and rate in, its verdict out. */
+struct rl_take {
+	unsigned char key[RL_KEY_BYTES];
+	struct rate r;
+	struct rl_verdict v;
+};
 
 struct ratelimit;
 
@@ -51,6 +70,9 @@ void ratelimit_detach(struct ratelimit *rl);
  * when the region cannot be used now (a lock not had, a region written over). */
 int ratelimit_take(struct ratelimit *rl, const unsigned char key[RL_KEY_BYTES], const struct rate *r,
     int64_t now_ns, struct rl_verdict *v);
+/* t[0..n) in order until one refuses (the earlier ones stay charged): the index of
+ * the refusal, n when all passed, or -1 when the region cannot be used now. */
+int ratelimit_take_all(struct ratelimit *rl, struct rl_take *t, size_t n, int64_t now_ns);
 /* Buckets not idle at now (tests, stats). */
 size_t ratelimit_count(struct ratelimit *rl, int64_t now_ns);
 

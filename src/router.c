@@ -239,18 +239,22 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 #endif
 	if (rt->flags & R_AUTH) {
 		struct auth_env env = {
-			w->ix, w->sh->tokens, w->sh->asmeta, state_digest_key(w->sh->state),
+			w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
 		};
+		int known = 0;
 
 		if (cfg->limits_on) {
-			limiter_init(&lim, w->sh->limits, cfg, state_digest_key(w->sh->state), req);
-			if ((rc = limiter_before_auth(&lim, clock_mono_us() * 1000)) != LIMIT_PASS) {
+			/* A caller the token cache knows reaches nothing before its limits are
+			 * decided, all in one decision of the store (limiter.h). */
+			known = auth_cached(&env, cfg, req, &caller);
+			limiter_init(&lim, w->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, req);
+			if ((rc = limiter_before_auth(&lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
 				limited(&lim, rc, req, resp);
 				return;
 			}
 			limiter_headers(&lim, LIMIT_PASS, resp);
 		}
-		if (auth_authenticate(&env, cfg, req, &caller, resp) < 0) {
+		if (!known && auth_authenticate(&env, cfg, req, &caller, resp) < 0) {
 			response_set_header(resp, "Cache-Control", "no-store");
 			return;
 		}
@@ -270,6 +274,8 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 
 	resp->headers_only = req->method == M_HEAD;
 	rt->fn(w, cfg, req, who, resp);
+	if (w->lim)
+		limiter_settle(w->lim, clock_mono_us() * 1000);
 	w->lim = NULL;
 	if (rt->flags & R_DOC)
 		finish_document(req, resp);

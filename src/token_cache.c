@@ -187,6 +187,37 @@ copy_str(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[len] = '\0';
 }
 
+/* The claims of a positive entry; strings from shared memory end inside their fields. */
+static void
+copy_claims(struct claims *claims, const struct tc_entry *e)
+{
+	*claims = e->claims;
+	claims->subject[sizeof(claims->subject) - 1] = '\0';
+	claims->client_id[sizeof(claims->client_id) - 1] = '\0';
+	claims->scope[sizeof(claims->scope) - 1] = '\0';
+	claims->groups[sizeof(claims->groups) - 1] = '\0';
+	claims->tenant[sizeof(claims->tenant) - 1] = '\0';
+}
+
+enum tc_status
+token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_ms, struct claims *claims)
+{
+	struct tc_stripe *s = stripe_of(tc, key);
+	struct tc_entry *e;
+	enum tc_status st = TC_MISS;
+
+	if (lock_stripe(tc, s) < 0)
+		return TC_MISS;
+	e = find(s, key);
+	if (e && live(e, now_ms) && e->kind == E_POSITIVE &&
+	    e->claims.exp > now_ms / 1000) {
+		copy_claims(claims, e);
+		st = TC_HIT;
+	}
+	state_unlock(&s->lock);
+	return st;
+}
+
 enum tc_status
 token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     int64_t pending_ms, struct claims *claims, char *reason, size_t reason_len)
@@ -211,13 +242,7 @@ token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now
 			copy_str(reason, reason_len, e->reason, sizeof(e->reason));
 			st = TC_NEGATIVE;
 		} else {
-			*claims = e->claims;
-			/* Strings from shared memory end inside their fields. */
-			claims->subject[sizeof(claims->subject) - 1] = '\0';
-			claims->client_id[sizeof(claims->client_id) - 1] = '\0';
-			claims->scope[sizeof(claims->scope) - 1] = '\0';
-			claims->groups[sizeof(claims->groups) - 1] = '\0';
-			claims->tenant[sizeof(claims->tenant) - 1] = '\0';
+			copy_claims(claims, e);
 			st = TC_HIT;
 		}
 		state_unlock(&s->lock);

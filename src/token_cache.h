@@ -38,6 +38,10 @@ void token_cache_detach(struct token_cache *tc);
 /* pending_ms: how long a claim made by this lookup may stay pending. */
 enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key,
     int64_t now_ms, int64_t pending_ms, struct claims *claims, char *reason, size_t reason_len);
+/* A positive, unexpired entry for key: TC_HIT with claims; anything else is TC_MISS,
+ * and nothing is claimed or changed (what may be decided before the network). */
+enum tc_status token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    struct claims *claims);
 /* Store a positive result until until_ms (replacing our claim, or evicting). 0, or
  * -1 when the region cannot be used (nothing stored). */
 int token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,

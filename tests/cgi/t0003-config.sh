@@ -31,12 +31,32 @@ unlike "-t: [limits] ip, token = 0, a burst, limit-token: no warning" "$err" "co
 unlike "-t: trusted-proxies: no warning" "$err" "trusted-proxies"
 # Bad limit values and proxies: refused with file:line, the reason named.
 for bad in "ip = 10" "ip = 10/0" "ip = -1/60" "ip = 10/60 burst" "ip = 10/60 burst x" "ip = 10/60 bust 5" \
-    "ip = 10/60x" "ip = 10/60 burst 5 6" "ip = 99999999999/60" "store = redis://127.0.0.1:6379/0"; do
+    "ip = 10/60x" "ip = 10/60 burst 5 6" "ip = 99999999999/60" "store = redis://127.0.0.1:6379/0" \
+    "store = memcached://127.0.0.1" "redis-timeout-ms = 0" "redis-fail = maybe"; do
 	cp "$T/gw.conf" "$T/bad.conf"
 	printf '[limits]\n%s\n' "$bad" >> "$T/bad.conf"
 	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
 	is "-t refuses [limits] $bad: exit 1" "$rc" 1
 	like "-t refuses [limits] $bad: file:line" "$out" "$T/bad.conf:[0-9]+: "
+done
+like "-t: a Redis store without session-key-file is refused, saying why" \
+	"$(printf '[limits]\nstore = redis://127.0.0.1:6379/0\n' | cat "$T/gw.conf" - > "$T/bad.conf"; "$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1)" \
+	"bad.conf:[0-9]+: store: a Redis store needs \\[gateway\\] session-key-file"
+head -c 32 /dev/urandom > "$T/session.key"
+sed "s|^\\[gateway\\]$|[gateway]\\nsession-key-file = $T/session.key|" "$T/gw.conf" > "$T/redis.conf"
+for bad in "rediss://127.0.0.1" "memcached://127.0.0.1" "redis://" "redis://:6379" "redis://h:0" "redis://h:70000" \
+    "redis://h:6379/x" "redis://h/-1" "redis://pass@h" "redis://[::1:6379" "redis://h:6379junk"; do
+	printf '[limits]\nstore = %s\n' "$bad" | cat "$T/redis.conf" - > "$T/bad.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	is "-t refuses store = $bad: exit 1" "$rc" 1
+	like "-t refuses store = $bad: file:line, the key named" "$out" "$T/bad.conf:[0-9]+: store: "
+done
+for good in "redis://127.0.0.1" "redis://127.0.0.1:6380/2" "redis://:secret@127.0.0.1:6379/0" \
+    "redis://app:p%40ss@[::1]:6379/15" "redis://redis.internal:6379"; do
+	printf '[limits]\nstore = %s\ntoken = 10/60\nredis-timeout-ms = 5\nredis-fail = open\n' "$good" | cat "$T/redis.conf" - > "$T/good.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
+	is "-t accepts store = $good (and redis-timeout-ms, redis-fail): exit 0" "$rc" 0
+	unlike "… and never prints its password" "$out" "secret|p@ss|p%40ss"
 done
 for bad in "10.0.0.1/8" "10.0.0.0/33" "proxy.example" "::1/129"; do
 	sed "s|^\\[gateway\\]$|[gateway]\\ntrusted-proxies = $bad|" "$T/gw.conf" > "$T/bad.conf"

@@ -122,7 +122,7 @@ jcheck "every 429 is logged: class, key digest, limit, window, retry-after" \
 	"$(grep '"rate_limited"' "$T/gw.log" | jq -sc 'map({class, key, limit, window_s, retry_after_s})')" \
 	'length >= 7 and all(.[]; (.key | test("^[0-9a-f]{8}$")) and .limit > 0 and .window_s == 3600 and .retry_after_s >= 1) and ([.[].class] | unique) == ["tenant", "token", "tool"]'
 leaked=0
-for t in "${!tok[@]}"; do grep -qF "${tok[$t]}" "$T/gw.log" && leaked=1; done
+for t in "${!tok[@]}"; do grep -qF -e "${tok[$t]}" "$T/gw.log" && leaked=1; done
 is "no token in the log" "$leaked" 0
 
 # --- exactness: spawn-fcgi -F 4, 2 threads each, 40 concurrent requests -------------------------------

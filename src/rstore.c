@@ -1,0 +1,354 @@
+/* rstore — one hiredis connection per worker, bounded by redis-timeout-ms. */
+#include "autoconf.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "log.h"
+#include "rstore.h"
+
+#define US		1000000LL
+#define US_MAX		(1LL << 50)	/* Lua numbers are doubles: exact below 2^53 */
+#define TAKE_MAX	8
+
+/* The buckets of one decision, in order, each charged until one refuses; answers
+ * {refused index or -1, how far each bucket's TAT was ahead of now before it}. The
+ * clamps are ratelimit_gcra's; TIME is the server's, so every host decides alike. */
+static const char take_script[] =
+	"local now = redis.call('TIME')\n"
+	"now = tonumber(now[1]) * 1000000 + tonumber(now[2])\n"
+	"local out = {-1}\n"
+	"for i = 1, #KEYS do\n"
+	"  local t, tau = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])\n"
+	"  local tat = tonumber(redis.call('GET', KEYS[i])) or now\n"
+	"  if tat < 0 then tat = now end\n"
+	"  if tat > now + tau + t then tat = now + tau + t end\n"
+	"  if tat < now then tat = now end\n"
+	"  out[i + 1] = tat - now\n"
+	"  if tat - now > tau then out[1] = i - 1 return out end\n"
+	"  tat = tat + t\n"
+	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX', math.floor((tat - now) / 1000) + 1)\n"
+	"end\n"
+	"return out\n";
+
+struct rstore {
+	redisContext *c;
+	int *outage;
+	int64_t retry_at_ms;	/* monotonic: nothing is tried before */
+	char *endpoint;		/* the store URL c is connected to */
+	char sha[48];		/* the script's, as the server loaded it */
+	uint64_t trips;
+};
+
+struct rstore *
+rstore_new(int *outage)
+{
+	struct rstore *rs = calloc(1, sizeof(*rs));
+
+	if (rs)
+		rs->outage = outage;
+	return rs;
+}
+
+static void
+disconnect(struct rstore *rs)
+{
+	if (rs->c)
+		redisFree(rs->c);
+	rs->c = NULL;
+	free(rs->endpoint);
+	rs->endpoint = NULL;
+}
+
+void
+rstore_free(struct rstore *rs)
+{
+	if (rs == NULL)
+		return;
+	disconnect(rs);
+	free(rs);
+}
+
+uint64_t
+rstore_round_trips(const struct rstore *rs)
+{
+	return rs ? rs->trips : 0;
+}
+
+/* An operation failed (why): the connection is dropped and the outage begins, logged
+ * by the first worker of the process that sees it. */
+static int
+failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t now_ms)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "%s", why_in);	/* it may be the context's, freed next */
+	disconnect(rs);
+	rs->retry_at_ms = now_ms + RSTORE_RETRY_MS;
+	if (rs->outage && __atomic_exchange_n(rs->outage, 1, __ATOMIC_ACQ_REL) == 0)
+		log_err(NULL, "redis at %s port %d cannot be used: %s; until it answers, rate limits %s "
+		    "and sessions ended elsewhere are not seen here (tried again every %d ms)",
+		    cfg->redis.host, cfg->redis.port, why,
+		    cfg->redis_fail == REDIS_FAIL_OPEN ? "are not applied (redis-fail = open)" : "refuse requests (503)",
+		    RSTORE_RETRY_MS);
+	return -1;
+}
+
+static int
+answered(struct rstore *rs)
+{
+	if (rs->outage && __atomic_exchange_n(rs->outage, 0, __ATOMIC_ACQ_REL) == 1)
+		log_warn(NULL, "redis answers again: rate limits and tombstones are shared");
+	return 0;
+}
+
+/* The text of a failed exchange: the context's error or the server's. */
+static const char *
+why_of(const struct rstore *rs, const redisReply *r)
+{
+	if (r && r->type == REDIS_REPLY_ERROR && r->str)
+		return r->str;
+	if (rs->c && rs->c->err == REDIS_ERR_IO && strstr(rs->c->errstr, "temporarily unavailable"))
+		return "no answer within redis-timeout-ms";
+	return rs->c && rs->c->errstr[0] ? rs->c->errstr : "no answer";
+}
+
+/* Connected to the configured Redis, authenticated, its database selected and the
+ * script loaded, in one round trip after the connect: 0, or -1 (failed() called). */
+static int
+connect_to(struct rstore *rs, const struct config *cfg, int64_t now_ms)
+{
+	struct timeval tv = { cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000 };
+	const char *argv[3];
+	size_t len[3];
+	char db[16];
+	redisReply *r = NULL;
+	int n = 0, i, rc = -1;
+	const char *why = NULL;
+
+	if (rs->c && rs->endpoint && strcmp(rs->endpoint, cfg->limit_store) == 0)
+		return 0;
+	disconnect(rs);
+	if (now_ms < rs->retry_at_ms)
+		return -1;
+	rs->c = redisConnectWithTimeout(cfg->redis.host, cfg->redis.port, tv);
+	if (rs->c == NULL || rs->c->err || redisSetTimeout(rs->c, tv) != REDIS_OK)
+		return failed(rs, cfg, rs->c ? why_of(rs, NULL) : "out of memory", now_ms);
+	if (cfg->redis.password) {
+		argv[0] = "AUTH";
+		argv[1] = cfg->redis.user ? cfg->redis.user : cfg->redis.password;
+		argv[2] = cfg->redis.password;
+		for (i = 0; i < 3; i++)
+			len[i] = strlen(argv[i]);
+		redisAppendCommandArgv(rs->c, cfg->redis.user ? 3 : 2, argv, len);
+		n++;
+	}
+	if (cfg->redis.db) {
+		snprintf(db, sizeof(db), "%d", cfg->redis.db);
+		argv[0] = "SELECT", argv[1] = db;
+		len[0] = 6, len[1] = strlen(db);
+		redisAppendCommandArgv(rs->c, 2, argv, len);
+		n++;
+	}
+	argv[0] = "SCRIPT", argv[1] = "LOAD", argv[2] = take_script;
+	len[0] = 6, len[1] = 4, len[2] = sizeof(take_script) - 1;
+	redisAppendCommandArgv(rs->c, 3, argv, len);
+	n++;
+	rs->trips++;
+	for (i = 0; i < n; i++) {
+		if (redisGetReply(rs->c, (void **)&r) != REDIS_OK || r == NULL) {
+			why = why_of(rs, NULL);
+			goto out;
+		}
+		if (r->type == REDIS_REPLY_ERROR) {
+			why = r->str;
+			goto out;
+		}
+		if (i == n - 1) {
+			if (r->type != REDIS_REPLY_STRING || r->len >= sizeof(rs->sha)) {
+				why = "SCRIPT LOAD gave no digest";
+				goto out;
+			}
+			memcpy(rs->sha, r->str, r->len);
+			rs->sha[r->len] = '\0';
+		}
+		freeReplyObject(r);
+		r = NULL;
+	}
+	if ((rs->endpoint = strdup(cfg->limit_store)) == NULL) {
+		why = "out of memory";
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		failed(rs, cfg, why ? why : "no answer", now_ms);
+	freeReplyObject(r);
+	return rc;
+}
+
+/* The connection broke (the server closed it, was restarted): not a timeout. */
+static int
+broken(const struct rstore *rs)
+{
+	return rs->c && (rs->c->err == REDIS_ERR_EOF ||
+	    (rs->c->err == REDIS_ERR_IO && !strstr(rs->c->errstr, "temporarily unavailable")));
+}
+
+/* One command (argv; with script, argv[1] is the script's digest, set here), its reply
+ * (free it), or NULL (failed() called). A kept connection that turns out broken (Redis
+ * restarted since) is replaced at once, and so is one whose server forgot the script;
+ * a timeout is not tried again. */
+static redisReply *
+command(struct rstore *rs, const struct config *cfg, int argc, const char **argv, size_t *len,
+    int script, int64_t now_ms)
+{
+	redisReply *r = NULL;
+	int attempt, kept;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		kept = rs->c != NULL;
+		if (connect_to(rs, cfg, now_ms) < 0)
+			return NULL;
+		if (script) {
+			argv[1] = rs->sha;
+			len[1] = strlen(rs->sha);
+		}
+		rs->trips++;
+		if ((r = redisCommandArgv(rs->c, argc, argv, len)) == NULL) {
+			if (kept && attempt == 0 && broken(rs)) {
+				disconnect(rs);
+				continue;
+			}
+			failed(rs, cfg, why_of(rs, NULL), now_ms);
+			return NULL;
+		}
+		if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0 && attempt == 0) {
+			freeReplyObject(r);
+			disconnect(rs);
+			continue;
+		}
+		break;
+	}
+	if (r && r->type == REDIS_REPLY_ERROR) {
+		failed(rs, cfg, why_of(rs, r), now_ms);
+		freeReplyObject(r);
+		return NULL;
+	}
+	if (r)
+		answered(rs);
+	return r;
+}
+
+static void
+key_name(char *out, const char *kind, const unsigned char *key)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	memcpy(out, "mcpgate:", 8);
+	memcpy(out + 8, kind, 2);
+	out[10] = ':';
+	out += 11;
+	for (i = 0; i < RSTORE_KEY_BYTES; i++) {
+		*out++ = hex[key[i] >> 4];
+		*out++ = hex[key[i] & 15];
+	}
+	*out = '\0';
+}
+
+#define KEY_NAME_MAX	(sizeof("mcpgate:xx:") + 2 * RSTORE_KEY_BYTES)
+
+int
+rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
+    int64_t now_ms)
+{
+	const char *argv[3 + 3 * TAKE_MAX];
+	size_t len[3 + 3 * TAKE_MAX], i;
+	char keys[TAKE_MAX][KEY_NAME_MAX], nkeys[8], num[2 * TAKE_MAX][24];
+	struct rl_params p[TAKE_MAX];
+	redisReply *r;
+	long long refused;
+	int rc = -1;
+
+	if (n == 0)
+		return 0;
+	if (n > TAKE_MAX)
+		return -1;
+	snprintf(nkeys, sizeof(nkeys), "%zu", n);
+	argv[0] = "EVALSHA", argv[1] = NULL, argv[2] = nkeys;
+	for (i = 0; i < n; i++) {
+		ratelimit_params(&t[i].r, US, US_MAX, &p[i]);
+		key_name(keys[i], "rl", t[i].key);
+		argv[3 + i] = keys[i];
+		snprintf(num[2 * i], sizeof(num[0]), "%lld", (long long)p[i].t);
+		snprintf(num[2 * i + 1], sizeof(num[0]), "%lld", (long long)p[i].tau);
+		argv[3 + n + 2 * i] = num[2 * i];
+		argv[3 + n + 2 * i + 1] = num[2 * i + 1];
+	}
+	for (i = 0; i < 3 + 3 * n; i++)
+		len[i] = i == 1 ? 0 : strlen(argv[i]);	/* argv[1]: the digest, set by command() */
+	if ((r = command(rs, cfg, (int)(3 + 3 * n), argv, len, 1, now_ms)) == NULL)
+		return -1;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->elements > n + 1)
+		goto out;
+	for (i = 0; i < r->elements; i++)
+		if (r->element[i]->type != REDIS_REPLY_INTEGER)
+			goto out;
+	refused = r->element[0]->integer;
+	if (refused < -1 || refused >= (long long)n || (refused == -1 && r->elements != n + 1) ||
+	    (refused >= 0 && r->elements != (size_t)refused + 2))
+		goto out;
+	for (i = 0; i + 1 < r->elements; i++)
+		ratelimit_verdict(r->element[i + 1]->integer, &p[i], US, (long long)i == refused, &t[i].v);
+	rc = refused < 0 ? (int)n : (int)refused;
+out:
+	if (rc < 0)
+		failed(rs, cfg, "the limit script gave an answer of another shape", now_ms);
+	freeReplyObject(r);
+	return rc;
+}
+
+int
+rstore_tomb_put(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
+    int64_t ttl_ms, int64_t now_ms)
+{
+	char name[KEY_NAME_MAX], px[24];
+	const char *argv[5] = { "SET", name, "1", "PX", px };
+	size_t len[5];
+	redisReply *r;
+	int i;
+
+	key_name(name, "ts", key);
+	snprintf(px, sizeof(px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
+	for (i = 0; i < 5; i++)
+		len[i] = strlen(argv[i]);
+	if ((r = command(rs, cfg, 5, argv, len, 0, now_ms)) == NULL)
+		return -1;
+	freeReplyObject(r);
+	return 0;
+}
+
+int
+rstore_tomb_has(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
+    int64_t now_ms)
+{
+	char name[KEY_NAME_MAX];
+	const char *argv[2] = { "EXISTS", name };
+	size_t len[2];
+	redisReply *r;
+	int rc;
+
+	key_name(name, "ts", key);
+	len[0] = 6, len[1] = strlen(name);
+	if ((r = command(rs, cfg, 2, argv, len, 0, now_ms)) == NULL)
+		return -1;
+	rc = r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
+	freeReplyObject(r);
+	if (rc < 0)
+		return failed(rs, cfg, "EXISTS gave no number", now_ms);
+	return rc;
+}

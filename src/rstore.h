@@ -1,0 +1,51 @@
+/* rstore — the scale-out store: what hosts share through one Redis ([limits] store =
+ * redis://…), spoken with hiredis. Only this file includes <hiredis/hiredis.h>.
+ *
+ * Records (keys named mcpgate:<kind>:<32 hex digits> of a keyed digest the caller
+ * makes with the configuration's shared key: never a token, an address or a session id):
+ *   rl  a rate-limit bucket: its theoretical arrival time in microseconds of the Redis
+ *       server's clock (TIME), so host clocks never matter; expires when idle
+ *   ts  a tombstone: the session it names was ended (DELETE); expires with the session
+ * A decision over several buckets is one server-side script (one round trip, atomic).
+ *
+ * One connection per worker thread, opened on first use. Every operation is bounded
+ * by redis-timeout-ms (connect, then each exchange). A failure closes the connection
+ * and starts an outage: for a second nothing is tried (the operation fails at once),
+ * then the next operation connects again. The first failure of an outage is logged
+ * once per process (outage is shared by its workers), and so is the recovery. */
+#ifndef GW_RSTORE_H
+#define GW_RSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ratelimit.h"
+
+#define RSTORE_KEY_BYTES	16
+#define RSTORE_RETRY_MS		1000	/* after a failure, nothing is tried for this long */
+
+struct rstore;
+
+/* outage: a process-wide word the workers share (0 = up), for logging once. */
+struct rstore *rstore_new(int *outage);
+void rstore_free(struct rstore *rs);
+
+/* The rate-limit decision of t[0..n) (n <= 8) in order, in one script: each bucket
+ * charged until one refuses. The index of the refusal, n when all passed, -1 when
+ * Redis cannot answer now. Verdicts are filled as ratelimit_take_all's. now_ms is the
+ * local monotonic clock (for the outage's pause only). */
+int rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
+    int64_t now_ms);
+
+/* A tombstone for key until ttl_ms from now: 0, or -1. */
+int rstore_tomb_put(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
+    int64_t ttl_ms, int64_t now_ms);
+/* 1 when key has a tombstone, 0 when not, -1 when Redis cannot answer now. */
+int rstore_tomb_has(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
+    int64_t now_ms);
+
+/* Round trips this connection made (benchmarks, tests). */
+uint64_t rstore_round_trips(const struct rstore *rs);
+
+#endif

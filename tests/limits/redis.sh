@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Two hosts, one gateway: two nginx + spawn-fcgi (2 x 2) + mcpgate stacks with their own
+# state files, one resource, one session-key-file and one redis-server ([limits] store =
+# redis://…), real oidc-provider tokens. Their combined admissions equal one limit (also
+# 40 requests at once, half at each host); a session begun on host A and ended on host B
+# is 404 on A; a ping with a cached token costs one Redis round trip. Redis hung
+# (SIGSTOP) and stopped: host A (redis-fail = closed) answers 503 with Retry-After within
+# its timeout, host B (redis-fail = open) keeps serving, nothing hangs, the outage is
+# logged once per process; Redis back (SIGCONT, restarted): both serve again without a
+# restart. Windows are an hour long, so a slow machine refills nothing meanwhile.
+# Prints TAP. Env: MCPGATE_BIN.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server \
+	redis-cli:redis-tools --node @modelcontextprotocol/sdk/package.json
+[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+. "$top/tests/lib/wait.sh"
+trap 'stop_idp; stop_all' EXIT
+
+# --- redis-server, on loopback, nothing kept on disk ---------------------------------------
+RPORT=$(free_port)
+start_redis() {
+	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" \
+		--daemonize no > "$T/redis.log" 2>&1 &
+	REDIS_PID=$!
+	mg_track "$REDIS_PID"
+	wait_until 30 redis-cli -p "$RPORT" ping > /dev/null 2>&1
+}
+rcli() { redis-cli -p "$RPORT" "$@"; }
+start_redis || bail "redis-server on 127.0.0.1:$RPORT" "$(tail -n 5 "$T/redis.log")"
+
+PORT_A=$(free_port)
+PORT_B=$(free_port)
+URL_A=http://127.0.0.1:$PORT_A/mcp
+URL_B=http://127.0.0.1:$PORT_B/mcp
+start_idp "$URL_A"
+head -c 32 /dev/urandom > "$T/session.key"
+# host NAME FAIL: its configuration (the resource is host A's URL: one gateway).
+host_conf() {
+	GW_STATE=$T/$1.state GW_LOG=$T/$1.log gateway_conf "$T/$1.conf" "$URL_A" "session-key-file = $T/session.key"
+	cat >> "$T/$1.conf" <<CONF
+[limits]
+token = 10/3600
+store = redis://127.0.0.1:$RPORT/3
+redis-timeout-ms = 1000
+redis-fail = $2
+CONF
+}
+host_conf a closed
+host_conf b open
+out=$("$MCPGATE_BIN" -t -c "$T/a.conf" 2>&1) || bail "mcpgate -t accepts the Redis store" "$out"
+pass "mcpgate -t accepts store = redis://127.0.0.1:PORT/3"
+# start_host NAME PORT: spawn-fcgi -F 2 -w 2 and nginx, in a directory of its own.
+start_host() {
+	local dir=$T/host-$1
+	mkdir -p "$dir/tmp" "$dir/empty"
+	MG_DIR=$dir MG_LOG=$dir/mcpgate.log start_mcpgate_fcgi "$dir/mcpgate.sock" "$T/$1.conf" 2 2 > "$dir/start.out" 2>&1 &&
+		MG_DIR=$dir MG_SOCK=$dir/mcpgate.sock start_nginx "$2" >> "$dir/start.out" 2>&1
+}
+# (in this shell: MG_PIDS collects every host's processes; MG_DIR stays $T)
+start_host a "$PORT_A" || bail "host A: nginx + spawn-fcgi + mcpgate" "$(tail -n 20 "$T/host-a/start.out")"
+start_host b "$PORT_B" || bail "host B: nginx + spawn-fcgi + mcpgate" "$(tail -n 20 "$T/host-b/start.out")"
+pass "two hosts: nginx + spawn-fcgi (2 x 2) + mcpgate each, separate state files, one Redis"
+
+# post URL TOKEN BODY [HEADER...]: headers in $T/h, body in $T/b; prints the status.
+post() {
+	local url=$1 tok=$2 body=$3
+	shift 3
+	curl -sS --max-time 30 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $tok" "$@" \
+		--data-binary "$body" "$url" 2>> "$T/curl.err"
+}
+hdr() { grep -i "^$1: " "$T/h" | head -n 1 | sed 's/^[^:]*: //' | tr -d '\r'; }
+PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
+# calls COMMAND: how often Redis ran it (commands a script runs count too).
+calls() { rcli info commandstats | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p" | grep . || echo 0; }
+serves() { [ "$(post "$1" "$K5" "$PING")" = 200 ]; }
+
+# A token per phase: each may take at most 10 requests (token = 10/3600).
+declare -a K
+for i in 1 2 3 4 5; do
+	K[i]=$(mint --client machine-acme --scope mcp:tools)
+	case ${K[i]} in ''|null) bail "tokens" "$(tail -n 5 "$T/idp.log")" ;; esac
+done
+K1=${K[1]} K2=${K[2]} K3=${K[3]} K4=${K[4]} K5=${K[5]}
+
+# --- one bucket for both hosts -----------------------------------------------------------------
+out=
+for i in 1 2 3 4 5 6; do out="$out$(post "$URL_A" "$K1" "$PING")$(post "$URL_B" "$K1" "$PING") "; done
+is "token = 10/3600, pings alternating between hosts A and B: 10 pass, then both refuse" "$out" \
+	"200200 200200 200200 200200 200200 429429 "
+is "… host B's 429 names the class and window" "$(jq -r .error_description "$T/b")" "token limit 10 per 3600 s exceeded"
+ra=$(hdr Retry-After)
+check "… with Retry-After in whole seconds (one interval: 360 s or less), got $ra" test "${ra:-0}" -ge 1 -a "${ra:-0}" -le 360
+is "… the bucket is a keyed digest in Redis (no token in any key)" "$(rcli -n 3 --scan --pattern 'mcpgate:rl:*' | grep -cvE '^mcpgate:rl:[0-9a-f]{32}$')" 0
+
+# 40 requests at once, 20 at each host, of a fresh token: exactly 10 pass.
+post "$URL_A" "$K2" '{"jsonrpc":"2.0","id":0,"method":"tools/list"}' > /dev/null	# cached on A
+post "$URL_B" "$K2" '{"jsonrpc":"2.0","id":0,"method":"tools/list"}' > /dev/null	# and on B
+for i in $(seq 1 38); do [ $((i % 2)) = 0 ] && echo "$URL_A" || echo "$URL_B"; done |
+	xargs -P 38 -I{} curl -sS --max-time 60 -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json' -H "Authorization: Bearer $K2" --data-binary "$PING" {} > "$T/par" 2>> "$T/curl.err"
+is "40 requests of one token at once, half at each host (2 before, 38 together): exactly 10 pass" \
+	"$(sort "$T/par" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "200:8 429:30 "
+
+# --- one Redis round trip per request -------------------------------------------------------------
+post "$URL_A" "$K3" "$PING" > /dev/null	# K3 cached on A, A's connections open
+post "$URL_A" "$K3" "$PING" > /dev/null
+post "$URL_A" "$K3" "$PING" > /dev/null
+e0=$(calls evalsha); x0=$(calls exists)
+for i in 1 2 3 4 5; do post "$URL_A" "$K3" "$PING" > /dev/null; done
+e1=$(calls evalsha); x1=$(calls exists)
+is "5 pings with a cached token, no session: one round trip each (the limit script)" "$((e1 - e0)) $((x1 - x0))" "5 0"
+
+# --- a session ended on one host is ended on every host -----------------------------------------
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+is "initialize on host A" "$(post "$URL_A" "$K4" "$INIT")" 200
+SID=$(hdr Mcp-Session-Id)
+check "… gives a session" test -n "$SID"
+e0=$(calls evalsha); x0=$(calls exists)
+is "… the session works on host B (one session-key-file)" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $SID")" 200
+e1=$(calls evalsha); x1=$(calls exists)
+is "… a request in a session: two round trips (the limit script, the tombstone)" "$((e1 - e0)) $((x1 - x0))" "1 1"
+st=$(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $K4" -H "Mcp-Session-Id: $SID" "$URL_B")
+is "DELETE on host B: 204" "$st" 204
+is "… then host A answers 404 for it" "$(post "$URL_A" "$K4" "$PING" -H "Mcp-Session-Id: $SID")" 404
+is "… and so does host B" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $SID")" 404
+is "… its tombstone is in Redis, named by a digest" "$(rcli -n 3 --scan --pattern 'mcpgate:ts:*' | grep -cE '^mcpgate:ts:[0-9a-f]{32}$')" 1
+is "initialize again on host B" "$(post "$URL_B" "$K4" "$INIT")" 200
+SID2=$(hdr Mcp-Session-Id)
+
+# --- Redis hung: SIGSTOP ----------------------------------------------------------------------------
+kill -STOP "$REDIS_PID"
+t0=$(now_ms)
+st=$(post "$URL_A" "$K5" "$PING")
+t1=$(now_ms)
+is "Redis hung (SIGSTOP): host A (redis-fail = closed) answers 503" "$st" 503
+is "… Retry-After: 1" "$(hdr Retry-After)" 1
+like "… saying why" "$(jq -r .error_description "$T/b")" 'Redis'
+check "… without hanging (took $((t1 - t0)) ms; the timeout is 1000 ms a step)" test $((t1 - t0)) -lt 10000
+is "… host B (redis-fail = open) keeps serving" "$(post "$URL_B" "$K5" "$PING")" 200
+is "… its session too (the host's own tombstones decide meanwhile)" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $SID2")" 200
+# Every worker of A meets the outage: at most one line per process.
+for i in 1 2 3 4 5 6; do post "$URL_A" "$K5" "$PING" > /dev/null; done
+n=$(grep -c 'redis at 127.0.0.1 port .* cannot be used' "$T/host-a/mcpgate.log" "$T/a.log" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
+check "… the outage is logged once per process of host A (2 processes: $n lines)" test "$n" -ge 1 -a "$n" -le 2
+kill -CONT "$REDIS_PID"
+wait_until 30 serves "$URL_A"
+is "Redis resumed (SIGCONT): host A serves again, no restart" "$(post "$URL_A" "$K5" "$PING")" 200
+
+# --- Redis stopped, then started again ----------------------------------------------------------------
+kill -TERM "$REDIS_PID"
+wait_until 30 eval "! mg_alive $REDIS_PID"
+wait "$REDIS_PID" 2>/dev/null
+t0=$(now_ms)
+st=$(post "$URL_A" "$K5" "$PING")
+t1=$(now_ms)
+is "Redis stopped: host A answers 503" "$st" 503
+check "… at once (took $((t1 - t0)) ms)" test $((t1 - t0)) -lt 10000
+is "… host B serves" "$(post "$URL_B" "$K5" "$PING")" 200
+start_redis || bail "redis-server again" "$(tail -n 5 "$T/redis.log")"
+wait_until 30 serves "$URL_A"
+is "Redis started again: host A serves, no restart" "$(post "$URL_A" "$K5" "$PING")" 200
+like "… the recovery is logged" "$(cat "$T/host-a/mcpgate.log" "$T/a.log" 2>/dev/null | grep -c 'redis answers again')" '^[1-9]'
+is "… and the limits hold again across hosts (the new Redis starts empty: 10 of 12 pass)" \
+	"$(for i in 1 2 3 4 5 6; do printf '%s%s ' "$(post "$URL_A" "$K3" "$PING")" "$(post "$URL_B" "$K3" "$PING")"; done)" \
+	"200200 200200 200200 200200 200200 429429 "
+
+leaked=0
+for k in "${K[@]}"; do grep -qF -e "$k" "$T/a.log" "$T/b.log" "$T/host-a/mcpgate.log" "$T/host-b/mcpgate.log" 2>/dev/null && leaked=1; done
+is "no token in any log" "$leaked" 0
+tap_done
