@@ -20,18 +20,17 @@
 /* A failure of the exchange: an HttpError for the revisions of initialize, the JSON-RPC
  * error body 2026-07-28 requires (echoing the id) for the stateless one. Steals data. */
 static void
-fail(const struct mcp_call *c, struct response *resp, enum gw_err e, json_t *id,
-    const char *why, json_t *data)
+fail(const struct exchange *x, enum gw_err e, json_t *id, const char *why, json_t *data)
 {
 	const struct gw_err_info *info = err_info(e);
 
-	if (c->modern && info->jsonrpc_code) {
-		response_set_json(resp, info->status,
+	if (x->modern && info->jsonrpc_code) {
+		response_set_json(x->resp, info->status,
 		    jsonrpc_error(id, info->jsonrpc_code, why ? why : info->message, data));
 		return;
 	}
 	json_decref(data);
-	response_set_error(resp, e, why);
+	response_set_error(x->resp, e, why);
 }
 
 /* --- 2026-07-28 ------------------------------------------------------------------ */
@@ -50,15 +49,15 @@ static int
 payload_is_modern(json_t *payload, const struct request *req)
 {
 	const char *v;
-	json_t *el;
+	json_t *item;
 	size_t i;
 
 	if (req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0)
 		return 1;
 	if (json_is_object(payload))
 		return (v = meta_version(payload)) != NULL && !mcp_version_legacy(v);
-	json_array_foreach(payload, i, el)
-		if ((v = meta_version(el)) != NULL && !mcp_version_legacy(v))
+	json_array_foreach(payload, i, item)
+		if ((v = meta_version(item)) != NULL && !mcp_version_legacy(v))
 			return 1;
 	return 0;
 }
@@ -66,39 +65,39 @@ payload_is_modern(json_t *payload, const struct request *req)
 /* The checks 2026-07-28 adds to a request, in the conformance suite's order: _meta
  * (-32602), then headers against the body (-32020), then the version (-32022). */
 static int
-modern_checks(struct mcp_call *c, const struct jr_msg *m, struct response *resp)
+modern_checks(struct exchange *x, const struct jr_msg *m)
 {
 	const struct method *mm = method_find(m->method);
 	json_t *meta = json_object_get(m->params, "_meta"), *data;
 	const char *v = json_string_value(json_object_get(meta, META_VERSION)), *name;
 
 	if (!json_is_object(m->params) || v == NULL || !json_is_object(json_object_get(meta, META_CAPS))) {
-		fail(c, resp, GW_EMETA, m->id, "params._meta must carry " META_VERSION
+		fail(x, GW_EMETA, m->id, "params._meta must carry " META_VERSION
 		    " and " META_CAPS, NULL);
 		return -1;
 	}
-	if (!negotiate_header_matches(c->req->protocol_version, v)) {
-		fail(c, resp, GW_EHEADER, m->id, "MCP-Protocol-Version must equal _meta's protocol version", NULL);
+	if (!negotiate_header_matches(x->req->protocol_version, v)) {
+		fail(x, GW_EHEADER, m->id, "MCP-Protocol-Version must equal _meta's protocol version", NULL);
 		return -1;
 	}
-	if (!negotiate_header_matches(c->req->mcp_method, m->method)) {
-		fail(c, resp, GW_EHEADER, m->id, "Mcp-Method must equal the method", NULL);
+	if (!negotiate_header_matches(x->req->mcp_method, m->method)) {
+		fail(x, GW_EHEADER, m->id, "Mcp-Method must equal the method", NULL);
 		return -1;
 	}
 	if (mm && mm->name_param) {
 		name = json_string_value(json_object_get(m->params, mm->name_param));
-		if ((name || c->req->mcp_name) && !negotiate_header_matches(c->req->mcp_name, name)) {
-			fail(c, resp, GW_EHEADER, m->id, "Mcp-Name must equal the name the body calls", NULL);
+		if ((name || x->req->mcp_name) && !negotiate_header_matches(x->req->mcp_name, name)) {
+			fail(x, GW_EHEADER, m->id, "Mcp-Name must equal the name the body calls", NULL);
 			return -1;
 		}
 	}
 	if (strcmp(v, MCP_MODERN_VERSION) != 0) {
 		data = json_pack("{s:o, s:s}", "supported", mcp_versions_json(), "requested", v);
-		fail(c, resp, GW_EVERSION, m->id, "Unsupported protocol version", data);
+		fail(x, GW_EVERSION, m->id, "Unsupported protocol version", data);
 		return -1;
 	}
-	if (!mcp_method_offered(c, mm)) {
-		fail(c, resp, GW_ENOMETHOD, m->id, "Method not found", NULL);
+	if (!mcp_method_offered(x, mm)) {
+		fail(x, GW_ENOMETHOD, m->id, "Method not found", NULL);
 		return -1;
 	}
 	return 0;
@@ -134,56 +133,61 @@ log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t 
 /* The rate limits of the request's JSON-RPC request number nth (0: the first, whose
  * gateway and ip limits the router took). */
 static int
-element_limit(struct mcp_call *c, size_t nth)
+element_limit(const struct exchange *x, size_t nth)
 {
-	if (c->env->lim == NULL)
+	if (x->env->lim == NULL)
 		return LIMIT_PASS;
-	return limiter_element(c->env->lim, nth == 0, clock_mono_us() * 1000);
+	return limiter_element(x->env->lim, nth == 0, clock_mono_us() * 1000);
 }
 
 /* A batch element a limit refused: its JSON-RPC error, the facts in data. */
 static json_t *
-limit_error(const struct mcp_call *c, json_t *id, int rc)
+limit_error(const struct exchange *x, json_t *id, int rc)
 {
 	struct gw_error err;
 
-	limiter_error(c->env->lim, rc, &err);
-	return jsonrpc_error(id, gw_error_rpc(&err), err.detail, limiter_data(c->env->lim, rc));
+	limiter_error(x->env->lim, rc, &err);
+	return jsonrpc_error(id, gw_error_rpc(&err), err.detail, limiter_data(x->env->lim, rc));
 }
 
 /* The elements run one after another under the request's one deadline: those not
  * started by then get an error, the answers already made are kept. A client that went
- * away ends the batch (its call in progress is abandoned by upstream_post.c). */
+ * away ends the batch (its call in progress is abandoned by upstream_post.c). Each
+ * request is dispatched as an element of its own; nothing of a call is relayed (relay()
+ * in mcp_methods.c), whether the answers go as one JSON array or as events (stream). */
 static void
-exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response *resp)
+exchange_batch(struct exchange *x, json_t *payload, int stream)
 {
-	json_t *out = stream ? NULL : json_array(), *id, *el, *r;
+	struct response *resp = x->resp;
+	json_t *out = stream ? NULL : json_array(), *id, *item, *r;
 	const char *why = NULL;
 	struct jr_msg m;
 	size_t i, n = 0, nreq = 0;
 	int64_t now_us;
 	int rc;
 
-	c->in_batch = 1;
-	c->stream_ok = stream;	/* a batch answered as one JSON array streams nothing */
-	json_array_foreach(payload, i, el) {
+	x->in_batch = 1;
+	json_array_foreach(payload, i, item) {
 		now_us = clock_mono_us();
 		if (resp->sink && sink_gone(resp->sink, now_us)) {
-			log_info(c->req->id, "the client went away: %zu of %zu batch elements not run",
+			log_info(x->req->id, "the client went away: %zu of %zu batch elements not run",
 			    json_array_size(payload) - i, json_array_size(payload));
 			break;
 		}
 		r = NULL;
-		if (jsonrpc_validate(el, &m, &why, &id) < 0)
+		if (jsonrpc_validate(item, &m, &why, &id) < 0)
 			r = mcp_error(id, GW_EINVALID, why);
-		else if (m.kind == JR_REQUEST && now_us / 1000 >= c->until_ms)
+		else if (m.kind == JR_REQUEST && now_us / 1000 >= x->until_ms)
 			r = mcp_error(m.id, GW_EINTERNAL, "Request timeout: the request's time "
 			    "(request-timeout-ms) ran out before this element was started");
-		else if (m.kind == JR_REQUEST && (rc = element_limit(c, nreq++)) != LIMIT_PASS)
-			r = limit_error(c, m.id, rc);
-		else if (m.kind == JR_REQUEST)
-			r = mcp_dispatch(c, &m);
-		log_element(c->req, i, &m, r);
+		else if (m.kind == JR_REQUEST && (rc = element_limit(x, nreq++)) != LIMIT_PASS)
+			r = limit_error(x, m.id, rc);
+		else if (m.kind == JR_REQUEST) {
+			struct element el = { .x = x };
+
+			r = mcp_dispatch(&el, &m);
+		}
+		log_element(x->req, i, &m, r);
 		if (r == NULL)
 			continue;
 		n++;
@@ -198,21 +202,21 @@ exchange_batch(struct mcp_call *c, json_t *payload, int stream, struct response 
 		response_set_json(resp, 200, out);
 	if (n == 0)
 		json_decref(out);
-	if (c->env->lim && !resp->streamed)
-		limiter_headers(c->env->lim, LIMIT_PASS, resp);
+	if (x->env->lim && !resp->streamed)
+		limiter_headers(x->env->lim, LIMIT_PASS, resp);
 }
 
 /* The HTTP side of the exchange, before any JSON: the caller's tenant, the media type,
- * Accept (*stream: the answer goes as an event stream; c->stream_ok: it may), and the
+ * Accept (*stream: the answer goes as an event stream; x->stream_ok: it may), and the
  * body, read into body. 0, or -1 with the response set. */
 static int
-exchange_begin(struct mcp_call *c, struct request *req, struct buf *body, int *stream)
+exchange_begin(struct exchange *x, struct request *req, struct buf *body, int *stream)
 {
-	struct response *resp = c->resp;
+	struct response *resp = x->resp;
 	enum gw_err e;
 	unsigned types;
 
-	if (!c->pc.off && c->pc.tenant == NULL) {
+	if (!x->pc.off && x->pc.tenant == NULL) {
 		response_set_error(resp, GW_ETENANT, NULL);
 		return -1;
 	}
@@ -227,52 +231,53 @@ exchange_begin(struct mcp_call *c, struct request *req, struct buf *body, int *s
 	/* An event stream when the client takes nothing else (and, with federation, when
 	 * the answer streams and the client takes it). */
 	*stream = !(types & NEGOTIATE_JSON);
-	c->stream_ok = (types & NEGOTIATE_SSE) != 0;
-	if (request_read_body(req, (size_t)c->cfg->max_body, body, &e) < 0) {
+	x->stream_ok = (types & NEGOTIATE_SSE) != 0;
+	if (request_read_body(req, (size_t)x->cfg->max_body, body, &e) < 0) {
 		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
 		return -1;
 	}
 	return 0;
 }
 
-/* A single request's answer, after the envelope checks: dispatched, then written as
- * JSON or an event stream (stream), spliced from cached pages when it can be; the
- * session issued at initialize, a 404 for a session an upstream ended, the policy's
- * 403. */
+/* A single request's answer, after the envelope checks: dispatched as the exchange's
+ * one element, then written as JSON or an event stream (stream), spliced from cached
+ * pages when it can be; the session issued at initialize, a 404 for a session an
+ * upstream ended, the policy's 403. */
 static void
-exchange_one(struct mcp_call *c, const struct jr_msg *m, int stream)
+exchange_one(struct exchange *x, const struct jr_msg *m, int stream)
 {
+	struct element el = { .x = x };
 	const struct method *mm;
-	struct response *resp = c->resp;
+	struct response *resp = x->resp;
 	json_t *out;
 
-	if (c->modern && modern_checks(c, m, resp) < 0)
+	if (x->modern && modern_checks(x, m) < 0)
 		return;
-	c->splice_ok = !stream;
-	out = mcp_dispatch(c, m);
-	if (!c->modern && strcmp(m->method, "initialize") == 0 && json_object_get(out, "result"))
-		mcp_issue_session(c, m->params, out);
-	if (c->session_gone) {	/* the client starts over with initialize */
+	x->splice_ok = !stream;
+	out = mcp_dispatch(&el, m);
+	if (!x->modern && strcmp(m->method, "initialize") == 0 && json_object_get(out, "result"))
+		mcp_issue_session(x, m->params, out);
+	if (el.session_gone) {	/* the client starts over with initialize */
 		json_decref(out);
 		response_set_error(resp, GW_ESESSION, "an upstream ended this session; initialize again");
 		return;
 	}
-	if (c->denied != GW_OK && !resp->streamed) {	/* the policy's 403, a limit's 429 */
+	if (el.denied != GW_OK && !resp->streamed) {	/* the policy's 403, a limit's 429 */
 		json_decref(out);
-		if (c->limit_rc != LIMIT_PASS)
-			limiter_answer(c->env->lim, c->limit_rc, c->modern, m->id, resp);
-		else if (c->denied == GW_ESCOPE)
-			auth_scope_challenge(c->cfg, resp, c->denied_scopes);
+		if (el.limit_rc != LIMIT_PASS)
+			limiter_answer(x->env->lim, el.limit_rc, x->modern, m->id, resp);
+		else if (el.denied == GW_ESCOPE)
+			auth_scope_challenge(x->cfg, resp, el.denied_scopes);
 		else
-			response_set_error(resp, c->denied, NULL);
+			response_set_error(resp, el.denied, NULL);
 		return;
 	}
 	if ((mm = method_find(m->method)) != NULL && (mm->flags & MF_PRIVATE) && !resp->streamed) {
 		response_set_header(resp, "Cache-Control", "private");
 		response_set_header(resp, "Vary", "Authorization");
 	}
-	if (c->splice && json_object_get(out, "result") && !resp->streamed)
-		mcp_answer_spliced(c, resp, out);
+	if (el.splice && json_object_get(out, "result") && !resp->streamed)
+		mcp_answer_spliced(&el, out);
 	else
 		answer(resp, stream, out);
 }
@@ -281,7 +286,7 @@ void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
 {
-	struct mcp_call c = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp, .vis_kind = -1 };
+	struct exchange x = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp, .vis_kind = -1 };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m;
@@ -292,33 +297,33 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
-	policy_caller_init(&c.pc, cfg, &caller->claims);
-	policy_profile(&c.pc, c.profile);
-	if (exchange_begin(&c, req, &body, &stream) < 0)
+	policy_caller_init(&x.pc, cfg, &caller->claims);
+	policy_profile(&x.pc, x.profile);
+	if (exchange_begin(&x, req, &body, &stream) < 0)
 		goto out;
 	/* The exchange begins: every upstream call of the request ends by this. */
-	c.until_ms = clock_mono_us() / 1000 + cfg->request_timeout_ms;
-	c.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
+	x.until_ms = clock_mono_us() / 1000 + cfg->request_timeout_ms;
+	x.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
 	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &e, &why)) == NULL) {
-		fail(&c, resp, e, NULL, why, NULL);
+		fail(&x, e, NULL, why, NULL);
 		goto out;
 	}
-	c.modern = payload_is_modern(payload, req);
-	if (c.modern && json_is_array(payload)) {
-		fail(&c, resp, GW_EINVALID, NULL, "2026-07-28 has no batches", NULL);
+	x.modern = payload_is_modern(payload, req);
+	if (x.modern && json_is_array(payload)) {
+		fail(&x, GW_EINVALID, NULL, "2026-07-28 has no batches", NULL);
 		goto out;
 	}
 	if (json_is_object(payload) && jsonrpc_validate(payload, &m, &why, &id) < 0) {
-		fail(&c, resp, GW_EINVALID, id, why, NULL);
+		fail(&x, GW_EINVALID, id, why, NULL);
 		goto out;
 	}
-	if (json_is_object(payload) && (rc = element_limit(&c, 0)) != LIMIT_PASS) {
-		limiter_answer(env->lim, rc, c.modern, m.id, resp);
+	if (json_is_object(payload) && (rc = element_limit(&x, 0)) != LIMIT_PASS) {
+		limiter_answer(env->lim, rc, x.modern, m.id, resp);
 		goto out;
 	}
 	if (env->lim)
 		limiter_headers(env->lim, LIMIT_PASS, resp);
-	if (!c.modern) {
+	if (!x.modern) {
 		if (req->protocol_version && !mcp_version_supported(req->protocol_version)) {
 			response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
 			goto out;
@@ -328,28 +333,27 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 			goto out;
 		}
 		if (req->session_id)
-			c.sess = &sess;
+			x.sess = &sess;
 	}
 	if (json_is_array(payload)) {
 		if (json_array_size(payload) > (size_t)cfg->max_batch)
 			response_set_error(resp, GW_EINVALID, "batch larger than max-batch");
 		else
-			exchange_batch(&c, payload, stream, resp);
+			exchange_batch(&x, payload, stream);
 		goto out;
 	}
 	if (m.kind != JR_REQUEST) {	/* a notification, or the answer to a request of ours */
 		if (m.kind == JR_NOTIFICATION && strcmp(m.method, "notifications/cancelled") == 0)
-			mcp_forward_cancel(&c, m.params);
+			mcp_forward_cancel(&x, m.params);
 		else if (m.kind == JR_RESPONSE)
-			mcp_forward_answer(&c, payload);
+			mcp_forward_answer(&x, payload);
 		response_set_empty(resp, 202);
 		goto out;
 	}
-	exchange_one(&c, &m, stream);
+	exchange_one(&x, &m, stream);
 out:
-	json_decref(c.err_data);
-	free(c.vis);
-	json_decref(c.doc);
+	free(x.vis);
+	json_decref(x.doc);
 	session_clear(&sess);
 	json_decref(payload);
 	buf_free(&body);

@@ -49,27 +49,28 @@ mcp_cursor_open(const unsigned char *key, const char *list, const char *who, con
  * the policy says of the upstreams that offer it (one it may reach is enough: its
  * request goes there, federate.c's pick_owner). */
 static int
-record_visible(const struct mcp_call *c, json_t *doc, enum catalog_kind kind, size_t i)
+record_visible(const struct exchange *x, json_t *doc, enum catalog_kind kind, size_t i)
 {
 	struct policy_tool t;
 	const char *up, *orig;
 	size_t alt;
 
 	if (kind == CATALOG_TOOLS) {
-		catalog_policy_tool(c->cfg, doc, i, &t, NULL, NULL);
-		return t.name && policy_decide(&c->pc, &t, NULL) == POLICY_VISIBLE;
+		catalog_policy_tool(x->cfg, doc, i, &t, NULL, NULL);
+		return t.name && policy_decide(&x->pc, &t, NULL) == POLICY_VISIBLE;
 	}
 	for (alt = 0; catalog_route_alt(doc, kind, (long)i, alt, &up, &orig) == 0; alt++)
-		if (mcp_reaches(c, up))
+		if (mcp_reaches(x, up))
 			return 1;
 	return 0;
 }
 
-/* c->vis: the indexes of the catalog's records of kind the caller sees (NULL with the
- * policy off), from the worker's cache for its profile and catalog copy, else decided
- * record by record and stored there. 0, or -1 without memory. */
+/* x->vis: the indexes of the catalog's records of kind the caller sees (NULL with the
+ * policy off), kept from an earlier list of the request, else from the worker's cache
+ * for its profile and catalog copy, else decided record by record and stored there. 0,
+ * or -1 without memory. */
 static int
-visible(struct mcp_call *c, json_t *doc, enum catalog_kind kind)
+visible(struct exchange *x, json_t *doc, enum catalog_kind kind)
 {
 	struct {
 		uint64_t marker, cfg;
@@ -77,58 +78,59 @@ visible(struct mcp_call *c, json_t *doc, enum catalog_kind kind)
 	} key;
 	const char *cached;
 	size_t i, n = json_array_size(json_object_get(doc, catalog_kinds[kind].array)), len;
-	uint64_t epoch = c->env->view->serial;
+	uint64_t epoch = x->env->view->serial;
 
-	if (c->pc.off || c->vis_kind == (int)kind)
+	if (x->pc.off || x->vis_kind == (int)kind)
 		return 0;
 	memset(&key, 0, sizeof(key));
 	key.marker = UINT64_MAX - (uint64_t)kind;	/* not a list page's kind: a visible set */
-	key.cfg = c->cfg->serial;	/* a reload may change the policy and keep the catalog */
-	memcpy(key.profile, c->profile, sizeof(key.profile));
-	free(c->vis);
-	c->vis_kind = -1;
-	if ((c->vis = malloc((n ? n : 1) * sizeof(*c->vis))) == NULL)
+	key.cfg = x->cfg->serial;	/* a reload may change the policy and keep the catalog */
+	memcpy(key.profile, x->profile, sizeof(key.profile));
+	free(x->vis);
+	x->vis_kind = -1;
+	if ((x->vis = malloc((n ? n : 1) * sizeof(*x->vis))) == NULL)
 		return -1;
-	c->n_vis = 0;
-	if ((cached = fragcache_get(c->env->pages, epoch, &key, sizeof(key), &len)) != NULL) {
-		memcpy(c->vis, cached, len);	/* a copy: the cache may evict it */
-		c->n_vis = len / sizeof(*c->vis);
+	x->n_vis = 0;
+	if ((cached = fragcache_get(x->env->pages, epoch, &key, sizeof(key), &len)) != NULL) {
+		memcpy(x->vis, cached, len);	/* a copy: the cache may evict it */
+		x->n_vis = len / sizeof(*x->vis);
 	} else {
 		for (i = 0; i < n; i++)
-			if (record_visible(c, doc, kind, i))
-				c->vis[c->n_vis++] = (uint32_t)i;
-		fragcache_put(c->env->pages, epoch, &key, sizeof(key), (const char *)c->vis,
-		    c->n_vis * sizeof(*c->vis));
+			if (record_visible(x, doc, kind, i))
+				x->vis[x->n_vis++] = (uint32_t)i;
+		fragcache_put(x->env->pages, epoch, &key, sizeof(key), (const char *)x->vis,
+		    x->n_vis * sizeof(*x->vis));
 	}
-	c->vis_kind = (int)kind;
+	x->vis_kind = (int)kind;
 	return 0;
 }
 
 /* The serialized page [off, off + size) of items (of their vis subset when not NULL; n
- * items in all), from the worker's cache or made and stored there: 1 with c->splice
+ * items in all), from the worker's cache or made and stored there: 1 with el->splice
  * set, or 0 (then the page goes out as JSON). */
 static int
-cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items, const uint32_t *vis, size_t n)
+cached_page(struct element *el, size_t off, size_t size, json_t *items, const uint32_t *vis, size_t n)
 {
 	struct {
 		uint64_t kind, off, size, cfg;
 		unsigned char profile[16];
 	} key;
-	struct fragcache *pages = c->env->pages;
-	uint64_t epoch = c->env->view->serial;
+	const struct exchange *x = el->x;
+	struct fragcache *pages = x->env->pages;
+	uint64_t epoch = x->env->view->serial;
 	json_t *page;
 	char *text;
 	size_t i;
 
 	memset(&key, 0, sizeof(key));
-	key.kind = (uint64_t)c->mm->kind;
+	key.kind = (uint64_t)el->mm->kind;
 	key.off = off;
 	key.size = size;
-	key.cfg = c->cfg->serial;
-	memcpy(key.profile, c->profile, sizeof(key.profile));
+	key.cfg = x->cfg->serial;
+	memcpy(key.profile, x->profile, sizeof(key.profile));
 	if (pages == NULL)
 		return 0;
-	if ((c->splice = fragcache_get(pages, epoch, &key, sizeof(key), &c->splice_len)) != NULL)
+	if ((el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len)) != NULL)
 		return 1;
 	page = json_array();
 	for (i = off; i < n && i < off + size; i++)
@@ -136,36 +138,37 @@ cached_page(struct mcp_call *c, size_t off, size_t size, json_t *items, const ui
 	text = json_dumps(page, JSON_COMPACT);
 	json_decref(page);
 	if (text && fragcache_put(pages, epoch, &key, sizeof(key), text, strlen(text)) == 0)
-		c->splice = fragcache_get(pages, epoch, &key, sizeof(key), &c->splice_len);
+		el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len);
 	free(text);
-	return c->splice != NULL;
+	return el->splice != NULL;
 }
 
 /* tools/list, prompts/list, resources/list, resources/templates/list: a page of the
  * catalog. */
 json_t *
-mcp_list(struct mcp_call *c, json_t *params, struct gw_error *err)
+mcp_list(struct element *el, json_t *params, struct gw_error *err)
 {
-	const char *array = catalog_kinds[c->mm->kind].array;
+	struct exchange *x = el->x;
+	const char *array = catalog_kinds[el->mm->kind].array;
 	const uint32_t *vis = NULL;
 	json_t *tools, *page, *result, *cur;
 	char who[33], sealed[MCP_CURSOR_MAX];
-	size_t off = 0, i, n, size = (size_t)c->cfg->page_size;
+	size_t off = 0, i, n, size = (size_t)x->cfg->page_size;
 
 	if (params && !json_is_object(params))
 		return gw_error_set(err, GW_EPARAMS, "a list takes an object"), NULL;
-	mcp_caller_who(c->caller, who);
+	mcp_caller_who(x->caller, who);
 	if ((cur = json_object_get(params, "cursor")) != NULL &&
-	    (!json_is_string(cur) || c->env->session_key == NULL ||
-	    mcp_cursor_open(c->env->session_key, array, who, json_string_value(cur), &off) < 0))
+	    (!json_is_string(cur) || x->env->session_key == NULL ||
+	    mcp_cursor_open(x->env->session_key, array, who, json_string_value(cur), &off) < 0))
 		return gw_error_set(err, GW_EPARAMS, "Invalid cursor"), NULL;
-	tools = json_object_get(mcp_catalog(c), array);
+	tools = json_object_get(mcp_catalog(x), array);
 	n = json_array_size(tools);
-	if (visible(c, mcp_catalog(c), (enum catalog_kind)c->mm->kind) < 0)	/* what this caller may see */
+	if (visible(x, mcp_catalog(x), (enum catalog_kind)el->mm->kind) < 0)	/* what this caller may see */
 		return gw_error_set(err, GW_EINTERNAL, "out of memory"), NULL;
-	if ((vis = c->vis) != NULL)
-		n = c->n_vis;
-	if (c->splice_ok && cached_page(c, off, size, tools, vis, n))
+	if ((vis = x->vis) != NULL)
+		n = x->n_vis;
+	if (x->splice_ok && cached_page(el, off, size, tools, vis, n))
 		page = json_null();	/* the placeholder mcp_answer_spliced() replaces */
 	else {
 		page = json_array();
@@ -173,10 +176,10 @@ mcp_list(struct mcp_call *c, json_t *params, struct gw_error *err)
 			json_array_append(page, json_array_get(tools, vis ? vis[i] : i));
 	}
 	result = json_pack("{s:o}", array, page);
-	if (result && off + size < n && c->env->session_key &&
-	    mcp_cursor_seal(c->env->session_key, array, who, off + size, sealed, sizeof(sealed)) == 0)
+	if (result && off + size < n && x->env->session_key &&
+	    mcp_cursor_seal(x->env->session_key, array, who, off + size, sealed, sizeof(sealed)) == 0)
 		json_object_set_new(result, "nextCursor", json_string(sealed));
-	if (result && c->modern) {
+	if (result && x->modern) {
 		json_object_set_new(result, "cacheScope", json_string("private"));
 		json_object_set_new(result, "ttlMs", json_integer(0));
 	}
@@ -184,10 +187,12 @@ mcp_list(struct mcp_call *c, json_t *params, struct gw_error *err)
 }
 
 /* The answer to a list whose page came from the cache: out with the page's text in
- * place of the null placeholder of the list's member. Steals out. */
+ * place of the null placeholder of the list's member, into the exchange's response.
+ * Steals out. */
 void
-mcp_answer_spliced(const struct mcp_call *c, struct response *resp, json_t *out)
+mcp_answer_spliced(const struct element *el, json_t *out)
 {
+	struct response *resp = el->x->resp;
 	char needle[64];
 	char *head = json_dumps(out, JSON_COMPACT), *at;
 	struct buf b;
@@ -195,11 +200,11 @@ mcp_answer_spliced(const struct mcp_call *c, struct response *resp, json_t *out)
 	json_decref(out);
 	/* Every quote inside a JSON string is escaped, so the member's name followed by
 	 * :null occurs once, at the placeholder. */
-	snprintf(needle, sizeof(needle), "\"%s\":null", catalog_kinds[c->mm->kind].array);
+	snprintf(needle, sizeof(needle), "\"%s\":null", catalog_kinds[el->mm->kind].array);
 	buf_init(&b, RESPONSE_BODY_MAX);
 	if (head == NULL || (at = strstr(head, needle)) == NULL ||
 	    buf_append(&b, head, (size_t)(at - head) + strlen(needle) - 4) < 0 ||
-	    buf_append(&b, c->splice, c->splice_len) < 0 ||
+	    buf_append(&b, el->splice, el->splice_len) < 0 ||
 	    buf_append(&b, at + strlen(needle), strlen(at + strlen(needle))) < 0 ||
 	    response_set_body(resp, 200, "application/json", b.data, b.len) < 0)
 		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");

@@ -54,14 +54,14 @@ mcp_versions_json(void)
  * exchange), so that everything a request holds of it comes from this one document
  * even when the worker's view moves on to a newer one. */
 json_t *
-mcp_catalog(struct mcp_call *c)
+mcp_catalog(struct exchange *x)
 {
-	if (c->doc == NULL)
-		c->doc = catalog_get(c->env->catalog, c->env->view, c->env->pool, c->cfg, c->req->start_us / 1000);
-	return c->doc;
+	if (x->doc == NULL)
+		x->doc = catalog_get(x->env->catalog, x->env->view, x->env->pool, x->cfg, x->req->start_us / 1000);
+	return x->doc;
 }
 
-/* federate.c's admit (fed_offers, fed_capabilities): mcp_reaches(). */
+/* federate.c's admit (fed_offers, fed_capabilities): mcp_reaches() (ctx: the exchange). */
 static int
 admit_upstream(void *ctx, const char *name)
 {
@@ -70,11 +70,11 @@ admit_upstream(void *ctx, const char *name)
 
 /* What this caller is offered: only what the upstreams it may reach offer. */
 static json_t *
-capabilities(struct mcp_call *c)
+capabilities(struct exchange *x)
 {
-	struct fed_admit a = { admit_upstream, c };
+	struct fed_admit a = { admit_upstream, x };
 
-	return fed_capabilities(mcp_catalog(c), &a);
+	return fed_capabilities(mcp_catalog(x), &a);
 }
 
 static json_t *
@@ -88,8 +88,9 @@ server_info(const struct config *cfg)
 }
 
 static json_t *
-m_initialize(struct mcp_call *c, json_t *params, struct gw_error *err)
+m_initialize(struct element *el, json_t *params, struct gw_error *err)
 {
+	struct exchange *x = el->x;
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
 	json_t *result;
 
@@ -99,30 +100,31 @@ m_initialize(struct mcp_call *c, json_t *params, struct gw_error *err)
 	}
 	result = json_pack("{s:s, s:o, s:o}",
 	    "protocolVersion", mcp_version_legacy(want) ? want : MCP_LATEST_VERSION,
-	    "capabilities", capabilities(c),
-	    "serverInfo", server_info(c->cfg));
-	if (result && c->cfg->instructions)
-		json_object_set_new(result, "instructions", json_string(c->cfg->instructions));
+	    "capabilities", capabilities(x),
+	    "serverInfo", server_info(x->cfg));
+	if (result && x->cfg->instructions)
+		json_object_set_new(result, "instructions", json_string(x->cfg->instructions));
 	return result;
 }
 
 /* 2026-07-28 discovery: versions, capabilities, and who we are in _meta. */
 static json_t *
-m_discover(struct mcp_call *c, json_t *params, struct gw_error *err)
+m_discover(struct element *el, json_t *params, struct gw_error *err)
 {
+	struct exchange *x = el->x;
 	json_t *result = json_pack("{s:o, s:o, s:s, s:i, s:{s:o}}",
 	    "supportedVersions", mcp_versions_json(),
-	    "capabilities", capabilities(c),
+	    "capabilities", capabilities(x),
 	    "cacheScope", "private",
 	    "ttlMs", DISCOVER_TTL_MS,
-	    "_meta", META_SERVER, server_info(c->cfg));
-	if (result && c->cfg->instructions)
-		json_object_set_new(result, "instructions", json_string(c->cfg->instructions));
+	    "_meta", META_SERVER, server_info(x->cfg));
+	if (result && x->cfg->instructions)
+		json_object_set_new(result, "instructions", json_string(x->cfg->instructions));
 	return result;
 }
 
 static json_t *
-m_ping(struct mcp_call *c, json_t *params, struct gw_error *err)
+m_ping(struct element *el, json_t *params, struct gw_error *err)
 {
 	return json_object();
 }
@@ -130,21 +132,23 @@ m_ping(struct mcp_call *c, json_t *params, struct gw_error *err)
 /* Messages an upstream sends before its answer, to a client that takes an event
  * stream, as they come: progress and log notifications, and the requests it makes of
  * the client (federate.c gives them an id that leads the client's answer back);
- * other notifications are dropped, and requests declined when there is no stream. */
+ * other notifications are dropped, and requests declined when there is no stream.
+ * ctx: the element. */
 static int
 relay(void *ctx, json_t *msg)
 {
-	struct mcp_call *c = ctx;
+	const struct element *el = ctx;
+	struct exchange *x = el->x;
 	const char *m = json_string_value(json_object_get(msg, "method"));
 	int request = json_object_get(msg, "id") != NULL;
 
 	if (m == NULL || (!request && strcmp(m, "notifications/progress") != 0 &&
 	    strcmp(m, "notifications/message") != 0))
 		return 0;
-	if (!c->stream_ok || c->in_batch)
+	if (!x->stream_ok || x->in_batch)
 		return request ? UPSTREAM_DECLINE : 0;
-	if (response_stream_open(c->resp) < 0 || response_stream_message(c->resp, msg) < 0) {
-		if (c->resp->sink && c->resp->sink->failed)
+	if (response_stream_open(x->resp) < 0 || response_stream_message(x->resp, msg) < 0) {
+		if (x->resp->sink && x->resp->sink->failed)
 			return -1;	/* the client went away: the call is abandoned */
 		return request ? UPSTREAM_DECLINE : 0;
 	}
@@ -155,36 +159,37 @@ relay(void *ctx, json_t *msg)
  * deadline and the caller's upstream sessions (the catalog and the rest are the
  * caller's to add). */
 void
-mcp_fed_init(struct mcp_call *c, struct fed_call *f)
+mcp_fed_init(const struct exchange *x, struct fed_call *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->cfg = c->cfg;
-	f->pool = c->env->pool;
+	f->cfg = x->cfg;
+	f->pool = x->env->pool;
 	f->now_ms = clock_mono_us() / 1000;
-	f->until_ms = c->until_ms;
-	f->sessions = c->sess ? c->sess->upstreams : NULL;
+	f->until_ms = x->until_ms;
+	f->sessions = x->sess ? x->sess->upstreams : NULL;
 }
 
 /* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
  * the upstream they belong to (federate.c). */
 static json_t *
-m_forward(struct mcp_call *c, json_t *params, struct gw_error *err)
+m_forward(struct element *el, json_t *params, struct gw_error *err)
 {
+	struct exchange *x = el->x;
 	struct fed_call f;
 	json_t *result;
 
-	mcp_fed_init(c, &f);
-	f.doc = mcp_catalog(c);
+	mcp_fed_init(x, &f);
+	f.doc = mcp_catalog(x);
 	f.on_msg = relay;
-	f.ctx = c;
-	f.client = c->resp->sink;
-	f.id = c->id;
+	f.ctx = el;	/* relay's and mcp_gate_upstream's */
+	f.client = x->resp->sink;
+	f.id = el->id;
 	f.gate = mcp_gate_upstream;
-	if (c->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(c, params, err) < 0)
+	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0)
 		return NULL;
-	result = fed_request(&f, c->mm->name, params);
+	result = fed_request(&f, el->mm->name, params);
 
-	c->session_gone |= f.session_gone;
+	el->session_gone |= f.session_gone;
 	if (result == NULL) {
 		*err = f.err;
 	}
@@ -212,12 +217,12 @@ static mcp_fn *const handlers[METHOD_N] = {
 /* In this request's era, and, for what upstreams serve, offered by one of them the
  * caller may reach (its capabilities said so at initialize). */
 int
-mcp_method_offered(struct mcp_call *c, const struct method *mm)
+mcp_method_offered(struct exchange *x, const struct method *mm)
 {
-	struct fed_admit a = { admit_upstream, c };
+	struct fed_admit a = { admit_upstream, x };
 
-	return mm && handlers[mm->id] && (mm->flags & (c->modern ? MF_MODERN : MF_LEGACY)) &&
-	    (!(mm->flags & MF_UPSTREAM) || fed_offers(mcp_catalog(c), mm->name, &a));
+	return mm && handlers[mm->id] && (mm->flags & (x->modern ? MF_MODERN : MF_LEGACY)) &&
+	    (!(mm->flags & MF_UPSTREAM) || fed_offers(mcp_catalog(x), mm->name, &a));
 }
 
 json_t *
@@ -228,26 +233,28 @@ mcp_error(json_t *id, enum gw_err e, const char *why)
 	return jsonrpc_error(id, info->jsonrpc_code, why ? why : info->message, NULL);
 }
 
-/* One valid request to its response object. */
+/* One valid request to its response object. The error data a handler left goes with its
+ * error (with a result, it is dropped): el holds nothing once this returns. */
 json_t *
-mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
+mcp_dispatch(struct element *el, const struct jr_msg *m)
 {
 	const struct method *mm = method_find(m->method);
 	struct gw_error err = { GW_EINTERNAL, 0, "" };
 	json_t *result, *data;
 
-	if (!mcp_method_offered(c, mm))
+	if (!mcp_method_offered(el->x, mm))
 		return mcp_error(m->id, GW_ENOMETHOD, NULL);
-	if ((mm->flags & MF_NO_BATCH) && c->in_batch)
+	if ((mm->flags & MF_NO_BATCH) && el->x->in_batch)
 		return mcp_error(m->id, GW_EINVALID, "initialize cannot be batched");
-	c->mm = mm;
-	c->id = m->id;
-	if ((result = handlers[mm->id](c, m->params, &err)) == NULL) {
-		data = c->err_data;
-		c->err_data = NULL;
+	el->mm = mm;
+	el->id = m->id;
+	result = handlers[mm->id](el, m->params, &err);
+	data = el->err_data;
+	el->err_data = NULL;
+	if (result == NULL)
 		return jsonrpc_error(m->id, gw_error_rpc(&err), err.detail[0] ? err.detail : "Internal error", data);
-	}
-	if (c->modern)
+	json_decref(data);
+	if (el->x->modern)
 		json_object_set_new(result, "resultType", json_string("complete"));
 	return jsonrpc_result(m->id, result);
 }
@@ -255,22 +262,22 @@ mcp_dispatch(struct mcp_call *c, const struct jr_msg *m)
 /* A caller's notifications/cancelled: to each of its upstream sessions, where its
  * request ran under its own id (upstreams ignore an id they do not know). */
 void
-mcp_forward_cancel(struct mcp_call *c, json_t *params)
+mcp_forward_cancel(const struct exchange *x, json_t *params)
 {
 	struct fed_call f;
 
-	mcp_fed_init(c, &f);
+	mcp_fed_init(x, &f);
 	if (json_object_size(f.sessions) > 0 && json_object_get(params, "requestId"))
 		fed_notify_sessions(&f, "notifications/cancelled", params);
 }
 
 /* The client's answer to a request an upstream made of it during a call. */
 void
-mcp_forward_answer(struct mcp_call *c, json_t *msg)
+mcp_forward_answer(const struct exchange *x, json_t *msg)
 {
 	struct fed_call f;
 
-	mcp_fed_init(c, &f);
+	mcp_fed_init(x, &f);
 	if (json_object_size(f.sessions) > 0 && fed_answer(&f, msg) < 0)
-		log_info(c->req->id, "an answer for no request the gateway relayed was dropped");
+		log_info(x->req->id, "an answer for no request the gateway relayed was dropped");
 }

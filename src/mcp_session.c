@@ -22,35 +22,35 @@ mcp_caller_who(const struct caller *caller, char who[33])
 /* A fresh session for an initialize that succeeded: the Mcp-Session-Id header, with a
  * session of the caller's own at every upstream (its client capabilities passed on). */
 void
-mcp_issue_session(struct mcp_call *c, json_t *params, json_t *answer)
+mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
 {
 	const char *pv = json_string_value(json_object_get(json_object_get(answer, "result"), "protocolVersion"));
 	struct fed_call f;
 	struct session s;
 	char id[SESSION_ID_MAX];
 
-	if (pv == NULL || c->env->session_key == NULL)
+	if (pv == NULL || x->env->session_key == NULL)
 		return;
-	mcp_fed_init(c, &f);
-	f.doc = mcp_catalog(c);
+	mcp_fed_init(x, &f);
+	f.doc = mcp_catalog(x);
 	f.sessions = NULL;	/* the new session's own, below */
 	memset(&s, 0, sizeof(s));
 	snprintf(s.version, sizeof(s.version), "%s", pv);
-	mcp_caller_who(c->caller, s.who);
-	s.exp = c->req->now + c->cfg->session_ttl;
+	mcp_caller_who(x->caller, s.who);
+	s.exp = x->req->now + x->cfg->session_ttl;
 	s.upstreams = fed_open_sessions(&f, json_object_get(params, "capabilities"));
-	if (session_seal(c->env->session_key, &s, id) < 0) {
-		log_warn(c->req->id, "session: the caller's upstream sessions do not fit an Mcp-Session-Id; "
+	if (session_seal(x->env->session_key, &s, id) < 0) {
+		log_warn(x->req->id, "session: the caller's upstream sessions do not fit an Mcp-Session-Id; "
 		    "its calls use the gateway's own");
 		f.sessions = s.upstreams;
 		fed_close_sessions(&f);
 		json_object_clear(s.upstreams);
-		if (session_seal(c->env->session_key, &s, id) < 0) {
+		if (session_seal(x->env->session_key, &s, id) < 0) {
 			session_clear(&s);
 			return;
 		}
 	}
-	response_set_header(c->resp, "Mcp-Session-Id", "%s", id);
+	response_set_header(x->resp, "Mcp-Session-Id", "%s", id);
 	session_clear(&s);
 }
 
