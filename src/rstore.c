@@ -132,7 +132,8 @@ connect_to(struct rstore *rs, const struct config *cfg, int64_t now_ms)
 	if (rs->c && rs->endpoint && strcmp(rs->endpoint, cfg->limit_store) == 0)
 		return 0;
 	disconnect(rs);
-	if (now_ms < rs->retry_at_ms)
+	/* In an outage, nothing for a while, unless another worker found Redis back. */
+	if (now_ms < rs->retry_at_ms && (rs->outage == NULL || __atomic_load_n(rs->outage, __ATOMIC_ACQUIRE)))
 		return -1;
 	rs->c = redisConnectWithTimeout(cfg->redis.host, cfg->redis.port, tv);
 	if (rs->c == NULL || rs->c->err || redisSetTimeout(rs->c, tv) != REDIS_OK)

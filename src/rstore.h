@@ -11,7 +11,8 @@
  * One connection per worker thread, opened on first use. Every operation is bounded
  * by redis-timeout-ms (connect, then each exchange). A failure closes the connection
  * and starts an outage: for a second nothing is tried (the operation fails at once),
- * then the next operation connects again. The first failure of an outage is logged
+ * then the next operation connects again; once one worker of the process finds Redis
+ * back, the others try at once. The first failure of an outage is logged
  * once per process (outage is shared by its workers), and so is the recovery. */
 #ifndef GW_RSTORE_H
 #define GW_RSTORE_H

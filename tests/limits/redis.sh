@@ -45,6 +45,7 @@ host_conf() {
 	GW_STATE=$T/$1.state GW_LOG=$T/$1.log gateway_conf "$T/$1.conf" "$URL_A" "session-key-file = $T/session.key"
 	cat >> "$T/$1.conf" <<CONF
 [limits]
+gateway = 1000000/3600
 token = 10/3600
 store = redis://127.0.0.1:$RPORT/3
 redis-timeout-ms = 1000
@@ -79,7 +80,15 @@ hdr() { grep -i "^$1: " "$T/h" | head -n 1 | sed 's/^[^:]*: //' | tr -d '\r'; }
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 # calls COMMAND: how often Redis ran it (commands a script runs count too).
 calls() { rcli info commandstats | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p" | grep . || echo 0; }
-serves() { [ "$(post "$1" "$K5" "$PING")" = 200 ]; }
+# back URL: ten requests without a token in a row are decided (the gateway limit, in
+# Redis) and answered 401, not 503: every worker of the host has Redis back.
+back() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+			--data-binary "$PING" "$1" 2>> "$T/curl.err")" = 401 ] || return 1
+	done
+}
 
 # A token per phase: each may take at most 10 requests (token = 10/3600).
 declare -a K
@@ -122,6 +131,7 @@ INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 is "initialize on host A" "$(post "$URL_A" "$K4" "$INIT")" 200
 SID=$(hdr Mcp-Session-Id)
 check "… gives a session" test -n "$SID"
+post "$URL_B" "$K4" "$PING" > /dev/null	# the token cached on B
 e0=$(calls evalsha); x0=$(calls exists)
 is "… the session works on host B (one session-key-file)" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $SID")" 200
 e1=$(calls evalsha); x1=$(calls exists)
@@ -150,7 +160,7 @@ for i in 1 2 3 4 5 6; do post "$URL_A" "$K5" "$PING" > /dev/null; done
 n=$(grep -c 'redis at 127.0.0.1 port .* cannot be used' "$T/host-a/mcpgate.log" "$T/a.log" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
 check "… the outage is logged once per process of host A (2 processes: $n lines)" test "$n" -ge 1 -a "$n" -le 2
 kill -CONT "$REDIS_PID"
-wait_until 30 serves "$URL_A"
+wait_until 60 back "$URL_A"
 is "Redis resumed (SIGCONT): host A serves again, no restart" "$(post "$URL_A" "$K5" "$PING")" 200
 
 # --- Redis stopped, then started again ----------------------------------------------------------------
@@ -164,12 +174,30 @@ is "Redis stopped: host A answers 503" "$st" 503
 check "… at once (took $((t1 - t0)) ms)" test $((t1 - t0)) -lt 10000
 is "… host B serves" "$(post "$URL_B" "$K5" "$PING")" 200
 start_redis || bail "redis-server again" "$(tail -n 5 "$T/redis.log")"
-wait_until 30 serves "$URL_A"
+wait_until 60 back "$URL_A"
 is "Redis started again: host A serves, no restart" "$(post "$URL_A" "$K5" "$PING")" 200
 like "… the recovery is logged" "$(cat "$T/host-a/mcpgate.log" "$T/a.log" 2>/dev/null | grep -c 'redis answers again')" '^[1-9]'
 is "… and the limits hold again across hosts (the new Redis starts empty: 10 of 12 pass)" \
 	"$(for i in 1 2 3 4 5 6; do printf '%s%s ' "$(post "$URL_A" "$K3" "$PING")" "$(post "$URL_B" "$K3" "$PING")"; done)" \
 	"200200 200200 200200 200200 200200 429429 "
+
+# --- CGI runs share the buckets too --------------------------------------------------------------
+GW_STATE=$T/cgi.state GW_LOG=$T/cgi.log gateway_conf "$T/cgi.conf" "$URL_A" "session-key-file = $T/session.key"
+printf '[limits]\ngateway = 10/3600\nstore = redis://127.0.0.1:%s/4\nredis-timeout-ms = 5000\n' "$RPORT" >> "$T/cgi.conf"
+cgi_pids=()
+for i in $(seq 1 40); do
+	(
+		printf '%s' "$PING" |
+		env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REMOTE_ADDR=127.0.0.1 \
+			REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json HTTP_ACCEPT=application/json \
+			CONTENT_LENGTH=${#PING} "$MCPGATE_BIN" -c "$T/cgi.conf" 2>/dev/null |
+		sed -n 's/^Status: \([0-9]*\).*/\1/p' > "$T/cgi-status.$i"
+	) &
+	cgi_pids+=($!)
+done
+wait "${cgi_pids[@]}"	# (not the servers this shell started)
+is "gateway = 10/3600 in Redis, 40 concurrent CGI runs: 10 pass (401: no token), 30 are limited" \
+	"$(cat "$T"/cgi-status.* 2>/dev/null | grep -E '^[0-9]+$' | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "401:10 429:30 "
 
 leaked=0
 for k in "${K[@]}"; do grep -qF -e "$k" "$T/a.log" "$T/b.log" "$T/host-a/mcpgate.log" "$T/host-b/mcpgate.log" 2>/dev/null && leaked=1; done
