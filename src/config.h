@@ -211,8 +211,10 @@ const struct cfg_tenant *config_tenant(const struct config *cfg, const char *nam
 int config_rate_on(const struct rate *r);
 const struct cfg_upstream *config_upstream(const struct config *cfg, const char *name);
 int strlist_has(const struct strlist *l, const char *s);
-/* Where a key of a [group] or [tenant] section was set ({NULL, 0} when it was not). */
+/* Where a key of a [group] or [tenant] section, or of [limits], was set ({NULL, 0}
+ * when it was not). */
 const struct cfg_where *config_group_where(const struct cfg_group *g, const char *key);
 const struct cfg_where *config_tenant_where(const struct cfg_tenant *t, const char *key);
+const struct cfg_where *config_limits_where(const struct config *cfg, const char *key);
 
 #endif

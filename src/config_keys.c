@@ -470,6 +470,12 @@ config_tenant_where(const struct cfg_tenant *t, const char *key)
 	return cfg_where(&t->s, K_TENANT, key);
 }
 
+const struct cfg_where *
+config_limits_where(const struct config *cfg, const char *key)
+{
+	return cfg_where(&cfg->limits, K_LIMITS, key);
+}
+
 const struct cfg_upstream *
 config_upstream(const struct config *cfg, const char *name)
 {

@@ -2,7 +2,8 @@
  * (docs/ARCHITECTURE.md §2): which tools a caller with these introspection claims sees,
  * and for each hidden tool the first failing step of docs/ARCHITECTURE.md §4 with the
  * configuration line that decided it; with --tool, that one decision and the
- * rate-limit keys of such a call.
+ * rate limits of such a call: each class's effective rate for the caller, the line it
+ * comes from, and what its bucket is keyed by (never a token: explain has none).
  *
  * The catalog is fetched from the configured upstreams as one gateway worker would
  * (no state file: this process's own copy); an upstream that fails is left out with a
@@ -24,6 +25,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "explain.h"
+#include "limiter.h"
 #include "policy.h"
 #include "str.h"
 #include "upstream.h"
@@ -119,69 +121,127 @@ print_hidden(json_t *h, const char *what)
 	putchar('\n');
 }
 
-/* The rate-limit keys of a tools/call (the limiter itself is not built yet): each
- * limit of [limits], or the tenant's override of it, and what its bucket is keyed by. */
+/* What the bucket of class c is keyed by, for the caller of x (tenant: the bucket's
+ * tenant name), in words; malloc'd. The limiter's keys are keyed digests of these. */
+static char *
+limit_key_text(const struct explain *x, enum limit_class c, const char *tenant)
+{
+	const struct strlist *tp = &x->cfg->trusted_proxies;
+	char *out = NULL, *proxies;
+	size_t i, n = 1, at = 0, len;
+
+	switch (c) {
+	case LIMIT_GATEWAY:
+		return strdup("nothing: one bucket for the whole gateway");
+	case LIMIT_IP:
+		if (tp->n == 0)
+			return strdup("the client address (REMOTE_ADDR: no trusted-proxies, so X-Forwarded-For is "
+			    "not read), an IPv6 client by its /64");
+		for (i = 0; i < tp->n; i++)
+			n += strlen(tp->v[i]) + 1;
+		if ((proxies = calloc(1, n)) == NULL)
+			return NULL;
+		for (i = 0; i < tp->n; i++) {	/* sized above */
+			if (i)
+				proxies[at++] = ' ';
+			len = strlen(tp->v[i]);
+			memcpy(proxies + at, tp->v[i], len);
+			at += len;
+		}
+		if (asprintf(&out, "the client address (X-Forwarded-For only from trusted-proxies: %s), an IPv6 "
+		    "client by its /64", proxies) < 0)
+			out = NULL;
+		free(proxies);
+		return out;
+	case LIMIT_TENANT:
+		if (asprintf(&out, "tenant \"%s\"%s", tenant, x->claims.tenant[0] ? "" :
+		    " (every token without a tenant claim)") < 0)
+			out = NULL;
+		return out;
+	case LIMIT_TOKEN:
+		return strdup("this token's digest (one bucket per token)");
+	default:
+		if (asprintf(&out, "tool \"%s\" within tenant \"%s\"", x->tool, tenant) < 0)
+			out = NULL;
+		return out;
+	}
+}
+
+/* The rate limits of a tools/call of x->tool by this caller, in the order the gateway
+ * takes them: for each class its effective rate (limiter_rate: the caller's tenant's
+ * override, else [limits]), the configuration line it comes from, and what its bucket
+ * is keyed by. The caller's tenant is the limiter's (the tenant claim, "*" without
+ * one), whether or not the policy knows it: an unknown tenant's requests are counted
+ * before the policy refuses them. */
 static json_t *
 limits_json(const struct explain *x)
 {
-	static const struct {
-		const char *limit, *override_key;
-		size_t cfg_off, tenant_off;
-	} rows[] = {
-		{ "gateway", "limit-gateway", offsetof(struct config, limit_gateway), offsetof(struct cfg_tenant, limit_gateway) },
-		{ "ip", "limit-ip", offsetof(struct config, limit_ip), offsetof(struct cfg_tenant, limit_ip) },
-		{ "tenant", "limit-tenant", offsetof(struct config, limit_tenant), offsetof(struct cfg_tenant, limit_tenant) },
-		{ "token", "limit-token", offsetof(struct config, limit_token), offsetof(struct cfg_tenant, limit_token) },
-		{ "tool", "limit-tool", offsetof(struct config, limit_tool), offsetof(struct cfg_tenant, limit_tool) },
+	static const char *const taken[LIMIT_CLASSES] = {
+		[LIMIT_GATEWAY] = "before authentication, once per HTTP request (and per further request of a batch)",
+		[LIMIT_IP] = "before authentication, once per HTTP request (and per further request of a batch)",
+		[LIMIT_TENANT] = "per JSON-RPC request, once the token is accepted",
+		[LIMIT_TOKEN] = "per JSON-RPC request, once the token is accepted",
+		[LIMIT_TOOL] = "per tools/call the policy allows",
 	};
-	const struct cfg_tenant *tn = x->pc.tenant;
+	const struct config *cfg = x->cfg;
+	const char *tenant = x->claims.tenant[0] ? x->claims.tenant : "*";
+	const struct cfg_tenant *tn = cfg->n_tenants ? config_tenant(cfg, tenant) : NULL;
 	const struct cfg_where *w;
-	const struct rate *r, *over;
-	char key[CLAIMS_TENANT_MAX + 64], from[300];
-	json_t *out = json_array();
-	size_t i;
+	const struct rate *r;
+	char from[CLAIMS_TENANT_MAX + 512], rate[96], key_name[32], *key;
+	json_t *out = json_array(), *o;
+	int c, over;
 
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		r = (const struct rate *)(const void *)((const char *)x->cfg + rows[i].cfg_off);
-		over = tn ? (const struct rate *)(const void *)((const char *)tn + rows[i].tenant_off) : NULL;
-		snprintf(from, sizeof(from), "[limits] %s", rows[i].limit);
-		if (over && over->per > 0) {	/* set: a tenant's override */
-			r = over;
-			w = config_tenant_where(tn, rows[i].override_key);
+	for (c = 0; c < LIMIT_CLASSES; c++) {
+		const char *name = limiter_class_name((enum limit_class)c);
+
+		r = limiter_rate(cfg, tn, (enum limit_class)c, &over);
+		if (over) {
+			snprintf(key_name, sizeof(key_name), "limit-%s", name);
+			w = config_tenant_where(tn, key_name);
 			snprintf(from, sizeof(from), "%s:%d: [tenant \"%s\"] %s", w->file ? w->file : "?", w->line,
-			    tn->s.name, rows[i].override_key);
+			    tn->s.name, key_name);
+		} else {
+			w = config_limits_where(cfg, name);
+			if (w->file)
+				snprintf(from, sizeof(from), "%s:%d: [limits] %s", w->file, w->line, name);
+			else
+				snprintf(from, sizeof(from), "[limits] %s, not set", name);
 		}
-		switch (i) {
-		case 0: snprintf(key, sizeof(key), "*"); break;
-		case 1: snprintf(key, sizeof(key), "the caller's address"); break;
-		case 2: snprintf(key, sizeof(key), "%s", tn ? tn->s.name : "-"); break;
-		case 3: snprintf(key, sizeof(key), "the token's digest"); break;
-		default: snprintf(key, sizeof(key), "%s", x->tool); break;
-		}
-		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I, s:s}", "limit", rows[i].limit, "key", key,
-		    "n", (json_int_t)r->n, "per", (json_int_t)r->per, "from", from));
+		if (!config_rate_on(r))
+			snprintf(rate, sizeof(rate), "unlimited");
+		else if (r->burst)
+			snprintf(rate, sizeof(rate), "%ld/%ld s burst %ld", r->n, r->per, r->burst);
+		else
+			snprintf(rate, sizeof(rate), "%ld/%ld s", r->n, r->per);
+		key = limit_key_text(x, (enum limit_class)c, tenant);
+		o = json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:s, s:s, s:s?, s:s}", "limit", name,
+		    "on", config_rate_on(r), "rate", rate, "n", (json_int_t)r->n, "per", (json_int_t)r->per,
+		    "burst", (json_int_t)r->burst, "from", from, "section", over ? "tenant" : "limits",
+		    "key", key, "taken", taken[c]);
+		json_object_set_new(o, "file", w->file ? json_string(w->file) : json_null());
+		json_object_set_new(o, "line", w->file ? json_integer(w->line) : json_null());
+		if (c == LIMIT_TOOL)
+			json_object_set_new(o, "tool", json_string(x->tool));
+		json_array_append_new(out, o);
+		free(key);
 	}
 	return out;
 }
 
+/* "  CLASS: RATE (from FROM); keyed by KEY", in the order they are taken. */
 static void
 print_limits(json_t *limits)
 {
 	json_t *l;
 	size_t i;
 
-	printf("rate-limit keys of a call (N requests per S seconds; 0 = unlimited):\n");
-	json_array_foreach(limits, i, l) {
-		json_int_t n = json_integer_value(json_object_get(l, "n"));
-
-		if (n == 0)
-			printf("  %-8s %-24s unlimited (%s)\n", json_string_value(json_object_get(l, "limit")),
-			    json_string_value(json_object_get(l, "key")), json_string_value(json_object_get(l, "from")));
-		else
-			printf("  %-8s %-24s %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT " s (%s)\n",
-			    json_string_value(json_object_get(l, "limit")), json_string_value(json_object_get(l, "key")), n,
-			    json_integer_value(json_object_get(l, "per")), json_string_value(json_object_get(l, "from")));
-	}
+	printf("rate limits of a call, in the order they are taken (gateway and ip before authentication; "
+	    "tenant and token per JSON-RPC request; tool once the policy allows the call):\n");
+	json_array_foreach(limits, i, l)
+		printf("  %s: %s (from %s); keyed by %s\n", json_string_value(json_object_get(l, "limit")),
+		    json_string_value(json_object_get(l, "rate")), json_string_value(json_object_get(l, "from")),
+		    json_string_value(json_object_get(l, "key")));
 }
 
 static void

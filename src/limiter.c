@@ -27,18 +27,29 @@ limiter_class_name(enum limit_class c)
 	return (unsigned)c < LIMIT_CLASSES ? classes[c].name : "?";
 }
 
+const struct rate *
+limiter_rate(const struct config *cfg, const struct cfg_tenant *tn, enum limit_class c, int *from_tenant)
+{
+	const struct rate *r;
+
+	if (from_tenant)
+		*from_tenant = 0;
+	if (tn && classes[c].tenant_off) {
+		r = (const struct rate *)((const char *)tn + classes[c].tenant_off);
+		if (r->per > 0) {
+			if (from_tenant)
+				*from_tenant = 1;
+			return r;
+		}
+	}
+	return (const struct rate *)((const char *)cfg + classes[c].cfg_off);
+}
+
 /* The rate of class c for this request: the tenant's override when it sets one. */
 static const struct rate *
 rate_of(const struct limiter *l, enum limit_class c)
 {
-	const struct rate *r;
-
-	if (l->tn && classes[c].tenant_off) {
-		r = (const struct rate *)((const char *)l->tn + classes[c].tenant_off);
-		if (r->per > 0)
-			return r;
-	}
-	return (const struct rate *)((const char *)l->cfg + classes[c].cfg_off);
+	return limiter_rate(l->cfg, l->tn, c, NULL);
 }
 
 void

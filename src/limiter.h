@@ -61,6 +61,12 @@ struct limiter {
 };
 
 const char *limiter_class_name(enum limit_class c);
+/* The rate of class c for the callers of tenant tn (NULL: no [tenant] of that name):
+ * its limit-tenant, limit-token or limit-tool when it sets one, else [limits]'s (a
+ * tenant's limit-gateway and limit-ip are not read: those are taken before the caller
+ * is known). *from_tenant (may be NULL): 1 when the tenant's override applies. */
+const struct rate *limiter_rate(const struct config *cfg, const struct cfg_tenant *tn, enum limit_class c,
+    int *from_tenant);
 /* For a request: the client address from REMOTE_ADDR and X-Forwarded-For. The buckets
  * are Redis's when rs is not NULL, else rl's; rl may be NULL (then any limit that is on
  * fails closed). */

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tests/fronts/demo.sh — the README's `deploy/demo` stays true:
-#   1. deploy/demo --check with the built binary answers every endpoint;
-#   2. deploy/demo (interactive) stops everything it started on Ctrl-C / TERM;
+#   1. deploy/demo --check with the built binary answers every endpoint, and its
+#      rate-limit loop gets a 429 (Retry-After, RateLimit headers);
+#   2. deploy/demo (interactive) stops everything it started on Ctrl-C / TERM; the
+#      rate-limit loop and the explain command it prints, pasted as printed, give the
+#      429 and beta's limit, and the acme token it prints is not limited by them;
 #   3. deploy/demo --check in a fresh copy of the tree (the files git would
 #      commit) builds mcpgate itself and passes.
 # Prints TAP; exits non-zero on failure. Env: MCPGATE_BIN (default src/mcpgate).
@@ -17,6 +20,9 @@ if [ ! -x "$MCPGATE_BIN" ]; then
 	exit 1
 fi
 
+# flat_out TEXT: its lines joined by " | ".
+flat_out() { sed ':a;N;$!ba;s/\n/ | /g' <<<"$1"; }
+
 # 1. --check with the binary under test (no build: the tree may be a VPATH
 #    build's source, which must stay unconfigured).
 port=$(free_port)
@@ -28,6 +34,13 @@ else
 fi
 like "deploy/demo --check prints the health curl line" "$(cat "$MG_DIR/check.out")" "curl -s http://127.0.0.1:$port/mcp/health"
 like "deploy/demo --check shows the 401 challenge" "$(cat "$MG_DIR/check.out")" 'WWW-Authenticate: Bearer resource_metadata='
+limited=$(sed -n '/^\$ for i in 1 2 3 4 5 6/,/^$/p' "$MG_DIR/check.out" | tr -d '\r')
+is "deploy/demo --check: its rate-limit loop: five 200s, then a 429" \
+	"$(grep -o '^HTTP/[0-9.]* [0-9]*' <<<"$limited" | cut -d' ' -f2 | paste -sd' ')" "200 200 200 200 200 429"
+like "… the 429 with Retry-After and RateLimit headers of beta's token limit" "$(flat_out "$limited")" \
+	'HTTP/[0-9.]+ 429 [^|]*\| Retry-After: [0-9]+ \| RateLimit-Policy: "token";q=5;w=60 \| RateLimit: "token";r=0;t=[0-9]+'
+like "… and explain's word on it: 5/60 s from [tenant \"beta\"] limit-token" "$(cat "$MG_DIR/check.out")" \
+	'  token: 5/60 s \(from [^ ]*mcpgate.conf:[0-9]+: \[tenant "beta"\] limit-token\); keyed by this token'
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/mcp/health")
 is "after --check nothing listens on its port" "$code" 000
 
@@ -55,6 +68,23 @@ for sig in INT TERM; do
 	is "deploy/demo serves /mcp/health on DEMO_PORT" "$code" 200
 	pids=$(sed -n 's/^ *processes *mcpgate \(.*\), nginx \([0-9]*\)$/\1 \2/p' "$out")
 	like "deploy/demo names its processes" "$pids" '^[0-9]+( [0-9]+)+$'
+	if [ "$sig" = INT ]; then
+		# the rate-limit loop and the explain command, pasted as printed
+		limit_cmd=$(grep -m1 '^  for i in 1 2 3 4 5 6; do curl ' "$out")
+		limited=$(bash -c "$limit_cmd" 2>&1 | tr -d '\r')
+		is "the printed rate-limit loop: five 200s, then a 429" \
+			"$(grep -o '^HTTP/[0-9.]* [0-9]*' <<<"$limited" | cut -d' ' -f2 | paste -sd' ')" "200 200 200 200 200 429"
+		like "… with Retry-After and the RateLimit headers" "$(flat_out "$limited")" \
+			'HTTP/[0-9.]+ 429 [^|]*\| Retry-After: [0-9]+ \| RateLimit-Policy: "token";q=5;w=60 \| RateLimit: "token";r=0;t=[0-9]+'
+		explain_cmd=$(grep -m1 '^  [^ ]*mcpgate explain -c ' "$out")
+		like "the printed explain command: beta's token limit, from its line" "$(bash -c "$explain_cmd" 2>&1)" \
+			'  token: 5/60 s \(from [^ ]*mcpgate.conf:[0-9]+: \[tenant "beta"\] limit-token\); keyed by this token'
+		acme=$(sed -n "s/^ *-H 'Authorization: Bearer \([^']*\)' .*/\1/p" "$out" | head -n 1)
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "http://127.0.0.1:$port/mcp" \
+			-H 'Content-Type: application/json' -H "Authorization: Bearer $acme" \
+			--data '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}')
+		is "… and the printed acme token still lists the tools (200)" "$code" 200
+	fi
 	kill -"$sig" "$demo"
 	for _ in $(seq 1 300); do
 		mg_alive "$demo" || break

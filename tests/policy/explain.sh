@@ -8,7 +8,11 @@
 #
 #  - the visible tools, and for hidden tools the step, the reason and the rule as
 #    FILE:LINE — the line of the configuration that decided, found here with grep;
-#  - --tool: the decision and the rate-limit keys (a tenant override with its line);
+#  - --tool: the decision and the rate limits of a call: each class's effective rate
+#    (a tenant override with its line, [limits] with its line, unlimited where nothing
+#    is set, a tenant's limit-ip not read), and what its bucket is keyed by (trusted
+#    proxies, the tenant, the tool within it), for a tenant, no tenant claim and an
+#    unknown tenant;
 #  - exit codes: 0 explained, 2 --tool hidden or unknown, 1 usage, claims or
 #    configuration errors (printed as FILE:LINE);
 #  - an upstream that is down: a note, the others' tools still explained;
@@ -100,6 +104,7 @@ L_MEMBERS=$(line "$T/gw.conf" '[group "github"]' 'members =')
 L_FEATURE=$(line "$T/gw.conf" '[group "beta"]' 'feature =')
 L_DENY=$(line "$T/gw.conf" '[tenant "acme"]' 'deny =')
 L_LIMIT=$(line "$T/gw.conf" '[tenant "acme"]' 'limit-token =')
+L_TOOL=$(line "$T/gw.conf" '[limits]' 'tool =')
 L_RO=$(line "$T/gw.conf" '[tenant "contractors"]' 'access-mode =')
 L_STAR_GROUPS=$(line "$T/gw.conf" '[tenant "*"]' 'groups =')
 L_ALLOW=$(line "$T/gw.conf" '[tenant "*"]' 'allow =')
@@ -159,13 +164,41 @@ like "--tool gh_echo (hidden): exit 2, the step, the reason and the line" "rc=$r
 explain --claims "$ENG" --tool fs_echo
 like "--tool fs_echo (visible): exit 0, its upstream and its name there" "rc=$rc $(flat "$out")" \
 	'^rc=0 tenant: acme .* fs_echo: visible \(from \[upstream "fs"\], where it is echo\)'
-like "… the rate-limit keys: the tenant's limit-token override with its line" "$out" \
-	"^  token +the token's digest +10/1 s \($T/gw.conf:$L_LIMIT: \[tenant \"acme\"\] limit-token\)$"
-like "… [limits] tool for the tool's key" "$out" '^  tool +fs_echo +600/60 s \(\[limits\] tool\)$'
-like "… the tenant's key, and unlimited where nothing is set" "$(flat "$out")" 'gateway +\* +unlimited .*tenant +acme +unlimited'
+like "… the rate limits: the tenant's limit-token override with its line, keyed by the token" "$out" \
+	"^  token: 10/1 s \(from $T/gw.conf:$L_LIMIT: \[tenant \"acme\"\] limit-token\); keyed by this token's digest \(one bucket per token\)$"
+like "… [limits] tool with its line, keyed by the tool within the tenant" "$out" \
+	"^  tool: 600/60 s \(from $T/gw.conf:$L_TOOL: \[limits\] tool\); keyed by tool \"fs_echo\" within tenant \"acme\"$"
+like "… unlimited where nothing is set; the gateway's one bucket, the tenant's" "$(flat "$out")" \
+	'rate limits of a call, in the order they are taken .*  gateway: unlimited \(from \[limits\] gateway, not set\); keyed by nothing: one bucket for the whole gateway .*  tenant: unlimited \(from \[limits\] tenant, not set\); keyed by tenant "acme" '
+like "… the ip class: the client address, X-Forwarded-For not read without trusted-proxies" "$out" \
+	'^  ip: unlimited \(from \[limits\] ip, not set\); keyed by the client address \(REMOTE_ADDR: no trusted-proxies, so X-Forwarded-For is not read\), an IPv6 client by its /64$'
+is "… the five classes, in the order they are taken" "$(sed -n 's/^  \([a-z]*\): .*; keyed by .*/\1/p' <<<"$out" | paste -sd' ')" "gateway ip tenant token tool"
 explain --claims "$ENG" --tool fs_echo --json
-jcheck "--tool --json: the decision and five limits" "$(jq -c '{d: .decision, l: [.limits[] | [.limit, .key, .n, .per]]}' <<<"$out")" \
-	'.d.visible and .d.upstream == "fs" and .d.upstream_name == "echo" and .l == [["gateway","*",0,1],["ip","the caller'"'"'s address",0,1],["tenant","acme",0,1],["token","the token'"'"'s digest",10,1],["tool","fs_echo",600,60]]'
+jcheck "--tool --json: the decision and five limits (rate, where it comes from, the key)" \
+	"$(jq -c '{d: .decision, l: [.limits[] | [.limit, .on, .n, .per, .burst, .section, .line]], k: [.limits[] | .key], t: .limits[4].tool}' <<<"$out")" \
+	'.d.visible and .d.upstream == "fs" and .d.upstream_name == "echo" and .l == [["gateway",false,0,1,0,"limits",null],["ip",false,0,1,0,"limits",null],["tenant",false,0,1,0,"limits",null],["token",true,10,1,0,"tenant",'"$L_LIMIT"'],["tool",true,600,60,0,"limits",'"$L_TOOL"']] and .k[3] == "this token'"'"'s digest (one bucket per token)" and .k[4] == "tool \"fs_echo\" within tenant \"acme\"" and .t == "fs_echo"'
+
+# more limits: trusted proxies, [limits] gateway and ip (a burst), the tenant's
+# limit-tool = 0 (unlimited for it) and its limit-ip (not read: the ip limit is taken
+# before the tenant is known; mcpgate -t warns)
+awk '{ print }
+	/^resource = / { print "trusted-proxies = 10.0.0.0/8 ::1" }
+	/^\[limits\]$/ { print "gateway = 5000/1"; print "ip = 100/1 burst 20" }
+	/^\[tenant "acme"\]$/ { print "limit-ip = 1/1"; print "limit-tool = 0" }' "$T/gw.conf" > "$T/lim.conf"
+L_IP=$(line "$T/lim.conf" '[limits]' 'ip =')
+L_LTOOL=$(line "$T/lim.conf" '[tenant "acme"]' 'limit-tool =')
+L_LTOKEN=$(line "$T/lim.conf" '[limits]' 'token =')
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/lim.conf" --claims "$ENG" --tool fs_echo 2> "$T/err"); rc=$?
+like "limits: [limits] ip with its burst (not the tenant's limit-ip), keyed by the address behind the trusted proxies" "rc=$rc $(flat "$out")" \
+	"^rc=0 .*  gateway: 5000/1 s \(from $T/lim.conf:[0-9]+: \[limits\] gateway\); keyed by nothing: one bucket for the whole gateway   ip: 100/1 s burst 20 \(from $T/lim.conf:$L_IP: \[limits\] ip\); keyed by the client address \(X-Forwarded-For only from trusted-proxies: 10.0.0.0/8 ::1\), an IPv6 client by its /64 "
+like "… the tenant's limit-tool = 0: unlimited for it, from its line" "$out" \
+	"^  tool: unlimited \(from $T/lim.conf:$L_LTOOL: \[tenant \"acme\"\] limit-tool\); keyed by tool \"fs_echo\" within tenant \"acme\"$"
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/lim.conf" --claims '{"scope":"mcp:tools","sub":"bot"}' --tool fs_echo 2> "$T/err"); rc=$?
+like "no tenant claim: tenant \"*\" ([tenant \"*\"] has no override: [limits] token), the tool within it" "rc=$rc $(flat "$out")" \
+	"^rc=0 .*  tenant: unlimited \(from \[limits\] tenant, not set\); keyed by tenant \"\*\" \(every token without a tenant claim\)   token: 120/60 s \(from $T/lim.conf:[0-9]+: \[limits\] token\); .*  tool: 600/60 s \(from $T/lim.conf:[0-9]+: \[limits\] tool\); keyed by tool \"fs_echo\" within tenant \"\*\" $"
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/lim.conf" --claims '{"scope":"mcp:tools","org":"initech"}' --tool fs_echo 2> "$T/err"); rc=$?
+like "an unknown tenant: exit 2, yet its requests are counted under its own name at [limits]' rates" "rc=$rc $(flat "$out")" \
+	"^rc=2 tenant: initech is not configured.*  tenant: unlimited \(from \[limits\] tenant, not set\); keyed by tenant \"initech\"   token: 120/60 s \(from $T/lim.conf:$L_LTOKEN: \[limits\] token\)"
 explain --claims "$ENG" --tool no_such_tool
 like "--tool of a tool no upstream offers: exit 2, said so" "rc=$rc $(flat "$out")" '^rc=2 .*no_such_tool: not in the catalog'
 explain --claims "$ENG" --tool fs_slow --json
