@@ -61,6 +61,10 @@ limiter_init(struct limiter *l, struct ratelimit *rl, struct rstore *rs, const s
 	memset(l, 0, sizeof(*l));
 	l->rl = rl;
 	l->rs = rs;
+	if (rs && req->session_id) {	/* digest_key is the hosts' shared key then */
+		session_tomb_key(digest_key, req->session_id, l->probe);
+		l->probe_state = 1;
+	}
 	l->cfg = cfg;
 	l->digest_key = digest_key;
 	l->request_id = req->id;
@@ -69,6 +73,14 @@ limiter_init(struct limiter *l, struct ratelimit *rl, struct rstore *rs, const s
 		netaddr_limit_key(&client, &l->ip);
 		l->have_ip = 1;
 	}
+}
+
+int
+limiter_probed(const struct limiter *l, const unsigned char key[RSTORE_KEY_BYTES])
+{
+	if (l->probe_state != 2 || memcmp(l->probe, key, RSTORE_KEY_BYTES) != 0)
+		return -1;
+	return l->probe_seen;
 }
 
 void
@@ -150,7 +162,7 @@ decide(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
 	enum limit_class cls[LIMIT_CLASSES];
 	const struct rate *r;
 	size_t n = 0, i;
-	int c, k;
+	int c, k, seen;
 
 	for (c = 0; c < LIMIT_CLASSES; c++) {
 		if (!(want & (1u << c)) || !applies(l, (enum limit_class)c, r = rate_of(l, (enum limit_class)c)))
@@ -161,9 +173,14 @@ decide(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
 	}
 	if (n == 0)
 		return LIMIT_PASS;
-	if (l->rs)
-		k = rstore_take_all(l->rs, l->cfg, t, n, now_ns / 1000000);
-	else
+	if (l->rs) {
+		k = rstore_take_all(l->rs, l->cfg, t, n, l->probe_state == 1 ? l->probe : NULL, &seen,
+		    now_ns / 1000000);
+		if (l->probe_state == 1) {
+			l->probe_state = 2;
+			l->probe_seen = seen;
+		}
+	} else
 		k = l->rl ? ratelimit_take_all(l->rl, t, n, now_ns) : -1;
 	if (k < 0)	/* the store cannot answer: closed, unless Redis is to fail open */
 		return l->rs && l->cfg->redis_fail == REDIS_FAIL_OPEN ? LIMIT_PASS : LIMIT_UNAVAILABLE;

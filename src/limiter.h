@@ -29,6 +29,7 @@
 #include "request.h"
 #include "response.h"
 #include "rstore.h"
+#include "session.h"
 
 enum limit_class { LIMIT_GATEWAY, LIMIT_IP, LIMIT_TENANT, LIMIT_TOKEN, LIMIT_TOOL, LIMIT_CLASSES };
 
@@ -49,6 +50,11 @@ struct limiter {
 	unsigned char token[RL_KEY_BYTES];
 	int have_token;
 	unsigned owed;			/* classes (bits) to be decided with the next decision */
+	/* With Redis: the tombstone of the request's session, asked in the round trip of
+	 * its first decision. probe_state: 0 none, 1 to ask, 2 asked (probe_seen: 1, 0;
+	 * -1 no answer). */
+	unsigned char probe[RSTORE_KEY_BYTES];
+	int probe_state, probe_seen;
 	/* The tightest decision so far (fewest remaining), for the RateLimit headers. */
 	int shown;
 	enum limit_class shown_class;
@@ -72,6 +78,10 @@ const struct rate *limiter_rate(const struct config *cfg, const struct cfg_tenan
  * fails closed). */
 void limiter_init(struct limiter *l, struct ratelimit *rl, struct rstore *rs, const struct config *cfg,
     const unsigned char *digest_key, const struct request *req);
+/* Whether the request's session (its Mcp-Session-Id's tombstone key) was found ended
+ * by the round trip of its first decision: 1, 0, or -1 when that was not asked or not
+ * answered (no decision yet, the state file's buckets, Redis not answering). */
+int limiter_probed(const struct limiter *l, const unsigned char key[RSTORE_KEY_BYTES]);
 /* The authenticated caller: its tenant claim ("" = none) and its token's key. */
 void limiter_caller(struct limiter *l, const char *tenant_claim, const unsigned char *token_key);
 

@@ -11,7 +11,6 @@
 #include "mcp_call.h"
 #include "negotiate.h"
 #include "rstore.h"
-#include "secret.h"
 
 void
 mcp_caller_who(const struct caller *caller, char who[33])
@@ -54,28 +53,18 @@ mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
 	session_clear(&s);
 }
 
-/* The name of session id's tombstone in the Redis store. */
-static void
-shared_tomb_key(const struct mcp_env *env, const char *id, unsigned char key[RSTORE_KEY_BYTES])
-{
-	struct secret_part p[2] = { { "ts", 3 }, { id, strlen(id) } };
-	unsigned char d[32];
-
-	secret_keyed_digest_parts(env->shared_key, p, 2, d);
-	memcpy(key, d, RSTORE_KEY_BYTES);
-}
-
 /* A presented Mcp-Session-Id must open for this caller; none means stateless. 0, -1
  * (not a session: 404), or -2 when its tombstones cannot be read (404 too: fail closed).
- * With a Redis store, a session another host ended is ended here too; while Redis does
- * not answer, the host's own tombstones decide (rstore.c logs the outage). */
+ * With a Redis store, a session another host ended is ended here too (asked in the
+ * round trip of the request's first limit decision when there was one, limiter.h);
+ * while Redis does not answer, the host's own tombstones decide (rstore.c logs it). */
 int
 mcp_check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
     struct session *s)
 {
 	unsigned char key[RSTORE_KEY_BYTES];
 	char who[33];
-	int rc;
+	int rc, seen;
 
 	memset(s, 0, sizeof(*s));
 	if (req->session_id == NULL)
@@ -85,8 +74,10 @@ mcp_check_session(const struct mcp_env *env, const struct caller *caller, const 
 		return -1;
 	rc = session_open(env->session_key, env->tombstones, req->session_id, who, req->now, s);
 	if (rc == 0 && env->rs) {
-		shared_tomb_key(env, req->session_id, key);
-		if (rstore_tomb_has(env->rs, env->cfg, key, clock_mono_us() / 1000) == 1) {
+		session_tomb_key(env->shared_key, req->session_id, key);
+		if ((seen = env->lim ? limiter_probed(env->lim, key) : -1) < 0)
+			seen = rstore_tomb_has(env->rs, env->cfg, key, clock_mono_us() / 1000);
+		if (seen == 1) {
 			session_clear(s);
 			rc = -1;
 		}
@@ -125,7 +116,7 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 	if (env->rs) {
 		unsigned char key[RSTORE_KEY_BYTES];
 
-		shared_tomb_key(env, req->session_id, key);
+		session_tomb_key(env->shared_key, req->session_id, key);
 		if (rstore_tomb_put(env->rs, cfg, key, (s.exp - req->now + 1) * 1000, clock_mono_us() / 1000) < 0)
 			log_warn(req->id, "this session's end is recorded on this host only: Redis does not answer");
 	}

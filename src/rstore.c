@@ -14,20 +14,24 @@
 #define US_MAX		(1LL << 50)	/* Lua numbers are doubles: exact below 2^53 */
 #define TAKE_MAX	8
 
-/* The buckets of one decision, in order, each charged until one refuses; answers
- * {refused index or -1, how far each bucket's TAT was ahead of now before it}. The
- * clamps are ratelimit_gcra's; TIME is the server's, so every host decides alike. */
+/* The buckets of one decision, in order, each charged until one refuses, and whether a
+ * probe key exists (KEYS past the n buckets: a session's tombstone, in the same round
+ * trip); answers {refused index or -1, the probe's 1/0 or -1 for none, how far each
+ * bucket's TAT was ahead of now before it}. ARGV: n, then T and tau of each bucket.
+ * The clamps are ratelimit_gcra's; TIME is the server's, so every host decides alike. */
 static const char take_script[] =
+	"local n = tonumber(ARGV[1])\n"
 	"local now = redis.call('TIME')\n"
 	"now = tonumber(now[1]) * 1000000 + tonumber(now[2])\n"
-	"local out = {-1}\n"
-	"for i = 1, #KEYS do\n"
-	"  local t, tau = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])\n"
+	"local out = {-1, -1}\n"
+	"if #KEYS > n then out[2] = redis.call('EXISTS', KEYS[n + 1]) end\n"
+	"for i = 1, n do\n"
+	"  local t, tau = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])\n"
 	"  local tat = tonumber(redis.call('GET', KEYS[i])) or now\n"
 	"  if tat < 0 then tat = now end\n"
 	"  if tat > now + tau + t then tat = now + tau + t end\n"
 	"  if tat < now then tat = now end\n"
-	"  out[i + 1] = tat - now\n"
+	"  out[i + 2] = tat - now\n"
 	"  if tat - now > tau then out[1] = i - 1 return out end\n"
 	"  tat = tat + t\n"
 	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX', math.floor((tat - now) / 1000) + 1)\n"
@@ -265,21 +269,24 @@ key_name(char *out, const char *kind, const unsigned char *key)
 
 int
 rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
-    int64_t now_ms)
+    const unsigned char *probe, int *probed, int64_t now_ms)
 {
-	const char *argv[3 + 3 * TAKE_MAX];
-	size_t len[3 + 3 * TAKE_MAX], i;
-	char keys[TAKE_MAX][KEY_NAME_MAX], nkeys[8], num[2 * TAKE_MAX][24];
+	const char *argv[5 + 3 * TAKE_MAX];
+	size_t len[5 + 3 * TAKE_MAX], i, k, nk = n + (probe != NULL), argc = 3 + nk + 1 + 2 * n;
+	char keys[TAKE_MAX + 1][KEY_NAME_MAX], nkeys[8], nb[8], num[2 * TAKE_MAX][24];
 	struct rl_params p[TAKE_MAX];
 	redisReply *r;
-	long long refused;
+	long long refused, seen;
 	int rc = -1;
 
+	if (probed)
+		*probed = -1;
 	if (n == 0)
 		return 0;
 	if (n > TAKE_MAX)
 		return -1;
-	snprintf(nkeys, sizeof(nkeys), "%zu", n);
+	snprintf(nkeys, sizeof(nkeys), "%zu", nk);
+	snprintf(nb, sizeof(nb), "%zu", n);
 	argv[0] = "EVALSHA", argv[1] = NULL, argv[2] = nkeys;
 	for (i = 0; i < n; i++) {
 		ratelimit_params(&t[i].r, US, US_MAX, &p[i]);
@@ -287,24 +294,34 @@ rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, 
 		argv[3 + i] = keys[i];
 		snprintf(num[2 * i], sizeof(num[0]), "%lld", (long long)p[i].t);
 		snprintf(num[2 * i + 1], sizeof(num[0]), "%lld", (long long)p[i].tau);
-		argv[3 + n + 2 * i] = num[2 * i];
-		argv[3 + n + 2 * i + 1] = num[2 * i + 1];
 	}
-	for (i = 0; i < 3 + 3 * n; i++)
+	if (probe) {
+		key_name(keys[n], "ts", probe);
+		argv[3 + n] = keys[n];
+	}
+	k = 3 + nk;
+	argv[k++] = nb;
+	for (i = 0; i < 2 * n; i++)
+		argv[k++] = num[i];
+	for (i = 0; i < argc; i++)
 		len[i] = i == 1 ? 0 : strlen(argv[i]);	/* argv[1]: the digest, set by command() */
-	if ((r = command(rs, cfg, (int)(3 + 3 * n), argv, len, 1, now_ms)) == NULL)
+	if ((r = command(rs, cfg, (int)argc, argv, len, 1, now_ms)) == NULL)
 		return -1;
-	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->elements > n + 1)
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->elements > n + 2)
 		goto out;
 	for (i = 0; i < r->elements; i++)
 		if (r->element[i]->type != REDIS_REPLY_INTEGER)
 			goto out;
 	refused = r->element[0]->integer;
-	if (refused < -1 || refused >= (long long)n || (refused == -1 && r->elements != n + 1) ||
-	    (refused >= 0 && r->elements != (size_t)refused + 2))
+	seen = r->element[1]->integer;
+	if (refused < -1 || refused >= (long long)n || (refused == -1 && r->elements != n + 2) ||
+	    (refused >= 0 && r->elements != (size_t)refused + 3) || seen < -1 || seen > 1 ||
+	    (seen == -1) != (probe == NULL))
 		goto out;
-	for (i = 0; i + 1 < r->elements; i++)
-		ratelimit_verdict(r->element[i + 1]->integer, &p[i], US, (long long)i == refused, &t[i].v);
+	for (i = 0; i + 2 < r->elements; i++)
+		ratelimit_verdict(r->element[i + 2]->integer, &p[i], US, (long long)i == refused, &t[i].v);
+	if (probed)
+		*probed = (int)seen;
 	rc = refused < 0 ? (int)n : (int)refused;
 out:
 	if (rc < 0)

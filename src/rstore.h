@@ -34,10 +34,12 @@ void rstore_free(struct rstore *rs);
 
 /* The rate-limit decision of t[0..n) (n <= 8) in order, in one script: each bucket
  * charged until one refuses. The index of the refusal, n when all passed, -1 when
- * Redis cannot answer now. Verdicts are filled as ratelimit_take_all's. now_ms is the
- * local monotonic clock (for the outage's pause only). */
+ * Redis cannot answer now. Verdicts are filled as ratelimit_take_all's. probe (may be
+ * NULL): a tombstone key whose presence the same round trip reports in *probed (1, 0;
+ * -1 when not asked or not answered: n == 0 asks nothing). now_ms is the local
+ * monotonic clock (for the outage's pause only). */
 int rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
-    int64_t now_ms);
+    const unsigned char *probe, int *probed, int64_t now_ms);
 
 /* A tombstone for key until ttl_ms from now: 0, or -1. */
 int rstore_tomb_put(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],

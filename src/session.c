@@ -85,6 +85,16 @@ session_seal(const unsigned char *key, const struct session *s, char *id)
 	return rc;
 }
 
+void
+session_tomb_key(const unsigned char *key, const char *id, unsigned char out[16])
+{
+	struct secret_part p[2] = { { "ts", 3 }, { id, strlen(id) } };
+	unsigned char d[32];
+
+	secret_keyed_digest_parts(key, p, 2, d);
+	memcpy(out, d, 16);
+}
+
 static void
 tomb_digest(const char *id, unsigned char out[16])
 {

@@ -35,6 +35,10 @@ int session_open(const unsigned char *key, struct tombstones *tombstones, const 
     int64_t now, struct session *s);
 void session_clear(struct session *s);
 
+/* The name of session id's tombstone in a store several hosts share (rstore.h), a
+ * keyed digest under their shared key. */
+void session_tomb_key(const unsigned char *key, const char *id, unsigned char out[16]);
+
 /* Tombstones: a bounded region of the state file. */
 size_t session_tombstones_size(void);
 void session_tombstones_init(void *region, size_t size, int shared);
