@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -226,6 +227,91 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct cl
 	return 0;
 }
 
+/* --- [auth] shared-cache: accepted tokens' claims in the Redis store ----------------- */
+
+#define SHARED_PLAIN_MAX	(sizeof(struct claims) + 256)
+#define SHARED_SEALED_MAX	(SHARED_PLAIN_MAX * 4 / 3 + 128)
+
+/* What binds a sealed entry to its name: an entry copied under another token's name
+ * does not open. */
+static void
+shared_ad(const unsigned char *key, char ad[64])
+{
+	size_t i;
+
+	memcpy(ad, "mcpgate claims v1 ", 18);
+	for (i = 0; i < RSTORE_KEY_BYTES; i++)
+		snprintf(ad + 18 + 2 * i, 3, "%02x", key[i]);
+}
+
+/* A claim's string member, "" when absent. */
+static const char *
+member(json_t *j, const char *name)
+{
+	const char *v = json_string_value(json_object_get(j, name));
+
+	return v ? v : "";
+}
+
+/* The claims another host accepted the token (key) with: 1 with c, 0 when there are
+ * none that can be used (absent, forged, altered, expired, Redis not answering). */
+static int
+shared_lookup(const struct auth_env *env, const struct config *cfg, const unsigned char *key,
+    int64_t now_ms, struct claims *c)
+{
+	char sealed[SHARED_SEALED_MAX], plain[SHARED_PLAIN_MAX], ad[64];
+	json_t *j = NULL;
+	json_int_t exp;
+	int rc = 0, machine;
+
+	if (rstore_get(env->rs, cfg, RS_TOKEN, key, sealed, sizeof(sealed), clock_mono_us() / 1000) != 1)
+		return 0;
+	shared_ad(key, ad);
+	if (secret_open(cfg->shared_key, sealed, ad, plain, sizeof(plain)) < 0 ||
+	    (j = json_loads(plain, 0, NULL)) == NULL)
+		goto out;
+	memset(c, 0, sizeof(*c));
+	if (json_unpack(j, "{s:I, s:b}", "exp", &exp, "machine", &machine) < 0 || exp <= now_ms / 1000 ||
+	    put_field(c->subject, sizeof(c->subject), member(j, "sub")) < 0 ||
+	    put_field(c->client_id, sizeof(c->client_id), member(j, "client_id")) < 0 ||
+	    put_field(c->scope, sizeof(c->scope), member(j, "scope")) < 0 ||
+	    put_field(c->groups, sizeof(c->groups), member(j, "groups")) < 0 ||
+	    put_field(c->tenant, sizeof(c->tenant), member(j, "tenant")) < 0)
+		goto out;
+	c->exp = exp;
+	c->machine = machine;
+	rc = 1;
+out:
+	json_decref(j);
+	secret_wipe(plain, sizeof(plain));
+	if (rc == 0)
+		memset(c, 0, sizeof(*c));
+	return rc;
+}
+
+/* Shares the claims of a token just accepted until until_ms (best effort: a host that
+ * cannot share them leaves the other hosts to introspect, nothing more). */
+static void
+shared_store(const struct auth_env *env, const struct config *cfg, const unsigned char *key,
+    const struct claims *c, int64_t now_ms, int64_t until_ms)
+{
+	char sealed[SHARED_SEALED_MAX], ad[64], *plain;
+	json_t *j;
+
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "sub", c->subject, "client_id", c->client_id,
+	    "scope", c->scope, "groups", c->groups, "tenant", c->tenant, "exp", (json_int_t)c->exp,
+	    "machine", c->machine);
+	plain = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (plain == NULL)
+		return;
+	shared_ad(key, ad);
+	if (until_ms > now_ms && secret_seal(cfg->shared_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
+		(void)rstore_put(env->rs, cfg, RS_TOKEN, key, sealed, until_ms - now_ms, clock_mono_us() / 1000);
+	secret_wipe(plain, strlen(plain));
+	free(plain);
+}
+
 static void
 fail_upstream(const struct request *req, struct response *resp, const struct gw_error *err)
 {
@@ -266,6 +352,8 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
 		if (c->exp < INT64_MAX / 1000 && c->exp * 1000 < until)	/* exp may be huge */
 			until = c->exp * 1000;
 		token_cache_fill(env->tokens, key, now_ms, c, until);
+		if (env->rs)
+			shared_store(env, cfg, key, c, now_ms, until);
 	}
 	return 0;
 }
@@ -369,7 +457,16 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 			reason = reason_buf;
 			rc = 1;
 			break;
-		case TC_MISS:
+		case TC_MISS:	/* another host may have accepted it already */
+			if (env->rs && shared_lookup(env, cfg, key, now_ms, c) == 1) {
+				int64_t until = now_ms + cfg->cache_ttl * 1000;
+
+				if (c->exp < INT64_MAX / 1000 && c->exp * 1000 < until)
+					until = c->exp * 1000;
+				token_cache_fill(env->tokens, key, now_ms, c, until);
+				rc = 0;
+				break;
+			}
 			rc = verify(env, cfg, req, tok, len, key, caller->token_id, 1, c, &reason, resp);
 			break;
 		case TC_UNAVAILABLE:	/* the shared cache cannot be used now: no caching */

@@ -12,6 +12,7 @@
 #include "introspect.h"
 #include "request.h"
 #include "response.h"
+#include "rstore.h"
 #include "token_cache.h"
 
 /* Identity handed to the MCP layer. */
@@ -27,6 +28,7 @@ struct auth_env {
 	struct token_cache *tokens;
 	struct asmeta_region *asmeta;
 	const unsigned char *digest_key;	/* 32 bytes */
+	struct rstore *rs;			/* with [auth] shared-cache: the Redis store */
 };
 
 /* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer

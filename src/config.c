@@ -586,8 +586,15 @@ parse_store(struct loader *ld, struct config *cfg)
 	struct secret_part parts[2];
 	const char *why;
 
-	if (cfg->limit_store == NULL || strcmp(cfg->limit_store, "shm") == 0)
+	if (cfg->limit_store == NULL || strcmp(cfg->limit_store, "shm") == 0) {
+		if (cfg->shared_cache) {
+			w = cfg_where(&cfg->auth, K_AUTH, "shared-cache");
+			lerr(ld, w->file, w->line, "shared-cache: needs a store several hosts share "
+			    "([limits] store = redis://…)");
+			return -1;
+		}
 		return 0;
+	}
 	if ((why = parse_redis_url(cfg->limit_store, &cfg->redis)) != NULL) {
 		lerr(ld, w->file, w->line, "store: %s", why);
 		return -1;

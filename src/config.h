@@ -141,6 +141,7 @@ struct config {
 	struct strlist required_scopes;
 	struct strlist scopes_supported;
 	long cache_ttl;
+	int shared_cache;	/* accepted tokens' claims kept in the Redis store too */
 	long negative_ttl;
 	long auth_timeout_ms;
 	char *groups_claim;

@@ -57,6 +57,7 @@ static const struct cfg_key auth_keys[] = {
 	{ "scopes-supported", T_LIST, C(scopes_supported), 0, 0, NULL, NULL },
 	{ "cache-ttl", T_INT, C(cache_ttl), 0, 86400, NULL, "300" },
 	{ "cache-entries", T_INT, C(cache_entries), 64, 1 << 20, NULL, "4096" },
+	{ "shared-cache", T_BOOL, C(shared_cache), 0, 0, NULL, "no" },
 	{ "negative-ttl", T_INT, C(negative_ttl), 0, 3600, NULL, "10" },
 	{ "timeout-ms", T_INT, C(auth_timeout_ms), 1, 60000, NULL, "3000" },
 	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups" },

@@ -240,6 +240,7 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 	if (rt->flags & R_AUTH) {
 		struct auth_env env = {
 			w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
+			cfg->shared_cache ? worker_rstore(w, cfg) : NULL,
 		};
 		int known = 0;
 

@@ -330,17 +330,19 @@ out:
 	return rc;
 }
 
+static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc" };
+
 int
-rstore_tomb_put(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
-    int64_t ttl_ms, int64_t now_ms)
+rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], const char *value, int64_t ttl_ms, int64_t now_ms)
 {
 	char name[KEY_NAME_MAX], px[24];
-	const char *argv[5] = { "SET", name, "1", "PX", px };
+	const char *argv[5] = { "SET", name, value, "PX", px };
 	size_t len[5];
 	redisReply *r;
 	int i;
 
-	key_name(name, "ts", key);
+	key_name(name, kind_names[kind], key);
 	snprintf(px, sizeof(px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
 	for (i = 0; i < 5; i++)
 		len[i] = strlen(argv[i]);
@@ -351,8 +353,38 @@ rstore_tomb_put(struct rstore *rs, const struct config *cfg, const unsigned char
 }
 
 int
-rstore_tomb_has(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
-    int64_t now_ms)
+rstore_get(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], char *out, size_t outlen, int64_t now_ms)
+{
+	char name[KEY_NAME_MAX];
+	const char *argv[2] = { "GET", name };
+	size_t len[2];
+	redisReply *r;
+	int rc = -1;
+
+	key_name(name, kind_names[kind], key);
+	len[0] = 3, len[1] = strlen(name);
+	if ((r = command(rs, cfg, 2, argv, len, 0, now_ms)) == NULL)
+		return -1;
+	if (r->type == REDIS_REPLY_NIL) {
+		rc = 0;
+	} else if (r->type == REDIS_REPLY_STRING) {
+		rc = 0;		/* a value too large, or with a NUL, is nothing of ours */
+		if (r->len < outlen && memchr(r->str, '\0', r->len) == NULL) {
+			memcpy(out, r->str, r->len);
+			out[r->len] = '\0';
+			rc = 1;
+		}
+	}
+	freeReplyObject(r);
+	if (rc < 0)
+		return failed(rs, cfg, "GET gave neither a value nor nothing", now_ms);
+	return rc;
+}
+
+int
+rstore_has(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], int64_t now_ms)
 {
 	char name[KEY_NAME_MAX];
 	const char *argv[2] = { "EXISTS", name };
@@ -360,7 +392,7 @@ rstore_tomb_has(struct rstore *rs, const struct config *cfg, const unsigned char
 	redisReply *r;
 	int rc;
 
-	key_name(name, "ts", key);
+	key_name(name, kind_names[kind], key);
 	len[0] = 6, len[1] = strlen(name);
 	if ((r = command(rs, cfg, 2, argv, len, 0, now_ms)) == NULL)
 		return -1;

@@ -6,6 +6,8 @@
  *   rl  a rate-limit bucket: its theoretical arrival time in microseconds of the Redis
  *       server's clock (TIME), so host clocks never matter; expires when idle
  *   ts  a tombstone: the session it names was ended (DELETE); expires with the session
+ *   tc  with [auth] shared-cache: a token's claims, sealed under the shared key (auth.c);
+ *       expires with the token or cache-ttl
  * A decision over several buckets is one server-side script (one round trip, atomic).
  *
  * One connection per worker thread, opened on first use. Every operation is bounded
@@ -41,12 +43,21 @@ void rstore_free(struct rstore *rs);
 int rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
     const unsigned char *probe, int *probed, int64_t now_ms);
 
-/* A tombstone for key until ttl_ms from now: 0, or -1. */
-int rstore_tomb_put(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
-    int64_t ttl_ms, int64_t now_ms);
-/* 1 when key has a tombstone, 0 when not, -1 when Redis cannot answer now. */
-int rstore_tomb_has(struct rstore *rs, const struct config *cfg, const unsigned char key[RSTORE_KEY_BYTES],
-    int64_t now_ms);
+/* Records other than buckets: a value (visible ASCII) under a key of a kind. */
+enum rs_kind {
+	RS_TOMB = 1,	/* ts: an ended session (value "1") */
+	RS_TOKEN,	/* tc: an accepted token's claims, sealed (auth.c) */
+};
+/* Sets kind/key to value until ttl_ms from now: 0, or -1. */
+int rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], const char *value, int64_t ttl_ms, int64_t now_ms);
+/* 1 with the value in out (NUL-terminated), 0 when there is none (or none that fits,
+ * or one with a NUL), -1 when Redis cannot answer now. */
+int rstore_get(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], char *out, size_t outlen, int64_t now_ms);
+/* 1 when kind/key exists, 0 when not, -1 when Redis cannot answer now. */
+int rstore_has(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], int64_t now_ms);
 
 /* Round trips this connection made (benchmarks, tests). */
 uint64_t rstore_round_trips(const struct rstore *rs);

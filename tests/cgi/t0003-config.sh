@@ -42,6 +42,9 @@ done
 like "-t: a Redis store without session-key-file is refused, saying why" \
 	"$(printf '[limits]\nstore = redis://127.0.0.1:6379/0\n' | cat "$T/gw.conf" - > "$T/bad.conf"; "$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1)" \
 	"bad.conf:[0-9]+: store: a Redis store needs \\[gateway\\] session-key-file"
+like "-t: [auth] shared-cache without a Redis store is refused, file:line" \
+	"$(sed 's/^\[auth\]$/[auth]\nshared-cache = yes/' "$T/gw.conf" > "$T/bad.conf"; "$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1)" \
+	"bad.conf:[0-9]+: shared-cache: needs a store several hosts share"
 head -c 32 /dev/urandom > "$T/session.key"
 sed "s|^\\[gateway\\]$|[gateway]\\nsession-key-file = $T/session.key|" "$T/gw.conf" > "$T/redis.conf"
 for bad in "rediss://127.0.0.1" "memcached://127.0.0.1" "redis://" "redis://:6379" "redis://h:0" "redis://h:70000" \

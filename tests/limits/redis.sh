@@ -3,7 +3,9 @@
 # state files, one resource, one session-key-file and one redis-server ([limits] store =
 # redis://…), real oidc-provider tokens. Their combined admissions equal one limit (also
 # 40 requests at once, half at each host); a session begun on host A and ended on host B
-# is 404 on A; a request with a cached token costs one Redis round trip, in a session too. Redis hung
+# is 404 on A; a request with a cached token costs one Redis round trip, in a session too;
+# with [auth] shared-cache a token introspected on A is accepted on B without introspection,
+# and an entry altered or copied under another token's name is not taken. Redis hung
 # (SIGSTOP) and stopped: host A (redis-fail = closed) answers 503 with Retry-After within
 # its timeout, host B (redis-fail = open) keeps serving, nothing hangs, the outage is
 # logged once per process; Redis back (SIGCONT, restarted): both serve again without a
@@ -43,6 +45,7 @@ head -c 32 /dev/urandom > "$T/session.key"
 # host NAME FAIL: its configuration (the resource is host A's URL: one gateway).
 host_conf() {
 	GW_STATE=$T/$1.state GW_LOG=$T/$1.log gateway_conf "$T/$1.conf" "$URL_A" "session-key-file = $T/session.key"
+	sed -i 's/^\[auth\]$/[auth]\nshared-cache = yes/' "$T/$1.conf"
 	cat >> "$T/$1.conf" <<CONF
 [limits]
 gateway = 1000000/3600
@@ -106,11 +109,11 @@ back() {
 
 # A token per phase: each may take at most 10 requests (token = 10/3600).
 declare -a K
-for i in 1 2 3 4 5; do
+for i in 1 2 3 4 5 6 7 8; do
 	K[i]=$(mint --client machine-acme --scope mcp:tools)
 	case ${K[i]} in ''|null) bail "tokens" "$(tail -n 5 "$T/idp.log")" ;; esac
 done
-K1=${K[1]} K2=${K[2]} K3=${K[3]} K4=${K[4]} K5=${K[5]}
+K1=${K[1]} K2=${K[2]} K3=${K[3]} K4=${K[4]} K5=${K[5]} K6=${K[6]} K7=${K[7]} K8=${K[8]}
 
 # --- one bucket for both hosts -----------------------------------------------------------------
 out=
@@ -156,6 +159,37 @@ is "… and so does host B" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $
 is "… its tombstone is in Redis, named by a digest" "$(rcli -n 3 --scan --pattern 'mcpgate:ts:*' | grep -cE '^mcpgate:ts:[0-9a-f]{32}$')" 1
 is "initialize again on host B" "$(post "$URL_B" "$K4" "$INIT")" 200
 SID2=$(hdr Mcp-Session-Id)
+
+# --- [auth] shared-cache: a token accepted on one host is accepted on all -------------------------
+tc_keys() { rcli -n 3 --scan --pattern 'mcpgate:tc:*' | sort; }
+tc_keys > "$T/tc.before"
+i0=$(idp_stats introspections)
+is "shared-cache: a fresh token on host A" "$(post "$URL_A" "$K6" "$PING")" 200
+i1=$(idp_stats introspections)
+is "… is introspected once" "$((i1 - i0))" 1
+is "… then on host B: 200" "$(post "$URL_B" "$K6" "$PING")" 200
+is "… without introspection (its claims came from Redis)" "$(idp_stats introspections)" "$i1"
+tc_keys > "$T/tc.after"
+TC6=$(comm -13 "$T/tc.before" "$T/tc.after")
+like "… under a digest's name" "$TC6" '^mcpgate:tc:[0-9a-f]{32}$'
+v=$(rcli -n 3 get "$TC6")
+sealed() { [ -n "$1" ] && ! grep -qe machine-acme -e acme -e "$2" <<<"$1"; }
+check "… sealed: neither the client, the tenant nor the token readable in it" sealed "$v" "$K6"
+is "another token on host A" "$(post "$URL_A" "$K7" "$PING")" 200
+tc_keys > "$T/tc.after2"
+TC7=$(comm -13 "$T/tc.after" "$T/tc.after2")
+rcli -n 3 set "$TC7" "$v" KEEPTTL > /dev/null	# K6's sealed claims under K7's name
+i2=$(idp_stats introspections)
+is "… its entry replaced by another token's: host B does not take it (200)" "$(post "$URL_B" "$K7" "$PING")" 200
+is "… but introspects" "$(( $(idp_stats introspections) - i2 ))" 1
+is "a third token on host A" "$(post "$URL_A" "$K8" "$PING")" 200
+tc_keys > "$T/tc.after3"
+TC8=$(comm -13 "$T/tc.after2" "$T/tc.after3")
+v8=$(rcli -n 3 get "$TC8")
+rcli -n 3 set "$TC8" "${v8:0:20}${v8:21:1}${v8:20:1}${v8:22}" KEEPTTL > /dev/null	# two characters swapped
+i3=$(idp_stats introspections)
+is "… its entry altered: host B answers 200" "$(post "$URL_B" "$K8" "$PING")" 200
+is "… after introspecting" "$(( $(idp_stats introspections) - i3 ))" 1
 
 # --- Redis hung: SIGSTOP ----------------------------------------------------------------------------
 kill -STOP "$REDIS_PID"
