@@ -520,7 +520,18 @@ url_part(const char *s, size_t n)
 	return out;
 }
 
-/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] into r. NULL, or why not. */
+void
+config_redis_free(struct cfg_redis *r)
+{
+	free(r->host);
+	free(r->user);
+	if (r->password) {
+		secret_wipe(r->password, strlen(r->password));
+		free(r->password);
+	}
+	memset(r, 0, sizeof(*r));
+}
+
 static const char *
 parse_redis_url(const char *url, struct cfg_redis *r)
 {
@@ -535,7 +546,7 @@ parse_redis_url(const char *url, struct cfg_redis *r)
 		return "expected shm or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]";
 	p = url + 8;
 	end = p + strcspn(p, "/");
-	if ((at = memchr(p, '@', (size_t)(end - p))) != NULL) {
+	if ((at = memrchr(p, '@', (size_t)(end - p))) != NULL) {	/* a password may hold '@' */
 		if ((colon = memchr(p, ':', (size_t)(at - p))) == NULL)
 			return "the credentials of a redis:// URL are [USER]:PASSWORD";
 		if (colon > p && (r->user = url_part(p, (size_t)(colon - p))) == NULL)
@@ -556,6 +567,9 @@ parse_redis_url(const char *url, struct cfg_redis *r)
 	}
 	if (hend == host)
 		return "a redis:// URL needs a host";
+	if (strspn(host, *(host - 1) == '[' ? "0123456789abcdefABCDEF:." :
+	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-") < (size_t)(hend - host))
+		return "the host is a name, an IPv4 address or [an IPv6 address]";
 	if (*p == ':') {
 		port = strtol(p + 1, &e, 10);
 		if (e == p + 1 || e != end || port < 1 || port > 65535)
@@ -574,6 +588,17 @@ parse_redis_url(const char *url, struct cfg_redis *r)
 	r->port = (int)port;
 	r->db = (int)db;
 	return NULL;
+}
+
+const char *
+config_redis_url(const char *url, struct cfg_redis *r)
+{
+	const char *why;
+
+	memset(r, 0, sizeof(*r));
+	if ((why = parse_redis_url(url, r)) != NULL)
+		config_redis_free(r);
+	return why;
 }
 
 /* [limits] store: shm, or a Redis that hosts sharing session-key-file share; then the
@@ -595,7 +620,7 @@ parse_store(struct loader *ld, struct config *cfg)
 		}
 		return 0;
 	}
-	if ((why = parse_redis_url(cfg->limit_store, &cfg->redis)) != NULL) {
+	if ((why = config_redis_url(cfg->limit_store, &cfg->redis)) != NULL) {
 		lerr(ld, w->file, w->line, "store: %s", why);
 		return -1;
 	}

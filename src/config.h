@@ -208,6 +208,11 @@ void config_unref(struct config *cfg);
 int config_changed(const struct config *cfg);
 
 const struct cfg_tenant *config_tenant(const struct config *cfg, const char *name);
+/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (user and password percent-decoded; a
+ * host in brackets is an IPv6 address) into r: NULL, or why not (r then holds nothing).
+ * Free r with config_redis_free. */
+const char *config_redis_url(const char *url, struct cfg_redis *r);
+void config_redis_free(struct cfg_redis *r);
 /* 1 when r limits anything: set, and not 0 (unlimited). */
 int config_rate_on(const struct rate *r);
 const struct cfg_upstream *config_upstream(const struct config *cfg, const char *name);

@@ -399,12 +399,7 @@ config_unref(struct config *cfg)
 	free_section_values(cfg, gateway_keys);
 	free_section_values(cfg, auth_keys);
 	free_section_values(cfg, limits_keys);
-	free(cfg->redis.host);
-	free(cfg->redis.user);
-	if (cfg->redis.password) {
-		secret_wipe(cfg->redis.password, strlen(cfg->redis.password));
-		free(cfg->redis.password);
-	}
+	config_redis_free(&cfg->redis);
 	secret_wipe(cfg->shared_key, sizeof(cfg->shared_key));
 	free(cfg->trusted);
 	for (i = 0; i < cfg->n_upstreams; i++) {
