@@ -215,6 +215,12 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 		return;
 	}
 	len = snprintf(out, n, "state: %s%s\n", path, cfg->state ? "" : " (the default)");
+	if (cfg->redis.host && len > 0 && (size_t)len < n)	/* never its credentials */
+		len += snprintf(out + len, n - (size_t)len, "shared store: Redis at %s port %d, database %d%s "
+		    "(rate limits and ended sessions%s; redis-fail = %s)\n", cfg->redis.host, cfg->redis.port,
+		    cfg->redis.db, cfg->redis.password ? ", with AUTH" : "",
+		    cfg->shared_cache ? ", accepted tokens" : "",
+		    cfg->redis_fail == REDIS_FAIL_OPEN ? "open" : "closed");
 	layout_of(cfg, &lay);
 	want = lay.region[GW_REGION_CACHE].size;
 	if (len > 0 && (size_t)len < n && state_peek(path, &lay, GW_REGION_CACHE, &size) == 0 && size != want)

@@ -59,6 +59,7 @@ host_conf a closed
 host_conf b open
 out=$("$MCPGATE_BIN" -t -c "$T/a.conf" 2>&1) || bail "mcpgate -t accepts the Redis store" "$out"
 pass "mcpgate -t accepts store = redis://127.0.0.1:PORT/3"
+like "… and names the shared store" "$out" "shared store: Redis at 127.0.0.1 port $RPORT, database 3 \\(rate limits and ended sessions, accepted tokens; redis-fail = closed\\)"
 # start_host NAME PORT: spawn-fcgi -F 2 -w 2 and nginx, in a directory of its own.
 start_host() {
 	local dir=$T/host-$1
@@ -245,6 +246,30 @@ done
 wait "${cgi_pids[@]}"	# (not the servers this shell started)
 is "gateway = 10/3600 in Redis, 40 concurrent CGI runs: 10 pass (401: no token), 30 are limited" \
 	"$(cat "$T"/cgi-status.* 2>/dev/null | grep -E '^[0-9]+$' | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "401:10 429:30 "
+
+# --- AUTH: a password, an ACL user ----------------------------------------------------------------
+APORT=$(free_port)
+redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" --requirepass 'adm!n' \
+	--daemonize no > "$T/redis-auth.log" 2>&1 &
+mg_track $!
+wait_until 30 redis-cli -p "$APORT" -a 'adm!n' --no-auth-warning ping > /dev/null 2>&1 \
+	|| bail "redis-server with requirepass" "$(tail -n 5 "$T/redis-auth.log")"
+redis-cli -p "$APORT" -a 'adm!n' --no-auth-warning acl setuser app on '>p@ss w/rd' '~mcpgate:*' '+@all' > /dev/null
+cgi_ping() {	# cgi_ping STORE: the status of one CGI ping whose gateway limit is in STORE
+	sed -i "s|^store = .*|store = $1|" "$T/cgi.conf"
+	printf '%s' "$PING" | env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+		REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json \
+		HTTP_ACCEPT=application/json CONTENT_LENGTH=${#PING} "$MCPGATE_BIN" -c "$T/cgi.conf" 2>/dev/null |
+		sed -n 's/^Status: \([0-9]*\).*/\1/p'
+}
+is "AUTH with the password (redis://:PASSWORD@…): the limit decided (401: no token)" \
+	"$(cgi_ping "redis://:adm%21n@127.0.0.1:$APORT/0")" 401
+is "AUTH as an ACL user, its password percent-encoded (redis://app:p%40ss%20w%2Frd@…)" \
+	"$(cgi_ping "redis://app:p%40ss%20w%2Frd@127.0.0.1:$APORT/1")" 401
+is "… its bucket in database 1" "$(redis-cli -p "$APORT" -a 'adm!n' --no-auth-warning -n 1 --scan --pattern 'mcpgate:rl:*' | grep -c .)" 1
+is "a wrong password: 503 (limits fail closed)" "$(cgi_ping "redis://:wrong@127.0.0.1:$APORT/0")" 503
+is "no password where one is required: 503" "$(cgi_ping "redis://127.0.0.1:$APORT/0")" 503
+check "… the reason logged, never the password" eval "grep -q 'WRONGPASS\|NOAUTH' '$T/cgi.log' && ! grep -qe 'adm!n' -e 'p@ss' -e 'adm%21n' '$T/cgi.log'"
 
 leaked=0
 for k in "${K[@]}"; do grep -qF -e "$k" "$T/a.log" "$T/b.log" "$T/host-a/mcpgate.log" "$T/host-b/mcpgate.log" 2>/dev/null && leaked=1; done
