@@ -427,9 +427,10 @@ runs_done() {
 }
 
 # --- Report -------------------------------------------------------------------------
-# median of column COL (1-based) for NAME over the measured repetitions
+# median of column COL (1-based) for NAME over the measured repetitions ("-" when the
+# column is "-" in all of them: a CPU group without processes)
 med() { awk -F'\t' -v s="$1" -v c="$2" '$1 != "w" && $1 != "rep" && $2 == s { print $c }' "$RUNS" | sort -g |
-	awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+	awk '$1 == "-" { d++; next } { v[++n] = $1 } END { if (n == 0) print (d ? "-" : "nan"); else if (n % 2) print v[(n + 1) / 2]; else print (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 val() { awk -F'\t' -v r="$1" -v s="$2" -v c="$3" '$1 == r && $2 == s { print $c }' "$RUNS"; }
 ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { printf "%.3f", (b > 0 ? m * a / b : 0) }'; }
 # ratio_medians PAIR...: for each PAIR, NAME1/NAME2 or NAME1/NAME2/FACTOR: RATIOS[PAIR],

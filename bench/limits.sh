@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # bench/limits.sh — the benchmark of rate limits.
 #
-# Two gateway stacks in the same run, sharing the authorization server (tests/idp), each
-# its own nginx + spawn-fcgi + mcpgate, the same binary and configuration but [limits]:
+# Three gateway stacks in the same run, sharing the authorization server (tests/idp) and
+# one session-key-file (32 random bytes), each its own nginx + spawn-fcgi + mcpgate, the
+# same binary and configuration but [limits]:
 #
 #   stack L   all five limits on (gateway, ip, tenant, token, tool: BENCH_LIMIT each,
 #             6000000/60 by default — 100,000 a second, far above what the machine
-#             serves, so none is ever exceeded), in the store LIMITS_STORE
+#             serves, so none is ever exceeded), in the host's state file (store = shm)
+#   stack R   the same five limits in Redis (store = redis://127.0.0.1:PORT/0,
+#             redis-timeout-ms = BENCH_REDIS_TIMEOUT_MS, redis-fail = closed: a Redis
+#             that fails is a 503, which spoils the run): a redis-server this script
+#             starts on a free loopback port, nothing kept on disk (--save ''
+#             --appendonly no, its dir under the temp dir), stopped with the rest
 #   stack O   no [limits]: limits off (the router takes no bucket at all)
 #
 # Requests per second of:
@@ -14,33 +20,45 @@
 #   L   POST /mcp ping (JSON-RPC) with a cached bearer token through stack L: four
 #       buckets taken per request (gateway and ip before authentication, tenant and
 #       token after it; tool only for tools/call), and the RateLimit headers
+#   R   the same ping through stack R: the four buckets in one call of the limit script
+#       (EVALSHA), one Redis round trip; with a session, the check of its tombstone
+#       (EXISTS) is a second one
 #   O   the same ping through stack O
 #   H   GET /mcp/health on stack L (no token, no limit): for scale
 #
-# Target: L / O >= 0.95 (the median of the per-repetition ratios). The kinds run
-# interleaved (L O H, L O H, ...). Every answer's status and body are checked (wrk.lua's
-# response(): 200 with a "result"): a run with any other answer (a 429 above all) or a
-# socket error is not a measurement, and nothing is appended then; nor when stack L's
-# log has a rate_limited line. A benchmark, not a timed test: nothing here fails a build.
+# Targets: L / O >= 0.95 and R / O >= 0.8 (the medians of the per-repetition ratios).
+# The kinds run interleaved (L R O H, L R O H, ...). The CPU columns: nginx and mcpgate
+# of the stack measured, and redis-server's for R (part of R's cost). Redis round trips
+# per ping: over R's measured runs, the top-level commands Redis ran (INFO commandstats
+# before and after each run: EVALSHA, EXISTS and any other, but not the bench's own
+# INFO nor the commands the limit script runs itself, TIME, GET and SET) divided by R's
+# requests; 1 expected without a session, 2 with one; and Redis's own time in them
+# (commandstats usec) against redis-server's CPU. Every answer's status and body are
+# checked (wrk.lua's response(): 200 with a "result"): a run with any other answer (a 429
+# or a 503 above all) or a socket error is not a measurement, and nothing is appended
+# then; nor when a stack's log has a rate_limited line or R's a Redis outage, when a
+# kind but R made Redis run a command, or when Redis holds no mcpgate:rl:* key after the
+# runs. A benchmark, not a timed test: nothing here fails a build.
 #
 # Usage: bench/limits.sh         (as root on Debian 12: installs what it lacks)
 # Settings (environment):
 #   BENCH_DURATION=10   seconds per measured run      BENCH_REPS=3    repetitions
 #   BENCH_WARMUP=3      seconds per warm-up run       BENCH_THREADS=2 BENCH_CONNS=8  (wrk -t -c)
 #   BENCH_PROCS=2 BENCH_WORKERS=2   mcpgate processes (spawn-fcgi -F) x threads (-w)
-#   BENCH_LIMIT=6000000/60  the rate of each of the five limits of stack L
-#   LIMITS_STORE=shm    written as stack L's [limits] store = ... (the buckets' store;
-#                       shm, the host's state file, is the one there is; a shared store
-#                       such as redis://127.0.0.1:PORT/0 goes here once the gateway has one)
-#   BENCH_PERF=0        1: L and O once more after the measured runs, with perf recording
-#                       the stack's mcpgate processes (top symbols: out/limits/perf.*.txt)
+#   BENCH_LIMIT=6000000/60  the rate of each of the five limits of stacks L and R
+#   BENCH_REDIS_TIMEOUT_MS=200  stack R's redis-timeout-ms (the gateway's default is 20:
+#                       more here, so that a busy shared machine's scheduling stall is
+#                       not taken for an outage, which would spoil the run)
+#   BENCH_PERF=0        1: L, R and O once more after the measured runs, with perf
+#                       recording the stack's mcpgate processes, and redis-server for R
+#                       (top symbols: out/limits/perf.*.txt)
 #   BENCH_SESSION=1     ping carries the Mcp-Session-Id and MCP-Protocol-Version of an
 #                       initialize with that stack, as a client does (0: no session)
 #   BENCH_SRC=worktree  build from the working tree (default), or HEAD (git archive)
 #   BENCH_RESULTS=bench/RESULTS.md  where the dated section is appended ("" = nowhere)
 #   MG_KEEP=1           keep the temp dir (configs, logs) after the run
 # Everything goes to bench/out/limits/ (gitignored): the build, the temp dir of the
-# stacks, runs.tsv, the raw wrk output, the last run's logs.
+# stacks and of redis-server, runs.tsv, the raw wrk output, the last run's logs.
 # What it shares with the other scripts is in bench/lib.sh.
 # The whole script is one brace group: bash reads it completely before running it, so
 # editing this file while it runs cannot derail the run.
@@ -50,53 +68,91 @@ set -u
 . "$(dirname "$0")/lib.sh"
 OUT=$here/out/limits
 LIMIT=${BENCH_LIMIT:-6000000/60}
-STORE=${LIMITS_STORE:-shm}
+RTMO=${BENCH_REDIS_TIMEOUT_MS:-200}
 PERF=${BENCH_PERF:-0}
 CACHE_TTL=3600
-KINDS="L O H"
-NKINDS=3
-KNOBS="BENCH_LIMIT=$LIMIT LIMITS_STORE=$STORE BENCH_SESSION=$SESSION BENCH_PERF=$PERF BENCH_SRC=$SRC"
+KINDS="L R O H"
+NKINDS=4
+KNOBS="BENCH_LIMIT=$LIMIT BENCH_REDIS_TIMEOUT_MS=$RTMO BENCH_SESSION=$SESSION BENCH_PERF=$PERF BENCH_SRC=$SRC"
 PV=2025-11-25
 CLASSES="gateway ip tenant token tool"
 # the token (tests/idp: 3600 s) must outlive the run
 [ $((REPS * NKINDS * (DURATION + 2) + NKINDS * WARMUP)) -lt 3300 ] ||
 	die "a run this long outlives the token (1 h); fewer BENCH_REPS or a shorter BENCH_DURATION"
 [[ $LIMIT =~ ^[0-9]+/[0-9]+$ ]] || die "BENCH_LIMIT must be N/SECONDS"
+[[ $RTMO =~ ^[1-9][0-9]*$ ]] || die "BENCH_REDIS_TIMEOUT_MS must be a number of milliseconds"
 
 # --- 1. What it needs -------------------------------------------------------------
 setup
+need_cmds redis-server:redis-server redis-cli:redis-tools >>"$OUT/install.log" 2>&1 ||
+	die "cannot install redis-server, redis-cli (see $OUT/install.log)"
 
 # --- 2. The binary ------------------------------------------------------------------
 # A copy of the sources, built out of tree: src/mcpgate (bench/lib.sh's build_mcpgate);
-# the same binary serves both stacks.
+# the same binary serves the three stacks.
 build_mcpgate
 
-# --- 3. The two stacks --------------------------------------------------------------
-# Each in a directory of its own under the temp dir (bench/out/limits/tmp). No upstream
-# and no [tenant]: ping is answered by the gateway, and the policy is off in both.
+# --- 3. Redis and the three stacks -------------------------------------------------
+# Each in a directory of its own under the temp dir (bench/out/limits/tmp), redis-server
+# too. No upstream and no [tenant]: ping is answered by the gateway, and the policy is
+# off in the three. One session-key-file for all (a Redis store needs one; L and O have
+# it too, so that the stacks differ in [limits] alone).
 mkdir -p "$OUT/tmp"
-TMPDIR=$OUT/tmp bench_root '*/mcpgate.log' '*/nginx/error.log' idp.log '*/mcpgate.conf'
-LIMITS_CONF=$(printf '[limits]\nstore = %s\n' "$STORE"; for c in $CLASSES; do printf '%s = %s\n' "$c" "$LIMIT"; done)
-ports=$(two_ports) || exit 1
-read -r PORT_L PORT_O <<<"$ports"
+TMPDIR=$OUT/tmp bench_root '*/mcpgate.log' '*/nginx/error.log' idp.log '*/mcpgate.conf' redis/redis.log
+# free_ports N: N distinct free ports on loopback
+free_ports() {
+	local -A seen=()
+	local p list=()
+	for _ in $(seq 1 $(($1 * 10))); do
+		[ "${#list[@]}" -lt "$1" ] || break
+		p=$(free_port) || return 1
+		[ -z "${seen[$p]:-}" ] || continue
+		seen[$p]=1
+		list+=("$p")
+	done
+	[ "${#list[@]}" = "$1" ] && echo "${list[*]}"
+}
+ports=$(free_ports 4) || die "no free ports"
+read -r PORT_L PORT_R PORT_O PORT_REDIS <<<"$ports"
 BASE_L=http://127.0.0.1:$PORT_L
+BASE_R=http://127.0.0.1:$PORT_R
 BASE_O=http://127.0.0.1:$PORT_O
-start_idp "$BASE_L/mcp" "$BASE_O/mcp"
-# stack L's configuration first, checked before anything starts on it (a store the
-# gateway does not know is refused here, by mcpgate -t, with its reason)
-mkdir -p "$ROOT/L"
-CONF_MORE=$LIMITS_CONF write_conf "$ROOT/L" "$BASE_L"
-out=$("$BIN" -t -c "$ROOT/L/mcpgate.conf" 2>&1) || die "mcpgate -t refuses stack L's configuration ([limits] store = $STORE): $out"
-say "starting nginx + spawn-fcgi ($PROCS x $WORKERS) twice: limits on $PORT_L, limits off $PORT_O"
-CONF_MORE=$LIMITS_CONF
-start_stack "$ROOT/L" "$BIN" "$PORT_L" || die "stack L (limits) did not start"
-FCGI_L=$STACK_FCGI NGINX_L=$STACK_NGINX
+REDIS_URL=redis://127.0.0.1:$PORT_REDIS/0
+rcli() { redis-cli -h 127.0.0.1 -p "$PORT_REDIS" "$@"; }
+say "starting redis-server ($(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')) on 127.0.0.1:$PORT_REDIS"
+mkdir -p "$ROOT/redis"
+redis-server --port "$PORT_REDIS" --bind 127.0.0.1 --save '' --appendonly no --dir "$ROOT/redis" \
+	--daemonize no >"$ROOT/redis/redis.log" 2>&1 &
+REDIS_PID=$!
+mg_track "$REDIS_PID"
+for _ in $(seq 1 100); do [ "$(rcli ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
+[ "$(rcli ping 2>/dev/null)" = PONG ] || die "redis-server did not start: $(tail -n 5 "$ROOT/redis/redis.log")"
+start_idp "$BASE_L/mcp" "$BASE_R/mcp" "$BASE_O/mcp"
+head -c 32 /dev/urandom >"$ROOT/session.key"
+CONF_GATEWAY="session-key-file = $ROOT/session.key"
+limits_conf() { # STORE → the [limits] section: the five limits in STORE
+	printf '[limits]\nstore = %s\n' "$1"
+	for c in $CLASSES; do printf '%s = %s\n' "$c" "$LIMIT"; done
+}
+declare -A CONFMORE=([L]=$(limits_conf shm)
+	[R]=$(limits_conf "$REDIS_URL"; printf 'redis-timeout-ms = %s\nredis-fail = closed\n' "$RTMO") [O]='')
+declare -A PORTOF=([L]=$PORT_L [R]=$PORT_R [O]=$PORT_O) BASEOF=([L]=$BASE_L [R]=$BASE_R [O]=$BASE_O)
+declare -A FCGIOF=() NGINXOF=() CONFOF=()
+# each stack's configuration checked before anything starts on it (by mcpgate -t, with
+# its reason when refused)
+for s in L R O; do
+	mkdir -p "$ROOT/$s"
+	CONF_MORE=${CONFMORE[$s]} write_conf "$ROOT/$s" "${BASEOF[$s]}"
+	CONFOF[$s]=$ROOT/$s/mcpgate.conf
+	out=$("$BIN" -t -c "${CONFOF[$s]}" 2>&1) || die "mcpgate -t refuses stack $s's configuration: $out"
+done
+say "starting nginx + spawn-fcgi ($PROCS x $WORKERS) thrice: limits in shm on $PORT_L, in Redis on $PORT_R, off on $PORT_O"
+for s in L R O; do
+	CONF_MORE=${CONFMORE[$s]}
+	start_stack "$ROOT/$s" "$BIN" "${PORTOF[$s]}" || die "stack $s did not start"
+	FCGIOF[$s]=$STACK_FCGI NGINXOF[$s]=$STACK_NGINX
+done
 CONF_MORE=
-start_stack "$ROOT/O" "$BIN" "$PORT_O" || die "stack O (no limits) did not start"
-FCGI_O=$STACK_FCGI NGINX_O=$STACK_NGINX
-CONF_L=$ROOT/L/mcpgate.conf
-CONF_O=$ROOT/O/mcpgate.conf
-out=$("$BIN" -t -c "$CONF_O" 2>&1) || die "mcpgate -t -c $CONF_O refuses the configuration: $out"
 
 # --- 4. Tokens, sessions, and a correctness check ------------------------------------
 # One token per stack (each stack's resource is its own URL: the audience differs).
@@ -105,10 +161,12 @@ token_for() { # RESOURCE → a client_credentials token (machine-acme, mcp:tools
 	t=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools --resource "$1" | jq -r .access_token)
 	[ -n "$t" ] && [ "$t" != null ] && echo "$t"
 }
-TOKEN_L=$(token_for "$BASE_L/mcp") || die "cannot mint a token for stack L"
-TOKEN_O=$(token_for "$BASE_O/mcp") || die "cannot mint a token for stack O"
+declare -A TOK=() SID=() POLICY_HDR=()
+for s in L R O; do
+	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
+done
 BASIC="Basic $(printf 'mcpgate:mcpgate-secret' | base64)"
-CLAIMS=$(curl -s --max-time 10 -H "Authorization: $BASIC" --data "token=$TOKEN_L&token_type_hint=access_token" "$IDP/token/introspection" | jq -c .)
+CLAIMS=$(curl -s --max-time 10 -H "Authorization: $BASIC" --data "token=${TOK[L]}&token_type_hint=access_token" "$IDP/token/introspection" | jq -c .)
 check "introspection of L's token: active, tenant acme" "$(jq -c '{active, tenant}' <<<"$CLAIMS")" '"active":true,"tenant":"acme"'
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
@@ -121,8 +179,7 @@ post_to() { # URL BODY [HEADER...] → "BODY STATUS" (and the headers in $ROOT/h
 }
 hdr() { tr -d '\r' <"$ROOT/headers" | sed -n "s/^$1: *//Ip"; }
 
-declare -A SID=() TOK=([L]=$TOKEN_L [O]=$TOKEN_O) BASEOF=([L]=$BASE_L [O]=$BASE_O) POLICY_HDR=()
-for s in L O; do
+for s in L R O; do
 	check "stack $s: GET /mcp/health: 200, ok" "$(curl -s --max-time 10 -w ' %{http_code}' "${BASEOF[$s]}/mcp/health")" '"status":"ok".* 200$'
 	check "stack $s: ping without a token: 401" "$(post_to "${BASEOF[$s]}/mcp" "$PING")" ' 401$'
 	SESS=()
@@ -135,114 +192,199 @@ for s in L O; do
 	check "stack $s: ping: 200 {}" "$(post_to "${BASEOF[$s]}/mcp" "$PING" -H "Authorization: Bearer ${TOK[$s]}" "${SESS[@]}")" '"result":\{\}.* 200$'
 	POLICY_HDR[$s]=$(hdr RateLimit-Policy)
 done
-# L's answers carry the RateLimit headers of the tightest class met; O's none
+# L's and R's answers carry the RateLimit headers of the tightest class met; O's none
 LIM_N=${LIMIT%/*} LIM_W=${LIMIT#*/}
-check "stack L: ping answers with RateLimit-Policy" "${POLICY_HDR[L]}" "^\"(gateway|ip|tenant|token)\";q=$LIM_N;w=$LIM_W\$"
+for s in L R; do
+	check "stack $s: ping answers with RateLimit-Policy" "${POLICY_HDR[$s]}" "^\"(gateway|ip|tenant|token)\";q=$LIM_N;w=$LIM_W\$"
+	# explain on its configuration: the five limits on, each from its [limits] line
+	got=$("$BIN" explain -c "${CONFOF[$s]}" --claims "$CLAIMS" --tool bench_tool --json 2>"$ROOT/explain.err")
+	check "explain --tool on $s's configuration: the five limits on at $LIMIT, from [limits]" \
+		"$(jq -c '[.limits[] | [.limit, .on, "\(.n)/\(.per)", .section]]' <<<"$got" 2>/dev/null)" \
+		"^\\[$(for c in $CLASSES; do printf '\\["%s",true,"%s","limits"\\],' "$c" "$LIMIT"; done | sed 's/,$//')\\]\$"
+done
 [ -z "${POLICY_HDR[O]}" ] || die "check failed: stack O (limits off) answers with RateLimit-Policy: ${POLICY_HDR[O]}"
-# explain on L's configuration: the five limits on, each from its [limits] line
-got=$("$BIN" explain -c "$CONF_L" --claims "$CLAIMS" --tool bench_tool --json 2>"$ROOT/explain.err")
-check "explain --tool on L's configuration: the five limits on at $LIMIT, from [limits]" \
-	"$(jq -c '[.limits[] | [.limit, .on, "\(.n)/\(.per)", .section]]' <<<"$got" 2>/dev/null)" \
-	"^\\[$(for c in $CLASSES; do printf '\\["%s",true,"%s","limits"\\],' "$c" "$LIMIT"; done | sed 's/,$//')\\]\$"
 
 # --- 5. Measuring -------------------------------------------------------------------
-runs_header kind us_nginx us_mcpgate
+# redis_calls: the calls Redis has run so far (INFO commandstats), "EVALSHA EXISTS OTHER
+# TIME GET SET EVALSHA_US EXISTS_US": EVALSHA (the limit script), EXISTS (tombstone
+# checks), every other command but INFO and SCAN (the bench's own) and TIME, GET and SET,
+# which the limit script runs itself (TIME once, GET and SET once a bucket: not round
+# trips; counted to show it); then the µs Redis spent in EVALSHA and in EXISTS.
+redis_calls() {
+	rcli info commandstats | tr -d '\r' | awk -F'[:,]' '/^cmdstat_/ {
+		c = substr($1, 9); n = $2; sub(/^calls=/, "", n); n += 0; u = $3; sub(/^usec=/, "", u); u += 0
+		if (c == "evalsha") { e += n; eu += u } else if (c == "exists") { x += n; xu += u }
+		else if (c == "time") t += n; else if (c == "get") g += n; else if (c == "set") z += n
+		else if (c != "info" && c != "scan") o += n }
+		END { print e + 0, x + 0, o + 0, t + 0, g + 0, z + 0, eu + 0, xu + 0 }'
+}
+runs_header kind r_evalsha r_exists r_other r_time r_get r_set r_evalsha_us r_exists_us r_keys r_badkeys \
+	us_nginx us_mcpgate us_redis
 
 # kind_run KIND SECONDS FILE: one wrk run of KIND (bench/lib.sh's measure), its output
-# in FILE. The CPU groups: nginx (the master and its workers) and mcpgate of the stack
-# the kind goes to.
+# in FILE; RCALLS: the calls Redis ran meanwhile (redis_calls, the differences), then,
+# for R, the most mcpgate:rl:* keys one of five SCANs over the middle of the run saw (a
+# bucket expires about a millisecond after its last request at BENCH_LIMIT, so after
+# the run there is none left to see, and a stall of the machine empties Redis for a
+# moment) and how many keys seen are not named by a digest ("-" for the other kinds).
+# The CPU groups: nginx (the master and its workers) and mcpgate of the stack the kind
+# goes to, and for R redis-server.
 kind_run() {
-	local kind=$1 secs=$2 file=$3 s=L path=/mcp envs=()
+	local kind=$1 secs=$2 file=$3 s=L path=/mcp envs=() c0 c1 scan='' keys
 	case $kind in
 	H) envs=(BENCH_TARGET=health) path=/mcp/health ;;
-	L | O)
+	L | R | O)
 		s=$kind
 		envs=(BENCH_TARGET=ping "BENCH_TOKEN=${TOK[$s]}")
 		[ "$SESSION" = 0 ] || envs+=("BENCH_SESSION=${SID[$s]}" "BENCH_PROTOCOL=$PV")
 		;;
 	esac
-	CPU_PIDS=("$(nginx_pids "${NGINXOF[$s]}")" "${FCGIOF[$s]}")
+	CPU_PIDS=("$(nginx_pids "${NGINXOF[$s]}")" "${FCGIOF[$s]}" "$([ "$kind" != R ] || echo "$REDIS_PID")")
+	c0=$(redis_calls)
+	if [ "$kind" = R ]; then
+		rm -f "$file.keys"
+		(
+			sleep "$(awk -v s="$secs" 'BEGIN { print s / 4 }')"
+			for _ in 1 2 3 4 5; do
+				rcli --scan --pattern 'mcpgate:rl:*' | tr '\n' ' '
+				echo
+				sleep "$(awk -v s="$secs" 'BEGIN { print s / 10 }')"
+			done >"$file.keys"
+		) &
+		scan=$!
+	fi
 	measure "$kind" "$secs" "$file" "${BASEOF[$s]}$path" BENCH_EXPECT=200 "${envs[@]}"
+	[ -z "$scan" ] || wait "$scan"
+	c1=$(redis_calls)
+	read -r -a RCALLS <<<"$(awk -v a="$c0" -v b="$c1" 'BEGIN { n = split(a, x, " "); split(b, y, " ");
+		for (i = 1; i <= n; i++) printf "%d ", y[i] - x[i] }')"
+	if [ "$kind" = R ]; then
+		read -r -a keys < <(awk '{ n = 0; for (i = 1; i <= NF; i++)
+			if ($i ~ /^mcpgate:rl:[0-9a-f]+$/ && length($i) == 43) n++; else b++
+			if (n > m) m = n } END { print m + 0, b + 0 }' "$file.keys")
+		RCALLS+=("${keys[@]}")
+	else
+		RCALLS+=(- -)
+	fi
 }
-declare -A NGINXOF=([L]=$NGINX_L [O]=$NGINX_O) FCGIOF=([L]=$FCGI_L [O]=$FCGI_O)
 # run KIND SECONDS REP: one measured run (kind_run); appends a row to $RUNS (REP "w" =
 # warm-up, not reported, but checked like the others).
 run() {
 	kind_run "$1" "$2" "$OUT/wrk.$3.$1.out"
-	row "$3" "$1"
+	row "$3" "$1" "${RCALLS[@]}"
 	said "$3" "$1"
 }
 
-run_kinds " (L: stack L, five limits on; O: stack O, limits off; H: stack L)"
-# BENCH_PERF=1: after the measured runs, L and O once more each (not reported) with
-# perf recording their stack's mcpgate processes (cpu-clock samples, no call graphs:
-# no frame pointers), and the top symbols in $OUT/perf.L.txt and perf.O.txt.
+run_kinds " (L: stack L, five limits in shm; R: stack R, in Redis; O: stack O, limits off; H: stack L)"
+# BENCH_PERF=1: after the measured runs, L, R and O once more each (not reported) with
+# perf recording their stack's mcpgate processes, and redis-server for R (cpu-clock
+# samples, no call graphs: no frame pointers), and the top symbols in $OUT/perf.L.txt,
+# perf.R.txt, perf.O.txt.
 if [ "$PERF" = 1 ]; then
 	need_cmds perf:linux-perf >>"$OUT/install.log" 2>&1 || die "cannot install perf (linux-perf)"
-	for k in L O; do
-		perf record -q -F 1999 -o "$OUT/perf.$k.data" -p "$(tr -s ' ' ',' <<<"${FCGIOF[$k]}" | sed 's/^,//; s/,$//')" \
+	for k in L R O; do
+		perf record -q -F 1999 -o "$OUT/perf.$k.data" \
+			-p "$(tr -s ' ' ',' <<<"${FCGIOF[$k]} $([ "$k" != R ] || echo "$REDIS_PID")" | sed 's/^,//; s/,$//')" \
 			-- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
 		perf_pid=$!
 		sleep 0.3
 		kind_run "$k" "$DURATION" "$OUT/wrk.perf.$k.out"
 		wait "$perf_pid"
 		say "  perf $k $(kv rps) req/s under perf: $OUT/perf.$k.txt"
-		perf report -i "$OUT/perf.$k.data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep . |
+		perf report -i "$OUT/perf.$k.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null | grep -v '^#' | grep . |
 			head -n 40 >"$OUT/perf.$k.txt"
 	done
 fi
 # shellcheck disable=SC2086
-runs_done $FCGI_L $FCGI_O
-# after the runs: a ping on L still passes, with the RateLimit header of a bucket it
-# took (fewer remaining than the quota); and no request was refused
-SESS=()
-[ "$SESSION" = 0 ] || SESS=(-H "Mcp-Session-Id: ${SID[L]}" -H "MCP-Protocol-Version: $PV")
-PING_END=$(post_to "$BASE_L/mcp" "$PING" -H "Authorization: Bearer $TOKEN_L" "${SESS[@]}")
-RL_END=$(hdr RateLimit)
-LIMITED_LOG=$(cat "$ROOT/L/mcpgate.log" "$ROOT/O/mcpgate.log" | grep -c '"event":"rate_limited"')
+runs_done ${FCGIOF[L]} ${FCGIOF[R]} ${FCGIOF[O]}
+mg_alive "$REDIS_PID" || die "redis-server died during the run: $(tail -n 5 "$ROOT/redis/redis.log")"
+# after the runs: a ping on L and on R still passes, with the RateLimit header of a
+# bucket it took (fewer remaining than the quota); no request was refused, and R never
+# lost Redis
+declare -A PING_END=() RL_END=()
+for s in L R; do
+	SESS=()
+	[ "$SESSION" = 0 ] || SESS=(-H "Mcp-Session-Id: ${SID[$s]}" -H "MCP-Protocol-Version: $PV")
+	PING_END[$s]=$(post_to "${BASEOF[$s]}/mcp" "$PING" -H "Authorization: Bearer ${TOK[$s]}" "${SESS[@]}")
+	RL_END[$s]=$(hdr RateLimit)
+done
+LIMITED_LOG=$(cat "$ROOT"/[LRO]/mcpgate.log | grep -c '"event":"rate_limited"')
+OUTAGE_LOG=$(grep -c 'redis at .* cannot be used' "$ROOT/R/mcpgate.log")
+REDIS_VERSION=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 
 # --- 6. Report ----------------------------------------------------------------------
-ratio_medians L/O L/H O/H
+ratio_medians L/O R/O R/L L/H O/H
 
 # correctness over every run, warm-ups included
 bad=$(awk -F'\t' '$1 != "rep" && ($6 > 0 || $8 > 0 || $9 > 0 || $5 != $4) { printf "%s/%s ", $1, $2 }' "$RUNS")
 intro=$(awk -F'\t' '$1 != "rep" { s += $12 } END { print s + 0 }' "$RUNS")
-[[ $PING_END =~ '"result":{}'.*' 200'$ ]] || bad="$bad ping-after:${PING_END// /_} "
-[[ $RL_END =~ ^\"(gateway|ip|tenant|token)\"\;r=([0-9]+)\; ]] && [ "${BASH_REMATCH[2]}" -lt "$LIM_N" ] || bad="$bad ratelimit-after:${RL_END:-none} "
+for s in L R; do
+	[[ ${PING_END[$s]} =~ '"result":{}'.*' 200'$ ]] || bad="$bad ping-after-$s:${PING_END[$s]// /_} "
+	[[ ${RL_END[$s]} =~ ^\"(gateway|ip|tenant|token)\"\;r=([0-9]+)\; ]] && [ "${BASH_REMATCH[2]}" -lt "$LIM_N" ] ||
+		bad="$bad ratelimit-after-$s:${RL_END[$s]:-none} "
+done
 [ "$LIMITED_LOG" = 0 ] || bad="$bad rate-limited-log-lines:$LIMITED_LOG "
+[ "$OUTAGE_LOG" = 0 ] || bad="$bad redis-outage-log-lines:$OUTAGE_LOG "
+# R's buckets in Redis during each of its runs: some, each named by a digest
+RL_KEYS=$(awk -F'\t' '$1 != "rep" && $2 == "R" { printf "%s%s", (n++ ? " " : ""), $21 }' "$RUNS")
+no_keys=$(awk -F'\t' '$1 != "rep" && $2 == "R" && ($21 == 0 || $22 > 0) { printf "%s/%s ", $1, $2 }' "$RUNS")
+[ -z "$no_keys" ] || bad="$bad no-or-bad-mcpgate:rl:*-keys-in:$no_keys"
+# Redis commands of the kinds that do not use it (L, O, H: none expected)
+not_r=$(awk -F'\t' '$1 != "rep" && $2 != "R" { s += $13 + $14 + $15 + $16 + $17 + $18 } END { print s + 0 }' "$RUNS")
+[ "$not_r" = 0 ] || bad="$bad redis-commands-of-L-O-H:$not_r "
+# R's measured runs: requests, the calls of redis_calls (summed), round trips per ping
+read -r R_REQ R_EV R_EX R_OT R_TI R_GE R_SE R_EVU R_EXU <<<"$(awk -F'\t' '$1 != "rep" && $1 != "w" && $2 == "R" {
+	q += $4; e += $13; x += $14; o += $15; t += $16; g += $17; z += $18; eu += $19; xu += $20 }
+	END { print q + 0, e + 0, x + 0, o + 0, t + 0, g + 0, z + 0, eu + 0, xu + 0 }' "$RUNS")"
+per() { awk -v a="$1" -v b="$R_REQ" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+perev() { awk -v a="$1" -v b="${2:-$R_EV}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+TRIPS=$(per $((R_EV + R_EX + R_OT)))
+TRIPS_EXPECT=$([ "$SESSION" = 0 ] && echo 1 || echo 2)
 
 kindname() {
 	case $1 in
-	L) echo "L ping, five limits on ($LIMIT each, store $STORE)" ;;
+	L) echo "L ping, five limits on ($LIMIT each, store shm)" ;;
+	R) echo "R ping, five limits on ($LIMIT each, store Redis)" ;;
 	O) echo "O ping, limits off (no [limits])" ;;
 	H) echo "H GET /mcp/health (stack L)" ;;
 	esac
 }
+diff_us() { awk -v a="$1" -v b="$2" 'BEGIN { print a - b }'; }
+# sum_us KIND COLUMN...: the sum of the medians of COLUMNs of KIND
+sum_us() { local k=$1 c; shift; for c in "$@"; do med "$k" "$c"; done | awk '{ s += $1 } END { print s + 0 }'; }
 table() {
+	local k
 	# shellcheck disable=SC2086
-	rates_table request "nginx, mcpgate (of the stack measured), wrk" $KINDS
-	ratio_row L/O "L / O (ping with the five limits vs without)" "≥ 0.95" 0.95
+	rates_table request "nginx, mcpgate (of the stack measured), redis-server (R), wrk" $KINDS
+	ratio_row L/O "L / O (ping with the five limits in shm vs without)" "≥ 0.95" 0.95
+	ratio_row R/O "R / O (ping with the five limits in Redis vs without)" "≥ 0.8" 0.8
+	ratio_row R/L "R / L (Redis vs shm)"
 	ratio_row L/H "L / H (for scale)"
 	ratio_row O/H "O / H (for scale)"
 	echo
-	echo "| CPU per ping (medians, µs) | nginx | mcpgate |"
-	echo "|---|---:|---:|"
-	echo "| L (limits) | $(med L 13) | $(med L 14) |"
-	echo "| O (no limits) | $(med O 13) | $(med O 14) |"
-	echo "| L − O | $(awk -v a="$(med L 13)" -v b="$(med O 13)" 'BEGIN { print a - b }') | $(awk -v a="$(med L 14)" -v b="$(med O 14)" 'BEGIN { print a - b }') |"
+	echo "| CPU per ping (medians, µs) | nginx | mcpgate | redis-server | all three |"
+	echo "|---|---:|---:|---:|---:|"
+	for k in L R O; do
+		printf '| %s | %s | %s | %s | %s |\n' "$(case $k in L) echo "L (limits, shm)" ;; R) echo "R (limits, Redis)" ;; O) echo "O (no limits)" ;; esac)" \
+			"$(med "$k" 23)" "$(med "$k" 24)" "$(med "$k" 25)" "$(sum_us "$k" 23 24 25)"
+	done
+	echo "| L − O | $(diff_us "$(med L 23)" "$(med O 23)") | $(diff_us "$(med L 24)" "$(med O 24)") | — | $(diff_us "$(sum_us L 23 24)" "$(sum_us O 23 24)") |"
+	echo "| R − O | $(diff_us "$(med R 23)" "$(med O 23)") | $(diff_us "$(med R 24)" "$(med O 24)") | $(med R 25) | $(diff_us "$(sum_us R 23 24 25)" "$(sum_us O 23 24)") |"
+	echo
+	echo "Redis round trips per ping (R's measured runs: $R_REQ requests; INFO commandstats before and after each run): **$TRIPS** (evalsha $(per "$R_EV"), exists $(per "$R_EX"), other $(per "$R_OT")); $TRIPS_EXPECT expected $([ "$SESSION" = 0 ] && echo "without a session (the limit script)" || echo "with a session (the limit script, the tombstone)"). Not round trips, the limit script's own calls per EVALSHA: TIME $(perev "$R_TI"), GET $(perev "$R_GE"), SET $(perev "$R_SE"). Redis's time inside the commands (commandstats usec), per call: EVALSHA $(perev "$R_EVU") µs, EXISTS $(perev "$R_EXU" "$R_EX") µs; per ping $(per "$((R_EVU + R_EXU))" | awk '{ printf "%.1f", $1 }') µs of redis-server's $(med R 25) µs of CPU (the rest: its event loop and the sockets)."
 	echo
 	echo "Correctness during every run (warm-ups included):"
-	echo "- status codes: every answer 200 with a \"result\" (health \"status\"), no socket errors, no rate_limited line in either stack's log; after the runs a ping on L still 200 with its RateLimit header ($RL_END): $([ -z "$bad" ] && echo yes || echo "NO: $bad (see bench/out/limits/runs.tsv)")"
-	echo "- checked once before: on L a ping answers \`RateLimit-Policy: ${POLICY_HDR[L]}\`, on O none; \`mcpgate explain --tool\` on L's configuration says the five limits are on at $LIMIT, each from [limits]"
+	echo "- status codes: every answer 200 with a \"result\" (health \"status\"), no socket errors, no rate_limited line in any stack's log, no Redis outage in R's; after the runs a ping on L and on R still 200 with its RateLimit header (L ${RL_END[L]}, R ${RL_END[R]}); Redis held mcpgate:rl:* keys during each R run, all named by a digest (the most one of five SCANs saw: $(tr ' ' , <<<"$RL_KEYS"), warm-up first); no Redis command during the L, O and H runs: $([ -z "$bad" ] && echo yes || echo "NO: $bad (see bench/out/limits/runs.tsv)")"
+	echo "- checked once before: on L a ping answers \`RateLimit-Policy: ${POLICY_HDR[L]}\`, on R \`${POLICY_HDR[R]}\`, on O none; \`mcpgate explain --tool\` on L's and R's configurations says the five limits are on at $LIMIT, each from [limits]"
 	echo "- introspections at the IdP during the runs (the tokens were cached before; 0 expected): $intro"
 }
 report
-[ -z "$bad" ] || die "some answers were not 200 with a result, sockets failed, or a limit refused ($bad): not a measurement; nothing appended (see $RUNS and $OUT/wrk.*.out)"
+[ -z "$bad" ] || die "some answers were not 200 with a result, sockets failed, a limit refused, or Redis was lost ($bad): not a measurement; nothing appended (see $RUNS and $OUT/wrk.*.out)"
 
 # shellcheck disable=SC2016 # the backquotes are Markdown
 append_results limits "" \
-	"one client_credentials token of oidc-provider $(oidc_version) per stack (machine-acme: tenant acme), cached (cache-ttl = $CACHE_TTL); two stacks (L with the limits, O without) sharing the IdP" kind "$KINDS" \
-	"- limits of L: \`[limits] store = $STORE\`, $(for c in $CLASSES; do printf '`%s = %s`, ' "$c" "$LIMIT"; done | sed 's/, $//') (a ping takes gateway, ip, tenant and token; tool is a tools/call's); O: no [limits]; no [tenant] and no upstream in either" \
+	"one client_credentials token of oidc-provider $(oidc_version) per stack (machine-acme: tenant acme), cached (cache-ttl = $CACHE_TTL); three stacks (L with the limits in shm, R with them in Redis, O without) sharing the IdP and one \`session-key-file\`" kind "$KINDS" \
+	"- limits of L: \`[limits] store = shm\`, $(for c in $CLASSES; do printf '`%s = %s`, ' "$c" "$LIMIT"; done | sed 's/, $//') (a ping takes gateway, ip, tenant and token; tool is a tools/call's); R: the same with \`store = redis://127.0.0.1:PORT/0\`, \`redis-timeout-ms = $RTMO\`, \`redis-fail = closed\` (redis-server $REDIS_VERSION on loopback, \`--save '' --appendonly no\`); O: no [limits]; no [tenant] and no upstream in any" \
 	"- requests: POST /mcp ping with \`Content-Type: application/json\`, \`Accept: application/json, text/event-stream\`, \`Authorization: Bearer\`$([ "$SESSION" = 0 ] && echo ", no session" || echo ", the \`Mcp-Session-Id\` of one initialize with that stack and \`MCP-Protocol-Version: $PV\`"); H: GET /mcp/health on stack L"
 exit 0
 }
