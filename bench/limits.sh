@@ -20,9 +20,8 @@
 #   L   POST /mcp ping (JSON-RPC) with a cached bearer token through stack L: four
 #       buckets taken per request (gateway and ip before authentication, tenant and
 #       token after it; tool only for tools/call), and the RateLimit headers
-#   R   the same ping through stack R: the four buckets in one call of the limit script
-#       (EVALSHA), one Redis round trip; with a session, the check of its tombstone
-#       (EXISTS) is a second one
+#   R   the same ping through stack R: the four buckets, and with a session the check
+#       of its tombstone, in one call of the limit script (EVALSHA): one Redis round trip
 #   O   the same ping through stack O
 #   H   GET /mcp/health on stack L (no token, no limit): for scale
 #
@@ -31,7 +30,7 @@
 # of the stack measured, and redis-server's for R (part of R's cost). Redis round trips
 # per ping: over R's measured runs, the top-level commands Redis ran (INFO commandstats
 # before and after each run: EVALSHA, EXISTS and any other, but not the bench's own
-# INFO nor the commands the limit script runs itself, TIME, GET and SET) divided by R's
+# INFO nor the commands the limit script runs itself, TIME, GET, SET, PTTL) divided by R's
 # requests; 1 expected without a session, 2 with one; and Redis's own time in them
 # (commandstats usec) against redis-server's CPU. Every answer's status and body are
 # checked (wrk.lua's response(): 200 with a "result"): a run with any other answer (a 429
@@ -207,14 +206,16 @@ done
 # --- 5. Measuring -------------------------------------------------------------------
 # redis_calls: the calls Redis has run so far (INFO commandstats), "EVALSHA EXISTS OTHER
 # TIME GET SET EVALSHA_US EXISTS_US": EVALSHA (the limit script), EXISTS (tombstone
-# checks), every other command but INFO and SCAN (the bench's own) and TIME, GET and SET,
-# which the limit script runs itself (TIME once, GET and SET once a bucket: not round
-# trips; counted to show it); then the µs Redis spent in EVALSHA and in EXISTS.
+# checks of their own), every other command but INFO and SCAN (the bench's own) and TIME,
+# GET, SET and PTTL, which the limit script runs itself (TIME once, GET and SET once a
+# bucket, PTTL for a session's tombstone: not round trips; counted to show it); then the
+# µs Redis spent in EVALSHA and in EXISTS.
 redis_calls() {
 	rcli info commandstats | tr -d '\r' | awk -F'[:,]' '/^cmdstat_/ {
 		c = substr($1, 9); n = $2; sub(/^calls=/, "", n); n += 0; u = $3; sub(/^usec=/, "", u); u += 0
 		if (c == "evalsha") { e += n; eu += u } else if (c == "exists") { x += n; xu += u }
 		else if (c == "time") t += n; else if (c == "get") g += n; else if (c == "set") z += n
+		else if (c == "pttl") p += n
 		else if (c != "info" && c != "scan") o += n }
 		END { print e + 0, x + 0, o + 0, t + 0, g + 0, z + 0, eu + 0, xu + 0 }'
 }
@@ -339,7 +340,7 @@ read -r R_REQ R_EV R_EX R_OT R_TI R_GE R_SE R_EVU R_EXU <<<"$(awk -F'\t' '$1 != 
 per() { awk -v a="$1" -v b="$R_REQ" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 perev() { awk -v a="$1" -v b="${2:-$R_EV}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 TRIPS=$(per $((R_EV + R_EX + R_OT)))
-TRIPS_EXPECT=$([ "$SESSION" = 0 ] && echo 1 || echo 2)
+TRIPS_EXPECT=1
 
 kindname() {
 	case $1 in
@@ -371,7 +372,7 @@ table() {
 	echo "| L − O | $(diff_us "$(med L 23)" "$(med O 23)") | $(diff_us "$(med L 24)" "$(med O 24)") | — | $(diff_us "$(sum_us L 23 24)" "$(sum_us O 23 24)") |"
 	echo "| R − O | $(diff_us "$(med R 23)" "$(med O 23)") | $(diff_us "$(med R 24)" "$(med O 24)") | $(med R 25) | $(diff_us "$(sum_us R 23 24 25)" "$(sum_us O 23 24)") |"
 	echo
-	echo "Redis round trips per ping (R's measured runs: $R_REQ requests; INFO commandstats before and after each run): **$TRIPS** (evalsha $(per "$R_EV"), exists $(per "$R_EX"), other $(per "$R_OT")); $TRIPS_EXPECT expected $([ "$SESSION" = 0 ] && echo "without a session (the limit script)" || echo "with a session (the limit script, the tombstone)"). Not round trips, the limit script's own calls per EVALSHA: TIME $(perev "$R_TI"), GET $(perev "$R_GE"), SET $(perev "$R_SE"). Redis's time inside the commands (commandstats usec), per call: EVALSHA $(perev "$R_EVU") µs, EXISTS $(perev "$R_EXU" "$R_EX") µs; per ping $(per "$((R_EVU + R_EXU))" | awk '{ printf "%.1f", $1 }') µs of redis-server's $(med R 25) µs of CPU (the rest: its event loop and the sockets)."
+	echo "Redis round trips per ping (R's measured runs: $R_REQ requests; INFO commandstats before and after each run): **$TRIPS** (evalsha $(per "$R_EV"), exists $(per "$R_EX"), other $(per "$R_OT")); $TRIPS_EXPECT expected (the limit script$([ "$SESSION" = 0 ] || echo ", which also looks for the session's tombstone")). Not round trips, the limit script's own calls per EVALSHA: TIME $(perev "$R_TI"), GET $(perev "$R_GE"), SET $(perev "$R_SE"). Redis's time inside the commands (commandstats usec), per call: EVALSHA $(perev "$R_EVU") µs, EXISTS $(perev "$R_EXU" "$R_EX") µs; per ping $(per "$((R_EVU + R_EXU))" | awk '{ printf "%.1f", $1 }') µs of redis-server's $(med R 25) µs of CPU (the rest: its event loop and the sockets)."
 	echo
 	echo "Correctness during every run (warm-ups included):"
 	echo "- status codes: every answer 200 with a \"result\" (health \"status\"), no socket errors, no rate_limited line in any stack's log, no Redis outage in R's; after the runs a ping on L and on R still 200 with its RateLimit header (L ${RL_END[L]}, R ${RL_END[R]}); Redis held mcpgate:rl:* keys during each R run, all named by a digest (the most one of five SCANs saw: $(tr ' ' , <<<"$RL_KEYS"), warm-up first); no Redis command during the L, O and H runs: $([ -z "$bad" ] && echo yes || echo "NO: $bad (see bench/out/limits/runs.tsv)")"

@@ -16,7 +16,8 @@
 
 /* The buckets of one decision, in order, each charged until one refuses, and whether a
  * probe key exists (KEYS past the n buckets: a session's tombstone, in the same round
- * trip); answers {refused index or -1, the probe's 1/0 or -1 for none, how far each
+ * trip; PTTL, so that EXISTS counts only the round trips of its own in Redis's command
+ * statistics); answers {refused index or -1, the probe's 1/0 or -1 for none, how far each
  * bucket's TAT was ahead of now before it}. ARGV: n, then T and tau of each bucket.
  * The clamps are ratelimit_gcra's; TIME is the server's, so every host decides alike. */
 static const char take_script[] =
@@ -24,7 +25,7 @@ static const char take_script[] =
 	"local now = redis.call('TIME')\n"
 	"now = tonumber(now[1]) * 1000000 + tonumber(now[2])\n"
 	"local out = {-1, -1}\n"
-	"if #KEYS > n then out[2] = redis.call('EXISTS', KEYS[n + 1]) end\n"
+	"if #KEYS > n then out[2] = redis.call('PTTL', KEYS[n + 1]) == -2 and 0 or 1 end\n"
 	"for i = 1, n do\n"
 	"  local t, tau = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])\n"
 	"  local tat = tonumber(redis.call('GET', KEYS[i])) or now\n"
