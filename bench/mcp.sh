@@ -164,7 +164,7 @@ table() {
 	ratio_row B/H "B / H (batch of $BATCH vs health, requests)"
 	ratio_row "B/H/$BATCH" "$BATCH × B / H (batch, messages/s vs health requests/s)"
 	echo
-	echo "Session seal + open (\`bench/session_bench -n $(sb n) -r $(sb reps)\`: src/session.c, a $(sb id_chars)-character Mcp-Session-Id, $(sb tombs) tombstones in a state file; CPU time, median of $(sb reps)):"
+	echo "Session seal + open (\`bench/session_bench -n $(sb n) -r $(sb reps)\`: src/state/session.c, a $(sb id_chars)-character Mcp-Session-Id, $(sb tombs) tombstones in a state file; CPU time, median of $(sb reps)):"
 	echo
 	echo "| operation | µs | target | result |"
 	echo "|---|---:|---|---|"

@@ -10,7 +10,7 @@
 #             globs; members, scopes and features of their own) and one [tenant "acme"]
 #             listing them all, with 20 rules (10 deny globs that match no tool, 10
 #             allow globs that together match every tool)
-#   stack O   the same [upstream]s and no [tenant] at all: no policy (src/policy.h)
+#   stack O   the same [upstream]s and no [tenant] at all: no policy (src/model/policy.h)
 #
 # The caller (the IdP's client machine-acme: tenant acme, groups engineering and ops,
 # scope mcp:tools) passes every group: it sees all BENCH_TOOLS tools through both

@@ -1,13 +1,13 @@
 /* bench/session.c — the cost of an Mcp-Session-Id: sealing one, as
  * initialize does, and opening one, as every later request of the session does,
- * with the gateway's own code (src/session.c, src/secret.c: libsodium's
+ * with the gateway's own code (src/state/session.c, src/base/secret.c: libsodium's
  * XChaCha20-Poly1305 and BLAKE2b, jansson).
  *
  * Built on demand, never by "make" or "make check":
  *     make bench/session_bench && bench/session_bench [-n N] [-r REPS] [-u UPSTREAMS] [-t TOMBS]
  * bench/mcp.sh builds and runs it too.
  *
- * What is timed, per operation, exactly as src/mcp_session.c does it:
+ * What is timed, per operation, exactly as src/mcp/mcp_session.c does it:
  *   seal  session_who + session_seal            (mcp_issue_session: the initialize answer)
  *   open  session_who + session_open + clear    (mcp_check_session: a request carrying
  *         Mcp-Session-Id), with the tombstones of a real state file: the gateway's
@@ -37,7 +37,7 @@
 #include "state.h"
 
 #define MAX_REPS 101
-/* src/session.c's associated data (private there); only the secret_* rows use it */
+/* src/state/session.c's associated data (private there); only the secret_* rows use it */
 #define SESSION_AD "mcpgate session v1"
 
 enum { R_SEAL, R_OPEN, R_WHO, R_OPEN_NOTOMBS, R_SECRET_SEAL, R_SECRET_OPEN, R_RANDOM, R_N };
@@ -251,7 +251,7 @@ main(int argc, char **argv)
 		st[i] = summarize(wall[i], cpu[i], reps);
 	idlen = strlen(ids[0]);
 
-	printf("session seal + open, src/session.c: %ld operations x %d repetitions (+1 warm-up), "
+	printf("session seal + open, src/state/session.c: %ld operations x %d repetitions (+1 warm-up), "
 	    "%d upstream session ids, %ld tombstones\n", n, reps, ups, tombs_n);
 	printf("Mcp-Session-Id: %zu characters; sealed plaintext: %zu bytes\n", idlen, plen);
 	printf("%-44s %9s %9s %9s %9s\n", "ns per operation", "cpu med", "cpu best", "wall med", "wall best");

@@ -1,4 +1,4 @@
-/* upstream_cli — drives the upstream client (src/upstream*.c) from the command line,
+/* upstream_cli — drives the upstream client (src/net/upstream*.c) from the command line,
  * for tests/fed/upstream.sh.
  *
  *   upstream_cli -c CONF [-n COUNT] [-W FILE] [-a N] [-s SESSION] [-N] UPSTREAM METHOD [PARAMS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/fed/upstream.sh — the gateway's MCP client (src/upstream*.c), driven by
+# tests/fed/upstream.sh — the gateway's MCP client (src/net/upstream*.c), driven by
 # tests/fed/upstream_cli, against the real SDK fixture upstream (tests/upstream/fixture.mjs,
 # event-stream and --json modes) and small loopback fault stubs (tests/fed/stub.py).
 #

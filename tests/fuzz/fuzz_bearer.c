@@ -1,4 +1,4 @@
-/* The Authorization header (auth_parse_bearer, src/auth.c). Properties: an accepted
+/* The Authorization header (auth_parse_bearer, src/access/auth.c). Properties: an accepted
  * header is "Bearer" (any case), blanks, then a non-empty b64token (RFC 6750 §2.1) that
  * ends the header, and the token points into it. */
 #include "autoconf.h"

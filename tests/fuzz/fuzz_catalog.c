@@ -1,4 +1,4 @@
-/* The catalog builder (catalog_build, src/catalog.c) from what three upstreams answered
+/* The catalog builder (catalog_build, src/model/catalog.c) from what three upstreams answered
  * (a fixed configuration: prefixes "a_", none, "c_"). The input is a JSON array whose
  * elements stand for the upstreams in order: an object {"caps", "tools", "prompts",
  * "resources", "resourceTemplates"}, a bare array of tools, or null for one that

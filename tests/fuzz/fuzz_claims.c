@@ -1,5 +1,5 @@
 /* An introspection response (RFC 7662) as JSON: auth_check_claims and auth_claims_read
- * (src/auth.c) under a fixed configuration. Properties: an accepted token is active,
+ * (src/access/auth.c) under a fixed configuration. Properties: an accepted token is active,
  * unexpired, for this resource and issuer; its claims are the ones auth_claims_read
  * reads; every field is a terminated string within its size. */
 #include "autoconf.h"

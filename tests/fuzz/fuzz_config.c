@@ -1,4 +1,4 @@
-/* Configuration files with includes (config_load: src/config.c, config_keys.c,
+/* Configuration files with includes (config_load: src/config/config.c, config_keys.c,
  * cfgfile.c). The input is cut into up to 8 files at each line "%%\n": main.conf, then 1.conf, 2.conf, ... in a private
  * directory that is also the working directory, so that `include = 1.conf`,
  * `include = *.conf` and relative secret files stay inside it; a '/' in the input

@@ -1,5 +1,5 @@
 /* The list cursors of tools/list, prompts/list, resources/list and
- * resources/templates/list (mcp_cursor_seal/open in src/mcp_list.c). The first byte picks:
+ * resources/templates/list (mcp_cursor_seal/open in src/mcp/mcp_list.c). The first byte picks:
  *   even: the input opened as a cursor: never accepted (nobody can forge one);
  *   odd:  an offset, a list and a caller from the input sealed and opened: the same
  *         offset for that list and caller, nothing for another list or caller, and no

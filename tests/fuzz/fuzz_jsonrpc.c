@@ -1,4 +1,4 @@
-/* JSON-RPC bodies (src/jsonrpc.c): jsonrpc_parse, then jsonrpc_validate on the message
+/* JSON-RPC bodies (src/http/jsonrpc.c): jsonrpc_parse, then jsonrpc_validate on the message
  * or on every element of a batch. Properties: a failure is -32700 or -32600; a body
  * that jansson reads without duplicate keys parses to exactly that value; a batch that
  * repeats a member name somewhere is split into as many elements as the array has, and

@@ -1,4 +1,4 @@
-/* The request-header readers of POST /mcp (src/negotiate.c): Accept, Content-Type, and
+/* The request-header readers of POST /mcp (src/http/negotiate.c): Accept, Content-Type, and
  * the =?base64?...?= header values. The first byte picks the size of the output buffer
  * (1 to 256 bytes); the rest is the header. Properties: negotiate_accept answers only
  * our two framings; a decoded value fits, holds no NUL and is trimmed; any bytes

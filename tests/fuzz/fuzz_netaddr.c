@@ -1,4 +1,4 @@
-/* Addresses, ranges and the client behind trusted proxies (src/netaddr.c). The input
+/* Addresses, ranges and the client behind trusted proxies (src/base/netaddr.c). The input
  * is two strings cut at the first NUL: a REMOTE_ADDR and an X-Forwarded-For header;
  * each is also read as an address (from an exact-size copy, so that a read past len is
  * caught) and as a range. Properties: a parsed address formats within NETADDR_TEXT_MAX

@@ -1,4 +1,4 @@
-/* The Redis store's URL ([limits] store, config_redis_url in src/config.c). Properties:
+/* The Redis store's URL ([limits] store, config_redis_url in src/config/config.c). Properties:
  * what parses has a host of name, IPv4 or IPv6 characters only, a port 1 – 65535 and a
  * database 0 – 100000; its parts written again as a URL (user and password
  * percent-encoded, an IPv6 host in brackets) parse to the same parts; anything that is

@@ -1,4 +1,4 @@
-/* Mcp-Session-Id (src/session.c). The first byte picks a mode:
+/* Mcp-Session-Id (src/state/session.c). The first byte picks a mode:
  *   0: session_open on the input as an id: never accepted (nobody can forge one);
  *   1: the input sealed as a session's plaintext under the gateway's key and associated
  *      data (what only the gateway could have made), then opened: the layout reader on
@@ -13,7 +13,7 @@
 #include "fuzz.h"
 #include "session.h"
 
-#define SESSION_AD	"mcpgate session v2"	/* as src/session.c seals */
+#define SESSION_AD	"mcpgate session v2"	/* as src/state/session.c seals */
 
 static unsigned char key[SESSION_KEY_BYTES];
 static void *tombs;

@@ -1,4 +1,4 @@
-/* The event-stream parser (src/sse.c) over a stream cut into random pieces. The first
+/* The event-stream parser (src/http/sse.c) over a stream cut into random pieces. The first
  * bytes choose the caps and the cutting; the rest is the stream. Property: the events
  * and the final status do not depend on how the stream was cut (CR LF split between
  * two pieces, a BOM in pieces, a line across many). */

@@ -1,5 +1,5 @@
 /* The RFC 6570 matcher that routes resources/read to the upstream whose template a
- * URI expands (uritemplate_matches, src/uritemplate.c). The input is a template and a
+ * URI expands (uritemplate_matches, src/base/uritemplate.c). The input is a template and a
  * URI cut at the first NUL. Properties: it ends (a step budget), a template without
  * expressions matches exactly itself, and every template matches its own expansion with each
  * variable replaced by "x" (level 1; "+x", "#x", ".x", "/x", ";v=x", "?v=x", "&v=x" for

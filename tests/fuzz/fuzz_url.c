@@ -1,4 +1,4 @@
-/* URL checks (src/url.c) and the Origin check of /mcp (router_origin_allowed). The
+/* URL checks (src/base/url.c) and the Origin check of /mcp (router_origin_allowed). The
  * input is two strings cut at the first NUL. Properties: url_origin of a checked URL is
  * a lowercase scheme://host[:port] that the URL starts with (but for case and a
  * default port), its path the rest; url_same is symmetric and reflexive; the resource's

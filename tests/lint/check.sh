@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/lint/check.sh [SRC-DIR] — the source rules `make check` and `make lint` enforce,
 # as TAP. Each rule is first shown to catch what it is for (a small tree written here
-# that breaks it), then run over SRC-DIR ($MCPGATE_SRCDIR/src by default):
+# that breaks it), then run over SRC-DIR ($MCPGATE_SRCDIR/src by default) and its folders
+# (src/ is one folder per concern; a module's layer goes by its name, wherever it is):
 #   layers   every #include "x.h" points to a module of the same layer or one below
 #            (the table below; docs/ARCHITECTURE.md §1); a file in no layer fails too.
 #   banned   no call of a function with a safer form in use here (comments and string
@@ -29,6 +30,11 @@ front     front main
 '
 BANNED='strcpy strcat strncpy strncat sprintf vsprintf gets strtok atoi atol atoll rand srand
 system popen tmpnam tempnam mktemp alloca asctime ctime gmtime localtime'
+
+# sources DIR: the .c and .h files under DIR (its folders too), one a line, sorted.
+sources() {
+	find "$1" -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort
+}
 
 # code FILE: the file with comments and string/character literals blanked, lines kept.
 code() {
@@ -67,21 +73,20 @@ layers() {
 		for m in $mods; do rank[$m]=$i; done
 		i=$((i + 1))
 	done <<< "$LAYERS"
-	for f in "$dir"/*.c "$dir"/*.h; do
-		[ -e "$f" ] || continue
+	while IFS= read -r f; do
 		base=$(basename "$f"); base=${base%.*}
 		if [ -z "${rank[$base]+x}" ]; then
-			echo "$(basename "$f"): in no layer (add it to the table in tests/lint/check.sh)"; bad=1; continue
+			echo "${f#"$dir"/}: in no layer (add it to the table in tests/lint/check.sh)"; bad=1; continue
 		fi
 		while IFS=: read -r line inc; do
 			inc=${inc%.h}
 			if [ -z "${rank[$inc]+x}" ]; then
-				echo "$(basename "$f"):$line: includes $inc.h, in no layer"; bad=1
+				echo "${f#"$dir"/}:$line: includes $inc.h, in no layer"; bad=1
 			elif [ "${rank[$inc]}" -gt "${rank[$base]}" ]; then
-				echo "$(basename "$f"):$line: includes $inc.h, a layer above it"; bad=1
+				echo "${f#"$dir"/}:$line: includes $inc.h, a layer above it"; bad=1
 			fi
 		done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):#include "\([^"]*\)".*/\1:\2/')
-	done
+	done < <(sources "$dir")
 	return $bad
 }
 
@@ -89,37 +94,37 @@ layers() {
 banned() {
 	local f hits bad=0 re
 	re="(^|[^A-Za-z0-9_.>])($(echo $BANNED | tr ' ' '|'))[[:space:]]*\\("
-	for f in "$1"/*.c "$1"/*.h; do
-		[ -e "$f" ] || continue
-		hits=$(code "$f" | grep -nE "$re" | sed "s|^|$(basename "$f"):|")
+	while IFS= read -r f; do
+		hits=$(code "$f" | grep -nE "$re" | sed "s|^|${f#"$1"/}:|")
 		[ -z "$hits" ] || { echo "$hits"; bad=1; }
-	done
+	done < <(sources "$1")
 	return $bad
 }
 
 # words DIR: prints each line with a tracker word or an outside pointer; status 1 then.
 words() {
 	local hits
-	hits=$(cd "$1" && grep -nHiE '\bissue ?#?[0-9]|#[0-9]+ \(issue|\bTODO\b|\bFIXME\b|\bXXX\b|\.\./shared|DESIGN(\.md)? ?§' \
-		$(ls -- *.c *.h 2>/dev/null))
+	hits=$(cd "$1" && sources . | sed 's|^\./||' | tr '\n' '\0' | xargs -0r grep -nHiE \
+		'\bissue ?#?[0-9]|#[0-9]+ \(issue|\bTODO\b|\bFIXME\b|\bXXX\b|\.\./shared|DESIGN(\.md)? ?§')
 	[ -z "$hits" ] || { echo "$hits"; return 1; }
 }
 
 # --- each rule catches what it is for ------------------------------------------------------
 t=$(mktemp -d /tmp/mcpgate-lint.XXXXXX)
 trap 'rm -rf "$t"' EXIT
-mkdir "$t/up" "$t/none" "$t/ban" "$t/word"
-printf '#include "mcp.h"\n' > "$t/up/buf.c"
-printf '#include "buf.h"\n' > "$t/none/newthing.c"
-printf 'void f(char *d) { strcpy(d, "x"); }\n' > "$t/ban/buf.c"
-printf '/* the checks in the order of iss%s #4 */\n' ue > "$t/word/mcp.c"
+# Trees shaped like src/: each breaking file in a folder.
+mkdir -p "$t/up/base" "$t/none/new" "$t/ban/base" "$t/word/mcp"
+printf '#include "mcp.h"\n' > "$t/up/base/buf.c"
+printf '#include "buf.h"\n' > "$t/none/new/newthing.c"
+printf 'void f(char *d) { strcpy(d, "x"); }\n' > "$t/ban/base/buf.c"
+printf '/* the checks in the order of iss%s #4 */\n' ue > "$t/word/mcp/mcp.c"
 for r in layers:up layers:none banned:ban words:word; do
 	if out=$(${r%%:*} "$t/${r#*:}"); then fail "${r%%:*} fails on a tree that breaks it (${r#*:})"
 	else pass "${r%%:*} fails on a tree that breaks it: $out"; fi
 done
 printf '#include "state.h"\n#include "buf.h"\n' > "$t/up/session.c"	# across and down
 printf '/* strcpy(d, s) would be wrong here */\nconst char *s = "strcat(";\nint my_rand(void);\nint x = my_rand();\n' > "$t/ban/mcp.c"
-rm "$t/up/buf.c" "$t/ban/buf.c"
+rm "$t/up/base/buf.c" "$t/ban/base/buf.c"
 out=$(layers "$t/up") && pass "layers: an include across or down is fine" || fail "layers: an include across or down is fine" "$out"
 out=$(banned "$t/ban") && pass "banned: comments, strings and longer names do not count" || fail "banned: comments, strings and longer names do not count" "$out"
 

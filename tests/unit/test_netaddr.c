@@ -1,5 +1,5 @@
 /* Unit tests: addresses, ranges, the client behind trusted proxies, limit keys
- * (src/netaddr.c). Tables: each row a text and what it must give. */
+ * (src/base/netaddr.c). Tables: each row a text and what it must give. */
 #include "autoconf.h"
 
 #include <stdlib.h>

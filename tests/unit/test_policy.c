@@ -1,4 +1,4 @@
-/* Unit tests: the visibility decision of docs/ARCHITECTURE.md §4 (src/policy.c).
+/* Unit tests: the visibility decision of docs/ARCHITECTURE.md §4 (src/model/policy.c).
  *
  * 1. A table: each step alone and in combination, each row with the step, the reason,
  *    whether the caller could step up, and the configuration line the rule names
