@@ -12,4 +12,18 @@ char *url_origin(const char *url, const char **path_out);
  * audiences, and RFC 8414 issuers are compared). */
 int url_same(const char *a, const char *b);
 
+/* A Redis URL's parts. */
+struct url_redis {
+	char *host;		/* a name, an IPv4 address or an IPv6 address (no brackets) */
+	int port;
+	int db;
+	char *user;		/* ACL user (Redis 6+); NULL: AUTH with the password alone */
+	char *password;		/* wiped on free; NULL: no AUTH */
+};
+/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (user and password percent-decoded; the
+ * last '@' ends them; a host in brackets is an IPv6 address) into r: NULL, or why not
+ * (r then holds nothing). Free r with url_redis_free. */
+const char *url_redis_parse(const char *url, struct url_redis *r);
+void url_redis_free(struct url_redis *r);
+
 #endif

@@ -497,110 +497,6 @@ read_credentials(struct loader *ld, struct config *cfg)
 	return bad ? -1 : 0;
 }
 
-/* A percent-decoded copy of s[0..n) (a URL's user or password), or NULL. */
-static char *
-url_part(const char *s, size_t n)
-{
-	char *out = malloc(n + 1), *o = out;
-	unsigned v;
-	size_t i;
-
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
-		    isxdigit((unsigned char)s[i + 2]) && sscanf(s + i + 1, "%2x", &v) == 1 && v != 0) {
-			*o++ = (char)v;
-			i += 2;
-		} else {
-			*o++ = s[i];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-void
-config_redis_free(struct cfg_redis *r)
-{
-	free(r->host);
-	free(r->user);
-	if (r->password) {
-		secret_wipe(r->password, strlen(r->password));
-		free(r->password);
-	}
-	memset(r, 0, sizeof(*r));
-}
-
-static const char *
-parse_redis_url(const char *url, struct cfg_redis *r)
-{
-	const char *p, *at, *colon, *host, *end, *hend;
-	long port = 6379, db = 0;
-	char *e;
-
-	if (strncmp(url, "rediss://", 9) == 0)
-		return "rediss:// (TLS) is not available: this build's hiredis has no TLS; "
-		    "reach Redis over loopback or a private network";
-	if (strncmp(url, "redis://", 8) != 0)
-		return "expected shm or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]";
-	p = url + 8;
-	end = p + strcspn(p, "/");
-	if ((at = memrchr(p, '@', (size_t)(end - p))) != NULL) {	/* a password may hold '@' */
-		if ((colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-			return "the credentials of a redis:// URL are [USER]:PASSWORD";
-		if (colon > p && (r->user = url_part(p, (size_t)(colon - p))) == NULL)
-			return "out of memory";
-		if ((r->password = url_part(colon + 1, (size_t)(at - colon - 1))) == NULL)
-			return "out of memory";
-		p = at + 1;
-	}
-	host = p;
-	if (*host == '[') {
-		if ((hend = memchr(host, ']', (size_t)(end - host))) == NULL)
-			return "an IPv6 host is written [ADDRESS]";
-		host++;
-		p = hend + 1;
-	} else {
-		hend = host + strcspn(host, ":/");
-		p = hend;
-	}
-	if (hend == host)
-		return "a redis:// URL needs a host";
-	if (strspn(host, *(host - 1) == '[' ? "0123456789abcdefABCDEF:." :
-	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-") < (size_t)(hend - host))
-		return "the host is a name, an IPv4 address or [an IPv6 address]";
-	if (*p == ':') {
-		port = strtol(p + 1, &e, 10);
-		if (e == p + 1 || e != end || port < 1 || port > 65535)
-			return "the port must be 1 to 65535";
-		p = e;
-	}
-	if (p != end)
-		return "unexpected text after the host";
-	if (*end == '/' && end[1]) {
-		db = strtol(end + 1, &e, 10);
-		if (!isdigit((unsigned char)end[1]) || *e || db < 0 || db > 100000)
-			return "the database must be a number (0, 1, ...)";
-	}
-	if ((r->host = strndup(host, (size_t)(hend - host))) == NULL)
-		return "out of memory";
-	r->port = (int)port;
-	r->db = (int)db;
-	return NULL;
-}
-
-const char *
-config_redis_url(const char *url, struct cfg_redis *r)
-{
-	const char *why;
-
-	memset(r, 0, sizeof(*r));
-	if ((why = parse_redis_url(url, r)) != NULL)
-		config_redis_free(r);
-	return why;
-}
-
 /* [limits] store: shm, or a Redis that hosts sharing session-key-file share; then the
  * key of every shared record is derived from that key and the resource. */
 static int
@@ -620,7 +516,7 @@ parse_store(struct loader *ld, struct config *cfg)
 		}
 		return 0;
 	}
-	if ((why = config_redis_url(cfg->limit_store, &cfg->redis)) != NULL) {
+	if ((why = url_redis_parse(cfg->limit_store, &cfg->redis)) != NULL) {
 		lerr(ld, w->file, w->line, "store: %s", why);
 		return -1;
 	}

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "netaddr.h"
+#include "url.h"
 
 #define CFG_MAX_KEYS	24	/* keys per section kind */
 #define CFG_LINE_MAX	4096	/* longest accepted line */
@@ -157,13 +158,7 @@ struct config {
 	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
 	int limits_on;		/* some limit is on (a tenant override included): made at load */
 	/* store = redis://…, parsed at load; redis.host == NULL: the state file. */
-	struct cfg_redis {
-		char *host;
-		int port;
-		int db;
-		char *user;		/* ACL user (Redis 6+); NULL: AUTH with the password alone */
-		char *password;		/* wiped on free; NULL: no AUTH */
-	} redis;
+	struct url_redis redis;
 	/* With Redis: what keys every shared record (a digest of the token, the rate-limit
 	 * keys, the tombstones), derived from session-key-file and resource, so that hosts
 	 * that share both share them. */
@@ -208,11 +203,6 @@ void config_unref(struct config *cfg);
 int config_changed(const struct config *cfg);
 
 const struct cfg_tenant *config_tenant(const struct config *cfg, const char *name);
-/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (user and password percent-decoded; a
- * host in brackets is an IPv6 address) into r: NULL, or why not (r then holds nothing).
- * Free r with config_redis_free. */
-const char *config_redis_url(const char *url, struct cfg_redis *r);
-void config_redis_free(struct cfg_redis *r);
 /* 1 when r limits anything: set, and not 0 (unlimited). */
 int config_rate_on(const struct rate *r);
 const struct cfg_upstream *config_upstream(const struct config *cfg, const char *name);

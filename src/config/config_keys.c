@@ -399,7 +399,7 @@ config_unref(struct config *cfg)
 	free_section_values(cfg, gateway_keys);
 	free_section_values(cfg, auth_keys);
 	free_section_values(cfg, limits_keys);
-	config_redis_free(&cfg->redis);
+	url_redis_free(&cfg->redis);
 	secret_wipe(cfg->shared_key, sizeof(cfg->shared_key));
 	free(cfg->trusted);
 	for (i = 0; i < cfg->n_upstreams; i++) {

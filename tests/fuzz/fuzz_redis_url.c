@@ -1,4 +1,4 @@
-/* The Redis store's URL ([limits] store, config_redis_url in src/config/config.c). Properties:
+/* The Redis store's URL ([limits] store, url_redis_parse in src/base/url.c). Properties:
  * what parses has a host of name, IPv4 or IPv6 characters only, a port 1 – 65535 and a
  * database 0 – 100000; its parts written again as a URL (user and password
  * percent-encoded, an IPv6 host in brackets) parse to the same parts; anything that is
@@ -8,6 +8,7 @@
 #include <ctype.h>
 
 #include "fuzz.h"
+#include "url.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -39,7 +40,7 @@ put_encoded(char *out, size_t at, const char *s)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cfg_redis r, again;
+	struct url_redis r, again;
 	const char *why;
 	char *in, *url;
 	size_t n, i;
@@ -48,7 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(in, data, size);
 	in[size] = '\0';
-	why = config_redis_url(in, &r);
+	why = url_redis_parse(in, &r);
 	if (why != NULL) {
 		FUZZ_CHECK(*why != '\0');
 		FUZZ_CHECK(r.host == NULL && r.user == NULL && r.password == NULL);
@@ -72,13 +73,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		url[i++] = '@';
 	}
 	i += (size_t)snprintf(url + i, n - i, strchr(r.host, ':') ? "[%s]:%d/%d" : "%s:%d/%d", r.host, r.port, r.db);
-	FUZZ_CHECK(config_redis_url(url, &again) == NULL);
+	FUZZ_CHECK(url_redis_parse(url, &again) == NULL);
 	FUZZ_CHECK(strcmp(again.host, r.host) == 0 && again.port == r.port && again.db == r.db);
 	FUZZ_CHECK((r.user == NULL) == (again.user == NULL) && (!r.user || strcmp(r.user, again.user) == 0));
 	FUZZ_CHECK((r.password == NULL) == (again.password == NULL) &&
 	    (!r.password || strcmp(r.password, again.password) == 0));
-	config_redis_free(&again);
-	config_redis_free(&r);
+	url_redis_free(&again);
+	url_redis_free(&r);
 	free(url);
 	free(in);
 	return 0;
