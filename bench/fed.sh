@@ -114,12 +114,6 @@ call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":
 # the echo tool answers its arguments as JSON text: this, in the answer's JSON
 WANT_ECHO='\"text\":\"'$ECHO_ARG'\"'
 
-post_to() { # URL BODY [HEADER...] → "BODY STATUS" (and the headers in $ROOT/headers)
-	local url=$1 body=$2
-	shift 2
-	curl -s --max-time 10 -D "$ROOT/headers" -w ' %{http_code}' -X POST "$url" \
-		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$@" --data "$body"
-}
 sid() { tr -d '\r' <"$ROOT/headers" | sed -n 's/^[Mm][Cc][Pp]-[Ss]ession-[Ii][Dd]: *//p'; }
 body() { printf '%s\n' "${1% *}"; }
 

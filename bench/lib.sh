@@ -521,3 +521,12 @@ append_results() {
 	} >>"$RESULTS"
 	say "appended to $RESULTS"
 }
+
+# post_to URL BODY [HEADER...]: POSTs BODY as JSON (Accept: JSON or an event stream);
+# prints "BODY STATUS", the headers in $ROOT/headers.
+post_to() {
+	local url=$1 body=$2
+	shift 2
+	curl -s --max-time 20 -D "$ROOT/headers" -w ' %{http_code}' -X POST "$url" \
+		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$@" --data "$body"
+}

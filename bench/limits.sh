@@ -170,12 +170,6 @@ check "introspection of L's token: active, tenant acme" "$(jq -c '{active, tenan
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
-post_to() { # URL BODY [HEADER...] → "BODY STATUS" (and the headers in $ROOT/headers)
-	local url=$1 body=$2
-	shift 2
-	curl -s --max-time 20 -D "$ROOT/headers" -w ' %{http_code}' -X POST "$url" \
-		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$@" --data "$body"
-}
 hdr() { tr -d '\r' <"$ROOT/headers" | sed -n "s/^$1: *//Ip"; }
 
 for s in L R O; do

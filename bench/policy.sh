@@ -177,12 +177,6 @@ check "introspection of P's token: active, tenant acme, groups engineering ops" 
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-post_to() { # URL BODY [HEADER...] → "BODY STATUS" (and the headers in $ROOT/headers)
-	local url=$1 body=$2
-	shift 2
-	curl -s --max-time 20 -D "$ROOT/headers" -w ' %{http_code}' -X POST "$url" \
-		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$@" --data "$body"
-}
 sid() { tr -d '\r' <"$ROOT/headers" | sed -n 's/^[Mm][Cc][Pp]-[Ss]ession-[Ii][Dd]: *//p'; }
 body() { printf '%s\n' "${1% *}"; }
 
