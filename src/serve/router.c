@@ -188,12 +188,51 @@ limited(const struct limiter *lim, int rc, const struct request *req, struct res
 	limiter_answer(lim, rc, modern, json_null(), resp);
 }
 
+/* The caller of a route that needs one: its token and its rate limits, in their order
+ * (docs/ARCHITECTURE.md §8). 0 with *caller (and lim, when limits are on, for the rest
+ * of the request), or -1 with the answer made. */
+static int
+gate(struct worker *w, const struct config *cfg, struct request *req, struct caller *caller,
+    struct limiter *lim, struct response *resp)
+{
+	struct auth_env env = {
+		w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
+		cfg->shared_cache ? worker_rstore(w, cfg) : NULL,
+	};
+	int known = 0, rc;
+
+	if (cfg->limits_on) {
+		/* A caller the token cache knows reaches nothing before its limits are
+		 * decided, all in one decision of the store (limiter.h). */
+		known = auth_cached(&env, cfg, req, caller);
+		limiter_init(lim, w->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, req);
+		if ((rc = limiter_before_auth(lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
+			limited(lim, rc, req, resp);
+			return -1;
+		}
+		limiter_headers(lim, LIMIT_PASS, resp);
+	}
+	if (!known && auth_authenticate(&env, cfg, req, caller, resp) < 0) {
+		response_set_header(resp, "Cache-Control", "no-store");
+		return -1;
+	}
+	if (!cfg->limits_on)
+		return 0;
+	limiter_caller(lim, caller->claims.tenant, caller->token_key);
+	/* A POST pays per JSON-RPC request (mcp.c); the others once. */
+	if (req->method != M_POST && (rc = limiter_element(lim, 1, clock_mono_us() * 1000)) != LIMIT_PASS) {
+		limited(lim, rc, req, resp);
+		return -1;
+	}
+	limiter_headers(lim, LIMIT_PASS, resp);
+	return 0;
+}
+
 static void
 dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp)
 {
 	struct caller caller, *who = NULL;
 	struct limiter lim;
-	int rc;
 	const struct route *rt;
 	char allow[64];
 
@@ -229,48 +268,19 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 		response_set_error(resp, GW_ETOOLARGE, "request body exceeds max-body");
 		return;
 	}
+	if (rt->flags & R_AUTH) {
 #ifdef MCPGATE_BENCH_NO_AUTH
-	/* Built only by bench/ as the baseline of the auth benchmark: the same request with
-	 * no token check. configure never sets this; a shipped binary always checks. */
-	if (rt->flags & R_AUTH) {
+		/* Built only by bench/ as the baseline of the auth benchmark: the same request
+		 * with no token check. configure never sets this; a shipped binary checks. */
 		memset(&caller, 0, sizeof(caller));
-		who = &caller;
-	} else
-#endif
-	if (rt->flags & R_AUTH) {
-		struct auth_env env = {
-			w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
-			cfg->shared_cache ? worker_rstore(w, cfg) : NULL,
-		};
-		int known = 0;
-
-		if (cfg->limits_on) {
-			/* A caller the token cache knows reaches nothing before its limits are
-			 * decided, all in one decision of the store (limiter.h). */
-			known = auth_cached(&env, cfg, req, &caller);
-			limiter_init(&lim, w->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, req);
-			if ((rc = limiter_before_auth(&lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
-				limited(&lim, rc, req, resp);
-				return;
-			}
-			limiter_headers(&lim, LIMIT_PASS, resp);
-		}
-		if (!known && auth_authenticate(&env, cfg, req, &caller, resp) < 0) {
-			response_set_header(resp, "Cache-Control", "no-store");
+		(void)gate, (void)lim;
+#else
+		if (gate(w, cfg, req, &caller, &lim, resp) < 0)
 			return;
-		}
-		who = &caller;
-		if (cfg->limits_on) {
-			limiter_caller(&lim, caller.claims.tenant, caller.token_key);
-			/* A POST pays per JSON-RPC request (mcp.c); the others once. */
-			if (req->method != M_POST &&
-			    (rc = limiter_element(&lim, 1, clock_mono_us() * 1000)) != LIMIT_PASS) {
-				limited(&lim, rc, req, resp);
-				return;
-			}
-			limiter_headers(&lim, LIMIT_PASS, resp);
+		if (cfg->limits_on)
 			w->lim = &lim;
-		}
+#endif
+		who = &caller;
 	}
 
 	resp->headers_only = req->method == M_HEAD;

@@ -270,8 +270,8 @@ out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$P2_CLAIMS" --tool gh_ech
 like "explain --tool gh_echo (hidden): exit 2, the failing step and its line" "rc=$rc $out" \
 	'rc=2 .*gh_echo: hidden at step 3 \(insufficient_scope\) by [^ ]*gw.conf:[0-9]+: \[group "github"\] scopes'
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$P2_CLAIMS" --tool fs_echo 2>&1); rc=$?; out=$(tr "\n" " " <<<"$out")
-like "explain --tool fs_echo (visible): exit 0, with its rate-limit keys" "rc=$rc $out" \
-	'rc=0 .*fs_echo: visible .*rate-limit keys.*tenant +acme.*tool +fs_echo'
+like "explain --tool fs_echo (visible): exit 0, with its rate limits and their keys" "rc=$rc $out" \
+	'rc=0 .*fs_echo: visible .*rate limits of a call.*tenant: .*keyed by tenant "acme".*tool: .*keyed by tool "fs_echo" within tenant "acme"'
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{"tenant":"nosuch"}' 2>&1)
 like "explain for an unknown tenant says every request is 403 tenant_forbidden" "$out" 'nosuch is not configured.*tenant_forbidden'
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims 'not json' 2>&1); rc=$?
