@@ -227,6 +227,17 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct cl
 	return 0;
 }
 
+/* How long an accepted token's entry lives: min(cache-ttl, exp - now), in ms. */
+static int64_t
+entry_until(const struct config *cfg, const struct claims *c, int64_t now_ms)
+{
+	int64_t until = now_ms + cfg->cache_ttl * 1000;
+
+	if (c->exp < INT64_MAX / 1000 && c->exp * 1000 < until)	/* exp may be huge */
+		until = c->exp * 1000;
+	return until;
+}
+
 /* --- [auth] shared-cache: accepted tokens' claims in the Redis store ----------------- */
 
 #define SHARED_PLAIN_MAX	(sizeof(struct claims) + 256)
@@ -348,9 +359,7 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
 	}
 	json_decref(ir);
 	if (cached) {
-		until = now_ms + cfg->cache_ttl * 1000;
-		if (c->exp < INT64_MAX / 1000 && c->exp * 1000 < until)	/* exp may be huge */
-			until = c->exp * 1000;
+		until = entry_until(cfg, c, now_ms);
 		token_cache_fill(env->tokens, key, now_ms, c, until);
 		if (env->rs)
 			shared_store(env, cfg, key, c, now_ms, until);
@@ -459,11 +468,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 			break;
 		case TC_MISS:	/* another host may have accepted it already */
 			if (env->rs && shared_lookup(env, cfg, key, now_ms, c) == 1) {
-				int64_t until = now_ms + cfg->cache_ttl * 1000;
-
-				if (c->exp < INT64_MAX / 1000 && c->exp * 1000 < until)
-					until = c->exp * 1000;
-				token_cache_fill(env->tokens, key, now_ms, c, until);
+				token_cache_fill(env->tokens, key, now_ms, c, entry_until(cfg, c, now_ms));
 				rc = 0;
 				break;
 			}
