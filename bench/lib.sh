@@ -530,3 +530,19 @@ post_to() {
 	curl -s --max-time 20 -D "$ROOT/headers" -w ' %{http_code}' -X POST "$url" \
 		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$@" --data "$body"
 }
+
+# perf_kind KIND PIDS SORT: one more run of KIND (the script's kind_run; not reported)
+# with perf recording PIDS (blank-separated), its top symbols by SORT in
+# $OUT/perf.KIND.txt.
+perf_kind() {
+	local k=$1 pids=$2 sort=$3 perf_pid
+	perf record -q -F 1999 -o "$OUT/perf.$k.data" -p "$(tr -s ' ' ',' <<<"$pids" | sed 's/^,//; s/,$//')" \
+		-- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
+	perf_pid=$!
+	sleep 0.3
+	kind_run "$k" "$DURATION" "$OUT/wrk.perf.$k.out"
+	wait "$perf_pid"
+	say "  perf $k $(kv rps) req/s under perf: $OUT/perf.$k.txt"
+	perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" --stdio 2>/dev/null | grep -v '^#' | grep . |
+		head -n 40 >"$OUT/perf.$k.txt"
+}

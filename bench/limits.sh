@@ -278,16 +278,7 @@ run_kinds " (L: stack L, five limits in shm; R: stack R, in Redis; O: stack O, l
 if [ "$PERF" = 1 ]; then
 	need_cmds perf:linux-perf >>"$OUT/install.log" 2>&1 || die "cannot install perf (linux-perf)"
 	for k in L R O; do
-		perf record -q -F 1999 -o "$OUT/perf.$k.data" \
-			-p "$(tr -s ' ' ',' <<<"${FCGIOF[$k]} $([ "$k" != R ] || echo "$REDIS_PID")" | sed 's/^,//; s/,$//')" \
-			-- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
-		perf_pid=$!
-		sleep 0.3
-		kind_run "$k" "$DURATION" "$OUT/wrk.perf.$k.out"
-		wait "$perf_pid"
-		say "  perf $k $(kv rps) req/s under perf: $OUT/perf.$k.txt"
-		perf report -i "$OUT/perf.$k.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null | grep -v '^#' | grep . |
-			head -n 40 >"$OUT/perf.$k.txt"
+		perf_kind "$k" "${FCGIOF[$k]} $([ "$k" != R ] || echo "$REDIS_PID")" comm,dso,sym
 	done
 fi
 # shellcheck disable=SC2086

@@ -250,15 +250,7 @@ run_kinds " (P: stack P, policy on; O: stack O, policy off; H: stack P)"
 if [ "$PERF" = 1 ]; then
 	need_cmds perf:linux-perf >>"$OUT/install.log" 2>&1 || die "cannot install perf (linux-perf)"
 	for k in P O; do
-		perf record -q -F 1999 -o "$OUT/perf.$k.data" -p "$(tr -s ' ' ',' <<<"${FCGIOF[$k]}" | sed 's/^,//; s/,$//')" \
-			-- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
-		perf_pid=$!
-		sleep 0.3
-		kind_run "$k" "$DURATION" "$OUT/wrk.perf.$k.out"
-		wait "$perf_pid"
-		say "  perf $k $(kv rps) req/s under perf: $OUT/perf.$k.txt"
-		perf report -i "$OUT/perf.$k.data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep . |
-			head -n 40 >"$OUT/perf.$k.txt"
+		perf_kind "$k" "${FCGIOF[$k]}" dso,sym
 	done
 fi
 # shellcheck disable=SC2086
