@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fcgiapp.h>
-#ifdef HAVE_MALLOC_TRIM
+#if defined(HAVE_MALLOC_TRIM) || defined(HAVE_MALLOPT)
 #include <malloc.h>
 #endif
 #include <netinet/in.h>
@@ -550,7 +550,10 @@ stop_workers(struct thread *ws, long n)
 /* Once a tick: when no request began during the last one and some did since the last
  * time, the memory freed since goes back to the system. The heap of a busy process
  * otherwise keeps every page it ever touched, and fragments at its top: at rest, its
- * size is then what it holds, not the high-water mark of every burst. */
+ * size is then what it holds, not the high-water mark of every burst. malloc_trim
+ * returns the top of the main arena and the whole free pages inside every arena, but
+ * never the top of a thread's own arena: single_arena makes the workers share the main
+ * one. */
 static void
 release_idle(unsigned long *seen, unsigned long *trimmed)
 {
@@ -567,6 +570,23 @@ release_idle(unsigned long *seen, unsigned long *trimmed)
 	*seen = now;
 }
 
+/* Before the threads start: one malloc arena for all of them. glibc gives each thread
+ * that allocates an arena of its own, whose top only shrinks past the trim threshold
+ * (128 kB): a process at rest then kept up to that much per thread, more as the traffic
+ * went on (docs/ARCHITECTURE.md §1). The workers share the arena's lock instead. The
+ * administrator's MALLOC_ARENA_MAX or glibc.malloc.arena_max is kept. */
+static void
+single_arena(void)
+{
+#if defined(HAVE_MALLOPT) && defined(M_ARENA_MAX)
+	const char *tun = getenv("GLIBC_TUNABLES");
+
+	if (getenv("MALLOC_ARENA_MAX") || (tun && strstr(tun, "glibc.malloc.arena_max")))
+		return;
+	mallopt(M_ARENA_MAX, 1);
+#endif
+}
+
 int
 front_fastcgi(struct gateway *gw, long workers)
 {
@@ -578,6 +598,7 @@ front_fastcgi(struct gateway *gw, long workers)
 	long i, started = 0;
 	int sig, rc = 0, leak = 0, watching = 0;
 
+	single_arena();
 	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL)
 		return 1;
 	for (i = 0; i < workers; i++) {
