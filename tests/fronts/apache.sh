@@ -19,6 +19,7 @@ front_prepare apache apache2:apache2 || exit 1
 # directory for the CGI processes' shared state file.
 mkdir -p "$MG_DIR/cgi" "$MG_DIR/cgi-state"
 cp -R "$top/www" "$MG_DIR/www"
+# shellcheck disable=SC2034 # read by deploy/lib.sh
 MG_WWW=$MG_DIR/www
 cp "$MCPGATE_BIN" "$MG_DIR/cgi/mcpgate"
 chmod 755 "$MG_DIR/cgi/mcpgate"
