@@ -27,29 +27,63 @@ limiter_class_name(enum limit_class c)
 	return (unsigned)c < LIMIT_CLASSES ? classes[c].name : "?";
 }
 
-const struct rate *
-limiter_rate(const struct config *cfg, const struct cfg_tenant *tn, enum limit_class c, int *from_tenant)
+/* a is tighter than b: the lower steady rate n/per (n <= 10^9 and per <= 366 days, so
+ * the products fit in 64 bits), then the smaller burst. */
+static int
+rate_tighter(const struct rate *a, const struct rate *b)
 {
-	const struct rate *r;
+	int64_t x = (int64_t)a->n * b->per, y = (int64_t)b->n * a->per;
 
-	if (from_tenant)
-		*from_tenant = 0;
+	return x < y || (x == y && a->burst < b->burst);
+}
+
+/* The tightest tool rate so far, and the group it is from (NULL: none yet). */
+struct tightest {
+	const struct rate *r;
+	const struct cfg_group *g;
+};
+
+static int
+tighter_group(const struct cfg_group *g, void *arg)
+{
+	struct tightest *k = arg;
+
+	if (config_rate_on(&g->limit_tool) && (!config_rate_on(k->r) || rate_tighter(&g->limit_tool, k->r))) {
+		k->r = &g->limit_tool;
+		k->g = g;
+	}
+	return 0;
+}
+
+const struct rate *
+limiter_rate(const struct config *cfg, const struct cfg_tenant *tn, enum limit_class c, const struct policy_tool *t,
+    int *from_tenant, const struct cfg_group **from_group)
+{
+	struct tightest k = { (const struct rate *)((const char *)cfg + classes[c].cfg_off), NULL };
+	const struct rate *r;
+	int over = 0;
+
 	if (tn && classes[c].tenant_off) {
 		r = (const struct rate *)((const char *)tn + classes[c].tenant_off);
 		if (r->per > 0) {
-			if (from_tenant)
-				*from_tenant = 1;
-			return r;
+			k.r = r;
+			over = 1;
 		}
 	}
-	return (const struct rate *)((const char *)cfg + classes[c].cfg_off);
+	if (c == LIMIT_TOOL && t && cfg->group_limits)
+		(void)policy_tool_groups(cfg, t, tighter_group, &k);
+	if (from_tenant)
+		*from_tenant = over && k.g == NULL;
+	if (from_group)
+		*from_group = k.g;
+	return k.r;
 }
 
-/* The rate of class c for this request: the tenant's override when it sets one. */
+/* The rate of class c for this request (of tool t): limiter_rate's. */
 static const struct rate *
-rate_of(const struct limiter *l, enum limit_class c)
+rate_of(const struct limiter *l, enum limit_class c, const struct policy_tool *t)
 {
-	return limiter_rate(l->cfg, l->tn, c, NULL);
+	return limiter_rate(l->cfg, l->tn, c, t, NULL, NULL);
 }
 
 void
@@ -94,7 +128,7 @@ limiter_caller(struct limiter *l, const char *tenant_claim, const unsigned char 
 
 /* The bucket key of class c: a keyed digest of the class and its value. */
 static void
-key_of(const struct limiter *l, enum limit_class c, const char *tool, unsigned char key[RL_KEY_BYTES])
+key_of(const struct limiter *l, enum limit_class c, const struct policy_tool *tool, unsigned char key[RL_KEY_BYTES])
 {
 	struct secret_part p[4] = { { classes[c].name, strlen(classes[c].name) + 1 } };
 	unsigned char d[32];
@@ -110,7 +144,7 @@ key_of(const struct limiter *l, enum limit_class c, const char *tool, unsigned c
 		p[n++] = (struct secret_part){ l->token, RL_KEY_BYTES };
 		break;
 	case LIMIT_TOOL:
-		p[n++] = (struct secret_part){ tool, strlen(tool) + 1 };
+		p[n++] = (struct secret_part){ tool->name, strlen(tool->name) + 1 };
 		/* FALLTHROUGH */
 	case LIMIT_TENANT:
 		p[n++] = (struct secret_part){ l->tenant, strlen(l->tenant) };
@@ -156,7 +190,7 @@ log_refusal(const struct limiter *l, const struct rl_take *t)
 /* The classes of want (bits), in order, in one decision of the store (one round trip
  * with Redis): each charged until one refuses. */
 static int
-decide(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
+decide(struct limiter *l, unsigned want, const struct policy_tool *tool, int64_t now_ns)
 {
 	struct rl_take t[LIMIT_CLASSES];
 	enum limit_class cls[LIMIT_CLASSES];
@@ -165,7 +199,7 @@ decide(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
 	int c, k, seen;
 
 	for (c = 0; c < LIMIT_CLASSES; c++) {
-		if (!(want & (1u << c)) || !applies(l, (enum limit_class)c, r = rate_of(l, (enum limit_class)c)))
+		if (!(want & (1u << c)) || !applies(l, (enum limit_class)c, r = rate_of(l, (enum limit_class)c, tool)))
 			continue;
 		key_of(l, (enum limit_class)c, tool, t[n].key);
 		t[n].r = *r;
@@ -206,7 +240,7 @@ decide(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
 
 /* What is owed goes with this decision. */
 static int
-decide_owed(struct limiter *l, unsigned want, const char *tool, int64_t now_ns)
+decide_owed(struct limiter *l, unsigned want, const struct policy_tool *tool, int64_t now_ns)
 {
 	want |= l->owed;
 	l->owed = 0;
@@ -230,7 +264,7 @@ limiter_element(struct limiter *l, int first, int64_t now_ns)
 }
 
 int
-limiter_tool(struct limiter *l, const char *tool, int64_t now_ns)
+limiter_tool(struct limiter *l, const struct policy_tool *tool, int64_t now_ns)
 {
 	return decide_owed(l, BIT(LIMIT_TOOL), tool, now_ns);
 }

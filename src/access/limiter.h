@@ -12,7 +12,11 @@
  * server or the token cache); tenant and token after it, once per JSON-RPC request (a
  * batch element is a request of its own, and pays gateway and ip too beyond the first);
  * tool when the policy has allowed the call. A tenant's limit-tenant, limit-token and
- * limit-tool replace [limits]'s for its callers. A refusal charges nothing further;
+ * limit-tool replace [limits]'s for its callers. A [group]'s limit-tool applies to the
+ * tools it holds (policy_tool_groups) when it is tighter than that: of the tool rate
+ * and the limit-tool of each group holding the tool, the tightest wins (a group never
+ * loosens a limit; it may set one where there is none). The bucket stays the tool's
+ * within the tenant, whichever rate applies. A refusal charges nothing further;
  * what earlier classes took stays taken (a refused request was still a request).
  * When the buckets cannot be read (the state file's locks keep failing) the request
  * is refused with 503 and Retry-After: limits fail closed. */
@@ -25,6 +29,7 @@
 #include "config.h"
 #include "err.h"
 #include "netaddr.h"
+#include "policy.h"
 #include "ratelimit.h"
 #include "request.h"
 #include "response.h"
@@ -70,9 +75,13 @@ const char *limiter_class_name(enum limit_class c);
 /* The rate of class c for the callers of tenant tn (NULL: no [tenant] of that name):
  * its limit-tenant, limit-token or limit-tool when it sets one, else [limits]'s (a
  * tenant's limit-gateway and limit-ip are not read: those are taken before the caller
- * is known). *from_tenant (may be NULL): 1 when the tenant's override applies. */
+ * is known); for LIMIT_TOOL and a tool t (may be NULL: none), the limit-tool of a
+ * [group] holding t instead when it is tighter (the lower n/per, then the smaller
+ * burst; off is the loosest), the first such group in the file among equals.
+ * *from_tenant (may be NULL): 1 when the tenant's override applies; *from_group (may
+ * be NULL): the group whose limit-tool applies, else NULL. */
 const struct rate *limiter_rate(const struct config *cfg, const struct cfg_tenant *tn, enum limit_class c,
-    int *from_tenant);
+    const struct policy_tool *t, int *from_tenant, const struct cfg_group **from_group);
 /* For a request: the client address from REMOTE_ADDR and X-Forwarded-For. The buckets
  * are Redis's when rs is not NULL, else rl's; rl may be NULL (then any limit that is on
  * fails closed). */
@@ -93,8 +102,9 @@ int limiter_before_auth(struct limiter *l, int known, int64_t now_ns);
 /* One JSON-RPC request of the caller: tenant and token, and gateway and ip unless it
  * is the first of its HTTP request (those were taken before authentication). */
 int limiter_element(struct limiter *l, int first, int64_t now_ns);
-/* A tools/call the policy allowed. */
-int limiter_tool(struct limiter *l, const char *tool, int64_t now_ns);
+/* A tools/call the policy allowed (or any, without a policy): t's name and upstream
+ * (whose groups may set its rate, limiter_rate). */
+int limiter_tool(struct limiter *l, const struct policy_tool *t, int64_t now_ns);
 /* At the end of the request: what is still owed (an answer made before the first
  * element's decision, say a 400) is charged; a refusal no longer changes the answer. */
 void limiter_settle(struct limiter *l, int64_t now_ns);

@@ -607,6 +607,9 @@ derive(struct loader *ld, const char *path)
 	for (i = 0; i < cfg->n_tenants; i++)
 		cfg->limits_on |= config_rate_on(&cfg->tenants[i].limit_tenant) ||
 		    config_rate_on(&cfg->tenants[i].limit_token) || config_rate_on(&cfg->tenants[i].limit_tool);
+	for (i = 0; i < cfg->n_groups; i++)
+		cfg->group_limits |= config_rate_on(&cfg->groups[i].limit_tool);
+	cfg->limits_on |= cfg->group_limits;
 	if (parse_store(ld, cfg) < 0)
 		return -1;
 	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {

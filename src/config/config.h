@@ -71,6 +71,7 @@ struct cfg_group {
 	struct strlist scopes;
 	struct strlist members;
 	char *feature;
+	struct rate limit_tool;	/* the tool limit of the tools it holds where tighter (limiter_rate); off: none */
 };
 
 struct cfg_tenant {
@@ -156,7 +157,8 @@ struct config {
 	char *limit_store;
 	long redis_timeout_ms;	/* the longest one Redis operation may take */
 	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
-	int limits_on;		/* some limit is on (a tenant override included): made at load */
+	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
+	int group_limits;	/* some [group] sets limit-tool: made at load */
 	/* store = redis://…, parsed at load; redis.host == NULL: the state file. */
 	struct url_redis redis;
 	/* With Redis: what keys every shared record (a digest of the token, the rate-limit

@@ -99,6 +99,7 @@ static const struct cfg_key group_keys[] = {
 	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL },
 	{ "members", T_LIST, G(members), 0, 0, NULL, NULL },
 	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL },
+	{ "limit-tool", T_RATE, G(limit_tool), 0, 0, NULL, NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 #undef G

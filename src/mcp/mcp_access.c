@@ -74,15 +74,15 @@ refuse(struct element *el, const struct policy_why *why, struct gw_error *err)
 }
 
 /* The tool's rate limit, on a call the policy allowed (of a tool that exists: a name
- * nobody serves fills no bucket). 0, or -1 with err (its facts in el->err_data), and
- * el->denied for a single request. */
+ * nobody serves fills no bucket; its upstream known, for its groups' limit-tool). 0, or
+ * -1 with err (its facts in el->err_data), and el->denied for a single request. */
 static int
-gate_limit(struct element *el, const char *name, struct gw_error *err)
+gate_limit(struct element *el, const struct policy_tool *t, struct gw_error *err)
 {
 	struct limiter *lim = el->x->env->lim;
 	int rc;
 
-	if (lim == NULL || (rc = limiter_tool(lim, name, clock_mono_us() * 1000)) == LIMIT_PASS)
+	if (lim == NULL || (rc = limiter_tool(lim, t, clock_mono_us() * 1000)) == LIMIT_PASS)
 		return 0;
 	limiter_error(lim, rc, err);
 	json_decref(el->err_data);
@@ -107,13 +107,13 @@ mcp_gate_call(struct element *el, json_t *params, struct gw_error *err)
 
 	if (name == NULL || (ix = catalog_find(doc, name)) < 0)
 		return 0;	/* nothing to decide: federate.c answers */
-	if (x->pc.off)
-		return gate_limit(el, name, err);
 	catalog_policy_tool(x->cfg, doc, (size_t)ix, &t, NULL, NULL);
+	if (x->pc.off)
+		return gate_limit(el, &t, err);
 	policy_decide(&x->pc, &t, &why);
 	audit(x, "tools/call", "tool", name, &why);
 	if (why.step == POLICY_VISIBLE)
-		return gate_limit(el, name, err);
+		return gate_limit(el, &t, err);
 	if (refuse(el, &why, err) < 0)
 		return -1;
 	gw_error_set(err, GW_EPARAMS, "Unknown tool");	/* exactly as for a tool that does not exist */

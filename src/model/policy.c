@@ -200,17 +200,45 @@ consider(const struct policy_caller *c, struct best *b, const struct cfg_group *
 	}
 }
 
+int
+policy_tool_groups(const struct config *cfg, const struct policy_tool *t,
+    int (*fn)(const struct cfg_group *g, void *arg), void *arg)
+{
+	long own = t->upstream ? group_index(cfg, upstream_group(t->upstream)) : -1;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < cfg->n_groups; i++)
+		if ((own == (long)i || glob_match(&cfg->groups[i].tools, t->name)) &&
+		    (rc = fn(&cfg->groups[i], arg)) != 0)
+			return rc;
+	return 0;
+}
+
+struct best_of {
+	const struct policy_caller *c;
+	struct best *b;
+};
+
+static int
+consider_group(const struct cfg_group *g, void *arg)
+{
+	const struct best_of *a = arg;
+
+	consider(a->c, a->b, g, g->s.name, group_reach(a->c, (size_t)(g - a->c->cfg->groups)));
+	return 0;
+}
+
+/* The groups holding the tool (policy_tool_groups), and its upstream's group when no
+ * [group] has its name. */
 static void
 step3_best(const struct policy_caller *c, const struct policy_tool *t, int has_own, long own_gi, enum reach own,
     struct best *b)
 {
-	const struct config *cfg = c->cfg;
-	size_t i;
+	struct best_of a = { c, b };
 
 	memset(b, 0, sizeof(*b));
-	for (i = 0; i < cfg->n_groups; i++)
-		if ((has_own && own_gi == (long)i) || glob_match(&cfg->groups[i].tools, t->name))
-			consider(c, b, &cfg->groups[i], cfg->groups[i].s.name, group_reach(c, i));
+	policy_tool_groups(c->cfg, t, consider_group, &a);
 	if (has_own && own_gi < 0)
 		consider(c, b, NULL, upstream_group(t->upstream), own);
 }

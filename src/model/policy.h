@@ -110,6 +110,12 @@ enum policy_step policy_decide(const struct policy_caller *c, const struct polic
  * a read. A caller refused only for scopes may step up (only_scope). */
 enum policy_step policy_decide_upstream(const struct policy_caller *c, const struct cfg_upstream *up,
     struct policy_why *why);
+/* The [group] sections holding tool t, as step 3 finds them: its upstream's group (when
+ * a [group] has that name) and every [group] whose tools globs match its exposed name,
+ * each once, in the file's order. fn is called for each until it returns nonzero: that
+ * value is returned, else 0. */
+int policy_tool_groups(const struct config *cfg, const struct policy_tool *t,
+    int (*fn)(const struct cfg_group *g, void *arg), void *arg);
 /* A digest of what the decision depends on for this caller (tenant, scopes, groups):
  * equal digests see the same tools. 16 bytes. */
 void policy_profile(const struct policy_caller *c, unsigned char out[16]);

@@ -167,14 +167,15 @@ limit_key_text(const struct explain *x, enum limit_class c, const char *tenant)
 	}
 }
 
-/* The rate limits of a tools/call of x->tool by this caller, in the order the gateway
- * takes them: for each class its effective rate (limiter_rate: the caller's tenant's
- * override, else [limits]), the configuration line it comes from, and what its bucket
- * is keyed by. The caller's tenant is the limiter's (the tenant claim, "*" without
- * one), whether or not the policy knows it: an unknown tenant's requests are counted
- * before the policy refuses them. */
+/* The rate limits of a tools/call of tool t (x->tool) by this caller, in the order the
+ * gateway takes them: for each class its effective rate (limiter_rate: the caller's
+ * tenant's override, else [limits]; for the tool, a group's limit-tool when tighter),
+ * the configuration line it comes from, and what its bucket is keyed by. The caller's
+ * tenant is the limiter's (the tenant claim, "*" without one), whether or not the
+ * policy knows it: an unknown tenant's requests are counted before the policy refuses
+ * them. */
 static json_t *
-limits_json(const struct explain *x)
+limits_json(const struct explain *x, const struct policy_tool *t)
 {
 	static const char *const taken[LIMIT_CLASSES] = {
 		[LIMIT_GATEWAY] = "before authentication, once per HTTP request (and per further request of a batch)",
@@ -186,6 +187,7 @@ limits_json(const struct explain *x)
 	const struct config *cfg = x->cfg;
 	const char *tenant = x->claims.tenant[0] ? x->claims.tenant : "*";
 	const struct cfg_tenant *tn = cfg->n_tenants ? config_tenant(cfg, tenant) : NULL;
+	const struct cfg_group *g;
 	const struct cfg_where *w;
 	const struct rate *r;
 	char from[CLAIMS_TENANT_MAX + 512], rate[96], key_name[32], *key;
@@ -195,9 +197,13 @@ limits_json(const struct explain *x)
 	for (c = 0; c < LIMIT_CLASSES; c++) {
 		const char *name = limiter_class_name((enum limit_class)c);
 
-		r = limiter_rate(cfg, tn, (enum limit_class)c, &over);
-		if (over) {
-			snprintf(key_name, sizeof(key_name), "limit-%s", name);
+		r = limiter_rate(cfg, tn, (enum limit_class)c, t, &over, &g);
+		snprintf(key_name, sizeof(key_name), "limit-%s", name);
+		if (g) {
+			w = config_group_where(g, key_name);
+			snprintf(from, sizeof(from), "%s:%d: [group \"%s\"] %s", w->file ? w->file : "?", w->line,
+			    g->s.name, key_name);
+		} else if (over) {
 			w = config_tenant_where(tn, key_name);
 			snprintf(from, sizeof(from), "%s:%d: [tenant \"%s\"] %s", w->file ? w->file : "?", w->line,
 			    tn->s.name, key_name);
@@ -217,12 +223,14 @@ limits_json(const struct explain *x)
 		key = limit_key_text(x, (enum limit_class)c, tenant);
 		o = json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:s, s:s, s:s?, s:s}", "limit", name,
 		    "on", config_rate_on(r), "rate", rate, "n", (json_int_t)r->n, "per", (json_int_t)r->per,
-		    "burst", (json_int_t)r->burst, "from", from, "section", over ? "tenant" : "limits",
+		    "burst", (json_int_t)r->burst, "from", from, "section", g ? "group" : over ? "tenant" : "limits",
 		    "key", key, "taken", taken[c]);
 		json_object_set_new(o, "file", w->file ? json_string(w->file) : json_null());
 		json_object_set_new(o, "line", w->file ? json_integer(w->line) : json_null());
 		if (c == LIMIT_TOOL)
 			json_object_set_new(o, "tool", json_string(x->tool));
+		if (g)
+			json_object_set_new(o, "group", json_string(g->s.name));
 		json_array_append_new(out, o);
 		free(key);
 	}
@@ -404,6 +412,8 @@ answer(struct explain *x, json_t *doc)
 	int64_t t0 = clock_mono_us();
 	int rc = EXPLAIN_OK;
 
+	memset(&t, 0, sizeof(t));
+	t.name = x->tool;	/* --tool's, when the catalog lacks it: its groups by their globs */
 	if (x->tool && (ix = catalog_find(doc, x->tool)) < 0)
 		rc = EXPLAIN_HIDDEN;
 	for (i = x->tool ? (size_t)(ix < 0 ? (long)n : ix) : 0; i < n; i++) {
@@ -423,7 +433,7 @@ answer(struct explain *x, json_t *doc)
 		}
 	}
 	if (x->tool)
-		limits = limits_json(x);
+		limits = limits_json(x, &t);
 	for (i = 0; i < x->cfg->n_upstreams; i++) {
 		policy_decide_upstream(&x->pc, &x->cfg->upstreams[i], &why);
 		json_array_append_new(upstreams, decision_json("upstream", x->cfg->upstreams[i].s.name, &why));

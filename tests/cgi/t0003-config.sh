@@ -39,6 +39,22 @@ for bad in "ip = 10" "ip = 10/0" "ip = -1/60" "ip = 10/60 burst" "ip = 10/60 bur
 	is "-t refuses [limits] $bad: exit 1" "$rc" 1
 	like "-t refuses [limits] $bad: file:line" "$out" "$T/bad.conf:[0-9]+: "
 done
+# A [group]'s limit-tool: a bad value refused at its file:line; 0 (none of its own) and
+# a rate accepted, without a warning.
+for bad in "10" "10/0" "-1/60" "10/60 bust 5" "99999999999/60"; do
+	cp "$T/gw.conf" "$T/bad.conf"
+	printf '[group "g"]\ntools = *\nlimit-tool = %s\n' "$bad" >> "$T/bad.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	is "-t refuses [group] limit-tool = $bad: exit 1" "$rc" 1
+	like "-t refuses [group] limit-tool = $bad: its file:line" "$out" "$T/bad.conf:$(wc -l < "$T/bad.conf"): limit-tool: expected N/SECONDS"
+done
+for good in "0" "2/60" "2/60 burst 1"; do
+	cp "$T/gw.conf" "$T/good.conf"
+	printf '[group "g"]\ntools = *\nlimit-tool = %s\n' "$good" >> "$T/good.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
+	is "-t accepts [group] limit-tool = $good: exit 0" "$rc" 0
+	unlike "… without a warning" "$out" "warning"
+done
 like "-t: a Redis store without session-key-file is refused, saying why" \
 	"$(printf '[limits]\nstore = redis://127.0.0.1:6379/0\n' | cat "$T/gw.conf" - > "$T/bad.conf"; "$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1)" \
 	"bad.conf:[0-9]+: store: a Redis store needs \\[gateway\\] session-key-file"

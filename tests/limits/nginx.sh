@@ -3,12 +3,16 @@
 # oidc-provider tokens (tests/idp: machine-acme is tenant acme, machine-beta beta,
 # machine-none has no tenant) and the SDK fixture upstream. Each class triggers alone
 # with its 429 (HttpError naming class and window, Retry-After, RateLimit headers); a
-# tenant's overrides apply; the tool limit is per tenant; a batch element is limited on
-# its own while the others proceed; 2026-07-28 gets its JSON-RPC error body echoing the
-# id; the log names class and key digest, never a token. Then exactness: spawn-fcgi
-# -F 4 with 2 threads each, 40 concurrent requests of one token under token = 10/3600:
-# exactly 10 pass. Windows are an hour long, so a slow machine refills nothing meanwhile.
-# Prints TAP. Env: MCPGATE_BIN.
+# tenant's overrides apply; the tool limit is per tenant; a [group]'s limit-tool applies
+# to its tools where it is tighter; a batch element is limited on its own while the
+# others proceed; 2026-07-28 gets its JSON-RPC error body echoing the id; the log names
+# class and key digest, never a token. Then exactness: spawn-fcgi -F 4 with 2 threads
+# each, 40 concurrent requests of one token under token = 10/3600: exactly 10 pass. Then,
+# without a policy and with [limits] tool off, groups' limit-tool alone: 2/60 on one tool
+# (its third call refused) and 3/60 on its upstream's own group (the tighter applies to
+# that tool; the upstream's other tools are served, at 3/60), and explain names the
+# group. Windows are an hour long, so a slow machine refills nothing meanwhile (but the
+# groups': three calls in 30 s, four in 20 s). Prints TAP. Env: MCPGATE_BIN.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -42,6 +46,9 @@ groups = fx
 limit-tenant = 100/3600
 [tenant "*"]
 groups = fx
+[group "costly"]
+tools = test_simple_text
+limit-tool = 1/3600
 [limits]
 tenant = 6/3600
 token = 4/3600
@@ -50,7 +57,7 @@ CONF
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the limits" "$out"
 start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 > "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 \
 	|| bail "nginx + spawn-fcgi + mcpgate" "$(tail -n 20 "$T/start.out")"
-pass "nginx + spawn-fcgi (2 x 2) + mcpgate with tenant, token and tool limits"
+pass "nginx + spawn-fcgi (2 x 2) + mcpgate with tenant, token, tool and a group's tool limits"
 
 # post TOKEN BODY [HEADER...]: headers in $T/h, body in $T/b; prints the status.
 post() {
@@ -62,6 +69,7 @@ post() {
 hdr() { grep -i "^$1: " "$T/h" | head -n 1 | sed 's/^[^:]*: //' | tr -d '\r'; }
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 ECHO='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}'
+SIMPLE='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}'
 pings() {	# pings TOKEN N: the statuses of N pings
 	local i out=
 	for i in $(seq 1 "$2"); do out="$out$(post "$1" "$PING") "; done
@@ -104,6 +112,11 @@ is "tool = 3/3600 per tenant: beta's tokens share echo's bucket (3 pass, then 42
 is "… the tool class named" "$(jq -r .error_description "$T/b")" "tool limit 3 per 3600 s exceeded"
 is "… in another tenant the tool has its own bucket" "$(post "${tok[A2]}" "$ECHO")" 200
 
+# --- a group's limit-tool, tighter than [limits] tool ------------------------------------------
+is "[group \"costly\"] limit-tool = 1/3600, tighter than tool = 3/3600: test_simple_text's second call is limited" \
+	"$(post "${tok[A4]}" "$SIMPLE") $(post "${tok[A4]}" "$SIMPLE")" "200 429"
+is "… at the group's rate, in the tool class" "$(jq -r .error_description "$T/b")" "tool limit 1 per 3600 s exceeded"
+
 # --- a batch: every element is a request of its own ----------------------------------------------
 st=$(post "${tok[A3]}" '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]')
 is "a batch of 3 pings under acme's 2/3600: 200" "$st" 200
@@ -133,7 +146,7 @@ for pid in $MG_FCGI_PIDS $MG_FRONT_PID; do wait_until 30 eval "! mg_alive $pid" 
 wait "$MG_FRONT_PID" 2>/dev/null
 rm -f "$T/mcpgate.sock"
 sed -i '/^\[limits\]$/,$d; /^\[tenant/,$d' "$T/gw.conf"
-printf '[limits]\ntoken = 10/3600\n' >> "$T/gw.conf"
+printf '[limits]\ntoken = 10/3600\n[group "costly"]\ntools = test_simple_text\nlimit-tool = 2/60\n[group "fx"]\nlimit-tool = 3/60\n' >> "$T/gw.conf"
 rm -f "$T/state"
 start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 4 2 > "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 \
 	|| bail "nginx + spawn-fcgi -F 4 + mcpgate" "$(tail -n 20 "$T/start.out")"
@@ -143,5 +156,34 @@ seq 1 39 | xargs -P 40 -I{} curl -sS --max-time 60 -o /dev/null -w '%{http_code}
 	-H 'Accept: application/json' -H "Authorization: Bearer $E" --data-binary "$PING" "$URL" > "$T/par" 2>> "$T/curl.err"
 is "token = 10/3600 across 4 processes x 2 threads: 40 requests (one before, 39 at once), exactly 10 pass" \
 	"$(sort "$T/par" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "200:9 429:30 "
+
+# --- groups' limit-tool alone, without a policy (no [tenant] left; [limits] tool off) ------------
+G=$(mint --client machine-beta --scope mcp:tools)
+out=
+for i in 1 2 3; do out="$out$(post "$G" "$SIMPLE") "; done
+is "[group \"costly\"] limit-tool = 2/60 (tighter than its upstream's [group \"fx\"] 3/60), no policy: test_simple_text's third call is 429" \
+	"$out" "200 200 429 "
+is "… naming the tool class and the group's rate" "$(jq -r .error_description "$T/b")" "tool limit 2 per 60 s exceeded"
+ra=$(hdr Retry-After)
+check "… Retry-After: whole seconds, at most one interval (30 s), got $ra" test "${ra:-0}" -ge 1 -a "${ra:-0}" -le 30
+is "… RateLimit-Policy: the group's rate" "$(hdr RateLimit-Policy)" '"tool";q=2;w=60'
+like "… RateLimit: none remain" "$(hdr RateLimit)" '^"tool";r=0;t=[0-9]+$'
+st=$(post "$G" '{"jsonrpc":"2.0","id":"m2","method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+	-H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text')
+jcheck "… 2026-07-28: 429, the JSON-RPC error's data {class: tool, limit: 2, window: 60}" "{\"st\": $st, \"b\": $(cat "$T/b")}" \
+	'.st == 429 and .b.id == "m2" and .b.error.code == -32029 and .b.error.data.class == "tool" and .b.error.data.limit == 2 and .b.error.data.window == 60 and .b.error.data.retry_after >= 1'
+out=
+for i in 1 2 3 4; do out="$out$(post "$G" "$ECHO") "; done
+is "echo, outside [group \"costly\"]: served, at its upstream's [group \"fx\"] limit-tool = 3/60 (the tool's upstream known without a policy)" \
+	"$out" "200 200 200 429 "
+is "… naming that rate" "$(jq -r .error_description "$T/b")" "tool limit 3 per 60 s exceeded"
+L_GROUP=$(grep -n '^limit-tool = 2/60$' "$T/gw.conf" | cut -d: -f1)
+L_FX=$(grep -n '^limit-tool = 3/60$' "$T/gw.conf" | cut -d: -f1)
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{"scope":"mcp:tools","tenant":"beta"}' --tool test_simple_text 2>&1)
+like "explain --tool test_simple_text: the group's limit-tool, from its line" "$out" \
+	"^  tool: 2/60 s \(from $T/gw.conf:$L_GROUP: \[group \"costly\"\] limit-tool\); keyed by tool \"test_simple_text\" within tenant \"beta\"$"
+out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{"scope":"mcp:tools","tenant":"beta"}' --tool echo 2>&1)
+like "explain --tool echo: its upstream's group's limit-tool, from its line" "$out" \
+	"^  tool: 3/60 s \(from $T/gw.conf:$L_FX: \[group \"fx\"\] limit-tool\); keyed by tool \"echo\" within tenant \"beta\"$"
 
 tap_done

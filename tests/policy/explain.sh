@@ -10,7 +10,8 @@
 #    FILE:LINE — the line of the configuration that decided, found here with grep;
 #  - --tool: the decision and the rate limits of a call: each class's effective rate
 #    (a tenant override with its line, [limits] with its line, unlimited where nothing
-#    is set, a tenant's limit-ip not read), and what its bucket is keyed by (trusted
+#    is set, a tenant's limit-ip not read, a group's limit-tool where it is the
+#    tightest), and what its bucket is keyed by (trusted
 #    proxies, the tenant, the tool within it), for a tenant, no tenant claim and an
 #    unknown tenant;
 #  - exit codes: 0 explained, 2 --tool hidden or unknown, 1 usage, claims or
@@ -199,6 +200,26 @@ like "no tenant claim: tenant \"*\" ([tenant \"*\"] has no override: [limits] to
 out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/lim.conf" --claims '{"scope":"mcp:tools","org":"initech"}' --tool fs_echo 2> "$T/err"); rc=$?
 like "an unknown tenant: exit 2, yet its requests are counted under its own name at [limits]' rates" "rc=$rc $(flat "$out")" \
 	"^rc=2 tenant: initech is not configured.*  tenant: unlimited \(from \[limits\] tenant, not set\); keyed by tenant \"initech\"   token: 120/60 s \(from $T/lim.conf:$L_LTOKEN: \[limits\] token\)"
+# a group's limit-tool where it is the tightest: [group "admin"] (by its glob) 1/60 over
+# the upstream's own [group "fs"] 300/60 burst 2 (no glob) and [limits] tool 600/60
+awk '{ print }
+	/^\[group "admin"\]$/ { print "limit-tool = 1/60" }
+	/^\[group "github"\]$/ { print "limit-tool = 900/60" }
+	END { print "[group \"fs\"]"; print "limit-tool = 300/60 burst 2" }' "$T/gw.conf" > "$T/glim.conf"
+L_GADMIN=$(line "$T/glim.conf" '[group "admin"]' 'limit-tool =')
+L_GFS=$(line "$T/glim.conf" '[group "fs"]' 'limit-tool =')
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/glim.conf" --claims "$ENG" --tool fs_echo 2> "$T/err"); rc=$?
+like "limits: fs_echo in its upstream's [group \"fs\"] (no glob), 300/60 burst 2 tighter than [limits] 600/60: the group's, from its line" \
+	"rc=$rc $(flat "$out")" \
+	"^rc=0 .*  tool: 300/60 s burst 2 \(from $T/glim.conf:$L_GFS: \[group \"fs\"\] limit-tool\); keyed by tool \"fs_echo\" within tenant \"acme\" $"
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/glim.conf" --claims "$ENG" --tool fs_test_error_handling --json 2> "$T/err"); rc=$?
+jcheck "… fs_test_error_handling in [group \"fs\"] and [group \"admin\"] (1/60): admin's, the tightest (--json: section group, its name and line)" \
+	"$(jq -c '.limits[4] | {rc: '"$rc"', rate, n, per, section, group, line, key}' <<<"$out")" \
+	'.rc == 0 and .rate == "1/60 s" and .n == 1 and .per == 60 and .section == "group" and .group == "admin" and .line == '"$L_GADMIN"' and .key == "tool \"fs_test_error_handling\" within tenant \"acme\""'
+out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/glim.conf" --claims "$ENG" --tool gh_echo 2> "$T/err"); rc=$?
+like "… gh_echo in [group \"github\"] (900/60, looser than [limits] 600/60): [limits] tool, even for a hidden tool" \
+	"rc=$rc $(flat "$out")" \
+	"^rc=2 .*  tool: 600/60 s \(from $T/glim.conf:$L_TOOL: \[limits\] tool\); keyed by tool \"gh_echo\" within tenant \"acme\" $"
 explain --claims "$ENG" --tool no_such_tool
 like "--tool of a tool no upstream offers: exit 2, said so" "rc=$rc $(flat "$out")" '^rc=2 .*no_such_tool: not in the catalog'
 explain --claims "$ENG" --tool fs_slow --json

@@ -79,6 +79,10 @@ static const struct {
 	{ BASE "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntrust-hints = perhaps\n", "main.conf:7: trust-hints: expected yes or no" },
 	{ BASE "[limits]\ntoken = 10\n", "main.conf:6: token: expected N/SECONDS" },
 	{ BASE "[limits]\ntoken = 10/0\n", "main.conf:6: token: expected N/SECONDS" },
+	{ BASE "[group \"g\"]\nlimit-tool = 2\n", "main.conf:6: limit-tool: expected N/SECONDS" },
+	{ BASE "[group \"g\"]\nlimit-tool = 2/60 burst\n", "main.conf:6: limit-tool: expected N/SECONDS" },
+	{ BASE "[group \"g\"]\nlimit-tool = 0\n", "" },
+	{ BASE "[group \"g\"]\nlimit-token = 2/60\n", "main.conf:6: limit-token: unknown key in [group]" },
 	{ BASE "[tenant \"acme\"]\ngroups = nosuch\n", "main.conf:6: groups: no [group \"nosuch\"]" },
 	{ BASE "[tenant \"acme\"]\naccess-mode = sometimes\n", "main.conf:6: access-mode: unknown value" },
 	{ BASE "[gateway\n", "main.conf:5: section header without ']'" },
@@ -290,6 +294,32 @@ test_request_timeout(void)
 	config_unref(cfg);
 }
 
+/* A [group]'s limit-tool: stored in the group; group_limits and limits_on made at load
+ * when one is on (0 is none). */
+static void
+test_group_limit(void)
+{
+	struct cfg_errors errs;
+	struct config *cfg;
+	const char *path;
+
+	path = write_file("main.conf", BASE "[group \"gen\"]\ntools = gen_*\nlimit-tool = 2/60 burst 1\n"
+	    "[group \"free\"]\ntools = *\nlimit-tool = 0\n");
+	if (config_load(path, &cfg, &errs) == 0) {
+		ok(cfg->groups[0].limit_tool.n == 2 && cfg->groups[0].limit_tool.per == 60 &&
+		    cfg->groups[0].limit_tool.burst == 1, "[group] limit-tool = 2/60 burst 1: stored in the group");
+		ok(!config_rate_on(&cfg->groups[1].limit_tool), "[group] limit-tool = 0: none");
+		ok(cfg->group_limits && cfg->limits_on, "a group's limit-tool: group_limits and limits_on");
+		is_int(config_group_where(&cfg->groups[0], "limit-tool")->line, 7, "… its line recorded");
+	} else
+		ok(0, "[group] limit-tool: loads (%s)", errs.msg[0]);
+	config_unref(cfg);
+	path = write_file("main.conf", BASE "[group \"free\"]\ntools = *\nlimit-tool = 0\n");
+	ok(config_load(path, &cfg, &errs) == 0 && !cfg->group_limits && !cfg->limits_on,
+	    "only limit-tool = 0 in a group: no group limit, no limit on");
+	config_unref(cfg);
+}
+
 /* Includes: globs, a file per tenant, change detection, errors in included files, cycles. */
 static void
 test_includes(void)
@@ -372,6 +402,7 @@ main(void)
 	test_long_line();
 	test_defaults();
 	test_request_timeout();
+	test_group_limit();
 	test_includes();
 	test_broken();
 	test_many_errors();
