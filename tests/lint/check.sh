@@ -26,7 +26,7 @@ access    auth limiter federate
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
 handlers  handlers h_health h_meta h_mcp
 router    router
-front     front main
+front     kept front main
 '
 BANNED='strcpy strcat strncpy strncat sprintf vsprintf gets strtok atoi atol atoll rand srand
 system popen tmpnam tempnam mktemp alloca asctime ctime gmtime localtime'
