@@ -1,13 +1,15 @@
 /* front — CGI and FastCGI (libfcgi) transport. Worker threads each own an
- * FCGX_Request; they accept their connections themselves and hand each to libfcgi,
- * which reads the params; the front then reads the body whole, and a watchdog thread
- * shuts down a connection that takes longer than client-timeout-ms to deliver its
- * request (or lingers before its close, or idles when kept between requests), never one
- * whose answer is being made. The main thread only waits for signals and checks the
- * config once a second. Shutdown: stop accepting, wake the threads that are not
- * answering a request with SIGUSR1, let busy threads finish their request (bounded),
- * return to main. Longer than most files here: the accepting threads, the watchdog
- * and the signal thread share one set of connection states and one shutdown. */
+ * FCGX_Request; they take their connections themselves, a new one from the listening
+ * socket or one the web server kept from an earlier request (kept.h: no thread waits on
+ * a kept connection), and hand each to libfcgi, which reads the params; the front then
+ * reads the body whole, and a watchdog thread shuts down a connection that takes longer
+ * than client-timeout-ms to deliver its request (or lingers before its close), never one
+ * whose answer is being made, and closes a kept one idle for as long. The main thread
+ * only waits for signals and checks the config once a second. Shutdown: stop accepting,
+ * wake the threads that are not answering a request with SIGUSR1, let busy threads
+ * finish their request (bounded), return to main. Longer than most files here: the
+ * worker threads, the watchdog and the signal thread share one set of connection states
+ * and one shutdown. */
 #include "autoconf.h"
 
 #include <arpa/inet.h>
@@ -30,6 +32,7 @@
 
 #include "clock.h"
 #include "front.h"
+#include "kept.h"
 #include "log.h"
 #include "request.h"
 #include "router.h"
@@ -45,6 +48,7 @@
 #define WATCH_PERIOD_MIN_MS	20	/* ...and at least: client-timeout-ms / 8 in between */
 
 static int stopping;	/* read with __atomic: set once by the main thread */
+static struct kept kept;	/* the listening socket and the connections between requests */
 static unsigned long served;	/* requests begun (__atomic): the main thread sees idleness */
 
 static void
@@ -256,7 +260,6 @@ enum conn_state {
 	CONN_READING,	/* its params and body are arriving: client-timeout-ms from accept */
 	CONN_SERVING,	/* its request is being answered: no bound (upstream calls, streams) */
 	CONN_CLOSING,	/* answered; libfcgi waits for the server to close: client-timeout-ms */
-	CONN_KEPT,	/* answered and kept open for a next request: client-timeout-ms idle */
 };
 
 struct thread {
@@ -318,29 +321,13 @@ peer_allowed(const struct sockaddr_storage *sa)
 	return 0;
 }
 
-/* The next connection of fd 0, the watchdog's duplicate made and the clock of
- * READING started: the descriptor, or -1 (interrupted, refused or failed). */
+/* Connection fd is the thread's: the watchdog's duplicate made and the clock of
+ * READING started. fd, or -1 (closed: no duplicate to be had). */
 static int
-conn_accept(struct thread *t)
+conn_watch(struct thread *t, int fd)
 {
-	struct sockaddr_storage sa;
-	socklen_t len = sizeof(sa);
-	int fd, copy, one = 1;
+	int copy;
 
-	if ((fd = accept4(LISTEN_FD, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC)) < 0) {
-		if (errno != EINTR && errno != ECONNABORTED && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-			log_warn(NULL, "fastcgi: accept failed (errno %d)", errno);
-			usleep(100 * 1000);	/* e.g. EMFILE: do not spin */
-		}
-		return -1;
-	}
-	if (sa.ss_family == AF_INET || sa.ss_family == AF_INET6) {
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));	/* as libfcgi does */
-		if (!peer_allowed(&sa)) {
-			close(fd);
-			return -1;
-		}
-	}
 	if ((copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		log_warn(NULL, "fastcgi: cannot duplicate a connection (errno %d)", errno);
 		close(fd);
@@ -354,6 +341,61 @@ conn_accept(struct thread *t)
 	t->since_us = clock_mono_us();
 	pthread_mutex_unlock(&t->mu);
 	return fd;
+}
+
+/* The next connection of fd 0 (non-blocking: another worker or process may have taken
+ * it first): the descriptor, or -1 (none, interrupted, refused or failed). */
+static int
+conn_accept(struct thread *t)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+	int fd, one = 1;
+
+	if ((fd = accept4(LISTEN_FD, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC)) < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED &&
+		    !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+			log_warn(NULL, "fastcgi: accept failed (errno %d)", errno);
+			usleep(100 * 1000);	/* e.g. EMFILE: do not spin */
+		}
+		return -1;
+	}
+	if (sa.ss_family == AF_INET || sa.ss_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));	/* as libfcgi does */
+		if (!peer_allowed(&sa)) {
+			close(fd);
+			return -1;
+		}
+	}
+	return conn_watch(t, fd);
+}
+
+/* The next connection with a request to read: a new one, or a kept one whose next
+ * request (or close) has come. -1: nothing this time. */
+static int
+conn_next(struct thread *t)
+{
+	int fd = kept_wait(&kept);
+
+	if (fd == KEPT_LISTEN)
+		return conn_accept(t);
+	return fd < 0 ? -1 : conn_watch(t, fd);
+}
+
+/* A connection the server keeps after an answer: parked until its next request, and no
+ * longer the thread's. */
+static void
+conn_park(struct thread *t, FCGX_Request *fr)
+{
+	pthread_mutex_lock(&t->mu);
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->cut = 0;
+	t->state = CONN_NONE;
+	pthread_mutex_unlock(&t->mu);
+	kept_park(&kept, fr->ipcFd, clock_mono_us());
+	fr->ipcFd = -1;
 }
 
 /* One request: the body read whole (still under the watchdog's bound), then answered
@@ -404,8 +446,9 @@ out:
 }
 
 /* After the answer: FCGX_Finish_r ends the request and closes the connection, unless
- * the server keeps it. When the server's stdin was read to its end, nothing can come
- * that a close would refuse, so libfcgi need not wait for the server to close first. */
+ * the server keeps it: then it is parked (kept.h). When the server's stdin was read to
+ * its end, nothing can come that a close would refuse, so libfcgi need not wait for the
+ * server to close first. */
 static void
 finish(struct thread *t, FCGX_Request *fr)
 {
@@ -414,7 +457,7 @@ finish(struct thread *t, FCGX_Request *fr)
 		FCGX_Detach(fr);	/* its close is then a plain close(2) */
 	FCGX_Finish_r(fr);
 	if (fr->ipcFd >= 0)
-		conn_state(t, CONN_KEPT);
+		conn_park(t, fr);
 	else
 		conn_gone(t);
 }
@@ -430,13 +473,14 @@ worker_main(void *arg)
 	sigemptyset(&wake);
 	sigaddset(&wake, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
-	/* libfcgi gets no listening socket: the front accepts (conn_accept), so that it knows
-	 * the connection from the start, and a connection libfcgi gives up on ends
-	 * FCGX_Accept_r rather than a wait in an accept of its own. */
+	/* libfcgi gets no listening socket: the front accepts (conn_accept) or takes a kept
+	 * connection back (conn_next), so that it knows the connection from the start, and
+	 * a connection libfcgi gives up on ends FCGX_Accept_r rather than a wait in an
+	 * accept of its own. */
 	FCGX_InitRequest(&fr, -1, 0);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		if (fr.ipcFd < 0) {
-			if ((fd = conn_accept(t)) < 0)
+			if ((fd = conn_next(t)) < 0)
 				continue;
 			fr.ipcFd = fd;
 		}
@@ -459,8 +503,9 @@ worker_main(void *arg)
 }
 
 /* The watchdog: shuts down (shutdown(2), so that libfcgi's blocking read returns) the
- * connection of every worker that has been READING, CLOSING or KEPT for longer than
- * client-timeout-ms. A SERVING one is never touched. */
+ * connection of every worker that has been READING or CLOSING for longer than
+ * client-timeout-ms, and closes the kept connections idle for as long. A SERVING one is
+ * never touched. */
 struct watchdog {
 	pthread_t thread;
 	struct gateway *gw;
@@ -475,13 +520,12 @@ watchdog_main(void *arg)
 	static const char *const what[] = {
 		[CONN_READING] = "a connection did not deliver its request within",
 		[CONN_CLOSING] = "the server did not close a connection after its answer within",
-		[CONN_KEPT] = "a kept connection was idle for",
 	};
 	struct watchdog *wd = arg;
 	struct timespec pause;
 	struct config *cfg;
 	int64_t bound_us, now_us, period_ms;
-	long i;
+	long i, idle;
 	int state;
 
 	while (!__atomic_load_n(&wd->stop, __ATOMIC_ACQUIRE)) {
@@ -497,6 +541,9 @@ watchdog_main(void *arg)
 		pause.tv_nsec = (period_ms % 1000) * 1000000L;
 		nanosleep(&pause, NULL);
 		now_us = clock_mono_us();
+		if ((idle = kept_expire(&kept, now_us - bound_us)) > 0)
+			log_info(NULL, "fastcgi: %ld kept connection%s idle for client-timeout-ms (%lld ms): closed",
+			    idle, idle == 1 ? "" : "s", (long long)(bound_us / 1000));
 		for (i = 0; i < wd->n; i++) {
 			struct thread *t = &wd->ws[i];
 
@@ -519,7 +566,7 @@ watchdog_main(void *arg)
 }
 
 /* Stops the workers: those without a request in hand are woken (SIGUSR1 interrupts
- * accept and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all. */
+ * their wait and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all. */
 static void
 stop_workers(struct thread *ws, long n)
 {
@@ -599,8 +646,14 @@ front_fastcgi(struct gateway *gw, long workers)
 	int sig, rc = 0, leak = 0, watching = 0;
 
 	single_arena();
-	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL)
+	if (kept_init(&kept, LISTEN_FD, KEPT_MAX) < 0) {
+		log_err(NULL, "fastcgi: cannot watch the listening socket (errno %d)", errno);
 		return 1;
+	}
+	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL) {
+		kept_free(&kept);
+		return 1;
+	}
 	for (i = 0; i < workers; i++) {
 		pthread_mutex_init(&ws[i].mu, NULL);
 		ws[i].fd = -1;
@@ -660,7 +713,9 @@ front_fastcgi(struct gateway *gw, long workers)
 		} else
 			leak = 1;	/* still running: its memory stays until exit */
 	log_info(NULL, "fastcgi: stopped");
-	if (!leak)
+	if (!leak) {	/* (a thread still running may yet park its connection) */
 		free(ws);
+		kept_free(&kept);
+	}
 	return rc;
 }
