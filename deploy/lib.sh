@@ -317,13 +317,19 @@ mg_wait_http() {
 
 # start_nginx PORT [EXTRA_FILE]: nginx on 127.0.0.1:PORT with
 # deploy/nginx/mcpgate.conf included in its server {}; EXTRA_FILE, when given,
-# is included there too (test-only locations).
+# is included there too (test-only locations). MG_NGINX_KEEPALIVE=N: FastCGI
+# keep-alive on, through an upstream {} keeping N idle connections to MG_SOCK.
 start_nginx() {
-	local port=$1 extra=${2:-} d=$MG_DIR/nginx user=
+	local port=$1 extra=${2:-} d=$MG_DIR/nginx user='' upstream=''
 	command -v nginx >/dev/null 2>&1 || { mg_say "start_nginx: nginx is not installed"; return 1; }
 	mkdir -p "$d/tmp"
 	mg_subst "$MG_TOP/deploy/nginx/mcpgate.conf.in" "$d/mcpgate.conf" || return 1
 	cp /etc/nginx/fastcgi_params /etc/nginx/mime.types "$d/"
+	if [ -n "${MG_NGINX_KEEPALIVE:-}" ]; then	# FastCGI keep-alive, a pool of that many
+		sed -i -e 's|fastcgi_pass unix:[^;]*;|fastcgi_pass mcpgate_kept; fastcgi_keep_conn on;|' \
+			-e '/fastcgi_keep_conn off;/d' "$d/mcpgate.conf"
+		upstream="upstream mcpgate_kept { server unix:$MG_SOCK; keepalive $MG_NGINX_KEEPALIVE; }"
+	fi
 	# As root, workers would become nobody and might not reach the repo.
 	[ "$(id -u)" -ne 0 ] || user="user root;"
 	MG_FRONT_LOG=$d/error.log
@@ -343,6 +349,7 @@ http {
     proxy_temp_path $d/tmp/proxy;
     uwsgi_temp_path $d/tmp/uwsgi;
     scgi_temp_path $d/tmp/scgi;
+    $upstream
     server {
         listen 127.0.0.1:$port;
         server_name 127.0.0.1;
