@@ -60,7 +60,6 @@ NKINDS=7
 KNOBS="BENCH_TOOLS=$TOOLS BENCH_SESSION=$SESSION BENCH_SRC=$SRC"
 UPSTREAMS="a b c"
 ECHO_ARG=fed-bench-echo
-PV=2025-11-25
 # the token (tests/idp: 3600 s) and the catalog (catalog-ttl) must outlive the run
 [ $((REPS * NKINDS * (DURATION + 2) + NKINDS * WARMUP)) -lt 3300 ] ||
 	die "a run this long outlives the token and the catalog (1 h); fewer BENCH_REPS or a shorter BENCH_DURATION"
@@ -97,25 +96,17 @@ RSS=$OUT/rss.tsv
 tsv when pid vmrss_kb rssanon_kb rssfile_kb rssshmem_kb pss_kb threads >"$RSS"
 rss() {
 	local p
-	for p in $FCGI; do
-		# shellcheck disable=SC2046 # four words
-		tsv "$1" "$p" $(awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { printf "%s ", $2 }' "/proc/$p/status") \
-			"$(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup")" "$(awk '/^Threads:/ { print $2 }' "/proc/$p/status")" >>"$RSS"
-	done
+	for p in $FCGI; do printf '%s\t%s\t%s\n' "$1" "$p" "$(proc_mem "$p")" >>"$RSS"; done
 }
 rss start
 
 # --- 5. The token, the sessions, and a correctness check -----------------------------
 TOKEN=$(one_token) || die "cannot mint a token"
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
 ARGS='{"text":"'$ECHO_ARG'"}'
 call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":%s}}' "$1" "$ARGS"; }
 # the echo tool answers its arguments as JSON text: this, in the answer's JSON
 WANT_ECHO='\"text\":\"'$ECHO_ARG'\"'
-
-sid() { tr -d '\r' <"$ROOT/headers" | sed -n 's/^[Mm][Cc][Pp]-[Ss]ession-[Ii][Dd]: *//p'; }
-body() { printf '%s\n' "${1% *}"; }
 
 check "GET /mcp/health: 200, ok" "$(curl -s --max-time 10 -w ' %{http_code}' "$BASE/mcp/health")" '"status":"ok".* 200$'
 check "gateway initialize: 200" "$(post_to "$BASE/mcp" "$INIT" -H "Authorization: Bearer $TOKEN")" "\"protocolVersion\":\"$PV\".* 200\$"
@@ -134,11 +125,7 @@ LIST_BYTES=$(($(wc -c <<<"$got") - 5))
 GW_CALL=$(post_to "$BASE/mcp" "$(call a_echo)" -H "Authorization: Bearer $TOKEN" "${SESS[@]}")
 [[ $GW_CALL == *"$WANT_ECHO"*" 200" ]] || die "check failed: tools/call a_echo through the gateway: 200 with the echo: got '$GW_CALL'"
 # straight to upstream a: a session of its own (initialize + notifications/initialized)
-check "upstream a initialize: 200" "$(post_to "${UP_URL[a]}" "$INIT")" ' 200$'
-UP_SID=$(sid)
-[ -n "$UP_SID" ] || die "upstream a's initialize gave no Mcp-Session-Id"
-UP_SESS=(-H "Mcp-Session-Id: $UP_SID" -H "MCP-Protocol-Version: $PV")
-check "upstream a notifications/initialized: 202" "$(post_to "${UP_URL[a]}" '{"jsonrpc":"2.0","method":"notifications/initialized"}' "${UP_SESS[@]}")" ' 202$'
+up_session "${UP_URL[a]}"
 UP_CALL=$(post_to "${UP_URL[a]}" "$(call echo)" "${UP_SESS[@]}")
 check "tools/call echo straight to upstream a: 200" "$UP_CALL" ' 200$'
 [ "$(body "$GW_CALL" | jq -c .result)" = "$(body "$UP_CALL" | jq -c .result)" ] ||

@@ -13,9 +13,13 @@
 #   build_mcpgate                    # or that, for src/mcpgate alone: $BIN
 #   bench_root LOG...                # $ROOT, the exit trap
 #   start_idp RESOURCE...            # $IDP, $IDP_PID
-#   start_stack DIR BIN PORT         # $STACK_FCGI, $STACK_NGINX
+#   start_stack DIR BIN PORT [CONF]  # $STACK_FCGI, $STACK_NGINX
 #   one_stack BIN                    # start_idp + start_stack in $ROOT: $PORT, $BASE, $FCGI, $NGINX
 #   start_upstreams TOOLS NAME...    # fixture upstreams: UP_URL, UP_PID, UP_N
+#   free_ports N, token_for RESOURCE # ports, tokens
+#   post_to URL BODY, hdr, sid, body # one request, its answer
+#   up_session URL                   # a session of a fixture upstream's own: UP_SID
+#   proc_mem PID                     # VmRSS ... Pss of a process
 #   runs_header NAME COLUMN...       # then, per run: CPU_PIDS=(...); measure ...; row ...
 #   run_kinds [NOTE]                 # the warm-ups and REPS x KINDS, by the script's run
 #   runs_done PID...                 # END_LOAD
@@ -151,13 +155,16 @@ need_sdk() {
 # --- The stack ----------------------------------------------------------------------
 # bench_root LOG...: the temp dir of the stack(s), $ROOT (deploy/lib.sh's mg_init, under
 # $TMPDIR); on exit, the last 200 lines of each LOG (globs under $ROOT: logs, configs)
-# go to $OUT/last-run, and everything started is stopped.
+# go to $OUT/last-run, everything started is stopped, and bench_cleanup runs.
 bench_root() {
 	mg_init || die "no temp dir"
 	ROOT=$MG_DIR
 	SAVE_LOGS=("$@")
-	trap 'MG_DIR=$ROOT; save_logs; stop_all' EXIT
+	trap 'MG_DIR=$ROOT; save_logs; stop_all; bench_cleanup' EXIT
 }
+# bench_cleanup: what a script undoes on exit once everything it started is stopped
+# (it defines its own)
+bench_cleanup() { :; }
 # shellcheck disable=SC2317 # called by the EXIT trap
 save_logs() {
 	local d=$OUT/last-run g f
@@ -193,6 +200,12 @@ start_idp() {
 one_token() {
 	local t
 	t=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools | jq -r .access_token)
+	[ -n "$t" ] && [ "$t" != null ] && echo "$t"
+}
+# token_for RESOURCE: the same, for RESOURCE (one of start_idp's) as its audience
+token_for() {
+	local t
+	t=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools --resource "$1" | jq -r .access_token)
 	[ -n "$t" ] && [ "$t" != null ] && echo "$t"
 }
 # the IdP's introspections so far
@@ -233,21 +246,25 @@ CONF
 	} >"$1/mcpgate.conf"
 }
 
-# start_stack DIR BIN PORT: spawn-fcgi (PROCS x WORKERS of BIN) + nginx on PORT
-# (deploy/ recipes, FastCGI keep-alive off) in DIR, configured by write_conf; sets
-# STACK_FCGI (the mcpgate pids) and STACK_NGINX (nginx's master). deploy/lib.sh keeps
-# one stack per MG_DIR, so MG_DIR points at DIR while it starts.
+# start_stack DIR BIN PORT [CONF]: spawn-fcgi (PROCS x WORKERS of BIN) + nginx on PORT
+# (deploy/ recipes, FastCGI keep-alive off) in DIR, configured by write_conf, or given
+# CONF as its -c instead (another FastCGI program taking mcpgate's -c, -w and -t: bench/run's
+# null responder); sets STACK_FCGI (the FastCGI pids) and STACK_NGINX (nginx's master).
+# deploy/lib.sh keeps one stack per MG_DIR, so MG_DIR points at DIR while it starts.
 start_stack() {
-	local dir=$1 bin=$2 port=$3
+	local dir=$1 bin=$2 port=$3 conf=${4:-}
 	MG_DIR=$dir
 	mkdir -p "$MG_DIR/tmp" "$MG_DIR/empty"
 	chmod 755 "$MG_DIR"
-	write_conf "$MG_DIR" "http://127.0.0.1:$port"
+	if [ -z "$conf" ]; then
+		write_conf "$MG_DIR" "http://127.0.0.1:$port"
+		conf=$MG_DIR/mcpgate.conf
+	fi
 	# shellcheck disable=SC2034 # read by deploy/lib.sh
 	MG_LOG=$MG_DIR/mcpgate.log
 	# shellcheck disable=SC2034
 	MCPGATE_BIN=$bin
-	start_mcpgate_fcgi "$MG_DIR/mcpgate.sock" "$MG_DIR/mcpgate.conf" "$PROCS" "$WORKERS" || return 1
+	start_mcpgate_fcgi "$MG_DIR/mcpgate.sock" "$conf" "$PROCS" "$WORKERS" || return 1
 	# shellcheck disable=SC2034 # read by the scripts
 	STACK_FCGI=$MG_FCGI_PIDS
 	start_nginx "$port" || return 1
@@ -274,14 +291,15 @@ one_stack() {
 # start_upstreams TOOLS NAME...: one fixture upstream MCP server (tests/upstream/fixture.mjs,
 # official SDK, --json) per NAME, in $ROOT, with echo tools added so that together they
 # expose TOOLS tools (OWN_TOOLS of their own each, the rest split evenly): sets UP_URL,
-# UP_PID and UP_N (the tools added), keyed by NAME; dies when one does not start.
+# UP_PID and UP_N (the tools added), keyed by NAME (a later call adds its NAMEs to
+# those); dies when one does not start.
 OWN_TOOLS=19	# the fixture's own tools (tests/upstream/README.md); --tools N adds N
 start_upstreams() {
 	local total=$1 u i=0 n extra
 	shift
 	n=$#
 	extra=$((total - n * OWN_TOOLS))
-	declare -gA UP_URL=() UP_PID=() UP_N=()
+	declare -gA UP_URL UP_PID UP_N
 	for u in "$@"; do
 		UP_N[$u]=$((extra / n + (i < extra % n ? 1 : 0)))
 		i=$((i + 1))
@@ -307,6 +325,20 @@ two_ports() {
 	echo "$a $b"
 }
 
+# free_ports N: N distinct free ports on loopback, one line
+free_ports() {
+	local -A seen=()
+	local p list=()
+	for _ in $(seq 1 $(($1 * 10))); do
+		[ "${#list[@]}" -lt "$1" ] || break
+		p=$(free_port) || return 1
+		[ -z "${seen[$p]:-}" ] || continue
+		seen[$p]=1
+		list+=("$p")
+	done
+	[ "${#list[@]}" = "$1" ] && echo "${list[*]}"
+}
+
 # check DESC GOT REGEX: dies unless GOT matches
 check() {
 	[[ $2 =~ $3 ]] || die "check failed: $1: got '$2'"
@@ -314,9 +346,14 @@ check() {
 
 # --- Measuring ----------------------------------------------------------------------
 TCK=$(getconf CLK_TCK)
-cpu_ticks() { # PID... → utime+stime of those processes (clock ticks)
-	local p s=0 f
+cpu_ticks() { # PID... → utime+stime of those processes (clock ticks); g:DIR → the CPU
+	local p s=0 f u	# of cgroup (v2) DIR, every process that was ever in it (CGI programs)
 	for p in "$@"; do
+		if [ "${p#g:}" != "$p" ]; then
+			u=$(awk '$1 == "usage_usec" { print $2 }' "${p#g:}/cpu.stat" 2>/dev/null) || continue
+			s=$((s + ${u:-0} * TCK / 1000000))
+			continue
+		fi
 		# after "(comm) ": the state is field 3 of stat, so utime (14) and stime (15)
 		# are the 12th and 13th words here
 		read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
@@ -529,6 +566,36 @@ post_to() {
 	shift 2
 	curl -s --max-time 20 -D "$ROOT/headers" -w ' %{http_code}' -X POST "$url" \
 		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$@" --data "$body"
+}
+
+# The protocol version the requests name, and a client's initialize
+PV=2025-11-25
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
+# hdr NAME: header NAME of post_to's last answer; sid: its Mcp-Session-Id
+hdr() { tr -d '\r' <"$ROOT/headers" | sed -n "s/^$1: *//Ip"; }
+sid() { hdr Mcp-Session-Id; }
+# body ANSWER: post_to's printout without the status
+body() { printf '%s\n' "${1% *}"; }
+
+# up_session URL: a session of its own with the fixture upstream at URL, as a client
+# opens it (initialize, then notifications/initialized: the fixture is stateful); sets
+# UP_SID and UP_SESS (its Mcp-Session-Id and MCP-Protocol-Version headers, for curl).
+up_session() {
+	check "upstream $1: initialize: 200" "$(post_to "$1" "$INIT")" ' 200$'
+	UP_SID=$(sid)
+	[ -n "$UP_SID" ] || die "upstream $1: initialize gave no Mcp-Session-Id"
+	UP_SESS=(-H "Mcp-Session-Id: $UP_SID" -H "MCP-Protocol-Version: $PV")
+	check "upstream $1: notifications/initialized: 202" \
+		"$(post_to "$1" '{"jsonrpc":"2.0","method":"notifications/initialized"}' "${UP_SESS[@]}")" ' 202$'
+}
+
+# proc_mem PID: the memory of process PID, tab-separated: VmRSS, RssAnon, RssFile,
+# RssShmem (kB, /proc/PID/status), Pss (kB, /proc/PID/smaps_rollup: shared pages split
+# among the processes that map them) and its threads
+proc_mem() {
+	# shellcheck disable=SC2046 # four words
+	tsv $(awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { printf "%s ", $2 }' "/proc/$1/status") \
+		"$(awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup")" "$(awk '/^Threads:/ { print $2 }' "/proc/$1/status")"
 }
 
 # perf_kind KIND PIDS SORT: one more run of KIND (the script's kind_run; not reported)

@@ -73,7 +73,6 @@ CACHE_TTL=3600
 KINDS="L R O H"
 NKINDS=4
 KNOBS="BENCH_LIMIT=$LIMIT BENCH_REDIS_TIMEOUT_MS=$RTMO BENCH_SESSION=$SESSION BENCH_PERF=$PERF BENCH_SRC=$SRC"
-PV=2025-11-25
 CLASSES="gateway ip tenant token tool"
 # the token (tests/idp: 3600 s) must outlive the run
 [ $((REPS * NKINDS * (DURATION + 2) + NKINDS * WARMUP)) -lt 3300 ] ||
@@ -98,19 +97,6 @@ build_mcpgate
 # it too, so that the stacks differ in [limits] alone).
 mkdir -p "$OUT/tmp"
 TMPDIR=$OUT/tmp bench_root '*/mcpgate.log' '*/nginx/error.log' idp.log '*/mcpgate.conf' redis/redis.log
-# free_ports N: N distinct free ports on loopback
-free_ports() {
-	local -A seen=()
-	local p list=()
-	for _ in $(seq 1 $(($1 * 10))); do
-		[ "${#list[@]}" -lt "$1" ] || break
-		p=$(free_port) || return 1
-		[ -z "${seen[$p]:-}" ] || continue
-		seen[$p]=1
-		list+=("$p")
-	done
-	[ "${#list[@]}" = "$1" ] && echo "${list[*]}"
-}
 ports=$(free_ports 4) || die "no free ports"
 read -r PORT_L PORT_R PORT_O PORT_REDIS <<<"$ports"
 BASE_L=http://127.0.0.1:$PORT_L
@@ -155,11 +141,6 @@ CONF_MORE=
 
 # --- 4. Tokens, sessions, and a correctness check ------------------------------------
 # One token per stack (each stack's resource is its own URL: the audience differs).
-token_for() { # RESOURCE → a client_credentials token (machine-acme, mcp:tools) for it
-	local t
-	t=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools --resource "$1" | jq -r .access_token)
-	[ -n "$t" ] && [ "$t" != null ] && echo "$t"
-}
 declare -A TOK=() SID=() POLICY_HDR=()
 for s in L R O; do
 	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
@@ -168,9 +149,7 @@ BASIC="Basic $(printf 'mcpgate:mcpgate-secret' | base64)"
 CLAIMS=$(curl -s --max-time 10 -H "Authorization: $BASIC" --data "token=${TOK[L]}&token_type_hint=access_token" "$IDP/token/introspection" | jq -c .)
 check "introspection of L's token: active, tenant acme" "$(jq -c '{active, tenant}' <<<"$CLAIMS")" '"active":true,"tenant":"acme"'
 
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
-hdr() { tr -d '\r' <"$ROOT/headers" | sed -n "s/^$1: *//Ip"; }
 
 for s in L R O; do
 	check "stack $s: GET /mcp/health: 200, ok" "$(curl -s --max-time 10 -w ' %{http_code}' "${BASEOF[$s]}/mcp/health")" '"status":"ok".* 200$'

@@ -88,8 +88,6 @@ one_stack "$BIN"
 
 # --- 5. The token, the session, and a correctness check ------------------------------
 TOKEN=$(one_token) || die "cannot mint a token"
-PV=2025-11-25
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 BATCHBODY=$(for i in $(seq 1 "$BATCH"); do printf '{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' "$i"; done | paste -sd, | sed 's/^/[/; s/$/]/')
 

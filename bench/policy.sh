@@ -67,7 +67,6 @@ NKINDS=3
 KNOBS="BENCH_TOOLS=$TOOLS BENCH_EXPLAIN=$EXPLAIN_N BENCH_SESSION=$SESSION BENCH_PERF=$PERF BENCH_SRC=$SRC"
 UPSTREAMS="a b"
 NGROUPS=50
-PV=2025-11-25
 # the token (tests/idp: 3600 s) and the catalog (catalog-ttl) must outlive the run
 [ $((REPS * NKINDS * (DURATION + 2) + NKINDS * WARMUP)) -lt 3300 ] ||
 	die "a run this long outlives the token and the catalog (1 h); fewer BENCH_REPS or a shorter BENCH_DURATION"
@@ -162,11 +161,6 @@ done
 
 # --- 5. Tokens, sessions, and a correctness check ------------------------------------
 # One token per stack (each stack's resource is its own URL: the audience differs).
-token_for() { # RESOURCE → a client_credentials token (machine-acme, mcp:tools) for it
-	local t
-	t=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools --resource "$1" | jq -r .access_token)
-	[ -n "$t" ] && [ "$t" != null ] && echo "$t"
-}
 TOKEN_P=$(token_for "$BASE_P/mcp") || die "cannot mint a token for stack P"
 TOKEN_O=$(token_for "$BASE_O/mcp") || die "cannot mint a token for stack O"
 BASIC="Basic $(printf 'mcpgate:mcpgate-secret' | base64)"
@@ -175,10 +169,7 @@ CLAIMS=$(curl -s --max-time 10 -H "Authorization: $BASIC" --data "token=$TOKEN_P
 check "introspection of P's token: active, tenant acme, groups engineering ops" \
 	"$(jq -c '{active, tenant, groups, scope}' <<<"$CLAIMS")" '"active":true,"tenant":"acme","groups":\["engineering","ops"\],"scope":"mcp:tools"'
 
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-sid() { tr -d '\r' <"$ROOT/headers" | sed -n 's/^[Mm][Cc][Pp]-[Ss]ession-[Ii][Dd]: *//p'; }
-body() { printf '%s\n' "${1% *}"; }
 
 declare -A SID=() TOK=([P]=$TOKEN_P [O]=$TOKEN_O) BASEOF=([P]=$BASE_P [O]=$BASE_O) LISTBODY=()
 want_counts="$TOOLS none $(for u in $UPSTREAMS; do printf '%s:%s,' "$u" $((OWN_TOOLS + UP_N[$u])); done | sed 's/,$//')"
