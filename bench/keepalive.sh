@@ -46,7 +46,6 @@ CACHE_TTL=3600
 KINDS="N16 K16 N64 K64"
 NKINDS=4
 KNOBS="BENCH_KEEPALIVE=$KEEP BENCH_SRC=$SRC"
-PV=2025-11-25
 [[ $KEEP =~ ^[1-9][0-9]*$ ]] || die "BENCH_KEEPALIVE must be a number of connections"
 [ $((REPS * NKINDS * (DURATION + 2) + NKINDS * WARMUP)) -lt 3300 ] ||
 	die "a run this long outlives the token (1 h); fewer BENCH_REPS or a shorter BENCH_DURATION"
@@ -70,14 +69,11 @@ FCGIOF[K]=$STACK_FCGI NGINXOF[K]=$STACK_NGINX
 grep -q 'fastcgi_keep_conn on' "$ROOT/K/nginx/mcpgate.conf" || die "stack K's nginx does not keep FastCGI connections"
 ! grep -q 'fastcgi_keep_conn on' "$ROOT/N/nginx/mcpgate.conf" || die "stack N's nginx keeps FastCGI connections"
 
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 for s in N K; do
-	TOK[$s]=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools \
-		--resource "${BASEOF[$s]}/mcp" | jq -r .access_token)
-	[[ ${TOK[$s]} =~ ^[^n] ]] || die "cannot mint a token for stack $s"
+	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
 	check "stack $s: initialize: 200" "$(post_to "${BASEOF[$s]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[$s]}")" \
 		"\"protocolVersion\":\"$PV\".* 200\$"
-	SID[$s]=$(tr -d '\r' <"$ROOT/headers" | sed -n 's/^Mcp-Session-Id: *//Ip')
+	SID[$s]=$(sid)
 	[ -n "${SID[$s]}" ] || die "stack $s: initialize gave no Mcp-Session-Id"
 done
 # connections to stack S's mcpgate socket that are open (nginx's)

@@ -51,7 +51,6 @@ KINDS="PM PG BM BG"
 NKINDS=4
 # shellcheck disable=SC2016 # the quotes are literal, around the expanded value
 KNOBS="BENCH_BATCH=$BATCH BENCH_SRC=$SRC${BENCH_G_ENV:+ BENCH_G_ENV='$BENCH_G_ENV'}"
-PV=2025-11-25
 read -r -a GLIBC_DEFAULTS <<<"${BENCH_G_ENV:-GLIBC_TUNABLES=glibc.malloc.tcache_count=7 MALLOC_ARENA_MAX=8}"
 [ $((REPS * NKINDS * (DURATION + 2) + NKINDS * WARMUP)) -lt 3300 ] ||
 	die "a run this long outlives the token (1 h); fewer BENCH_REPS or a shorter BENCH_DURATION"
@@ -81,14 +80,11 @@ for s in M G; do ENVOF[$s]=$(env_of "${FCGIOF[$s]%% *}"); done
 check "stack M runs with the recipe's tunable" "${ENVOF[M]}" '^GLIBC_TUNABLES=glibc.malloc.tcache_count=0 $'
 [ -n "${BENCH_G_ENV:-}" ] || check "stack G runs with glibc's defaults" "${ENVOF[G]}" '^GLIBC_TUNABLES=glibc.malloc.tcache_count=7 MALLOC_ARENA_MAX=8 $'
 
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"'$PV'","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 for s in M G; do
-	TOK[$s]=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --client machine-acme --scope mcp:tools \
-		--resource "${BASEOF[$s]}/mcp" | jq -r .access_token)
-	[[ ${TOK[$s]} =~ ^[^n] ]] || die "cannot mint a token for stack $s"
+	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
 	check "stack $s: initialize: 200" "$(post_to "${BASEOF[$s]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[$s]}")" \
 		"\"protocolVersion\":\"$PV\".* 200\$"
-	SID[$s]=$(tr -d '\r' <"$ROOT/headers" | sed -n 's/^Mcp-Session-Id: *//Ip')
+	SID[$s]=$(sid)
 	[ -n "${SID[$s]}" ] || die "stack $s: initialize gave no Mcp-Session-Id"
 done
 
