@@ -66,8 +66,8 @@ start_stack "$ROOT/N" "$BIN" "$PORT_N" || die "stack N did not start"
 FCGIOF[N]=$STACK_FCGI NGINXOF[N]=$STACK_NGINX
 MG_NGINX_KEEPALIVE=$KEEP start_stack "$ROOT/K" "$BIN" "$PORT_K" || die "stack K did not start"
 FCGIOF[K]=$STACK_FCGI NGINXOF[K]=$STACK_NGINX
-grep -q 'fastcgi_keep_conn on' "$ROOT/K/nginx/mcpgate.conf" || die "stack K's nginx does not keep FastCGI connections"
-! grep -q 'fastcgi_keep_conn on' "$ROOT/N/nginx/mcpgate.conf" || die "stack N's nginx keeps FastCGI connections"
+grep -Eq '^ *fastcgi_pass mcpgate_kept; fastcgi_keep_conn on;' "$ROOT/K/nginx/mcpgate.conf" || die "stack K's nginx does not keep FastCGI connections"
+! grep -Eq '^ *fastcgi_keep_conn on;|fastcgi_pass mcpgate_kept' "$ROOT/N/nginx/mcpgate.conf" || die "stack N's nginx keeps FastCGI connections"
 
 for s in N K; do
 	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
