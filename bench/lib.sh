@@ -73,7 +73,7 @@ setup() {
 	mkdir -p "$OUT"
 	START_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 	need_pkgs build-essential autoconf automake libtool pkg-config \
-		libfcgi-dev libfcgi-bin libjansson-dev libsodium-dev libcurl4-openssl-dev libhiredis-dev redis-server \
+		libfcgi-dev libfcgi-bin libjansson-dev libsodium-dev libcurl4-openssl-dev libhiredis-dev libcjose-dev redis-server \
 		>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install the build dependencies"; }
 	need_cmds wrk:wrk strace:strace nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq \
 		node:nodejs npm:npm >>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install wrk, nginx, spawn-fcgi, curl, jq, node"; }

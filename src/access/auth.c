@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "clock.h"
+#include "jwt.h"
 #include "log.h"
 #include "secret.h"
 #include "str.h"
@@ -109,88 +110,12 @@ auth_scope_challenge(const struct config *cfg, struct response *resp, const char
 	challenge(cfg, resp, GW_ESCOPE, "this tool needs more scopes", scopes);
 }
 
-static int
-audience_ok(json_t *aud, const char *resource)
-{
-	size_t i;
-	json_t *v;
-
-	if (json_is_string(aud))
-		return url_same(json_string_value(aud), resource);
-	json_array_foreach(aud, i, v)
-		if (json_is_string(v) && url_same(json_string_value(v), resource))
-			return 1;
-	return 0;
-}
-
-/* Copies a claim into a fixed field; -1 when it does not fit. */
-static int
-put_field(char *dst, size_t n, const char *src)
-{
-	size_t len = strlen(src);
-
-	if (len >= n)
-		return -1;
-	memcpy(dst, src, len + 1);
-	return 0;
-}
-
-/* groups: an array of strings or one space-separated string, to a space-separated field. */
-static int
-put_groups(char *dst, size_t n, json_t *g)
-{
-	struct buf b;
-	size_t i;
-	json_t *v;
-	int rc = 0;
-
-	dst[0] = '\0';
-	if (g == NULL || json_is_null(g))
-		return 0;
-	if (json_is_string(g))
-		return put_field(dst, n, json_string_value(g));
-	if (!json_is_array(g))
-		return -1;
-	buf_init(&b, n - 1);
-	json_array_foreach(g, i, v) {
-		const char *s = json_string_value(v);
-
-		if (s == NULL || !*s || strpbrk(s, " \t"))
-			continue;	/* not a usable group name */
-		if ((b.len && buf_putc(&b, ' ') < 0) || buf_puts(&b, s) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	if (rc == 0)
-		memcpy(dst, buf_str(&b), b.len + 1);
-	buf_free(&b);
-	return rc;
-}
-
 int
 auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, const char **reason)
 {
-	json_t *v;
-	const char *s;
+	const struct claims_names names = { cfg->scope_claim, cfg->groups_claim, cfg->tenant_claim };
 
-	memset(c, 0, sizeof(*c));
-	s = json_string_value(json_object_get(ir, "client_id"));
-	if (s && put_field(c->client_id, sizeof(c->client_id), s) < 0)
-		return *reason = "token claims too large", -1;
-	s = json_string_value(json_object_get(ir, "sub"));
-	c->machine = s == NULL;
-	if (put_field(c->subject, sizeof(c->subject), s ? s : c->client_id) < 0)
-		return *reason = "token claims too large", -1;
-	s = json_string_value(json_object_get(ir, "scope"));
-	if (s && put_field(c->scope, sizeof(c->scope), s) < 0)
-		return *reason = "token claims too large", -1;
-	if (put_groups(c->groups, sizeof(c->groups), json_object_get(ir, cfg->groups_claim)) < 0)
-		return *reason = "token groups claim unusable", -1;
-	v = json_object_get(ir, cfg->tenant_claim);
-	if (v && !json_is_null(v) && (!json_is_string(v) || put_field(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
-		return *reason = "token tenant claim unusable", -1;
-	return 0;
+	return claims_read(ir, &names, c, reason);
 }
 
 int
@@ -219,7 +144,7 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct cl
 	s = json_string_value(json_object_get(ir, "iss"));
 	if (json_object_get(ir, "iss") && (s == NULL || !url_same(s, cfg->issuer)))
 		return *reason = "token issued by another issuer", -1;
-	if (!audience_ok(json_object_get(ir, "aud"), cfg->resource))
+	if (!claims_audience(json_object_get(ir, "aud"), cfg->resource, cfg->audiences.v, cfg->audiences.n))
 		return *reason = "token not issued for this resource", -1;
 	if (auth_claims_read(cfg, ir, c, reason) < 0)
 		return -1;
@@ -283,11 +208,11 @@ shared_lookup(const struct auth_env *env, const struct config *cfg, const unsign
 		goto out;
 	memset(c, 0, sizeof(*c));
 	if (json_unpack(j, "{s:I, s:b}", "exp", &exp, "machine", &machine) < 0 || exp <= now_ms / 1000 ||
-	    put_field(c->subject, sizeof(c->subject), member(j, "sub")) < 0 ||
-	    put_field(c->client_id, sizeof(c->client_id), member(j, "client_id")) < 0 ||
-	    put_field(c->scope, sizeof(c->scope), member(j, "scope")) < 0 ||
-	    put_field(c->groups, sizeof(c->groups), member(j, "groups")) < 0 ||
-	    put_field(c->tenant, sizeof(c->tenant), member(j, "tenant")) < 0)
+	    claims_set(c->subject, sizeof(c->subject), member(j, "sub")) < 0 ||
+	    claims_set(c->client_id, sizeof(c->client_id), member(j, "client_id")) < 0 ||
+	    claims_set(c->scope, sizeof(c->scope), member(j, "scope")) < 0 ||
+	    claims_set(c->groups, sizeof(c->groups), member(j, "groups")) < 0 ||
+	    claims_set(c->tenant, sizeof(c->tenant), member(j, "tenant")) < 0)
 		goto out;
 	c->exp = exp;
 	c->machine = machine;
@@ -331,33 +256,61 @@ fail_upstream(const struct request *req, struct response *resp, const struct gw_
 	response_set_header(resp, "Retry-After", AUTH_RETRY_AFTER);
 }
 
-/* Introspects on a cache miss and records the outcome. */
+/* Introspects the token: 0 accepted with c, 1 refused with *reason, -1 answered (the
+ * authorization server failed). */
+static int
+introspect_check(const struct auth_env *env, const struct config *cfg, const struct request *req,
+    const char *tok, size_t len, struct claims *c, const char **reason, struct response *resp)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	json_t *ir = NULL;
+	int rc;
+
+	if (introspect_token(env->ix, env->asmeta, cfg, tok, len, clock_wall_ms(), &ir, &err) < 0) {
+		fail_upstream(req, resp, &err);
+		return -1;
+	}
+	rc = auth_check_claims(cfg, ir, clock_wall_ms() / 1000, c, reason) < 0 ? 1 : 0;
+	json_decref(ir);
+	return rc;
+}
+
+/* Verifies the token on a cache miss — locally when it is a JWT to verify here (then
+ * introspected too with introspect-jwt), else by introspection — and records the outcome. */
 static int
 verify(const struct auth_env *env, const struct config *cfg, const struct request *req,
     const char *tok, size_t len, const unsigned char *key, const char *key_hex, int cached,
     struct claims *c, const char **reason, struct response *resp)
 {
 	struct gw_error err = { GW_OK, 0, "" };
-	int64_t now_ms = clock_wall_ms(), until;
-	json_t *ir = NULL;
+	const struct jwks_env jenv = { env->ix, env->asmeta, env->jwks_region };
+	struct jwks_view scratch = { 0 };
+	int64_t now_ms, until;
+	int rc = 0, local = jwt_local(cfg, tok, len);
 
-	if (introspect_token(env->ix, env->asmeta, cfg, tok, len, now_ms, &ir, &err) < 0) {
+	if (local) {
+		rc = jwt_verify(env->jwks ? env->jwks : &scratch, &jenv, cfg, req->id, tok, len, clock_wall_ms(), c,
+		    reason, &err);
+		jwks_view_free(&scratch);
+		if (rc < 0)
+			fail_upstream(req, resp, &err);
+	}
+	if (rc == 0 && (!local || cfg->introspect_jwt))
+		rc = introspect_check(env, cfg, req, tok, len, c, reason, resp);
+	if (rc < 0) {
 		if (cached)
 			token_cache_release(env->tokens, key);
-		fail_upstream(req, resp, &err);
 		return -1;
 	}
 	now_ms = clock_wall_ms();
-	if (auth_check_claims(cfg, ir, now_ms / 1000, c, reason) < 0) {
+	if (rc == 1) {
 		/* Logged where it is decided; later hits of the negative entry are not. */
 		log_info(req->id, "auth: token %.8s rejected: %s", key_hex, *reason);
-		json_decref(ir);
 		if (cached)
 			token_cache_fill_negative(env->tokens, key, now_ms, *reason,
 			    now_ms + cfg->negative_ttl * 1000);
 		return 1;
 	}
-	json_decref(ir);
 	if (cached) {
 		until = entry_until(cfg, c, now_ms);
 		token_cache_fill(env->tokens, key, now_ms, c, until);
@@ -372,7 +325,8 @@ auth_cache_key(const unsigned char *digest_key, const struct config *cfg, const 
     unsigned char key[TC_KEY_BYTES])
 {
 	const char *ctx[] = { cfg->resource, cfg->issuer, cfg->introspection_endpoint,
-	    cfg->client_id, cfg->groups_claim, cfg->tenant_claim };
+	    cfg->client_id, cfg->groups_claim, cfg->tenant_claim, cfg->scope_claim, cfg->jwks_uri,
+	    cfg->verify_context };
 	struct secret_part parts[sizeof(ctx) / sizeof(ctx[0]) + 1];
 	size_t i;
 

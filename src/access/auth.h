@@ -1,7 +1,8 @@
 /* auth — Bearer credentials to a caller (docs/ARCHITECTURE.md §5): RFC 6750 parsing,
- * the shared token cache, RFC 7662 introspection on a miss, the acceptance rules, and
- * the challenges of RFC 6750 / RFC 9728. Nothing below this layer sees the token, and
- * nothing above it sees more than struct caller. */
+ * the shared token cache, on a miss RFC 7662 introspection or a JWT access token's local
+ * verification (jwt.c, as [auth] verify says), the acceptance rules, and the challenges
+ * of RFC 6750 / RFC 9728. Nothing below this layer sees the token, and nothing above it
+ * sees more than struct caller. */
 #ifndef GW_AUTH_H
 #define GW_AUTH_H
 
@@ -10,6 +11,7 @@
 
 #include "config.h"
 #include "introspect.h"
+#include "jwks.h"
 #include "request.h"
 #include "response.h"
 #include "rstore.h"
@@ -29,6 +31,8 @@ struct auth_env {
 	struct asmeta_region *asmeta;
 	const unsigned char *digest_key;	/* 32 bytes */
 	struct rstore *rs;			/* with [auth] shared-cache: the Redis store */
+	struct jwks_view *jwks;			/* the worker's parsed keys (verify = jwt, auto) */
+	struct jwks_region *jwks_region;	/* the host's mirror of them */
 };
 
 /* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer
@@ -39,8 +43,10 @@ struct auth_env {
  * malformed, -2 when the token is longer than AUTH_TOKEN_MAX. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
 /* The token-cache key of a token: a keyed digest of what decides whether it is accepted
- * and which claims it yields (the resource it must be issued for, the issuer, where and
- * as whom it is introspected, which claims name groups and tenant), then the token. Two
+ * and which claims it yields (the resource and audiences it must be issued for, the
+ * issuer, where and as whom it is introspected, how it is verified and with which keys,
+ * algorithms and clock skew, which claims name scopes, groups and tenant), then the
+ * token. Two
  * gateways sharing a state file, or one before and after a reload that changed any of
  * these, never share an entry: a hit is exactly as strict as the introspection it saves. */
 void auth_cache_key(const unsigned char *digest_key, const struct config *cfg, const char *tok,

@@ -177,6 +177,26 @@ b64url_decode(const char *in, size_t n, unsigned char *out, size_t outlen)
 	return acc != 0 ? -1 : (long)o;
 }
 
+long
+secret_b64url(const void *p, size_t n, char *out, size_t outlen)
+{
+	if (outlen < (n * 4 + 2) / 3 + 1)
+		return -1;
+	return (long)b64url_encode(p, n, out);
+}
+
+long
+secret_unb64url(const char *in, size_t n, void *out, size_t outlen)
+{
+	return b64url_decode(in, n, out, outlen);
+}
+
+void
+secret_sha256(const void *p, size_t n, unsigned char out[32])
+{
+	crypto_hash_sha256(out, p, n);
+}
+
 int
 secret_seal(const unsigned char *key, const void *p, size_t n, const char *ad,
     char *out, size_t outlen)

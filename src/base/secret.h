@@ -35,6 +35,14 @@ int secret_seal(const unsigned char *key, const void *p, size_t n, const char *a
  * when forged, altered, sealed under another key, or too large. */
 long secret_open(const unsigned char *key, const char *sealed, const char *ad,
     char *out, size_t outlen);
+/* Unpadded base64url of p into out (outlen >= 4 * n / 3 + 3): its length, or -1 when
+ * out is too small. */
+long secret_b64url(const void *p, size_t n, char *out, size_t outlen);
+/* Decodes unpadded base64url strictly (the alphabet only, the unused bits of the last
+ * character zero): the length, or -1 when in is not that or out is too small. */
+long secret_unb64url(const char *in, size_t n, void *out, size_t outlen);
+/* SHA-256 of p. */
+void secret_sha256(const void *p, size_t n, unsigned char out[32]);
 int secret_equal(const void *a, const void *b, size_t n);	/* constant time; 1 if equal */
 void secret_wipe(void *p, size_t n);
 

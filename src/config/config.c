@@ -17,11 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cfgfile.h"
 #include "config_keys.h"
+#include "jws.h"
 #include "secret.h"
 #include "url.h"
 
@@ -531,6 +534,98 @@ parse_store(struct loader *ld, struct config *cfg)
 	return 0;
 }
 
+/* An allow-list of JWS algorithms (jwt-algs): each one this build verifies, never "none",
+ * an HMAC or EdDSA. Not set: all of them. */
+static int
+parse_algs(struct loader *ld, struct config *cfg, const char *key, const struct strlist *l, unsigned *bits)
+{
+	const struct cfg_where *w;
+	const char *why;
+	unsigned bit;
+	size_t i;
+
+	*bits = l->n ? 0 : JWS_ALGS_ALL;
+	for (i = 0; i < l->n; i++) {
+		if (jws_alg_parse(l->v[i], &bit, &why) < 0) {
+			w = cfg_where(&cfg->auth, K_AUTH, key);
+			lerr(ld, w->file, w->line, "%s: %s: %s", key, l->v[i], why);
+			return -1;
+		}
+		*bits |= bit;
+	}
+	return 0;
+}
+
+/* jwks-uri: an http(s) URL (http only for an http issuer: keys fetched in clear could
+ * be swapped by anyone on the path), or the absolute path of a file holding a JWK set
+ * (read now, so that a wrong one is refused with its line). */
+static int
+parse_jwks_uri(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w = cfg_where(&cfg->auth, K_AUTH, "jwks-uri");
+	char whybuf[CFGFILE_WHY_MAX], *doc = NULL;
+	struct jws_keys *ks;
+	const char *why;
+	struct stat st;
+	size_t len;
+	int fd, rc;
+
+	if (cfg->jwks_uri == NULL)
+		return 0;
+	if (cfg->jwks_uri[0] != '/') {
+		if (url_check(cfg->jwks_uri) < 0) {
+			lerr(ld, w->file, w->line, "jwks-uri: expected an https:// URL or the absolute path of a file");
+			return -1;
+		}
+		if (strncasecmp(cfg->jwks_uri, "http://", 7) == 0 && strncasecmp(cfg->issuer, "http://", 7) != 0) {
+			lerr(ld, w->file, w->line, "jwks-uri: an http:// URL for an https:// issuer (the keys "
+			    "would travel in clear)");
+			return -1;
+		}
+		return 0;
+	}
+	cfg->jwks_file = 1;
+	if ((fd = cfgfile_open(cfg->jwks_uri, &st, &why)) < 0) {
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, why);
+		return -1;
+	}
+	rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, &len);
+	close(fd);
+	if (rc != 0) {
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri,
+		    rc > 0 ? "larger than a JWK set may be" : strerror(errno));
+		free(doc);
+		return -1;
+	}
+	ks = jws_keys_parse(doc, len, whybuf, sizeof(whybuf));
+	free(doc);
+	if (ks == NULL) {
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+		return -1;
+	}
+	jws_keys_free(ks);
+	return 0;
+}
+
+/* verify_context: how tokens are checked, in words (config.h). */
+static int
+verify_context(struct config *cfg)
+{
+	struct buf b;
+	size_t i;
+	int bad;
+
+	buf_init(&b, CFG_LINE_MAX + 256);	/* audiences is one line */
+	bad = buf_printf(&b, "verify %d introspect-jwt %d algs %x typ %d skew %ld audiences", cfg->verify,
+	    cfg->introspect_jwt, cfg->jwt_algs, cfg->jwt_typ, cfg->clock_skew) < 0;
+	for (i = 0; i < cfg->audiences.n; i++)
+		bad |= buf_printf(&b, " %s", cfg->audiences.v[i]) < 0;
+	if (!bad)
+		cfg->verify_context = strdup(buf_str(&b));
+	buf_free(&b);
+	return cfg->verify_context ? 0 : -1;
+}
+
 /* trusted-proxies: addresses and CIDR ranges, each checked. */
 static int
 parse_trusted(struct loader *ld, struct config *cfg)
@@ -599,7 +694,8 @@ derive(struct loader *ld, const char *path)
 			if (cfg->upstreams[i].timeout_ms > cfg->request_timeout_ms)
 				cfg->request_timeout_ms = cfg->upstreams[i].timeout_ms;
 	}
-	if (parse_trusted(ld, cfg) < 0)
+	if (parse_trusted(ld, cfg) < 0 || parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||
+	    parse_jwks_uri(ld, cfg) < 0 || verify_context(cfg) < 0)
 		return -1;
 	cfg->limits_on = config_rate_on(&cfg->limit_gateway) || config_rate_on(&cfg->limit_ip) ||
 	    config_rate_on(&cfg->limit_tenant) || config_rate_on(&cfg->limit_token) ||

@@ -12,7 +12,7 @@
 #include "netaddr.h"
 #include "url.h"
 
-#define CFG_MAX_KEYS	24	/* keys per section kind */
+#define CFG_MAX_KEYS	40	/* keys per section kind */
 #define CFG_LINE_MAX	4096	/* longest accepted line */
 #define CFG_MAX_ERRORS	32
 #define CFG_MAX_WARNINGS	16
@@ -52,6 +52,9 @@ enum deny_style { DENY_FORBIDDEN = 1, DENY_HIDE };
 enum access_mode { ACCESS_READ_WRITE = 1, ACCESS_READ_ONLY };
 enum client_auth { CLIENT_AUTH_BASIC = 1, CLIENT_AUTH_POST };
 enum redis_fail { REDIS_FAIL_CLOSED = 1, REDIS_FAIL_OPEN };
+/* [auth] verify: how a token is checked (docs/ARCHITECTURE.md §5). */
+enum auth_verify { VERIFY_INTROSPECTION = 1, VERIFY_JWT, VERIFY_AUTO };
+enum jwt_typ { JWT_TYP_STRICT = 1, JWT_TYP_LENIENT };
 
 struct cfg_upstream {
 	struct cfg_section s;
@@ -150,6 +153,18 @@ struct config {
 	char *tenant_claim;
 	char *as_metadata;
 	char *auth_ca_file;	/* CA bundle for the authorization server; NULL = the system's */
+	int verify;		/* enum auth_verify */
+	char *jwks_uri;		/* an http(s) URL or an absolute path; NULL: the metadata's jwks_uri */
+	int jwks_file;		/* jwks_uri is a file */
+	struct strlist jwt_algs_list;
+	unsigned jwt_algs;	/* jws.h bits, made at load */
+	int jwt_typ;		/* enum jwt_typ */
+	int introspect_jwt;	/* a verified JWT is introspected too */
+	long jwks_ttl;		/* seconds the keys are fresh */
+	long jwks_min_interval;	/* seconds between two fetches for an unknown kid */
+	long clock_skew;	/* seconds of leeway on exp, nbf and iat */
+	struct strlist audiences;	/* accepted besides resource */
+	char *scope_claim;
 
 	/* [limits] */
 	struct cfg_section limits;
@@ -177,6 +192,10 @@ struct config {
 	char *origin;		/* scheme://host[:port] of resource */
 	char *prm_url;		/* RFC 9728 path-suffixed metadata URL */
 	const char *prm_path;	/* its path, which the router serves (points into prm_url) */
+	/* How a token is checked, in words, for the token cache's key (auth_cache_key): the
+	 * verify mode and what a local verification accepts (algorithms, typ, clock skew,
+	 * audiences). */
+	char *verify_context;
 
 	/* Provenance, for change detection. */
 	struct cfg_file *files;

@@ -18,6 +18,8 @@ static const char *const deny_styles[] = { "forbidden", "hide", NULL };
 static const char *const access_modes[] = { "read-write", "read-only", NULL };
 static const char *const client_auths[] = { "client_secret_basic", "client_secret_post", NULL };
 static const char *const redis_fails[] = { "closed", "open", NULL };
+static const char *const verifies[] = { "introspection", "jwt", "auto", NULL };
+static const char *const jwt_typs[] = { "strict", "lenient", NULL };
 
 #define C(f)	offsetof(struct config, f)
 static const struct cfg_key gateway_keys[] = {
@@ -64,6 +66,16 @@ static const struct cfg_key auth_keys[] = {
 	{ "tenant-claim", T_STR, C(tenant_claim), 0, 0, NULL, "tenant" },
 	{ "as-metadata", T_STR, C(as_metadata), 0, 0, NULL, "fetch" },
 	{ "ca-file", T_STR, C(auth_ca_file), 0, 0, NULL, NULL },
+	{ "verify", T_ENUM, C(verify), 0, 0, verifies, "introspection" },
+	{ "jwks-uri", T_STR, C(jwks_uri), 0, 0, NULL, NULL },
+	{ "jwt-algs", T_LIST, C(jwt_algs_list), 0, 0, NULL, NULL },
+	{ "jwt-typ", T_ENUM, C(jwt_typ), 0, 0, jwt_typs, "strict" },
+	{ "introspect-jwt", T_BOOL, C(introspect_jwt), 0, 0, NULL, "no" },
+	{ "jwks-ttl", T_INT, C(jwks_ttl), 60, 86400, NULL, "600" },
+	{ "jwks-min-interval", T_INT, C(jwks_min_interval), 1, 3600, NULL, "30" },
+	{ "clock-skew", T_INT, C(clock_skew), 0, 600, NULL, "60" },
+	{ "audiences", T_LIST, C(audiences), 0, 0, NULL, NULL },
+	{ "scope-claim", T_STR, C(scope_claim), 0, 0, NULL, "scope" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -426,6 +438,7 @@ config_unref(struct config *cfg)
 	secret_wipe(cfg->session_key, sizeof(cfg->session_key));
 	free(cfg->origin);
 	free(cfg->prm_url);
+	free(cfg->verify_context);
 	if (cfg->client_secret) {
 		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
 		free(cfg->client_secret);

@@ -99,10 +99,10 @@ on_data(char *p, size_t size, size_t n, void *ud)
 }
 
 /* One HTTP exchange on the reused handle. post NULL = GET. Returns the HTTP status,
- * or -1 with err. The body is in ix->body. */
+ * or -1 with err. The body is in body (its ceiling bounds it). */
 static long
-http(struct introspect *ix, const struct config *cfg, const char *url, const char *post,
-    size_t post_len, struct curl_slist *headers, struct gw_error *err)
+http_into(struct introspect *ix, const struct config *cfg, const char *url, const char *post,
+    size_t post_len, struct curl_slist *headers, struct buf *body, struct gw_error *err)
 {
 	long timeout_ms = cfg->auth_timeout_ms;
 	CURL *h;
@@ -115,9 +115,9 @@ http(struct introspect *ix, const struct config *cfg, const char *url, const cha
 	}
 	h = ix->h;
 	httpc_reset(h, url, timeout_ms, timeout_ms);
-	buf_reset(&ix->body);
+	buf_reset(body);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &ix->body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
 	if (cfg->auth_ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->auth_ca_file);
 	if (headers)
@@ -128,7 +128,7 @@ http(struct introspect *ix, const struct config *cfg, const char *url, const cha
 	}
 	rc = curl_easy_perform(h);
 	if (rc == CURLE_WRITE_ERROR) {
-		gw_error_set(err, GW_EAUTHSERVER, "response larger than %d bytes", INTROSPECT_MAX_RESPONSE);
+		gw_error_set(err, GW_EAUTHSERVER, "response larger than %zu bytes", body->max);
 		return -1;
 	}
 	if (rc != CURLE_OK) {
@@ -137,6 +137,38 @@ http(struct introspect *ix, const struct config *cfg, const char *url, const cha
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	return status;
+}
+
+static long
+http(struct introspect *ix, const struct config *cfg, const char *url, const char *post,
+    size_t post_len, struct curl_slist *headers, struct gw_error *err)
+{
+	return http_into(ix, cfg, url, post, post_len, headers, &ix->body, err);
+}
+
+long
+introspect_get(struct introspect *ix, const struct config *cfg, const char *url, struct buf *out,
+    struct gw_error *err)
+{
+	struct curl_slist *headers = NULL;
+	long st;
+	int bad = 0;
+
+	headers = httpc_header(headers, "Accept: application/json, application/jwk-set+json", &bad);
+	st = bad ? (gw_error_set(err, GW_EAUTHSERVER, "out of memory"), -1) :
+	    http_into(ix, cfg, url, NULL, 0, headers, out, err);
+	httpc_free_headers(headers);
+	return st;
+}
+
+int
+introspect_url_usable(const struct config *cfg, const char *url)
+{
+	if (url == NULL)
+		return 0;
+	if (strncasecmp(url, "https://", 8) == 0)
+		return 1;
+	return strncasecmp(url, "http://", 7) == 0 && strncasecmp(cfg->issuer, "http://", 7) == 0;
 }
 
 static json_t *
@@ -213,19 +245,6 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 	return NULL;
 }
 
-/* An introspection endpoint taken from the issuer's metadata: https, or http only when
- * the issuer itself is http (a loopback or test set-up). An https issuer's document
- * naming an http endpoint would send every token in clear: refused. */
-static int
-endpoint_usable(const struct config *cfg, const char *ep)
-{
-	if (ep == NULL)
-		return 0;
-	if (strncasecmp(ep, "https://", 8) == 0)
-		return 1;
-	return strncasecmp(ep, "http://", 7) == 0 && strncasecmp(cfg->issuer, "http://", 7) == 0;
-}
-
 int
 introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err)
@@ -257,7 +276,7 @@ introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, cons
 				a->len = (uint32_t)strlen(dump);
 				memcpy(a->doc, dump, a->len);
 				snprintf(a->endpoint, sizeof(a->endpoint), "%s",
-				    endpoint_usable(cfg, ep) && strlen(ep) < sizeof(a->endpoint) ? ep : "");
+				    introspect_url_usable(cfg, ep) && strlen(ep) < sizeof(a->endpoint) ? ep : "");
 				snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
 				a->fetched_ms = now_ms;
 				a->failed_ms = 0;
@@ -335,7 +354,7 @@ endpoint_of(struct introspect *ix, struct asmeta_region *region, const struct co
 	if (introspect_as_metadata(ix, region, cfg, now_ms, &meta, err) < 0)
 		return -1;
 	ep = json_string_value(json_object_get(meta, "introspection_endpoint"));
-	if (!endpoint_usable(cfg, ep) || strlen(ep) >= n) {
+	if (!introspect_url_usable(cfg, ep) || strlen(ep) >= n) {
 		gw_error_set(err, GW_EAUTHSERVER, "issuer metadata has no usable introspection_endpoint%s",
 		    ep && strncasecmp(ep, "http://", 7) == 0 ? " (http:// from an https:// issuer: refused)" : "");
 		json_decref(meta);

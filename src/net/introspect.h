@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "config.h"
 #include "err.h"
 
@@ -33,6 +34,15 @@ void introspect_asmeta_region_init(void *region, size_t size, int shared);
  * issuer fails. *doc is a new reference. -1 with err when none was ever fetched. */
 int introspect_as_metadata(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err);
+
+/* GETs a document of the authorization server's (its JWK set) at url into out, whose
+ * ceiling bounds it: the HTTP status, or -1 with err. */
+long introspect_get(struct introspect *ix, const struct config *cfg, const char *url, struct buf *out,
+    struct gw_error *err);
+/* 1 when a URL taken from the issuer's metadata may be used: https, or http only when the
+ * issuer itself is http (a loopback or test set-up). An https issuer's document naming
+ * an http endpoint would send tokens, or take keys, in clear: refused. */
+int introspect_url_usable(const struct config *cfg, const char *url);
 
 /* POSTs the token to the introspection endpoint; *resp is the parsed JSON object.
  * -1 with err (and a reason fit for the log) on any transport or format failure. */

@@ -25,6 +25,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "explain.h"
+#include "jwt.h"
 #include "limiter.h"
 #include "policy.h"
 #include "str.h"
@@ -57,8 +58,8 @@ note(struct explain *x, const char *fmt, ...)
 		json_array_append_new(x->notes, json_string(msg));
 }
 
-/* The claims policy reads, from an introspection-like object, read by auth.c's own
- * auth_claims_read (a scope that is not a string is an error here). The token's own acceptance
+/* The claims policy reads, from an introspection-like object (or a JWT's payload), read by auth.c's own
+ * auth_claims_read (a scope claim that is neither a string nor an array is an error here). The token's own acceptance
  * (active, exp, aud, ...) is step 1, auth's: it only gives a note here. 0, or -1 with
  * *why. */
 static int
@@ -75,14 +76,17 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 	if (!json_is_object(j))
 		return *why = "--claims must be a JSON object (an introspection response)", -1;
 	/* What the gateway would ignore, an operator should hear about. */
-	if ((v = json_object_get(j, "scope")) != NULL && !json_is_string(v))
-		return *why = "scope must be a string of space-separated scopes", -1;
+	if ((v = json_object_get(j, cfg->scope_claim)) != NULL && !json_is_string(v) && !json_is_array(v))
+		return *why = "the scope claim must be a string of space-separated scopes or an array of them", -1;
 	if (auth_claims_read(cfg, j, c, &reason) < 0)
 		return *why = reason, -1;
 	/* Step 1, for what it is worth: a full introspection response is checked as
 	 * auth.c would; a bare claims object only for required-scopes. */
 	if (json_object_get(j, "active") && auth_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)
 		note(x, "step 1: the token would be refused (%s): every /mcp request is 401", reason);
+	else if (!json_object_get(j, "active") && json_object_get(j, "iss") && cfg->verify != VERIFY_INTROSPECTION &&
+	    jwt_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)	/* a JWT's payload */
+		note(x, "step 1: a JWT with these claims would be refused (%s): every /mcp request is 401", reason);
 	for (i = 0; i < cfg->required_scopes.n; i++)
 		if (!str_has_word(c->scope, cfg->required_scopes.v[i]))
 			note(x, "step 1: the token lacks required scope %s: every POST /mcp is 403 insufficient_scope",

@@ -40,6 +40,8 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
 	lay->region[GW_REGION_LIMITS].size = ratelimit_region_size();
 	lay->region[GW_REGION_LIMITS].init = ratelimit_region_init;
+	lay->region[GW_REGION_JWKS].size = jwks_region_size();
+	lay->region[GW_REGION_JWKS].init = jwks_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */
@@ -71,6 +73,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->asmeta = state_region(st, GW_REGION_ASMETA, NULL);
 	sh->tombs = state_region(st, GW_REGION_TOMBS, NULL);
 	sh->catalog = state_region(st, GW_REGION_CATALOG, NULL);
+	sh->jwks = state_region(st, GW_REGION_JWKS, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
@@ -391,4 +394,5 @@ worker_free(struct worker *w)
 	rstore_free(w->rs);
 	w->rs = NULL;
 	catalog_view_free(&w->cat);
+	jwks_view_free(&w->jwks);
 }

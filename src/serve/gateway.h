@@ -1,5 +1,5 @@
 /* gateway — long-lived state: the current configuration and its reload, the host's
- * shared state file (token cache, metadata mirror, tombstones, catalog) and its
+ * shared state file (token cache, metadata mirror, tombstones, catalog, keys) and its
  * re-opening, and per-thread workers. */
 #ifndef GW_GATEWAY_H
 #define GW_GATEWAY_H
@@ -10,6 +10,7 @@
 #include "config.h"
 #include "fragcache.h"
 #include "introspect.h"
+#include "jwks.h"
 #include "ratelimit.h"
 #include "rstore.h"
 #include "session.h"
@@ -28,6 +29,7 @@ enum gw_region {
 	GW_REGION_TOMBS,	/* ended sessions (session.c) */
 	GW_REGION_CATALOG,	/* the federated tool catalog (catalog.c) */
 	GW_REGION_LIMITS,	/* rate-limit buckets (ratelimit.c) */
+	GW_REGION_JWKS,		/* the issuer's JWK set (jwks.c) */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
@@ -40,6 +42,7 @@ struct shared {
 	struct tombstones *tombs;			/* ended sessions */
 	struct catalog_region *catalog;			/* the federated tool catalog */
 	struct ratelimit *limits;			/* rate-limit buckets; NULL: unusable */
+	struct jwks_region *jwks;			/* the issuer's JWK set */
 	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
 };
 
@@ -68,6 +71,7 @@ struct worker {
 	struct introspect *ix;	/* one reused connection to the authorization server */
 	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
+	struct jwks_view jwks;		/* the issuer's keys as this thread last parsed them */
 	struct fragcache *pages;	/* list pages it serialized from cat */
 	struct limiter *lim;	/* while a request runs: its rate limits (router_dispatch) */
 	struct rstore *rs;	/* its connection to the Redis store, opened on first use */

@@ -7,6 +7,8 @@
 #            (the table below; docs/ARCHITECTURE.md §1); a file in no layer fails too.
 #   banned   no call of a function with a safer form in use here (comments and string
 #            literals do not count).
+#   libs     a library's headers are included only by the modules named for it (the
+#            table below; docs/ARCHITECTURE.md §1).
 #   words    no work-tracker words (issue numbers, TODO, FIXME, XXX) and no pointer to a
 #            document outside the repository: comments explain the code as it is.
 set -u
@@ -18,15 +20,24 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # of its own layer and of the layers below. A module is a .c/.h pair; handlers.h is the
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
-base      autoconf buf err clock log secret url netaddr sink str claims uritemplate
+base      autoconf buf err clock log secret jws url netaddr sink str claims uritemplate
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc
-clients   token_cache ratelimit rstore session introspect upstream upstream_pool upstream_post upstream_listen
+clients   token_cache ratelimit rstore session introspect jwks upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
-access    auth limiter federate
+access    auth jwt limiter federate
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
 handlers  handlers h_health h_meta h_mcp
 router    router
 front     kept front main
+'
+# The libraries only some modules may include: the header's start, then those modules.
+LIBS='
+fcgi      front
+curl/     httpc introspect upstream_pool
+hiredis/  rstore
+sodium    secret
+cjose/    jws
+openssl/  none
 '
 BANNED='strcpy strcat strncpy strncat sprintf vsprintf gets strtok atoi atol atoll rand srand
 system popen tmpnam tempnam mktemp alloca asctime ctime gmtime localtime'
@@ -90,6 +101,21 @@ layers() {
 	return $bad
 }
 
+# libs DIR: prints each include of a library header by a module not named for it; status 1 then.
+libs() {
+	local f base lib mods bad=0 hits
+	while IFS= read -r f; do
+		base=$(basename "$f"); base=${base%.*}
+		while read -r lib mods; do
+			[ -n "$lib" ] || continue
+			case " $mods " in *" $base "*) continue;; esac
+			hits=$(grep -n "^#include <$lib" "$f" | sed "s|^|${f#"$1"/}:|")
+			[ -z "$hits" ] || { echo "$hits: only: $mods"; bad=1; }
+		done <<< "$LIBS"
+	done < <(sources "$1")
+	return $bad
+}
+
 # banned DIR: prints each call of a banned function; status 1 then.
 banned() {
 	local f hits bad=0 re
@@ -113,12 +139,13 @@ words() {
 t=$(mktemp -d /tmp/mcpgate-lint.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 # Trees shaped like src/: each breaking file in a folder.
-mkdir -p "$t/up/base" "$t/none/new" "$t/ban/base" "$t/word/mcp"
+mkdir -p "$t/up/base" "$t/none/new" "$t/ban/base" "$t/word/mcp" "$t/lib/access"
 printf '#include "mcp.h"\n' > "$t/up/base/buf.c"
 printf '#include "buf.h"\n' > "$t/none/new/newthing.c"
 printf 'void f(char *d) { strcpy(d, "x"); }\n' > "$t/ban/base/buf.c"
 printf '/* the checks in the order of iss%s #4 */\n' ue > "$t/word/mcp/mcp.c"
-for r in layers:up layers:none banned:ban words:word; do
+printf '#include <cjose/cjose.h>\n' > "$t/lib/access/auth.c"
+for r in layers:up layers:none banned:ban words:word libs:lib; do
 	if out=$(${r%%:*} "$t/${r#*:}"); then fail "${r%%:*} fails on a tree that breaks it (${r#*:})"
 	else pass "${r%%:*} fails on a tree that breaks it: $out"; fi
 done
@@ -132,5 +159,6 @@ out=$(banned "$t/ban") && pass "banned: comments, strings and longer names do no
 [ -d "$src" ] || { echo "Bail out! no source directory $src"; exit 1; }
 out=$(layers "$src") && pass "layers: every include in src/ points across or down" || fail "layers: every include in src/ points across or down" "$out"
 out=$(banned "$src") && pass "banned: no $(echo $BANNED | wc -w) banned functions called in src/" || fail "banned: none called in src/" "$out"
+out=$(libs "$src") && pass "libs: each library's headers included only where docs/ARCHITECTURE.md §1 says" || fail "libs: each library's headers included only where docs/ARCHITECTURE.md §1 says" "$out"
 out=$(words "$src") && pass "words: no tracker words or outside pointers in src/" || fail "words: no tracker words or outside pointers in src/" "$out"
 tap_done

@@ -56,11 +56,25 @@ authenticate(const struct auth_env *env, const struct config *cfg, char *authori
 static void
 test_cache_context(void)
 {
-	static const char *const variants[][2] = {
-		{ "https://other.example.com/mcp", "" },
-		{ "https://gw.example.com/mcp", "groups-claim = roles\n" },
-		{ "https://gw.example.com/mcp", "tenant-claim = org\n" },
-		{ "https://gw.example.com/mcp", "client-id = someone-else\n" },
+	/* Each: resource, [auth] lines, and the answer once it is not a hit: 500 when it went
+	 * to the (down) authorization server, 401 when verified here as a JWT (it is none). */
+	static const struct {
+		const char *resource, *extra;
+		int status;
+	} variants[] = {
+		{ "https://other.example.com/mcp", "", 500 },
+		{ "https://gw.example.com/mcp", "groups-claim = roles\n", 500 },
+		{ "https://gw.example.com/mcp", "tenant-claim = org\n", 500 },
+		{ "https://gw.example.com/mcp", "client-id = someone-else\n", 500 },
+		{ "https://gw.example.com/mcp", "scope-claim = scp\n", 500 },
+		{ "https://gw.example.com/mcp", "audiences = api://gateway\n", 500 },
+		{ "https://gw.example.com/mcp", "verify = auto\n", 500 },
+		{ "https://gw.example.com/mcp", "verify = jwt\n", 401 },
+		{ "https://gw.example.com/mcp", "verify = jwt\njwt-algs = ES256\n", 401 },
+		{ "https://gw.example.com/mcp", "verify = jwt\njwt-typ = lenient\n", 401 },
+		{ "https://gw.example.com/mcp", "verify = jwt\nclock-skew = 5\n", 401 },
+		{ "https://gw.example.com/mcp", "verify = jwt\nintrospect-jwt = yes\n", 401 },
+		{ "https://gw.example.com/mcp", "verify = jwt\njwks-uri = https://idp.example.com/keys\n", 401 },
 	};
 	const char *token = "tok-abc.DEF_123";
 	unsigned char dkey[32], ka[TC_KEY_BYTES], kb[TC_KEY_BYTES];
@@ -96,16 +110,21 @@ test_cache_context(void)
 	is_int(authenticate(&env, a, header, desc, sizeof(desc)), 0,
 	    "a token cached under this context is a hit (no authorization server needed)");
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
-		if ((b = conf(variants[i][0], variants[i][1])) == NULL) {
+		if ((b = conf(variants[i].resource, variants[i].extra)) == NULL) {
 			ok(0, "variant %zu loads", i);
 			continue;
 		}
 		auth_cache_key(dkey, b, token, strlen(token), kb);
-		ok(memcmp(ka, kb, sizeof(ka)) != 0, "variant %zu (%s %.*s): another cache key", i,
-		    variants[i][0], (int)strcspn(variants[i][1], "\n"), variants[i][1]);
-		/* Not a hit: the token goes to the authorization server, which is down. */
-		is_int(authenticate(&env, b, header, desc, sizeof(desc)), 500,
-		    "variant %zu: the other context's entry is not a hit (introspected: 500 here)", i);
+		snprintf(desc, sizeof(desc), "%s", variants[i].extra);
+		for (char *nl = desc; (nl = strchr(nl, '\n')) != NULL;)
+			*nl = ';';
+		ok(memcmp(ka, kb, sizeof(ka)) != 0, "variant %zu (%s %s): another cache key", i,
+		    variants[i].resource, desc);
+		/* Not a hit: the token goes to the authorization server, which is down, or is
+		 * verified here as a JWT, which it is not. */
+		is_int(authenticate(&env, b, header, desc, sizeof(desc)), variants[i].status,
+		    "variant %zu: the other context's entry is not a hit (%s)", i,
+		    variants[i].status == 500 ? "introspected: 500 here" : "not a JWT: 401");
 		config_unref(b);
 	}
 

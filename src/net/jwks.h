@@ -1,0 +1,56 @@
+/* jwks — the issuer's signing keys as a host keeps them (docs/ARCHITECTURE.md §5): a
+ * JWK set fetched from [auth] jwks-uri, or from the jwks_uri of the issuer's metadata,
+ * or read from the file jwks-uri names; mirrored in a region of the state file with a
+ * generation number, so that one fetch serves every process of the host. The set is
+ * fresh for jwks-ttl; a token naming a key the set lacks has it fetched again at once,
+ * at most once per jwks-min-interval for the whole host (a flood of forged kids costs
+ * the issuer nothing), and concurrent requests wait for that one fetch. Not fetched on
+ * schedule within 10 s of a failure; served stale while the issuer fails. Only a document that
+ * parses as a JWK set with a usable key replaces the mirror. Each worker keeps the set
+ * parsed (struct jwks_view) and parses again only when the generation changes. When the
+ * region cannot be used (a lock not had, a broken mapping) the view keeps its own. */
+#ifndef GW_JWKS_H
+#define GW_JWKS_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+#include "introspect.h"
+#include "jws.h"
+
+#define JWKS_SOURCE_MAX		1100	/* "issuer " + an issuer, or jwks-uri */
+#define JWKS_RETRY_MS		(10 * 1000)	/* after a failure, wait before the schedule tries again */
+
+struct jwks_region;	/* a state-file region (opaque) */
+size_t jwks_region_size(void);
+void jwks_region_init(void *region, size_t size, int shared);
+
+/* A worker's parsed copy of the set. Zeroed to start; jwks_view_free when done. */
+struct jwks_view {
+	char source[JWKS_SOURCE_MAX];	/* where its keys come from ("": none yet) */
+	uint64_t gen;			/* the mirror's generation it was parsed from */
+	struct jws_keys *keys;
+	/* Without a usable region, the view's own schedule: */
+	int64_t fetched_ms, failed_ms, forced_ms;
+};
+void jwks_view_free(struct jwks_view *v);
+
+/* Where the keys are had: the worker's connection to the authorization server, the
+ * state file's metadata mirror (for jwks_uri) and the keys' own region (NULL, or a
+ * region that cannot be used: the view keeps its own). */
+struct jwks_env {
+	struct introspect *ix;
+	struct asmeta_region *asmeta;
+	struct jwks_region *region;
+};
+
+/* The keys to verify a token with (*keys borrowed from v, valid until its next call).
+ * unknown_kid: the token names a key the set lacks: fetch again unless the host did
+ * within jwks-min-interval (or a fetch is under way: wait for it). 0, or -1 with err
+ * when there are no keys (never fetched, and the fetch fails). rid: the request's id,
+ * for the log. */
+int jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
+    int64_t now_ms, int unknown_kid, const struct jws_keys **keys, struct gw_error *err);
+
+#endif
