@@ -11,7 +11,11 @@
 // with redirect: 'manual', so each redirect hop is logged too); the checks read that log.
 // Then a negative: a token minted for another resource of the same IdP gets 401.
 //
-//   node tests/auth/sdk-discovery.mjs URL [--other-resource URL2] [--fragments FILE] [--no-plan]
+//   node tests/auth/sdk-discovery.mjs URL [--other-resource URL2] [--fragments FILE] [--no-plan] [--jwt]
+//
+// --jwt: the issuer issues JWT access tokens and has no introspection endpoint (the gateway
+// verifies them with verify = jwt): what a token says is read from its payload, and the
+// metadata must offer no introspection_endpoint.
 //
 // URL is the gateway's MCP endpoint (its [gateway] resource, byte for byte). Prints TAP;
 // with --no-plan the "1..N" line is left to the caller (tests/auth/sdk.sh renumbers and
@@ -42,19 +46,21 @@ let gatewayArg;
 let otherResource;
 let fragmentsFile;
 let plan = true;
+let jwtMode = false;
 for (let i = 0; i < argv.length; i += 1) {
   const a = argv[i];
   if (a === '--other-resource') otherResource = argv[++i];
   else if (a === '--fragments') fragmentsFile = argv[++i];
   else if (a === '--no-plan') plan = false;
+  else if (a === '--jwt') jwtMode = true;
   else if (!a.startsWith('--') && !gatewayArg) gatewayArg = a;
   else {
-    process.stderr.write(`usage: sdk-discovery.mjs URL [--other-resource URL2] [--fragments FILE] [--no-plan]\n`);
+    process.stderr.write(`usage: sdk-discovery.mjs URL [--other-resource URL2] [--fragments FILE] [--no-plan] [--jwt]\n`);
     process.exit(2);
   }
 }
 if (!gatewayArg) {
-  process.stderr.write('usage: sdk-discovery.mjs URL [--other-resource URL2] [--fragments FILE] [--no-plan]\n');
+  process.stderr.write('usage: sdk-discovery.mjs URL [--other-resource URL2] [--fragments FILE] [--no-plan] [--jwt]\n');
   process.exit(2);
 }
 const GATEWAY = gatewayArg; // the resource, as configured
@@ -115,6 +121,17 @@ const newProvider = (o = {}) => new MemoryProvider({
 });
 
 // --- helpers -----------------------------------------------------------------------------
+
+// What a token says: its introspection (as the gateway's client), or with --jwt its
+// payload (active when its header is an RFC 9068 access token's): the gateway checks the
+// signature, the test reads the claims.
+async function tokenClaims(token) {
+  if (!jwtMode) return harness(() => introspect({ issuer, token }));
+  const [h, p] = token.split('.');
+  const header = JSON.parse(Buffer.from(h ?? '', 'base64url').toString('utf8'));
+  const payload = JSON.parse(Buffer.from(p ?? '', 'base64url').toString('utf8'));
+  return { active: header.typ === 'at+jwt', ...payload };
+}
 
 const isGateway = (u) => noQuery(u) === noQuery(GATEWAY);
 const sameOrigin = (a, b) => new URL(a).origin === new URL(b).origin;
@@ -261,14 +278,18 @@ diag(`finishAuth repeated discovery: ${since(beforeFinish).filter((e) => e !== t
 let intro = {};
 if (tokens?.access_token) {
   try {
-    intro = await harness(() => introspect({ issuer, token: tokens.access_token }));
+    intro = await tokenClaims(tokens.access_token);
   } catch (e) {
     intro = { error: String(e.message ?? e) };
   }
 }
 ok(intro.active === true && intro.aud === GATEWAY && String(intro.scope ?? '').split(' ').includes('mcp:tools') && intro.client_id === clientId,
-  "the token introspects active, aud = the gateway's resource, scope mcp:tools, our registered client",
+  `the token ${jwtMode ? 'is a JWT access token (typ at+jwt)' : 'introspects active'}, aud = the gateway's resource, scope mcp:tools, our registered client`,
   { active: intro.active, aud: intro.aud, scope: intro.scope, client_id_ok: intro.client_id === clientId, error: intro.error });
+if (jwtMode) {
+  ok(asMeta.introspection_endpoint === undefined && typeof asMeta.jwks_uri === 'string',
+    'the issuer offers no introspection endpoint, and a jwks_uri', { introspection_endpoint: asMeta.introspection_endpoint, jwks_uri: asMeta.jwks_uri });
+}
 
 // --- 3. connect again: initialize, tools/list, ping -------------------------------------
 
@@ -374,7 +395,7 @@ if (!otherResource) {
     secret(foreign, 'foreign_token');
     let fi = {};
     try {
-      fi = await harness(() => introspect({ issuer, token: foreign }));
+      fi = await tokenClaims(foreign);
     } catch (e) {
       fi = { error: String(e.message ?? e) };
     }
@@ -431,7 +452,10 @@ if (!otherResource) {
 printLog();
 if (fragmentsFile) {
   const all = [tokens?.access_token, tokens?.refresh_token, foreign, provider.code].filter((t) => t && t.length >= 24);
-  fs.writeFileSync(fragmentsFile, all.map((t) => `${t.slice(0, 12)}\n${t.slice(-12)}\n`).join(''), { mode: 0o600 });
+  // A JWT begins with its header, the same for every token: its pieces are from the middle
+  // of its payload and the end of its signature.
+  const first = (t) => (t.split('.').length === 3 ? t.slice(Math.floor(t.length / 2), Math.floor(t.length / 2) + 12) : t.slice(0, 12));
+  fs.writeFileSync(fragmentsFile, all.map((t) => `${first(t)}\n${t.slice(-12)}\n`).join(''), { mode: 0o600 });
 }
 clearTimeout(watchdog);
 finish();

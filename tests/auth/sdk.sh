@@ -7,6 +7,9 @@
 # gets a token, and then initialize, tools/list and ping work; a token for another
 # resource is refused. The steps are checked in tests/auth/sdk-discovery.mjs; this
 # script starts and stops everything and turns its lines into this suite's TAP.
+# SDK_JWT=1 (tests/auth/sdk-jwt.sh): the issuer issues JWT access tokens and offers no
+# introspection endpoint, and the gateway verifies them itself (verify = jwt) with no
+# client of its own at the issuer.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -21,8 +24,17 @@ trap 'stop_node; stop_idp; stop_all' EXIT
 port=$(free_port)
 base=http://127.0.0.1:$port
 other=http://127.0.0.1:1/other/mcp
-start_idp "$base/mcp" "$other"
-gateway_conf "$T/mcpgate.conf" "$base/mcp"
+if [ "${SDK_JWT:-0}" = 1 ]; then
+	IDP_ARGS="--token-format jwt --no-introspection" start_idp "$base/mcp" "$other"
+	gateway_conf "$T/mcpgate.conf.tmp" "$base/mcp"
+	grep -v '^client-' "$T/mcpgate.conf.tmp" > "$T/mcpgate.conf"
+	printf '[auth]\nverify = jwt\n' >> "$T/mcpgate.conf"
+	jwt=--jwt
+else
+	start_idp "$base/mcp" "$other"
+	gateway_conf "$T/mcpgate.conf" "$base/mcp"
+	jwt=
+fi
 if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/mcpgate.conf" 2 2 >"$T/start.out" 2>&1 && start_nginx "$port" >>"$T/start.out" 2>&1; then
 	pass "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate + oidc-provider started"
 else
@@ -53,8 +65,9 @@ fi
 
 # The SDK run: 130 s at most (sdk-discovery.mjs stops itself after 120 s). Its "ok N - x"
 # lines are renumbered into ours, its "#" lines passed through.
+# shellcheck disable=SC2086 # $jwt is one word or none
 timeout -k 2 130 node "$here/sdk-discovery.mjs" "$base/mcp" --other-resource "$other" \
-	--fragments "$T/fragments" --no-plan > "$T/sdk.tap" 2> "$T/sdk.err" &
+	--fragments "$T/fragments" --no-plan $jwt > "$T/sdk.tap" 2> "$T/sdk.err" &
 NODE_PID=$!
 wait "$NODE_PID"
 rc=$?
@@ -65,6 +78,10 @@ if [ "${n:-0}" -ge 5 ]; then
 	pass "the gateway logged the SDK's requests ($n /mcp lines)"
 else
 	fail "the gateway logged the SDK's requests" "${n:-0} lines"
+fi
+if [ -n "$jwt" ]; then
+	is "JWT issuer: no request of the gateway's reached an introspection endpoint" \
+		"$(curl -s --max-time 5 "$IDP/_stats" | jq -r '.introspections')" 0
 fi
 rm -f "$T/fragments"
 tap_done

@@ -64,19 +64,71 @@ function readBody(req, limit = 65536) {
   });
 }
 
+export const JWT_ALGS = Object.freeze(['RS256', 'PS256', 'ES256']);
+export const TOKEN_FORMATS = Object.freeze(['opaque', 'jwt']);
+
 function makeJwks() {
-  // Own signing keys (ID tokens, registration access tokens are opaque anyway) so that
-  // oidc-provider does not fall back to its published development keystore.
+  // Own signing keys (ID tokens, JWT access tokens) so that oidc-provider does not fall
+  // back to its published development keystore. The kids are new at every start: a
+  // restart on the same port is a key rotation (JWT access tokens name their key).
+  const tag = crypto.randomBytes(4).toString('hex');
   const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
     .export({ format: 'jwk' });
   const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
     .export({ format: 'jwk' });
+  // The RSA key signs RS256 and PS256 (no `alg` on it: oidc-provider picks a key by alg).
   return {
     keys: [
-      { ...rsa, kid: 'rsa-1', use: 'sig', alg: 'RS256' },
-      { ...ec, kid: 'ec-1', use: 'sig', alg: 'ES256' },
+      { ...rsa, kid: `rsa-${tag}`, use: 'sig' },
+      { ...ec, kid: `ec-${tag}`, use: 'sig', alg: 'ES256' },
     ],
   };
+}
+
+const b64url = (b) => Buffer.from(b).toString('base64url');
+
+/**
+ * A compact JWS of header and payload (test tokens the provider would never issue: another
+ * issuer, expired, not yet valid, unsigned, HMAC-signed with the public key, ...).
+ * key: 'rsa' or 'ec' (the provider's own keys; alg RS256/PS256 or ES256 unless the header
+ * says otherwise), 'none' (alg none, empty signature), 'hmac-public' (HS256 whose secret is
+ * the RSA public key in PEM: the algorithm-confusion attack), or 'other-rsa' (a key the
+ * provider does not publish, under the header's kid).
+ */
+function signJws(jwks, { header = {}, payload = {}, key = 'rsa' }) {
+  const rsa = jwks.keys.find((k) => k.kty === 'RSA');
+  const ec = jwks.keys.find((k) => k.kty === 'EC');
+  const h = { typ: 'at+jwt', ...header };
+  let sign;
+  if (key === 'none') {
+    h.alg = 'none';
+    sign = () => '';
+  } else if (key === 'hmac-public') {
+    const pem = crypto.createPublicKey({ key: { kty: 'RSA', n: rsa.n, e: rsa.e }, format: 'jwk' })
+      .export({ type: 'spki', format: 'pem' });
+    h.alg = 'HS256';
+    h.kid ??= rsa.kid;
+    sign = (input) => b64url(crypto.createHmac('sha256', pem).update(input).digest());
+  } else {
+    const jwk = key === 'ec' ? ec : key === 'other-rsa' ? otherRsa() : rsa;
+    const priv = crypto.createPrivateKey({ key: jwk, format: 'jwk' });
+    h.alg ??= key === 'ec' ? 'ES256' : 'RS256';
+    h.kid ??= jwk.kid;
+    const hash = `sha${h.alg.slice(2)}`;
+    sign = (input) => b64url(crypto.sign(hash, Buffer.from(input), {
+      key: priv,
+      dsaEncoding: 'ieee-p1363',
+      ...(h.alg.startsWith('PS') ? { padding: crypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : {}),
+    }));
+  }
+  const input = `${b64url(JSON.stringify(h))}.${b64url(JSON.stringify(payload))}`;
+  return `${input}.${sign(input)}`;
+}
+
+let otherKey;
+function otherRsa() {
+  otherKey ??= { ...crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), kid: 'not-published' };
+  return otherKey;
 }
 
 /**
@@ -148,6 +200,7 @@ function createCookieMemory() {
  */
 export async function createIdp({
   resources, port = 0, host = '127.0.0.1', defaultUser = 'alice', strictCookies = false,
+  tokenFormat = 'opaque', jwtAlg = 'RS256', introspection = true,
   log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
 } = {}) {
   if (!Array.isArray(resources) || resources.length === 0) {
@@ -158,6 +211,11 @@ export async function createIdp({
     if (!u || u.hash) throw new TypeError(`resource must be an absolute URI without fragment: ${r}`);
   }
   if (!(defaultUser in ACCOUNTS)) throw new TypeError(`unknown default user: ${defaultUser}`);
+  if (!TOKEN_FORMATS.includes(tokenFormat)) throw new TypeError(`unknown token format: ${tokenFormat}`);
+  if (!JWT_ALGS.includes(jwtAlg)) throw new TypeError(`unknown JWT algorithm: ${jwtAlg}`);
+  // Access tokens: opaque (introspected) or JWT (RFC 9068, signed with jwtAlg); POST
+  // /_format switches both at run time.
+  let format = { tokenFormat, jwtAlg };
 
   let handler = (req, res) => sendJson(res, 503, { error: 'temporarily_unavailable' });
   const server = http.createServer((req, res) => handler(req, res));
@@ -176,7 +234,7 @@ export async function createIdp({
 
   const store = createStore();
   const cookieMemory = createCookieMemory();
-  const counters = { introspections: 0, tokens: 0 };
+  const counters = { introspections: 0, tokens: 0, jwks: 0 };
   let fault = { introspection: 'none', delayMs: SLOW_MS };
   const hanging = new Set();
 
@@ -187,10 +245,11 @@ export async function createIdp({
   const findResource = (indicator) => (resources.includes(indicator)
     ? indicator : resourceByHref.get(URL.parse(indicator)?.href));
 
+  const jwks = makeJwks();
   const configuration = {
     adapter: store.Adapter,
     clients: staticClients(),
-    jwks: makeJwks(),
+    jwks,
     cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
     scopes: [...SCOPES],
     claims: { openid: ['sub', 'groups', 'tenant'] },
@@ -236,7 +295,7 @@ export async function createIdp({
       devInteractions: { enabled: false }, // replaced by the headless GET /interaction/:uid
       clientCredentials: { enabled: true },
       introspection: {
-        enabled: true,
+        enabled: introspection,
         async allowedPolicy(ctx, client, token) {
           if (client.clientId === GATEWAY_CLIENT.id) return true;
           if (client.clientAuthMethod === 'none') return false;
@@ -265,7 +324,8 @@ export async function createIdp({
           return {
             audience,
             scope: RESOURCE_SCOPES.join(' '),
-            accessTokenFormat: 'opaque',
+            accessTokenFormat: format.tokenFormat,
+            ...(format.tokenFormat === 'jwt' ? { jwt: { sign: { alg: format.jwtAlg } } } : {}),
             accessTokenTTL: MACHINE_CLIENTS[client?.clientId]?.accessTokenTTL
               ?? DEFAULT_ACCESS_TOKEN_TTL,
           };
@@ -312,6 +372,14 @@ export async function createIdp({
     }
   });
   provider.on('server_error', (ctx, err) => logError(`server_error: ${err.stack || err}`));
+  // JWT access tokens are not stored ("issued", not "saved"): their jti is kept here for
+  // the front's introspection and revocation of them (structuredToken).
+  const issuedJwts = new Map(); // jti -> exp (s)
+  for (const ev of ['access_token.issued', 'client_credentials.issued']) {
+    provider.on(ev, (token) => {
+      if (token.format === 'jwt') issuedJwts.set(token.jti, token.exp);
+    });
+  }
 
   const providerCallback = provider.callback();
 
@@ -360,6 +428,77 @@ export async function createIdp({
     await details.save(details.exp - epoch());
     res.writeHead(303, { Location: details.returnTo, 'Content-Length': '0' });
     res.end();
+  }
+
+  // oidc-provider refuses to introspect or revoke JWT access tokens ("Structured JWT
+  // Tokens cannot be introspected") and keeps no record of them; issuers such as Keycloak
+  // and Okta do both. The front does it for them: it remembers the jti of every JWT access
+  // token issued, and one is active while its jti is remembered (not revoked) and it has
+  // not expired, with the JWT's own claims. Only the gateway's client may ask.
+  async function structuredToken(req, res, body, path) {
+    const params = new URLSearchParams(body.toString('utf8'));
+    const token = params.get('token') ?? '';
+    const parts = token.split('.');
+    if (parts.length !== 3) return false;
+    let payload;
+    try {
+      payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+    } catch {
+      return false;
+    }
+    const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const [id, secret] = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':').map(decodeURIComponent)
+      : [params.get('client_id'), params.get('client_secret')];
+    if (id !== GATEWAY_CLIENT.id || secret !== GATEWAY_CLIENT.secret) {
+      sendJson(res, 401, { error: 'invalid_client' });
+      return true;
+    }
+    if (path === ROUTES.revocation) {
+      issuedJwts.delete(payload.jti);
+      res.writeHead(200, { 'Content-Length': '0' });
+      res.end();
+      return true;
+    }
+    const live = issuedJwts.has(payload.jti) && payload.exp > epoch();
+    sendJson(res, 200, live ? { active: true, token_type: payload.cnf?.jkt ? 'DPoP' : 'Bearer', ...payload } : { active: false });
+    return true;
+  }
+
+  // The body of a small form request, read without consuming it: put back into the
+  // stream (unshift) for oidc-provider to read.
+  function peekBody(req, limit = 65536) {
+    return new Promise((resolve, reject) => {
+      const want = Number(req.headers['content-length'] ?? NaN);
+      const chunks = [];
+      let size = 0;
+      const done = () => {
+        req.off('readable', onReadable);
+        req.off('end', done);
+        req.off('error', reject);
+        const body = Buffer.concat(chunks);
+        if (body.length) req.unshift(body);
+        resolve(body);
+      };
+      function onReadable() {
+        let c;
+        while ((c = req.read()) !== null) {
+          chunks.push(c);
+          size += c.length;
+          if (size > limit) {
+            reject(new Error('body too large'));
+            return;
+          }
+        }
+        if (size >= want) done();
+      }
+      if (!(want >= 0)) {
+        resolve(Buffer.alloc(0));
+        return;
+      }
+      req.on('readable', onReadable);
+      req.on('end', done);
+      req.on('error', reject);
+    });
   }
 
   async function introspectionFault(req, res) {
@@ -429,9 +568,40 @@ export async function createIdp({
       if (path === '/_stats/reset' && req.method === 'POST') {
         counters.introspections = 0;
         counters.tokens = 0;
+        counters.jwks = 0;
         sendJson(res, 200, { ...counters });
         return;
       }
+      if (path === '/_format' && req.method === 'POST') {
+        let body;
+        try {
+          body = JSON.parse((await readBody(req)) || '{}');
+        } catch {
+          sendJson(res, 400, { error: 'invalid_request', error_description: 'body must be JSON' });
+          return;
+        }
+        const next = { tokenFormat: body.format ?? format.tokenFormat, jwtAlg: body.alg ?? format.jwtAlg };
+        if (!TOKEN_FORMATS.includes(next.tokenFormat) || !JWT_ALGS.includes(next.jwtAlg)) {
+          sendJson(res, 400, { error: 'invalid_request', error_description: `format: ${TOKEN_FORMATS.join('|')}, alg: ${JWT_ALGS.join('|')}` });
+          return;
+        }
+        format = next;
+        log(`format: ${format.tokenFormat} ${format.jwtAlg}`);
+        sendJson(res, 200, { format: format.tokenFormat, alg: format.jwtAlg });
+        return;
+      }
+      if (path === '/_sign' && req.method === 'POST') {
+        let body;
+        try {
+          body = JSON.parse((await readBody(req)) || '{}');
+        } catch {
+          sendJson(res, 400, { error: 'invalid_request', error_description: 'body must be JSON' });
+          return;
+        }
+        sendJson(res, 200, { token: signJws(jwks, body) });
+        return;
+      }
+      if (req.method === 'GET' && path === '/jwks') counters.jwks += 1;
       if (path === '/_fault' && req.method === 'POST') {
         let body;
         try {
@@ -460,6 +630,9 @@ export async function createIdp({
         counters.introspections += 1;
         if (await introspectionFault(req, res)) return;
       }
+      if (req.method === 'POST' && (path === ROUTES.introspection || path === ROUTES.revocation)) {
+        if (await structuredToken(req, res, await peekBody(req), path)) return;
+      }
       const m = /^\/interaction\/([A-Za-z0-9_-]+)$/.exec(path);
       if (m && req.method === 'GET') {
         await interaction(req, res, m[1]);
@@ -486,6 +659,7 @@ export async function createIdp({
 
   const sweeper = setInterval(() => {
     store.sweep();
+    for (const [jti, exp] of issuedJwts) if (exp <= epoch()) issuedJwts.delete(jti);
     cookieMemory.sweep(15 * 60 * 1000);
   }, 30 * 1000);
   sweeper.unref();
@@ -511,6 +685,7 @@ export async function createIdp({
     resetStats() {
       counters.introspections = 0;
       counters.tokens = 0;
+      counters.jwks = 0;
     },
     setFault(mode, delayMs = SLOW_MS) {
       if (!FAULTS.includes(mode)) throw new TypeError(`unknown fault ${mode}`);

@@ -3,6 +3,7 @@
 //
 //   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
 //        [--ready-file F] [--default-user alice] [--strict-cookies] [--quiet]
+//        [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]
 //
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
 // --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
@@ -12,7 +13,7 @@ import { parseArgs } from 'node:util';
 
 function usage(msg) {
   if (msg) process.stderr.write(`server.mjs: ${msg}\n`);
-  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--quiet]\n');
+  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--quiet] [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]\n');
   process.exit(2);
 }
 
@@ -27,6 +28,9 @@ try {
       'default-user': { type: 'string', default: 'alice' },
       'strict-cookies': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
+      'token-format': { type: 'string', default: 'opaque' },
+      'jwt-alg': { type: 'string', default: 'RS256' },
+      'no-introspection': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -60,6 +64,9 @@ try {
     resources: args.resource,
     defaultUser: args['default-user'],
     strictCookies: args['strict-cookies'],
+    tokenFormat: args['token-format'],
+    jwtAlg: args['jwt-alg'],
+    introspection: !args['no-introspection'],
     log,
   });
 } catch (e) {

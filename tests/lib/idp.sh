@@ -1,6 +1,7 @@
 # tests/lib/idp.sh — the real authorization server (oidc-provider, tests/idp) for shell suites.
 # start_idp RESOURCE [RESOURCE...] → IDP (issuer URL), IDP_PID; mint, idp_stats, idp_fault.
-# IDP_PORT=N starts it on that port (to start it again where it was).
+# IDP_PORT=N starts it on that port (to start it again where it was); IDP_ARGS adds options
+# of tests/idp/server.mjs (e.g. "--token-format jwt --no-introspection").
 : "${T:?source after creating \$T}"
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
 
@@ -9,7 +10,8 @@ start_idp() {
 	for r in "$@"; do args+=(--resource "$r"); done
 	for try in 1 2; do	# a cold node under a busy machine: wait 30 s, and start once more if it died
 		rm -f "$T/idp.ready"
-		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" --ready-file "$T/idp.ready" --quiet \
+		# shellcheck disable=SC2086 # IDP_ARGS is words
+		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" ${IDP_ARGS:-} --ready-file "$T/idp.ready" --quiet \
 			> /dev/null 2> "$T/idp.log" &
 		IDP_PID=$!
 		for _ in $(seq 1 300); do
@@ -33,6 +35,12 @@ mint_json() { node "$IDP_DIR/token.mjs" --issuer "$IDP" "$@"; }
 revoke() { node "$IDP_DIR/token.mjs" --issuer "$IDP" --revoke="$1" > /dev/null; }
 idp_stats() { curl -s --max-time 5 "$IDP/_stats" | jq -r ".${1:-introspections}"; }
 idp_reset() { curl -s --max-time 5 -X POST "$IDP/_stats/reset" > /dev/null; }
+# idp_format FORMAT [ALG]: the access tokens it issues from now on (opaque, or jwt signed
+# with RS256, PS256 or ES256).
+idp_format() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"format\":\"$1\"${2:+,\"alg\":\"$2\"}}" "$IDP/_format" > /dev/null; }
+# idp_sign JSON: a JWS made by the IdP (POST /_sign; JSON = {"header", "payload", "key"}:
+# tests/idp/README.md): a token it would never issue, signed with its own key or not.
+idp_sign() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "$1" "$IDP/_sign" | jq -r .token; }
 idp_fault() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"introspection\":\"$1\"}" "$IDP/_fault" > /dev/null; }
 
 # leaked_fragments FRAGMENTS FILE...: how many of the lines of FRAGMENTS (pieces of tokens

@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# JWT access tokens (RFC 9068) verified by the gateway from the issuer's JWK set, through
+# real nginx (deploy/nginx recipe) + spawn-fcgi (2 processes x 2 threads), with real
+# oidc-provider JWT access tokens (tests/idp --token-format jwt): every acceptance row
+# (audience, issuer, exp, nbf, alg none, HS256 with the public key, typ), the keys
+# fetched once for the host and once more for an unknown kid (a flood of forged kids
+# fetches nothing more), a key rotation at the issuer picked up without a restart, the
+# issuer down with the keys mirrored, verify = auto (opaque tokens introspected, JWTs
+# verified here), introspect-jwt (revocation honoured), and clean logs.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
+mg_init
+T=$MG_DIR
+. "$top/tests/lib/idp.sh"
+. "$top/tests/lib/wait.sh"
+trap 'stop_idp; stop_all' EXIT
+
+port=$(free_port)
+base=http://127.0.0.1:$port
+other=http://127.0.0.1:1/other
+IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+idp_port=${IDP##*:}
+
+# conf [AUTH-LINE...]: the gateway's configuration, verifying tokens as JWTs with these
+# [auth] lines besides (a later line of the same key is an error: give each once).
+conf() {
+	gateway_conf "$T/mcpgate.conf.new" "$base/mcp"
+	{
+		echo '[auth]'
+		printf '%s\n' "$@"
+	} >> "$T/mcpgate.conf.new"
+	mv "$T/mcpgate.conf.new" "$T/mcpgate.conf"
+}
+# reconf [AUTH-LINE...]: conf, then waits until both processes logged their reload.
+reconf() {
+	local before
+	before=$(grep -c 'config: reloaded' "$T/gw.log")
+	sleep 1	# a change within the second of the last one may share its mtime
+	conf "$@"
+	wait_until 30 eval '[ "$(grep -c "config: reloaded" "$T/gw.log")" -ge $((before + 2)) ]'
+}
+base_lines=('verify = jwt' 'clock-skew = 2')
+conf "${base_lines[@]}" 'jwks-min-interval = 3600'
+start_mcpgate_fcgi "$T/mcpgate.sock" "$T/mcpgate.conf" 2 2 && start_nginx "$port" \
+	&& pass "nginx + spawn-fcgi + mcpgate (verify = jwt) + oidc-provider (JWT access tokens) started" \
+	|| { fail "stack started"; tap_done; exit 1; }
+pids=$MG_FCGI_PIDS
+
+LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
+post() {	# post TOKEN → $T/h (headers), $T/b (body); prints the status
+	curl -s --max-time 20 -o "$T/b" -D "$T/h" -w '%{http_code}' -X POST "$base/mcp" \
+		-H 'Content-Type: application/json' -H "Authorization: Bearer $1" --data "$LIST"
+}
+hdr() { grep -i "^$1:" "$T/h" | head -1 | sed 's/^[^:]*: //' | tr -d '\r'; }
+why() { hdr WWW-Authenticate | sed -n 's/.*error_description="\([^"]*\)".*/\1/p'; }
+part() { printf '%s' "$1" | cut -d. -f"$2" | tr '_-' '/+' | base64 -d 2>/dev/null; }
+now() { date +%s; }
+# claims JSON: an accepted payload for the gateway (iss, aud, sub, client_id, scope, iat,
+# exp, jti) with JSON's members over it.
+claims() {
+	jq -cn --arg iss "$IDP" --arg aud "$base/mcp" --argjson now "$(now)" --arg jti "t$RANDOM$RANDOM" --argjson over "$1" \
+		'{iss: $iss, aud: $aud, sub: "alice", client_id: "cli", scope: "mcp:tools", iat: $now, exp: ($now + 3600), jti: $jti} + $over'
+}
+# forge KEY HEADER OVER: a token signed by the IdP (KEY: rsa, ec, none, hmac-public,
+# other-rsa) with HEADER over {typ: at+jwt} and OVER over the accepted claims.
+forge() {
+	idp_sign "$(jq -cn --arg key "$1" --argjson header "$2" --argjson payload "$(claims "$3")" \
+		'{key: $key, header: $header, payload: $payload}')"
+}
+tokens=()	# every token sent: none may be found in a log
+
+machine=$(mint --client machine-acme --scope mcp:tools); tokens+=("$machine")
+is "the IdP issues JWT access tokens (typ at+jwt, RS256, a kid)" \
+	"$(part "$machine" 1 | jq -c '[.typ, .alg, (.kid|type)]')" '["at+jwt","RS256","string"]'
+is "machine JWT: 200" "$(post "$machine")" 200
+is "machine JWT: a JSON-RPC result" "$(jq -r '.result.tools|type' "$T/b")" array
+is "no introspection: the token was verified here" "$(idp_stats)" 0
+is "the issuer's JWK set fetched once" "$(idp_stats jwks)" 1
+codes=$(for _ in $(seq 1 30); do post "$machine" & done; wait)
+is "30 concurrent requests over 2 processes x 2 threads: all 200" "$(echo "$codes" | grep -o 200 | wc -l | tr -d ' ')" 30
+fresh=$(mint --client machine-beta --scope mcp:tools); tokens+=("$fresh")
+codes=$(for _ in $(seq 1 12); do post "$fresh" & done; wait)
+is "a fresh JWT, 12 concurrent requests: all 200" "$(echo "$codes" | grep -o 200 | wc -l | tr -d ' ')" 12
+is "the host's processes share one JWK set: still one fetch, no introspection" "$(idp_stats jwks) $(idp_stats)" "1 0"
+user=$(mint --user carol --scope mcp:tools); tokens+=("$user")
+is "user JWT (authorization code + PKCE): 200" "$(post "$user")" 200
+idp_format jwt PS256
+t=$(mint --client machine-none --scope mcp:tools); tokens+=("$t")
+is "PS256 JWT: 200" "$(part "$t" 1 | jq -r .alg) $(post "$t")" "PS256 200"
+idp_format jwt ES256
+t=$(mint --client machine-none --scope mcp:tools); tokens+=("$t")
+is "ES256 JWT (the P-256 key): 200" "$(part "$t" 1 | jq -r .alg) $(post "$t")" "ES256 200"
+idp_format jwt RS256
+
+# The acceptance rows: each refused with its reason, in a 401 challenge.
+wrong=$(mint --client machine-acme --scope mcp:tools --resource "$other"); tokens+=("$wrong")
+is "wrong audience (a real token for another resource): 401" "$(post "$wrong")" 401
+is "wrong audience: reason" "$(why)" "token not issued for this resource"
+like "wrong audience: the challenge" "$(hdr WWW-Authenticate)" "^Bearer resource_metadata=\"$base/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\", error=\"invalid_token\""
+t=$(forge rsa '{}' '{"iss": "http://127.0.0.1:1"}'); tokens+=("$t")
+is "wrong issuer (signed with the issuer's key): 401" "$(post "$t")" 401
+is "wrong issuer: reason" "$(why)" "token issued by another issuer"
+t=$(forge rsa '{}' "{\"exp\": $(( $(now) - 3600 )), \"iat\": $(( $(now) - 7200 ))}"); tokens+=("$t")
+is "expired an hour ago: 401" "$(post "$t")" 401
+is "expired: reason" "$(why)" "token expired"
+t=$(forge rsa '{}' "{\"nbf\": $(( $(now) + 3600 ))}"); tokens+=("$t")
+is "nbf an hour ahead: 401" "$(post "$t")" 401
+is "nbf ahead: reason" "$(why)" "token not yet valid"
+t=$(forge rsa '{}' "{\"iat\": $(( $(now) + 3600 ))}"); tokens+=("$t")
+is "iat an hour ahead: 401" "$(post "$t")" 401
+t=$(forge rsa '{}' '{"exp": "never"}'); tokens+=("$t")
+is "exp not a number: 401" "$(post "$t")" 401
+t=$(forge none '{}' '{}'); tokens+=("$t")
+is "alg none (an empty signature): 401" "$(part "$t" 1 | jq -r .alg) $(post "$t")" "none 401"
+t=$(forge hmac-public '{}' '{}'); tokens+=("$t")
+is "HS256 signed with the issuer's public key as the secret: 401" "$(part "$t" 1 | jq -r .alg) $(post "$t")" "HS256 401"
+is "HS256: reason" "$(why)" "JWS algorithm not accepted"
+t=$(forge rsa '{"typ": "JWT"}' '{}'); tokens+=("$t")
+is "typ JWT (not an access token; jwt-typ = strict): 401" "$(post "$t")" 401
+is "typ JWT: reason" "$(why)" "token is not a JWT access token (typ at+jwt)"
+t=$(forge rsa '{"typ": "dpop+jwt"}' '{}'); tokens+=("$t")
+is "typ dpop+jwt: 401" "$(post "$t")" 401
+t=$(forge rsa '{}' '{}')
+t=${t%?}A; tokens+=("$t")
+is "a signature changed in its last character: 401" "$(post "$t")" 401
+t=$(forge rsa '{}' '{"scope": "mcp:read"}'); tokens+=("$t")
+is "a valid JWT without the required scope: 403" "$(post "$t")" 403
+like "missing scope: a step-up challenge" "$(hdr WWW-Authenticate)" 'error="insufficient_scope"'
+t=opaque-$RANDOM$RANDOM
+is "an opaque token with verify = jwt: 401" "$(post "$t")" 401
+is "an opaque token: reason" "$(why)" "token is not a JWT"
+is "no refusal asked the issuer for anything" "$(idp_stats) $(idp_stats jwks)" "0 1"
+
+# An unknown kid: one fetch of the keys again, then 401; a flood of forged kids within
+# jwks-min-interval fetches nothing more.
+idp_reset
+t=$(forge other-rsa '{}' '{}'); tokens+=("$t")
+is "a key the issuer does not publish (kid not-published): 401" "$(post "$t")" 401
+is "unknown kid: reason" "$(why)" "token signed with a key the issuer does not publish"
+is "unknown kid: the keys fetched once more" "$(idp_stats jwks)" 1
+codes=$(for i in $(seq 1 20); do post "$(forge other-rsa "{\"kid\": \"forged-$i\"}" '{}')" & done; wait)
+is "20 forged kids at once: all 401" "$(echo "$codes" | grep -o 401 | wc -l | tr -d ' ')" 20
+is "20 forged kids within jwks-min-interval: no fetch" "$(idp_stats jwks)" 1
+
+# A real short-lived JWT (5 s): accepted, then refused once expired (clock-skew = 2).
+short=$(mint_cc short-lived); tokens+=("$short")
+is "short-lived JWT: 200" "$(post "$short")" 200
+exp=$(part "$short" 2 | jq -r .exp)
+sleep_until_ms $(( (exp + 3) * 1000 ))
+is "short-lived JWT past exp + clock-skew: 401" "$(post "$short")" 401
+is "short-lived: reason" "$(why)" "token expired"
+
+# A key rotation at the issuer: it restarts with new keys (new kids). The gateway fetches
+# the new set for the first token naming a new kid, without a restart of its own.
+reconf "${base_lines[@]}" 'jwks-min-interval = 1' && pass "reloaded with jwks-min-interval = 1" \
+	|| fail "reloaded with jwks-min-interval = 1" "$(grep config "$T/gw.log" | tail -3)"
+old_kid=$(part "$machine" 1 | jq -r .kid)
+unseen_old=$(mint --client machine-acme --scope mcp:tools); tokens+=("$unseen_old")
+stop_idp
+sleep 1.1	# past jwks-min-interval since the last fetch
+IDP_PORT=$idp_port IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+rotated=$(mint --client machine-acme --scope mcp:tools); tokens+=("$rotated")
+new_kid=$(part "$rotated" 1 | jq -r .kid)
+[ "$new_kid" != "$old_kid" ] && pass "the restarted issuer signs with another kid ($new_kid, was $old_kid)" || fail "the restarted issuer signs with another kid" "$new_kid"
+is "a token of the new key: 200 (no gateway restart)" "$(post "$rotated")" 200
+is "the new keys fetched once" "$(idp_stats jwks)" 1
+is "a token accepted before the rotation stays accepted from the cache" "$(post "$machine")" 200
+is "an old token never seen before, its key gone from the set: 401" "$(post "$unseen_old")" 401
+is "its reason" "$(why)" "token signed with a key the issuer does not publish"
+
+# The issuer down: the mirrored keys still verify new tokens; an unknown kid is a 401
+# (the refetch fails, the keys held are used), not a 500.
+unseen=$(mint --client machine-beta --scope mcp:tools); tokens+=("$unseen")
+stop_idp
+is "issuer down: a JWT never seen before, verified with the mirrored keys: 200" "$(post "$unseen")" 200
+sleep 1.1
+t=$(printf '{"alg":"RS256","typ":"at+jwt","kid":"gone"}' | base64 -w0 | tr '/+' '_-' | tr -d '=').$(printf '%s' "$unseen" | cut -d. -f2-)
+is "issuer down: an unknown kid is 401, not 500" "$(post "$t")" 401
+grep -q 'jwks: .*the keys fetched before are used' "$T/gw.log" \
+	&& pass "issuer down: the failed fetch is logged, the keys held are used" \
+	|| fail "issuer down: the failed fetch is logged" "$(grep jwks "$T/gw.log" | tail -3)"
+# A gateway that never had the keys (a CGI run on a state file of its own) cannot verify:
+# 500 with Retry-After, never 401.
+sed "s|^state = .*|state = $T/state-fresh|" "$T/mcpgate.conf" > "$T/cgi.conf"
+printf '%s' "$LIST" | REQUEST_METHOD=POST PATH_INFO=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+	HTTP_AUTHORIZATION="Bearer $unseen" MCPGATE_CONFIG=$T/cgi.conf "$MCPGATE_BIN" > "$T/cgi.out" 2>> "$T/gw.log"
+like "issuer down, keys never fetched (CGI, its own state): 500" "$(head -1 "$T/cgi.out")" '^Status: 500'
+like "... with Retry-After" "$(grep -i '^Retry-After:' "$T/cgi.out")" 'Retry-After: 5'
+IDP_PORT=$idp_port IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+
+# verify = auto: an opaque token is introspected, a JWT verified here.
+reconf 'verify = auto' 'clock-skew = 2' 'jwks-min-interval = 1' && pass "reloaded with verify = auto" \
+	|| fail "reloaded with verify = auto" "$(grep config "$T/gw.log" | tail -3)"
+idp_format opaque
+opaque=$(mint --client machine-acme --scope mcp:tools); tokens+=("$opaque")
+idp_format jwt
+jwt=$(mint --client machine-acme --scope mcp:tools); tokens+=("$jwt")
+idp_reset
+is "auto: an opaque token: 200" "$(post "$opaque")" 200
+is "auto: ... introspected" "$(idp_stats)" 1
+is "auto: a JWT: 200" "$(post "$jwt")" 200
+is "auto: ... verified here (no introspection)" "$(idp_stats)" 1
+
+# introspect-jwt: verified here, then introspected, so that a revoked JWT is refused.
+revoked1=$(mint --client machine-acme --scope mcp:tools); tokens+=("$revoked1")
+revoked2=$(mint --client machine-acme --scope mcp:tools); tokens+=("$revoked2")
+revoke "$revoked1"
+revoke "$revoked2"
+is "a JWT revoked at the issuer, verify = auto alone: 200 (a JWT does not know it was revoked)" "$(post "$revoked1")" 200
+reconf 'verify = jwt' 'clock-skew = 2' 'jwks-min-interval = 1' 'introspect-jwt = yes' \
+	&& pass "reloaded with introspect-jwt = yes" || fail "reloaded with introspect-jwt = yes" "$(grep config "$T/gw.log" | tail -3)"
+idp_reset
+is "introspect-jwt: a revoked JWT: 401" "$(post "$revoked2")" 401
+is "introspect-jwt: reason" "$(why)" "token is not active"
+live=$(mint --client machine-acme --scope mcp:tools); tokens+=("$live")
+is "introspect-jwt: a live JWT: 200" "$(post "$live")" 200
+is "introspect-jwt: both introspected" "$(idp_stats)" 2
+for _ in $(seq 1 5); do post "$live" > /dev/null; done
+is "introspect-jwt: a repeated JWT is a cache hit (no more introspection)" "$(idp_stats)" 2
+t=$(forge rsa '{}' '{"iss": "http://127.0.0.1:1"}'); tokens+=("$t")
+is "introspect-jwt: a JWT refused here is never introspected" "$(post "$t") $(idp_stats)" "401 2"
+
+# The logs: no token, nor a piece of one (the middle of its payload, its signature's end).
+leaks=0
+for t in "${tokens[@]}"; do
+	[ -n "$t" ] && [ "$t" != null ] || continue
+	n=${#t}
+	for piece in "${t:$((n / 2)):12}" "${t: -12}"; do
+		grep -qF -- "$piece" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log" 2>/dev/null \
+			&& leaks=$((leaks + 1))
+	done
+done
+is "no piece of any of ${#tokens[@]} tokens in the gateway's, nginx's or the IdP's logs" "$leaks" 0
+gone=
+for pid in $pids; do mg_alive "$pid" || gone="$gone $pid"; done
+is "the mcpgate processes survived" "${gone:-none}" none
+tap_done
