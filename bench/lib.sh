@@ -11,6 +11,8 @@
 #   setup                            # $OUT, START_LOAD, what is missing installed
 #   build WHAT INTO PRODUCT...       # with the script's build_trees SRC
 #   build_mcpgate                    # or that, for src/mcpgate alone: $BIN
+#   build_mcpgate_with PROG          # src/mcpgate and bench/PROG: $BIN, $PROG_BIN
+#   prog_run WHAT ARG...             # bench/PROG run alone; pb KEY: its results
 #   bench_root LOG...                # $ROOT, the exit trap
 #   start_idp RESOURCE...            # $IDP, $IDP_PID
 #   start_stack DIR BIN PORT [CONF]  # $STACK_FCGI, $STACK_NGINX
@@ -146,6 +148,33 @@ build_mcpgate() {
 	BIN=$OUT/build/src/mcpgate
 	build "mcpgate" "$OUT/build" "$BIN"
 }
+# build_mcpgate_with PROG: the same, and bench/PROG (an EXTRA_PROGRAMS of Makefile.am,
+# built from bench/FILE.c, which is the benchmark's own: always the working tree's,
+# BUILD_FILES); sets BIN and PROG_BIN.
+build_mcpgate_with() {
+	BUILD_FILES="${1%_bench}.c"
+	BUILD_HINT="; BENCH_SRC=HEAD needs a commit whose Makefile.am has bench/$1"
+	# shellcheck disable=SC2317 # called by build
+	build_trees() { # SRC
+		rm -rf "$OUT/build"
+		mkdir -p "$OUT/build"
+		(cd "$OUT/build" && "$1/configure" -q && make -j"$(nproc)" src/mcpgate && make "bench/$PROG")
+	}
+	PROG=$1
+	BIN=$OUT/build/src/mcpgate
+	PROG_BIN=$OUT/build/bench/$1
+	build "mcpgate and bench/$1" "$OUT/build" "$BIN" "$PROG_BIN"
+}
+# prog_run WHAT ARG...: runs bench/PROG (build_mcpgate_with) with ARGs before anything
+# else competes with it, shows its output, and keeps its "BENCH key=value ..." line for
+# pb KEY.
+prog_run() {
+	say "bench/$PROG ${*:2} ($1, the gateway's code)"
+	"$PROG_BIN" "${@:2}" >"$OUT/$PROG.out" 2>&1 || die "$PROG failed: $(tail -n 5 "$OUT/$PROG.out")"
+	cat "$OUT/$PROG.out" >&2
+	PB=$(grep '^BENCH ' "$OUT/$PROG.out") || die "$PROG: no result line"
+}
+pb() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$PB"; }
 # need_sdk: dies unless tests/node_modules has the MCP SDK (the fixture upstreams).
 need_sdk() {
 	[ -f "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json" ] ||

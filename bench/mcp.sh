@@ -60,24 +60,11 @@ setup
 # default CFLAGS, as installed), and bench/session_bench (make bench/session_bench, an
 # EXTRA_PROGRAMS of Makefile.am). bench/session.c is the benchmark's own: always the
 # working tree's.
-BUILD_FILES=session.c
-BUILD_HINT="; BENCH_SRC=HEAD needs a commit whose Makefile.am has bench/session_bench"
-build_trees() { # SRC
-	rm -rf "$OUT/build"
-	mkdir -p "$OUT/build"
-	(cd "$OUT/build" && "$1/configure" -q && make -j"$(nproc)" src/mcpgate && make bench/session_bench)
-}
-BIN=$OUT/build/src/mcpgate
-build "mcpgate and bench/session_bench" "$OUT/build" "$BIN" "$OUT/build/bench/session_bench"
+build_mcpgate_with session_bench
 
 # --- 3. Session seal + open, alone ----------------------------------------------------
 # Before the stack starts, so that nothing of ours competes with it.
-say "bench/session_bench -n $SESSION_N -r 7 (session seal + open, the gateway's code)"
-"$OUT/build/bench/session_bench" -n "$SESSION_N" -r 7 >"$OUT/session.out" 2>&1 ||
-	die "session_bench failed: $(tail -n 5 "$OUT/session.out")"
-cat "$OUT/session.out" >&2
-SB=$(grep '^BENCH ' "$OUT/session.out") || die "session_bench: no result line"
-sb() { sed -n "s/.* $1=\\([^ ]*\\).*/\\1/p" <<<"$SB"; }
+prog_run "session seal + open" -n "$SESSION_N" -r 7
 
 # --- 4. The stack -------------------------------------------------------------------
 # One stack, in the temp dir itself (configs, sockets, state file, logs), under
@@ -143,7 +130,7 @@ bad=$(awk -F'\t' '$1 != "rep" && ($6 > 0 || $8 > 0 || $9 > 0 || $5 != $4) { prin
 intro=$(awk -F'\t' '$1 != "rep" { s += $12 } END { print s + 0 }' "$RUNS")
 
 # the session micro-benchmark, and what it is worth per request
-SEAL_OPEN_NS=$(sb seal_open_ns)
+SEAL_OPEN_NS=$(pb seal_open_ns)
 US_HEALTH_MG=$(med H 14)
 US_SEAL_OPEN=$(us "$SEAL_OPEN_NS")
 
@@ -162,14 +149,14 @@ table() {
 	ratio_row B/H "B / H (batch of $BATCH vs health, requests)"
 	ratio_row "B/H/$BATCH" "$BATCH × B / H (batch, messages/s vs health requests/s)"
 	echo
-	echo "Session seal + open (\`bench/session_bench -n $(sb n) -r $(sb reps)\`: src/state/session.c, a $(sb id_chars)-character Mcp-Session-Id, $(sb tombs) tombstones in a state file; CPU time, median of $(sb reps)):"
+	echo "Session seal + open (\`bench/session_bench -n $(pb n) -r $(pb reps)\`: src/state/session.c, a $(pb id_chars)-character Mcp-Session-Id, $(pb tombs) tombstones in a state file; CPU time, median of $(pb reps)):"
 	echo
 	echo "| operation | µs | target | result |"
 	echo "|---|---:|---|---|"
-	echo "| seal (session_who + session_seal: initialize) | $(us "$(sb seal_ns)") | | |"
-	echo "| open (session_who + session_open: every request of a session) | $(us "$(sb open_ns)") | | |"
-	echo "| **seal + open** | **$US_SEAL_OPEN** (best $(us "$(sb seal_open_best_ns)")) | < 5 | $(awk -v x="$SEAL_OPEN_NS" 'BEGIN { print (x < 5000 ? "PASS" : "FAIL") }') |"
-	echo "| pieces: session_open without tombstones; secret_seal; secret_open; the nonce (getrandom) | $(us "$(sb open_notombs_ns)"); $(us "$(sb secret_seal_ns)"); $(us "$(sb secret_open_ns)"); $(us "$(sb random_ns)") | | |"
+	echo "| seal (session_who + session_seal: initialize) | $(us "$(pb seal_ns)") | | |"
+	echo "| open (session_who + session_open: every request of a session) | $(us "$(pb open_ns)") | | |"
+	echo "| **seal + open** | **$US_SEAL_OPEN** (best $(us "$(pb seal_open_best_ns)")) | < 5 | $(awk -v x="$SEAL_OPEN_NS" 'BEGIN { print (x < 5000 ? "PASS" : "FAIL") }') |"
+	echo "| pieces: session_open without tombstones; secret_seal; secret_open; the nonce (getrandom) | $(us "$(pb open_notombs_ns)"); $(us "$(pb secret_seal_ns)"); $(us "$(pb secret_open_ns)"); $(us "$(pb random_ns)") | | |"
 	echo "| for scale: mcpgate's CPU per health request (H, through nginx) | $US_HEALTH_MG | | seal + open = $(awk -v a="$SEAL_OPEN_NS" -v b="$US_HEALTH_MG" 'BEGIN { printf "%.0f", (b > 0 ? a / 10 / b : 0) }') % of it |"
 	echo
 	echo "Correctness during every run (warm-ups included):"

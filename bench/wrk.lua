@@ -117,7 +117,17 @@ local function build(token)
    return wrk.format("POST", nil, h, assert(bodies[target], "unknown BENCH_TARGET"))
 end
 
+-- A pool's requests differ in the token alone, which (but for introspect, whose body
+-- holds it) sits in a header: the request is built once around a placeholder and each
+-- token put in its place, which costs wrk far less than wrk.format per request.
+local head, tail
+
 function init(args)
+   if pool_file and target ~= "introspect" then
+      local t = build("@@TOKEN@@")
+      local at = string.find(t, "@@TOKEN@@", 1, true)
+      head, tail = string.sub(t, 1, at - 1), string.sub(t, at + 9)
+   end
    if pool_file then
       local f = assert(io.open(pool_file, "r"))
       local i = 0
@@ -145,6 +155,7 @@ function request()
       wrk.thread:stop()
       return build("pool-exhausted-not-a-token")
    end
+   if head then return head .. t .. tail end
    return build(t)
 end
 

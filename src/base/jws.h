@@ -45,8 +45,9 @@ void jws_alg_names(unsigned algs, char *out, size_t n);
 
 /* A compact JWS, parsed but not verified. */
 struct jws;
-/* 1 when tok is shaped like a compact JWS (three base64url parts whose first decodes to
- * a JSON object with an "alg"): how verify = auto tells a JWT from an opaque token. */
+/* 1 when tok is shaped like a compact JWS (three non-empty base64url parts, the first
+ * beginning "eyJ": a JSON object's '{"'), without decoding it: how verify = auto tells a
+ * JWT from an opaque token. */
 int jws_looks_like(const char *tok, size_t len);
 /* Parses tok: the header (an allowed alg, no crit) and the payload (a JSON object).
  * 0 with *out, or -1 with *why (static). */

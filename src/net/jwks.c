@@ -282,6 +282,11 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 		jwks_view_free(v);
 		snprintf(v->source, sizeof(v->source), "%s", src);
 	}
+	if (v->keys && !unknown_kid && v->checked_ms <= now_ms && now_ms - v->checked_ms < JWKS_LOOK_MS) {
+		*keys = v->keys;	/* looked a moment ago */
+		return 0;
+	}
+	v->checked_ms = now_ms;
 	while ((st = mirror_read(env->region, cfg, v, src, now_ms, unknown_kid, &m)) == 2 && now_ms < deadline) {
 		struct timespec ts = { 0, JWKS_WAIT_STEP_MS * 1000000L };
 

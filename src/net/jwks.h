@@ -7,8 +7,10 @@
  * the issuer nothing), and concurrent requests wait for that one fetch. Not fetched on
  * schedule within 10 s of a failure; served stale while the issuer fails. Only a document that
  * parses as a JWK set with a usable key replaces the mirror. Each worker keeps the set
- * parsed (struct jwks_view) and parses again only when the generation changes. When the
- * region cannot be used (a lock not had, a broken mapping) the view keeps its own. */
+ * parsed (struct jwks_view), looks at the mirror at most once a second (and at once for
+ * an unknown kid), and parses again only when the generation changes: a token never
+ * seen before costs no lock shared by the host. When the region cannot be used (a lock
+ * not had, a broken mapping) the view keeps its own. */
 #ifndef GW_JWKS_H
 #define GW_JWKS_H
 
@@ -21,6 +23,7 @@
 
 #define JWKS_SOURCE_MAX		1100	/* "issuer " + an issuer, or jwks-uri */
 #define JWKS_RETRY_MS		(10 * 1000)	/* after a failure, wait before the schedule tries again */
+#define JWKS_LOOK_MS		1000	/* a worker's keys are taken as they are for this long */
 
 struct jwks_region;	/* a state-file region (opaque) */
 size_t jwks_region_size(void);
@@ -31,6 +34,7 @@ struct jwks_view {
 	char source[JWKS_SOURCE_MAX];	/* where its keys come from ("": none yet) */
 	uint64_t gen;			/* the mirror's generation it was parsed from */
 	struct jws_keys *keys;
+	int64_t checked_ms;		/* when it last looked at the mirror */
 	/* Without a usable region, the view's own schedule: */
 	int64_t fetched_ms, failed_ms, forced_ms;
 };

@@ -35,12 +35,13 @@ conf() {
 	mv "$T/mcpgate.conf.new" "$T/mcpgate.conf"
 }
 # reconf [AUTH-LINE...]: conf, then waits until both processes logged their reload.
+reloads() { grep -c 'config: reloaded' "$T/gw.log"; }
+reloaded() { [ "$(reloads)" -ge "$1" ]; }
 reconf() {
 	local before
-	before=$(grep -c 'config: reloaded' "$T/gw.log")
-	sleep 1	# a change within the second of the last one may share its mtime
+	before=$(reloads)
 	conf "$@"
-	wait_until 30 eval '[ "$(grep -c "config: reloaded" "$T/gw.log")" -ge $((before + 2)) ]'
+	wait_until 30 reloaded $((before + 2))
 }
 base_lines=('verify = jwt' 'clock-skew = 2')
 conf "${base_lines[@]}" 'jwks-min-interval = 3600'
@@ -57,6 +58,14 @@ post() {	# post TOKEN → $T/h (headers), $T/b (body); prints the status
 hdr() { grep -i "^$1:" "$T/h" | head -1 | sed 's/^[^:]*: //' | tr -d '\r'; }
 why() { hdr WWW-Authenticate | sed -n 's/.*error_description="\([^"]*\)".*/\1/p'; }
 part() { printf '%s' "$1" | cut -d. -f"$2" | tr '_-' '/+' | base64 -d 2>/dev/null; }
+# cgi_status STATE TOKEN: the gateway run once as CGI with its own state file STATE: the
+# first line of its answer (all of it in $T/cgi.out)
+cgi_status() {
+	sed "s|^state = .*|state = $1|" "$T/mcpgate.conf" > "$T/cgi.conf"
+	printf '%s' "$LIST" | REQUEST_METHOD=POST PATH_INFO=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+		HTTP_AUTHORIZATION="Bearer $2" MCPGATE_CONFIG=$T/cgi.conf timeout 20 "$MCPGATE_BIN" > "$T/cgi.out" 2>> "$T/gw.log"
+	head -1 "$T/cgi.out" | tr -d '\r'
+}
 now() { date +%s; }
 # claims JSON: an accepted payload for the gateway (iss, aud, sub, client_id, scope, iat,
 # exp, jti) with JSON's members over it.
@@ -100,29 +109,33 @@ wrong=$(mint --client machine-acme --scope mcp:tools --resource "$other"); token
 is "wrong audience (a real token for another resource): 401" "$(post "$wrong")" 401
 is "wrong audience: reason" "$(why)" "token not issued for this resource"
 like "wrong audience: the challenge" "$(hdr WWW-Authenticate)" "^Bearer resource_metadata=\"$base/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\", error=\"invalid_token\""
-t=$(forge rsa '{}' '{"iss": "http://127.0.0.1:1"}'); tokens+=("$t")
-is "wrong issuer (signed with the issuer's key): 401" "$(post "$t")" 401
-is "wrong issuer: reason" "$(why)" "token issued by another issuer"
-t=$(forge rsa '{}' "{\"exp\": $(( $(now) - 3600 )), \"iat\": $(( $(now) - 7200 ))}"); tokens+=("$t")
-is "expired an hour ago: 401" "$(post "$t")" 401
-is "expired: reason" "$(why)" "token expired"
-t=$(forge rsa '{}' "{\"nbf\": $(( $(now) + 3600 ))}"); tokens+=("$t")
-is "nbf an hour ahead: 401" "$(post "$t")" 401
-is "nbf ahead: reason" "$(why)" "token not yet valid"
-t=$(forge rsa '{}' "{\"iat\": $(( $(now) + 3600 ))}"); tokens+=("$t")
-is "iat an hour ahead: 401" "$(post "$t")" 401
-t=$(forge rsa '{}' '{"exp": "never"}'); tokens+=("$t")
-is "exp not a number: 401" "$(post "$t")" 401
-t=$(forge none '{}' '{}'); tokens+=("$t")
-is "alg none (an empty signature): 401" "$(part "$t" 1 | jq -r .alg) $(post "$t")" "none 401"
-t=$(forge hmac-public '{}' '{}'); tokens+=("$t")
-is "HS256 signed with the issuer's public key as the secret: 401" "$(part "$t" 1 | jq -r .alg) $(post "$t")" "HS256 401"
-is "HS256: reason" "$(why)" "JWS algorithm not accepted"
-t=$(forge rsa '{"typ": "JWT"}' '{}'); tokens+=("$t")
-is "typ JWT (not an access token; jwt-typ = strict): 401" "$(post "$t")" 401
-is "typ JWT: reason" "$(why)" "token is not a JWT access token (typ at+jwt)"
-t=$(forge rsa '{"typ": "dpop+jwt"}' '{}'); tokens+=("$t")
-is "typ dpop+jwt: 401" "$(post "$t")" 401
+# Tokens signed by the issuer (or not): KEY|HEADER|CLAIMS OVER THE ACCEPTED ONES|REASON
+# (none: accepted)|WHAT
+past=$(( $(now) - 3600 )) ahead=$(( $(now) + 3600 ))
+while IFS='|' read -r key header over reason what; do
+	[ -n "$key" ] || continue
+	t=$(forge "$key" "$header" "$over"); tokens+=("$t")
+	if [ -z "$reason" ]; then
+		is "$what: 200" "$(post "$t")" 200
+		continue
+	fi
+	is "$what: 401" "$(post "$t")" 401
+	is "$what: reason" "$(why)" "$reason"
+done <<ROWS
+rsa|{}|{"iss": "http://127.0.0.1:1"}|token issued by another issuer|wrong issuer (signed with the issuer's key)
+rsa|{}|{"exp": $past, "iat": $((past - 3600))}|token expired|expired an hour ago
+rsa|{}|{"nbf": $ahead}|token not yet valid|nbf an hour ahead
+rsa|{}|{"iat": $ahead}|token issued in the future|iat an hour ahead
+rsa|{}|{"exp": "never"}|token time claim is not a number|exp not a number
+rsa|{}|{"aud": ["$other", "$base/mcp/"]}||an audience array naming the resource with a trailing slash (accepted)
+none|{}|{}|token is not a JWT|alg none with an empty signature (not even a JWS)
+hmac-public|{}|{}|JWS algorithm not accepted|HS256 signed with the issuer's public key as the secret
+rsa|{"typ": "JWT"}|{}|token is not a JWT access token (typ at+jwt)|typ JWT (not an access token; jwt-typ = strict)
+rsa|{"typ": "dpop+jwt"}|{}|token is not a JWT access token (typ at+jwt)|typ dpop+jwt
+ROWS
+t=$(forge none '{}' '{}')AAAA; tokens+=("$t")
+is "alg none with a signature part: 401" "$(post "$t")" 401
+is "alg none: reason" "$(why)" "JWS algorithm not accepted"
 t=$(forge rsa '{}' '{}')
 t=${t%?}A; tokens+=("$t")
 is "a signature changed in its last character: 401" "$(post "$t")" 401
@@ -142,7 +155,7 @@ is "a key the issuer does not publish (kid not-published): 401" "$(post "$t")" 4
 is "unknown kid: reason" "$(why)" "token signed with a key the issuer does not publish"
 is "unknown kid: the keys fetched once more" "$(idp_stats jwks)" 1
 codes=$(for i in $(seq 1 20); do post "$(forge other-rsa "{\"kid\": \"forged-$i\"}" '{}')" & done; wait)
-is "20 forged kids at once: all 401" "$(echo "$codes" | grep -o 401 | wc -l | tr -d ' ')" 20
+is "20 forged kids at once: all 401" "$(echo "$codes" | grep -o 401 | wc -l | tr -d ' ') $(echo "$codes" | grep -o '[0-9][0-9][0-9]' | grep -v 401 | sort | uniq -c | tr -s ' \n' ' ')" "20 "
 is "20 forged kids within jwks-min-interval: no fetch" "$(idp_stats jwks)" 1
 
 # A real short-lived JWT (5 s): accepted, then refused once expired (clock-skew = 2).
@@ -184,12 +197,26 @@ grep -q 'jwks: .*the keys fetched before are used' "$T/gw.log" \
 	|| fail "issuer down: the failed fetch is logged" "$(grep jwks "$T/gw.log" | tail -3)"
 # A gateway that never had the keys (a CGI run on a state file of its own) cannot verify:
 # 500 with Retry-After, never 401.
-sed "s|^state = .*|state = $T/state-fresh|" "$T/mcpgate.conf" > "$T/cgi.conf"
-printf '%s' "$LIST" | REQUEST_METHOD=POST PATH_INFO=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
-	HTTP_AUTHORIZATION="Bearer $unseen" MCPGATE_CONFIG=$T/cgi.conf "$MCPGATE_BIN" > "$T/cgi.out" 2>> "$T/gw.log"
-like "issuer down, keys never fetched (CGI, its own state): 500" "$(head -1 "$T/cgi.out")" '^Status: 500'
+like "issuer down, keys never fetched (CGI, its own state): 500" "$(cgi_status "$T/state-fresh" "$unseen")" '^Status: 500'
 like "... with Retry-After" "$(grep -i '^Retry-After:' "$T/cgi.out")" 'Retry-After: 5'
 IDP_PORT=$idp_port IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+
+# The issuer's JWK set failing while the gateway has none (a CGI run on a state file of
+# its own each time): 500 with Retry-After within timeout-ms (1.5 s), never 401, nothing
+# kept; a document that is not a usable JWK set is never mirrored.
+fresh_jwt=$(mint --client machine-acme --scope mcp:tools); tokens+=("$fresh_jwt")
+for mode in 500 garbage huge no-keys hang; do
+	curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"jwks\":\"$mode\"}" "$IDP/_fault/jwks" > /dev/null
+	t0=$(now_ms)
+	st=$(cgi_status "$T/state-$mode" "$fresh_jwt")
+	took=$(( $(now_ms) - t0 ))
+	like "JWK set fault $mode, no keys mirrored: 500 (in ${took} ms)" "$st" "^Status: 500"
+	[ "$took" -lt 15000 ] && pass "JWK set fault $mode: answered within 15 s" || fail "JWK set fault $mode: answered within 15 s" "$took ms"
+done
+curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d '{"jwks":"none"}' "$IDP/_fault/jwks" > /dev/null
+is "the fault gone: the same token on a fresh state: 200" "$(cgi_status "$T/state-after" "$fresh_jwt")" "Status: 200 OK"
+grep -q 'JWK set from .*: not a JWK set' "$T/gw.log" && grep -q 'no usable signing key' "$T/gw.log" \
+	&& pass "the refused documents are logged with why" || fail "the refused documents are logged with why" "$(grep jwks "$T/gw.log" | tail -5)"
 
 # verify = auto: an opaque token is introspected, a JWT verified here.
 reconf 'verify = auto' 'clock-skew = 2' 'jwks-min-interval = 1' && pass "reloaded with verify = auto" \

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "config.h"
 #include "log.h"
 #include "secret.h"
@@ -36,6 +37,17 @@ fuzz_init(void)
 
 	log_init(fd < 0 ? 2 : fd, GW_LOG_ERR);
 	FUZZ_CHECK(secret_init() == 0);
+}
+
+/* Every field of c a terminated string within its size. */
+static void __attribute__((unused))
+fuzz_claims_ok(const struct claims *c)
+{
+	FUZZ_CHECK(memchr(c->subject, '\0', sizeof(c->subject)) != NULL);
+	FUZZ_CHECK(memchr(c->client_id, '\0', sizeof(c->client_id)) != NULL);
+	FUZZ_CHECK(memchr(c->scope, '\0', sizeof(c->scope)) != NULL);
+	FUZZ_CHECK(memchr(c->groups, '\0', sizeof(c->groups)) != NULL);
+	FUZZ_CHECK(memchr(c->tenant, '\0', sizeof(c->tenant)) != NULL);
 }
 
 /* The input as a NUL-terminated string (it ends at its first NUL). Free it. */

@@ -14,6 +14,8 @@ import {
 import { createStore } from './store.mjs';
 
 export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp', 'huge', 'cut']);
+// Faults of the JWK set endpoint (GET /jwks): POST /_fault/jwks {"jwks": MODE}.
+export const JWKS_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'huge', 'no-keys']);
 const SLOW_MS = 2000;
 
 const ROUTES = Object.freeze({
@@ -66,6 +68,23 @@ function readBody(req, limit = 65536) {
 
 export const JWT_ALGS = Object.freeze(['RS256', 'PS256', 'ES256']);
 export const TOKEN_FORMATS = Object.freeze(['opaque', 'jwt']);
+
+// The JSON object of a test-control request's body ({} when empty); undefined, with a 400
+// sent, when it is not JSON.
+async function readJson(req, res) {
+  try {
+    return JSON.parse((await readBody(req)) || '{}');
+  } catch {
+    sendJson(res, 400, { error: 'invalid_request', error_description: 'body must be JSON' });
+    return undefined;
+  }
+}
+
+// A 200 whose body is text (a fault: garbage where JSON is expected).
+function sendRaw(res, text) {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
 
 function makeJwks() {
   // Own signing keys (ID tokens, JWT access tokens) so that oidc-provider does not fall
@@ -236,6 +255,7 @@ export async function createIdp({
   const cookieMemory = createCookieMemory();
   const counters = { introspections: 0, tokens: 0, jwks: 0 };
   let fault = { introspection: 'none', delayMs: SLOW_MS };
+  let jwksFault = 'none';
   const hanging = new Set();
 
   // Resource indicators are matched exactly, or after URL normalisation (so that
@@ -510,12 +530,9 @@ export async function createIdp({
       case '500':
         sendJson(res, 500, { error: 'server_error', error_description: 'injected fault' });
         return true;
-      case 'garbage': {
-        const text = '<html>this is not JSON {"active": tr';
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-        res.end(text);
+      case 'garbage':
+        sendRaw(res, '<html>this is not JSON {"active": tr');
         return true;
-      }
       case 'reset':
         req.socket.destroy();
         return true;
@@ -573,13 +590,8 @@ export async function createIdp({
         return;
       }
       if (path === '/_format' && req.method === 'POST') {
-        let body;
-        try {
-          body = JSON.parse((await readBody(req)) || '{}');
-        } catch {
-          sendJson(res, 400, { error: 'invalid_request', error_description: 'body must be JSON' });
-          return;
-        }
+        const body = await readJson(req, res);
+        if (body === undefined) return;
         const next = { tokenFormat: body.format ?? format.tokenFormat, jwtAlg: body.alg ?? format.jwtAlg };
         if (!TOKEN_FORMATS.includes(next.tokenFormat) || !JWT_ALGS.includes(next.jwtAlg)) {
           sendJson(res, 400, { error: 'invalid_request', error_description: `format: ${TOKEN_FORMATS.join('|')}, alg: ${JWT_ALGS.join('|')}` });
@@ -591,25 +603,58 @@ export async function createIdp({
         return;
       }
       if (path === '/_sign' && req.method === 'POST') {
-        let body;
-        try {
-          body = JSON.parse((await readBody(req)) || '{}');
-        } catch {
-          sendJson(res, 400, { error: 'invalid_request', error_description: 'body must be JSON' });
+        const body = await readJson(req, res);
+        if (body === undefined) return;
+        // "count": N tokens of that payload, each with a jti of its own (a benchmark's pool)
+        if (Number.isSafeInteger(body.count) && body.count > 0 && body.count <= 100000) {
+          const tokens = [];
+          for (let i = 0; i < body.count; i += 1) {
+            tokens.push(signJws(jwks, { ...body, payload: { ...body.payload, jti: crypto.randomBytes(16).toString('base64url') } }));
+          }
+          sendJson(res, 200, { tokens });
           return;
         }
         sendJson(res, 200, { token: signJws(jwks, body) });
         return;
       }
-      if (req.method === 'GET' && path === '/jwks') counters.jwks += 1;
-      if (path === '/_fault' && req.method === 'POST') {
-        let body;
-        try {
-          body = JSON.parse((await readBody(req)) || '{}');
-        } catch {
-          sendJson(res, 400, { error: 'invalid_request', error_description: 'body must be JSON' });
+      if (path === '/_fault/jwks' && req.method === 'POST') {
+        const body = await readJson(req, res);
+        if (body === undefined) return;
+        if (!JWKS_FAULTS.includes(body.jwks ?? 'none')) {
+          sendJson(res, 400, { error: 'invalid_request', error_description: `jwks must be one of ${JWKS_FAULTS.join(' ')}` });
           return;
         }
+        jwksFault = body.jwks ?? 'none';
+        log(`fault: jwks=${jwksFault}`);
+        sendJson(res, 200, { jwks: jwksFault });
+        return;
+      }
+      if (req.method === 'GET' && path === '/jwks') {
+        counters.jwks += 1;
+        switch (jwksFault) {
+          case 'hang':
+            hanging.add(res);
+            res.on('close', () => hanging.delete(res));
+            return;
+          case '500':
+            sendJson(res, 500, { error: 'server_error', error_description: 'injected fault' });
+            return;
+          case 'garbage':
+            sendRaw(res, '<html>{"keys": [{"kt');
+            return;
+          case 'huge':
+            sendJson(res, 200, { keys: [], pad: 'x'.repeat(4 * 1024 * 1024) });
+            return;
+          case 'no-keys':
+            sendJson(res, 200, { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'shared' }] });
+            return;
+          default:
+            break;
+        }
+      }
+      if (path === '/_fault' && req.method === 'POST') {
+        const body = await readJson(req, res);
+        if (body === undefined) return;
         const mode = body.introspection ?? 'none';
         if (!FAULTS.includes(mode)) {
           sendJson(res, 400, { error: 'invalid_request', error_description: `introspection must be one of ${FAULTS.join(' ')}` });
