@@ -10,7 +10,9 @@
  *   sig   jws_parse + jws_verify: the signature check of a token never seen (a cache miss)
  *   jwt   jwt_verify: the same and the checks of the header and the claims, the keys
  *         taken from a worker's view of a JWK set held in memory (no fetch)
- * and the parse alone (jws_parse + jws_free), to split the costs.
+ * and the parse alone (jws_parse + jws_free), to split the costs; and per DPoP proof
+ * (ES256 and PS256, the key in its header), dpop_check: the parse, the key imported
+ * from the header, its thumbprint, the signature, the claims (src/access/dpop.c).
  *
  * Each measurement is N operations in a row, repeated REPS times; the median and the
  * best of the repetitions are printed, as this thread's CPU time
@@ -26,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dpop.h"
 #include "jwks.h"
 #include "jws.h"
 #include "jwt.h"
@@ -55,30 +58,49 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A JWS of payload signed with k, header h (stolen); NULL when cjose fails. */
+static char *
+sign_export(cjose_jwk_t *k, json_t *h, const char *payload)
+{
+	cjose_err err;
+	cjose_jws_t *jws = cjose_jws_sign(k, (cjose_header_t *)h, (const uint8_t *)payload, strlen(payload), &err);
+	const char *ser;
+	char *out = NULL;
+
+	json_decref(h);
+	if (jws && cjose_jws_export(jws, &ser, &err))
+		out = strdup(ser);
+	cjose_jws_release(jws);
+	return out;
+}
+
 /* A token of alg signed with k under kid. */
 static char *
 token(cjose_jwk_t *k, const char *alg, const char *kid)
 {
-	char header[128], payload[512];
-	cjose_err err;
-	cjose_jws_t *jws;
-	const char *ser;
-	json_t *h;
-	char *out;
+	char payload[512];
 	long now = (long)time(NULL);
 
-	snprintf(header, sizeof(header), "{\"alg\":\"%s\",\"typ\":\"at+jwt\",\"kid\":\"%s\"}", alg, kid);
 	snprintf(payload, sizeof(payload), "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"sub\":\"machine-acme\","
 	    "\"client_id\":\"machine-acme\",\"scope\":\"mcp:tools\",\"groups\":[\"engineering\",\"ops\"],"
 	    "\"tenant\":\"acme\",\"jti\":\"bench-token-0123456789\",\"iat\":%ld,\"exp\":%ld}", now, now + 86400);
-	h = json_loads(header, 0, NULL);
-	jws = cjose_jws_sign(k, (cjose_header_t *)h, (const uint8_t *)payload, strlen(payload), &err);
-	json_decref(h);
-	if (jws == NULL || !cjose_jws_export(jws, &ser, &err))
-		return NULL;
-	out = strdup(ser);
-	cjose_jws_release(jws);
-	return out;
+	return sign_export(k, json_pack("{s:s, s:s, s:s}", "alg", alg, "typ", "at+jwt", "kid", kid), payload);
+}
+
+/* A DPoP proof of alg signed with k, its public key in the header, for POST AUD. */
+static char *
+proof(cjose_jwk_t *k, const char *alg, const char *token_)
+{
+	char payload[512], ath[JWS_B64_SHA256];
+	cjose_err err;
+	char *text = cjose_jwk_to_json(k, false, &err);
+	json_t *h = json_pack("{s:s, s:s, s:o}", "alg", alg, "typ", "dpop+jwt", "jwk", json_loads(text, 0, NULL));
+
+	free(text);
+	jws_sha256_b64(token_, strlen(token_), ath);
+	snprintf(payload, sizeof(payload), "{\"htm\":\"POST\",\"htu\":\"" AUD "\",\"iat\":%ld,"
+	    "\"jti\":\"bench-proof-0123456789\",\"ath\":\"%s\"}", (long)time(NULL), ath);
+	return sign_export(k, h, payload);
 }
 
 /* "{...public JWK of k, kid...}" */
@@ -104,6 +126,10 @@ main(int argc, char **argv)
 	cjose_jwk_t *rsa, *ec;
 	char *tok[K_N], *set, *rp, *ep, why[256], path[] = "/tmp/mcpgate-jws-bench-XXXXXX";
 	double sig[K_N][MAX_REPS], full[K_N][MAX_REPS], parse[K_N][MAX_REPS], med[3][K_N];
+	double dp[2][MAX_REPS], dmed[2];
+	char *proofs[2];
+	unsigned char dkey[32] = { 0 };
+	struct dpop_proof pr;
 	struct jws_keys *keys;
 	struct config *cfg = NULL;
 	struct cfg_errors errs;
@@ -205,6 +231,28 @@ main(int argc, char **argv)
 					abort();
 			full[k][r] = (double)(cpu_ns() - t0) / (double)n;
 		}
+	proofs[0] = proof(ec, "ES256", tok[K_RS256]);
+	proofs[1] = proof(rsa, "PS256", tok[K_RS256]);
+	for (k = 0; k < 2; k++)
+		if (proofs[k] == NULL || dpop_check(cfg, dkey, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]),
+		    (int64_t)time(NULL) * 1000, &pr, &reason) < 0) {
+			fprintf(stderr, "proof %d: not accepted (%s)\n", k, proofs[k] ? reason : "not made");
+			return 1;
+		}
+	for (r = 0; r < reps; r++)
+		for (k = 0; k < 2; k++) {
+			int64_t t0 = cpu_ns(), now_ms = (int64_t)time(NULL) * 1000;
+
+			for (i = 0; i < n; i++)
+				if (dpop_check(cfg, dkey, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]), now_ms, &pr,
+				    &reason) != 0)
+					abort();
+			dp[k][r] = (double)(cpu_ns() - t0) / (double)n;
+		}
+	for (k = 0; k < 2; k++) {
+		qsort(dp[k], (size_t)reps, sizeof(double), cmp_double);
+		dmed[k] = dp[k][reps / 2];
+	}
 	printf("per token, CPU time, median (best) of %ld repetitions of %ld:\n", reps, n);
 	for (k = 0; k < K_N; k++) {
 		qsort(parse[k], (size_t)reps, sizeof(double), cmp_double);
@@ -217,11 +265,15 @@ main(int argc, char **argv)
 		    names[k], med[0][k] / 1000, parse[k][0] / 1000, med[1][k] / 1000, sig[k][0] / 1000,
 		    med[2][k] / 1000, full[k][0] / 1000);
 	}
+	printf("per DPoP proof (dpop_check): ES256 %.1f µs (%.1f), PS256 %.1f µs (%.1f)\n", dmed[0] / 1000,
+	    dp[0][0] / 1000, dmed[1] / 1000, dp[1][0] / 1000);
 	printf("BENCH");
 	for (k = 0; k < K_N; k++)
 		printf(" parse_%s=%.0f sig_%s=%.0f jwt_%s=%.0f", names[k], med[0][k], names[k], med[1][k], names[k],
 		    med[2][k]);
-	printf("\n");
+	printf(" proof_ES256=%.0f proof_PS256=%.0f\n", dmed[0], dmed[1]);
+	free(proofs[0]);
+	free(proofs[1]);
 	unlink(path);
 	jwks_view_free(&view);
 	jws_keys_free(keys);

@@ -13,6 +13,9 @@
 --                  call: POST <URL path> tools/call of BENCH_TOOL with BENCH_ARGS
 --   BENCH_TOKEN    one token, sent with every request (mcp, initialize, ping, batch: as
 --                  "Authorization: Bearer")
+--   BENCH_SCHEME   the Authorization scheme (default Bearer; DPoP)
+--   BENCH_POOL_HEADER  where a pool's entries go: Authorization (default: tokens), or
+--                  DPoP (proofs, one a request, with BENCH_TOKEN in Authorization)
 --   BENCH_POOL     a file of tokens, one a line: every request takes the next unused
 --                  one (threads take disjoint slices); none is ever sent twice. When a
 --                  thread runs out it stops and the run is reported as exhausted.
@@ -53,6 +56,8 @@ local nbatch = tonumber(os.getenv("BENCH_BATCH") or "10")
 local tool = os.getenv("BENCH_TOOL") or ""
 local args = os.getenv("BENCH_ARGS") or "{}"
 local want_env = os.getenv("BENCH_WANT")
+local scheme = os.getenv("BENCH_SCHEME") or "Bearer"
+local pool_header = os.getenv("BENCH_POOL_HEADER") or "Authorization"
 
 -- the JSON-RPC body of each kind of POST /mcp, and what its answer must contain
 -- (a plain substring, at least how many times)
@@ -111,7 +116,12 @@ local function build(token)
    local h = { ["Content-Type"] = "application/json" }
    -- what the MCP clients send (Streamable HTTP); tools/list as bench/auth.sh always did
    h["Accept"] = target == "mcp" and "application/json" or "application/json, text/event-stream"
-   if token then h["Authorization"] = "Bearer " .. token end
+   if pool_header == "DPoP" then
+      h["Authorization"] = scheme .. " " .. fixed
+      h["DPoP"] = token
+   elseif token then
+      h["Authorization"] = scheme .. " " .. token
+   end
    if session and target ~= "initialize" then h["Mcp-Session-Id"] = session end
    if protocol and target ~= "initialize" then h["MCP-Protocol-Version"] = protocol end
    return wrk.format("POST", nil, h, assert(bodies[target], "unknown BENCH_TARGET"))

@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "clock.h"
+#include "dpop.h"
 #include "jwt.h"
 #include "log.h"
 #include "secret.h"
@@ -27,13 +28,22 @@ b64token_char(int c)
 }
 
 int
-auth_parse_bearer(const char *h, const char **tok, size_t *len)
+auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len)
 {
 	const char *p, *t;
 
-	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+	if (h == NULL)
 		return -1;
-	for (p = h + 7; *p == ' '; p++)
+	if (strncasecmp(h, "Bearer ", 7) == 0) {
+		*scheme = AUTH_BEARER;
+		p = h + 7;
+	} else if (strncasecmp(h, "DPoP ", 5) == 0) {
+		*scheme = AUTH_DPOP;
+		p = h + 5;
+	} else {
+		return -1;
+	}
+	for (; *p == ' '; p++)
 		;
 	for (t = p; b64token_char((unsigned char)*p); p++)
 		;
@@ -48,6 +58,14 @@ auth_parse_bearer(const char *h, const char **tok, size_t *len)
 	*tok = t;
 	*len = (size_t)(p - t);
 	return 0;
+}
+
+int
+auth_parse_bearer(const char *h, const char **tok, size_t *len)
+{
+	int scheme, rc = auth_parse_credentials(h, &scheme, tok, len);
+
+	return rc == 0 && scheme != AUTH_BEARER ? -1 : rc;
 }
 
 /* The granted scopes (if any) followed by the required ones not among them. */
@@ -69,22 +87,29 @@ put_scopes(struct buf *b, const struct strlist *l, const char *granted)
 	}
 }
 
+/* The 401 or 403 for e, with its WWW-Authenticate: the scheme the request used (DPoP, or
+ * any with dpop = required) names resource_metadata, scope, the error and algs (RFC 9449
+ * §7.1); Bearer otherwise, then a DPoP challenge too when dpop_too (a bound token sent as
+ * bearer). */
 static void
-challenge(const struct config *cfg, struct response *resp, enum gw_err e,
-    const char *description, const char *granted)
+challenge_as(const struct config *cfg, struct response *resp, enum gw_err e, const char *description,
+    const char *granted, int scheme, int dpop_too)
 {
+	int dpop = scheme == AUTH_DPOP || cfg->dpop == DPOP_REQUIRED;
+	char algs[128];
 	struct buf ch;
 
 	buf_init(&ch, 4096);
-	buf_printf(&ch, "Bearer resource_metadata=\"%s\"", cfg->prm_url);
+	dpop_algs(cfg, algs, sizeof(algs));
+	buf_printf(&ch, "%s resource_metadata=\"%s\"", dpop ? "DPoP" : "Bearer", cfg->prm_url);
 	if (cfg->required_scopes.n || (granted && *granted)) {
 		buf_puts(&ch, ", scope=\"");
 		put_scopes(&ch, &cfg->required_scopes, e == GW_ESCOPE ? granted : NULL);
 		buf_putc(&ch, '"');
 	}
-	if (e == GW_EBADTOKEN || e == GW_ESCOPE) {
+	if (e == GW_EBADTOKEN || e == GW_ESCOPE || e == GW_EDPOP) {
 		/* No inner quotes and no name= text: the SDK's challenge parser is naive. */
-		buf_printf(&ch, ", error=\"%s\"", e == GW_ESCOPE ? "insufficient_scope" : "invalid_token");
+		buf_printf(&ch, ", error=\"%s\"", err_info(e)->error);
 		if (description) {
 			buf_puts(&ch, ", error_description=\"");
 			for (; *description; description++)
@@ -92,9 +117,20 @@ challenge(const struct config *cfg, struct response *resp, enum gw_err e,
 			buf_putc(&ch, '"');
 		}
 	}
+	if (dpop)
+		buf_printf(&ch, ", algs=\"%s\"", algs);
+	else if (dpop_too)
+		buf_printf(&ch, ", DPoP algs=\"%s\"", algs);
 	response_set_error(resp, e, description);
 	response_set_header(resp, "WWW-Authenticate", "%s", buf_str(&ch));
 	buf_free(&ch);
+}
+
+static void
+challenge(const struct config *cfg, struct response *resp, enum gw_err e,
+    const char *description, const char *granted)
+{
+	challenge_as(cfg, resp, e, description, granted, AUTH_BEARER, 0);
 }
 
 void
@@ -175,7 +211,7 @@ shared_ad(const unsigned char *key, char ad[64])
 {
 	size_t i;
 
-	memcpy(ad, "mcpgate claims v1 ", 18);
+	memcpy(ad, "mcpgate claims v2 ", 18);	/* v2: with the DPoP binding */
 	for (i = 0; i < RSTORE_KEY_BYTES; i++)
 		snprintf(ad + 18 + 2 * i, 3, "%02x", key[i]);
 }
@@ -212,7 +248,8 @@ shared_lookup(const struct auth_env *env, const struct config *cfg, const unsign
 	    claims_set(c->client_id, sizeof(c->client_id), member(j, "client_id")) < 0 ||
 	    claims_set(c->scope, sizeof(c->scope), member(j, "scope")) < 0 ||
 	    claims_set(c->groups, sizeof(c->groups), member(j, "groups")) < 0 ||
-	    claims_set(c->tenant, sizeof(c->tenant), member(j, "tenant")) < 0)
+	    claims_set(c->tenant, sizeof(c->tenant), member(j, "tenant")) < 0 ||
+	    claims_set(c->jkt, sizeof(c->jkt), member(j, "jkt")) < 0)
 		goto out;
 	c->exp = exp;
 	c->machine = machine;
@@ -234,8 +271,8 @@ shared_store(const struct auth_env *env, const struct config *cfg, const unsigne
 	char sealed[SHARED_SEALED_MAX], ad[64], *plain;
 	json_t *j;
 
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "sub", c->subject, "client_id", c->client_id,
-	    "scope", c->scope, "groups", c->groups, "tenant", c->tenant, "exp", (json_int_t)c->exp,
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "sub", c->subject, "client_id", c->client_id,
+	    "scope", c->scope, "groups", c->groups, "tenant", c->tenant, "jkt", c->jkt, "exp", (json_int_t)c->exp,
 	    "machine", c->machine);
 	plain = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
@@ -372,52 +409,39 @@ auth_cached(const struct auth_env *env, const struct config *cfg, const struct r
 	size_t len;
 
 	memset(caller, 0, sizeof(*caller));
-	if (env->tokens == NULL || req->authorization == NULL ||
+	/* A DPoP request has its proof to check (and record): not decided here. */
+	if (env->tokens == NULL || req->authorization == NULL || cfg->dpop == DPOP_REQUIRED ||
 	    auth_parse_bearer(req->authorization, &tok, &len) < 0)
 		return 0;
 	caller_key(env, cfg, tok, len, caller, key);
 	if (token_cache_peek(env->tokens, key, clock_wall_ms(), &caller->claims) != TC_HIT ||
-	    !has_required_scopes(cfg, &caller->claims)) {
+	    !has_required_scopes(cfg, &caller->claims) || caller->claims.jkt[0]) {
 		memset(caller, 0, sizeof(*caller));
 		return 0;
 	}
 	return 1;
 }
 
-int
-auth_authenticate(const struct auth_env *env, const struct config *cfg,
-    const struct request *req, struct caller *caller, struct response *resp)
+/* The token's claims: from the cache, or verified (and cached). 0 accepted, 1 refused
+ * with *reason, -1 answered. */
+static int
+token_claims(const struct auth_env *env, const struct config *cfg, const struct request *req,
+    const char *tok, size_t len, const unsigned char *key, struct caller *caller, char *reason_buf,
+    size_t reason_len, const char **reason, struct response *resp)
 {
-	unsigned char key[TC_KEY_BYTES];
-	char reason_buf[TC_REASON_MAX];
-	const char *tok, *reason = NULL;
 	struct claims *c = &caller->claims;
-	int64_t deadline, now_ms;
-	size_t len;
-	int rc, cached = env->tokens != NULL;
+	int64_t deadline, now_ms = clock_wall_ms();
+	int rc = 2, cached = env->tokens != NULL;	/* 0 accepted, 1 rejected, -1 answered */
 
-	memset(caller, 0, sizeof(*caller));
-	if (req->authorization == NULL || *req->authorization == '\0') {
-		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
-		return -1;
-	}
-	if ((rc = auth_parse_bearer(req->authorization, &tok, &len)) < 0) {
-		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
-		return -1;
-	}
-	caller_key(env, cfg, tok, len, caller, key);
-
-	now_ms = clock_wall_ms();
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
-	rc = 2;	/* 0 accepted, 1 rejected, -1 answered */
 	while (cached && rc == 2) {
 		switch (token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, c,
-		    reason_buf, sizeof(reason_buf))) {
+		    reason_buf, reason_len)) {
 		case TC_HIT:
 			rc = 0;
 			break;
 		case TC_NEGATIVE:
-			reason = reason_buf;
+			*reason = reason_buf;
 			rc = 1;
 			break;
 		case TC_MISS:	/* another host may have accepted it already */
@@ -426,7 +450,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 				rc = 0;
 				break;
 			}
-			rc = verify(env, cfg, req, tok, len, key, caller->token_id, 1, c, &reason, resp);
+			rc = verify(env, cfg, req, tok, len, key, caller->token_id, 1, c, reason, resp);
 			break;
 		case TC_UNAVAILABLE:	/* the shared cache cannot be used now: no caching */
 			cached = 0;
@@ -446,15 +470,93 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		}
 	}
 	if (rc == 2)
-		rc = verify(env, cfg, req, tok, len, key, caller->token_id, 0, c, &reason, resp);
+		rc = verify(env, cfg, req, tok, len, key, caller->token_id, 0, c, reason, resp);
+	return rc;
+}
+
+/* A token accepted, sent under scheme with a checked proof (DPoP) or none: its binding
+ * (RFC 9449 §7): 0, or -1 answered. */
+static int
+binding(const struct auth_env *env, const struct config *cfg, const struct request *req, int scheme,
+    const struct dpop_proof *proof, const struct claims *c, struct response *resp)
+{
+	int seen;
+
+	if (scheme == AUTH_BEARER) {
+		if (c->jkt[0]) {
+			challenge_as(cfg, resp, GW_EBADTOKEN, "a DPoP-bound token needs its DPoP proof (Authorization: DPoP)",
+			    NULL, AUTH_BEARER, 1);
+			return -1;
+		}
+		if (cfg->dpop == DPOP_REQUIRED) {
+			challenge_as(cfg, resp, GW_EBADTOKEN, "only DPoP-bound tokens are accepted", NULL, AUTH_BEARER, 1);
+			return -1;
+		}
+		return 0;
+	}
+	if (c->jkt[0] == '\0') {
+		challenge_as(cfg, resp, GW_EBADTOKEN, "the token is not DPoP-bound", NULL, AUTH_DPOP, 0);
+		return -1;
+	}
+	if (strcmp(c->jkt, proof->jkt) != 0) {
+		challenge_as(cfg, resp, GW_EBADTOKEN, "the DPoP proof is signed by another key than the token's",
+		    NULL, AUTH_DPOP, 0);
+		return -1;
+	}
+	/* Last: only a proof of the token's own key is remembered. */
+	if ((seen = dpop_once(env->replay, env->dpop_rs, cfg, proof, clock_wall_ms())) == 0) {
+		challenge_as(cfg, resp, GW_EDPOP, "DPoP proof replayed (jti seen)", NULL, AUTH_DPOP, 0);
+		return -1;
+	}
+	if (seen < 0) {
+		log_err(req->id, "dpop: whether a proof was seen cannot be told (state file and Redis unusable)");
+		response_set_error(resp, GW_EREPLAY, NULL);
+		response_set_header(resp, "Retry-After", "1");
+		return -1;
+	}
+	return 0;
+}
+
+int
+auth_authenticate(const struct auth_env *env, const struct config *cfg,
+    const struct request *req, struct caller *caller, struct response *resp)
+{
+	unsigned char key[TC_KEY_BYTES];
+	char reason_buf[TC_REASON_MAX];
+	const char *tok, *reason = NULL;
+	struct dpop_proof proof;
+	size_t len;
+	int rc, scheme = AUTH_BEARER;
+
+	memset(caller, 0, sizeof(*caller));
+	if (req->authorization == NULL || *req->authorization == '\0') {
+		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
+		return -1;
+	}
+	if ((rc = auth_parse_credentials(req->authorization, &scheme, &tok, &len)) < 0) {
+		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
+		return -1;
+	}
+	/* The proof before the token: a request with a bad one costs the authorization
+	 * server nothing. */
+	if (scheme == AUTH_DPOP && dpop_check(cfg, env->digest_key, req->dpop, req->method_name ? req->method_name : "",
+	    tok, len, clock_wall_ms(), &proof, &reason) < 0) {
+		log_info(req->id, "auth: DPoP proof refused: %s", reason);
+		challenge_as(cfg, resp, GW_EDPOP, reason, NULL, AUTH_DPOP, 0);
+		return -1;
+	}
+	caller_key(env, cfg, tok, len, caller, key);
+	rc = token_claims(env, cfg, req, tok, len, key, caller, reason_buf, sizeof(reason_buf), &reason, resp);
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
-		challenge(cfg, resp, GW_EBADTOKEN, reason, NULL);
+		challenge_as(cfg, resp, GW_EBADTOKEN, reason, NULL, scheme, 0);
 		return -1;
 	}
-	if (!has_required_scopes(cfg, c)) {
-		challenge(cfg, resp, GW_ESCOPE, "the token lacks a required scope", c->scope);
+	if (binding(env, cfg, req, scheme, &proof, &caller->claims, resp) < 0)
+		return -1;
+	if (!has_required_scopes(cfg, &caller->claims)) {
+		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
 		return -1;
 	}
 	return 0;

@@ -1,8 +1,9 @@
-/* auth — Bearer credentials to a caller (docs/ARCHITECTURE.md §5): RFC 6750 parsing,
- * the shared token cache, on a miss RFC 7662 introspection or a JWT access token's local
- * verification (jwt.c, as [auth] verify says), the acceptance rules, and the challenges
- * of RFC 6750 / RFC 9728. Nothing below this layer sees the token, and nothing above it
- * sees more than struct caller. */
+/* auth — credentials to a caller (docs/ARCHITECTURE.md §5): RFC 6750 and RFC 9449
+ * parsing (Bearer, or DPoP and its proof: dpop.c), the shared token cache, on a miss
+ * RFC 7662 introspection or a JWT access token's local verification (jwt.c, as [auth]
+ * verify says), the acceptance rules, a DPoP-bound token's binding, and the challenges
+ * of RFC 6750 / RFC 9449 / RFC 9728. Nothing below this layer sees the token, and nothing
+ * above it sees more than struct caller. */
 #ifndef GW_AUTH_H
 #define GW_AUTH_H
 
@@ -12,6 +13,7 @@
 #include "config.h"
 #include "introspect.h"
 #include "jwks.h"
+#include "replay.h"
 #include "request.h"
 #include "response.h"
 #include "rstore.h"
@@ -33,14 +35,21 @@ struct auth_env {
 	struct rstore *rs;			/* with [auth] shared-cache: the Redis store */
 	struct jwks_view *jwks;			/* the worker's parsed keys (verify = jwt, auto) */
 	struct jwks_region *jwks_region;	/* the host's mirror of them */
+	struct replay *replay;			/* the DPoP proofs the host has seen */
+	struct rstore *dpop_rs;			/* with a Redis store: the proofs the hosts have seen */
 };
 
 /* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer
  * one is refused before the cache or the authorization server sees it. */
 #define AUTH_TOKEN_MAX	8192
 
-/* RFC 6750 §2.1: "Bearer" 1*SP b64token. Points *tok into header; 0, -1 when
- * malformed, -2 when the token is longer than AUTH_TOKEN_MAX. */
+/* The schemes of the Authorization header. */
+enum auth_scheme { AUTH_BEARER = 1, AUTH_DPOP };
+/* RFC 6750 §2.1 "Bearer" 1*SP b64token, or RFC 9449 §7.1 "DPoP" 1*SP token68 (any case):
+ * *scheme, and *tok pointing into header; 0, -1 when malformed (or another scheme), -2
+ * when the token is longer than AUTH_TOKEN_MAX. */
+int auth_parse_credentials(const char *header, int *scheme, const char **tok, size_t *len);
+/* The same, for the Bearer scheme alone. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
 /* The token-cache key of a token: a keyed digest of what decides whether it is accepted
  * and which claims it yields (the resource and audiences it must be issued for, the
@@ -66,13 +75,16 @@ void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err
 /* 403 insufficient_scope naming scopes (blank-separated: every scope the call needs)
  * besides the required ones, so that a client can step up. */
 void auth_scope_challenge(const struct config *cfg, struct response *resp, const char *scopes);
-/* 1 with *caller exactly as auth_authenticate would make it when the request's token
- * is already accepted in the cache (and has the required scopes); else 0 with nothing
- * answered, claimed or changed: what may be known before anything reaches the network. */
+/* 1 with *caller exactly as auth_authenticate would make it when the request's bearer
+ * token is already accepted in the cache (and has the required scopes, and is bound to
+ * no DPoP key); else 0 with nothing answered, claimed or changed: what may be known before
+ * anything reaches the network. A DPoP request is never decided here (its proof is
+ * recorded as seen). */
 int auth_cached(const struct auth_env *env, const struct config *cfg, const struct request *req,
     struct caller *caller);
-/* 0 with *caller when the request carries an accepted token; else -1 with resp filled
- * (401, 403, or 500 + Retry-After when the authorization server fails). */
+/* 0 with *caller when the request carries an accepted token (for a DPoP-bound one, with
+ * its proof: dpop.c); else -1 with resp filled (401, 403; 500 + Retry-After when the
+ * authorization server fails; 503 + Retry-After when a proof's replay cannot be told). */
 int auth_authenticate(const struct auth_env *env, const struct config *cfg,
     const struct request *req, struct caller *caller, struct response *resp);
 

@@ -7,6 +7,8 @@
 #include "claims.h"
 #include "url.h"
 
+#define B64URL	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
 int
 claims_set(char *dst, size_t n, const char *src)
 {
@@ -77,6 +79,12 @@ claims_read(json_t *j, const struct claims_names *names, struct claims *c, const
 	v = json_object_get(j, names->tenant);
 	if (v && !json_is_null(v) && (!json_is_string(v) || claims_set(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
 		return *reason = "token tenant claim unusable", -1;
+	v = json_object_get(json_object_get(j, "cnf"), "jkt");
+	if (v && (!json_is_string(v) || json_string_length(v) != CLAIMS_JKT_MAX - 1 ||
+	    strspn(json_string_value(v), B64URL) != CLAIMS_JKT_MAX - 1))
+		return *reason = "token cnf.jkt unusable", -1;
+	if (v)
+		memcpy(c->jkt, json_string_value(v), CLAIMS_JKT_MAX);
 	return 0;
 }
 

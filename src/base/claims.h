@@ -14,6 +14,7 @@
 #define CLAIMS_SCOPE_MAX	512
 #define CLAIMS_GROUPS_MAX	1024
 #define CLAIMS_TENANT_MAX	128
+#define CLAIMS_JKT_MAX		44	/* a base64url SHA-256 and its NUL */
 
 struct claims {
 	char subject[CLAIMS_SUBJECT_MAX];	/* sub, or client_id for machine tokens */
@@ -21,6 +22,7 @@ struct claims {
 	char scope[CLAIMS_SCOPE_MAX];	/* space-separated */
 	char groups[CLAIMS_GROUPS_MAX];	/* space-separated */
 	char tenant[CLAIMS_TENANT_MAX];	/* "" = none */
+	char jkt[CLAIMS_JKT_MAX];	/* cnf.jkt: the DPoP key the token is bound to; "" = none */
 	int64_t exp;			/* seconds since the epoch */
 	int machine;			/* no sub: a client_credentials token */
 };
@@ -35,8 +37,9 @@ struct claims_names {
 /* Who the claims of j say the caller is, whatever the token's acceptance: the client
  * (client_id, else azp, else appid), sub (else the client: a machine token), the scopes
  * (a blank-separated string or an array of names; of another type: none), the groups (the same), the tenant (a
- * string). 0 with c, or -1 with *reason (static) when a claim does not fit or is of the
- * wrong type. exp is left to the caller. */
+ * string), and the DPoP key it is bound to (cnf.jkt, RFC 9449 §6: 43 base64url
+ * characters). 0 with c, or -1 with *reason (static) when a claim does not fit or is of
+ * the wrong type. exp is left to the caller. */
 int claims_read(json_t *j, const struct claims_names *names, struct claims *c, const char **reason);
 /* Copies src into a field of n bytes: 0, or -1 when it does not fit. */
 int claims_set(char *dst, size_t n, const char *src);

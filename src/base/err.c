@@ -39,6 +39,8 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EREFUSED]	= { 403, -32003, "forbidden", "Forbidden" },
 	[GW_ERATELIMIT]	= { 429, -32029, "rate_limited", "Rate limit exceeded" },
 	[GW_ELIMITSTORE] = { 503, -32603, "temporarily_unavailable", "Rate limits cannot be decided now; retry later" },
+	[GW_EDPOP]	= { 401, 0, "invalid_dpop_proof", "The DPoP proof was not accepted" },
+	[GW_EREPLAY]	= { 503, 0, "temporarily_unavailable", "A DPoP proof cannot be checked for replay now; retry later" },
 };
 
 const struct gw_err_info *

@@ -36,6 +36,8 @@ enum gw_err {
 	GW_EREFUSED,		/* the policy refused one element of a batch (a single request: 403) */
 	GW_ERATELIMIT,		/* a rate limit was exceeded */
 	GW_ELIMITSTORE,		/* the rate-limit buckets cannot be read now: fail closed */
+	GW_EDPOP,		/* a DPoP proof missing, malformed, stale, replayed or not the token's */
+	GW_EREPLAY,		/* whether a DPoP proof was seen cannot be told now: fail closed */
 	GW_ERR_MAX
 };
 

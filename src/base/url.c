@@ -1,4 +1,4 @@
-/* url — check, origin, loose equality; the Redis store's URL. */
+/* url — check, origin, loose equality, the same resource; the Redis store's URL. */
 #include "autoconf.h"
 
 #include <ctype.h>
@@ -57,6 +57,36 @@ url_same(const char *a, const char *b)
 	if (lb && b[lb - 1] == '/')
 		lb--;
 	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* The length of path p without one trailing slash. */
+static size_t
+path_len(const char *p)
+{
+	size_t n = strlen(p);
+
+	return n && p[n - 1] == '/' ? n - 1 : n;
+}
+
+int
+url_same_resource(const char *a, const char *b)
+{
+	const char *pa, *pb;
+	char *ca, *oa = NULL, *ob = NULL;
+	int same = 0;
+	size_t i;
+
+	if ((ca = strndup(a, strcspn(a, "?#"))) == NULL)
+		return 0;
+	for (i = 0; ca[i] && ca[i] != ':'; i++)	/* the scheme, in any case */
+		ca[i] = (char)tolower((unsigned char)ca[i]);
+	if (url_check(ca) == 0 && url_check(b) == 0 && (oa = url_origin(ca, &pa)) != NULL &&
+	    (ob = url_origin(b, &pb)) != NULL)
+		same = strcmp(oa, ob) == 0 && path_len(pa) == path_len(pb) && strncmp(pa, pb, path_len(pa)) == 0;
+	free(ca);
+	free(oa);
+	free(ob);
+	return same;
 }
 
 /* A percent-decoded copy of s[0..n) (a URL's user or password), or NULL. */

@@ -11,6 +11,10 @@ char *url_origin(const char *url, const char **path_out);
 /* Same URL, ignoring one trailing slash on either side (as the MCP SDK does for
  * audiences, and RFC 8414 issuers are compared). */
 int url_same(const char *a, const char *b);
+/* 1 when a names the resource b (RFC 9449's htu): a's query and fragment ignored,
+ * scheme and host compared without case, a default port as none, the path exactly but
+ * for one trailing slash ("" as "/"). b must pass url_check; a anything. */
+int url_same_resource(const char *a, const char *b);
 
 /* A Redis URL's parts. */
 struct url_redis {

@@ -534,8 +534,8 @@ parse_store(struct loader *ld, struct config *cfg)
 	return 0;
 }
 
-/* An allow-list of JWS algorithms (jwt-algs): each one this build verifies, never "none",
- * an HMAC or EdDSA. Not set: all of them. */
+/* An allow-list of JWS algorithms (jwt-algs, dpop-algs): each one this build verifies,
+ * never "none", an HMAC or EdDSA. Not set: all of them. */
 static int
 parse_algs(struct loader *ld, struct config *cfg, const char *key, const struct strlist *l, unsigned *bits)
 {
@@ -616,8 +616,8 @@ verify_context(struct config *cfg)
 	int bad;
 
 	buf_init(&b, CFG_LINE_MAX + 256);	/* audiences is one line */
-	bad = buf_printf(&b, "verify %d introspect-jwt %d algs %x typ %d skew %ld audiences", cfg->verify,
-	    cfg->introspect_jwt, cfg->jwt_algs, cfg->jwt_typ, cfg->clock_skew) < 0;
+	bad = buf_printf(&b, "verify %d introspect-jwt %d algs %x typ %d skew %ld dpop %d audiences", cfg->verify,
+	    cfg->introspect_jwt, cfg->jwt_algs, cfg->jwt_typ, cfg->clock_skew, cfg->dpop) < 0;
 	for (i = 0; i < cfg->audiences.n; i++)
 		bad |= buf_printf(&b, " %s", cfg->audiences.v[i]) < 0;
 	if (!bad)
@@ -695,6 +695,7 @@ derive(struct loader *ld, const char *path)
 				cfg->request_timeout_ms = cfg->upstreams[i].timeout_ms;
 	}
 	if (parse_trusted(ld, cfg) < 0 || parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||
+	    parse_algs(ld, cfg, "dpop-algs", &cfg->dpop_algs_list, &cfg->dpop_algs) < 0 ||
 	    parse_jwks_uri(ld, cfg) < 0 || verify_context(cfg) < 0)
 		return -1;
 	cfg->limits_on = config_rate_on(&cfg->limit_gateway) || config_rate_on(&cfg->limit_ip) ||

@@ -55,6 +55,9 @@ enum redis_fail { REDIS_FAIL_CLOSED = 1, REDIS_FAIL_OPEN };
 /* [auth] verify: how a token is checked (docs/ARCHITECTURE.md §5). */
 enum auth_verify { VERIFY_INTROSPECTION = 1, VERIFY_JWT, VERIFY_AUTO };
 enum jwt_typ { JWT_TYP_STRICT = 1, JWT_TYP_LENIENT };
+/* [auth] dpop: a DPoP-bound token needs its proof, an unbound one is a bearer token
+ * (allowed); or only DPoP-bound tokens are accepted (required). */
+enum dpop_mode { DPOP_ALLOWED = 1, DPOP_REQUIRED };
 
 struct cfg_upstream {
 	struct cfg_section s;
@@ -165,6 +168,10 @@ struct config {
 	long clock_skew;	/* seconds of leeway on exp, nbf and iat */
 	struct strlist audiences;	/* accepted besides resource */
 	char *scope_claim;
+	int dpop;		/* enum dpop_mode */
+	struct strlist dpop_algs_list;
+	unsigned dpop_algs;	/* jws.h bits, made at load */
+	long dpop_window;	/* seconds a proof's iat may be off; its jti is remembered that long */
 
 	/* [limits] */
 	struct cfg_section limits;

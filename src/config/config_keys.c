@@ -20,6 +20,7 @@ static const char *const client_auths[] = { "client_secret_basic", "client_secre
 static const char *const redis_fails[] = { "closed", "open", NULL };
 static const char *const verifies[] = { "introspection", "jwt", "auto", NULL };
 static const char *const jwt_typs[] = { "strict", "lenient", NULL };
+static const char *const dpop_modes[] = { "allowed", "required", NULL };
 
 #define C(f)	offsetof(struct config, f)
 static const struct cfg_key gateway_keys[] = {
@@ -76,6 +77,9 @@ static const struct cfg_key auth_keys[] = {
 	{ "clock-skew", T_INT, C(clock_skew), 0, 600, NULL, "60" },
 	{ "audiences", T_LIST, C(audiences), 0, 0, NULL, NULL },
 	{ "scope-claim", T_STR, C(scope_claim), 0, 0, NULL, "scope" },
+	{ "dpop", T_ENUM, C(dpop), 0, 0, dpop_modes, "allowed" },
+	{ "dpop-algs", T_LIST, C(dpop_algs_list), 0, 0, NULL, NULL },
+	{ "dpop-window", T_INT, C(dpop_window), 1, 600, NULL, "60" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 

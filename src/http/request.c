@@ -31,6 +31,7 @@ static const struct {
 	{ "HTTP_ACCEPT", offsetof(struct request, accept) },
 	{ "HTTP_ORIGIN", offsetof(struct request, origin) },
 	{ "HTTP_AUTHORIZATION", offsetof(struct request, authorization) },
+	{ "HTTP_DPOP", offsetof(struct request, dpop) },
 	{ "HTTP_IF_NONE_MATCH", offsetof(struct request, if_none_match) },
 	{ "HTTP_MCP_PROTOCOL_VERSION", offsetof(struct request, protocol_version) },
 	{ "HTTP_MCP_SESSION_ID", offsetof(struct request, session_id) },

@@ -40,6 +40,7 @@ struct request {
 	char *accept;
 	char *origin;
 	char *authorization;		/* wiped on free; never logged */
+	char *dpop;			/* the DPoP proof header (RFC 9449); never logged */
 	char *if_none_match;
 	char *protocol_version;		/* MCP-Protocol-Version */
 	char *session_id;		/* Mcp-Session-Id */

@@ -331,26 +331,52 @@ out:
 	return rc;
 }
 
-static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc" };
+static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp" };
+
+/* SET kind/key value PX ttl_ms [NX]: the reply, or NULL when Redis cannot answer. */
+static redisReply *
+set(struct rstore *rs, const struct config *cfg, enum rs_kind kind, const unsigned char key[RSTORE_KEY_BYTES],
+    const char *value, int64_t ttl_ms, int nx, int64_t now_ms)
+{
+	char name[KEY_NAME_MAX], px[24];
+	const char *argv[6] = { "SET", name, value, "PX", px, "NX" };
+	size_t len[6];
+	int i, argc = nx ? 6 : 5;
+
+	key_name(name, kind_names[kind], key);
+	snprintf(px, sizeof(px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
+	for (i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+	return command(rs, cfg, argc, argv, len, 0, now_ms);
+}
 
 int
 rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
     const unsigned char key[RSTORE_KEY_BYTES], const char *value, int64_t ttl_ms, int64_t now_ms)
 {
-	char name[KEY_NAME_MAX], px[24];
-	const char *argv[5] = { "SET", name, value, "PX", px };
-	size_t len[5];
 	redisReply *r;
-	int i;
 
-	key_name(name, kind_names[kind], key);
-	snprintf(px, sizeof(px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
-	for (i = 0; i < 5; i++)
-		len[i] = strlen(argv[i]);
-	if ((r = command(rs, cfg, 5, argv, len, 0, now_ms)) == NULL)
+	if ((r = set(rs, cfg, kind, key, value, ttl_ms, 0, now_ms)) == NULL)
 		return -1;
 	freeReplyObject(r);
 	return 0;
+}
+
+int
+rstore_once(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], int64_t ttl_ms, int64_t now_ms)
+{
+	redisReply *r;
+	int rc;
+
+	if ((r = set(rs, cfg, kind, key, "1", ttl_ms, 1, now_ms)) == NULL)
+		return -1;
+	/* OK when it was set; nil when the key was there already */
+	rc = r->type == REDIS_REPLY_STATUS ? 1 : r->type == REDIS_REPLY_NIL ? 0 : -1;
+	freeReplyObject(r);
+	if (rc < 0)
+		return failed(rs, cfg, "SET NX gave neither OK nor nothing", now_ms);
+	return rc;
 }
 
 int

@@ -8,6 +8,8 @@
  *   ts  a tombstone: the session it names was ended (DELETE); expires with the session
  *   tc  with [auth] shared-cache: a token's claims, sealed under the shared key (auth.c);
  *       expires with the token or cache-ttl
+ *   dp  a DPoP proof seen (its key and jti, dpop.c): expires when the proof would be
+ *       stale anyway
  * A decision over several buckets is one server-side script (one round trip, atomic).
  *
  * One connection per worker thread, opened on first use. Every operation is bounded
@@ -47,6 +49,7 @@ int rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take 
 enum rs_kind {
 	RS_TOMB = 1,	/* ts: an ended session (value "1") */
 	RS_TOKEN,	/* tc: an accepted token's claims, sealed (auth.c) */
+	RS_DPOP,	/* dp: a DPoP proof seen (value "1") */
 };
 /* Sets kind/key to value until ttl_ms from now: 0, or -1. */
 int rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
@@ -55,6 +58,10 @@ int rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
  * or one with a NUL), -1 when Redis cannot answer now. */
 int rstore_get(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
     const unsigned char key[RSTORE_KEY_BYTES], char *out, size_t outlen, int64_t now_ms);
+/* Sets kind/key until ttl_ms from now unless it exists (SET NX): 1 when it was set, 0
+ * when it existed, -1 when Redis cannot answer now. */
+int rstore_once(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
+    const unsigned char key[RSTORE_KEY_BYTES], int64_t ttl_ms, int64_t now_ms);
 /* 1 when kind/key exists, 0 when not, -1 when Redis cannot answer now. */
 int rstore_has(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
     const unsigned char key[RSTORE_KEY_BYTES], int64_t now_ms);

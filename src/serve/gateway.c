@@ -42,6 +42,8 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_LIMITS].init = ratelimit_region_init;
 	lay->region[GW_REGION_JWKS].size = jwks_region_size();
 	lay->region[GW_REGION_JWKS].init = jwks_region_init;
+	lay->region[GW_REGION_REPLAY].size = replay_region_size();
+	lay->region[GW_REGION_REPLAY].init = replay_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */
@@ -74,6 +76,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->tombs = state_region(st, GW_REGION_TOMBS, NULL);
 	sh->catalog = state_region(st, GW_REGION_CATALOG, NULL);
 	sh->jwks = state_region(st, GW_REGION_JWKS, NULL);
+	sh->replay = state_region(st, GW_REGION_REPLAY, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");

@@ -1,6 +1,6 @@
 /* gateway — long-lived state: the current configuration and its reload, the host's
- * shared state file (token cache, metadata mirror, tombstones, catalog, keys) and its
- * re-opening, and per-thread workers. */
+ * shared state file (token cache, metadata mirror, tombstones, catalog, the issuer's
+ * keys, DPoP proofs seen) and its re-opening, and per-thread workers. */
 #ifndef GW_GATEWAY_H
 #define GW_GATEWAY_H
 
@@ -12,6 +12,7 @@
 #include "introspect.h"
 #include "jwks.h"
 #include "ratelimit.h"
+#include "replay.h"
 #include "rstore.h"
 #include "session.h"
 #include "state.h"
@@ -30,6 +31,7 @@ enum gw_region {
 	GW_REGION_CATALOG,	/* the federated tool catalog (catalog.c) */
 	GW_REGION_LIMITS,	/* rate-limit buckets (ratelimit.c) */
 	GW_REGION_JWKS,		/* the issuer's JWK set (jwks.c) */
+	GW_REGION_REPLAY,	/* the DPoP proofs seen (replay.c) */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
@@ -43,6 +45,7 @@ struct shared {
 	struct catalog_region *catalog;			/* the federated tool catalog */
 	struct ratelimit *limits;			/* rate-limit buckets; NULL: unusable */
 	struct jwks_region *jwks;			/* the issuer's JWK set */
+	struct replay *replay;				/* the DPoP proofs seen */
 	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
 };
 

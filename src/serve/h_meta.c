@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "handlers.h"
 #include "introspect.h"
+#include "jws.h"
 #include "log.h"
 
 #define REGISTRY_SCHEMA	"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
@@ -66,6 +67,9 @@ h_protected_resource(struct worker *w, const struct config *cfg, struct request 
 {
 	json_t *doc;
 
+	char algs[128], *save = NULL, *a;
+	json_t *dpop = json_array();
+
 	doc = json_pack("{s:s, s:[s], s:o, s:[s], s:s}",
 	    "resource", cfg->resource,
 	    "authorization_servers", cfg->issuer,
@@ -73,6 +77,13 @@ h_protected_resource(struct worker *w, const struct config *cfg, struct request 
 	    "bearer_methods_supported", "header",
 	    "resource_documentation", cfg->docs_url);
 	set_opt(doc, "resource_name", cfg->title);
+	/* RFC 9728 §2: the DPoP proofs this resource verifies, and whether only bound tokens do */
+	jws_alg_names(cfg->dpop_algs, algs, sizeof(algs));
+	for (a = strtok_r(algs, " ", &save); a; a = strtok_r(NULL, " ", &save))
+		json_array_append_new(dpop, json_string(a));
+	json_object_set_new(doc, "dpop_signing_alg_values_supported", dpop);
+	if (cfg->dpop == DPOP_REQUIRED)
+		json_object_set_new(doc, "dpop_bound_access_tokens_required", json_true());
 	response_set_json(resp, 200, doc);
 }
 

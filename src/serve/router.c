@@ -44,7 +44,7 @@ static const struct route routes[] = {
 };
 
 #define DOC_CACHE_CONTROL	"public, max-age=300"
-#define CORS_ALLOW_HEADERS	"Authorization, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name"
+#define CORS_ALLOW_HEADERS	"Authorization, DPoP, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name"
 #define CORS_EXPOSE_HEADERS	"Mcp-Session-Id, WWW-Authenticate, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy"
 
 /* The metadata URL a challenge names follows the resource's path (RFC 9728 §3.1),
@@ -197,7 +197,8 @@ gate(struct worker *w, const struct config *cfg, struct request *req, struct cal
 {
 	struct auth_env env = {
 		w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
-		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &w->jwks, w->sh->jwks,
+		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &w->jwks, w->sh->jwks, w->sh->replay,
+		worker_rstore(w, cfg),
 	};
 	int known = 0, rc;
 

@@ -251,17 +251,6 @@ t=$(forge rsa '{}' '{"iss": "http://127.0.0.1:1"}'); tokens+=("$t")
 is "introspect-jwt: a JWT refused here is never introspected" "$(post "$t") $(idp_stats)" "401 2"
 
 # The logs: no token, nor a piece of one (the middle of its payload, its signature's end).
-leaks=0
-for t in "${tokens[@]}"; do
-	[ -n "$t" ] && [ "$t" != null ] || continue
-	n=${#t}
-	for piece in "${t:$((n / 2)):12}" "${t: -12}"; do
-		grep -qF -- "$piece" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log" 2>/dev/null \
-			&& leaks=$((leaks + 1))
-	done
-done
-is "no piece of any of ${#tokens[@]} tokens in the gateway's, nginx's or the IdP's logs" "$leaks" 0
-gone=
-for pid in $pids; do mg_alive "$pid" || gone="$gone $pid"; done
-is "the mcpgate processes survived" "${gone:-none}" none
+is "no piece of any of ${#tokens[@]} tokens in the gateway's, nginx's or the IdP's logs" "$(pieces_logged "${tokens[@]}")" 0
+is "the mcpgate processes survived" "$(gone $pids)" none
 tap_done

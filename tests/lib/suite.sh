@@ -24,3 +24,27 @@ suite_need() {
 			|| { echo "Bail out! tests/node_modules/$f is missing (npm ci --prefix tests)"; exit 1; }
 	done
 }
+
+# pieces_logged SECRET...: how many 12-character pieces of the SECRETs (tokens, proofs: the
+# middle and the end of each) occur in the gateway's, nginx's or the IdP's logs ($T/gw.log,
+# $MG_LOG, $MG_FRONT_LOG, nginx's access log, $T/idp.log). A JWT's start is its header,
+# the same for many: not a piece.
+pieces_logged() {
+	local t n found=0 piece
+	for t in "$@"; do
+		[ -n "$t" ] && [ "$t" != null ] || continue
+		n=${#t}
+		for piece in "${t:$((n / 2)):12}" "${t: -12}"; do
+			grep -qF -- "$piece" "$T/gw.log" "$MG_LOG" "$MG_FRONT_LOG" "$MG_DIR/nginx/access.log" "$T/idp.log" \
+				2>/dev/null && found=$((found + 1))
+		done
+	done
+	echo "$found"
+}
+
+# gone PID...: those of the processes that are no longer there, or "none".
+gone() {
+	local pid out=''
+	for pid in "$@"; do mg_alive "$pid" || out="$out $pid"; done
+	echo "${out:-none}"
+}

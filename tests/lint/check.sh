@@ -22,9 +22,9 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 LAYERS='
 base      autoconf buf err clock log secret jws url netaddr sink str claims uritemplate
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc
-clients   token_cache ratelimit rstore session introspect jwks upstream upstream_pool upstream_post upstream_listen
+clients   token_cache ratelimit rstore session replay introspect jwks upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
-access    auth jwt limiter federate
+access    auth dpop jwt limiter federate
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
 handlers  handlers h_health h_meta h_mcp
 router    router

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "authreq.h"
 #include "clock.h"
 #include "fixture.h"
 #include "secret.h"
@@ -26,27 +27,6 @@ conf(const char *resource, const char *extra)
 	    "introspection-endpoint = http://127.0.0.1:1/introspect\ntimeout-ms = 500\n"
 	    "required-scopes = mcp:tools\n%s", resource, extra);
 	return fixture_config(text);
-}
-
-/* One request with this Authorization header: the status of the answer (0 = accepted). */
-static int
-authenticate(const struct auth_env *env, const struct config *cfg, char *authorization,
-    char *description, size_t n)
-{
-	struct request req;
-	struct response r;
-	struct caller who;
-	int status;
-
-	memset(&req, 0, sizeof(req));
-	snprintf(req.id, sizeof(req.id), "t");
-	req.authorization = authorization;
-	response_init(&r, "t");
-	status = auth_authenticate(env, cfg, &req, &who, &r) == 0 ? 0 : r.status;
-	snprintf(description, n, "%s", response_get_header(&r, "WWW-Authenticate") ?
-	    response_get_header(&r, "WWW-Authenticate") : "");
-	response_free(&r);
-	return status;
 }
 
 /* The token cache binds an entry to the acceptance context: a gateway with another
@@ -107,7 +87,7 @@ test_cache_context(void)
 	claims.exp = now / 1000 + 600;
 	token_cache_fill(env.tokens, ka, now, &claims, now + 60000);
 	snprintf(header, sizeof(header), "Bearer %s", token);
-	is_int(authenticate(&env, a, header, desc, sizeof(desc)), 0,
+	is_int(authreq(&env, a, header, NULL, desc, sizeof(desc)), 0,
 	    "a token cached under this context is a hit (no authorization server needed)");
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
 		if ((b = conf(variants[i].resource, variants[i].extra)) == NULL) {
@@ -122,23 +102,23 @@ test_cache_context(void)
 		    variants[i].resource, desc);
 		/* Not a hit: the token goes to the authorization server, which is down, or is
 		 * verified here as a JWT, which it is not. */
-		is_int(authenticate(&env, b, header, desc, sizeof(desc)), variants[i].status,
+		is_int(authreq(&env, b, header, NULL, desc, sizeof(desc)), variants[i].status,
 		    "variant %zu: the other context's entry is not a hit (%s)", i,
 		    variants[i].status == 500 ? "introspected: 500 here" : "not a JWT: 401");
 		config_unref(b);
 	}
 
 	/* Syntax and size, decided before the cache and the (down) authorization server. */
-	is_int(authenticate(&env, a, padding, desc, sizeof(desc)), 401, "padding alone is no token: 401");
+	is_int(authreq(&env, a, padding, NULL, desc, sizeof(desc)), 401, "padding alone is no token: 401");
 	big = malloc(AUTH_TOKEN_MAX + 16);
 	memcpy(big, "Bearer ", 7);
 	memset(big + 7, '/', AUTH_TOKEN_MAX + 1);
 	big[7 + AUTH_TOKEN_MAX + 1] = '\0';
-	is_int(authenticate(&env, a, big, desc, sizeof(desc)), 401, "a token over AUTH_TOKEN_MAX: 401, not 500");
+	is_int(authreq(&env, a, big, NULL, desc, sizeof(desc)), 401, "a token over AUTH_TOKEN_MAX: 401, not 500");
 	ok(strstr(desc, "error=\"invalid_token\"") && strstr(desc, "token too long"),
 	    "an oversize token: invalid_token, token too long");
 	big[7 + AUTH_TOKEN_MAX] = '\0';
-	is_int(authenticate(&env, a, big, desc, sizeof(desc)), 500,
+	is_int(authreq(&env, a, big, NULL, desc, sizeof(desc)), 500,
 	    "a token of AUTH_TOKEN_MAX '/' is introspected (500 from the down server, not a build failure)");
 	free(big);
 

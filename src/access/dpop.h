@@ -1,0 +1,42 @@
+/* dpop — DPoP (RFC 9449) at the protected resource (docs/ARCHITECTURE.md §5): the proof
+ * a request carries in its DPoP header is a JWS of typ dpop+jwt, its alg in dpop-algs,
+ * signed with the public key its header carries (jwk; never a private one); its claims:
+ * htm the request's method, htu the resource (query and fragment ignored), iat within
+ * dpop-window of now, a jti, and ath the access token's SHA-256. Then (auth.c) the token
+ * must be bound to that key — its cnf.jkt the key's RFC 7638 thumbprint — and the proof
+ * must not have been seen: its key and jti are remembered until it would be stale anyway,
+ * in the host's state file (replay.c) and, with a Redis store, in Redis. */
+#ifndef GW_DPOP_H
+#define GW_DPOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "jws.h"
+#include "replay.h"
+#include "rstore.h"
+
+#define DPOP_PROOF_MAX	8192	/* the longest DPoP header looked at */
+
+/* What a checked proof says. */
+struct dpop_proof {
+	char jkt[JWS_B64_SHA256];		/* the thumbprint of the key that signed it */
+	unsigned char seen[REPLAY_KEY_BYTES];	/* the name of its key and jti, keyed */
+	int64_t until_ms;			/* when it would be refused as stale */
+};
+
+/* Checks proof (the DPoP header; NULL: none) for a request of method with the access
+ * token tok: 0 with p, or -1 with *reason (static). digest_key names the proof (32
+ * bytes: the host's, or the shared key of hosts sharing a Redis store). */
+int dpop_check(const struct config *cfg, const unsigned char *digest_key, const char *proof, const char *method,
+    const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p, const char **reason);
+/* Records the proof as seen, in the host's state (r) and, when rs is not NULL, in
+ * Redis: 1 when neither had seen it, 0 when one had (a replay), -1 when the host's
+ * state cannot be used and Redis does not answer (or there is none): nobody can tell. */
+int dpop_once(struct replay *r, struct rstore *rs, const struct config *cfg, const struct dpop_proof *p,
+    int64_t now_ms);
+/* The challenge's algs="…" value: the names of dpop-algs. */
+void dpop_algs(const struct config *cfg, char *out, size_t n);
+
+#endif
