@@ -141,9 +141,16 @@ auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
 }
 
 void
-auth_scope_challenge(const struct config *cfg, struct response *resp, const char *scopes)
+auth_scope_challenge(const struct config *cfg, const struct request *req, struct response *resp,
+    const char *scopes)
 {
-	challenge(cfg, resp, GW_ESCOPE, "this tool needs more scopes", scopes);
+	const char *tok;
+	size_t len;
+	int scheme = AUTH_BEARER;
+
+	if (req == NULL || auth_parse_credentials(req->authorization, &scheme, &tok, &len) < 0)
+		scheme = AUTH_BEARER;
+	challenge_as(cfg, resp, GW_ESCOPE, "this tool needs more scopes", scopes, scheme, 0);
 }
 
 int

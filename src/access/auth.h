@@ -73,8 +73,9 @@ int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
 void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description);
 /* 403 insufficient_scope naming scopes (blank-separated: every scope the call needs)
- * besides the required ones, so that a client can step up. */
-void auth_scope_challenge(const struct config *cfg, struct response *resp, const char *scopes);
+ * besides the required ones, so that a client can step up; under the scheme req used. */
+void auth_scope_challenge(const struct config *cfg, const struct request *req, struct response *resp,
+    const char *scopes);
 /* 1 with *caller exactly as auth_authenticate would make it when the request's bearer
  * token is already accepted in the cache (and has the required scopes, and is bound to
  * no DPoP key); else 0 with nothing answered, claimed or changed: what may be known before

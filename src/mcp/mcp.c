@@ -267,7 +267,7 @@ exchange_one(struct exchange *x, const struct jr_msg *m, int stream)
 		if (el.limit_rc != LIMIT_PASS)
 			limiter_answer(x->env->lim, el.limit_rc, x->modern, m->id, resp);
 		else if (el.denied == GW_ESCOPE)
-			auth_scope_challenge(x->cfg, resp, el.denied_scopes);
+			auth_scope_challenge(x->cfg, x->req, resp, el.denied_scopes);
 		else
 			response_set_error(resp, el.denied, NULL);
 		return;
