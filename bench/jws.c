@@ -130,6 +130,7 @@ main(int argc, char **argv)
 	char *proofs[2];
 	unsigned char dkey[32] = { 0 };
 	struct dpop_proof pr;
+	struct jws_keycache *kc = jws_keycache_new();	/* a worker's: the key imported once */
 	struct jws_keys *keys;
 	struct config *cfg = NULL;
 	struct cfg_errors errs;
@@ -234,7 +235,7 @@ main(int argc, char **argv)
 	proofs[0] = proof(ec, "ES256", tok[K_RS256]);
 	proofs[1] = proof(rsa, "PS256", tok[K_RS256]);
 	for (k = 0; k < 2; k++)
-		if (proofs[k] == NULL || dpop_check(cfg, dkey, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]),
+		if (proofs[k] == NULL || dpop_check(cfg, dkey, kc, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]),
 		    (int64_t)time(NULL) * 1000, &pr, &reason) < 0) {
 			fprintf(stderr, "proof %d: not accepted (%s)\n", k, proofs[k] ? reason : "not made");
 			return 1;
@@ -244,7 +245,7 @@ main(int argc, char **argv)
 			int64_t t0 = cpu_ns(), now_ms = (int64_t)time(NULL) * 1000;
 
 			for (i = 0; i < n; i++)
-				if (dpop_check(cfg, dkey, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]), now_ms, &pr,
+				if (dpop_check(cfg, dkey, kc, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]), now_ms, &pr,
 				    &reason) != 0)
 					abort();
 			dp[k][r] = (double)(cpu_ns() - t0) / (double)n;
@@ -274,6 +275,7 @@ main(int argc, char **argv)
 	printf(" proof_ES256=%.0f proof_PS256=%.0f\n", dmed[0], dmed[1]);
 	free(proofs[0]);
 	free(proofs[1]);
+	jws_keycache_free(kc);
 	unlink(path);
 	jwks_view_free(&view);
 	jws_keys_free(keys);

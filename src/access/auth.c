@@ -546,8 +546,8 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 	}
 	/* The proof before the token: a request with a bad one costs the authorization
 	 * server nothing. */
-	if (scheme == AUTH_DPOP && dpop_check(cfg, env->digest_key, req->dpop, req->method_name ? req->method_name : "",
-	    tok, len, clock_wall_ms(), &proof, &reason) < 0) {
+	if (scheme == AUTH_DPOP && dpop_check(cfg, env->digest_key, env->proof_keys, req->dpop,
+	    req->method_name ? req->method_name : "", tok, len, clock_wall_ms(), &proof, &reason) < 0) {
 		log_info(req->id, "auth: DPoP proof refused: %s", reason);
 		challenge_as(cfg, resp, GW_EDPOP, reason, NULL, AUTH_DPOP, 0);
 		return -1;

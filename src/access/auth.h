@@ -37,6 +37,7 @@ struct auth_env {
 	struct jwks_region *jwks_region;	/* the host's mirror of them */
 	struct replay *replay;			/* the DPoP proofs the host has seen */
 	struct rstore *dpop_rs;			/* with a Redis store: the proofs the hosts have seen */
+	struct jws_keycache *proof_keys;	/* the worker's proof keys, imported once (may be NULL) */
 };
 
 /* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer

@@ -18,8 +18,9 @@ string_claim(json_t *payload, const char *name)
 }
 
 int
-dpop_check(const struct config *cfg, const unsigned char *digest_key, const char *proof, const char *method,
-    const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p, const char **reason)
+dpop_check(const struct config *cfg, const unsigned char *digest_key, struct jws_keycache *keys,
+    const char *proof, const char *method, const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p,
+    const char **reason)
 {
 	char ath[JWS_B64_SHA256];
 	const char *typ, *jti, *htm, *htu, *claim;
@@ -43,7 +44,7 @@ dpop_check(const struct config *cfg, const unsigned char *digest_key, const char
 		*reason = "DPoP proof typ is not dpop+jwt";
 		goto out;
 	}
-	if ((vd = jws_verify_embedded(j, p->jkt)) != JWS_OK) {
+	if ((vd = jws_verify_embedded(j, keys, p->jkt)) != JWS_OK) {
 		*reason = vd == JWS_NOKEY ? "DPoP proof carries no usable public key" : "DPoP proof signature does not verify";
 		goto out;
 	}

@@ -28,9 +28,11 @@ struct dpop_proof {
 
 /* Checks proof (the DPoP header; NULL: none) for a request of method with the access
  * token tok: 0 with p, or -1 with *reason (static). digest_key names the proof (32
- * bytes: the host's, or the shared key of hosts sharing a Redis store). */
-int dpop_check(const struct config *cfg, const unsigned char *digest_key, const char *proof, const char *method,
-    const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p, const char **reason);
+ * bytes: the host's, or the shared key of hosts sharing a Redis store); keys (the
+ * worker's, may be NULL) keeps the proof keys imported. */
+int dpop_check(const struct config *cfg, const unsigned char *digest_key, struct jws_keycache *keys,
+    const char *proof, const char *method, const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p,
+    const char **reason);
 /* Records the proof as seen, in the host's state (r) and, when rs is not NULL, in
  * Redis: 1 when neither had seen it, 0 when one had (a replay), -1 when the host's
  * state cannot be used and Redis does not answer (or there is none): nobody can tell. */

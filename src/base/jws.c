@@ -320,29 +320,37 @@ b64url_ok(const char *s)
 	return s != NULL && b64url_ok_n(s, strlen(s));
 }
 
-/* A public key of a JWK object: the cjose key and what it may verify, or NULL. A key
- * with private members is refused when public_only (a proof must carry a public key).
- * Every member cjose decodes must be strict base64url first: cjose's decoder aborts the
- * process on some malformed input (an '=' inside). */
-static cjose_jwk_t *
-key_import(json_t *k, int public_only, unsigned *bits)
+/* The members of a JWK object that make it unusable here (before cjose sees it): a
+ * private member when public_only (a proof must carry a public key), or a member cjose
+ * decodes that is not strict base64url (cjose's decoder aborts the process on some
+ * malformed input: an '=' inside). 1 when it may be imported. */
+static int
+key_members_ok(json_t *k, int public_only)
 {
 	static const char *const private_members[] = { "d", "p", "q", "dp", "dq", "qi", "oth", "k" };
 	static const char *const encoded[] = { "n", "e", "x", "y", "d", "p", "q", "dp", "dq", "qi", "k" };
-	cjose_jwk_t *jwk;
-	cjose_err err;
 	json_t *v;
 	size_t i;
 
 	if (!json_is_object(k))
-		return NULL;
+		return 0;
 	for (i = 0; public_only && i < sizeof(private_members) / sizeof(private_members[0]); i++)
 		if (json_object_get(k, private_members[i]))
-			return NULL;
+			return 0;
 	for (i = 0; i < sizeof(encoded) / sizeof(encoded[0]); i++)
 		if ((v = json_object_get(k, encoded[i])) != NULL && !b64url_ok(json_string_value(v)))
-			return NULL;
-	if ((jwk = cjose_jwk_import_json((cjose_header_t *)k, &err)) == NULL)
+			return 0;
+	return 1;
+}
+
+/* A public key of a JWK object: the cjose key and what it may verify, or NULL. */
+static cjose_jwk_t *
+key_import(json_t *k, int public_only, unsigned *bits)
+{
+	cjose_jwk_t *jwk;
+	cjose_err err;
+
+	if (!key_members_ok(k, public_only) || (jwk = cjose_jwk_import_json((cjose_header_t *)k, &err)) == NULL)
 		return NULL;
 	if ((*bits = key_algs(k, jwk)) == 0) {
 		cjose_jwk_release(jwk);
@@ -451,21 +459,69 @@ jws_verify(const struct jws *j, const struct jws_keys *ks)
 	return fitting ? JWS_BADSIG : JWS_NOKEY;
 }
 
+#define KEYCACHE_N	8
+
+struct jws_keycache {
+	struct {
+		char thumb[JWS_B64_SHA256];
+		cjose_jwk_t *jwk;	/* NULL: free */
+	} e[KEYCACHE_N];
+	unsigned next;		/* the one to give way next */
+};
+
+struct jws_keycache *
+jws_keycache_new(void)
+{
+	return calloc(1, sizeof(struct jws_keycache));
+}
+
+void
+jws_keycache_free(struct jws_keycache *kc)
+{
+	size_t i;
+
+	if (kc == NULL)
+		return;
+	for (i = 0; i < KEYCACHE_N; i++)
+		if (kc->e[i].jwk)
+			cjose_jwk_release(kc->e[i].jwk);
+	free(kc);
+}
+
 enum jws_verdict
-jws_verify_embedded(const struct jws *j, char thumb[JWS_B64_SHA256])
+jws_verify_embedded(const struct jws *j, struct jws_keycache *kc, char thumb[JWS_B64_SHA256])
 {
 	json_t *k = json_object_get(j->header, "jwk");
-	cjose_jwk_t *jwk;
-	unsigned bits = 0;
+	cjose_jwk_t *jwk = NULL;
+	unsigned bits = 0, slot;
+	size_t i;
 	int ok;
 
-	if ((jwk = key_import(k, 1, &bits)) == NULL || !(bits & j->alg) || jws_thumbprint(k, thumb) < 0) {
-		if (jwk)
-			cjose_jwk_release(jwk);
+	/* The thumbprint names the key (its required members); the other members are this
+	 * header's own and are checked as a new key's would be. */
+	if (!key_members_ok(k, 1) || jws_thumbprint(k, thumb) < 0)
 		return JWS_NOKEY;
+	for (i = 0; kc && i < KEYCACHE_N; i++)
+		if (kc->e[i].jwk && strcmp(kc->e[i].thumb, thumb) == 0) {
+			jwk = cjose_jwk_retain(kc->e[i].jwk, NULL);
+			bits = key_algs(k, jwk);
+			break;
+		}
+	if (jwk == NULL) {
+		if ((jwk = key_import(k, 1, &bits)) == NULL)
+			return JWS_NOKEY;
+		if (kc) {
+			slot = kc->next++ % KEYCACHE_N;
+			if (kc->e[slot].jwk)
+				cjose_jwk_release(kc->e[slot].jwk);
+			kc->e[slot].jwk = cjose_jwk_retain(jwk, NULL);
+			memcpy(kc->e[slot].thumb, thumb, JWS_B64_SHA256);
+		}
 	}
-	ok = verify_with(j, jwk);
+	ok = (bits & j->alg) && verify_with(j, jwk);
 	cjose_jwk_release(jwk);
+	if (!(bits & j->alg))
+		return JWS_NOKEY;
 	return ok ? JWS_OK : JWS_BADSIG;
 }
 

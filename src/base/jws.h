@@ -75,10 +75,17 @@ enum jws_verdict {
 /* Verifies j with the key of keys named by its kid; without a kid, with each key that
  * fits its alg. */
 enum jws_verdict jws_verify(const struct jws *j, const struct jws_keys *keys);
+/* Keys taken from headers, imported once (a DPoP client signs every proof with the same
+ * key): a few, by thumbprint, the oldest giving way. One per thread. */
+struct jws_keycache;
+struct jws_keycache *jws_keycache_new(void);
+void jws_keycache_free(struct jws_keycache *kc);
 /* Verifies j with the public key its header carries as "jwk" (RFC 9449 §4.2): JWS_OK
  * with that key's RFC 7638 thumbprint in thumb, JWS_NOKEY when there is no usable
- * public key (absent, private, symmetric, not fitting alg), or JWS_BADSIG. */
-enum jws_verdict jws_verify_embedded(const struct jws *j, char thumb[JWS_B64_SHA256]);
+ * public key (absent, private, symmetric, not fitting alg), or JWS_BADSIG. kc (may be
+ * NULL) keeps the keys imported: a key seen before is not imported again, and its
+ * header's members are checked every time as a new key's are. */
+enum jws_verdict jws_verify_embedded(const struct jws *j, struct jws_keycache *kc, char thumb[JWS_B64_SHA256]);
 /* RFC 7638 thumbprint (SHA-256, base64url) of a public JWK: 0, or -1 when it lacks a
  * required member. */
 int jws_thumbprint(json_t *jwk, char out[JWS_B64_SHA256]);

@@ -372,7 +372,8 @@ worker_init(struct worker *w, struct gateway *gw)
 	w->ups = upstream_pool_new();
 	w->pages = fragcache_new(GW_PAGE_CACHE_BYTES, GW_PAGE_CACHE_ENTRIES);
 	w->rs = rstore_new(&gw->redis_outage);
-	return w->ix && w->ups && w->pages && w->rs ? 0 : -1;
+	w->proof_keys = jws_keycache_new();
+	return w->ix && w->ups && w->pages && w->rs && w->proof_keys ? 0 : -1;
 }
 
 void
@@ -398,4 +399,6 @@ worker_free(struct worker *w)
 	w->rs = NULL;
 	catalog_view_free(&w->cat);
 	jwks_view_free(&w->jwks);
+	jws_keycache_free(w->proof_keys);
+	w->proof_keys = NULL;
 }

@@ -198,7 +198,7 @@ gate(struct worker *w, const struct config *cfg, struct request *req, struct cal
 	struct auth_env env = {
 		w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
 		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &w->jwks, w->sh->jwks, w->sh->replay,
-		worker_rstore(w, cfg),
+		worker_rstore(w, cfg), w->proof_keys,
 	};
 	int known = 0, rc;
 

@@ -12,6 +12,7 @@
 
 static struct config *cfg;
 static unsigned char key[32];
+static struct jws_keycache *keys;	/* a worker's: the second check of a proof takes its key from it */
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -22,6 +23,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\ndpop-window = 60\n");
 	memset(key, 7, sizeof(key));
+	keys = jws_keycache_new();
 	return 0;
 }
 
@@ -32,12 +34,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dpop_proof p, q;
 	const char *why = NULL;
 
-	if (dpop_check(cfg, key, s, "POST", TOKEN, strlen(TOKEN), NOW_MS, &p, &why) == 0) {
+	if (dpop_check(cfg, key, keys, s, "POST", TOKEN, strlen(TOKEN), NOW_MS, &p, &why) == 0) {
 		FUZZ_CHECK(strlen(p.jkt) == JWS_B64_SHA256 - 1);
 		FUZZ_CHECK(p.until_ms > NOW_MS && p.until_ms <= NOW_MS + 2 * 60 * 1000 + 1000);
-		FUZZ_CHECK(dpop_check(cfg, key, s, "POST", TOKEN, strlen(TOKEN), NOW_MS, &q, &why) == 0);
+		FUZZ_CHECK(dpop_check(cfg, key, keys, s, "POST", TOKEN, strlen(TOKEN), NOW_MS, &q, &why) == 0);
 		FUZZ_CHECK(memcmp(&p, &q, sizeof(p)) == 0);
-		FUZZ_CHECK(dpop_check(cfg, key, s, "GET", TOKEN, strlen(TOKEN), NOW_MS, &q, &why) < 0);
+		FUZZ_CHECK(dpop_check(cfg, key, keys, s, "GET", TOKEN, strlen(TOKEN), NOW_MS, &q, &why) < 0);
 	} else
 		FUZZ_CHECK(why != NULL && *why);
 	free(s);

@@ -60,7 +60,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(alg != NULL && jws_alg_parse(alg, &bit, &why) == 0);
 		FUZZ_CHECK(json_is_object(jws_payload(j)));
 		(void)jws_verify(j, keys);
-		if (jws_verify_embedded(j, thumb) != JWS_NOKEY)
+		if (jws_verify_embedded(j, NULL, thumb) != JWS_NOKEY)
 			FUZZ_CHECK(strlen(thumb) == JWS_B64_SHA256 - 1);
 		(void)jwt_check_header(cfg, j, &why);
 		if (jwt_check_claims(cfg, jws_payload(j), NOW, &c, &why) == 0) {

@@ -27,6 +27,7 @@
 
 static cjose_jwk_t *ec, *rsa;
 static unsigned char dkey[32];
+static struct jws_keycache *keycache;	/* a worker's: proofs of one key take it from there */
 
 /* A proof signed with k (alg), its header's jwk the public part of k (with extra
  * members when not NULL), typ, and the payload text. */
@@ -43,6 +44,10 @@ proof_of(cjose_jwk_t *k, const char *alg, const char *typ, const char *jwk_extra
 	json_object_set_new(h, "alg", json_string(alg));
 	if (typ)
 		json_object_set_new(h, "typ", json_string(typ));
+	if (jwk_extra && strcmp(jwk_extra, "use-enc") == 0)	/* the same key, for encryption */
+		json_object_set_new(jwk, "use", json_string("enc"));
+	if (jwk_extra && strcmp(jwk_extra, "alg-rs256") == 0)	/* the same key, said to be for RS256 */
+		json_object_set_new(jwk, "alg", json_string("RS256"));
 	if (!jwk_extra || strcmp(jwk_extra, "none") != 0)
 		json_object_set_new(h, "jwk", jwk);
 	else
@@ -84,7 +89,7 @@ check(const struct config *cfg, const char *proof, const char *method, struct dp
 {
 	const char *why = NULL;
 
-	return dpop_check(cfg, dkey, proof, method, TOKEN, strlen(TOKEN), (int64_t)NOW * 1000 + 500, p, &why) == 0 ?
+	return dpop_check(cfg, dkey, keycache, proof, method, TOKEN, strlen(TOKEN), (int64_t)NOW * 1000 + 500, p, &why) == 0 ?
 	    "ok" : why;
 }
 
@@ -120,6 +125,12 @@ test_proofs(void)
 		{ 0, "ES256", "dpop+jwt", "private", NULL, "POST", "DPoP proof carries no usable public key",
 		    "a jwk with its private key" },
 		{ 1, "RS256", "dpop+jwt", NULL, NULL, "POST", "JWS algorithm not accepted", "RS256, not in dpop-algs" },
+		/* The key is in the worker's cache by now: the header's own members still count. */
+		{ 0, "ES256", "dpop+jwt", "use-enc", NULL, "POST", "DPoP proof carries no usable public key",
+		    "a known key whose jwk says use enc" },
+		{ 0, "ES256", "dpop+jwt", "alg-rs256", NULL, "POST", "DPoP proof carries no usable public key",
+		    "a known key whose jwk says alg RS256" },
+		{ 0, "ES256", "dpop+jwt", NULL, NULL, "POST", "ok", "the known key again, as it is: accepted" },
 	};
 	struct config *cfg = fixture_config("[gateway]\nresource = " RES "\n[auth]\nissuer = https://idp.example.com\n"
 	    "dpop-algs = ES256 PS256\ndpop-window = 60\n");
@@ -266,7 +277,7 @@ test_auth(void)
 	env.tokens = token_cache_attach(cregion, csize);
 	env.digest_key = dkey;
 	env.replay = rregion;
-	if (cfg == NULL || dpop_check(cfg, dkey, t, "POST", TOKEN, strlen(TOKEN), now, &p, &why) < 0) {
+	if (cfg == NULL || dpop_check(cfg, dkey, NULL, t, "POST", TOKEN, strlen(TOKEN), now, &p, &why) < 0) {
 		ok(0, "the test's configuration and proof (%s)", why ? why : "");
 		goto out;
 	}
@@ -322,6 +333,7 @@ main(void)
 {
 	secret_init();
 	secret_random_bytes(dkey, sizeof(dkey));
+	keycache = jws_keycache_new();
 	srand(7);
 	ec = cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, NULL);
 	rsa = cjose_jwk_create_RSA_random(2048, NULL, 0, NULL);
@@ -334,6 +346,7 @@ main(void)
 	test_schemes();
 	test_auth();
 	test_claims();
+	jws_keycache_free(keycache);
 	cjose_jwk_release(ec);
 	cjose_jwk_release(rsa);
 	return done_testing();
