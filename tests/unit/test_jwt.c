@@ -121,11 +121,20 @@ test_algs(void)
 	unsigned bit = 0;
 	char names[128];
 
+	static const struct {
+		const char *name, *why;
+	} refused[] = {
+		{ "none", "unsigned" }, { "HS256", "HMAC" }, { "EdDSA", "not supported" }, { "RS1", "unknown" },
+	};
+	size_t i;
+	int rc;
+
 	ok(jws_alg_parse("PS256", &bit, &why) == 0 && bit == JWS_PS256, "PS256 is an algorithm");
-	ok(jws_alg_parse("none", &bit, &why) < 0 && strstr(why, "unsigned"), "none is never accepted: %s", why);
-	ok(jws_alg_parse("HS256", &bit, &why) < 0 && strstr(why, "HMAC"), "HS256 is never accepted: %s", why);
-	ok(jws_alg_parse("EdDSA", &bit, &why) < 0 && strstr(why, "not supported"), "EdDSA: not supported: %s", why);
-	ok(jws_alg_parse("RS1", &bit, &why) < 0 && strstr(why, "unknown"), "an unknown name: %s", why);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		why = NULL;
+		rc = jws_alg_parse(refused[i].name, &bit, &why);
+		ok(rc < 0 && why && strstr(why, refused[i].why), "%s refused: %s", refused[i].name, why ? why : "");
+	}
 	jws_alg_names(JWS_RS256 | JWS_ES256, names, sizeof(names));
 	is_str(names, "RS256 ES256", "names of an allow-list");
 }
@@ -327,6 +336,7 @@ test_claims(void)
 	const char *why;
 	json_t *j;
 	size_t i;
+	int rc;
 
 	if (cfg == NULL) {
 		ok(0, "configuration loads");
@@ -352,10 +362,11 @@ test_claims(void)
 		j = json_loads(claims_with(rows[i].extra), 0, NULL);
 		if (i == 5)	/* iat in the future beyond the skew */
 			json_object_set_new(j, "iat", json_integer(NOW + 120));
+		rc = jwt_check_claims(cfg, j, NOW, &c, &why);
 		if (rows[i].reason == NULL)
-			ok(jwt_check_claims(cfg, j, NOW, &c, &why) == 0, "row %zu accepted (%s)", i, why ? why : "");
+			ok(rc == 0, "row %zu accepted (%s)", i, why ? why : "");
 		else
-			ok(jwt_check_claims(cfg, j, NOW, &c, &why) < 0 && why && strcmp(why, rows[i].reason) == 0,
+			ok(rc < 0 && why && strcmp(why, rows[i].reason) == 0,
 			    "row %zu refused: %s (got %s)", i, rows[i].reason, why ? why : "accepted");
 		json_decref(j);
 	}
