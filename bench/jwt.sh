@@ -161,7 +161,7 @@ kindname() {
 }
 
 say "warm-up: minting a pool"
-pool 20000 "$ROOT/pool.w"
+pool 60000 "$ROOT/pool.w"
 POOLN_P=60000
 run O "$WARMUP" w
 run J "$WARMUP" w
