@@ -19,7 +19,7 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
 base      autoconf buf err clock log secret url netaddr sink str claims uritemplate
-parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc
+parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload
 clients   token_cache ratelimit rstore session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
 access    auth limiter federate
