@@ -328,9 +328,9 @@ out:
 static int
 catalog_save(json_t *doc, const char *path)
 {
-	json_t *out = json_object(), *st, *rec, *copy, *mine, *arr;
+	json_t *out = json_object(), *st, *copy, *mine, *arr;
 	const char *name, *up, *orig;
-	size_t i, alt;
+	size_t i, n, alt;
 	int k, rc;
 
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
@@ -340,13 +340,14 @@ catalog_save(json_t *doc, const char *path)
 		const struct catalog_kind_info *kd = &catalog_kinds[k];
 
 		/* (a record several upstreams offer is kept once: the first's, written for each) */
-		json_array_foreach(json_object_get(doc, kd->array), i, rec)
+		n = json_array_size(json_object_get(doc, kd->array));
+		for (i = 0; i < n; i++)
 			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++) {
-				if ((mine = json_object_get(out, up)) == NULL)
+				if ((mine = json_object_get(out, up)) == NULL ||
+				    (copy = catalog_record(doc, (enum catalog_kind)k, i)) == NULL)
 					continue;
 				if ((arr = json_object_get(mine, kd->array)) == NULL)
 					json_object_set_new(mine, kd->array, arr = json_array());
-				copy = json_copy(rec);
 				json_object_set_new(copy, kd->key, json_string(orig));
 				json_array_append_new(arr, copy);
 			}
