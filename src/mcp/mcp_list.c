@@ -77,7 +77,7 @@ visible(struct exchange *x, json_t *doc, enum catalog_kind kind)
 		unsigned char profile[16];
 	} key;
 	const char *cached;
-	size_t i, n = json_array_size(json_object_get(doc, catalog_kinds[kind].array)), len;
+	size_t i, n = catalog_count(doc, kind), len;
 	uint64_t epoch = x->env->view->serial;
 
 	if (x->pc.off || x->vis_kind == (int)kind)
@@ -174,7 +174,7 @@ mcp_list(struct element *el, json_t *params, struct gw_error *err)
 	    mcp_cursor_open(x->env->session_key, array, who, json_string_value(cur), &off) < 0))
 		return gw_error_set(err, GW_EPARAMS, "Invalid cursor"), NULL;
 	doc = mcp_catalog(x);
-	n = json_array_size(json_object_get(doc, array));
+	n = catalog_count(doc, kind);
 	if (visible(x, doc, kind) < 0)	/* what this caller may see */
 		return gw_error_set(err, GW_EINTERNAL, "out of memory"), NULL;
 	if ((vis = x->vis) != NULL)

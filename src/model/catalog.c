@@ -380,10 +380,95 @@ catalog_record(json_t *doc, enum catalog_kind kind, size_t ix)
 	return json_loadb(w.text + w.at, w.n, 0, NULL);
 }
 
+/* The records in text (len bytes): 1 + its newlines, none when empty. */
+static size_t
+count_records(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t n = len > 0;
+
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/* The empty catalog's index members, into doc (and no records). */
+static void
+set_empty(json_t *doc)
+{
+	json_t *records = json_object();
+	int k;
+
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		json_object_set_new(doc, catalog_kinds[k].array, json_array());
+		json_object_set_new(doc, catalog_kinds[k].routes, json_array());
+		json_object_set_new(records, catalog_kinds[k].array, json_string(""));
+	}
+	json_object_set_new(doc, "upstreams", json_object());
+	json_object_set_new(doc, "records", records);
+}
+
+/* doc with its index parsed: an unpacked document keeps its index as text until
+ * something reads it (this, on the thread using the document: see catalog.h), and a
+ * list page of a gateway without a policy never does. An index that does not parse, or
+ * does not match the record texts, leaves the document empty (logged). */
+static json_t *
+idx(json_t *doc)
+{
+	json_t *text = json_object_get(doc, "index"), *index;
+	const char *rec;
+	size_t len;
+	int k;
+
+	if (text == NULL)
+		return doc;
+	index = json_loadb(json_string_value(text), json_string_length(text), 0, NULL);
+	for (k = 0; json_is_object(index) && k < CATALOG_NKINDS; k++)
+		if (kind_text(doc, (enum catalog_kind)k, &rec, &len) < 0 ||
+		    count_records(rec, len) != json_array_size(json_object_get(index, catalog_kinds[k].array))) {
+			json_decref(index);
+			index = NULL;
+		}
+	json_object_del(doc, "index");
+	if (!json_is_object(index) || json_object_update(doc, index) < 0) {
+		log_err(NULL, "catalog: the state file's copy does not read back; taken as empty");
+		set_empty(doc);
+	}
+	json_decref(index);
+	return doc;
+}
+
+size_t
+catalog_count(json_t *doc, enum catalog_kind kind)
+{
+	const char *text;
+	size_t len;
+
+	if (json_object_get(doc, "index") == NULL)
+		return json_array_size(json_object_get(doc, catalog_kinds[kind].array));
+	return kind_text(doc, kind, &text, &len) == 0 ? count_records(text, len) : 0;
+}
+
+const char *
+catalog_key(json_t *doc, enum catalog_kind kind, size_t ix)
+{
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+
+	return json_string_value(json_object_get(json_array_get(json_object_get(idx(doc), k->array), ix), k->key));
+}
+
+json_t *
+catalog_upstreams(json_t *doc)
+{
+	return json_object_get(idx(doc), "upstreams");
+}
+
 int
 catalog_pack(json_t *doc, struct buf *out, uint32_t lens[CATALOG_PARTS])
 {
-	json_t *index = json_copy(doc);	/* shallow: "records" is only left out */
+	json_t *index = json_copy(idx(doc));	/* shallow: "records" is only left out */
 	const char *text;
 	size_t len, before;
 	char *s = NULL;
@@ -408,34 +493,18 @@ out:
 	return rc;
 }
 
-/* The records in text (len bytes): 1 + its newlines, none when empty. */
-static size_t
-count_records(const char *text, size_t len)
-{
-	const char *p = text, *end = text + len;
-	size_t n = len > 0;
-
-	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		n++;
-		p++;
-	}
-	return n;
-}
-
 json_t *
 catalog_unpack(const char *data, const uint32_t lens[CATALOG_PARTS])
 {
-	json_t *doc = json_loadb(data, lens[0], 0, NULL), *records = json_object();
+	json_t *doc = json_object(), *records = json_object();
 	size_t off = lens[0];
 	int k;
 
-	if (!json_is_object(doc) || records == NULL)
+	if (doc == NULL || records == NULL ||
+	    json_object_set_new(doc, "index", json_stringn_nocheck(data, lens[0])) < 0)
 		goto bad;
 	for (k = 0; k < CATALOG_NKINDS; k++) {
-		if (count_records(data + off, lens[1 + k]) !=
-		    json_array_size(json_object_get(doc, catalog_kinds[k].array)) ||
-		    json_object_set_new(records, catalog_kinds[k].array,
-		    json_stringn_nocheck(data + off, lens[1 + k])) < 0)
+		if (json_object_set_new(records, catalog_kinds[k].array, json_stringn_nocheck(data + off, lens[1 + k])) < 0)
 			goto bad;
 		off += lens[1 + k];
 	}
@@ -454,7 +523,7 @@ long
 catalog_find_in(json_t *doc, enum catalog_kind kind, const char *key)
 {
 	const struct catalog_kind_info *k = &catalog_kinds[kind];
-	json_t *items = json_object_get(doc, k->array);
+	json_t *items = json_object_get(idx(doc), k->array);
 	size_t lo = 0, hi = json_array_size(items), mid;
 	const char *at;
 	int c;
@@ -482,7 +551,7 @@ catalog_find(json_t *doc, const char *name)
 int
 catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, const char **upstream, const char **orig)
 {
-	json_t *r = ix >= 0 ? json_array_get(json_object_get(doc, catalog_kinds[kind].routes), (size_t)ix) : NULL;
+	json_t *r = ix >= 0 ? json_array_get(json_object_get(idx(doc), catalog_kinds[kind].routes), (size_t)ix) : NULL;
 
 	*upstream = json_string_value(json_array_get(r, 2 * alt));
 	*orig = json_string_value(json_array_get(r, 2 * alt + 1));
@@ -499,7 +568,7 @@ void
 catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
     const char **upstream, const char **orig)
 {
-	json_t *rec = json_array_get(json_object_get(doc, catalog_kinds[CATALOG_TOOLS].array), ix);
+	json_t *rec = json_array_get(json_object_get(idx(doc), catalog_kinds[CATALOG_TOOLS].array), ix);
 	const char *up = NULL, *o = NULL;
 
 	memset(t, 0, sizeof(*t));
@@ -526,7 +595,7 @@ catalog_degraded(json_t *doc)
 	const char *name;
 	json_t *st;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (!json_is_true(json_object_get(st, "ok")))
 			return 1;
 	return 0;
@@ -658,23 +727,12 @@ view_set(struct catalog_view *v, json_t *doc, uint64_t generation)
 static void
 view_refresh(struct catalog_view *v, json_t *doc, uint64_t generation)
 {
-	if (v->doc != NULL && doc != NULL && json_equal(v->doc, doc)) {
+	if (v->doc != NULL && doc != NULL && json_equal(idx(v->doc), idx(doc))) {
 		json_decref(doc);
 		v->generation = generation;
 	} else {
 		view_set(v, doc, generation);
 	}
-}
-
-/* Parses a copy of the stored catalog (taken under the lock) into v. Frees copy. */
-static void
-view_parse(struct catalog_view *v, char *copy, const uint32_t lens[CATALOG_PARTS], uint64_t gen)
-{
-	json_t *doc = catalog_unpack(copy, lens);
-
-	free(copy);
-	if (doc)
-		view_set(v, doc, gen);
 }
 
 /* The length of the stored parts lens (read from shared memory: checked before use),
@@ -712,6 +770,10 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 		 * worker parses it again. */
 		if (c->fresh_until_ms == 0 || memcmp(c->lens, lens, sizeof(lens)) != 0 ||
 		    memcmp(c->key, key, 16) != 0 || memcmp(c->data, b.data, b.len) != 0) {
+			/* Unusable while it changes: a process that dies in the middle (the
+			 * robust lock lets the next one in) leaves it to be fetched again,
+			 * never texts that do not match their lengths. */
+			c->fresh_until_ms = 0;
 			memcpy(c->data, b.data, b.len);
 			memcpy(c->lens, lens, sizeof(lens));
 			memcpy(c->key, key, 16);
@@ -742,7 +804,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	struct catalog_region *c = region;
 	unsigned char key[16];
 	uint32_t lens[CATALOG_PARTS];
-	char *copy = NULL;
+	json_t *doc = NULL;
 	size_t len = 0;
 	uint64_t gen = 0;
 	int ours, fresh, usable;
@@ -757,8 +819,9 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 		}
 		return json_incref(v->doc);
 	}
-	/* Decide and copy under one hold of the lock; parse after letting it go. A region
-	 * that cannot be used now (see store) gives this worker its own for a moment. */
+	/* Decide and copy under one hold of the lock (catalog_unpack copies, it does not
+	 * parse). A region that cannot be used now (see store) gives this worker its own
+	 * for a moment. */
 	if (region_lock(c) < 0) {
 		if (v->doc == NULL)
 			view_set(v, fetch_all(pool, cfg, now_ms), 0);
@@ -772,13 +835,11 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	ours = !fresh && c->claim_until_ms <= now_ms;
 	if (ours)
 		c->claim_until_ms = now_ms + longest_timeout(cfg) + 1000;
-	if (usable && v->generation != c->generation && (copy = malloc(len ? len : 1)) != NULL) {
-		memcpy(copy, c->data, len);
+	if (usable && v->generation != c->generation && (doc = catalog_unpack(c->data, lens)) != NULL)
 		gen = c->generation;
-	}
 	state_unlock(&c->lock);
-	if (copy)
-		view_parse(v, copy, lens, gen);
+	if (doc)
+		view_set(v, doc, gen);
 	if (v->doc && (fresh || (!ours && usable)))
 		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */

@@ -10,7 +10,11 @@
  * index record, parsed, holding only what decisions read, and the whole record as
  * compact JSON text, never parsed again: a list page is cut from those texts
  * (catalog_page_text). A reader of the state file (a CGI run, a worker after a new
- * generation) parses the index alone. */
+ * generation) parses the index alone, and only when something reads it: a document
+ * catalog_unpack made keeps its index as text until then, and a list page of a gateway
+ * without a policy needs only the count and the texts. So a document is read through
+ * the functions below (never its members directly), by one thread at a time (a
+ * worker's view and its requests): the first that needs the index parses it in place. */
 #ifndef GW_CATALOG_H
 #define GW_CATALOG_H
 
@@ -85,6 +89,14 @@ json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struc
  * or just the array of its tools, or NULL with reasons[i] when it failed. Pure. */
 json_t *catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons);
 
+/* How many records of kind doc holds (the index is not parsed for it). */
+size_t catalog_count(json_t *doc, enum catalog_kind kind);
+/* The key (exposed name, URI, URI template) of record ix of kind, borrowed; NULL past
+ * the last. */
+const char *catalog_key(json_t *doc, enum catalog_kind kind, size_t ix);
+/* The document's "upstreams" (borrowed). */
+json_t *catalog_upstreams(json_t *doc);
+
 /* Appends to out, as one JSON array, the whole records of kind whose indexes are
  * ix[from] to ix[to - 1] (ascending; ix NULL: the indexes from to to - 1): a list page,
  * as the upstreams wrote its records. 0, or -1 when there is no such record or out is
@@ -99,10 +111,11 @@ json_t *catalog_record(json_t *doc, enum catalog_kind kind, size_t ix);
  * (out of memory, or over out's ceiling). */
 #define CATALOG_PARTS	(1 + CATALOG_NKINDS)
 int catalog_pack(json_t *doc, struct buf *out, uint32_t lens[CATALOG_PARTS]);
-/* The document again from what catalog_pack wrote (data: the parts, lens long), or
- * NULL when it is not one: the index must parse, and each kind have a record text for
- * each index record, and no more. The texts themselves are not parsed: what the state
- * file (the service user's own, 0600) holds goes out as it was written. */
+/* The document again from what catalog_pack wrote (data: the parts, lens long): a new
+ * reference, or NULL without memory. Its index is parsed when first read; one that does
+ * not parse, or lacks a record text for an index record or has one more, reads as the
+ * empty catalog (logged). The record texts are not parsed: what the state file (the
+ * service user's own, 0600) holds goes out as it was written. */
 json_t *catalog_unpack(const char *data, const uint32_t lens[CATALOG_PARTS]);
 
 /* The index of the exposed tool name in doc's sorted tools, or -1. */

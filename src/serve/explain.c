@@ -333,14 +333,14 @@ catalog_save(json_t *doc, const char *path)
 	size_t i, n, alt;
 	int k, rc;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (json_is_true(json_object_get(st, "ok")))
 			json_object_set_new(out, name, json_pack("{s:O}", "caps", json_object_get(st, "caps")));
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		const struct catalog_kind_info *kd = &catalog_kinds[k];
 
 		/* (a record several upstreams offer is kept once: the first's, written for each) */
-		n = json_array_size(json_object_get(doc, kd->array));
+		n = catalog_count(doc, (enum catalog_kind)k);
 		for (i = 0; i < n; i++)
 			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++) {
 				if ((mine = json_object_get(out, up)) == NULL ||
@@ -408,7 +408,7 @@ answer(struct explain *x, json_t *doc)
 	const char *up, *orig;
 	json_t *visible = json_array(), *hidden = json_array(), *upstreams = json_array(), *one = NULL, *limits = NULL;
 	json_t *out = NULL;
-	size_t i, n = json_array_size(json_object_get(doc, "tools"));
+	size_t i, n = catalog_count(doc, CATALOG_TOOLS);
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
 	int rc = EXPLAIN_OK;
@@ -549,7 +549,7 @@ explain_main(int argc, char **argv, const char *config_path)
 		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
 	if (catalog_out && catalog_save(doc, catalog_out) < 0)
 		goto out;
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (!json_is_true(json_object_get(st, "ok")))
 			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
 			    json_string_value(json_object_get(st, "reason")));

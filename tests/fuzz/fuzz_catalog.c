@@ -8,7 +8,8 @@
  * has a string description and an object inputSchema; a page of all the records is a
  * JSON array of them; every upstream has a status; the capabilities and offers derived
  * from the document can be computed; and the document packed as the state file keeps
- * it unpacks to the same. */
+ * it unpacks to one that counts its records alike before its index is read, and is the
+ * same once it is. */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -107,6 +108,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_init(&b, 64u << 20);
 	FUZZ_CHECK(catalog_pack(doc, &b, lens) == 0);
 	FUZZ_CHECK((back = catalog_unpack(b.data, lens)) != NULL);
+	for (k = 0; k < CATALOG_NKINDS; k++)	/* counted from the texts, before the index is read */
+		FUZZ_CHECK(catalog_count(back, (enum catalog_kind)k) == catalog_count(doc, (enum catalog_kind)k));
+	FUZZ_CHECK(catalog_upstreams(back) != NULL);	/* the index read */
 	FUZZ_CHECK(json_equal(back, doc));
 	for (k = 0; k < CATALOG_NKINDS; k++)
 		check_kind(back, (enum catalog_kind)k);
