@@ -131,9 +131,12 @@ cached_page(struct element *el, json_t *doc, size_t off, size_t to, size_t size,
 	if ((el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len)) != NULL)
 		return 1;
 	buf_init(&text, RESPONSE_BODY_MAX);
-	if (catalog_page_text(doc, (enum catalog_kind)el->mm->kind, vis, off, to, &text) == 0 &&
-	    fragcache_put(pages, epoch, &key, sizeof(key), text.data, text.len) == 0)
-		el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len);
+	if (catalog_page_text(doc, (enum catalog_kind)el->mm->kind, vis, off, to, &text) == 0) {
+		/* the cache takes the text (not a copy) */
+		if (fragcache_take(pages, epoch, &key, sizeof(key), text.data, text.len) == 0)
+			el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len);
+		buf_init(&text, RESPONSE_BODY_MAX);
+	}
 	buf_free(&text);
 	return el->splice != NULL;
 }
@@ -215,7 +218,7 @@ mcp_answer_spliced(const struct element *el, json_t *out)
 	    buf_append(&b, head, (size_t)(at - head) + strlen(needle) - 4) < 0 ||
 	    buf_append(&b, el->splice, el->splice_len) < 0 ||
 	    buf_append(&b, at + strlen(needle), strlen(at + strlen(needle))) < 0 ||
-	    response_set_body(resp, 200, "application/json", b.data, b.len) < 0)
+	    response_take_body(resp, 200, "application/json", &b) < 0)
 		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
 	buf_free(&b);
 	free(head);
