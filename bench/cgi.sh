@@ -212,9 +212,10 @@ declare -A FPIDS=()
 # with the tools, or with tokens PREFIX-1 ... PREFIX-N (unknown to the IdP: each one
 # introspected) a 401
 fcgi_req() {
-	local k=$1 n=$2 tok=${3:-} i out=$ROOT/fcgi.$1.out
+	local k=$1 n=$2 tok=${3:-} i t out=$ROOT/fcgi.$1.out
 	for i in $(seq 1 "$n"); do
-		TOK=${tok:+$tok-$i} TOK=${TOK:-$TOKEN} cgi_env "$k" cgi-fcgi -bind -connect "$ROOT/fcgi-$k/mcpgate.sock" <"$ROOT/body" >"$out" 2>/dev/null
+		t=${tok:+$tok-$i}
+		TOK=${t:-$TOKEN} cgi_env "$k" cgi-fcgi -bind -connect "$ROOT/fcgi-$k/mcpgate.sock" <"$ROOT/body" >"$out" 2>/dev/null
 		if [ -n "$tok" ]; then
 			head -n 1 "$out" | grep -q '^Status: 401' || die "check failed: $k (FastCGI): an unknown token: $(head -n 1 "$out")"
 		else
