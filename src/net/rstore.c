@@ -88,15 +88,16 @@ rstore_round_trips(const struct rstore *rs)
 static int
 failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t now_ms)
 {
-	char why[160];
+	char why[160], where[160];
 
 	snprintf(why, sizeof(why), "%s", why_in);	/* it may be the context's, freed next */
 	disconnect(rs);
 	rs->retry_at_ms = now_ms + RSTORE_RETRY_MS;
+	url_redis_where(&cfg->redis, where, sizeof(where));
 	if (rs->outage && __atomic_exchange_n(rs->outage, 1, __ATOMIC_ACQ_REL) == 0)
-		log_err(NULL, "redis at %s port %d cannot be used: %s; until it answers, rate limits %s "
+		log_err(NULL, "redis at %s cannot be used: %s; until it answers, rate limits %s "
 		    "and sessions ended elsewhere are not seen here (tried again every %d ms)",
-		    cfg->redis.host, cfg->redis.port, why,
+		    where, why,
 		    cfg->redis_fail == REDIS_FAIL_OPEN ? "are not applied (redis-fail = open)" : "refuse requests (503)",
 		    RSTORE_RETRY_MS);
 	return -1;
@@ -140,7 +141,10 @@ connect_to(struct rstore *rs, const struct config *cfg, int64_t now_ms)
 	/* In an outage, nothing for a while, unless another worker found Redis back. */
 	if (now_ms < rs->retry_at_ms && (rs->outage == NULL || __atomic_load_n(rs->outage, __ATOMIC_ACQUIRE)))
 		return -1;
-	rs->c = redisConnectWithTimeout(cfg->redis.host, cfg->redis.port, tv);
+	if (cfg->redis.path)
+		rs->c = redisConnectUnixWithTimeout(cfg->redis.path, tv);
+	else
+		rs->c = redisConnectWithTimeout(cfg->redis.host, cfg->redis.port, tv);
 	if (rs->c == NULL || rs->c->err || redisSetTimeout(rs->c, tv) != REDIS_OK)
 		return failed(rs, cfg, rs->c ? why_of(rs, NULL) : "out of memory", now_ms);
 	if (cfg->redis.password) {

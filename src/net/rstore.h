@@ -1,5 +1,6 @@
 /* rstore — the scale-out store: what hosts share through one Redis ([limits] store =
- * redis://…), spoken with hiredis. Only this file includes <hiredis/hiredis.h>.
+ * redis://… over TCP, or unix://… over a unix socket when Redis runs on the same host),
+ * spoken with hiredis. Only this file includes <hiredis/hiredis.h>.
  *
  * Records (keys named mcpgate:<kind>:<32 hex digits> of a keyed digest the caller
  * makes with the configuration's shared key: never a token, an address or a session id):
