@@ -56,6 +56,8 @@
 #   BENCH_PERF=0        1: L, R, U and O once more after the measured runs, with perf
 #                       recording the stack's mcpgate processes, and redis-server for R
 #                       and U (top symbols: out/limits/perf.*.txt)
+#   BENCH_PERF_CALLS=   with BENCH_PERF=1: dwarf (or fp) records call graphs too, and
+#                       where the top symbols are called from: out/limits/perf.*.calls.txt
 #   BENCH_SESSION=1     ping carries the Mcp-Session-Id and MCP-Protocol-Version of an
 #                       initialize with that stack, as a client does (0: no session)
 #   BENCH_SRC=worktree  build from the working tree (default), or HEAD (git archive)
