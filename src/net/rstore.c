@@ -97,7 +97,7 @@ rstore_round_trips(const struct rstore *rs)
 static int
 failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t now_ms)
 {
-	char why[160], where[160];
+	char why[160], where[320];
 
 	snprintf(why, sizeof(why), "%s", why_in);	/* it may be the context's, freed next */
 	disconnect(rs);

@@ -204,7 +204,7 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 {
 	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
-	char path[4096], where[160];
+	char path[4096], where[320];
 	size_t size, want;
 	int len;
 
