@@ -28,7 +28,7 @@ T=$MG_DIR
 . "$top/tests/lib/wait.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 ART=${WWW_ARTIFACTS:-$top/_build/logs/www-console}
-rm -rf "$ART" && mkdir -p "$ART" || bail "the artifacts directory $ART"
+{ rm -rf "$ART" && mkdir -p "$ART"; } || bail "the artifacts directory $ART"
 
 # --- the upstream, the authorization server, the gateway ------------------------------
 node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$T/fx.ready" --name fx > /dev/null 2> "$T/fx.log" &

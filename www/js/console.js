@@ -6,6 +6,7 @@ import { accessToken, completeSignIn, discover, grantedScope, signIn, signOut } 
 import { McpClient } from './mcp.js';
 import { renderReference } from './reference.js';
 import { schemaForm } from './schema-form.js';
+import { el } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 const endpoint = new URL(document.querySelector('meta[name="mcpgate-endpoint"]')?.content || '/mcp', location.href).href;
@@ -16,17 +17,6 @@ let client = null;
 let tools = [];
 let current = null; // { name, form }
 let signedOut = false;
-
-function el(tag, attrs = {}, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null) continue;
-    if (k === 'text') e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  e.append(...kids);
-  return e;
-}
 
 // The exchange: HTTP lines, JSON-RPC messages out and in (never a header, so never a token).
 function log(entry) {

@@ -3,19 +3,9 @@
 // the document is ever inserted as HTML: text and Markdown become DOM nodes.
 
 import { markdown } from './md.js';
+import { el } from './dom.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
-function el(tag, attrs = {}, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null) continue;
-    if (k === 'text') e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  e.append(...kids.filter((k) => k !== null && k !== undefined));
-  return e;
-}
 
 const refName = (ref) => ref.split('/').pop();
 

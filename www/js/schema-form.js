@@ -3,16 +3,7 @@
 // schema that names no properties. read() gives the arguments object or throws with the
 // field at fault; fill(args) puts arguments back.
 
-function el(tag, attrs = {}, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'text') e.textContent = v;
-    else e.setAttribute(k, v === true ? '' : v);
-  }
-  e.append(...kids);
-  return e;
-}
+import { el } from './dom.js';
 
 // A local $ref (#/$defs/x, #/definitions/x) resolved against the schema's root; one level.
 function resolve(root, s) {

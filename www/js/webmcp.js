@@ -5,6 +5,7 @@
 
 import { accessToken, completeSignIn, discover, grantedScope, signIn } from './oauth.js';
 import { McpClient } from './mcp.js';
+import { el } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 const endpoint = new URL(document.querySelector('meta[name="mcpgate-endpoint"]')?.content || '/mcp', location.href).href;
@@ -87,13 +88,8 @@ async function main() {
     register(tools.map((t) => asWebMcp(client, t)));
     $('who').textContent = `Signed in. Scopes granted: ${grantedScope() || '(none)'}`;
     $('webmcp-status').textContent = `Registered ${tools.length} of your tools with this browser's WebMCP, and get_mcp_gateway_endpoint.`;
-    $('tools').replaceChildren(...tools.map((t) => {
-      const li = document.createElement('li');
-      li.dataset.testid = `tool-${t.name}`;
-      li.append(Object.assign(document.createElement('code'), { textContent: t.name }), ' ',
-        Object.assign(document.createElement('small'), { textContent: t.description || '' }));
-      return li;
-    }));
+    $('tools').replaceChildren(...tools.map((t) => el('li', { 'data-testid': `tool-${t.name}` },
+      el('code', { text: t.name }), ' ', el('small', { text: t.description || '' }))));
   } catch (e) {
     showError(e.message);
   }
