@@ -6,7 +6,7 @@
 #
 # Two users of tenant acme see different tools: alice (group engineering) the eng group's,
 # bob (group sales) the sales group's; fx_echo is in group admin, which wants mcp:admin,
-# so alice steps up for it. What each identity must see is the policy's word: `mcpgate
+# so alice steps up for it; dave (no tenant) is refused. What each identity must see is the policy's word: `mcpgate
 # explain` on the same configuration. The browser steps are in lib/console-browser.mjs;
 # this script starts and stops everything, relays its TAP, and afterwards checks the
 # audit log and that no token or code reached a log. Screenshots of every state go to
@@ -91,7 +91,7 @@ run_bounded 300 "$T/sdk.tap" "$T/sdk.err" node "$here/lib/console-browser.mjs" \
 	--alice "$ALICE" --alice-admin "$ALICE_ADMIN" --bob "$BOB"
 rc=$?
 cp "$T/sdk.err" "$ART/browser.err" 2>/dev/null
-sdk_afterwards console-browser.mjs "$rc" 35 "$pids_before"
+sdk_afterwards console-browser.mjs "$rc" 38 "$pids_before"
 a=$(grep '"audit":"tools/call"' "$T/gw.log" | grep '"tool":"fx_echo"')
 jcheck "the audit log has both decisions on fx_echo: refused (insufficient_scope), then allowed" \
 	"$(jq -sc 'map({allowed, reason})' <<<"$a" 2>/dev/null)" \

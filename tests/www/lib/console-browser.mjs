@@ -16,6 +16,7 @@
 //      refused fx_slow plainly (group_forbidden, no step-up offered).
 //   3. webmcp.html says plainly that the browser lacks WebMCP; with a stand-in for
 //      navigator.modelContext it registers bob's tools, and one of them calls through.
+//   4. bob signs out; dave (no tenant) signs in at the login page and is refused plainly.
 //   Throughout: no request leaves loopback; no token in localStorage, sessionStorage, a
 //   cookie, the address or the page; a screenshot of each state in --artifacts.
 //
@@ -380,6 +381,20 @@ async function bob() {
     'a registered tool\'s execute() calls it through the gateway', called);
   await shot(wm, 'webmcp-registered');
   await noTokenKept(wm, 'bob on webmcp.html');
+
+  // --- signed out, another user: dave has no tenant, so /mcp refuses him -------------------
+  await page.bringToFront();
+  await page.click('#signout');
+  ok(await page.locator('#workspace').isHidden() && (await page.textContent('#who')) === 'Not signed in.',
+    'Sign out forgets the token: no tools shown');
+  await page.getByTestId('signin').click();
+  const dave = await throughIdp(page, 'dave', `${OTHER}/docs/`, 'dave');
+  ok(dave[0] === 'login', 'signing in after a sign-out asks who signs in (prompt=login)', dave);
+  await page.waitForSelector('[data-testid="error"]:not([hidden])', { timeout: T });
+  const refusedDave = await page.textContent('[data-testid="error"]');
+  ok(/^403 tenant_forbidden/.test(refusedDave) && !(await page.getByTestId('stepup').count()),
+    'dave (no tenant): the 403 tenant_forbidden of initialize is shown plainly', refusedDave);
+  await shot(page, 'dave-refused');
 }
 
 try {
