@@ -615,16 +615,21 @@ proc_mem() {
 
 # perf_kind KIND PIDS SORT: one more run of KIND (the script's kind_run; not reported)
 # with perf recording PIDS (blank-separated), its top symbols by SORT in
-# $OUT/perf.KIND.txt.
+# $OUT/perf.KIND.txt. BENCH_PERF_CALLS=dwarf (or fp): with call graphs, and where each
+# of the top symbols is called from in $OUT/perf.KIND.calls.txt (dwarf unwinds the
+# programs built without frame pointers: mcpgate, and redis-server's own frames as far
+# as its symbols go; fp is enough for the kernel's).
 perf_kind() {
-	local k=$1 pids=$2 sort=$3 perf_pid
-	perf record -q -F 1999 -o "$OUT/perf.$k.data" -p "$(tr -s ' ' ',' <<<"$pids" | sed 's/^,//; s/,$//')" \
-		-- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
+	local k=$1 pids=$2 sort=$3 perf_pid calls=${BENCH_PERF_CALLS:-}
+	perf record -q -F 1999 ${calls:+--call-graph "$calls"} -o "$OUT/perf.$k.data" \
+		-p "$(tr -s ' ' ',' <<<"$pids" | sed 's/^,//; s/,$//')" -- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
 	perf_pid=$!
 	sleep 0.3
 	kind_run "$k" "$DURATION" "$OUT/wrk.perf.$k.out"
 	wait "$perf_pid"
 	say "  perf $k $(kv rps) req/s under perf: $OUT/perf.$k.txt"
-	perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" --stdio 2>/dev/null | grep -v '^#' | grep . |
+	perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" -g none --stdio 2>/dev/null | grep -v '^#' | grep . |
 		head -n 40 >"$OUT/perf.$k.txt"
+	[ -z "$calls" ] || perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" --percent-limit 1 \
+		-g caller,1,callee,function,percent --stdio 2>/dev/null | grep -v '^#' | grep . >"$OUT/perf.$k.calls.txt"
 }

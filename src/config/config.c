@@ -511,7 +511,7 @@ parse_store(struct loader *ld, struct config *cfg)
 		if (cfg->shared_cache) {
 			w = cfg_where(&cfg->auth, K_AUTH, "shared-cache");
 			lerr(ld, w->file, w->line, "shared-cache: needs a store several hosts share "
-			    "([limits] store = redis://…)");
+			    "([limits] store = redis://… or unix://…)");
 			return -1;
 		}
 		return 0;
@@ -520,6 +520,7 @@ parse_store(struct loader *ld, struct config *cfg)
 		lerr(ld, w->file, w->line, "store: %s", why);
 		return -1;
 	}
+	cfg->redis_on = 1;
 	if (!cfg->has_session_key) {
 		lerr(ld, w->file, w->line, "store: a Redis store needs [gateway] session-key-file: "
 		    "the hosts sharing it share sessions, limits and their keys through that key");

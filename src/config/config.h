@@ -159,8 +159,10 @@ struct config {
 	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
 	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
 	int group_limits;	/* some [group] sets limit-tool: made at load */
-	/* store = redis://…, parsed at load; redis.host == NULL: the state file. */
+	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
+	 * the state file. */
 	struct url_redis redis;
+	int redis_on;		/* the store is a Redis (redis.host or redis.path): made at load */
 	/* With Redis: what keys every shared record (a digest of the token, the rate-limit
 	 * keys, the tombstones), derived from session-key-file and resource, so that hosts
 	 * that share both share them. */

@@ -204,7 +204,7 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 {
 	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
-	char path[4096];
+	char path[4096], where[320];
 	size_t size, want;
 	int len;
 
@@ -215,12 +215,14 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 		return;
 	}
 	len = snprintf(out, n, "state: %s%s\n", path, cfg->state ? "" : " (the default)");
-	if (cfg->redis.host && len > 0 && (size_t)len < n)	/* never its credentials */
-		len += snprintf(out + len, n - (size_t)len, "shared store: Redis at %s port %d, database %d%s "
-		    "(rate limits and ended sessions%s; redis-fail = %s)\n", cfg->redis.host, cfg->redis.port,
+	if (cfg->redis_on && len > 0 && (size_t)len < n) {	/* never its credentials */
+		url_redis_where(&cfg->redis, where, sizeof(where));
+		len += snprintf(out + len, n - (size_t)len, "shared store: Redis at %s, database %d%s "
+		    "(rate limits and ended sessions%s; redis-fail = %s)\n", where,
 		    cfg->redis.db, cfg->redis.password ? ", with AUTH" : "",
 		    cfg->shared_cache ? ", accepted tokens" : "",
 		    cfg->redis_fail == REDIS_FAIL_OPEN ? "open" : "closed");
+	}
 	layout_of(cfg, &lay);
 	want = lay.region[GW_REGION_CACHE].size;
 	if (len > 0 && (size_t)len < n && state_peek(path, &lay, GW_REGION_CACHE, &size) == 0 && size != want)
@@ -346,7 +348,7 @@ gateway_session_key(const struct shared *sh, const struct config *cfg)
 const unsigned char *
 gateway_digest_key(const struct shared *sh, const struct config *cfg)
 {
-	if (cfg->redis.host)
+	if (cfg->redis_on)
 		return cfg->shared_key;
 	return sh ? state_digest_key(sh->state) : NULL;
 }
@@ -354,7 +356,7 @@ gateway_digest_key(const struct shared *sh, const struct config *cfg)
 struct rstore *
 worker_rstore(const struct worker *w, const struct config *cfg)
 {
-	return cfg->redis.host ? w->rs : NULL;
+	return cfg->redis_on ? w->rs : NULL;
 }
 
 int

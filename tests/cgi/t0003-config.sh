@@ -64,18 +64,26 @@ like "-t: [auth] shared-cache without a Redis store is refused, file:line" \
 head -c 32 /dev/urandom > "$T/session.key"
 sed "s|^\\[gateway\\]$|[gateway]\\nsession-key-file = $T/session.key|" "$T/gw.conf" > "$T/redis.conf"
 for bad in "rediss://127.0.0.1" "memcached://127.0.0.1" "redis://" "redis://:6379" "redis://h:0" "redis://h:70000" \
-    "redis://h:6379/x" "redis://h/-1" "redis://pass@h" "redis://[::1:6379" "redis://h:6379junk"; do
+    "redis://h:6379/x" "redis://h/-1" "redis://pass@h" "redis://[::1:6379" "redis://h:6379junk" \
+    "unix://" "unix:///" "unix://localhost/run/redis.sock" "unix:///run/redis/" "unix:///run/r.sock?db=x" \
+    "unix:///run/r.sock?db=1&db=2" "unix:///run/r.sock?password=x" "unix:///run/r.sock?timeout=5" \
+    "unix:///run/r%01.sock" "unix:///run/r sock" "unix:///$(printf 'p%.0s' $(seq 1 110))" "redis+unix://"; do
 	printf '[limits]\nstore = %s\n' "$bad" | cat "$T/redis.conf" - > "$T/bad.conf"
 	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
 	is "-t refuses store = $bad: exit 1" "$rc" 1
 	like "-t refuses store = $bad: file:line, the key named" "$out" "$T/bad.conf:[0-9]+: store: "
 done
 for good in "redis://127.0.0.1" "redis://127.0.0.1:6380/2" "redis://:secret@127.0.0.1:6379/0" \
-    "redis://app:p%40ss@[::1]:6379/15" "redis://redis.internal:6379"; do
+    "redis://app:p%40ss@[::1]:6379/15" "redis://redis.internal:6379" "unix:///run/redis/redis.sock" \
+    "unix://:secret@/run/redis/redis.sock?db=3" "redis+unix://app:p%40ss@/var/run/redis%20a/r.sock?db=15"; do
 	printf '[limits]\nstore = %s\ntoken = 10/60\nredis-timeout-ms = 5\nredis-fail = open\n' "$good" | cat "$T/redis.conf" - > "$T/good.conf"
 	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
 	is "-t accepts store = $good (and redis-timeout-ms, redis-fail): exit 0" "$rc" 0
 	unlike "… and never prints its password" "$out" "secret|p@ss|p%40ss"
+	case $good in
+	unix://*) like "… names the socket and the database" "$out" "shared store: Redis at unix socket /run/redis/redis.sock, database [03][ ,]" ;;
+	redis+unix://*) like "… names the socket (percent-decoded) and the database" "$out" "shared store: Redis at unix socket /var/run/redis a/r.sock, database 15, with AUTH" ;;
+	esac
 done
 for bad in "10.0.0.1/8" "10.0.0.0/33" "proxy.example" "::1/129"; do
 	sed "s|^\\[gateway\\]$|[gateway]\\ntrusted-proxies = $bad|" "$T/gw.conf" > "$T/bad.conf"
