@@ -457,7 +457,8 @@ parse_line(struct loader *ld, const char *file, int lineno, char *line, int dept
 		set_key(ld, file, lineno, key, value);
 }
 
-/* The credential files the configuration names, each error at its key's line. */
+/* The credential files the configuration names, each error at its key's line: every
+ * missing or unreadable one is reported, not only the first. */
 static int
 read_credentials(struct loader *ld, struct config *cfg)
 {
@@ -470,20 +471,20 @@ read_credentials(struct loader *ld, struct config *cfg)
 	    (cfg->client_secret = cfgfile_secret(cfg->client_secret_file, why, sizeof(why))) == NULL) {
 		w = cfg_where(&cfg->auth, K_AUTH, "client-secret-file");
 		lerr(ld, w->file, w->line, "client-secret-file: %s", why);
-		return -1;
+		bad = 1;
 	}
 	if (cfg->auth_ca_file && access(cfg->auth_ca_file, R_OK) < 0) {
 		w = cfg_where(&cfg->auth, K_AUTH, "ca-file");
 		lerr(ld, w->file, w->line, "ca-file: %s: %s", cfg->auth_ca_file, strerror(errno));
-		return -1;
+		bad = 1;
 	}
 	if (cfg->session_key_file) {
 		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, why, sizeof(why)) < 0) {
 			w = cfg_where(&cfg->gateway, K_GATEWAY, "session-key-file");
 			lerr(ld, w->file, w->line, "session-key-file: %s", why);
-			return -1;
-		}
-		cfg->has_session_key = 1;
+			bad = 1;
+		} else
+			cfg->has_session_key = 1;
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		struct cfg_upstream *u = &cfg->upstreams[i];

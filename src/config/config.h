@@ -119,6 +119,7 @@ struct config {
 	int has_session_key;
 	long session_ttl;
 	char *log_file;
+	int log_level;		/* log-level: 1 error, 2 warn, 3 info (log.h's enum log_level) */
 	struct strlist trusted_proxies;
 	struct netaddr_range *trusted;	/* trusted-proxies, parsed at load */
 	size_t n_trusted;

@@ -18,6 +18,8 @@ static const char *const deny_styles[] = { "forbidden", "hide", NULL };
 static const char *const access_modes[] = { "read-write", "read-only", NULL };
 static const char *const client_auths[] = { "client_secret_basic", "client_secret_post", NULL };
 static const char *const redis_fails[] = { "closed", "open", NULL };
+/* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
+static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
 #define C(f)	offsetof(struct config, f)
 static const struct cfg_key gateway_keys[] = {
@@ -38,6 +40,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
 	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
 	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
+	{ "log-level", T_ENUM, C(log_level), 0, 0, log_levels, "info" },
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
 	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
 	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },

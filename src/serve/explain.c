@@ -11,7 +11,9 @@
  * function tools/list and tools/call use, so what explain says is what the gateway
  * does. Made for an operator's CI job: exit 0 when explained, 2 when --tool names a
  * tool the caller may not call (or no tool of the catalog), 1 on a usage, claims or
- * configuration error (configuration errors as FILE:LINE: key: reason). */
+ * configuration error (configuration errors as FILE:LINE: key: reason), and 1 when an
+ * upstream asked live did not answer (the answer, printed all the same, lacks its
+ * tools: a CI job must not pass on it). */
 #include "autoconf.h"
 
 #include <getopt.h>
@@ -275,7 +277,8 @@ usage(void)
 {
 	fputs("usage: mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
 	    "                       [--catalog FILE | --save-catalog FILE]\n"
-	    "  exit 0 explained; 2 --tool names a tool the caller may not call (or none); 1 error\n", stderr);
+	    "  exit 0 explained; 2 --tool names a tool the caller may not call (or none);\n"
+	    "  1 an error, or an upstream asked live did not answer\n", stderr);
 }
 
 /* --catalog FILE: what each upstream offers, from a file instead of the upstreams (a CI
@@ -503,7 +506,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct upstream_pool *pool = NULL;
 	json_t *doc = NULL, *st;
 	const char *claims_arg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
-	size_t i;
+	size_t i, left_out = 0;
 	int c, rc = EXPLAIN_ERROR;
 
 	memset(&x, 0, sizeof(x));
@@ -549,10 +552,21 @@ explain_main(int argc, char **argv, const char *config_path)
 	if (catalog_out && catalog_save(doc, catalog_out) < 0)
 		goto out;
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
-		if (!json_is_true(json_object_get(st, "ok")))
+		if (!json_is_true(json_object_get(st, "ok"))) {
 			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
 			    json_string_value(json_object_get(st, "reason")));
+			left_out++;
+		}
 	rc = answer(&x, doc);
+	/* Asked live, an upstream that did not answer makes the answer incomplete: say so
+	 * and fail, so that a CI job does not pass on a catalog that lacks its tools. (From
+	 * --catalog, the file is what the operator chose to explain.) */
+	if (!catalog_in && left_out > 0) {
+		fprintf(stderr, "mcpgate explain: %zu of %zu upstreams could not be asked (the notes above "
+		    "say why): this answer lacks their tools; explain from a saved catalog with --catalog FILE "
+		    "(made by --save-catalog)\n", left_out, cfg->n_upstreams);
+		rc = EXPLAIN_ERROR;
+	}
 out:
 	json_decref(x.notes);
 	json_decref(doc);

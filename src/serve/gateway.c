@@ -13,11 +13,13 @@
 #define GW_PAGE_CACHE_BYTES	(1u << 20)
 #define GW_PAGE_CACHE_ENTRIES	16
 
-/* The log destination follows the configuration; a forced reload (SIGHUP) also
- * reopens it, for logrotate. */
+/* The log destination and level follow the configuration; a forced reload (SIGHUP)
+ * also reopens it, for logrotate. */
 static void
 reopen_log(const struct config *cfg)
 {
+	if (cfg->log_level >= GW_LOG_ERR && cfg->log_level <= GW_LOG_INFO)
+		log_set_level((enum log_level)cfg->log_level);
 	if (log_open(cfg->log_file) < 0)
 		log_err(NULL, "log-file %s: cannot open; logging to stderr", cfg->log_file);
 }

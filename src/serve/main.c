@@ -19,13 +19,19 @@
 #define SYSCONFDIR "/etc"
 #endif
 
+#define BUILT_CONFIG	SYSCONFDIR "/mcpgate/mcpgate.conf"
+
+/* Every option here is in mcpgate(8) (tests/docs/man.sh checks it). */
 static void
 usage(FILE *f)
 {
 	fputs("usage: mcpgate [-c FILE] [-w N]        serve (FastCGI on a listening fd 0, else one CGI request)\n"
 	    "       mcpgate -t [-c FILE]             check the configuration\n"
 	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
-	    "       mcpgate --version\n", f);
+	    "                       [--catalog FILE | --save-catalog FILE]\n"
+	    "                                        which tools a caller sees, and why\n"
+	    "       mcpgate --version | --help\n"
+	    "FILE defaults to $MCPGATE_CONFIG, else " BUILT_CONFIG ".\n", f);
 }
 
 static const char *
@@ -33,7 +39,7 @@ default_config(void)
 {
 	const char *env = getenv("MCPGATE_CONFIG");
 
-	return env && *env ? env : SYSCONFDIR "/mcpgate/mcpgate.conf";
+	return env && *env ? env : BUILT_CONFIG;
 }
 
 static void

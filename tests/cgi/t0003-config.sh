@@ -122,6 +122,39 @@ is "-t on a NUL byte: exit 1" "$rc" 1
 like "-t on a NUL byte: names the line" "$out" "nul.conf:3: NUL byte in line"
 write_conf "include = conf.d/*.conf"
 
+# Every secret file that is missing is named at once, each at its key's line (not only
+# the first, one run at a time).
+write_conf 'client-secret-file = /nonexistent/mcpgate/introspection.secret' \
+	'[gateway]' 'session-key-file = /nonexistent/mcpgate/session.key' \
+	'[upstream "a"]' 'url = http://127.0.0.1:9/mcp' 'auth-header-file = /nonexistent/mcpgate/a.header'
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+is "-t with three missing secret files: exit 1" "$rc" 1
+is "… all three named, each at its line" "$(grep -c "^$T/gw.conf:[0-9]*: [a-z-]*-file: /nonexistent/mcpgate/.*: No such file" <<<"$out")" 3
+
+# log-level: error, warn or info; another value is refused at its line. At warn, a
+# CGI run writes no request line; at info (the default) it does.
+write_conf '[gateway]' 'log-level = loud'
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+like "-t refuses log-level = loud at its line" "rc=$rc $out" "^rc=1 $T/gw.conf:[0-9]+: log-level: unknown value"
+for lv in error warn info; do
+	write_conf '[gateway]' "log-level = $lv"
+	"$MCPGATE_BIN" -t -c "$T/gw.conf" >/dev/null 2>&1; is "-t accepts log-level = $lv" "$?" 0
+done
+write_conf '[gateway]' 'log-level = warn'
+cgi GET /mcp/health
+is "log-level = warn: the request is served" "$(status)" 200
+unlike "… and its request line is not written" "$(cat "$T/err")" '"path":"/mcp/health"'
+write_conf
+cgi GET /mcp/health
+like "log-level unset (info): the request line is written" "$(cat "$T/err")" '"path":"/mcp/health"'
+
+# -h: every form, explain's catalog options, and the configuration path this build reads.
+out=$("$MCPGATE_BIN" -h); rc=$?
+is "-h: exit 0" "$rc" 0
+like "-h: explain's --catalog and --save-catalog" "$(tr '\n' ' ' <<<"$out")" 'explain .*--catalog FILE \| --save-catalog FILE'
+like "-h: the default configuration path" "$out" '^FILE defaults to \$MCPGATE_CONFIG, else /.*/mcpgate/mcpgate\.conf\.$'
+write_conf "include = conf.d/*.conf"
+
 "$MCPGATE_BIN" -w 0 -t -c "$T/gw.conf" >/dev/null 2>&1; is "-w 0 refused" "$?" 2
 "$MCPGATE_BIN" --nonsense >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 "$MCPGATE_BIN" -c "$T/gw.conf" extra >/dev/null 2>&1; is "stray argument: exit 2" "$?" 2

@@ -285,11 +285,16 @@ DOWN=$(free_port)
 { cat "$T/gw.conf"; printf '[upstream "dead"]\nurl = http://127.0.0.1:%s/mcp\nprefix = dd_\ntimeout-ms = 2000\n' "$DOWN"; } |
 	sed 's/^groups = github fs admin beta$/groups = github fs admin beta dead/' > "$T/down.conf"
 out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" --json 2> "$T/err"); rc=$?
-jcheck "an upstream that is down: a note, the others' tools still explained, exit 0" \
+jcheck "an upstream that is down: a note, the others' tools still explained, exit 1 (the answer lacks its tools)" \
 	"$(jq -c '{rc: '"$rc"', notes, n: (.visible | length)}' <<<"$out")" \
-	'.rc == 0 and (.notes | any(test("\\[upstream \"dead\"\\] is left out"))) and .n > 400'
+	'.rc == 1 and (.notes | any(test("\\[upstream \"dead\"\\] is left out"))) and .n > 400'
+like "… and says so on stderr, pointing at --catalog" "$(cat "$T/err")" \
+	'^mcpgate explain: 1 of 3 upstreams could not be asked .*--catalog FILE'
 out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" 2> "$T/err"); rc=$?
-like "… in text, the note on stderr" "rc=$rc $(cat "$T/err")" '^rc=0 note: \[upstream "dead"\] is left out'
+like "… in text, the note on stderr, then the failure" "rc=$rc $(flat "$(cat "$T/err")")" \
+	'^rc=1 note: \[upstream "dead"\] is left out.* mcpgate explain: 1 of 3 upstreams could not be asked'
+out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" --tool fs_echo 2> "$T/err"); rc=$?
+is "… with --tool of a visible tool too: exit 1, not 0" "$rc" 1
 # --- --save-catalog, then --catalog: the same answer without the upstreams ------------------------
 explain --claims "$ENG" --json --save-catalog "$T/snap.json"
 printf '%s' "$out" > "$T/live.json"
