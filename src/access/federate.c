@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "clock.h"
 #include "federate.h"
 #include "method.h"
+#include "str.h"
 #include "uritemplate.h"
 
 /* The row of a method federation passes on, or NULL. */
@@ -270,19 +272,27 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms, .until_ms = f->until_ms, .client = f->client };
 	struct gw_error err = { GW_OK, 0, "" };
 	json_t *resp, *result, *e;
+	int64_t t0 = clock_mono_us();
 	size_t n;
+	int got;
 
 	caller_session(f, up, &call);
-	if (upstream_request(f->pool, &call, &resp, &err) < 0) {
+	got = upstream_request(f->pool, &call, &resp, &err);
+	/* A session the upstream forgot is its answer, not a failure of the upstream. */
+	if (f->cfg->metrics_on)
+		metrics_upstream(f->metrics, up->s.name, clock_mono_us() - t0, got == 0 || err.code == GW_ESESSION);
+	if (got < 0) {
 		if (err.code == GW_ESESSION)
 			f->session_gone = 1;
 		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
 		 * in the log line upstream.c or upstream_post.c wrote. */
-		n = strcspn(err.detail, "(");
-		while (n > 0 && err.detail[n - 1] == ' ')
-			n--;
-		return failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
+		n = str_what_happened(err.detail);
+		failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
+		if (err.code != GW_ESESSION && !(f->client && f->client->failed))
+			metrics_observe_upstream(f->metrics, up->s.name, 0, (int64_t)clock_wall(), f->err.detail);
+		return NULL;
 	}
+	metrics_observe_upstream(f->metrics, up->s.name, 1, (int64_t)clock_wall(), NULL);
 	if (json_is_object(result = json_object_get(resp, "result"))) {
 		json_incref(result);
 		json_decref(resp);

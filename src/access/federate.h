@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "upstream.h"
 
 enum { FED_DENIED = -1, FED_PASS = 0, FED_HIDDEN = 1 };
@@ -36,6 +37,7 @@ struct fed_call {
 	 * by the gate. alone: up is the request's one upstream (a refusal
 	 * is its answer); 0 for one of several (logging/setLevel), skipped quietly. */
 	int (*gate)(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
+	struct metrics *metrics;	/* where calls are counted ([metrics]) and upstreams observed; may be NULL */
 	struct gw_error err;		/* out, when the request fails */
 	int session_gone;		/* an upstream no longer knows the caller's session */
 };

@@ -166,6 +166,14 @@ struct config {
 	 * that share both share them. */
 	unsigned char shared_key[32];
 
+	/* [metrics]: the section turns them on */
+	struct cfg_section metrics;
+	char *metrics_path;	/* the route that serves them */
+	struct strlist metrics_allow;
+	struct netaddr_range *metrics_from;	/* metrics_allow parsed, or loopback when unset */
+	size_t n_metrics_from;
+	int metrics_on;		/* made at load: the configuration has a [metrics] section */
+
 	struct cfg_upstream *upstreams;
 	size_t n_upstreams;
 	struct cfg_group *groups;

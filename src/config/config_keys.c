@@ -78,6 +78,12 @@ static const struct cfg_key limits_keys[] = {
 	{ "redis-fail", T_ENUM, C(redis_fail), 0, 0, redis_fails, "closed" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
+
+static const struct cfg_key metrics_keys[] = {
+	{ "path", T_STR, C(metrics_path), 0, 0, NULL, "/metrics" },
+	{ "allow", T_LIST, C(metrics_allow), 0, 0, NULL, NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
 #undef C
 
 #define U(f)	offsetof(struct cfg_upstream, f)
@@ -124,6 +130,7 @@ const struct cfg_kind cfg_kinds[K_MAX] = {
 	[K_GATEWAY] = { "gateway", gateway_keys, 0, 0, 0, 0, offsetof(struct config, gateway) },
 	[K_AUTH] = { "auth", auth_keys, 0, 0, 0, 0, offsetof(struct config, auth) },
 	[K_LIMITS] = { "limits", limits_keys, 0, 0, 0, 0, offsetof(struct config, limits) },
+	[K_METRICS] = { "metrics", metrics_keys, 0, 0, 0, 0, offsetof(struct config, metrics) },
 	[K_UPSTREAM] = { "upstream", upstream_keys, 1, sizeof(struct cfg_upstream),
 		offsetof(struct config, upstreams), offsetof(struct config, n_upstreams), 0 },
 	[K_GROUP] = { "group", group_keys, 1, sizeof(struct cfg_group),
@@ -400,6 +407,8 @@ config_unref(struct config *cfg)
 	free_section_values(cfg, gateway_keys);
 	free_section_values(cfg, auth_keys);
 	free_section_values(cfg, limits_keys);
+	free_section_values(cfg, metrics_keys);
+	free(cfg->metrics_from);
 	url_redis_free(&cfg->redis);
 	secret_wipe(cfg->shared_key, sizeof(cfg->shared_key));
 	free(cfg->trusted);

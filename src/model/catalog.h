@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "upstream.h"
 
 #define CATALOG_MAX_BYTES	(4u << 20)	/* the serialized catalog in the state file */
@@ -60,9 +61,10 @@ void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
 /* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
  * fetched from every upstream by this caller (or, while another worker fetches, the
  * previous one). A new reference, the caller's to release (json_decref): the view may
- * move on to a newer document while the caller still reads this one. Never NULL. */
+ * move on to a newer document while the caller still reads this one. Never NULL. A
+ * fetch tells m (may be NULL) whether each upstream answered (metrics_observe_upstream). */
 json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms);
+    const struct config *cfg, int64_t now_ms, struct metrics *m);
 
 /* Builds the document from what each upstream offers: lists[i] is, for
  * cfg->upstreams[i], an object {"caps": {...}, "tools": [...], "prompts": [...],

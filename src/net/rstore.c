@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rstore.h"
 
@@ -46,6 +47,7 @@ struct rstore {
 	char *endpoint;		/* the store URL c is connected to */
 	char sha[48];		/* the script's, as the server loaded it */
 	uint64_t trips;
+	struct metrics *obs;	/* the request's (rstore_observe) */
 };
 
 struct rstore *
@@ -77,6 +79,13 @@ rstore_free(struct rstore *rs)
 	free(rs);
 }
 
+void
+rstore_observe(struct rstore *rs, struct metrics *m)
+{
+	if (rs)
+		rs->obs = m;
+}
+
 uint64_t
 rstore_round_trips(const struct rstore *rs)
 {
@@ -93,6 +102,7 @@ failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t 
 	snprintf(why, sizeof(why), "%s", why_in);	/* it may be the context's, freed next */
 	disconnect(rs);
 	rs->retry_at_ms = now_ms + RSTORE_RETRY_MS;
+	metrics_observe(rs->obs, METRICS_DEP_REDIS, 0, (int64_t)clock_wall(), "Redis does not answer");
 	if (rs->outage && __atomic_exchange_n(rs->outage, 1, __ATOMIC_ACQ_REL) == 0)
 		log_err(NULL, "redis at %s port %d cannot be used: %s; until it answers, rate limits %s "
 		    "and sessions ended elsewhere are not seen here (tried again every %d ms)",
@@ -105,6 +115,7 @@ failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t 
 static int
 answered(struct rstore *rs)
 {
+	metrics_observe(rs->obs, METRICS_DEP_REDIS, 1, (int64_t)clock_wall(), NULL);
 	if (rs->outage && __atomic_exchange_n(rs->outage, 0, __ATOMIC_ACQ_REL) == 1)
 		log_warn(NULL, "redis answers again: rate limits and tombstones are shared");
 	return 0;

@@ -545,7 +545,7 @@ explain_main(int argc, char **argv, const char *config_path)
 		if ((doc = catalog_from_file(&x, catalog_in)) == NULL)
 			goto out;
 	} else
-		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
+		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000, NULL);	/* NULL: no shared state, our own fetch */
 	if (catalog_out && catalog_save(doc, catalog_out) < 0)
 		goto out;
 	json_object_foreach(json_object_get(doc, "upstreams"), name, st)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gateway.h"
 #include "log.h"
 
@@ -40,6 +41,8 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
 	lay->region[GW_REGION_LIMITS].size = ratelimit_region_size();
 	lay->region[GW_REGION_LIMITS].init = ratelimit_region_init;
+	lay->region[GW_REGION_METRICS].size = metrics_region_size();
+	lay->region[GW_REGION_METRICS].init = metrics_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */
@@ -77,6 +80,10 @@ shared_new(struct state *st, const char *degraded)
 	region = state_region(st, GW_REGION_LIMITS, &size);
 	if ((sh->limits = ratelimit_attach(region, size)) == NULL)
 		log_err(NULL, "state: rate-limit region unusable; limited requests are refused (503)");
+	region = state_region(st, GW_REGION_METRICS, &size);
+	if ((sh->metrics = metrics_attach(region, size)) == NULL)
+		log_err(NULL, "state: metrics region unusable; nothing is counted");
+	sh->opened_s = (int64_t)clock_wall();
 	snprintf(sh->degraded, sizeof(sh->degraded), "%s", degraded);
 	return sh;
 }
@@ -137,8 +144,20 @@ shared_unref(struct shared *sh)
 		return;
 	token_cache_detach(sh->tokens);
 	ratelimit_detach(sh->limits);
+	metrics_detach(sh->metrics);
 	state_close(sh->state);
 	free(sh);
+}
+
+/* A mapping seen broken: since now, unless seen so before. */
+static int64_t
+broken_since(struct shared *sh, int64_t now_s)
+{
+	int64_t none = 0;
+
+	if (!__atomic_compare_exchange_n(&sh->broken_s, &none, now_s, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return none;
+	return now_s;
 }
 
 void
@@ -155,6 +174,8 @@ gateway_tick(struct gateway *gw, int64_t now_ms)
 		why = "it could not be had";
 	else if ((why = state_broken(cur->state)) == NULL && state_stale(cur->state))
 		why = "it was replaced or removed";
+	else if (why != NULL)
+		broken_since(cur, (int64_t)clock_wall());
 	if (why == NULL || (cfg = gateway_config(gw)) == NULL)
 		return;
 	next = open_shared(gw->state_path, cfg, cur->state, &err);
@@ -197,6 +218,18 @@ gateway_state_degraded(const struct shared *sh, char *out, size_t n)
 		snprintf(out, n, "state file: %s (being re-opened)", why);
 	else
 		out[0] = '\0';
+}
+
+int
+gateway_state_health(struct shared *sh, int64_t now_s, int64_t *since_s, char *out, size_t n)
+{
+	gateway_state_degraded(sh, out, n);
+	*since_s = sh->opened_s;
+	if (out[0] == '\0')
+		return METRICS_UP;
+	if (!sh->degraded[0])	/* broken after it was mapped */
+		*since_s = broken_since(sh, now_s);
+	return METRICS_DOWN;
 }
 
 void

@@ -22,7 +22,7 @@
 #include "state.h"
 
 #define STATE_MAGIC	"MCPGATE\x01"
-#define STATE_VERSION	2
+#define STATE_VERSION	3
 #define STATE_ALIGN	4096
 #define STATE_MAX_SIZE	((size_t)1 << 30)
 #define STATE_MAPS	64	/* shared mappings of one process at once (old ones drain) */

@@ -35,7 +35,7 @@
 
 /* A file holds this many regions; which is which is for the layout's composer to say
  * (gateway.h's enum gw_region): the state file knows sizes, not owners. */
-#define STATE_NREGIONS		5
+#define STATE_NREGIONS		6
 
 /* Each region's size and its initialiser, run once when the file is (re)built, with
  * the file locked; shared = 1 for a file, 0 for a private mapping. size_ok, when set,
