@@ -653,8 +653,10 @@ derive(struct loader *ld, const char *path)
 	for (i = 0; i < cfg->n_tenants; i++)
 		cfg->limits_on |= config_rate_on(&cfg->tenants[i].limit_tenant) ||
 		    config_rate_on(&cfg->tenants[i].limit_token) || config_rate_on(&cfg->tenants[i].limit_tool);
-	for (i = 0; i < cfg->n_groups; i++)
+	for (i = 0; i < cfg->n_groups; i++) {
 		cfg->group_limits |= config_rate_on(&cfg->groups[i].limit_tool);
+		cfg->item_grants |= cfg->groups[i].prompts.n > 0 || cfg->groups[i].resources.n > 0;
+	}
 	cfg->limits_on |= cfg->group_limits;
 	if (parse_store(ld, cfg) < 0)
 		return -1;

@@ -68,6 +68,8 @@ struct cfg_upstream {
 struct cfg_group {
 	struct cfg_section s;
 	struct strlist tools;
+	struct strlist prompts;		/* globs over exposed prompt names */
+	struct strlist resources;	/* globs over resource URIs and URI templates */
 	struct strlist scopes;
 	struct strlist members;
 	char *feature;
@@ -159,6 +161,7 @@ struct config {
 	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
 	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
 	int group_limits;	/* some [group] sets limit-tool: made at load */
+	int item_grants;	/* some [group] sets prompts or resources: made at load */
 	/* store = redis://…, parsed at load; redis.host == NULL: the state file. */
 	struct url_redis redis;
 	/* With Redis: what keys every shared record (a digest of the token, the rate-limit
@@ -222,5 +225,7 @@ int strlist_has(const struct strlist *l, const char *s);
 const struct cfg_where *config_group_where(const struct cfg_group *g, const char *key);
 const struct cfg_where *config_tenant_where(const struct cfg_tenant *t, const char *key);
 const struct cfg_where *config_limits_where(const struct config *cfg, const char *key);
+/* The same for a section of any kind, by the kind's name ("gateway", "upstream", …). */
+const struct cfg_where *config_key_where(const struct cfg_section *sec, const char *kind, const char *key);
 
 #endif

@@ -102,6 +102,8 @@ static const struct cfg_key upstream_keys[] = {
 #define G(f)	offsetof(struct cfg_group, f)
 static const struct cfg_key group_keys[] = {
 	{ "tools", T_LIST, G(tools), 0, 0, NULL, NULL },
+	{ "prompts", T_LIST, G(prompts), 0, 0, NULL, NULL },
+	{ "resources", T_LIST, G(resources), 0, 0, NULL, NULL },
 	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL },
 	{ "members", T_LIST, G(members), 0, 0, NULL, NULL },
 	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL },
@@ -480,6 +482,18 @@ const struct cfg_where *
 config_limits_where(const struct config *cfg, const char *key)
 {
 	return cfg_where(&cfg->limits, K_LIMITS, key);
+}
+
+const struct cfg_where *
+config_key_where(const struct cfg_section *sec, const char *kind, const char *key)
+{
+	static const struct cfg_where none = { NULL, 0 };
+	int k;
+
+	for (k = 0; k < K_MAX; k++)
+		if (strcmp(cfg_kinds[k].name, kind) == 0)
+			return cfg_where(sec, (enum kind)k, key);
+	return &none;
 }
 
 const struct cfg_upstream *

@@ -62,11 +62,26 @@ mcp_catalog(struct exchange *x)
 	return x->doc;
 }
 
-/* federate.c's admit (fed_offers, fed_capabilities): mcp_reaches() (ctx: the exchange). */
+/* federate.c's admit (fed_offers, fed_capabilities): mcp_reaches() for the records a
+ * capability is about (ctx: the exchange): prompts its prompts; resources its
+ * resources and templates; completions both; its log level any of them. */
 static int
-admit_upstream(void *ctx, const char *name)
+admit_upstream(void *ctx, const char *name, const char *capability)
 {
-	return mcp_reaches(ctx, name);
+	static const struct {
+		const char *capability;
+		unsigned kinds;
+	} about[] = {
+		{ "prompts", 1u << CATALOG_PROMPTS },
+		{ "resources", 1u << CATALOG_RESOURCES | 1u << CATALOG_TEMPLATES },
+	};
+	unsigned kinds = 1u << CATALOG_PROMPTS | 1u << CATALOG_RESOURCES | 1u << CATALOG_TEMPLATES;
+	size_t i;
+
+	for (i = 0; i < sizeof(about) / sizeof(about[0]); i++)
+		if (strcmp(capability, about[i].capability) == 0)
+			kinds = about[i].kinds;
+	return mcp_reaches(ctx, name, kinds);
 }
 
 /* What this caller is offered: only what the upstreams it may reach offer. */

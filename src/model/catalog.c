@@ -542,6 +542,34 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 }
 
 json_t *
+catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why)
+{
+	const struct catalog_region *c = copy;
+	unsigned char key[16];
+	json_t *doc;
+
+	if (size != sizeof(*c) || c->magic != CATALOG_MAGIC) {
+		*why = "the state file's catalog region is not one";
+		return NULL;
+	}
+	config_key(cfg, key);
+	if (c->fresh_until_ms == 0 || c->len == 0 || c->len > CATALOG_MAX_BYTES) {
+		*why = "the state file holds no catalog yet";
+		return NULL;
+	}
+	if (memcmp(c->key, key, sizeof(key)) != 0) {
+		*why = "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)";
+		return NULL;
+	}
+	if (!json_is_object(doc = json_loadb(c->data, c->len, 0, NULL))) {
+		json_decref(doc);
+		*why = "the state file's catalog does not parse";
+		return NULL;
+	}
+	return doc;
+}
+
+json_t *
 catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
     const struct config *cfg, int64_t now_ms, struct metrics *m)
 {

@@ -91,6 +91,10 @@ struct policy_tool;
 void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
     const char **upstream, const char **orig);
 
+/* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
+ * when it was built for cfg's upstreams: a new document, or NULL with why. */
+json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
+
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);
 int catalog_region_degraded(const struct catalog_region *region);

@@ -262,6 +262,32 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 		    "remove it)\n", token_cache_region_entries(size), cfg->cache_entries);
 }
 
+json_t *
+gateway_saved_catalog(const struct config *cfg, char *why, size_t n)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state_layout lay;
+	char path[4096];
+	const char *reason = NULL;
+	void *copy = NULL;
+	size_t size;
+	json_t *doc = NULL;
+
+	if (cfg->state)
+		snprintf(path, sizeof(path), "%s", cfg->state);
+	else if (state_default_path(path, sizeof(path), 0, &err) < 0) {
+		snprintf(why, n, "%s", err.detail);
+		return NULL;
+	}
+	layout_of(cfg, &lay);
+	if (state_peek_region(path, &lay, GW_REGION_CATALOG, &copy, &size) < 0)
+		snprintf(why, n, "no state file at %s that this user may read", path);
+	else if ((doc = catalog_region_read(copy, size, cfg, &reason)) == NULL)
+		snprintf(why, n, "%s: %s", path, reason);
+	free(copy);
+	return doc;
+}
+
 static void
 log_warnings(const struct cfg_errors *errs)
 {

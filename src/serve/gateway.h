@@ -109,6 +109,11 @@ int gateway_state_health(struct shared *sh, int64_t now_s, int64_t *since_s, cha
  * another token-cache size than cache-entries asks for, a note saying so. */
 void gateway_state_note(const struct config *cfg, char *out, size_t n);
 
+/* For `mcpgate -t`: the catalog the gateway last stored in the state file cfg would use
+ * (read, not mapped), when it was fetched for cfg's upstreams: a new document, or NULL
+ * with why (n bytes). */
+json_t *gateway_saved_catalog(const struct config *cfg, char *why, size_t n);
+
 /* The key that seals sessions: session-key-file when configured, else the host's. */
 const unsigned char *gateway_session_key(const struct shared *sh, const struct config *cfg);
 /* The key of the keyed digests that name shared records (token cache entries, rate-limit

@@ -88,6 +88,11 @@ const unsigned char *state_session_key(const struct state *st);	/* STATE_KEY_BYT
  * not readable and valid. */
 int state_peek(const char *path, const struct state_layout *lay, unsigned id,
     size_t *size);
+/* A copy of region id of the valid state file at path, read without mapping it (for
+ * `mcpgate -t`: the file may be another user's); *copy is malloc'd, *size its length.
+ * What it holds is as untrusted as any region's: its owner checks it. 0, or -1. */
+int state_peek_region(const char *path, const struct state_layout *lay, unsigned id, void **copy,
+    size_t *size);
 
 /* The default state file when the configuration names none, in a directory only this
  * user may write: $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=) when set, else

@@ -23,7 +23,7 @@ parts     config config_keys cfgfile request response sse jsonrpc negotiate stat
 clients   token_cache ratelimit rstore session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
 access    auth limiter federate
-exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
+exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
 handlers  handlers h_health h_meta h_mcp h_metrics
 router    router
 front     kept front main

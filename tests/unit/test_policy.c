@@ -250,7 +250,7 @@ decide(const struct config *cfg, const struct who *w, const char *tool, const ch
 {
 	struct claims cl;
 	struct policy_caller c;
-	struct policy_tool t = { tool, config_upstream(cfg, up), hint };
+	struct policy_tool t = { tool, config_upstream(cfg, up), hint, POLICY_TOOL };
 
 	claims_of(w, &cl);
 	policy_caller_init(&c, cfg, &cl);
@@ -760,6 +760,7 @@ m_decide(const struct config *cfg, const struct m_caller *c, const char *tool, i
 	t.name = tool;
 	t.upstream = tool_upstream(tool) < 0 ? NULL : config_upstream(cfg, up_name(tool_upstream(tool)));
 	t.read_only_hint = hint;
+	t.kind = POLICY_TOOL;
 	return policy_decide(&pc, &t, why);
 }
 
@@ -826,7 +827,7 @@ properties(void)
 			policy_caller_init(&pc, cfg, &cl);
 			for (j = 0; j < NTOOLS; j++) {
 				struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
-				    config_upstream(cfg, up_name(tool_upstream(tools[j]))), j % 2 };
+				    config_upstream(cfg, up_name(tool_upstream(tools[j]))), j % 2, POLICY_TOOL };
 
 				listed[j] = policy_decide(&pc, &t, NULL);
 			}
@@ -860,7 +861,7 @@ properties(void)
 					struct claims up;
 					struct policy_caller pu;
 					struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
-					    config_upstream(cfg, up_name(tool_upstream(tools[j]))), hint };
+					    config_upstream(cfg, up_name(tool_upstream(tools[j]))), hint, POLICY_TOOL };
 
 					stepups++;
 					m_claims(&c, &up);
