@@ -450,8 +450,8 @@ print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *u
 	printf("hidden (%zu):\n", json_array_size(hidden));
 	json_array_foreach(hidden, i, h)
 		print_hidden(h, "tool");
-	printf("prompts, resources and completions, by upstream: all it offers, by its own group (allow, deny and "
-	    "read-only mode are about tools; a group's prompts and resources grant some on their own, below):\n");
+	printf("prompts, resources and completions, by upstream as a whole: by its own group (allow, deny and "
+	    "read-only mode are about tools; a group's prompts and resources may grant some on their own, below):\n");
 	json_array_foreach(upstreams, i, h) {
 		if (json_is_true(json_object_get(h, "visible")))
 			printf("  %s: visible\n", json_string_value(json_object_get(h, "upstream")));
