@@ -82,13 +82,7 @@ declare -A TOK=() SID=()
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 for s in M O; do
 	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
-	SESS=()
-	if [ "$SESSION" != 0 ]; then
-		check "stack $s: initialize: 200" "$(post_to "${BASEOF[$s]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[$s]}")" "\"protocolVersion\":\"$PV\".* 200\$"
-		SID[$s]=$(hdr Mcp-Session-Id)
-		[ -n "${SID[$s]}" ] || die "stack $s: initialize gave no Mcp-Session-Id"
-		SESS=(-H "Mcp-Session-Id: ${SID[$s]}" -H "MCP-Protocol-Version: $PV")
-	fi
+	stack_session "$s" "${BASEOF[$s]}" "${TOK[$s]}"
 	check "stack $s: ping: 200 {}" "$(post_to "${BASEOF[$s]}/mcp" "$PING" -H "Authorization: Bearer ${TOK[$s]}" "${SESS[@]}")" '"result":\{\}.* 200$'
 done
 # pings_counted: what stack M's /metrics says of ping so far

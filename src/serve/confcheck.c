@@ -48,16 +48,28 @@ set(const struct cfg_section *s, const char *kind, const char *key)
 	return where(s, kind, key)->file != NULL;
 }
 
+/* The tenant that lists the group named group (NULL: any) and has access mode mode (0:
+ * any) and feature (NULL: any), or NULL. */
+static const struct cfg_tenant *
+tenant_with(const struct config *cfg, const char *group, int mode, const char *feature)
+{
+	const struct cfg_tenant *t;
+	size_t i;
+
+	for (i = 0; i < cfg->n_tenants; i++) {
+		t = &cfg->tenants[i];
+		if ((group == NULL || strlist_has(&t->groups, group)) && (mode == 0 || t->access_mode == mode) &&
+		    (feature == NULL || strlist_has(&t->features, feature)))
+			return t;
+	}
+	return NULL;
+}
+
 /* Does some tenant list the group named name? */
 static int
 listed(const struct config *cfg, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < cfg->n_tenants; i++)
-		if (strlist_has(&cfg->tenants[i].groups, name))
-			return 1;
-	return 0;
+	return tenant_with(cfg, name, 0, NULL) != NULL;
 }
 
 /* Does some tenant list a [group] with prompts or resources of its own? */
@@ -68,17 +80,6 @@ items_granted(const struct config *cfg)
 
 	for (i = 0; i < cfg->n_groups; i++)
 		if ((cfg->groups[i].prompts.n || cfg->groups[i].resources.n) && listed(cfg, cfg->groups[i].s.name))
-			return 1;
-	return 0;
-}
-
-static int
-read_only_tenant(const struct config *cfg)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->n_tenants; i++)
-		if (cfg->tenants[i].access_mode == ACCESS_READ_ONLY)
 			return 1;
 	return 0;
 }
@@ -155,12 +156,7 @@ groups_and_features(const struct config *cfg, struct confcheck *o)
 			    g->s.name, config_rate_on(&g->limit_tool) ? " (its limit-tool still applies to the tools it holds)" : "");
 			continue;
 		}
-		if (g->feature == NULL)
-			continue;
-		for (j = 0, has = 0; j < cfg->n_tenants && !has; j++)
-			has = strlist_has(&cfg->tenants[j].groups, g->s.name) &&
-			    strlist_has(&cfg->tenants[j].features, g->feature);
-		if (!has)
+		if (g->feature && tenant_with(cfg, g->s.name, 0, g->feature) == NULL)
 			warn(o, config_group_where(g, "feature"), &g->s.where, "feature: no tenant that lists [group \"%s\"] "
 			    "has %s in its features: the group grants nothing", g->s.name, g->feature);
 	}
@@ -201,7 +197,7 @@ upstreams(const struct config *cfg, json_t *doc, struct confcheck *o)
 {
 	static const char *const ro_keys[] = { "read-only-tools", "trust-hints" };
 	const struct cfg_upstream *u;
-	int granted = items_granted(cfg), ro = read_only_tenant(cfg), more = -1;
+	int granted = items_granted(cfg), ro = tenant_with(cfg, NULL, ACCESS_READ_ONLY, NULL) != NULL, more = -1;
 	size_t i, k;
 
 	for (i = 0; i < cfg->n_upstreams; i++) {

@@ -252,15 +252,24 @@ metrics_request(struct metrics *m, unsigned route, const char *label, int status
 	add(&r->requests[route][i], 1);
 }
 
+/* One count of index i of an indexed family with n counters, labelled. */
+static void
+count_indexed(struct m_region *r, struct m_name *names, uint64_t *counters, unsigned n, unsigned i,
+    const char *label)
+{
+	if (i >= n)
+		return;
+	label_set(r, &names[i], label);
+	add(&counters[i], 1);
+}
+
 void
 metrics_rpc(struct metrics *m, unsigned method, const char *label)
 {
 	struct m_region *r = region(m);
 
-	if (r == NULL || method >= METRICS_METHODS)
-		return;
-	label_set(r, &r->method_name[method], label);
-	add(&r->rpc[method], 1);
+	if (r)
+		count_indexed(r, r->method_name, r->rpc, METRICS_METHODS, method, label);
 }
 
 void
@@ -268,10 +277,8 @@ metrics_limited(struct metrics *m, unsigned cls, const char *label)
 {
 	struct m_region *r = region(m);
 
-	if (r == NULL || cls >= METRICS_CLASSES)
-		return;
-	label_set(r, &r->class_name[cls], label);
-	add(&r->limited[cls], 1);
+	if (r)
+		count_indexed(r, r->class_name, r->limited, METRICS_CLASSES, cls, label);
 }
 
 void

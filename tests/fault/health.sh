@@ -45,14 +45,7 @@ start_fixture() {	# start_fixture NAME PORT: fixture.mjs on 127.0.0.1:PORT; sets
 	wait_until 60 test -s "$T/$1.ready" || return 1
 	fx_url[$1]=$(sed -n 's/^ready //p' "$T/$1.ready")
 }
-RPORT=$(free_port)
-start_redis() {
-	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" \
-		--daemonize no > "$T/redis.log" 2>&1 &
-	REDIS_PID=$!
-	mg_track "$REDIS_PID"
-	wait_until 30 redis-cli -p "$RPORT" ping > /dev/null 2>&1
-}
+. "$top/tests/lib/redis.sh"
 PORT_B=$(free_port)
 start_fixture a 0 || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
 start_fixture b "$PORT_B" || bail "fixture b started on port $PORT_B" "$(tail -n 5 "$T/b.log")"
@@ -77,13 +70,7 @@ url = ${fx_url[b]}
 prefix = b_
 timeout-ms = 5000
 CONF
-out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the configuration" "$out"
-if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 \
-	&& start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
-	pass "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate, upstreams a and b, Redis, the IdP"
-else
-	bail "nginx + spawn-fcgi + mcpgate started" "$(tail -n 20 "$T/start.out")"
-fi
+start_gateway "$NGX_PORT" "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate, upstreams a and b, Redis, the IdP"
 TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
 T2=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a token for $NGX_URL" "$(tail -n 5 "$T/idp.log")"

@@ -56,13 +56,7 @@ limit-tool = 2/3600
 groups = all rare
 deny = fx_test_error_handling
 CONF
-out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the configuration" "$out"
-if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 \
-	&& start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
-	pass "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate with [metrics]"
-else
-	bail "nginx + spawn-fcgi + mcpgate started" "$(tail -n 20 "$T/start.out")"
-fi
+start_gateway "$NGX_PORT" "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate with [metrics]"
 WARM=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
 TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
 if [ -z "$TOKEN" ] || [ "$TOKEN" = null ] || [ "$WARM" = "$TOKEN" ]; then

@@ -25,15 +25,7 @@ T=$MG_DIR
 trap 'stop_idp; stop_all' EXIT
 
 # --- redis-server, on loopback, nothing kept on disk ---------------------------------------
-RPORT=$(free_port)
-start_redis() {
-	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" \
-		--daemonize no > "$T/redis.log" 2>&1 &
-	REDIS_PID=$!
-	mg_track "$REDIS_PID"
-	wait_until 30 redis-cli -p "$RPORT" ping > /dev/null 2>&1
-}
-rcli() { redis-cli -p "$RPORT" "$@"; }
+. "$top/tests/lib/redis.sh"
 start_redis || bail "redis-server on 127.0.0.1:$RPORT" "$(tail -n 5 "$T/redis.log")"
 
 PORT_A=$(free_port)
