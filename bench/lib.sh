@@ -577,6 +577,21 @@ sid() { hdr Mcp-Session-Id; }
 # body ANSWER: post_to's printout without the status
 body() { printf '%s\n' "${1% *}"; }
 
+# open_sessions S...: for each stack S (its base URL BASEOF[S]), a token of its own in
+# TOK[S] and the Mcp-Session-Id of one initialize with it in SID[S] (both declared -A by
+# the caller).
+# shellcheck disable=SC2004 # TOK and SID are the caller's associative arrays
+open_sessions() {
+	local s
+	for s in "$@"; do
+		TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
+		check "stack $s: initialize: 200" "$(post_to "${BASEOF[$s]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[$s]}")" \
+			"\"protocolVersion\":\"$PV\".* 200\$"
+		SID[$s]=$(sid)
+		[ -n "${SID[$s]}" ] || die "stack $s: initialize gave no Mcp-Session-Id"
+	done
+}
+
 # up_session URL: a session of its own with the fixture upstream at URL, as a client
 # opens it (initialize, then notifications/initialized: the fixture is stateful); sets
 # UP_SID and UP_SESS (its Mcp-Session-Id and MCP-Protocol-Version headers, for curl).
