@@ -80,9 +80,10 @@ CONF_MORE=
 # --- 3. Tokens, sessions, and a correctness check --------------------------------------
 declare -A TOK=() SID=()
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
+open_sessions M O
 for s in M O; do
-	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
-	stack_session "$s" "${BASEOF[$s]}" "${TOK[$s]}"
+	SESS=()
+	[ "$SESSION" = 0 ] || SESS=(-H "Mcp-Session-Id: ${SID[$s]}" -H "MCP-Protocol-Version: $PV")
 	check "stack $s: ping: 200 {}" "$(post_to "${BASEOF[$s]}/mcp" "$PING" -H "Authorization: Bearer ${TOK[$s]}" "${SESS[@]}")" '"result":\{\}.* 200$'
 done
 # pings_counted: what stack M's /metrics says of ping so far
