@@ -486,26 +486,39 @@ hist_lines(struct buf *out, const char *name, const char *labels, const struct m
 	return rc;
 }
 
+/* The samples of a family with two labels for one value of the first (k1 = v1): one a
+ * counter of v[0..n) that is not zero, its second label k2 = words[j]. */
+static int
+render_row(struct buf *out, const char *fam, const char *k1, const char *v1, const char *k2,
+    const char *const *words, const uint64_t *v, size_t n)
+{
+	uint64_t c;
+	size_t j;
+	int rc = 0;
+
+	for (j = 0; j < n; j++)
+		if ((c = get(&v[j])) > 0)
+			rc |= buf_printf(out, "%s{%s=\"%s\",%s=\"%s\"} %llu\n", fam, k1, v1, k2, words[j],
+			    (unsigned long long)c);
+	return rc;
+}
+
 static int
 render_requests(const struct m_region *r, struct buf *out)
 {
-	const char *fam = "mcpgate_http_requests_total", *route;
-	char label[2 * METRICS_NAME_MAX];
-	uint64_t v;
+	const char *fam = "mcpgate_http_requests_total", *route, *words[N_STATUSES];
+	char label[2 * METRICS_NAME_MAX], text[N_STATUSES][8];
 	size_t rt, s;
 	int rc = family(out, fam, "counter", "HTTP requests answered, by route and status.");
 
+	for (s = 0; s < N_STATUSES - 1; s++) {
+		snprintf(text[s], sizeof(text[s]), "%d", statuses[s]);
+		words[s] = text[s];
+	}
+	words[s] = "other";
 	for (rt = 0; rt < METRICS_ROUTES; rt++)
-		for (s = 0; (route = label_of(&r->route_name[rt], label, sizeof(label))) != NULL && s < N_STATUSES; s++) {
-			if ((v = get(&r->requests[rt][s])) == 0)
-				continue;
-			if (s < N_STATUSES - 1)
-				rc |= buf_printf(out, "%s{route=\"%s\",status=\"%d\"} %llu\n", fam, route, statuses[s],
-				    (unsigned long long)v);
-			else
-				rc |= buf_printf(out, "%s{route=\"%s\",status=\"other\"} %llu\n", fam, route,
-				    (unsigned long long)v);
-		}
+		if ((route = label_of(&r->route_name[rt], label, sizeof(label))) != NULL)
+			rc |= render_row(out, fam, "route", route, "status", words, r->requests[rt], N_STATUSES);
 	return rc;
 }
 
@@ -530,19 +543,13 @@ render_tools(const struct m_region *r, struct buf *out)
 {
 	const char *fam = "mcpgate_tool_calls_total", *name;
 	char label[2 * METRICS_NAME_MAX];
-	uint64_t v;
 	size_t i;
-	int o, rc = family(out, fam, "counter", "tools/call requests, by tool and outcome: allowed (answered), "
+	int rc = family(out, fam, "counter", "tools/call requests, by tool and outcome: allowed (answered), "
 	    "denied (by the policy or a rate limit), error (failed, or a tool the catalog lacks: other).");
 
-	for (i = 0; i <= METRICS_TOOLS; i++) {
-		if ((name = i < METRICS_TOOLS ? label_of(&r->tool_name[i], label, sizeof(label)) : "other") == NULL)
-			continue;
-		for (o = 0; o < METRICS_OUTCOMES; o++)
-			if ((v = get(&r->tool[i][o])) > 0)
-				rc |= buf_printf(out, "%s{tool=\"%s\",outcome=\"%s\"} %llu\n", fam, name, outcomes[o],
-				    (unsigned long long)v);
-	}
+	for (i = 0; i <= METRICS_TOOLS; i++)
+		if ((name = i < METRICS_TOOLS ? label_of(&r->tool_name[i], label, sizeof(label)) : "other") != NULL)
+			rc |= render_row(out, fam, "tool", name, "outcome", outcomes, r->tool[i], METRICS_OUTCOMES);
 	return rc;
 }
 

@@ -25,12 +25,8 @@ top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server \
 	--node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+suite_begin
 FIXTURE=$top/tests/upstream/fixture.mjs
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
 . "$top/tests/lib/wait.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 

@@ -38,3 +38,15 @@ start_gateway() {
 		bail "nginx + spawn-fcgi + mcpgate started" "$(tail -n 20 "$T/start.out")"
 	fi
 }
+
+# suite_begin: what a suite with real servers does first: MCPGATE_BIN must be an
+# executable; a temp dir of its own, $T (deploy/lib.sh's mg_init); the authorization
+# server's and node's helpers (tests/lib/idp.sh, node.sh).
+suite_begin() {
+	[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+	mg_init || exit 1
+	# shellcheck disable=SC2034 # the suite's
+	T=$MG_DIR
+	. "$top/tests/lib/idp.sh"
+	. "$top/tests/lib/node.sh"
+}
