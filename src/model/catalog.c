@@ -561,7 +561,8 @@ catalog_region_read(const void *copy, size_t size, const struct config *cfg, con
 		*why = "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)";
 		return NULL;
 	}
-	if (!json_is_object(doc = json_loadb(c->data, c->len, 0, NULL))) {
+	doc = json_loadb(c->data, c->len, 0, NULL);	/* (json_is_object evaluates its argument twice) */
+	if (!json_is_object(doc)) {
 		json_decref(doc);
 		*why = "the state file's catalog does not parse";
 		return NULL;
