@@ -77,8 +77,14 @@ setup() {
 		>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install the build dependencies"; }
 	need_cmds wrk:wrk strace:strace nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq \
 		node:nodejs npm:npm >>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install wrk, nginx, spawn-fcgi, curl, jq, node"; }
+	# npm ci only when the installed packages are not the lock file's (by content, as
+	# tests/run: a newer lock file of the same packages is no reason), and never through a
+	# tests/node_modules that links to another tree's: npm ci would empty that tree's
 	if [ ! -d "$top/tests/node_modules/oidc-provider" ] ||
-		[ "$top/tests/package-lock.json" -nt "$top/tests/node_modules/.package-lock.json" ]; then
+		[ "$(jq -cS '.packages | del(.[""])' "$top/tests/package-lock.json" 2>/dev/null)" != \
+			"$(jq -cS '.packages' "$top/tests/node_modules/.package-lock.json" 2>/dev/null)" ]; then
+		[ ! -L "$top/tests/node_modules" ] ||
+			die "tests/node_modules links to $(readlink "$top/tests/node_modules"), whose packages may not be those of tests/package-lock.json; not touching them (remove the link, or install there)"
 		say "npm ci --prefix tests"
 		npm ci --prefix "$top/tests" --no-audit --no-fund --loglevel=error >>"$OUT/install.log" 2>&1 ||
 			die "npm ci --prefix tests failed (see $OUT/install.log)"

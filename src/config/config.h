@@ -68,6 +68,8 @@ struct cfg_upstream {
 struct cfg_group {
 	struct cfg_section s;
 	struct strlist tools;
+	struct strlist prompts;		/* globs over exposed prompt names */
+	struct strlist resources;	/* globs over resource URIs and URI templates */
 	struct strlist scopes;
 	struct strlist members;
 	char *feature;
@@ -160,6 +162,7 @@ struct config {
 	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
 	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
 	int group_limits;	/* some [group] sets limit-tool: made at load */
+	int item_grants;	/* some [group] sets prompts or resources: made at load */
 	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
 	 * the state file. */
 	struct url_redis redis;
@@ -168,6 +171,14 @@ struct config {
 	 * keys, the tombstones), derived from session-key-file and resource, so that hosts
 	 * that share both share them. */
 	unsigned char shared_key[32];
+
+	/* [metrics]: the section turns them on */
+	struct cfg_section metrics;
+	char *metrics_path;	/* the route that serves them */
+	struct strlist metrics_allow;
+	struct netaddr_range *metrics_from;	/* metrics_allow parsed, or loopback when unset */
+	size_t n_metrics_from;
+	int metrics_on;		/* made at load: the configuration has a [metrics] section */
 
 	struct cfg_upstream *upstreams;
 	size_t n_upstreams;
@@ -217,5 +228,7 @@ int strlist_has(const struct strlist *l, const char *s);
 const struct cfg_where *config_group_where(const struct cfg_group *g, const char *key);
 const struct cfg_where *config_tenant_where(const struct cfg_tenant *t, const char *key);
 const struct cfg_where *config_limits_where(const struct config *cfg, const char *key);
+/* The same for a section of any kind, by the kind's name ("gateway", "upstream", …). */
+const struct cfg_where *config_key_where(const struct cfg_section *sec, const char *kind, const char *key);
 
 #endif

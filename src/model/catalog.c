@@ -13,6 +13,7 @@
 #include "policy.h"
 #include "secret.h"
 #include "state.h"
+#include "str.h"
 
 #define CATALOG_MAGIC	0x43415431u	/* "CAT1" */
 #define TOOL_NAME_MAX	128
@@ -419,11 +420,12 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
 }
 
 static json_t *
-fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
+fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
 	char (*reasons)[256] = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
 	const char **why = calloc(cfg->n_upstreams + 1, sizeof(*why));
+	char brief[METRICS_DETAIL_MAX];
 	size_t i;
 
 	if (lists == NULL || reasons == NULL || why == NULL) {
@@ -435,8 +437,13 @@ fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
 		why[i] = lists[i] ? NULL : reasons[i];
-		if (lists[i] == NULL)
+		if (lists[i] == NULL) {
 			log_warn(NULL, "catalog: %s; what it offers is left out", reasons[i]);
+			/* what happened, not where, for /mcp/health */
+			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(reasons[i]), reasons[i]);
+		}
+		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
+		    lists[i] ? NULL : brief);
 	}
 	doc = catalog_build(cfg, lists, why);
 	for (i = 0; i < cfg->n_upstreams; i++)
@@ -535,8 +542,37 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 }
 
 json_t *
+catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why)
+{
+	const struct catalog_region *c = copy;
+	unsigned char key[16];
+	json_t *doc;
+
+	if (size != sizeof(*c) || c->magic != CATALOG_MAGIC) {
+		*why = "the state file's catalog region is not one";
+		return NULL;
+	}
+	config_key(cfg, key);
+	if (c->fresh_until_ms == 0 || c->len == 0 || c->len > CATALOG_MAX_BYTES) {
+		*why = "the state file holds no catalog yet";
+		return NULL;
+	}
+	if (memcmp(c->key, key, sizeof(key)) != 0) {
+		*why = "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)";
+		return NULL;
+	}
+	doc = json_loadb(c->data, c->len, 0, NULL);	/* (json_is_object evaluates its argument twice) */
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		*why = "the state file's catalog does not parse";
+		return NULL;
+	}
+	return doc;
+}
+
+json_t *
 catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms)
+    const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	struct catalog_region *c = region;
 	unsigned char key[16];
@@ -550,7 +586,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	config_key(cfg, key);
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
-			view_refresh(v, fetch_all(pool, cfg, now_ms), 0);
+			view_refresh(v, fetch_all(pool, cfg, now_ms, m), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return json_incref(v->doc);
@@ -559,7 +595,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	 * that cannot be used now (see store) gives this worker its own for a moment. */
 	if (region_lock(c) < 0) {
 		if (v->doc == NULL)
-			view_set(v, fetch_all(pool, cfg, now_ms), 0);
+			view_set(v, fetch_all(pool, cfg, now_ms, m), 0);
 		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
 		return json_incref(v->doc);
 	}
@@ -579,6 +615,6 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	if (v->doc && (fresh || (!ours && usable)))
 		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
-	store(c, key, fetch_all(pool, cfg, now_ms), now_ms, cfg->catalog_ttl * 1000, v);
+	store(c, key, fetch_all(pool, cfg, now_ms, m), now_ms, cfg->catalog_ttl * 1000, v);
 	return json_incref(v->doc);
 }

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rstore.h"
 
@@ -55,6 +56,7 @@ struct rstore {
 	char *endpoint;		/* the store URL c is connected to */
 	char sha[48];		/* the script's, as the server loaded it */
 	uint64_t trips;
+	struct metrics *obs;	/* the request's (rstore_observe) */
 };
 
 struct rstore *
@@ -86,6 +88,13 @@ rstore_free(struct rstore *rs)
 	free(rs);
 }
 
+void
+rstore_observe(struct rstore *rs, struct metrics *m)
+{
+	if (rs)
+		rs->obs = m;
+}
+
 uint64_t
 rstore_round_trips(const struct rstore *rs)
 {
@@ -103,6 +112,7 @@ failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t 
 	disconnect(rs);
 	rs->retry_at_ms = now_ms + RSTORE_RETRY_MS;
 	url_redis_where(&cfg->redis, where, sizeof(where));
+	metrics_observe(rs->obs, METRICS_DEP_REDIS, 0, (int64_t)clock_wall(), "Redis does not answer");
 	if (rs->outage && __atomic_exchange_n(rs->outage, 1, __ATOMIC_ACQ_REL) == 0)
 		log_err(NULL, "redis at %s cannot be used: %s; until it answers, rate limits %s "
 		    "and sessions ended elsewhere are not seen here (tried again every %d ms)",
@@ -115,6 +125,7 @@ failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t 
 static int
 answered(struct rstore *rs)
 {
+	metrics_observe(rs->obs, METRICS_DEP_REDIS, 1, (int64_t)clock_wall(), NULL);
 	if (rs->outage && __atomic_exchange_n(rs->outage, 0, __ATOMIC_ACQ_REL) == 1)
 		log_warn(NULL, "redis answers again: rate limits and tombstones are shared");
 	return 0;

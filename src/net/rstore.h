@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "ratelimit.h"
 
 #define RSTORE_KEY_BYTES	16
@@ -36,6 +37,9 @@ struct rstore;
 /* outage: a process-wide word the workers share (0 = up), for logging once. */
 struct rstore *rstore_new(int *outage);
 void rstore_free(struct rstore *rs);
+/* Where the operations of the request under way tell whether Redis answered
+ * (metrics_observe, for /mcp/health); NULL: nowhere. */
+void rstore_observe(struct rstore *rs, struct metrics *m);
 
 /* The rate-limit decision of t[0..n) (n <= 8) in order, in one script: each bucket
  * charged until one refuses. The index of the refusal, n when all passed, -1 when

@@ -27,32 +27,7 @@ T=$MG_DIR
 trap 'stop_idp; stop_all' EXIT
 
 # --- redis-server, on loopback or a unix socket, nothing kept on disk ------------------------
-VIA=${REDIS_VIA:-tcp}
-case $VIA in tcp | unix) ;; *) bail "REDIS_VIA must be tcp or unix, not $VIA" ;; esac
-# listen NAME: how redis-server NAME listens (on loopback, at the port RPORTS[NAME] names;
-# or $T/NAME.sock and no port); at NAME: redis-cli's options to reach it; store NAME DB
-# [CREDENTIALS@]: its URL.
-declare -A RPORTS=()
-listen() {
-	[ "$VIA" = unix ] && echo --port 0 --unixsocket "$T/$1.sock" --unixsocketperm 700 ||
-		echo --port "${RPORTS[$1]}" --bind 127.0.0.1
-}
-at() { [ "$VIA" = unix ] && echo -s "$T/$1.sock" || echo -h 127.0.0.1 -p "${RPORTS[$1]}"; }
-store() { [ "$VIA" = unix ] && echo "unix://${3:-}$T/$1.sock?db=$2" || echo "redis://${3:-}127.0.0.1:${RPORTS[$1]}/$2"; }
-[ "$VIA" = unix ] || RPORTS[redis]=$(free_port)
-LISTEN_MAIN=$(listen redis)
-# what mcpgate -t and the outage log call it
-[ "$VIA" = unix ] && WHERE="unix socket $T/redis.sock" || WHERE="127.0.0.1 port ${RPORTS[redis]}"
-start_redis() {
-	# shellcheck disable=SC2086 # LISTEN_MAIN: options
-	redis-server $LISTEN_MAIN --save '' --appendonly no --dir "$T" \
-		--daemonize no > "$T/redis.log" 2>&1 &
-	REDIS_PID=$!
-	mg_track "$REDIS_PID"
-	wait_until 30 rcli ping > /dev/null 2>&1
-}
-# shellcheck disable=SC2046 # at: options
-rcli() { redis-cli $(at redis) "$@"; }
+. "$top/tests/lib/redis.sh"
 start_redis || bail "redis-server ($LISTEN_MAIN)" "$(tail -n 5 "$T/redis.log")"
 
 PORT_A=$(free_port)

@@ -321,6 +321,23 @@ like "--catalog that is not JSON: exit 1, FILE:LINE and the parser's reason" "rc
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/snap.json" --save-catalog "$T/x.json" 2>&1); rc=$?
 is "--catalog and --save-catalog together: a usage error" "$rc" 1
 
+# Prompts, resources and templates one by one: with no [group] prompts or resources here,
+# each is visible exactly when its upstream as a whole is, hidden at the same step for
+# the same reason.
+jcheck "prompts, resources and templates: each as its upstream (no group grants them on its own)" \
+	"$(jq -c '(.upstreams | map({(.upstream): .}) | add) as $u |
+		{p: (.prompts.visible | all(($u[(if startswith("gh_") then "gh" else "fs" end)].visible))),
+		 h: (.prompts.hidden | all(.step == $u.gh.step and .reason == $u.gh.reason and (.prompt | startswith("gh_")))),
+		 np: ((.prompts.visible + .prompts.hidden) | length), t: (.templates.visible | length),
+		 r: (.resources.visible | length)}' "$T/live.json" 2>/dev/null)" \
+	'.p and .h and .np >= 8 and .t >= 1 and .r >= 1'
+# mcpgate -t against the saved catalog: a pattern matching nothing in it is named.
+sed 's/^tools = \*_test_error_handling$/tools = *_test_error_handling nope_*/' "$T/gw.conf" > "$T/nope.conf"
+out=$("$MCPGATE_BIN" -t -c "$T/nope.conf" --catalog "$T/snap.json" 2>&1); rc=$?
+like "-t --catalog with the saved catalog: exit 0, a tools pattern that matches nothing named at its line" \
+	"rc=$rc $(flat "$out")" "^rc=0 .*warning: [^ ]*nope\.conf:$(grep -n '^tools = \*_test_error_handling nope_\*$' "$T/nope.conf" | cut -d: -f1): tools: nope_\* matches no tool in the catalog"
+unlike "… and not the patterns that match" "$out" '(\*_test_error_handling|gh_\*|fs_test_sampling) matches no'
+
 awk '/^\[tenant /{skip = 1} /^\[/ && !/^\[tenant /{skip = 0} !skip && !/^include/' "$T/gw.conf" > "$T/open.conf"
 out=$("$MCPGATE_BIN" explain -c "$T/open.conf" --claims '{"scope":"mcp:tools"}' 2>&1); rc=$?
 like "no [tenant]: policy off, every tool visible" "rc=$rc $(flat "$out")" '^rc=0 policy: off .*hidden \(0\):'
