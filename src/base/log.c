@@ -28,7 +28,13 @@ void
 log_init(int fd, enum log_level threshold)
 {
 	log_fd = fd;
-	log_threshold = threshold;
+	log_set_level(threshold);
+}
+
+void
+log_set_level(enum log_level threshold)
+{
+	__atomic_store_n(&log_threshold, threshold, __ATOMIC_RELAXED);
 }
 
 int
@@ -49,7 +55,7 @@ log_open(const char *path)
 int
 log_enabled(enum log_level level)
 {
-	return level <= log_threshold;
+	return level <= __atomic_load_n(&log_threshold, __ATOMIC_RELAXED);
 }
 
 static void

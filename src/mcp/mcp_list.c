@@ -45,22 +45,23 @@ mcp_cursor_open(const unsigned char *key, const char *list, const char *who, con
 	return *end != '\0' || *off == 0 ? -1 : 0;
 }
 
-/* Does the caller see record i of kind? A tool by policy_decide, anything else by what
- * the policy says of the upstreams that offer it (one it may reach is enough: its
- * request goes there, federate.c's pick_owner). */
+/* Does the caller see record i of kind? The policy's word on it (policy_decide), from
+ * one of the upstreams that offer it (one is enough: its request goes there,
+ * federate.c's pick_owner). */
 static int
 record_visible(const struct exchange *x, json_t *doc, enum catalog_kind kind, size_t i)
 {
 	struct policy_tool t;
-	const char *up, *orig;
+	const char *up, *orig, *key;
 	size_t alt;
 
 	if (kind == CATALOG_TOOLS) {
 		catalog_policy_tool(x->cfg, doc, i, &t, NULL, NULL);
 		return t.name && policy_decide(&x->pc, &t, NULL) == POLICY_VISIBLE;
 	}
+	key = catalog_key(doc, kind, i);
 	for (alt = 0; catalog_route_alt(doc, kind, (long)i, alt, &up, &orig) == 0; alt++)
-		if (mcp_reaches(x, up))
+		if (mcp_sees(x, kind, key, config_upstream(x->cfg, up)))
 			return 1;
 	return 0;
 }

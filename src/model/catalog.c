@@ -13,6 +13,7 @@
 #include "policy.h"
 #include "secret.h"
 #include "state.h"
+#include "str.h"
 
 #define CATALOG_MAGIC	0x43415432u	/* "CAT2" */
 #define TOOL_NAME_MAX	128
@@ -410,6 +411,35 @@ set_empty(json_t *doc)
 	json_object_set_new(doc, "records", records);
 }
 
+/* Parses the index an unpacked document keeps as text into it: 0 (also when there is
+ * none to parse), or -1 when it does not parse or does not match the record texts (doc
+ * unchanged then). */
+static int
+index_parse(json_t *doc)
+{
+	json_t *text = json_object_get(doc, "index"), *index;
+	const char *rec;
+	size_t len;
+	int k, rc = -1;
+
+	if (text == NULL)
+		return 0;
+	index = json_loadb(json_string_value(text), json_string_length(text), 0, NULL);
+	if (!json_is_object(index))
+		goto out;
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		if (kind_text(doc, (enum catalog_kind)k, &rec, &len) < 0 ||
+		    count_records(rec, len) != json_array_size(json_object_get(index, catalog_kinds[k].array)))
+			goto out;
+	if (json_object_update(doc, index) < 0)
+		goto out;
+	json_object_del(doc, "index");
+	rc = 0;
+out:
+	json_decref(index);
+	return rc;
+}
+
 /* doc with its index parsed: an unpacked document keeps its index as text until
  * something reads it (this, on the thread using the document: see catalog.h), and a
  * list page of a gateway without a policy never does. An index that does not parse, or
@@ -417,26 +447,11 @@ set_empty(json_t *doc)
 static json_t *
 idx(json_t *doc)
 {
-	json_t *text = json_object_get(doc, "index"), *index;
-	const char *rec;
-	size_t len;
-	int k;
-
-	if (text == NULL)
-		return doc;
-	index = json_loadb(json_string_value(text), json_string_length(text), 0, NULL);
-	for (k = 0; json_is_object(index) && k < CATALOG_NKINDS; k++)
-		if (kind_text(doc, (enum catalog_kind)k, &rec, &len) < 0 ||
-		    count_records(rec, len) != json_array_size(json_object_get(index, catalog_kinds[k].array))) {
-			json_decref(index);
-			index = NULL;
-		}
-	json_object_del(doc, "index");
-	if (!json_is_object(index) || json_object_update(doc, index) < 0) {
+	if (index_parse(doc) < 0) {
 		log_err(NULL, "catalog: the state file's copy does not read back; taken as empty");
+		json_object_del(doc, "index");
 		set_empty(doc);
 	}
-	json_decref(index);
 	return doc;
 }
 
@@ -672,11 +687,12 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
 }
 
 static json_t *
-fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
+fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
 	char (*reasons)[256] = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
 	const char **why = calloc(cfg->n_upstreams + 1, sizeof(*why));
+	char brief[METRICS_DETAIL_MAX];
 	size_t i;
 
 	if (lists == NULL || reasons == NULL || why == NULL) {
@@ -688,8 +704,13 @@ fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
 		why[i] = lists[i] ? NULL : reasons[i];
-		if (lists[i] == NULL)
+		if (lists[i] == NULL) {
 			log_warn(NULL, "catalog: %s; what it offers is left out", reasons[i]);
+			/* what happened, not where, for /mcp/health */
+			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(reasons[i]), reasons[i]);
+		}
+		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
+		    lists[i] ? NULL : brief);
 	}
 	doc = catalog_build(cfg, lists, why);
 	for (i = 0; i < cfg->n_upstreams; i++)
@@ -798,8 +819,36 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 }
 
 json_t *
+catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why)
+{
+	const struct catalog_region *c = copy;
+	unsigned char key[16];
+	json_t *doc;
+
+	if (size != sizeof(*c) || c->magic != CATALOG_MAGIC) {
+		*why = "the state file's catalog region is not one";
+		return NULL;
+	}
+	config_key(cfg, key);
+	if (c->fresh_until_ms == 0 || c->lens[0] == 0 || parts_len(c->lens) > CATALOG_MAX_BYTES) {
+		*why = "the state file holds no catalog yet";
+		return NULL;
+	}
+	if (memcmp(c->key, key, sizeof(key)) != 0) {
+		*why = "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)";
+		return NULL;
+	}
+	if ((doc = catalog_unpack(c->data, c->lens)) == NULL || index_parse(doc) < 0) {
+		json_decref(doc);
+		*why = "the state file's catalog does not parse";
+		return NULL;
+	}
+	return doc;
+}
+
+json_t *
 catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms)
+    const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	struct catalog_region *c = region;
 	unsigned char key[16];
@@ -814,7 +863,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	config_key(cfg, key);
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
-			view_refresh(v, fetch_all(pool, cfg, now_ms), 0);
+			view_refresh(v, fetch_all(pool, cfg, now_ms, m), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return json_incref(v->doc);
@@ -824,7 +873,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	 * for a moment. */
 	if (region_lock(c) < 0) {
 		if (v->doc == NULL)
-			view_set(v, fetch_all(pool, cfg, now_ms), 0);
+			view_set(v, fetch_all(pool, cfg, now_ms, m), 0);
 		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
 		return json_incref(v->doc);
 	}
@@ -843,6 +892,6 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	if (v->doc && (fresh || (!ours && usable)))
 		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
-	store(c, key, fetch_all(pool, cfg, now_ms), now_ms, cfg->catalog_ttl * 1000, v);
+	store(c, key, fetch_all(pool, cfg, now_ms, m), now_ms, cfg->catalog_ttl * 1000, v);
 	return json_incref(v->doc);
 }

@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "metrics.h"
 #include "upstream.h"
 
 #define CATALOG_MAX_BYTES	(4u << 20)	/* the serialized catalog in the state file */
@@ -79,9 +80,10 @@ void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
 /* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
  * fetched from every upstream by this caller (or, while another worker fetches, the
  * previous one). A new reference, the caller's to release (json_decref): the view may
- * move on to a newer document while the caller still reads this one. Never NULL. */
+ * move on to a newer document while the caller still reads this one. Never NULL. A
+ * fetch tells m (may be NULL) whether each upstream answered (metrics_observe_upstream). */
 json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms);
+    const struct config *cfg, int64_t now_ms, struct metrics *m);
 
 /* Builds the document from what each upstream offers: lists[i] is, for
  * cfg->upstreams[i], an object {"caps": {...}, "tools": [...], "prompts": [...],
@@ -136,6 +138,10 @@ int catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, 
 struct policy_tool;
 void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
     const char **upstream, const char **orig);
+
+/* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
+ * when it was built for cfg's upstreams: a new document, or NULL with why. */
+json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
 
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);

@@ -19,12 +19,12 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
 base      autoconf buf err clock log secret url netaddr sink str claims uritemplate
-parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload
+parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload metrics
 clients   token_cache ratelimit rstore session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
 access    auth limiter federate
-exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
-handlers  handlers h_health h_meta h_mcp
+exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
+handlers  handlers h_health h_meta h_mcp h_metrics
 router    router
 front     kept front main
 '
