@@ -54,7 +54,7 @@ sole_offer(json_t *doc, const char *capability)
 	const char *name, *found = NULL;
 	int n = 0;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (json_object_get(json_object_get(st, "caps"), capability) && n++ == 0)
 			found = name;
 	return n == 1 ? found : NULL;
@@ -92,16 +92,15 @@ static const char *
 owner_of_uri(struct fed_call *f, const struct method *r, const char *uri)
 {
 	const char *tmpl, *there;
-	json_t *t;
 	long ix;
-	size_t i;
+	size_t i, n = catalog_count(f->doc, CATALOG_TEMPLATES);
 
 	if ((ix = catalog_find_in(f->doc, CATALOG_RESOURCES, uri)) >= 0)
 		return pick_owner(f, r, CATALOG_RESOURCES, ix, uri, &there);
 	if ((ix = catalog_find_in(f->doc, CATALOG_TEMPLATES, uri)) >= 0)
 		return pick_owner(f, r, CATALOG_TEMPLATES, ix, uri, &there);
-	json_array_foreach(json_object_get(f->doc, catalog_kinds[CATALOG_TEMPLATES].array), i, t) {
-		tmpl = json_string_value(json_object_get(t, "uriTemplate"));
+	for (i = 0; i < n; i++) {
+		tmpl = catalog_key(f->doc, CATALOG_TEMPLATES, i);
 		if (uritemplate_matches(tmpl, uri))
 			return pick_owner(f, r, CATALOG_TEMPLATES, (long)i, uri, &there);
 	}
@@ -326,7 +325,7 @@ to_all(struct fed_call *f, const struct method *r, json_t *params)
 	struct gw_error first = { GW_OK, 0, "" };
 	int sent = 0;
 
-	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
+	json_object_foreach(catalog_upstreams(f->doc), name, st) {
 		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
 		    (up = config_upstream(f->cfg, name)) == NULL ||
 		    (f->gate && f->gate(f, r->name, up, CATALOG_NKINDS, NULL, 0) != FED_PASS))
@@ -379,7 +378,7 @@ offered(json_t *doc, const char *capability, const char *feature, const struct f
 	json_t *st, *cap;
 	const char *name;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if ((cap = json_object_get(json_object_get(st, "caps"), capability)) != NULL &&
 		    (feature == NULL || json_is_true(json_object_get(cap, feature))) &&
 		    (admit == NULL || admit->fn(admit->ctx, name, capability)))
@@ -424,7 +423,7 @@ fed_open_sessions(struct fed_call *f, json_t *client_caps)
 	const char *name;
 	char *sid, version[16];
 
-	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
+	json_object_foreach(catalog_upstreams(f->doc), name, st) {
 		if (!json_is_true(json_object_get(st, "ok")) || (call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		if (upstream_open(f->pool, &call, client_caps, &sid, version, &err) < 0)

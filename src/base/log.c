@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 static int log_fd = 2;
@@ -61,13 +62,11 @@ static void
 log_timestamp(char *out, size_t n)
 {
 	struct timeval tv;
-	struct tm tm;
-	size_t k;
+	char utc[32];
 
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	k = strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + k, n - k, ".%06ldZ", (long)tv.tv_usec);
+	clock_utc(tv.tv_sec, utc, sizeof(utc));
+	snprintf(out, n, "%s.%06ldZ", utc, (long)tv.tv_usec);
 }
 
 void

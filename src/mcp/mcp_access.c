@@ -31,8 +31,8 @@ mcp_reaches(struct exchange *x, const char *name, unsigned kinds)
 {
 	const struct cfg_upstream *u;
 	const char *up, *orig, *key;
-	json_t *doc, *rec;
-	size_t i, alt;
+	json_t *doc;
+	size_t i, n, alt;
 	int k;
 
 	if (x->pc.off)
@@ -47,10 +47,10 @@ mcp_reaches(struct exchange *x, const char *name, unsigned kinds)
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		if (!(kinds & (1u << k)))
 			continue;
-		json_array_foreach(json_object_get(doc, catalog_kinds[k].array), i, rec)
+		n = catalog_count(doc, (enum catalog_kind)k);
+		for (i = 0; i < n; i++)
 			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++)
-				if (strcmp(up, name) == 0 &&
-				    (key = json_string_value(json_object_get(rec, catalog_kinds[k].key))) != NULL &&
+				if (strcmp(up, name) == 0 && (key = catalog_key(doc, (enum catalog_kind)k, i)) != NULL &&
 				    mcp_sees(x, (enum catalog_kind)k, key, u))
 					return 1;
 	}

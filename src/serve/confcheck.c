@@ -178,7 +178,7 @@ static int
 offers_more(json_t *doc, const char *upstream)
 {
 	static const char *const caps[] = { "prompts", "resources", "completions", "logging" };
-	json_t *st = json_object_get(json_object_get(doc, "upstreams"), upstream), *c;
+	json_t *st = json_object_get(catalog_upstreams(doc), upstream), *c;
 	size_t i;
 
 	if (doc == NULL || !json_is_true(json_object_get(st, "ok")))
@@ -233,7 +233,7 @@ group_listed(const struct cfg_group *g, void *arg)
 static void
 unseen_tools(const struct config *cfg, json_t *doc, struct confcheck *o)
 {
-	size_t i, k, n = json_array_size(json_object_get(doc, "tools"));
+	size_t i, k, n = catalog_count(doc, CATALOG_TOOLS);
 	size_t counts[POLICY_UPSTREAMS_MAX] = { 0 };
 	struct lister l = { cfg };
 	struct policy_tool t;
@@ -260,12 +260,10 @@ static int
 matches(json_t *doc, enum catalog_kind kind, const char *pattern, const char *upstream)
 {
 	const char *key, *up, *orig;
-	json_t *rec;
-	size_t i, alt;
+	size_t i, n = catalog_count(doc, kind), alt;
 
-	json_array_foreach(json_object_get(doc, catalog_kinds[kind].array), i, rec) {
-		if ((key = json_string_value(json_object_get(rec, catalog_kinds[kind].key))) == NULL ||
-		    fnmatch(pattern, key, 0) != 0)
+	for (i = 0; i < n; i++) {
+		if ((key = catalog_key(doc, kind, i)) == NULL || fnmatch(pattern, key, 0) != 0)
 			continue;
 		if (upstream == NULL)
 			return 1;

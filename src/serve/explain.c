@@ -328,25 +328,26 @@ out:
 static int
 catalog_save(json_t *doc, const char *path)
 {
-	json_t *out = json_object(), *st, *rec, *copy, *mine, *arr;
+	json_t *out = json_object(), *st, *copy, *mine, *arr;
 	const char *name, *up, *orig;
-	size_t i, alt;
+	size_t i, n, alt;
 	int k, rc;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (json_is_true(json_object_get(st, "ok")))
 			json_object_set_new(out, name, json_pack("{s:O}", "caps", json_object_get(st, "caps")));
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		const struct catalog_kind_info *kd = &catalog_kinds[k];
 
 		/* (a record several upstreams offer is kept once: the first's, written for each) */
-		json_array_foreach(json_object_get(doc, kd->array), i, rec)
+		n = catalog_count(doc, (enum catalog_kind)k);
+		for (i = 0; i < n; i++)
 			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++) {
-				if ((mine = json_object_get(out, up)) == NULL)
+				if ((mine = json_object_get(out, up)) == NULL ||
+				    (copy = catalog_record(doc, (enum catalog_kind)k, i)) == NULL)
 					continue;
 				if ((arr = json_object_get(mine, kd->array)) == NULL)
 					json_object_set_new(mine, kd->array, arr = json_array());
-				copy = json_copy(rec);
 				json_object_set_new(copy, kd->key, json_string(orig));
 				json_array_append_new(arr, copy);
 			}
@@ -375,15 +376,16 @@ items_json(const struct explain *x, json_t *doc)
 	};
 	struct policy_why why, first;
 	const char *up, *orig, *key;
-	json_t *out = json_object(), *vis, *hid, *rec;
-	size_t k, i, alt;
+	json_t *out = json_object(), *vis, *hid;
+	size_t k, i, n, alt;
 	int seen;
 
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		vis = json_array();
 		hid = json_array();
-		json_array_foreach(json_object_get(doc, catalog_kinds[kinds[k].kind].array), i, rec) {
-			if ((key = json_string_value(json_object_get(rec, catalog_kinds[kinds[k].kind].key))) == NULL)
+		n = catalog_count(doc, kinds[k].kind);
+		for (i = 0; i < n; i++) {
+			if ((key = catalog_key(doc, kinds[k].kind, i)) == NULL)
 				continue;
 			for (seen = 0, alt = 0; !seen && catalog_route_alt(doc, kinds[k].kind, (long)i, alt, &up, &orig) == 0;
 			    alt++) {
@@ -473,7 +475,7 @@ answer(struct explain *x, json_t *doc)
 	const char *up, *orig;
 	json_t *visible = json_array(), *hidden = json_array(), *upstreams = json_array(), *one = NULL, *limits = NULL;
 	json_t *out = NULL, *items = NULL;
-	size_t i, n = json_array_size(json_object_get(doc, "tools"));
+	size_t i, n = catalog_count(doc, CATALOG_TOOLS);
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
 	int rc = EXPLAIN_OK;
@@ -617,7 +619,7 @@ explain_main(int argc, char **argv, const char *config_path)
 		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000, NULL);	/* NULL: no shared state, our own fetch */
 	if (catalog_out && catalog_save(doc, catalog_out) < 0)
 		goto out;
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (!json_is_true(json_object_get(st, "ok"))) {
 			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
 			    json_string_value(json_object_get(st, "reason")));

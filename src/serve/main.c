@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +87,8 @@ check_warnings(const struct config *cfg, const char *catalog_path, char *line, s
 	line[0] = '\0';
 	if (doc)
 		snprintf(line, len, "catalog: %s (%zu tools, %zu prompts, %zu resources, %zu resource templates)\n", why,
-		    json_array_size(json_object_get(doc, "tools")), json_array_size(json_object_get(doc, "prompts")),
-		    json_array_size(json_object_get(doc, "resources")),
-		    json_array_size(json_object_get(doc, "resourceTemplates")));
+		    catalog_count(doc, CATALOG_TOOLS), catalog_count(doc, CATALOG_PROMPTS),
+		    catalog_count(doc, CATALOG_RESOURCES), catalog_count(doc, CATALOG_TEMPLATES));
 	else if (cfg->n_upstreams)
 		snprintf(line, len, "catalog: none to check tools and patterns against (%s; mcpgate -t --catalog FILE "
 		    "takes what mcpgate explain --save-catalog wrote)\n", why);
@@ -119,6 +119,17 @@ check_config(const char *path, const char *catalog_path)
 	}
 	config_unref(cfg);
 	return rc < 0 ? 1 : 0;
+}
+
+/* jansson's hash seed: its own seeding opens /dev/urandom, libsodium's random bytes come
+ * from getrandom(2) (a CGI run pays for every system call). */
+static void
+seed_json(void)
+{
+	uint32_t seed;
+
+	secret_random_bytes(&seed, sizeof(seed));
+	json_object_seed(seed | 1);	/* 0 would ask jansson to seed itself */
 }
 
 static int
@@ -221,7 +232,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
 		return 1;
 	}
-	json_object_seed(0);
+	seed_json();
 	log_init(2, GW_LOG_INFO);
 	return serve(path, workers);
 }

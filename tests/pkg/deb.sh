@@ -10,7 +10,9 @@
 #      name the installed paths and are hardened (a dedicated user, ProtectSystem=
 #      strict, RuntimeDirectory for the state file), and systemd-analyze verify
 #      (--root: the scratch root, with this machine's own units beside them) has
-#      nothing to say; the package depends on the libraries it links and on adduser.
+#      nothing to say; the package depends on the libraries it links, on libcurl (loaded
+#      when a request first needs another server: dpkg-shlibdeps cannot see it) and on
+#      adduser.
 # The machine's own services and packages are not touched: nothing is installed from
 # the .deb. Prints TAP.
 set -u

@@ -410,7 +410,7 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	stub_reset("tools");
 	stub.tool = "alpha";
 	doc = catalog_get(region, &v, pool, cfg, now, NULL);
-	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
+	is_str(catalog_key(doc, CATALOG_TOOLS, 0),
 	    "alpha", "catalog: the stub's tool");
 	gen = v.generation;
 	vserial = v.serial;
@@ -432,7 +432,7 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	stub.tool = "beta";	/* a change */
 	now += ttl;
 	doc = catalog_get(region, &v, pool, cfg, now, NULL);
-	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
+	is_str(catalog_key(doc, CATALOG_TOOLS, 0),
 	    "beta", "catalog: a changed tool is seen after catalog-ttl");
 	ok(v.generation == gen + 1 && v.serial != vserial, "catalog: a change: a new generation and view");
 	json_decref(catalog_get(region, &w, pool, cfg, now, NULL));
