@@ -385,6 +385,9 @@ async function bob() {
   // --- signed out, another user: dave has no tenant, so /mcp refuses him -------------------
   await page.bringToFront();
   await page.click('#signout');
+  // Sign out ends the session first (a DELETE to the gateway), then clears the view.
+  await page.waitForFunction(() => document.getElementById('workspace').hidden
+    && document.getElementById('who').textContent === 'Not signed in.', null, { timeout: T }).catch(() => {});
   ok(await page.locator('#workspace').isHidden() && (await page.textContent('#who')) === 'Not signed in.',
     'Sign out forgets the token: no tools shown');
   await page.getByTestId('signin').click();
