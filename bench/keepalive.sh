@@ -69,13 +69,7 @@ FCGIOF[K]=$STACK_FCGI NGINXOF[K]=$STACK_NGINX
 grep -Eq '^ *fastcgi_pass mcpgate_kept; fastcgi_keep_conn on;' "$ROOT/K/nginx/mcpgate.conf" || die "stack K's nginx does not keep FastCGI connections"
 ! grep -Eq '^ *fastcgi_keep_conn on;|fastcgi_pass mcpgate_kept' "$ROOT/N/nginx/mcpgate.conf" || die "stack N's nginx keeps FastCGI connections"
 
-for s in N K; do
-	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
-	check "stack $s: initialize: 200" "$(post_to "${BASEOF[$s]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[$s]}")" \
-		"\"protocolVersion\":\"$PV\".* 200\$"
-	SID[$s]=$(sid)
-	[ -n "${SID[$s]}" ] || die "stack $s: initialize gave no Mcp-Session-Id"
-done
+open_sessions N K
 # connections to stack S's mcpgate socket that are open (nginx's)
 conns() { ss -x -H state connected 2>/dev/null | grep -cF "$ROOT/$1/mcpgate.sock"; }
 

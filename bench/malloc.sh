@@ -80,13 +80,7 @@ for s in M G; do ENVOF[$s]=$(env_of "${FCGIOF[$s]%% *}"); done
 check "stack M runs with the recipe's tunable" "${ENVOF[M]}" '^GLIBC_TUNABLES=glibc.malloc.tcache_count=0 $'
 [ -n "${BENCH_G_ENV:-}" ] || check "stack G runs with glibc's defaults" "${ENVOF[G]}" '^GLIBC_TUNABLES=glibc.malloc.tcache_count=7 MALLOC_ARENA_MAX=8 $'
 
-for s in M G; do
-	TOK[$s]=$(token_for "${BASEOF[$s]}/mcp") || die "cannot mint a token for stack $s"
-	check "stack $s: initialize: 200" "$(post_to "${BASEOF[$s]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[$s]}")" \
-		"\"protocolVersion\":\"$PV\".* 200\$"
-	SID[$s]=$(sid)
-	[ -n "${SID[$s]}" ] || die "stack $s: initialize gave no Mcp-Session-Id"
-done
+open_sessions M G
 
 # --- Measuring -----------------------------------------------------------------------
 runs_header kind us_nginx us_mcpgate

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "introspect.h"
 #include "jwks.h"
+#include "metrics.h"
 #include "replay.h"
 #include "request.h"
 #include "response.h"
@@ -38,6 +39,7 @@ struct auth_env {
 	struct replay *replay;			/* the DPoP proofs the host has seen */
 	struct rstore *dpop_rs;			/* with a Redis store: the proofs the hosts have seen */
 	struct jws_keycache *proof_keys;	/* the worker's proof keys, imported once (may be NULL) */
+	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
 };
 
 /* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer

@@ -41,6 +41,7 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_ELIMITSTORE] = { 503, -32603, "temporarily_unavailable", "Rate limits cannot be decided now; retry later" },
 	[GW_EDPOP]	= { 401, 0, "invalid_dpop_proof", "The DPoP proof was not accepted" },
 	[GW_EREPLAY]	= { 503, 0, "temporarily_unavailable", "A DPoP proof cannot be checked for replay now; retry later" },
+	[GW_EADDRESS]	= { 403, 0, "forbidden_address", "The client's address may not read this" },
 };
 
 const struct gw_err_info *

@@ -38,6 +38,7 @@ enum gw_err {
 	GW_ELIMITSTORE,		/* the rate-limit buckets cannot be read now: fail closed */
 	GW_EDPOP,		/* a DPoP proof missing, malformed, stale, replayed or not the token's */
 	GW_EREPLAY,		/* whether a DPoP proof was seen cannot be told now: fail closed */
+	GW_EADDRESS,		/* the client's address may not use this endpoint ([metrics] allow) */
 	GW_ERR_MAX
 };
 

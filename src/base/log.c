@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 static int log_fd = 2;
@@ -27,7 +28,13 @@ void
 log_init(int fd, enum log_level threshold)
 {
 	log_fd = fd;
-	log_threshold = threshold;
+	log_set_level(threshold);
+}
+
+void
+log_set_level(enum log_level threshold)
+{
+	__atomic_store_n(&log_threshold, threshold, __ATOMIC_RELAXED);
 }
 
 int
@@ -48,20 +55,18 @@ log_open(const char *path)
 int
 log_enabled(enum log_level level)
 {
-	return level <= log_threshold;
+	return level <= __atomic_load_n(&log_threshold, __ATOMIC_RELAXED);
 }
 
 static void
 log_timestamp(char *out, size_t n)
 {
 	struct timeval tv;
-	struct tm tm;
-	size_t k;
+	char utc[32];
 
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	k = strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + k, n - k, ".%06ldZ", (long)tv.tv_usec);
+	clock_utc(tv.tv_sec, utc, sizeof(utc));
+	snprintf(out, n, "%s.%06ldZ", utc, (long)tv.tv_usec);
 }
 
 void

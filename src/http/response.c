@@ -130,6 +130,24 @@ response_set_body(struct response *r, int status, const char *content_type, cons
 	return buf_append(&r->body, data, len);
 }
 
+int
+response_take_body(struct response *r, int status, const char *content_type, struct buf *b)
+{
+	struct buf old = r->body;
+
+	if (b->len > r->body.max)
+		return response_set_body(r, status, content_type, b->data, b->len);	/* fails as it says */
+	json_decref(r->json);
+	r->json = NULL;
+	r->status = status;
+	r->content_type = content_type;
+	r->body = *b;
+	r->body.max = old.max;
+	buf_free(&old);
+	buf_init(b, b->max);
+	return 0;
+}
+
 void
 response_set_empty(struct response *r, int status)
 {

@@ -42,6 +42,9 @@ void response_set_json(struct response *r, int status, json_t *body);
 /* A body already serialized (copied); content_type is a static string. 0 or -1 (over
  * the body cap: the response is then empty). */
 int response_set_body(struct response *r, int status, const char *content_type, const char *data, size_t len);
+/* The same, taking b's bytes instead of copying them (b is left empty, to be freed as
+ * usual). 0 or -1 (over the body cap: the response is then empty). */
+int response_take_body(struct response *r, int status, const char *content_type, struct buf *b);
 /* An HttpError body for e; description NULL = the table's message. */
 void response_set_error(struct response *r, enum gw_err e, const char *description);
 /* A status without body (204, 304). */

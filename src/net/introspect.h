@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "config.h"
 #include "err.h"
+#include "metrics.h"
 
 #define INTROSPECT_MAX_RESPONSE	(64 * 1024)
 #define ASMETA_MAX_DOC		(60 * 1024)
@@ -43,6 +44,12 @@ long introspect_get(struct introspect *ix, const struct config *cfg, const char 
  * issuer itself is http (a loopback or test set-up). An https issuer's document naming
  * an http endpoint would send tokens, or take keys, in clear: refused. */
 int introspect_url_usable(const struct config *cfg, const char *url);
+
+/* How the last fetch of the issuer's metadata went (enum metrics_state: unknown when
+ * none was made since the file was built, or the mirror is another issuer's) and since
+ * when that has been so (*since_ms, wall clock). Reads the mirror only. */
+int introspect_asmeta_state(struct asmeta_region *asmeta, const struct config *cfg, int64_t now_ms,
+    int64_t *since_ms);
 
 /* POSTs the token to the introspection endpoint; *resp is the parsed JSON object.
  * -1 with err (and a reason fit for the log) on any transport or format failure. */

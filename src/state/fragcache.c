@@ -117,17 +117,27 @@ int
 fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
     const char *text, size_t len)
 {
-	struct frag *f;
 	char *copy;
 
-	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes)
-		return -1;
-	if ((f = find(fc, epoch, key, klen)) != NULL)
-		drop(fc, f);
-	if ((copy = malloc(len + 1)) == NULL)
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes || (copy = malloc(len + 1)) == NULL)
 		return -1;
 	memcpy(copy, text, len);
 	copy[len] = '\0';
+	return fragcache_take(fc, epoch, key, klen, copy, len);
+}
+
+int
+fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    char *copy, size_t len)
+{
+	struct frag *f;
+
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes) {
+		free(copy);
+		return -1;
+	}
+	if ((f = find(fc, epoch, key, klen)) != NULL)
+		drop(fc, f);
 	/* Room in bytes, then a slot. */
 	while (fc->bytes + len > fc->max_bytes && (f = oldest(fc)) != NULL)
 		drop(fc, f);

@@ -22,5 +22,9 @@ const char *fragcache_get(struct fragcache *fc, uint64_t epoch, const void *key,
  * text over the byte cap is not stored. 0 or -1. */
 int fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
     const char *text, size_t len);
+/* The same, taking text (malloc'd, NUL-terminated at len) instead of copying it: freed
+ * by the cache, or here when it is not stored (-1). */
+int fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    char *text, size_t len);
 
 #endif

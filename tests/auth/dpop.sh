@@ -17,7 +17,6 @@ T=$MG_DIR
 . "$top/tests/lib/wait.sh"
 trap 'stop_idp; stop_all' EXIT
 
-RPORT=$(free_port)
 . "$top/tests/lib/redis.sh"
 start_redis || { echo "Bail out! redis-server: $(tail -3 "$T/redis.log")"; exit 1; }
 
@@ -34,7 +33,7 @@ conf() {
 	{
 		echo '[auth]'
 		printf '%s\n' "$@"
-		[ "$redis" != yes ] || printf '[limits]\nstore = redis://127.0.0.1:%s/0\nredis-timeout-ms = 2000\n' "$RPORT"
+		[ "$redis" != yes ] || printf '[limits]\nstore = %s\nredis-timeout-ms = 2000\n' "$(store redis 0)"
 	} >> "$T/conf.new"
 }
 reloads() { grep -c 'config: reloaded' "$T/gw.log"; }

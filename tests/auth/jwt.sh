@@ -21,7 +21,7 @@ trap 'stop_idp; stop_all' EXIT
 port=$(free_port)
 base=http://127.0.0.1:$port
 other=http://127.0.0.1:1/other
-IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+IDP_OPTS="--token-format jwt" start_idp "$base/mcp" "$other"
 idp_port=${IDP##*:}
 
 # conf [AUTH-LINE...]: the gateway's configuration, verifying tokens as JWTs with these
@@ -174,7 +174,7 @@ old_kid=$(part "$machine" 1 | jq -r .kid)
 unseen_old=$(mint --client machine-acme --scope mcp:tools); tokens+=("$unseen_old")
 stop_idp
 sleep 1.1	# past jwks-min-interval since the last fetch
-IDP_PORT=$idp_port IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+IDP_PORT=$idp_port IDP_OPTS="--token-format jwt" start_idp "$base/mcp" "$other"
 rotated=$(mint --client machine-acme --scope mcp:tools); tokens+=("$rotated")
 new_kid=$(part "$rotated" 1 | jq -r .kid)
 [ "$new_kid" != "$old_kid" ] && pass "the restarted issuer signs with another kid ($new_kid, was $old_kid)" || fail "the restarted issuer signs with another kid" "$new_kid"
@@ -199,7 +199,7 @@ grep -q 'jwks: .*the keys fetched before are used' "$T/gw.log" \
 # 500 with Retry-After, never 401.
 like "issuer down, keys never fetched (CGI, its own state): 500" "$(cgi_status "$T/state-fresh" "$unseen")" '^Status: 500'
 like "... with Retry-After" "$(grep -i '^Retry-After:' "$T/cgi.out")" 'Retry-After: 5'
-IDP_PORT=$idp_port IDP_ARGS="--token-format jwt" start_idp "$base/mcp" "$other"
+IDP_PORT=$idp_port IDP_OPTS="--token-format jwt" start_idp "$base/mcp" "$other"
 
 # The issuer's JWK set failing while the gateway has none (a CGI run on a state file of
 # its own each time): 500 with Retry-After within timeout-ms (1.5 s), never 401, nothing

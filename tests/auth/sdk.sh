@@ -25,7 +25,7 @@ port=$(free_port)
 base=http://127.0.0.1:$port
 other=http://127.0.0.1:1/other/mcp
 if [ "${SDK_JWT:-0}" = 1 ]; then
-	IDP_ARGS="--token-format jwt --no-introspection" start_idp "$base/mcp" "$other"
+	IDP_OPTS="--token-format jwt --no-introspection" start_idp "$base/mcp" "$other"
 	gateway_conf "$T/mcpgate.conf.tmp" "$base/mcp"
 	grep -v '^client-' "$T/mcpgate.conf.tmp" > "$T/mcpgate.conf"
 	printf '[auth]\nverify = jwt\n' >> "$T/mcpgate.conf"

@@ -2,7 +2,7 @@
 // Test OAuth authorization server for mcpgate (oidc-provider). See README.md.
 //
 //   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
-//        [--ready-file F] [--default-user alice] [--strict-cookies] [--quiet]
+//        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages] [--quiet]
 //        [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]
 //
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 
 function usage(msg) {
   if (msg) process.stderr.write(`server.mjs: ${msg}\n`);
-  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--quiet] [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]\n');
+  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--login-pages] [--quiet] [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]\n');
   process.exit(2);
 }
 
@@ -27,6 +27,7 @@ try {
       'ready-file': { type: 'string' },
       'default-user': { type: 'string', default: 'alice' },
       'strict-cookies': { type: 'boolean', default: false },
+      'login-pages': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
       'token-format': { type: 'string', default: 'opaque' },
       'jwt-alg': { type: 'string', default: 'RS256' },
@@ -67,6 +68,7 @@ try {
     tokenFormat: args['token-format'],
     jwtAlg: args['jwt-alg'],
     introspection: !args['no-introspection'],
+    loginPages: args['login-pages'],
     log,
   });
 } catch (e) {

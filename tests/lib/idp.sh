@@ -1,17 +1,18 @@
 # tests/lib/idp.sh — the real authorization server (oidc-provider, tests/idp) for shell suites.
 # start_idp RESOURCE [RESOURCE...] → IDP (issuer URL), IDP_PID; mint, idp_stats, idp_fault.
-# IDP_PORT=N starts it on that port (to start it again where it was); IDP_ARGS adds options
-# of tests/idp/server.mjs (e.g. "--token-format jwt --no-introspection").
+# IDP_PORT=N starts it on that port (to start it again where it was); IDP_OPTS adds
+# server.mjs options (--login-pages: oidc-provider's own login and consent pages;
+# "--token-format jwt --no-introspection": JWT access tokens, no introspection endpoint).
 : "${T:?source after creating \$T}"
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
 
 start_idp() {
 	local args=() r try
 	for r in "$@"; do args+=(--resource "$r"); done
+	read -ra r <<<"${IDP_OPTS:-}" && args+=("${r[@]}")
 	for try in 1 2; do	# a cold node under a busy machine: wait 30 s, and start once more if it died
 		rm -f "$T/idp.ready"
-		# shellcheck disable=SC2086 # IDP_ARGS is words
-		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" ${IDP_ARGS:-} --ready-file "$T/idp.ready" --quiet \
+		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" --ready-file "$T/idp.ready" --quiet \
 			> /dev/null 2> "$T/idp.log" &
 		IDP_PID=$!
 		for _ in $(seq 1 300); do
