@@ -86,6 +86,37 @@ items_granted(const struct config *cfg)
 
 /* --- keys that do nothing whatever the policy ------------------------------------------ */
 
+/* Are tokens verified here as JWTs and never introspected? */
+static int
+jwt_alone(const struct config *cfg)
+{
+	return cfg->verify == VERIFY_JWT && !cfg->introspect_jwt;
+}
+
+/* The keys of a check that never runs: a JWT's with verify = introspection, the
+ * introspection's with verify = jwt and introspect-jwt = no. (The DPoP keys apply to
+ * every DPoP request, whichever way its token is checked; audiences and scope-claim to
+ * introspection responses too.) */
+static void
+verify_keys(const struct config *cfg, struct confcheck *o)
+{
+	static const char *const jwt_keys[] = { "jwks-uri", "jwt-algs", "jwt-typ", "introspect-jwt", "jwks-ttl",
+	    "jwks-min-interval", "clock-skew" };
+	static const char *const introspection_keys[] = { "introspection-endpoint", "client-id",
+	    "client-secret-file", "client-auth" };
+	const struct cfg_where *w;
+	size_t i;
+
+	for (i = 0; cfg->verify == VERIFY_INTROSPECTION && i < sizeof(jwt_keys) / sizeof(jwt_keys[0]); i++)
+		if ((w = where(&cfg->auth, "auth", jwt_keys[i]))->file)
+			warn(o, w, NULL, "%s: has no effect with verify = introspection: no token is verified here as "
+			    "a JWT (verify = jwt or auto)", jwt_keys[i]);
+	for (i = 0; jwt_alone(cfg) && i < sizeof(introspection_keys) / sizeof(introspection_keys[0]); i++)
+		if ((w = where(&cfg->auth, "auth", introspection_keys[i]))->file)
+			warn(o, w, NULL, "%s: has no effect with verify = jwt: tokens are verified here, never "
+			    "introspected (introspect-jwt = yes introspects them too)", introspection_keys[i]);
+}
+
 static void
 inert_keys(const struct config *cfg, struct confcheck *o)
 {
@@ -97,7 +128,8 @@ inert_keys(const struct config *cfg, struct confcheck *o)
 	for (i = 0; !cfg->redis_on && i < sizeof(redis_keys) / sizeof(redis_keys[0]); i++)
 		if ((w = config_limits_where(cfg, redis_keys[i]))->file)
 			warn(o, w, NULL, "%s: has no effect: [limits] store is not a Redis store (redis://… or unix://…)", redis_keys[i]);
-	for (i = 0; !cfg->client_id && i < sizeof(client_keys) / sizeof(client_keys[0]); i++)
+	/* (with verify = jwt alone they are inert whatever client-id says: verify_keys) */
+	for (i = 0; !cfg->client_id && !jwt_alone(cfg) && i < sizeof(client_keys) / sizeof(client_keys[0]); i++)
 		if ((w = where(&cfg->auth, "auth", client_keys[i]))->file)
 			warn(o, w, NULL, "%s: has no effect without [auth] client-id: the gateway introspects "
 			    "without client credentials", client_keys[i]);
@@ -322,6 +354,7 @@ confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *o)
 {
 	o->n = o->dropped = 0;
 	inert_keys(cfg, o);
+	verify_keys(cfg, o);
 	if (cfg->n_tenants == 0) {
 		policy_off(cfg, o);
 		return;

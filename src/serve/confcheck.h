@@ -5,8 +5,9 @@
  * Without a catalog: keys that have no effect (the policy's keys when no [tenant] turns
  * it on, read-only-tools and trust-hints without a read-only tenant, a feature no group
  * needs, a group's feature no tenant listing it has, Redis settings without Redis,
- * client-auth and client-secret-file without client-id, trusted-proxies that nothing
- * reads, an upstream timeout-ms past request-timeout-ms), groups no tenant lists, and
+ * client-auth and client-secret-file without client-id, the JWT keys with verify =
+ * introspection and the introspection's with verify = jwt alone, trusted-proxies that
+ * nothing reads, an upstream timeout-ms past request-timeout-ms), groups no tenant lists, and
  * upstreams whose prompts and resources no tenant can reach. With a catalog (the last
  * one the gateway saved, or explain's --catalog file): tools no group a tenant lists
  * holds, and patterns (tools, prompts, resources, allow, deny, read-only-tools) that

@@ -135,6 +135,34 @@ sed -i 's/^groups = u$/groups = u\naccess-mode = read-only/; s/^redis-fail = ope
 wcheck
 unlike "… a read-only tenant, an ip limit, no Redis settings: none of those warnings" "$out" '(read-only-tools|trust-hints|trusted-proxies|redis-fail|redis-timeout-ms): has no effect'
 
+# The keys of a token check that never runs: a JWT's with verify = introspection (the
+# default), the introspection's with verify = jwt alone.
+authconf() { wconf; sed -i "s|^\\[auth\\]\$|[auth]\n$(printf '%s\\n' "$@")|" "$T/w.conf"; }
+authconf 'jwks-uri = http://127.0.0.1:8081/jwks' 'jwt-typ = lenient' 'clock-skew = 30' 'jwks-ttl = 120' 'audiences = urn:a'
+wcheck
+is "JWT keys with verify = introspection: exit 0" "$rc" 0
+for k in 'jwks-uri = http://127.0.0.1:8081/jwks' 'jwt-typ = lenient' 'clock-skew = 30' 'jwks-ttl = 120'; do
+	like "verify = introspection: ${k%% *} has no effect, at its line" "$out" \
+		"warning: $T/w.conf:$(at "$k"): ${k%% *}: has no effect with verify = introspection"
+done
+unlike "… audiences apply to introspection responses too: no warning" "$out" 'audiences: has no effect'
+authconf 'verify = jwt' 'introspection-endpoint = http://127.0.0.1:8081/introspect' 'client-id = gw' \
+	'client-auth = client_secret_post'
+wcheck
+is "introspection keys with verify = jwt: exit 0" "$rc" 0
+for k in 'introspection-endpoint = http://127.0.0.1:8081/introspect' 'client-id = gw' 'client-auth = client_secret_post'; do
+	like "verify = jwt: ${k%% *} has no effect, at its line" "$out" \
+		"warning: $T/w.conf:$(at "$k"): ${k%% *}: has no effect with verify = jwt"
+done
+authconf 'verify = jwt' 'client-auth = client_secret_post'
+wcheck
+is "verify = jwt, client-auth without client-id: one warning for it" "$(grep -c 'client-auth: has no effect' <<<"$out")" 1
+for v in 'verify = auto' 'verify = jwt'; do
+	authconf "$v" 'introspect-jwt = yes' 'jwks-uri = http://127.0.0.1:8081/jwks' 'client-id = gw'
+	wcheck
+	unlike "$v with introspect-jwt = yes: no verify warning" "$out" 'has no effect with verify'
+done
+
 # Against a catalog (what explain --save-catalog writes): tools no group a tenant lists
 # holds, and patterns that match nothing.
 cat > "$T/catalog.json" <<'JSON'
