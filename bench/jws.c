@@ -135,7 +135,7 @@ main(int argc, char **argv)
 	struct config *cfg = NULL;
 	struct cfg_errors errs;
 	struct jwks_view view = { 0 };
-	struct jwks_env env = { NULL, NULL, NULL };
+	struct jwks_env env = { NULL, NULL, NULL, NULL };
 	struct gw_error gerr = { GW_OK, 0, "" };
 	struct claims c;
 	const char *reason;

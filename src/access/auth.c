@@ -333,7 +333,7 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
     struct claims *c, const char **reason, struct response *resp)
 {
 	struct gw_error err = { GW_OK, 0, "" };
-	const struct jwks_env jenv = { env->ix, env->asmeta, env->jwks_region };
+	const struct jwks_env jenv = { env->ix, env->asmeta, env->jwks_region, env->metrics };
 	struct jwks_view scratch = { 0 };
 	int64_t now_ms, until;
 	int rc = 0, local = jwt_local(cfg, tok, len);
@@ -342,6 +342,9 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
 		rc = jwt_verify(env->jwks ? env->jwks : &scratch, &jenv, cfg, req->id, tok, len, clock_wall_ms(), c,
 		    reason, &err);
 		jwks_view_free(&scratch);
+		if (cfg->metrics_on)
+			metrics_jwt(env->metrics, rc == 0 ? METRICS_JWT_ACCEPTED : rc == 1 ? METRICS_JWT_REFUSED :
+			    METRICS_JWT_ERROR);
 		if (rc < 0)
 			fail_upstream(req, resp, &err);
 	}

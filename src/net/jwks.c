@@ -163,6 +163,15 @@ out:
 	return doc;
 }
 
+/* What health says of the JWK set: this fetch brought a usable one, or not (never where
+ * from: health is public). */
+static void
+observe(const struct jwks_env *env, int ok, int64_t now_ms)
+{
+	metrics_observe(env->metrics, METRICS_DEP_JWKS, ok, now_ms / 1000,
+	    ok ? NULL : "the JWK set could not be had (unreachable, an HTTP error, or no usable key)");
+}
+
 /* The view takes keys (parsed from generation gen). */
 static void
 view_take(struct jwks_view *v, struct jws_keys *keys, uint64_t gen)
@@ -250,7 +259,9 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
 		return v->keys ? 0 : (gw_error_set(err, GW_EAUTHSERVER, "JWK set unavailable (recent failure)"), -1);
 	if (unknown_kid)
 		v->forced_ms = now_ms;
-	if ((doc = fetch(env, cfg, now_ms, &len, &keys, err)) == NULL) {
+	doc = fetch(env, cfg, now_ms, &len, &keys, err);
+	observe(env, doc != NULL, now_ms);
+	if (doc == NULL) {
 		v->failed_ms = now_ms;
 		if (v->keys)
 			log_warn(rid, "jwks: %s; the keys fetched before are used", err->detail);
@@ -309,7 +320,9 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 		free(m.doc);
 	}
 	if (st == 1) {
-		if ((doc = fetch(env, cfg, now_ms, &len, &fresh, err)) != NULL) {
+		doc = fetch(env, cfg, now_ms, &len, &fresh, err);
+		observe(env, doc != NULL, now_ms);
+		if (doc != NULL) {
 			mirror_store(env->region, src, now_ms, doc, len, &gen);
 			view_take(v, fresh, gen);
 			log_info(rid, "jwks: %zu keys from %s%s", jws_keys_count(fresh), src,

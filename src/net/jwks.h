@@ -20,6 +20,7 @@
 #include "err.h"
 #include "introspect.h"
 #include "jws.h"
+#include "metrics.h"
 
 #define JWKS_SOURCE_MAX		1100	/* "issuer " + an issuer, or jwks-uri */
 #define JWKS_RETRY_MS		(10 * 1000)	/* after a failure, wait before the schedule tries again */
@@ -42,11 +43,13 @@ void jwks_view_free(struct jwks_view *v);
 
 /* Where the keys are had: the worker's connection to the authorization server, the
  * state file's metadata mirror (for jwks_uri) and the keys' own region (NULL, or a
- * region that cannot be used: the view keeps its own). */
+ * region that cannot be used: the view keeps its own); and where each fetch's outcome
+ * is recorded for /mcp/health (METRICS_DEP_JWKS; may be NULL). */
 struct jwks_env {
 	struct introspect *ix;
 	struct asmeta_region *asmeta;
 	struct jwks_region *region;
+	struct metrics *metrics;
 };
 
 /* The keys to verify a token with (*keys borrowed from v, valid until its next call).

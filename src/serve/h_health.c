@@ -84,8 +84,16 @@ h_health(struct worker *w, const struct config *cfg, struct request *req,
 		dependency(deps, reasons, "authorization_server_metadata", NULL, st, since / 1000,
 		    "the issuer's metadata could not be fetched");
 	}
-	st = metrics_dep_state(m, METRICS_DEP_INTROSPECTION, now_s, &since, detail, sizeof(detail));
-	dependency(deps, reasons, "introspection", NULL, st, since, detail);
+	/* Introspection, unless tokens are only verified here; the issuer's JWK set when
+	 * they may be. */
+	if (cfg->verify != VERIFY_JWT || cfg->introspect_jwt) {
+		st = metrics_dep_state(m, METRICS_DEP_INTROSPECTION, now_s, &since, detail, sizeof(detail));
+		dependency(deps, reasons, "introspection", NULL, st, since, detail);
+	}
+	if (cfg->verify != VERIFY_INTROSPECTION) {
+		st = metrics_dep_state(m, METRICS_DEP_JWKS, now_s, &since, detail, sizeof(detail));
+		dependency(deps, reasons, "jwk_set", NULL, st, since, detail);
+	}
 	down_before = json_array_size(reasons);
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		const char *name = cfg->upstreams[i].s.name;

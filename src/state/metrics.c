@@ -27,6 +27,7 @@ static const int64_t bounds_us[] = {
 #define N_BUCKETS	(sizeof(bounds_us) / sizeof(bounds_us[0]) + 1)
 
 static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error" };
+static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
 
 /* Every counter is written with __atomic adds and read with __atomic loads. */
 struct m_hist {
@@ -60,6 +61,7 @@ struct m_region {
 	uint64_t cache[2];	/* misses, hits */
 	struct m_hist introspection;
 	uint64_t introspection_errors;
+	uint64_t jwt[METRICS_JWT_OUTCOMES];
 	struct m_name tool_name[METRICS_TOOLS];
 	uint64_t tool[METRICS_TOOLS + 1][METRICS_OUTCOMES];
 	struct m_name up_name[METRICS_UPSTREAMS];
@@ -300,6 +302,15 @@ metrics_introspection(struct metrics *m, int64_t us, int ok)
 	hist_add(&r->introspection, us);
 	if (!ok)
 		add(&r->introspection_errors, 1);
+}
+
+void
+metrics_jwt(struct metrics *m, enum metrics_jwt o)
+{
+	struct m_region *r = region(m);
+
+	if (r && (unsigned)o < METRICS_JWT_OUTCOMES)
+		add(&r->jwt[o], 1);
 }
 
 void
@@ -590,6 +601,7 @@ int
 metrics_render(struct metrics *m, int64_t now_s, struct buf *out)
 {
 	const struct m_region *r = region(m);
+	size_t i;
 	int rc = 0;
 
 	if (r == NULL)
@@ -603,7 +615,7 @@ metrics_render(struct metrics *m, int64_t now_s, struct buf *out)
 	    "Token checks answered by the host's token cache (accepted or refused before).");
 	rc |= buf_printf(out, "mcpgate_token_cache_hits_total %llu\n", (unsigned long long)get(&r->cache[1]));
 	rc |= family(out, "mcpgate_token_cache_misses_total", "counter",
-	    "Token checks the token cache could not answer (then introspected).");
+	    "Token checks the token cache could not answer (then introspected, or verified as a JWT).");
 	rc |= buf_printf(out, "mcpgate_token_cache_misses_total %llu\n", (unsigned long long)get(&r->cache[0]));
 	rc |= family(out, "mcpgate_introspection_duration_seconds", "histogram",
 	    "Token introspections at the authorization server: time to the answer or the failure.");
@@ -612,6 +624,12 @@ metrics_render(struct metrics *m, int64_t now_s, struct buf *out)
 	    "Token introspections that failed (the authorization server unreachable, slow or broken).");
 	rc |= buf_printf(out, "mcpgate_introspection_errors_total %llu\n",
 	    (unsigned long long)get(&r->introspection_errors));
+	rc |= family(out, "mcpgate_jwt_verifications_total", "counter",
+	    "JWT access tokens verified here (on a token cache miss), by outcome: accepted, refused (signature, "
+	    "claims, a key the issuer does not publish), error (no keys: the JWK set could not be had).");
+	for (i = 0; i < METRICS_JWT_OUTCOMES; i++)
+		rc |= buf_printf(out, "mcpgate_jwt_verifications_total{outcome=\"%s\"} %llu\n", jwt_outcomes[i],
+		    (unsigned long long)get(&r->jwt[i]));
 	rc |= render_upstreams(r, now_s, out);
 	rc |= family(out, "mcpgate_rate_limited_total", "counter",
 	    "Requests (and batch elements) refused by a rate limit (429), by class.");

@@ -1,7 +1,8 @@
 /* metrics — what the requests of a host observed, in a region of the state file that
  * every process of the host writes (docs/ARCHITECTURE.md §7, §9): the counters and
  * histograms that /metrics shows ([metrics]), and the last state of each dependency
- * that /mcp/health shows (the introspection endpoint, Redis, each upstream). So one
+ * that /mcp/health shows (the introspection endpoint, the issuer's JWK set, Redis, each
+ * upstream). So one
  * scrape or one health request of any process, FastCGI or CGI, answers for the host.
  *
  * Counting is one relaxed atomic add per count: no lock is ever held, so a process
@@ -44,7 +45,12 @@
 enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_OUTCOMES };
 
 /* Dependencies with one record each (upstreams have theirs by name). */
-enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEPS };
+enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEP_JWKS, METRICS_DEPS };
+
+/* What a JWT access token's verification here came to: accepted, refused (its
+ * signature, its claims, a key the issuer does not publish), or error (no keys to verify
+ * it with: the JWK set could not be had). */
+enum metrics_jwt { METRICS_JWT_ACCEPTED, METRICS_JWT_REFUSED, METRICS_JWT_ERROR, METRICS_JWT_OUTCOMES };
 
 enum metrics_state { METRICS_UNKNOWN = 0, METRICS_UP = 1, METRICS_DOWN = 2 };
 
@@ -65,6 +71,7 @@ void metrics_rpc(struct metrics *m, unsigned method, const char *label);
 void metrics_tool(struct metrics *m, const char *tool, enum metrics_outcome o);
 void metrics_token_cache(struct metrics *m, int hit);
 void metrics_introspection(struct metrics *m, int64_t us, int ok);
+void metrics_jwt(struct metrics *m, enum metrics_jwt o);
 void metrics_upstream(struct metrics *m, const char *upstream, int64_t us, int ok);
 void metrics_limited(struct metrics *m, unsigned cls, const char *label);
 

@@ -6,7 +6,9 @@
 # fetched once for the host and once more for an unknown kid (a flood of forged kids
 # fetches nothing more), a key rotation at the issuer picked up without a restart, the
 # issuer down with the keys mirrored, verify = auto (opaque tokens introspected, JWTs
-# verified here), introspect-jwt (revocation honoured), and clean logs.
+# verified here), introspect-jwt (revocation honoured), and clean logs. /mcp/health's
+# jwk_set dependency (up, down while the issuer is, up again) and /metrics' count of JWT
+# verifications by outcome.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -25,12 +27,14 @@ IDP_OPTS="--token-format jwt" start_idp "$base/mcp" "$other"
 idp_port=${IDP##*:}
 
 # conf [AUTH-LINE...]: the gateway's configuration, verifying tokens as JWTs with these
-# [auth] lines besides (a later line of the same key is an error: give each once).
+# [auth] lines besides (a later line of the same key is an error: give each once), and
+# /metrics for loopback.
 conf() {
 	gateway_conf "$T/mcpgate.conf.new" "$base/mcp"
 	{
 		echo '[auth]'
 		printf '%s\n' "$@"
+		printf '%s\n' '[metrics]' 'allow = 127.0.0.1'
 	} >> "$T/mcpgate.conf.new"
 	mv "$T/mcpgate.conf.new" "$T/mcpgate.conf"
 }
@@ -58,6 +62,10 @@ post() {	# post TOKEN → $T/h (headers), $T/b (body); prints the status
 hdr() { grep -i "^$1:" "$T/h" | head -1 | sed 's/^[^:]*: //' | tr -d '\r'; }
 why() { hdr WWW-Authenticate | sed -n 's/.*error_description="\([^"]*\)".*/\1/p'; }
 part() { printf '%s' "$1" | cut -d. -f"$2" | tr '_-' '/+' | base64 -d 2>/dev/null; }
+# jwk_set FIELDS: /mcp/health's jwk_set dependency, its jq FIELDS joined by "|".
+jwk_set() { curl -s --max-time 10 "$base/mcp/health" | jq -r ".dependencies[] | select(.dependency == \"jwk_set\") | [$1] | map(tostring) | join(\"|\")"; }
+# verifications OUTCOME: /metrics' count of JWT verifications with this outcome.
+verifications() { curl -s --max-time 10 "$base/metrics" | sed -n "s/^mcpgate_jwt_verifications_total{outcome=\"$1\"} //p"; }
 # cgi_status STATE TOKEN: the gateway run once as CGI with its own state file STATE: the
 # first line of its answer (all of it in $T/cgi.out)
 cgi_status() {
@@ -88,6 +96,9 @@ is "machine JWT: 200" "$(post "$machine")" 200
 is "machine JWT: a JSON-RPC result" "$(jq -r '.result.tools|type' "$T/b")" array
 is "no introspection: the token was verified here" "$(idp_stats)" 0
 is "the issuer's JWK set fetched once" "$(idp_stats jwks)" 1
+is "health: the jwk_set dependency is up since the fetch" "$(jwk_set '.state, (.since | length > 0)')" "up|true"
+is "health: no introspection dependency (verify = jwt: none is made)" \
+	"$(curl -s --max-time 10 "$base/mcp/health" | jq '[.dependencies[] | select(.dependency == "introspection")] | length')" 0
 codes=$(for _ in $(seq 1 30); do post "$machine" & done; wait)
 is "30 concurrent requests over 2 processes x 2 threads: all 200" "$(echo "$codes" | grep -o 200 | wc -l | tr -d ' ')" 30
 fresh=$(mint --client machine-beta --scope mcp:tools); tokens+=("$fresh")
@@ -137,7 +148,9 @@ t=$(forge none '{}' '{}')AAAA; tokens+=("$t")
 is "alg none with a signature part: 401" "$(post "$t")" 401
 is "alg none: reason" "$(why)" "JWS algorithm not accepted"
 t=$(forge rsa '{}' '{}')
-t=${t%?}A; tokens+=("$t")
+# (an RS256 signature's last character holds 2 bits: A, Q, g or w; another of those)
+[ "${t: -1}" = A ] && t=${t%?}Q || t=${t%?}A
+tokens+=("$t")
 is "a signature changed in its last character: 401" "$(post "$t")" 401
 t=$(forge rsa '{}' '{"scope": "mcp:read"}'); tokens+=("$t")
 is "a valid JWT without the required scope: 403" "$(post "$t")" 403
@@ -146,6 +159,19 @@ t=opaque-$RANDOM$RANDOM
 is "an opaque token with verify = jwt: 401" "$(post "$t")" 401
 is "an opaque token: reason" "$(why)" "token is not a JWT"
 is "no refusal asked the issuer for anything" "$(idp_stats) $(idp_stats jwks)" "0 1"
+
+# /metrics: one verification a token the cache does not know, by outcome; a cache hit
+# (an accepted or a refused token seen again) is none.
+accepted=$(verifications accepted) refused=$(verifications refused)
+[ -n "$accepted" ] && [ "$accepted" -gt 0 ] && [ "$refused" -gt 0 ] \
+	&& pass "metrics: JWT verifications counted ($accepted accepted, $refused refused so far)" \
+	|| fail "metrics: JWT verifications counted" "accepted '$accepted' refused '$refused'"
+t=$(forge rsa '{}' '{}'); tokens+=("$t")
+post "$t" > /dev/null; post "$t" > /dev/null
+t=$(forge rsa '{}' '{"iss": "http://127.0.0.1:2"}'); tokens+=("$t")
+post "$t" > /dev/null; post "$t" > /dev/null
+is "metrics: a new JWT and a refused one, each sent twice: one verification each" \
+	"$(( $(verifications accepted) - accepted )) $(( $(verifications refused) - refused )) $(verifications error)" "1 1 0"
 
 # An unknown kid: one fetch of the keys again, then 401; a flood of forged kids within
 # jwks-min-interval fetches nothing more.
@@ -192,6 +218,11 @@ is "issuer down: a JWT never seen before, verified with the mirrored keys: 200" 
 sleep 1.1
 t=$(printf '{"alg":"RS256","typ":"at+jwt","kid":"gone"}' | base64 -w0 | tr '/+' '_-' | tr -d '=').$(printf '%s' "$unseen" | cut -d. -f2-)
 is "issuer down: an unknown kid is 401, not 500" "$(post "$t")" 401
+is "issuer down: health's jwk_set is down since the failed fetch, saying what happened (not where)" \
+	"$(jwk_set '.state, (.since | length > 0), .detail')" \
+	"down|true|the JWK set could not be had (unreachable, an HTTP error, or no usable key)"
+like "issuer down: health is degraded, naming the JWK set" "$(curl -s --max-time 10 "$base/mcp/health" | jq -c '[.status, .reasons]')" \
+	'^\["degraded",\[.*"jwk_set is down since [^"]*: the JWK set could not be had'
 grep -q 'jwks: .*the keys fetched before are used' "$T/gw.log" \
 	&& pass "issuer down: the failed fetch is logged, the keys held are used" \
 	|| fail "issuer down: the failed fetch is logged" "$(grep jwks "$T/gw.log" | tail -3)"
@@ -215,6 +246,9 @@ for mode in 500 garbage huge no-keys hang; do
 done
 curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d '{"jwks":"none"}' "$IDP/_fault/jwks" > /dev/null
 is "the fault gone: the same token on a fresh state: 200" "$(cgi_status "$T/state-after" "$fresh_jwt")" "Status: 200 OK"
+t=$(forge other-rsa '{"kid": "back"}' '{}'); tokens+=("$t")
+is "the issuer back: an unknown kid, the set fetched again: 401" "$(post "$t")" 401
+is "… health's jwk_set is up again" "$(jwk_set .state)" up
 grep -q 'JWK set from .*: not a JWK set' "$T/gw.log" && grep -q 'no usable signing key' "$T/gw.log" \
 	&& pass "the refused documents are logged with why" || fail "the refused documents are logged with why" "$(grep jwks "$T/gw.log" | tail -5)"
 

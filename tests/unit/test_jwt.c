@@ -400,23 +400,36 @@ test_claims(void)
 	config_unref(cfg);
 }
 
+/* The JWK set's health record (METRICS_DEP_JWKS) at now (ms). */
+static int
+jwks_health(struct metrics *m, int64_t now)
+{
+	char detail[METRICS_DETAIL_MAX];
+	int64_t since;
+
+	return metrics_dep_state(m, METRICS_DEP_JWKS, now / 1000, &since, detail, sizeof(detail));
+}
+
 /* jwt_verify through a JWK set file and a mirror region: the keys fetched once, again
- * for an unknown kid at most once per jwks-min-interval, stale while the file is gone. */
+ * for an unknown kid at most once per jwks-min-interval, stale while the file is gone;
+ * each fetch's outcome recorded for /mcp/health. */
 static void
 test_rotation(void)
 {
 	char conf[512], *set1 = set_of(pub(rsa, "r1", NULL), NULL), *t1, *t2, *t3;
 	const char *path = fixture_file("keys.json", set1), *why;
 	size_t size = jwks_region_size();
-	void *region = calloc(1, size);
+	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_size());
 	struct jwks_view v = { 0 };
-	struct jwks_env env = { NULL, NULL, region };
+	struct jwks_env env = { NULL, NULL, region, NULL };
 	struct gw_error err = { GW_OK, 0, "" };
 	struct claims c;
 	struct config *cfg;
 	int64_t now = (int64_t)NOW * 1000;
 
 	jwks_region_init(region, size, 0);
+	metrics_region_init(mregion, metrics_region_size(), 0);
+	env.metrics = metrics_attach(mregion, metrics_region_size());
 	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
 	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
 	if ((cfg = fixture_config(conf)) == NULL) {
@@ -427,7 +440,9 @@ test_rotation(void)
 	t1 = sign(rsa, "{\"alg\":\"RS256\",\"kid\":\"r1\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
 	t2 = sign(rsa2, "{\"alg\":\"RS256\",\"kid\":\"r2\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
 	t3 = sign(ec, "{\"alg\":\"ES256\",\"kid\":\"e3\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
+	is_int(jwks_health(env.metrics, now), METRICS_UNKNOWN, "health: the JWK set unknown before a fetch");
 	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now, &c, &why, &err), 0, "a token of the published key");
+	is_int(jwks_health(env.metrics, now), METRICS_UP, "health: up after the fetch");
 	ok(!strcmp(c.subject, "alice") && !strcmp(c.scope, "mcp:tools"), "its claims");
 	/* Rotation: the file now holds r2 as well. The first unknown kid fetches again. */
 	fixture_file("keys.json", set_of(pub(rsa, "r1", NULL), pub(rsa2, "r2", NULL)));
@@ -454,6 +469,7 @@ test_rotation(void)
 		/* Stale after jwks-ttl, the source failing: the keys held are used. */
 		is_int(jwt_verify(&w, &env, cfg, "t", t3, strlen(t3), now + 700000, &c, &why, &err), 0,
 		    "after jwks-ttl with the source failing: served stale");
+		is_int(jwks_health(env.metrics, now + 700000), METRICS_DOWN, "health: down, the keys served stale");
 		jwks_view_free(&w);
 	}
 	/* A fresh mirror and no source: no keys at all. */
@@ -469,6 +485,7 @@ test_rotation(void)
 		fixture_file("keys.json", set_of(pub(ec, "e3", "ES256"), NULL));
 		is_int(jwt_verify(&w, &env, cfg, "t", t3, strlen(t3), now + 900000, &c, &why, &err), 0,
 		    "no region: the worker fetches for itself");
+		is_int(jwks_health(env.metrics, now + 900000), METRICS_UP, "health: up again, from the worker's own fetch");
 		jwks_view_free(&w);
 	}
 	jwks_view_free(&v);
@@ -477,6 +494,8 @@ test_rotation(void)
 	free(t2);
 	free(t3);
 	free(region);
+	metrics_detach(env.metrics);
+	free(mregion);
 	config_unref(cfg);
 }
 

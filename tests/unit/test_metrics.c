@@ -71,6 +71,10 @@ test_counts(void)
 	metrics_introspection(m, 800, 1);	/* 0.8 ms: the first bucket */
 	metrics_introspection(m, 30000, 0);	/* 30 ms: the 0.05 bucket */
 	metrics_introspection(m, 60000000, 1);	/* a minute: +Inf only */
+	metrics_jwt(m, METRICS_JWT_ACCEPTED);
+	metrics_jwt(m, METRICS_JWT_REFUSED);
+	metrics_jwt(m, METRICS_JWT_REFUSED);
+	metrics_jwt(m, METRICS_JWT_OUTCOMES);	/* past the outcomes: dropped */
 	metrics_upstream(m, "fx", 2000, 1);
 	metrics_upstream(m, "fx", 2000, 0);
 	metrics_limited(m, 4, "tool");
@@ -96,6 +100,9 @@ test_counts(void)
 	is_int(sample(t, "mcpgate_introspection_duration_seconds_count"), 3, "… the count is the buckets' total");
 	ok(strstr(t, "mcpgate_introspection_duration_seconds_sum 60.030800\n") != NULL, "… the sum in seconds");
 	is_int(sample(t, "mcpgate_introspection_errors_total"), 1, "introspection errors");
+	is_int(sample(t, "mcpgate_jwt_verifications_total{outcome=\"accepted\"}"), 1, "JWT verifications by outcome");
+	is_int(sample(t, "mcpgate_jwt_verifications_total{outcome=\"refused\"}"), 2, "… refused");
+	is_int(sample(t, "mcpgate_jwt_verifications_total{outcome=\"error\"}"), 0, "… error, shown at 0; nothing past the outcomes");
 	is_int(sample(t, "mcpgate_upstream_request_duration_seconds_count{upstream=\"fx\"}"), 2, "upstream histogram, by upstream");
 	is_int(sample(t, "mcpgate_upstream_errors_total{upstream=\"fx\"}"), 1, "upstream errors");
 	is_int(sample(t, "mcpgate_rate_limited_total{class=\"tool\"}"), 1, "rate-limit refusals by class");
