@@ -1,15 +1,23 @@
 /* fragcache — per-worker cache of serialized JSON fragments. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fragcache.h"
 
+/* A text and its holders: the entry that stores it, and the answers being written
+ * from it (fragcache_hold). */
+struct text {
+	unsigned refs;
+	char bytes[];
+};
+
 struct frag {
 	unsigned char key[FRAGCACHE_KEY_MAX];
 	size_t klen;
-	char *text;		/* NULL = a free slot */
+	struct text *text;	/* NULL = a free slot */
 	size_t len;
 	uint64_t used;		/* the tick of its last use */
 };
@@ -34,11 +42,39 @@ fragcache_new(size_t max_bytes, unsigned max_entries)
 	return fc;
 }
 
+static struct text *
+text_of(const char *bytes)
+{
+	return (struct text *)(void *)((char *)(uintptr_t)bytes - offsetof(struct text, bytes));
+}
+
+void
+fragcache_hold(const char *text)
+{
+	if (text)
+		text_of(text)->refs++;
+}
+
+void
+fragcache_release(const char *text)
+{
+	struct text *t;
+
+	if (text && --(t = text_of(text))->refs == 0)
+		free(t);
+}
+
+void
+fragcache_release_cb(void *text)
+{
+	fragcache_release(text);
+}
+
 static void
 drop(struct fragcache *fc, struct frag *f)
 {
 	fc->bytes -= f->len;
-	free(f->text);
+	fragcache_release(f->text->bytes);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -86,7 +122,7 @@ fragcache_get(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen
 		return NULL;
 	f->used = ++fc->tick;
 	*len = f->len;
-	return f->text;
+	return f->text->bytes;
 }
 
 /* The least recently used entry, or NULL when there is none. */
@@ -118,16 +154,17 @@ fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen
     const char *text, size_t len)
 {
 	struct frag *f;
-	char *copy;
+	struct text *copy;
 
 	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes)
 		return -1;
 	if ((f = find(fc, epoch, key, klen)) != NULL)
 		drop(fc, f);
-	if ((copy = malloc(len + 1)) == NULL)
+	if ((copy = malloc(sizeof(*copy) + len + 1)) == NULL)
 		return -1;
-	memcpy(copy, text, len);
-	copy[len] = '\0';
+	copy->refs = 1;
+	memcpy(copy->bytes, text, len);
+	copy->bytes[len] = '\0';
 	/* Room in bytes, then a slot. */
 	while (fc->bytes + len > fc->max_bytes && (f = oldest(fc)) != NULL)
 		drop(fc, f);
