@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fastcgi.h>
 #include <fcgiapp.h>
 #if defined(HAVE_MALLOC_TRIM) || defined(HAVE_MALLOPT)
 #include <malloc.h>
@@ -24,9 +25,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,16 +192,63 @@ fcgi_param(void *ctx, const char *name)
 	return n > 1 ? fp->joined : first;
 }
 
+/* The large parts of an answer (a cached list page) go out in FastCGI records of up to
+ * RECORD_MAX bytes written straight to the connection, rather than through libfcgi's
+ * 8 KiB stream buffer, which copies them and writes a record of 8 KiB at a time: what
+ * the stream holds is flushed first, so the bytes keep their order, and libfcgi ends the
+ * stream as usual. */
+#define DIRECT_MIN	(16 * 1024)
+#define RECORD_MAX	65528	/* a record's content: at most 65535 bytes (8-aligned here) */
+
+static int
+fcgi_records(FCGX_Request *fr, const char *p, size_t n)
+{
+	unsigned char head[FCGI_HEADER_LEN];
+	struct iovec iov[2];
+	size_t k, off;
+	ssize_t w;
+
+	while (n > 0) {
+		k = n < RECORD_MAX ? n : RECORD_MAX;
+		head[0] = FCGI_VERSION_1;
+		head[1] = FCGI_STDOUT;
+		head[2] = (unsigned char)((fr->requestId >> 8) & 0xff);
+		head[3] = (unsigned char)(fr->requestId & 0xff);
+		head[4] = (unsigned char)((k >> 8) & 0xff);
+		head[5] = (unsigned char)(k & 0xff);
+		head[6] = 0;	/* no padding */
+		head[7] = 0;
+		for (off = 0; off < sizeof(head) + k; off += (size_t)w) {
+			/* what is left of the header, then of the content */
+			iov[0].iov_base = head + (off < sizeof(head) ? off : sizeof(head));
+			iov[0].iov_len = off < sizeof(head) ? sizeof(head) - off : 0;
+			iov[1].iov_base = (void *)(uintptr_t)(p + (off > sizeof(head) ? off - sizeof(head) : 0));
+			iov[1].iov_len = k - (off > sizeof(head) ? off - sizeof(head) : 0);
+			if ((w = writev(fr->ipcFd, iov, 2)) < 0 && errno == EINTR)
+				w = 0;
+			else if (w <= 0)
+				return -1;
+		}
+		p += k;
+		n -= k;
+	}
+	return 0;
+}
+
 static int
 fcgi_write(void *ctx, const void *p, size_t n)
 {
-	return FCGX_PutStr(p, (int)n, ctx) == (int)n ? 0 : -1;
+	FCGX_Request *fr = ctx;
+
+	if (n < DIRECT_MIN || fr->ipcFd < 0)
+		return FCGX_PutStr(p, (int)n, fr->out) == (int)n ? 0 : -1;
+	return FCGX_FFlush(fr->out) < 0 ? -1 : fcgi_records(fr, p, n);
 }
 
 static int
 fcgi_flush(void *ctx)
 {
-	return FCGX_FFlush(ctx) < 0 ? -1 : 0;
+	return FCGX_FFlush(((FCGX_Request *)ctx)->out) < 0 ? -1 : 0;
 }
 
 /* The body as the front read it before serving (body_read): the request's source. */
@@ -434,7 +484,7 @@ serve(struct thread *t, FCGX_Request *fr)
 	memset(&out, 0, sizeof(out));
 	out.write = fcgi_write;
 	out.flush = fcgi_flush;
-	out.ctx = fr->out;
+	out.ctx = fr;
 	/* The server closing the connection is the client gone (nginx does when its
 	 * client leaves); it never half-closes it while it waits for the answer. */
 	out.watch_fd = fr->ipcFd;
