@@ -217,28 +217,33 @@ response_serialize(struct response *r)
 static int
 put_header(struct buf *h, const char *name, const char *value)
 {
-	return buf_printf(h, "%s: %s\r\n", name, value);
+	return buf_puts(h, name) < 0 || buf_append(h, ": ", 2) < 0 || buf_puts(h, value) < 0 ||
+	    buf_append(h, "\r\n", 2) < 0 ? -1 : 0;
 }
 
 /* Status and headers; has_body adds Content-Type and, unless streamed, Content-Length. */
 static int
 write_head(struct response *r, struct sink *s, int has_body)
 {
+	char num[32];
 	struct buf h;
 	size_t i;
 	int rc = -1;
 
 	buf_init(&h, 64 * 1024);
-	if (buf_printf(&h, "Status: %d %s\r\n", r->status, response_status_text(r->status)) < 0)
+	snprintf(num, sizeof(num), "%d ", r->status);
+	if (buf_reserve(&h, 1024) < 0 || buf_puts(&h, "Status: ") < 0 || buf_puts(&h, num) < 0 ||
+	    buf_puts(&h, response_status_text(r->status)) < 0 || buf_append(&h, "\r\n", 2) < 0)
 		goto out;
 	if (has_body && put_header(&h, "Content-Type", r->content_type) < 0)
 		goto out;
-	if (has_body && !r->streamed && buf_printf(&h, "Content-Length: %zu\r\n", response_body_len(r)) < 0)
+	snprintf(num, sizeof(num), "%zu", response_body_len(r));
+	if (has_body && !r->streamed && put_header(&h, "Content-Length", num) < 0)
 		goto out;
 	for (i = 0; i < r->n_headers; i++)
 		if (put_header(&h, r->headers[i].name, r->headers[i].value) < 0)
 			goto out;
-	if (put_header(&h, "X-Request-Id", r->request_id) < 0 || buf_puts(&h, "\r\n") < 0)
+	if (put_header(&h, "X-Request-Id", r->request_id) < 0 || buf_append(&h, "\r\n", 2) < 0)
 		goto out;
 	rc = sink_write(s, h.data, h.len);
 out:

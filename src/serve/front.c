@@ -150,11 +150,31 @@ front_cgi(struct gateway *gw)
 
 /* Parameter lookup that joins a repeated header with ", " (RFC 9110 §5.3), as
  * lighttpd and Apache do: nginx sends each header line as its own param, and
- * FCGX_GetParam would see only the first (two Authorization headers must fail). */
+ * FCGX_GetParam would see only the first (two Authorization headers must fail). The
+ * names' lengths are measured once per request (the first PARAMS_INDEXED params), so
+ * that a lookup compares a length before any byte. */
+#define PARAMS_INDEXED	128
+#define NO_NAME		0xffff	/* a param without '=', or a name too long to index */
+
 struct fcgi_params {
 	FCGX_Request *fr;
+	int n;		/* params indexed; -1 = not yet */
+	unsigned short nlen[PARAMS_INDEXED];
 	char joined[8192];
 };
+
+static void
+index_params(struct fcgi_params *fp)
+{
+	const char *eq;
+	char **e;
+
+	fp->n = 0;
+	for (e = fp->fr->envp; e && *e && fp->n < PARAMS_INDEXED; e++) {
+		eq = strchr(*e, '=');
+		fp->nlen[fp->n++] = eq && eq - *e < NO_NAME ? (unsigned short)(eq - *e) : NO_NAME;
+	}
+}
 
 static const char *
 fcgi_param(void *ctx, const char *name)
@@ -163,13 +183,16 @@ fcgi_param(void *ctx, const char *name)
 	size_t nlen = strlen(name), used = 0;
 	const char *first = NULL;
 	char **e;
-	int n = 0;
+	int n = 0, i;
 
-	for (e = fp->fr->envp; e && *e; e++) {
+	if (fp->n < 0)
+		index_params(fp);
+	for (e = fp->fr->envp, i = 0; e && *e; e++, i++) {
 		const char *v;
 		size_t vlen;
 
-		if (strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
+		if (i < fp->n ? fp->nlen[i] != nlen || memcmp(*e, name, nlen) != 0 :
+		    strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
 			continue;
 		v = *e + nlen + 1;
 		if (n++ == 0) {
@@ -463,6 +486,7 @@ serve(struct thread *t, FCGX_Request *fr)
 
 	__atomic_add_fetch(&served, 1, __ATOMIC_RELAXED);
 	params.fr = fr;
+	params.n = -1;
 	if (request_init(&req, fcgi_param, &params, NULL, clock_mono_us(), clock_wall()) < 0) {
 		log_err(NULL, "fastcgi: out of memory");
 		return;
