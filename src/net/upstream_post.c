@@ -321,7 +321,7 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 	CURLMcode mc;
 	CURLMsg *m;
 	int running = 1, left;
-	int64_t now_us, wait;
+	int64_t now_us, wait, t0_us = clock_mono_us(), tell_us = t0_us + UPSTREAM_SLOW_MS * 1000;
 
 	*finished = 0;
 	*rc = CURLE_OK;
@@ -360,6 +360,16 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 			}
 			if ((client->watch_next_us - now_us) / 1000 + 1 < wait)
 				wait = (client->watch_next_us - now_us) / 1000 + 1;
+		}
+		/* A call still waiting after UPSTREAM_SLOW_MS tells the pool's on_wait, and
+		 * again every UPSTREAM_SLOW_AGAIN_MS it waits on. */
+		if (!x->response && !x->q->side && x->p->on_wait) {
+			if (now_us >= tell_us) {
+				x->p->on_wait(x->p->on_wait_ctx, (now_us - t0_us) / 1000);
+				tell_us = now_us + UPSTREAM_SLOW_AGAIN_MS * 1000;
+			}
+			if ((tell_us - now_us) / 1000 + 1 < wait)
+				wait = (tell_us - now_us) / 1000 + 1;
 		}
 		if ((mc = curl_multi_poll(multi, NULL, 0, (int)wait, NULL)) != CURLM_OK) {
 			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));

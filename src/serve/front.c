@@ -1,4 +1,5 @@
-/* front — CGI and FastCGI (libfcgi) transport. Worker threads each own an
+/* front — CGI and FastCGI (libfcgi) transport. Worker threads (workers of them, more
+ * while calls are held by upstreams: crew below) each own an
  * FCGX_Request; they take their connections themselves, a new one from the listening
  * socket or one the web server kept from an earlier request (kept.h: no thread waits on
  * a kept connection), and hand each to libfcgi, which reads the params; the front then
@@ -339,6 +340,9 @@ struct thread {
 	pthread_t thread;
 	struct worker w;
 	int done;	/* __atomic */
+	int started;	/* (crew.mu) the thread runs or ran: it is joined before its slot is reused */
+	int extra;	/* beyond workers: it stops after EXTRA_IDLE_MS without a request */
+	int freed;	/* its worker was freed by the thread itself (an extra that stopped) */
 	/* Under mu: what the watchdog and stop_workers look at. libfcgi closes the
 	 * connection's descriptor itself (a protocol error in its params, FCGX_Finish_r),
 	 * and another thread may get that number at once: so the watchdog shuts down a
@@ -349,6 +353,63 @@ struct thread {
 	int64_t since_us;	/* when the state began */
 	int cut;		/* the watchdog shut the connection down */
 };
+
+/* The worker threads of the process: workers of them always, and more, up to max, while
+ * every one is busy and a call is held by an upstream (on_upstream_wait): for
+ * UPSTREAM_SLOW_MS while the machine has CPU to spare, or for HELD_MS whatever the
+ * load. A thread held by a slow upstream is busy without working, and the next request
+ * must not queue behind it; but where the processors are what every request waits for
+ * (a saturated machine, where a local upstream's answers come late because it waits
+ * for them too), more threads only add switches between them. Those extra threads
+ * stop after EXTRA_IDLE_MS without a request. Slots 0 .. base - 1 are the workers, the
+ * others the extras'. */
+#define EXTRA_IDLE_MS	10000
+#define HELD_MS		1000
+#define SPARE_MIN_PERCENT	10	/* idle processor time in the last tick that is "to spare" */
+
+static struct {
+	pthread_mutex_t mu;
+	struct gateway *gw;
+	struct thread *ws;	/* max slots */
+	long base, max;
+	long running;		/* threads started and not stopped */
+	long idle;		/* (__atomic) of them, waiting for something to do */
+	int spare;		/* (__atomic) the machine had CPU to spare in the last tick */
+} crew = { .mu = PTHREAD_MUTEX_INITIALIZER, .spare = 1 };
+
+/* Once a tick: whether the machine's processors were idle SPARE_MIN_PERCENT of the time
+ * since the last one (/proc/stat; unreadable: taken as spare). prev holds the last
+ * totals: idle (with iowait) and all. */
+static void
+cpu_spare_tick(unsigned long long prev[2])
+{
+	unsigned long long v, idle = 0, all = 0;
+	char line[512], *p, *end;
+	ssize_t n;
+	int fd, i;
+
+	if ((fd = open("/proc/stat", O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 4 || memcmp(line, "cpu ", 4) != 0)
+		return;
+	line[n] = '\0';
+	/* cpu  user nice system idle iowait irq softirq steal ... */
+	for (p = line + 4, i = 0; i < 8; i++, p = end) {
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			return;
+		all += v;
+		if (i == 3 || i == 4)
+			idle += v;
+	}
+	if (prev[1] && all > prev[1])
+		__atomic_store_n(&crew.spare, (idle - prev[0]) * 100 >= (all - prev[1]) * SPARE_MIN_PERCENT,
+		    __ATOMIC_RELAXED);
+	prev[0] = idle;
+	prev[1] = all;
+}
 
 static void
 conn_state(struct thread *t, int state)
@@ -446,12 +507,14 @@ conn_accept(struct thread *t)
 /* The next connection with a request to read: a new one, or a kept one whose next
  * request (or close) has come. -1: nothing this time. */
 static int
-conn_next(struct thread *t)
+conn_next(struct thread *t, int timeout_ms)
 {
-	int fd = kept_wait(&kept);
+	int fd = kept_wait(&kept, timeout_ms);
 
 	if (fd == KEPT_LISTEN)
 		return conn_accept(t);
+	if (fd == KEPT_IDLE)
+		return KEPT_IDLE;
 	return fd < 0 ? -1 : conn_watch(t, fd);
 }
 
@@ -536,6 +599,28 @@ finish(struct thread *t, FCGX_Request *fr)
 		conn_gone(t);
 }
 
+/* A thread that has something to do (busy = 1) or is done with it (0). */
+static void
+crew_busy(int busy)
+{
+	__atomic_add_fetch(&crew.idle, busy ? -1 : 1, __ATOMIC_RELAXED);
+}
+
+/* An extra thread idle for EXTRA_IDLE_MS stops: its upstream sessions ended, its
+ * worker freed. */
+static void
+retire(struct thread *t)
+{
+	pthread_mutex_lock(&crew.mu);
+	crew.running--;
+	__atomic_sub_fetch(&crew.idle, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&crew.mu);
+	worker_end_sessions(&t->w);
+	worker_free(&t->w);
+	t->freed = 1;
+	log_debug(NULL, "fastcgi: an extra worker thread stopped (idle %d ms)", EXTRA_IDLE_MS);
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -550,23 +635,30 @@ worker_main(void *arg)
 	/* libfcgi gets no listening socket: the front accepts (conn_accept) or takes a kept
 	 * connection back (conn_next), so that it knows the connection from the start, and
 	 * a connection libfcgi gives up on ends FCGX_Accept_r rather than a wait in an
-	 * accept of its own. */
+	 * accept of its own. The thread counts as idle (crew.idle) from its start. */
 	FCGX_InitRequest(&fr, -1, 0);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		if (fr.ipcFd < 0) {
-			if ((fd = conn_next(t)) < 0)
+			if ((fd = conn_next(t, t->extra ? EXTRA_IDLE_MS : -1)) == KEPT_IDLE) {
+				retire(t);
+				break;
+			}
+			if (fd < 0)
 				continue;
 			fr.ipcFd = fd;
 		}
+		crew_busy(1);
 		/* FCGX_Accept_r first finishes the previous request: it must not close the
 		 * descriptor it is now given. The request's own flags then decide. */
 		fr.keepConnection = 1;
 		if (FCGX_Accept_r(&fr) < 0) {	/* libfcgi closed the connection */
 			conn_gone(t);
+			crew_busy(0);
 			continue;
 		}
 		serve(t, &fr);
 		finish(t, &fr);
+		crew_busy(0);
 	}
 	if (fr.ipcFd >= 0)
 		FCGX_Detach(&fr);	/* a kept connection: closed without waiting */
@@ -574,6 +666,57 @@ worker_main(void *arg)
 	conn_gone(t);
 	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Starts the thread of slot t (crew.mu held), an extra one or a worker: 0 or -1. */
+static void on_upstream_wait(void *ctx, int64_t waited_ms);
+
+static int
+start_thread(struct thread *t, int extra)
+{
+	if (t->started) {	/* an extra that stopped: reclaimed before its slot is used again */
+		pthread_join(t->thread, NULL);
+		t->started = 0;
+	}
+	if (worker_init(&t->w, crew.gw) < 0) {
+		worker_free(&t->w);
+		return -1;
+	}
+	upstream_pool_on_wait(t->w.ups, on_upstream_wait, NULL);
+	t->done = 0;
+	t->extra = extra;
+	t->freed = 0;
+	if (pthread_create(&t->thread, NULL, worker_main, t) != 0) {
+		worker_free(&t->w);
+		return -1;
+	}
+	t->started = 1;
+	crew.running++;
+	__atomic_add_fetch(&crew.idle, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* A worker's call is held by an upstream: when no thread is left idle, another starts
+ * (up to max), so that the next request is taken meanwhile. */
+static void
+on_upstream_wait(void *ctx, int64_t waited_ms)
+{
+	long i;
+
+	(void)ctx;
+	if (waited_ms < HELD_MS && !__atomic_load_n(&crew.spare, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&crew.mu);
+	if (__atomic_load_n(&crew.idle, __ATOMIC_RELAXED) <= 0 && crew.running < crew.max &&
+	    !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		for (i = crew.base; i < crew.max; i++)
+			if (!crew.ws[i].started || __atomic_load_n(&crew.ws[i].done, __ATOMIC_ACQUIRE))
+				break;
+		if (i < crew.max && start_thread(&crew.ws[i], 1) == 0)
+			log_debug(NULL, "fastcgi: every worker thread busy, one waiting on an upstream: "
+			    "thread %ld of at most %ld started", crew.running, crew.max);
+	}
+	pthread_mutex_unlock(&crew.mu);
 }
 
 /* The watchdog: shuts down (shutdown(2), so that libfcgi's blocking read returns) the
@@ -639,17 +782,23 @@ watchdog_main(void *arg)
 	return NULL;
 }
 
-/* Stops the workers: those without a request in hand are woken (SIGUSR1 interrupts
- * their wait and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all. */
+/* Stops the threads: those without a request in hand are woken (SIGUSR1 interrupts
+ * their wait and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all.
+ * No thread starts once stopping is set (under crew.mu). */
 static void
-stop_workers(struct thread *ws, long n)
+stop_workers(void)
 {
 	struct timespec pause = { 0, 50 * 1000 * 1000 };
+	struct thread *ws = crew.ws;
 	long i, waited = 0;
 
+	pthread_mutex_lock(&crew.mu);
 	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&crew.mu);
 	FCGX_ShutdownPending();
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < crew.max; i++) {
+		if (!ws[i].started)
+			continue;
 		while (!__atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE) && waited < SHUTDOWN_GRACE_MS) {
 			/* Under mu: a thread that has begun answering is never interrupted. */
 			pthread_mutex_lock(&ws[i].mu);
@@ -712,26 +861,35 @@ int
 front_fastcgi(struct gateway *gw, long workers)
 {
 	unsigned long seen = 0, trimmed = 0;
+	unsigned long long cpu[2] = { 0, 0 };
 	struct timespec tick = { 1, 0 };
 	struct watchdog wd;
+	struct config *cfg;
 	struct thread *ws;
 	sigset_t set;
-	long i, started = 0;
+	long i, max;
 	int sig, rc = 0, leak = 0, watching = 0;
 
 	single_arena();
+	cfg = gateway_config(gw);
+	max = cfg && cfg->max_workers > workers ? cfg->max_workers : workers;
+	config_unref(cfg);
 	if (kept_init(&kept, LISTEN_FD, KEPT_MAX) < 0) {
 		log_err(NULL, "fastcgi: cannot watch the listening socket (errno %d)", errno);
 		return 1;
 	}
-	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL) {
+	if ((ws = calloc((size_t)max, sizeof(*ws))) == NULL) {
 		kept_free(&kept);
 		return 1;
 	}
-	for (i = 0; i < workers; i++) {
+	for (i = 0; i < max; i++) {
 		pthread_mutex_init(&ws[i].mu, NULL);
 		ws[i].fd = -1;
 	}
+	crew.gw = gw;
+	crew.ws = ws;
+	crew.base = workers;
+	crew.max = max;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -740,31 +898,26 @@ front_fastcgi(struct gateway *gw, long workers)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* threads inherit; workers unblock USR1 */
 	sigdelset(&set, SIGUSR1);
 
-	for (i = 0; i < workers; i++) {
-		if (worker_init(&ws[i].w, gw) < 0) {
-			log_err(NULL, "fastcgi: cannot set up worker %ld", i);
-			rc = 1;
-			break;
-		}
-		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+	pthread_mutex_lock(&crew.mu);
+	for (i = 0; i < workers && rc == 0; i++)
+		if (start_thread(&ws[i], 0) < 0) {
 			log_err(NULL, "fastcgi: cannot start worker %ld", i);
 			rc = 1;
-			break;
 		}
-		started++;
-	}
+	pthread_mutex_unlock(&crew.mu);
 	memset(&wd, 0, sizeof(wd));
 	wd.gw = gw;
 	wd.ws = ws;
-	wd.n = started;
+	wd.n = max;
 	if (rc == 0 && pthread_create(&wd.thread, NULL, watchdog_main, &wd) != 0) {
 		log_err(NULL, "fastcgi: cannot start the connection watchdog");
 		rc = 1;
 	} else if (rc == 0)
 		watching = 1;
-	/* A standalone stream holds its thread: one is always left for the rest. */
-	__atomic_store_n(&gw->listen_max, started - 1, __ATOMIC_RELEASE);
-	log_info(NULL, "fastcgi: serving with %ld worker threads (pid %ld)", started, (long)getpid());
+	/* A standalone stream holds its thread: one worker is always left for the rest. */
+	__atomic_store_n(&gw->listen_max, crew.running - 1, __ATOMIC_RELEASE);
+	log_info(NULL, "fastcgi: serving with %ld worker threads, up to %ld while calls wait on upstreams (pid %ld)",
+	    crew.running, max, (long)getpid());
 	while (rc == 0) {
 		sig = sigtimedwait(&set, NULL, &tick);
 		if (sig == SIGTERM || sig == SIGINT)
@@ -772,17 +925,19 @@ front_fastcgi(struct gateway *gw, long workers)
 		gateway_reload(gw, sig == SIGHUP);
 		gateway_tick(gw, clock_mono_us() / 1000);	/* the state file: replaced, broken? */
 		release_idle(&seen, &trimmed);
+		cpu_spare_tick(cpu);
 	}
-	stop_workers(ws, started);
+	stop_workers();
 	if (watching) {
 		__atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(wd.thread, NULL);
 	}
-	for (i = 0; i < workers; i++)
-		if (i >= started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
-			if (i < started)
+	for (i = 0; i < max; i++)
+		if (!ws[i].started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
+			if (ws[i].started && !ws[i].freed)
 				worker_end_sessions(&ws[i].w);
-			worker_free(&ws[i].w);
+			if (!ws[i].freed)
+				worker_free(&ws[i].w);
 			pthread_mutex_destroy(&ws[i].mu);
 		} else
 			leak = 1;	/* still running: its memory stays until exit */
