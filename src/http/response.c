@@ -232,7 +232,7 @@ write_head(struct response *r, struct sink *s, int has_body)
 
 	buf_init(&h, 64 * 1024);
 	snprintf(num, sizeof(num), "%d ", r->status);
-	if (buf_reserve(&h, 1024) < 0 || buf_puts(&h, "Status: ") < 0 || buf_puts(&h, num) < 0 ||
+	if (buf_reserve(&h, 448) < 0 || buf_puts(&h, "Status: ") < 0 || buf_puts(&h, num) < 0 ||
 	    buf_puts(&h, response_status_text(r->status)) < 0 || buf_append(&h, "\r\n", 2) < 0)
 		goto out;
 	if (has_body && put_header(&h, "Content-Type", r->content_type) < 0)

@@ -437,7 +437,7 @@ build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body
 	json_t *msg = NULL;
 	int bad = 0, rc = 0;
 
-	if (buf_reserve(body, 512) < 0)
+	if (buf_reserve(body, 256) < 0)
 		rc = -1;
 	else if (q->del)
 		rc = 0;
