@@ -24,19 +24,8 @@ mg_init
 T=$MG_DIR
 . "$top/tests/lib/idp.sh"
 . "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
-bail() { fail "$1" "${2:-}"; echo "Bail out! $1"; tap_done; exit 1; }
-# start_ok DESC CMD...: runs CMD in this shell (it starts processes stop_all must know).
-start_ok() {
-	local desc=$1 out=$T/start.$RANDOM.out
-	shift
-	if "$@" >"$out" 2>&1; then
-		pass "$desc"
-		return 0
-	fi
-	fail "$desc" "$(tail -n 30 "$out")"
-	return 1
-}
+. "$top/tests/lib/node.sh"
+trap 'stop_node; stop_idp; stop_all' EXIT
 
 CALLS=8
 SLOW_MS=8000
