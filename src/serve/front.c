@@ -360,9 +360,10 @@ struct thread {
  * load. A thread held by a slow upstream is busy without working, and the next request
  * must not queue behind it; but where the processors are what every request waits for
  * (a saturated machine, where a local upstream's answers come late because it waits
- * for them too), more threads only add switches between them. Those extra threads
- * stop after EXTRA_IDLE_MS without a request. Slots 0 .. base - 1 are the workers, the
- * others the extras'. */
+ * for them too), more threads only add switches between them. An extra thread stops
+ * once it is not needed: done with a request while another thread is idle, or after
+ * EXTRA_IDLE_MS without one. Slots 0 .. base - 1 are the workers, the others the
+ * extras'. */
 #define EXTRA_IDLE_MS	10000
 #define HELD_MS		1000
 #define SPARE_MIN_PERCENT	10	/* idle processor time in the last tick that is "to spare" */
@@ -606,8 +607,8 @@ crew_busy(int busy)
 	__atomic_add_fetch(&crew.idle, busy ? -1 : 1, __ATOMIC_RELAXED);
 }
 
-/* An extra thread idle for EXTRA_IDLE_MS stops: its upstream sessions ended, its
- * worker freed. */
+/* An extra thread stops, idle for EXTRA_IDLE_MS or done with a request while another
+ * thread is idle: its upstream sessions ended, its worker freed. */
 static void
 retire(struct thread *t)
 {
@@ -618,7 +619,7 @@ retire(struct thread *t)
 	worker_end_sessions(&t->w);
 	worker_free(&t->w);
 	t->freed = 1;
-	log_debug(NULL, "fastcgi: an extra worker thread stopped (idle %d ms)", EXTRA_IDLE_MS);
+	log_debug(NULL, "fastcgi: an extra worker thread stopped");
 }
 
 static void *
@@ -658,6 +659,14 @@ worker_main(void *arg)
 		}
 		serve(t, &fr);
 		finish(t, &fr);
+		/* An extra thread done with its request while another waits for work is not
+		 * needed any more (the idle ones take the requests in turn: a thread left to
+		 * idle out would rarely get the chance). */
+		if (t->extra && __atomic_load_n(&crew.idle, __ATOMIC_RELAXED) > 0) {
+			crew_busy(0);
+			retire(t);
+			break;
+		}
 		crew_busy(0);
 	}
 	if (fr.ipcFd >= 0)
