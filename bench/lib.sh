@@ -80,8 +80,14 @@ setup() {
 		>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install the build dependencies"; }
 	need_cmds wrk:wrk strace:strace nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq \
 		node:nodejs npm:npm >>"$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; die "cannot install wrk, nginx, spawn-fcgi, curl, jq, node"; }
+	# npm ci only when the installed packages are not the lock file's (by content, as
+	# tests/run: a newer lock file of the same packages is no reason), and never through a
+	# tests/node_modules that links to another tree's: npm ci would empty that tree's
 	if [ ! -d "$top/tests/node_modules/oidc-provider" ] ||
-		[ "$top/tests/package-lock.json" -nt "$top/tests/node_modules/.package-lock.json" ]; then
+		[ "$(jq -cS '.packages | del(.[""])' "$top/tests/package-lock.json" 2>/dev/null)" != \
+			"$(jq -cS '.packages' "$top/tests/node_modules/.package-lock.json" 2>/dev/null)" ]; then
+		[ ! -L "$top/tests/node_modules" ] ||
+			die "tests/node_modules links to $(readlink "$top/tests/node_modules"), whose packages may not be those of tests/package-lock.json; not touching them (remove the link, or install there)"
 		say "npm ci --prefix tests"
 		npm ci --prefix "$top/tests" --no-audit --no-fund --loglevel=error >>"$OUT/install.log" 2>&1 ||
 			die "npm ci --prefix tests failed (see $OUT/install.log)"
@@ -618,16 +624,21 @@ proc_mem() {
 
 # perf_kind KIND PIDS SORT: one more run of KIND (the script's kind_run; not reported)
 # with perf recording PIDS (blank-separated), its top symbols by SORT in
-# $OUT/perf.KIND.txt.
+# $OUT/perf.KIND.txt. BENCH_PERF_CALLS=dwarf (or fp): with call graphs, and where each
+# of the top symbols is called from in $OUT/perf.KIND.calls.txt (dwarf unwinds the
+# programs built without frame pointers: mcpgate, and redis-server's own frames as far
+# as its symbols go; fp is enough for the kernel's).
 perf_kind() {
-	local k=$1 pids=$2 sort=$3 perf_pid
-	perf record -q -F 1999 -o "$OUT/perf.$k.data" -p "$(tr -s ' ' ',' <<<"$pids" | sed 's/^,//; s/,$//')" \
-		-- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
+	local k=$1 pids=$2 sort=$3 perf_pid calls=${BENCH_PERF_CALLS:-}
+	perf record -q -F 1999 ${calls:+--call-graph "$calls"} -o "$OUT/perf.$k.data" \
+		-p "$(tr -s ' ' ',' <<<"$pids" | sed 's/^,//; s/,$//')" -- sleep "$DURATION" >"$OUT/perf.$k.log" 2>&1 &
 	perf_pid=$!
 	sleep 0.3
 	kind_run "$k" "$DURATION" "$OUT/wrk.perf.$k.out"
 	wait "$perf_pid"
 	say "  perf $k $(kv rps) req/s under perf: $OUT/perf.$k.txt"
-	perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" --stdio 2>/dev/null | grep -v '^#' | grep . |
+	perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" -g none --stdio 2>/dev/null | grep -v '^#' | grep . |
 		head -n 40 >"$OUT/perf.$k.txt"
+	[ -z "$calls" ] || perf report -i "$OUT/perf.$k.data" --no-children --sort "$sort" --percent-limit 1 \
+		-g caller,1,callee,function,percent --stdio 2>/dev/null | grep -v '^#' | grep . >"$OUT/perf.$k.calls.txt"
 }

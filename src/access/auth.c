@@ -338,10 +338,16 @@ verify(const struct auth_env *env, const struct config *cfg, const struct reques
     struct claims *c, const char **reason, struct response *resp)
 {
 	struct gw_error err = { GW_OK, 0, "" };
-	int64_t now_ms = clock_wall_ms(), until;
+	int64_t now_ms = clock_wall_ms(), until, t0 = clock_mono_us();
 	json_t *ir = NULL;
+	int rc = introspect_token(env->ix, env->asmeta, cfg, tok, len, now_ms, &ir, &err);
 
-	if (introspect_token(env->ix, env->asmeta, cfg, tok, len, now_ms, &ir, &err) < 0) {
+	if (cfg->metrics_on)
+		metrics_introspection(env->metrics, clock_mono_us() - t0, rc == 0);
+	/* What health says of the authorization server: the introspection answered or not. */
+	metrics_observe(env->metrics, METRICS_DEP_INTROSPECTION, rc == 0, now_ms / 1000,
+	    rc == 0 ? NULL : "the introspection failed (unreachable, slow, or a broken answer)");
+	if (rc < 0) {
 		if (cached)
 			token_cache_release(env->tokens, key);
 		fail_upstream(req, resp, &err);
@@ -425,8 +431,10 @@ auth_cached(const struct auth_env *env, const struct config *cfg, const struct r
 	if (token_cache_peek(env->tokens, key, clock_wall_ms(), &caller->claims) != TC_HIT ||
 	    !has_required_scopes(cfg, &caller->claims)) {
 		memset(caller, 0, sizeof(*caller));
-		return 0;
+		return 0;	/* auth_authenticate counts the miss, or the hit of a refused token */
 	}
+	if (cfg->metrics_on)
+		metrics_token_cache(env->metrics, 1);
 	return 1;
 }
 
@@ -440,7 +448,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 	struct claims *c = &caller->claims;
 	int64_t deadline, now_ms;
 	size_t len;
-	int rc, cached = env->tokens != NULL;
+	int rc, cached = env->tokens != NULL, counted = !cfg->metrics_on;
 
 	memset(caller, 0, sizeof(*caller));
 	if (req->authorization == NULL || *req->authorization == '\0') {
@@ -457,8 +465,14 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
 	rc = 2;	/* 0 accepted, 1 rejected, -1 answered */
 	while (cached && rc == 2) {
-		switch (token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, c,
-		    reason_buf, sizeof(reason_buf))) {
+		enum tc_status st = token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, c,
+		    reason_buf, sizeof(reason_buf));
+
+		if (!counted && st != TC_BUSY) {	/* one count a check: its first answer */
+			metrics_token_cache(env->metrics, st == TC_HIT || st == TC_NEGATIVE);
+			counted = 1;
+		}
+		switch (st) {
 		case TC_HIT:
 			rc = 0;
 			break;
@@ -491,8 +505,11 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 			break;
 		}
 	}
-	if (rc == 2)
+	if (rc == 2) {
+		if (!counted)
+			metrics_token_cache(env->metrics, 0);
 		rc = verify(env, cfg, req, tok, len, key, caller->token_id, 0, c, &reason, resp);
+	}
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {

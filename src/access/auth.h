@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "introspect.h"
+#include "metrics.h"
 #include "request.h"
 #include "response.h"
 #include "rstore.h"
@@ -29,6 +30,7 @@ struct auth_env {
 	struct asmeta_region *asmeta;
 	const unsigned char *digest_key;	/* 32 bytes */
 	struct rstore *rs;			/* with [auth] shared-cache: the Redis store */
+	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
 };
 
 /* The longest token accepted (a header line nginx passes is at most 8 KiB): a longer

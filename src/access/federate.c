@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "clock.h"
 #include "federate.h"
 #include "method.h"
+#include "str.h"
 #include "uritemplate.h"
 
 /* The row of a method federation passes on, or NULL. */
@@ -52,17 +54,19 @@ sole_offer(json_t *doc, const char *capability)
 	const char *name, *found = NULL;
 	int n = 0;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (json_object_get(json_object_get(st, "caps"), capability) && n++ == 0)
 			found = name;
 	return n == 1 ? found : NULL;
 }
 
 /* Of the upstreams that offer record ix of kind, the first the caller's gate passes for
- * r's method (asked quietly), else the first of all, which then answers the caller's
- * refusal; *there is its name for the record. NULL when there is no such record. */
+ * r's method and key (asked quietly), else the first of all, which then answers the
+ * caller's refusal; *there is its name for the record. NULL when there is no such
+ * record. */
 static const char *
-pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, long ix, const char **there)
+pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, long ix, const char *key,
+    const char **there)
 {
 	const struct cfg_upstream *u;
 	const char *up, *orig, *first = NULL;
@@ -73,7 +77,8 @@ pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, l
 			first = up;
 			*there = orig;
 		}
-		if (f->gate == NULL || ((u = config_upstream(f->cfg, up)) != NULL && f->gate(f, r->name, u, 0) == FED_PASS)) {
+		if (f->gate == NULL ||
+		    ((u = config_upstream(f->cfg, up)) != NULL && f->gate(f, r->name, u, kind, key, 0) == FED_PASS)) {
 			*there = orig;
 			return up;
 		}
@@ -87,18 +92,17 @@ static const char *
 owner_of_uri(struct fed_call *f, const struct method *r, const char *uri)
 {
 	const char *tmpl, *there;
-	json_t *t;
 	long ix;
-	size_t i;
+	size_t i, n = catalog_count(f->doc, CATALOG_TEMPLATES);
 
 	if ((ix = catalog_find_in(f->doc, CATALOG_RESOURCES, uri)) >= 0)
-		return pick_owner(f, r, CATALOG_RESOURCES, ix, &there);
+		return pick_owner(f, r, CATALOG_RESOURCES, ix, uri, &there);
 	if ((ix = catalog_find_in(f->doc, CATALOG_TEMPLATES, uri)) >= 0)
-		return pick_owner(f, r, CATALOG_TEMPLATES, ix, &there);
-	json_array_foreach(json_object_get(f->doc, catalog_kinds[CATALOG_TEMPLATES].array), i, t) {
-		tmpl = json_string_value(json_object_get(t, "uriTemplate"));
+		return pick_owner(f, r, CATALOG_TEMPLATES, ix, uri, &there);
+	for (i = 0; i < n; i++) {
+		tmpl = catalog_key(f->doc, CATALOG_TEMPLATES, i);
 		if (uritemplate_matches(tmpl, uri))
-			return pick_owner(f, r, CATALOG_TEMPLATES, (long)i, &there);
+			return pick_owner(f, r, CATALOG_TEMPLATES, (long)i, uri, &there);
 	}
 	return sole_offer(f->doc, "resources");
 }
@@ -110,7 +114,7 @@ owner_of_name(struct fed_call *f, const struct method *r, enum catalog_kind kind
 {
 	long ix = catalog_find_in(f->doc, kind, name);
 
-	return ix >= 0 ? pick_owner(f, r, kind, ix, name_there) : NULL;
+	return ix >= 0 ? pick_owner(f, r, kind, ix, name, name_there) : NULL;
 }
 
 /* The upstream for one request, and the params to send it (a new reference); NULL
@@ -119,8 +123,9 @@ static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out)
 {
 	json_t *ref = json_object_get(params, "ref"), *where = params;
-	const char *key, *owner = NULL, *there = NULL, *type, *unknown = r->unknown;
+	const char *key = NULL, *owner = NULL, *there = NULL, *type, *unknown = r->unknown;
 	const struct cfg_upstream *up = NULL;
+	enum catalog_kind kind = r->kind;
 	enum gw_err code = GW_EPARAMS;
 	int gate = FED_PASS;
 
@@ -139,6 +144,7 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
 			return failed(f, GW_EPARAMS, "%s needs params.uri", r->name), NULL;
 		owner = owner_of_uri(f, r, key);
+		kind = CATALOG_RESOURCES;
 		code = GW_ENORESOURCE;
 		unknown = "Resource not found";
 		break;
@@ -147,11 +153,13 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 		if (type && strcmp(type, "ref/prompt") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "name"))) != NULL) {
 			owner = owner_of_name(f, r, CATALOG_PROMPTS, key, &there);
+			kind = CATALOG_PROMPTS;
 			where = ref;
 			unknown = "Unknown prompt";
 		} else if (type && strcmp(type, "ref/resource") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "uri"))) != NULL) {
 			owner = owner_of_uri(f, r, key);
+			kind = CATALOG_RESOURCES;
 			unknown = "Unknown resource reference";
 		} else
 			return failed(f, GW_EPARAMS, "%s", "completion/complete needs params.ref, "
@@ -163,7 +171,7 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 	}
 	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)
 		return failed(f, GW_EINTERNAL, "%s", "the catalog names an upstream the configuration lacks"), NULL;
-	if (up && f->gate && (gate = f->gate(f, r->name, up, 1)) == FED_DENIED)
+	if (up && f->gate && (gate = f->gate(f, r->name, up, kind, key, 1)) == FED_DENIED)
 		return NULL;
 	if (up == NULL || gate == FED_HIDDEN)
 		return failed(f, code, "%s", unknown), NULL;
@@ -270,19 +278,27 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms, .until_ms = f->until_ms, .client = f->client };
 	struct gw_error err = { GW_OK, 0, "" };
 	json_t *resp, *result, *e;
+	int64_t t0 = clock_mono_us();
 	size_t n;
+	int got;
 
 	caller_session(f, up, &call);
-	if (upstream_request(f->pool, &call, &resp, &err) < 0) {
+	got = upstream_request(f->pool, &call, &resp, &err);
+	/* A session the upstream forgot is its answer, not a failure of the upstream. */
+	if (f->cfg->metrics_on)
+		metrics_upstream(f->metrics, up->s.name, clock_mono_us() - t0, got == 0 || err.code == GW_ESESSION);
+	if (got < 0) {
 		if (err.code == GW_ESESSION)
 			f->session_gone = 1;
 		/* What happened, not where: libcurl's detail in parentheses (hosts, ports) stays
 		 * in the log line upstream.c or upstream_post.c wrote. */
-		n = strcspn(err.detail, "(");
-		while (n > 0 && err.detail[n - 1] == ' ')
-			n--;
-		return failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
+		n = str_what_happened(err.detail);
+		failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
+		if (err.code != GW_ESESSION && !(f->client && f->client->failed))
+			metrics_observe_upstream(f->metrics, up->s.name, 0, (int64_t)clock_wall(), f->err.detail);
+		return NULL;
 	}
+	metrics_observe_upstream(f->metrics, up->s.name, 1, (int64_t)clock_wall(), NULL);
 	if (json_is_object(result = json_object_get(resp, "result"))) {
 		json_incref(result);
 		json_decref(resp);
@@ -309,10 +325,10 @@ to_all(struct fed_call *f, const struct method *r, json_t *params)
 	struct gw_error first = { GW_OK, 0, "" };
 	int sent = 0;
 
-	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
+	json_object_foreach(catalog_upstreams(f->doc), name, st) {
 		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
 		    (up = config_upstream(f->cfg, name)) == NULL ||
-		    (f->gate && f->gate(f, r->name, up, 0) != FED_PASS))
+		    (f->gate && f->gate(f, r->name, up, CATALOG_NKINDS, NULL, 0) != FED_PASS))
 			continue;
 		sent++;
 		if ((res = forward(f, up, r->name, params)) != NULL)
@@ -362,10 +378,10 @@ offered(json_t *doc, const char *capability, const char *feature, const struct f
 	json_t *st, *cap;
 	const char *name;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if ((cap = json_object_get(json_object_get(st, "caps"), capability)) != NULL &&
 		    (feature == NULL || json_is_true(json_object_get(cap, feature))) &&
-		    (admit == NULL || admit->fn(admit->ctx, name)))
+		    (admit == NULL || admit->fn(admit->ctx, name, capability)))
 			return 1;
 	return 0;
 }
@@ -407,7 +423,7 @@ fed_open_sessions(struct fed_call *f, json_t *client_caps)
 	const char *name;
 	char *sid, version[16];
 
-	json_object_foreach(json_object_get(f->doc, "upstreams"), name, st) {
+	json_object_foreach(catalog_upstreams(f->doc), name, st) {
 		if (!json_is_true(json_object_get(st, "ok")) || (call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		if (upstream_open(f->pool, &call, client_caps, &sid, version, &err) < 0)

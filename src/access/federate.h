@@ -10,7 +10,9 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "catalog.h"
 #include "config.h"
+#include "metrics.h"
 #include "upstream.h"
 
 enum { FED_DENIED = -1, FED_PASS = 0, FED_HIDDEN = 1 };
@@ -31,11 +33,16 @@ struct fed_call {
 	 * [session id, version]}; NULL or absent names = the gateway's own session. */
 	json_t *sessions;
 	json_t *id;			/* the caller's request id (borrowed) */
-	/* May the caller reach up for method (NULL: always)? FED_PASS; FED_HIDDEN, answered
-	 * exactly as a name or URI the catalog does not hold; or FED_DENIED, with f->err set
-	 * by the gate. alone: up is the request's one upstream (a refusal
-	 * is its answer); 0 for one of several (logging/setLevel), skipped quietly. */
-	int (*gate)(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
+	/* May the caller have what method names at up (NULL: always)? key is what it names
+	 * there, a record of kind: an exposed name, a URI (a resource's, or one a template
+	 * expands), a URI template; NULL for the upstream as a whole (logging/setLevel).
+	 * FED_PASS; FED_HIDDEN, answered exactly as a name or URI the catalog does not hold;
+	 * or FED_DENIED, with f->err set by the gate. alone: up is the request's one upstream
+	 * (a refusal is its answer); 0 for one of several (the upstreams that offer a URI,
+	 * those that offer logging), asked quietly. */
+	int (*gate)(struct fed_call *f, const char *method, const struct cfg_upstream *up, enum catalog_kind kind,
+	    const char *key, int alone);
+	struct metrics *metrics;	/* where calls are counted ([metrics]) and upstreams observed; may be NULL */
 	struct gw_error err;		/* out, when the request fails */
 	int session_gone;		/* an upstream no longer knows the caller's session */
 };
@@ -65,10 +72,11 @@ void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
  * the streams end, on_msg or tick (every tick_ms) returns -1, or until_ms. -1 when the
  * caller has no upstream session to listen on; else upstream_listen's answer. */
 int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
-/* Which upstreams a caller may reach for what they offer besides tools (the policy's
- * word, mcp_access.c); NULL: all of them. */
+/* Which upstreams a caller may reach for a capability they offer besides tools
+ * (prompts, resources, completions, logging: the policy's word, mcp_access.c); NULL:
+ * all of them. */
 struct fed_admit {
-	int (*fn)(void *ctx, const char *upstream);
+	int (*fn)(void *ctx, const char *upstream, const char *capability);
 	void *ctx;
 };
 /* 0 when method needs a capability (resources, prompts, completions, logging) no

@@ -247,6 +247,16 @@ decide_owed(struct limiter *l, unsigned want, const struct policy_tool *tool, in
 	return decide(l, want, tool, now_ns);
 }
 
+/* A refusal that answers (a 429, a batch element's error) is counted by its class;
+ * one at settling answers nothing. */
+static int
+answered(struct limiter *l, int rc)
+{
+	if (rc == LIMIT_REFUSED)
+		metrics_limited(l->metrics, (unsigned)l->refused, classes[l->refused].name);
+	return rc;
+}
+
 int
 limiter_before_auth(struct limiter *l, int known, int64_t now_ns)
 {
@@ -254,19 +264,19 @@ limiter_before_auth(struct limiter *l, int known, int64_t now_ns)
 		l->owed = BEFORE_AUTH;
 		return LIMIT_PASS;
 	}
-	return decide(l, BEFORE_AUTH, NULL, now_ns);
+	return answered(l, decide(l, BEFORE_AUTH, NULL, now_ns));
 }
 
 int
 limiter_element(struct limiter *l, int first, int64_t now_ns)
 {
-	return decide_owed(l, PER_REQUEST | (first ? 0 : BEFORE_AUTH), NULL, now_ns);
+	return answered(l, decide_owed(l, PER_REQUEST | (first ? 0 : BEFORE_AUTH), NULL, now_ns));
 }
 
 int
 limiter_tool(struct limiter *l, const struct policy_tool *tool, int64_t now_ns)
 {
-	return decide_owed(l, BIT(LIMIT_TOOL), tool, now_ns);
+	return answered(l, decide_owed(l, BIT(LIMIT_TOOL), tool, now_ns));
 }
 
 void

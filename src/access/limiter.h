@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "metrics.h"
 #include "netaddr.h"
 #include "policy.h"
 #include "ratelimit.h"
@@ -45,6 +46,7 @@ enum limit_class { LIMIT_GATEWAY, LIMIT_IP, LIMIT_TENANT, LIMIT_TOKEN, LIMIT_TOO
 struct limiter {
 	struct ratelimit *rl;		/* the host's buckets; NULL: none to be had */
 	struct rstore *rs;		/* the Redis store; NULL: the buckets are rl's */
+	struct metrics *metrics;	/* where refusals are counted ([metrics]); NULL: not */
 	const struct config *cfg;
 	const unsigned char *digest_key;	/* the host's (state file) */
 	const char *request_id;

@@ -1,6 +1,7 @@
 /* clock — monotonic and wall clocks, and their formatting. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <time.h>
 
 #include "clock.h"
@@ -30,13 +31,37 @@ clock_wall_ms(void)
 }
 
 void
+clock_utc(time_t t, char *out, size_t outlen)
+{
+	int64_t secs = (int64_t)t, days = secs / 86400, rem = secs % 86400, z, era, y;
+	unsigned doe, yoe, doy, mp, m, d;
+
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	/* Days since 1970-01-01 to the proleptic Gregorian date, in 400-year eras that
+	 * start on 0000-03-01 (so that a leap day ends its year). */
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = (int64_t)yoe + era * 400 + (m <= 2);
+	if (snprintf(out, outlen, "%04lld-%02u-%02uT%02d:%02d:%02d", (long long)y, m, d, (int)(rem / 3600),
+	    (int)(rem / 60 % 60), (int)(rem % 60)) < 0 && outlen)
+		out[0] = '\0';
+}
+
+void
 clock_rfc3339(time_t t, char *out, size_t outlen)
 {
-	struct tm tm;
+	char utc[32];
 
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-		if (outlen)
-			out[0] = '\0';
-	}
+	clock_utc(t, utc, sizeof(utc));
+	if (snprintf(out, outlen, "%sZ", utc) < 0 && outlen)
+		out[0] = '\0';
 }

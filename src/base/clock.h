@@ -11,5 +11,9 @@ time_t clock_wall(void);	/* seconds since the epoch */
 int64_t clock_wall_ms(void);	/* milliseconds since the epoch */
 /* RFC 3339 UTC timestamp of t ("2026-11-22T10:00:00Z"); out needs 21 bytes. */
 void clock_rfc3339(time_t t, char *out, size_t outlen);
+/* The same without the "Z" ("2026-11-22T10:00:00"), for a caller adding fractions;
+ * out needs 20 bytes. Both by arithmetic: gmtime_r's first call reads the time zone
+ * file, a cost every CGI run would pay for its log line. */
+void clock_utc(time_t t, char *out, size_t outlen);
 
 #endif

@@ -39,6 +39,7 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EREFUSED]	= { 403, -32003, "forbidden", "Forbidden" },
 	[GW_ERATELIMIT]	= { 429, -32029, "rate_limited", "Rate limit exceeded" },
 	[GW_ELIMITSTORE] = { 503, -32603, "temporarily_unavailable", "Rate limits cannot be decided now; retry later" },
+	[GW_EADDRESS]	= { 403, 0, "forbidden_address", "The client's address may not read this" },
 };
 
 const struct gw_err_info *

@@ -36,6 +36,7 @@ enum gw_err {
 	GW_EREFUSED,		/* the policy refused one element of a batch (a single request: 403) */
 	GW_ERATELIMIT,		/* a rate limit was exceeded */
 	GW_ELIMITSTORE,		/* the rate-limit buckets cannot be read now: fail closed */
+	GW_EADDRESS,		/* the client's address may not use this endpoint ([metrics] allow) */
 	GW_ERR_MAX
 };
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 static int log_fd = 2;
@@ -27,7 +28,13 @@ void
 log_init(int fd, enum log_level threshold)
 {
 	log_fd = fd;
-	log_threshold = threshold;
+	log_set_level(threshold);
+}
+
+void
+log_set_level(enum log_level threshold)
+{
+	__atomic_store_n(&log_threshold, threshold, __ATOMIC_RELAXED);
 }
 
 int
@@ -48,7 +55,7 @@ log_open(const char *path)
 int
 log_enabled(enum log_level level)
 {
-	return level <= log_threshold;
+	return level <= __atomic_load_n(&log_threshold, __ATOMIC_RELAXED);
 }
 
 /* UTC with microseconds; the date and time of the second are formatted once per
@@ -59,13 +66,10 @@ log_timestamp(char *out, size_t n)
 	static __thread time_t sec = -1;
 	static __thread char day[32];
 	struct timeval tv;
-	struct tm tm;
 
 	gettimeofday(&tv, NULL);
 	if (tv.tv_sec != sec) {
-		gmtime_r(&tv.tv_sec, &tm);
-		if (strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-			day[0] = '\0';
+		clock_utc(tv.tv_sec, day, sizeof(day));
 		sec = tv.tv_sec;
 	}
 	snprintf(out, n, "%s.%06ldZ", day, (long)tv.tv_usec);

@@ -12,6 +12,9 @@ enum log_level {
 };
 
 void log_init(int fd, enum log_level threshold);
+/* The lines written from now on: those of level at or above threshold ([gateway]
+ * log-level; any thread, at any time). */
+void log_set_level(enum log_level threshold);
 /* Sends lines to path (appending), or back to stderr when path is NULL; 0 or -1 (then
  * the previous destination stays). Call again after logrotate to reopen. */
 int log_open(const char *path);

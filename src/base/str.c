@@ -21,3 +21,13 @@ str_has_word(const char *list, const char *word)
 	}
 	return 0;
 }
+
+size_t
+str_what_happened(const char *detail)
+{
+	size_t n = strcspn(detail, "(");
+
+	while (n > 0 && (detail[n - 1] == ' ' || detail[n - 1] == '\t'))
+		n--;
+	return n;
+}

@@ -2,8 +2,13 @@
 #ifndef GW_STR_H
 #define GW_STR_H
 
+#include <stddef.h>
+
 /* Is word one of the words of list, separated by blanks (spaces or tabs)? Scopes
  * (RFC 6749 §3.3), identity groups. An empty word is in no list. */
 int str_has_word(const char *list, const char *word);
+/* How much of an error's detail says what happened without where: up to its first
+ * "(" (libcurl's parenthesized detail names hosts and ports), trailing blanks cut. */
+size_t str_what_happened(const char *detail);
 
 #endif

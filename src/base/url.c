@@ -86,6 +86,7 @@ void
 url_redis_free(struct url_redis *r)
 {
 	free(r->host);
+	free(r->path);
 	free(r->user);
 	if (r->password) {
 		secret_wipe(r->password, strlen(r->password));
@@ -94,29 +95,46 @@ url_redis_free(struct url_redis *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static const char *
-parse_redis(const char *url, struct url_redis *r)
+void
+url_redis_where(const struct url_redis *r, char *out, size_t n)
 {
-	const char *p, *at, *colon, *host, *end, *hend;
+	if (r->path)
+		snprintf(out, n, "unix socket %s", r->path);
+	else
+		snprintf(out, n, "%s port %d", r->host ? r->host : "(none)", r->port);
+}
+
+/* [[USER]:PASSWORD@] at the start of p..end (it ends at the last '@': a password may
+ * hold one) into r; *rest: what follows it (p when there is none). */
+static const char *
+parse_credentials(const char *p, const char *end, struct url_redis *r, const char **rest)
+{
+	const char *at, *colon;
+
+	*rest = p;
+	if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL)
+		return NULL;
+	if ((colon = memchr(p, ':', (size_t)(at - p))) == NULL)
+		return "the credentials of a Redis URL are [USER]:PASSWORD";
+	if (colon > p && (r->user = url_part(p, (size_t)(colon - p))) == NULL)
+		return "out of memory";
+	if ((r->password = url_part(colon + 1, (size_t)(at - colon - 1))) == NULL)
+		return "out of memory";
+	*rest = at + 1;
+	return NULL;
+}
+
+/* redis://: the TCP form, from after the scheme. */
+static const char *
+parse_tcp(const char *p, struct url_redis *r)
+{
+	const char *host, *end, *hend, *why;
 	long port = 6379, db = 0;
 	char *e;
 
-	if (strncmp(url, "rediss://", 9) == 0)
-		return "rediss:// (TLS) is not available: this build's hiredis has no TLS; "
-		    "reach Redis over loopback or a private network";
-	if (strncmp(url, "redis://", 8) != 0)
-		return "expected shm or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]";
-	p = url + 8;
 	end = p + strcspn(p, "/");
-	if ((at = memrchr(p, '@', (size_t)(end - p))) != NULL) {	/* a password may hold '@' */
-		if ((colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-			return "the credentials of a redis:// URL are [USER]:PASSWORD";
-		if (colon > p && (r->user = url_part(p, (size_t)(colon - p))) == NULL)
-			return "out of memory";
-		if ((r->password = url_part(colon + 1, (size_t)(at - colon - 1))) == NULL)
-			return "out of memory";
-		p = at + 1;
-	}
+	if ((why = parse_credentials(p, end, r, &p)) != NULL)
+		return why;
 	host = p;
 	if (*host == '[') {
 		if ((hend = memchr(host, ']', (size_t)(end - host))) == NULL)
@@ -142,7 +160,7 @@ parse_redis(const char *url, struct url_redis *r)
 		return "unexpected text after the host";
 	if (*end == '/' && end[1]) {
 		db = strtol(end + 1, &e, 10);
-		if (!isdigit((unsigned char)end[1]) || *e || db < 0 || db > 100000)
+		if (!isdigit((unsigned char)end[1]) || *e || db < 0 || db > URL_REDIS_DB_MAX)
 			return "the database must be a number (0, 1, ...)";
 	}
 	if ((r->host = strndup(host, (size_t)(hend - host))) == NULL)
@@ -150,6 +168,86 @@ parse_redis(const char *url, struct url_redis *r)
 	r->port = (int)port;
 	r->db = (int)db;
 	return NULL;
+}
+
+/* The characters a path may hold as they are (RFC 3986 pchar and '/'); others are
+ * percent-encoded. */
+static const char path_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    "-._~!$&'()*+,;=:@/%";
+
+/* ?db=DB of a unix:// URL (q after the '?'): the only parameter, once. */
+static const char *
+parse_query(const char *q, struct url_redis *r)
+{
+	const char *seg, *next;
+	size_t n, digits;
+	int seen = 0;
+	long db;
+
+	for (seg = q; ; seg = next + 1) {
+		next = seg + strcspn(seg, "&");
+		n = (size_t)(next - seg);
+		if (n > 3 && strncmp(seg, "db=", 3) == 0) {
+			digits = strspn(seg + 3, "0123456789");
+			if (seen || digits != n - 3 || digits > 6)
+				return "db= takes one number (0, 1, ...), once";
+			seen = 1;
+			db = strtol(seg + 3, NULL, 10);
+			if (db > URL_REDIS_DB_MAX)
+				return "the database must be a number (0, 1, ...)";
+			r->db = (int)db;
+		} else if ((n >= 9 && strncmp(seg, "password=", 9) == 0) || (n >= 5 && strncmp(seg, "pass=", 5) == 0)) {
+			return "the password of a unix:// URL goes before the '@': unix://:PASSWORD@/PATH";
+		} else {
+			return "a unix:// URL takes one parameter, db=N";
+		}
+		if (*next == '\0')
+			return NULL;
+	}
+}
+
+/* unix:// (or redis+unix://): a unix socket, from after the scheme. */
+static const char *
+parse_unix(const char *p, struct url_redis *r)
+{
+	const char *end = p + strcspn(p, "/"), *q, *why;
+	size_t i, n;
+
+	if ((why = parse_credentials(p, end, r, &p)) != NULL)
+		return why;
+	if (p != end)
+		return "a unix:// URL names no host: unix:///PATH (three slashes), or unix://:PASSWORD@/PATH";
+	if (*end != '/')
+		return "a unix:// URL needs the socket's absolute path: unix:///run/redis/redis.sock";
+	q = end + strcspn(end, "?");
+	if (strspn(end, path_chars) < (size_t)(q - end))
+		return "the socket's path holds a character to percent-encode";
+	if ((r->path = url_part(end, (size_t)(q - end))) == NULL)
+		return "out of memory";
+	n = strlen(r->path);
+	if (n < 2 || r->path[n - 1] == '/')
+		return "a unix:// URL needs the socket's path, not a directory";
+	if (n > URL_REDIS_PATH_MAX)
+		return "the socket's path is longer than a unix socket's 107 bytes";
+	for (i = 0; i < n; i++)
+		if ((unsigned char)r->path[i] < 0x20 || r->path[i] == 0x7f)
+			return "the socket's path holds a control character";
+	return *q == '?' ? parse_query(q + 1, r) : NULL;
+}
+
+static const char *
+parse_redis(const char *url, struct url_redis *r)
+{
+	if (strncmp(url, "rediss://", 9) == 0)
+		return "rediss:// (TLS) is not available: this build's hiredis has no TLS; "
+		    "reach Redis over loopback, a unix socket or a private network";
+	if (strncmp(url, "redis://", 8) == 0)
+		return parse_tcp(url + 8, r);
+	if (strncmp(url, "unix://", 7) == 0)
+		return parse_unix(url + 7, r);
+	if (strncmp(url, "redis+unix://", 13) == 0)
+		return parse_unix(url + 13, r);
+	return "expected shm, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix://[[USER]:PASSWORD@]/PATH[?db=DB]";
 }
 
 const char *

@@ -2,6 +2,8 @@
 #ifndef GW_URL_H
 #define GW_URL_H
 
+#include <stddef.h>
+
 /* 0 when s is an absolute http:// or https:// URL with a host, no fragment and no
  * characters that must be escaped; -1 otherwise. */
 int url_check(const char *s);
@@ -12,18 +14,26 @@ char *url_origin(const char *url, const char **path_out);
  * audiences, and RFC 8414 issuers are compared). */
 int url_same(const char *a, const char *b);
 
-/* A Redis URL's parts. */
+/* A Redis URL's parts: a TCP endpoint (host, port) or a unix socket (path). */
 struct url_redis {
-	char *host;		/* a name, an IPv4 address or an IPv6 address (no brackets) */
-	int port;
+	char *host;		/* a name, an IPv4 address or an IPv6 address (no brackets); NULL with path */
+	int port;		/* 0 with path */
+	char *path;		/* a unix socket (absolute, at most URL_REDIS_PATH_MAX bytes); NULL with host */
 	int db;
 	char *user;		/* ACL user (Redis 6+); NULL: AUTH with the password alone */
 	char *password;		/* wiped on free; NULL: no AUTH */
 };
-/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (user and password percent-decoded; the
- * last '@' ends them; a host in brackets is an IPv6 address) into r: NULL, or why not
- * (r then holds nothing). Free r with url_redis_free. */
+#define URL_REDIS_PATH_MAX	107	/* sizeof(sockaddr_un.sun_path) on Linux, less its NUL */
+#define URL_REDIS_DB_MAX	100000
+/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (a host in brackets is an IPv6 address), or
+ * unix://[[USER]:PASSWORD@]/PATH[?db=DB] (also spelled redis+unix://; PATH absolute), into
+ * r: NULL, or why not (r then holds nothing). User, password and path are
+ * percent-decoded; the last '@' before the first '/' ends the credentials. Free r with
+ * url_redis_free. */
 const char *url_redis_parse(const char *url, struct url_redis *r);
+/* Where r points, for people: "HOST port PORT" or "unix socket PATH" (never the
+ * credentials), in out (truncated to n). */
+void url_redis_where(const struct url_redis *r, char *out, size_t n);
 void url_redis_free(struct url_redis *r);
 
 #endif

@@ -457,7 +457,8 @@ parse_line(struct loader *ld, const char *file, int lineno, char *line, int dept
 		set_key(ld, file, lineno, key, value);
 }
 
-/* The credential files the configuration names, each error at its key's line. */
+/* The credential files the configuration names, each error at its key's line: every
+ * missing or unreadable one is reported, not only the first. */
 static int
 read_credentials(struct loader *ld, struct config *cfg)
 {
@@ -470,20 +471,20 @@ read_credentials(struct loader *ld, struct config *cfg)
 	    (cfg->client_secret = cfgfile_secret(cfg->client_secret_file, why, sizeof(why))) == NULL) {
 		w = cfg_where(&cfg->auth, K_AUTH, "client-secret-file");
 		lerr(ld, w->file, w->line, "client-secret-file: %s", why);
-		return -1;
+		bad = 1;
 	}
 	if (cfg->auth_ca_file && access(cfg->auth_ca_file, R_OK) < 0) {
 		w = cfg_where(&cfg->auth, K_AUTH, "ca-file");
 		lerr(ld, w->file, w->line, "ca-file: %s: %s", cfg->auth_ca_file, strerror(errno));
-		return -1;
+		bad = 1;
 	}
 	if (cfg->session_key_file) {
 		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, why, sizeof(why)) < 0) {
 			w = cfg_where(&cfg->gateway, K_GATEWAY, "session-key-file");
 			lerr(ld, w->file, w->line, "session-key-file: %s", why);
-			return -1;
-		}
-		cfg->has_session_key = 1;
+			bad = 1;
+		} else
+			cfg->has_session_key = 1;
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		struct cfg_upstream *u = &cfg->upstreams[i];
@@ -511,7 +512,7 @@ parse_store(struct loader *ld, struct config *cfg)
 		if (cfg->shared_cache) {
 			w = cfg_where(&cfg->auth, K_AUTH, "shared-cache");
 			lerr(ld, w->file, w->line, "shared-cache: needs a store several hosts share "
-			    "([limits] store = redis://…)");
+			    "([limits] store = redis://… or unix://…)");
 			return -1;
 		}
 		return 0;
@@ -520,6 +521,7 @@ parse_store(struct loader *ld, struct config *cfg)
 		lerr(ld, w->file, w->line, "store: %s", why);
 		return -1;
 	}
+	cfg->redis_on = 1;
 	if (!cfg->has_session_key) {
 		lerr(ld, w->file, w->line, "store: a Redis store needs [gateway] session-key-file: "
 		    "the hosts sharing it share sessions, limits and their keys through that key");
@@ -549,6 +551,52 @@ parse_trusted(struct loader *ld, struct config *cfg)
 			return -1;
 		}
 	cfg->n_trusted = cfg->trusted_proxies.n;
+	return 0;
+}
+
+/* The paths the gateway serves itself, which [metrics] path may not take. */
+static int
+path_taken(const struct config *cfg, const char *p)
+{
+	static const char *const own[] = { "/mcp", "/mcp/health", "/server.json" };
+	size_t i;
+
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strcmp(p, own[i]) == 0)
+			return 1;
+	return strncmp(p, "/.well-known/", 13) == 0 || (cfg->prm_path && strcmp(p, cfg->prm_path) == 0);
+}
+
+/* [metrics]: on when the section is there; path a route of its own; allow addresses and
+ * CIDR ranges as trusted-proxies (loopback when unset). */
+static int
+parse_metrics(struct loader *ld, struct config *cfg)
+{
+	static const char *const loopback[] = { "127.0.0.0/8", "::1" };
+	const struct cfg_where *w = cfg_where(&cfg->metrics, K_METRICS, "allow");
+	const struct strlist *allow = &cfg->metrics_allow;
+	size_t i, n = allow->n ? allow->n : sizeof(loopback) / sizeof(loopback[0]);
+
+	cfg->metrics_on = cfg->metrics.where.line != 0;
+	if (!cfg->metrics_on)
+		return 0;
+	if (cfg->metrics_path[0] != '/' || strpbrk(cfg->metrics_path, "?# \t") || path_taken(cfg, cfg->metrics_path)) {
+		const struct cfg_where *pw = cfg_where(&cfg->metrics, K_METRICS, "path");
+
+		lerr(ld, pw->file ? pw->file : cfg->metrics.where.file, pw->file ? pw->line : cfg->metrics.where.line,
+		    "path: %s: expected an absolute path that is not one the gateway serves (/mcp, /mcp/health, "
+		    "/server.json, /.well-known/…)", cfg->metrics_path);
+		return -1;
+	}
+	if ((cfg->metrics_from = calloc(n, sizeof(*cfg->metrics_from))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (netaddr_parse_range(allow->n ? allow->v[i] : loopback[i], &cfg->metrics_from[i]) < 0) {
+			lerr(ld, w->file, w->line, "allow: %s is not an address or CIDR range "
+			    "(host bits beyond the prefix must be zero)", allow->v[i]);
+			return -1;
+		}
+	cfg->n_metrics_from = n;
 	return 0;
 }
 
@@ -599,7 +647,7 @@ derive(struct loader *ld, const char *path)
 			if (cfg->upstreams[i].timeout_ms > cfg->request_timeout_ms)
 				cfg->request_timeout_ms = cfg->upstreams[i].timeout_ms;
 	}
-	if (parse_trusted(ld, cfg) < 0)
+	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0)
 		return -1;
 	cfg->limits_on = config_rate_on(&cfg->limit_gateway) || config_rate_on(&cfg->limit_ip) ||
 	    config_rate_on(&cfg->limit_tenant) || config_rate_on(&cfg->limit_token) ||
@@ -607,8 +655,10 @@ derive(struct loader *ld, const char *path)
 	for (i = 0; i < cfg->n_tenants; i++)
 		cfg->limits_on |= config_rate_on(&cfg->tenants[i].limit_tenant) ||
 		    config_rate_on(&cfg->tenants[i].limit_token) || config_rate_on(&cfg->tenants[i].limit_tool);
-	for (i = 0; i < cfg->n_groups; i++)
+	for (i = 0; i < cfg->n_groups; i++) {
 		cfg->group_limits |= config_rate_on(&cfg->groups[i].limit_tool);
+		cfg->item_grants |= cfg->groups[i].prompts.n > 0 || cfg->groups[i].resources.n > 0;
+	}
 	cfg->limits_on |= cfg->group_limits;
 	if (parse_store(ld, cfg) < 0)
 		return -1;

@@ -68,6 +68,8 @@ struct cfg_upstream {
 struct cfg_group {
 	struct cfg_section s;
 	struct strlist tools;
+	struct strlist prompts;		/* globs over exposed prompt names */
+	struct strlist resources;	/* globs over resource URIs and URI templates */
 	struct strlist scopes;
 	struct strlist members;
 	char *feature;
@@ -119,6 +121,7 @@ struct config {
 	int has_session_key;
 	long session_ttl;
 	char *log_file;
+	int log_level;		/* log-level: 1 error, 2 warn, 3 info (log.h's enum log_level) */
 	struct strlist trusted_proxies;
 	struct netaddr_range *trusted;	/* trusted-proxies, parsed at load */
 	size_t n_trusted;
@@ -162,12 +165,23 @@ struct config {
 	int redis_fail;		/* enum redis_fail: what limits do while Redis cannot answer */
 	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
 	int group_limits;	/* some [group] sets limit-tool: made at load */
-	/* store = redis://…, parsed at load; redis.host == NULL: the state file. */
+	int item_grants;	/* some [group] sets prompts or resources: made at load */
+	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
+	 * the state file. */
 	struct url_redis redis;
+	int redis_on;		/* the store is a Redis (redis.host or redis.path): made at load */
 	/* With Redis: what keys every shared record (a digest of the token, the rate-limit
 	 * keys, the tombstones), derived from session-key-file and resource, so that hosts
 	 * that share both share them. */
 	unsigned char shared_key[32];
+
+	/* [metrics]: the section turns them on */
+	struct cfg_section metrics;
+	char *metrics_path;	/* the route that serves them */
+	struct strlist metrics_allow;
+	struct netaddr_range *metrics_from;	/* metrics_allow parsed, or loopback when unset */
+	size_t n_metrics_from;
+	int metrics_on;		/* made at load: the configuration has a [metrics] section */
 
 	struct cfg_upstream *upstreams;
 	size_t n_upstreams;
@@ -217,5 +231,7 @@ int strlist_has(const struct strlist *l, const char *s);
 const struct cfg_where *config_group_where(const struct cfg_group *g, const char *key);
 const struct cfg_where *config_tenant_where(const struct cfg_tenant *t, const char *key);
 const struct cfg_where *config_limits_where(const struct config *cfg, const char *key);
+/* The same for a section of any kind, by the kind's name ("gateway", "upstream", …). */
+const struct cfg_where *config_key_where(const struct cfg_section *sec, const char *kind, const char *key);
 
 #endif

@@ -18,6 +18,8 @@ static const char *const deny_styles[] = { "forbidden", "hide", NULL };
 static const char *const access_modes[] = { "read-write", "read-only", NULL };
 static const char *const client_auths[] = { "client_secret_basic", "client_secret_post", NULL };
 static const char *const redis_fails[] = { "closed", "open", NULL };
+/* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
+static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
 #define C(f)	offsetof(struct config, f)
 static const struct cfg_key gateway_keys[] = {
@@ -38,6 +40,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
 	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
 	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
+	{ "log-level", T_ENUM, C(log_level), 0, 0, log_levels, "info" },
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
 	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
 	{ "max-workers", T_INT, C(max_workers), 1, 1024, NULL, "64" },
@@ -79,6 +82,12 @@ static const struct cfg_key limits_keys[] = {
 	{ "redis-fail", T_ENUM, C(redis_fail), 0, 0, redis_fails, "closed" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
+
+static const struct cfg_key metrics_keys[] = {
+	{ "path", T_STR, C(metrics_path), 0, 0, NULL, "/metrics" },
+	{ "allow", T_LIST, C(metrics_allow), 0, 0, NULL, NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
 #undef C
 
 #define U(f)	offsetof(struct cfg_upstream, f)
@@ -97,6 +106,8 @@ static const struct cfg_key upstream_keys[] = {
 #define G(f)	offsetof(struct cfg_group, f)
 static const struct cfg_key group_keys[] = {
 	{ "tools", T_LIST, G(tools), 0, 0, NULL, NULL },
+	{ "prompts", T_LIST, G(prompts), 0, 0, NULL, NULL },
+	{ "resources", T_LIST, G(resources), 0, 0, NULL, NULL },
 	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL },
 	{ "members", T_LIST, G(members), 0, 0, NULL, NULL },
 	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL },
@@ -125,6 +136,7 @@ const struct cfg_kind cfg_kinds[K_MAX] = {
 	[K_GATEWAY] = { "gateway", gateway_keys, 0, 0, 0, 0, offsetof(struct config, gateway) },
 	[K_AUTH] = { "auth", auth_keys, 0, 0, 0, 0, offsetof(struct config, auth) },
 	[K_LIMITS] = { "limits", limits_keys, 0, 0, 0, 0, offsetof(struct config, limits) },
+	[K_METRICS] = { "metrics", metrics_keys, 0, 0, 0, 0, offsetof(struct config, metrics) },
 	[K_UPSTREAM] = { "upstream", upstream_keys, 1, sizeof(struct cfg_upstream),
 		offsetof(struct config, upstreams), offsetof(struct config, n_upstreams), 0 },
 	[K_GROUP] = { "group", group_keys, 1, sizeof(struct cfg_group),
@@ -401,6 +413,8 @@ config_unref(struct config *cfg)
 	free_section_values(cfg, gateway_keys);
 	free_section_values(cfg, auth_keys);
 	free_section_values(cfg, limits_keys);
+	free_section_values(cfg, metrics_keys);
+	free(cfg->metrics_from);
 	url_redis_free(&cfg->redis);
 	secret_wipe(cfg->shared_key, sizeof(cfg->shared_key));
 	free(cfg->trusted);
@@ -472,6 +486,18 @@ const struct cfg_where *
 config_limits_where(const struct config *cfg, const char *key)
 {
 	return cfg_where(&cfg->limits, K_LIMITS, key);
+}
+
+const struct cfg_where *
+config_key_where(const struct cfg_section *sec, const char *kind, const char *key)
+{
+	static const struct cfg_where none = { NULL, 0 };
+	int k;
+
+	for (k = 0; k < K_MAX; k++)
+		if (strcmp(cfg_kinds[k].name, kind) == 0)
+			return cfg_where(sec, (enum kind)k, key);
+	return &none;
 }
 
 const struct cfg_upstream *

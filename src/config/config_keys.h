@@ -32,7 +32,7 @@ struct cfg_key {
 };
 
 /* Section kinds. Singletons live inside struct config; named ones in arrays. */
-enum kind { K_GATEWAY, K_AUTH, K_LIMITS, K_UPSTREAM, K_GROUP, K_TENANT, K_MAX };
+enum kind { K_GATEWAY, K_AUTH, K_LIMITS, K_METRICS, K_UPSTREAM, K_GROUP, K_TENANT, K_MAX };
 
 struct cfg_kind {
 	const char *name;

@@ -171,6 +171,25 @@ response_body_len(const struct response *r)
 	return r->body.len + r->splice_len;
 }
 
+int
+response_take_body(struct response *r, int status, const char *content_type, struct buf *b)
+{
+	struct buf old = r->body;
+
+	if (b->len > r->body.max)
+		return response_set_body(r, status, content_type, b->data, b->len);	/* fails as it says */
+	json_decref(r->json);
+	r->json = NULL;
+	unsplice(r);
+	r->status = status;
+	r->content_type = content_type;
+	r->body = *b;
+	r->body.max = old.max;
+	buf_free(&old);
+	buf_init(b, b->max);
+	return 0;
+}
+
 void
 response_set_empty(struct response *r, int status)
 {

@@ -56,6 +56,9 @@ int response_set_body_spliced(struct response *r, int status, const char *conten
     const char *tail, size_t tail_len);
 /* The body's length, a held part included. */
 size_t response_body_len(const struct response *r);
+/* The same, taking b's bytes instead of copying them (b is left empty, to be freed as
+ * usual). 0 or -1 (over the body cap: the response is then empty). */
+int response_take_body(struct response *r, int status, const char *content_type, struct buf *b);
 /* An HttpError body for e; description NULL = the table's message. */
 void response_set_error(struct response *r, enum gw_err e, const char *description);
 /* A status without body (204, 304). */

@@ -130,6 +130,21 @@ log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t 
 	    "rpc_error", err ? json_incref(json_object_get(err, "code")) : json_null()));
 }
 
+/* A JSON-RPC request counted by its method ([metrics]): a method of the table by its
+ * row, any other as "other". */
+static void
+count_rpc(const struct exchange *x, const struct jr_msg *m)
+{
+	const struct method *mm;
+
+	if (!x->cfg->metrics_on || m->kind != JR_REQUEST)
+		return;
+	if ((mm = method_find(m->method)) != NULL)
+		metrics_rpc(x->env->metrics, (unsigned)mm->id, mm->name);
+	else
+		metrics_rpc(x->env->metrics, METHOD_N, "other");
+}
+
 /* The rate limits of the request's JSON-RPC request number nth (0: the first, whose
  * gateway and ip limits the router took). */
 static int
@@ -164,7 +179,7 @@ exchange_batch(struct exchange *x, json_t *payload, int stream)
 	struct jr_msg m;
 	size_t i, n = 0, nreq = 0;
 	int64_t now_us;
-	int rc;
+	int rc, valid;
 
 	x->in_batch = 1;
 	json_array_foreach(payload, i, item) {
@@ -175,7 +190,10 @@ exchange_batch(struct exchange *x, json_t *payload, int stream)
 			break;
 		}
 		r = NULL;
-		if (jsonrpc_validate(item, &m, &why, &id) < 0)
+		valid = jsonrpc_validate(item, &m, &why, &id) == 0;
+		if (valid)
+			count_rpc(x, &m);
+		if (!valid)
 			r = mcp_error(id, GW_EINVALID, why);
 		else if (m.kind == JR_REQUEST && now_us / 1000 >= x->until_ms)
 			r = mcp_error(m.id, GW_EINTERNAL, "Request timeout: the request's time "
@@ -317,6 +335,8 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		fail(&x, GW_EINVALID, id, why, NULL);
 		goto out;
 	}
+	if (json_is_object(payload))
+		count_rpc(&x, &m);
 	if (json_is_object(payload) && (rc = element_limit(&x, 0)) != LIMIT_PASS) {
 		limiter_answer(env->lim, rc, x.modern, m.id, resp);
 		goto out;

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "fragcache.h"
 #include "limiter.h"
+#include "metrics.h"
 #include "request.h"
 #include "response.h"
 #include "session.h"
@@ -35,6 +36,7 @@ struct mcp_env {
 	struct rstore *rs;			/* the Redis store (tombstones); NULL: none */
 	const unsigned char *shared_key;	/* with rs: what names its records */
 	const struct config *cfg;		/* with rs: where it is */
+	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
 };
 
 #define MCP_CURSOR_MAX	256	/* a sealed list cursor */

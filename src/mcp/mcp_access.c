@@ -11,15 +11,50 @@
 #include "log.h"
 #include "mcp_call.h"
 
-/* May the caller reach this upstream's prompts, resources, completions, log level? */
+/* The policy's kind of a catalog record's. */
+static enum policy_kind
+kind_of(enum catalog_kind kind)
+{
+	return kind == CATALOG_PROMPTS ? POLICY_PROMPT : kind == CATALOG_TOOLS ? POLICY_TOOL : POLICY_RESOURCE;
+}
+
 int
-mcp_reaches(const struct exchange *x, const char *name)
+mcp_sees(const struct exchange *x, enum catalog_kind kind, const char *key, const struct cfg_upstream *up)
+{
+	struct policy_tool t = { key, up, 0, kind_of(kind) };
+
+	return x->pc.off || (key && up && policy_decide(&x->pc, &t, NULL) == POLICY_VISIBLE);
+}
+
+int
+mcp_reaches(struct exchange *x, const char *name, unsigned kinds)
 {
 	const struct cfg_upstream *u;
+	const char *up, *orig, *key;
+	json_t *doc;
+	size_t i, n, alt;
+	int k;
 
 	if (x->pc.off)
 		return 1;
-	return (u = config_upstream(x->cfg, name)) != NULL && policy_decide_upstream(&x->pc, u, NULL) == POLICY_VISIBLE;
+	if ((u = config_upstream(x->cfg, name)) == NULL)
+		return 0;
+	if (policy_decide_upstream(&x->pc, u, NULL) == POLICY_VISIBLE)
+		return 1;
+	if (!x->cfg->item_grants)	/* no group grants prompts or resources of their own */
+		return 0;
+	doc = mcp_catalog(x);
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		if (!(kinds & (1u << k)))
+			continue;
+		n = catalog_count(doc, (enum catalog_kind)k);
+		for (i = 0; i < n; i++)
+			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++)
+				if (strcmp(up, name) == 0 && (key = catalog_key(doc, (enum catalog_kind)k, i)) != NULL &&
+				    mcp_sees(x, (enum catalog_kind)k, key, u))
+					return 1;
+	}
+	return 0;
 }
 
 /* The HttpError of each denial reason under deny-style forbidden. */
@@ -32,19 +67,24 @@ static const struct {
 	{ "read_only_mode", GW_EREADONLY }, { "insufficient_scope", GW_EGROUP },
 };
 
-/* One audit line per decision of the policy on a request: who, what (the tool, or the
- * upstream whose prompt or resource it is: what names it), the verdict and why; never
- * the arguments. */
+/* One audit line per decision of the policy on a request: who, what (the tool; or the
+ * prompt or resource, what names it, and the upstream it is of), the verdict and why;
+ * never the arguments. */
 static void
-audit(const struct exchange *x, const char *method, const char *what, const char *name, const struct policy_why *why)
+audit(const struct exchange *x, const char *method, const char *what, const char *name, const char *upstream,
+    const struct policy_why *why)
 {
 	char who[33];
+	json_t *line;
 
 	session_who(x->caller->claims.subject, "", "", who);
-	log_json(GW_LOG_INFO, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:i}",
+	line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:i}",
 	    "request_id", x->req->id, "audit", method, "tenant", x->pc.tenant ? x->pc.tenant->s.name : "",
 	    "subject", who, "client_id", x->caller->claims.client_id, what, name,
-	    "allowed", why->step == POLICY_VISIBLE, "reason", why->reason, "step", (int)why->step));
+	    "allowed", why->step == POLICY_VISIBLE, "reason", why->reason, "step", (int)why->step);
+	if (line && upstream)
+		json_object_set_new(line, "upstream", json_string(upstream));
+	log_json(GW_LOG_INFO, line);
 }
 
 /* A refusal of the policy as the caller gets it: 403 insufficient_scope with the scopes
@@ -111,7 +151,7 @@ mcp_gate_call(struct element *el, json_t *params, struct gw_error *err)
 	if (x->pc.off)
 		return gate_limit(el, &t, err);
 	policy_decide(&x->pc, &t, &why);
-	audit(x, "tools/call", "tool", name, &why);
+	audit(x, "tools/call", "tool", name, NULL, &why);
 	if (why.step == POLICY_VISIBLE)
 		return gate_limit(el, &t, err);
 	if (refuse(el, &why, err) < 0)
@@ -120,23 +160,31 @@ mcp_gate_call(struct element *el, json_t *params, struct gw_error *err)
 	return -1;
 }
 
+/* The kinds whose records grant an upstream as a whole (its log level): its prompts,
+ * resources and templates. */
+#define ITEM_KINDS	(1u << CATALOG_PROMPTS | 1u << CATALOG_RESOURCES | 1u << CATALOG_TEMPLATES)
+
 /* federate.c's gate for what an upstream offers besides tools: the policy's word on the
- * upstream (policy_decide_upstream), the same one that filters its prompts and
- * resources out of the lists. Tools were decided one by one (mcp_gate_call). f->ctx is
- * the element (m_forward). */
+ * prompt or resource the request names (policy_decide with its kind), the same one that
+ * filters the lists; on the upstream as a whole (logging/setLevel), mcp_reaches. Tools
+ * were decided one by one (mcp_gate_call). f->ctx is the element (m_forward). */
 int
-mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone)
+mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, enum catalog_kind kind,
+    const char *key, int alone)
 {
 	struct element *el = f->ctx;
-	const struct exchange *x = el->x;
+	struct exchange *x = el->x;
+	struct policy_tool t = { key, up, 0, kind_of(kind) };
 	struct policy_why why;
 
 	if (x->pc.off || strcmp(method, "tools/call") == 0)
 		return FED_PASS;
+	if (key == NULL)
+		return mcp_reaches(x, up->s.name, ITEM_KINDS) ? FED_PASS : FED_HIDDEN;
 	if (!alone)
-		return mcp_reaches(x, up->s.name) ? FED_PASS : FED_HIDDEN;
-	policy_decide_upstream(&x->pc, up, &why);
-	audit(x, method, "upstream", up->s.name, &why);
+		return mcp_sees(x, kind, key, up) ? FED_PASS : FED_HIDDEN;
+	policy_decide(&x->pc, &t, &why);
+	audit(x, method, t.kind == POLICY_PROMPT ? "prompt" : "resource", key, up->s.name, &why);
 	if (why.step == POLICY_VISIBLE)
 		return FED_PASS;
 	return refuse(el, &why, &f->err) > 0 ? FED_HIDDEN : FED_DENIED;

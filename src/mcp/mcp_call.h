@@ -93,14 +93,21 @@ json_t *mcp_list(struct element *el, json_t *params, struct gw_error *err);
 void mcp_answer_spliced(const struct element *el, json_t *out);
 
 /* mcp_access.c */
-/* May the caller reach this upstream's prompts, resources, completions, log level? */
-int mcp_reaches(const struct exchange *x, const char *name);
+/* Does the caller see record key of kind that upstream up offers (a list's filter: the
+ * policy's word on it, policy_decide)? */
+int mcp_sees(const struct exchange *x, enum catalog_kind kind, const char *key, const struct cfg_upstream *up);
+/* May the caller reach the upstream named name for the kinds (bits of 1 << enum
+ * catalog_kind) of what it offers: its own group admits it, or the caller sees a record
+ * of one of those kinds from it (a group's prompts or resources grant it)? For its
+ * capabilities (initialize) and its log level. */
+int mcp_reaches(struct exchange *x, const char *name, unsigned kinds);
 /* The policy's word on a tools/call, audited, then the tool's rate limit: 0 to go on,
  * or -1 with err (and el->denied for a single request). */
 int mcp_gate_call(struct element *el, json_t *params, struct gw_error *err);
 /* federate.c's gate (struct fed_call's gate, f->ctx the element) for what upstreams
  * offer besides tools. */
-int mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, int alone);
+int mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, enum catalog_kind kind,
+    const char *key, int alone);
 /* The caller's tenant exists (or there is no policy): 0, or -1 with the 403 in resp. */
 int mcp_tenant_check(const struct config *cfg, const struct caller *caller, struct response *resp);
 

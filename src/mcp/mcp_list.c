@@ -1,7 +1,7 @@
 /* mcp_list — the lists of the catalog a caller sees: the records the policy leaves it
  * (decided once per profile and catalog copy), pages under sealed cursors bound to the
- * caller and the list, and serialized pages cached per worker and spliced into the
- * answer. */
+ * caller and the list, cut from the catalog's record texts (catalog_page_text), cached
+ * per worker and spliced into the answer. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -45,22 +45,23 @@ mcp_cursor_open(const unsigned char *key, const char *list, const char *who, con
 	return *end != '\0' || *off == 0 ? -1 : 0;
 }
 
-/* Does the caller see record i of kind? A tool by policy_decide, anything else by what
- * the policy says of the upstreams that offer it (one it may reach is enough: its
- * request goes there, federate.c's pick_owner). */
+/* Does the caller see record i of kind? The policy's word on it (policy_decide), from
+ * one of the upstreams that offer it (one is enough: its request goes there,
+ * federate.c's pick_owner). */
 static int
 record_visible(const struct exchange *x, json_t *doc, enum catalog_kind kind, size_t i)
 {
 	struct policy_tool t;
-	const char *up, *orig;
+	const char *up, *orig, *key;
 	size_t alt;
 
 	if (kind == CATALOG_TOOLS) {
 		catalog_policy_tool(x->cfg, doc, i, &t, NULL, NULL);
 		return t.name && policy_decide(&x->pc, &t, NULL) == POLICY_VISIBLE;
 	}
+	key = catalog_key(doc, kind, i);
 	for (alt = 0; catalog_route_alt(doc, kind, (long)i, alt, &up, &orig) == 0; alt++)
-		if (mcp_reaches(x, up))
+		if (mcp_sees(x, kind, key, config_upstream(x->cfg, up)))
 			return 1;
 	return 0;
 }
@@ -77,7 +78,7 @@ visible(struct exchange *x, json_t *doc, enum catalog_kind kind)
 		unsigned char profile[16];
 	} key;
 	const char *cached;
-	size_t i, n = json_array_size(json_object_get(doc, catalog_kinds[kind].array)), len;
+	size_t i, n = catalog_count(doc, kind), len;
 	uint64_t epoch = x->env->view->serial;
 
 	if (x->pc.off || x->vis_kind == (int)kind)
@@ -105,11 +106,11 @@ visible(struct exchange *x, json_t *doc, enum catalog_kind kind)
 	return 0;
 }
 
-/* The serialized page [off, off + size) of items (of their vis subset when not NULL; n
- * items in all), from the worker's cache or made and stored there: 1 with el->splice
- * set, or 0 (then the page goes out as JSON). */
+/* The serialized page [off, to) of the kind's records (of their vis subset when not
+ * NULL), from the worker's cache or made and stored there: 1 with el->splice set, or 0
+ * (then the page goes out as JSON). */
 static int
-cached_page(struct element *el, size_t off, size_t size, json_t *items, const uint32_t *vis, size_t n)
+cached_page(struct element *el, json_t *doc, size_t off, size_t to, size_t size, const uint32_t *vis)
 {
 	struct {
 		uint64_t kind, off, size, cfg;
@@ -118,9 +119,7 @@ cached_page(struct element *el, size_t off, size_t size, json_t *items, const ui
 	const struct exchange *x = el->x;
 	struct fragcache *pages = x->env->pages;
 	uint64_t epoch = x->env->view->serial;
-	json_t *page;
-	char *text;
-	size_t i;
+	struct buf text;
 
 	memset(&key, 0, sizeof(key));
 	key.kind = (uint64_t)el->mm->kind;
@@ -132,15 +131,30 @@ cached_page(struct element *el, size_t off, size_t size, json_t *items, const ui
 		return 0;
 	if ((el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len)) != NULL)
 		return 1;
-	page = json_array();
-	for (i = off; i < n && i < off + size; i++)
-		json_array_append(page, json_array_get(items, vis ? vis[i] : i));
-	text = json_dumps(page, JSON_COMPACT);
-	json_decref(page);
-	if (text && fragcache_put(pages, epoch, &key, sizeof(key), text, strlen(text)) == 0)
-		el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len);
-	free(text);
+	buf_init(&text, RESPONSE_BODY_MAX);
+	if (catalog_page_text(doc, (enum catalog_kind)el->mm->kind, vis, off, to, &text) == 0) {
+		/* the cache takes the text (not a copy) */
+		if (fragcache_take(pages, epoch, &key, sizeof(key), text.data, text.len) == 0)
+			el->splice = fragcache_get(pages, epoch, &key, sizeof(key), &el->splice_len);
+		buf_init(&text, RESPONSE_BODY_MAX);
+	}
+	buf_free(&text);
 	return el->splice != NULL;
+}
+
+/* The page [off, to) of the kind's records (of their vis subset when not NULL) as JSON:
+ * a new array, or NULL. */
+static json_t *
+page_json(json_t *doc, enum catalog_kind kind, const uint32_t *vis, size_t off, size_t to)
+{
+	struct buf text;
+	json_t *page = NULL;
+
+	buf_init(&text, RESPONSE_BODY_MAX);
+	if (catalog_page_text(doc, kind, vis, off, to, &text) == 0)
+		page = json_loadb(text.data, text.len, 0, NULL);
+	buf_free(&text);
+	return page;
 }
 
 /* tools/list, prompts/list, resources/list, resources/templates/list: a page of the
@@ -149,11 +163,12 @@ json_t *
 mcp_list(struct element *el, json_t *params, struct gw_error *err)
 {
 	struct exchange *x = el->x;
-	const char *array = catalog_kinds[el->mm->kind].array;
+	enum catalog_kind kind = (enum catalog_kind)el->mm->kind;
+	const char *array = catalog_kinds[kind].array;
 	const uint32_t *vis = NULL;
-	json_t *tools, *page, *result, *cur;
+	json_t *doc, *page, *result, *cur;
 	char who[33], sealed[MCP_CURSOR_MAX];
-	size_t off = 0, i, n, size = (size_t)x->cfg->page_size;
+	size_t off = 0, n, to, size = (size_t)x->cfg->page_size;
 
 	if (params && !json_is_object(params))
 		return gw_error_set(err, GW_EPARAMS, "a list takes an object"), NULL;
@@ -162,19 +177,17 @@ mcp_list(struct element *el, json_t *params, struct gw_error *err)
 	    (!json_is_string(cur) || x->env->session_key == NULL ||
 	    mcp_cursor_open(x->env->session_key, array, who, json_string_value(cur), &off) < 0))
 		return gw_error_set(err, GW_EPARAMS, "Invalid cursor"), NULL;
-	tools = json_object_get(mcp_catalog(x), array);
-	n = json_array_size(tools);
-	if (visible(x, mcp_catalog(x), (enum catalog_kind)el->mm->kind) < 0)	/* what this caller may see */
+	doc = mcp_catalog(x);
+	n = catalog_count(doc, kind);
+	if (visible(x, doc, kind) < 0)	/* what this caller may see */
 		return gw_error_set(err, GW_EINTERNAL, "out of memory"), NULL;
 	if ((vis = x->vis) != NULL)
 		n = x->n_vis;
-	if (x->splice_ok && cached_page(el, off, size, tools, vis, n))
+	to = off + size < n ? off + size : n;
+	if (x->splice_ok && cached_page(el, doc, off, to, size, vis))
 		page = json_null();	/* the placeholder mcp_answer_spliced() replaces */
-	else {
-		page = json_array();
-		for (i = off; i < n && i < off + size; i++)
-			json_array_append(page, json_array_get(tools, vis ? vis[i] : i));
-	}
+	else if ((page = page_json(doc, kind, vis, off, to)) == NULL)
+		return gw_error_set(err, GW_EINTERNAL, "the page could not be made"), NULL;
 	result = json_pack("{s:o}", array, page);
 	if (result && off + size < n && x->env->session_key &&
 	    mcp_cursor_seal(x->env->session_key, array, who, off + size, sealed, sizeof(sealed)) == 0)

@@ -57,15 +57,31 @@ json_t *
 mcp_catalog(struct exchange *x)
 {
 	if (x->doc == NULL)
-		x->doc = catalog_get(x->env->catalog, x->env->view, x->env->pool, x->cfg, x->req->start_us / 1000);
+		x->doc = catalog_get(x->env->catalog, x->env->view, x->env->pool, x->cfg, x->req->start_us / 1000,
+		    x->env->metrics);
 	return x->doc;
 }
 
-/* federate.c's admit (fed_offers, fed_capabilities): mcp_reaches() (ctx: the exchange). */
+/* federate.c's admit (fed_offers, fed_capabilities): mcp_reaches() for the records a
+ * capability is about (ctx: the exchange): prompts its prompts; resources its
+ * resources and templates; completions both; its log level any of them. */
 static int
-admit_upstream(void *ctx, const char *name)
+admit_upstream(void *ctx, const char *name, const char *capability)
 {
-	return mcp_reaches(ctx, name);
+	static const struct {
+		const char *capability;
+		unsigned kinds;
+	} about[] = {
+		{ "prompts", 1u << CATALOG_PROMPTS },
+		{ "resources", 1u << CATALOG_RESOURCES | 1u << CATALOG_TEMPLATES },
+	};
+	unsigned kinds = 1u << CATALOG_PROMPTS | 1u << CATALOG_RESOURCES | 1u << CATALOG_TEMPLATES;
+	size_t i;
+
+	for (i = 0; i < sizeof(about) / sizeof(about[0]); i++)
+		if (strcmp(capability, about[i].capability) == 0)
+			kinds = about[i].kinds;
+	return mcp_reaches(ctx, name, kinds);
 }
 
 /* What this caller is offered: only what the upstreams it may reach offer. */
@@ -167,6 +183,21 @@ mcp_fed_init(const struct exchange *x, struct fed_call *f)
 	f->now_ms = clock_mono_us() / 1000;
 	f->until_ms = x->until_ms;
 	f->sessions = x->sess ? x->sess->upstreams : NULL;
+	f->metrics = x->env->metrics;
+}
+
+/* A tools/call counted by its tool and outcome ([metrics]); a name the catalog lacks
+ * is "other", so callers cannot make label values up. */
+static void
+count_tool(struct exchange *x, json_t *params, enum metrics_outcome o)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+
+	if (!x->cfg->metrics_on)
+		return;
+	if (name && catalog_find(mcp_catalog(x), name) < 0)
+		name = NULL;
+	metrics_tool(x->env->metrics, name, o);
 }
 
 /* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
@@ -185,9 +216,13 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	f.client = x->resp->sink;
 	f.id = el->id;
 	f.gate = mcp_gate_upstream;
-	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0)
+	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
+		count_tool(x, params, METRICS_DENIED);
 		return NULL;
+	}
 	result = fed_request(&f, el->mm->name, params);
+	if (el->mm->id == METHOD_TOOLS_CALL)
+		count_tool(x, params, result ? METRICS_ALLOWED : METRICS_ERROR);
 
 	el->session_gone |= f.session_gone;
 	if (result == NULL) {

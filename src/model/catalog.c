@@ -13,8 +13,9 @@
 #include "policy.h"
 #include "secret.h"
 #include "state.h"
+#include "str.h"
 
-#define CATALOG_MAGIC	0x43415431u	/* "CAT1" */
+#define CATALOG_MAGIC	0x43415432u	/* "CAT2" */
 #define TOOL_NAME_MAX	128
 
 struct catalog_region {
@@ -25,7 +26,7 @@ struct catalog_region {
 	int64_t claim_until_ms;		/* a worker is fetching until then */
 	unsigned char key[16];		/* digest of the upstream configuration it was built for */
 	int degraded;			/* an upstream was left out */
-	uint32_t len;
+	uint32_t lens[CATALOG_PARTS];	/* catalog_pack's parts, one after the other in data */
 	char data[CATALOG_MAX_BYTES];
 };
 
@@ -194,16 +195,35 @@ route_names(json_t *route, const char *upstream)
 	return 0;
 }
 
+/* What decisions read of a record (the document's index record): its key, and a tool's
+ * readOnlyHint when true. */
+static json_t *
+index_record(const struct catalog_kind_info *k, json_t *rec)
+{
+	json_t *ix = json_pack("{s:O}", k->key, json_object_get(rec, k->key));
+
+	if (ix && k == &catalog_kinds[CATALOG_TOOLS] &&
+	    json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint")))
+		json_object_set_new(ix, "annotations", json_pack("{s:b}", "readOnlyHint", 1));
+	return ix;
+}
+
 /* Sorted records and their routes. A key several upstreams expose is listed once, with
  * the record of the first in the file; the others' routes follow the first's in its
  * route ([up, name, up2, name2, ...]: catalog_route_alt), so that a prompt or resource
  * reaches a caller who may not reach the first (a tool is always the first's). A key
- * one upstream lists twice keeps its first record and one route. Frees the pairs. */
+ * one upstream lists twice keeps its first record and one route. Each listed record
+ * goes into doc as its index record, and into records (under the kind's array) as
+ * compact JSON text. Frees the pairs. */
 static void
-put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t n)
+put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t **pairs, size_t n)
 {
-	json_t *items = json_array(), *routes = json_array(), *route;
+	json_t *items = json_array(), *routes = json_array(), *route, *ix;
+	struct buf text;
+	char *rec;
 	size_t i;
+
+	buf_init(&text, CATALOG_MAX_BYTES);
 
 	if (n > 1)
 		qsort(pairs, n, sizeof(*pairs), by_key);
@@ -220,7 +240,18 @@ put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t 
 			    "record, %s", k->key, pair_key(pairs[i]), k == &catalog_kinds[CATALOG_TOOLS] ?
 			    "called at the first (the policy decides tools by it)" : "reached at the first the caller may reach");
 		} else {
-			json_array_append(items, json_array_get(pairs[i], 0));
+			rec = json_dumps(json_array_get(pairs[i], 0), JSON_COMPACT);
+			ix = index_record(k, json_array_get(pairs[i], 0));
+			if (rec == NULL || ix == NULL || text.len + (text.len > 0) + strlen(rec) > text.max ||
+			    (text.len > 0 && buf_putc(&text, '\n') < 0) || buf_puts(&text, rec) < 0) {
+				log_err(NULL, "catalog: the %s from %s %s on are left out: out of memory, or over %u bytes",
+				    k->array, k->key, pair_key(pairs[i]), CATALOG_MAX_BYTES);
+				free(rec);
+				json_decref(ix);
+				break;
+			}
+			free(rec);
+			json_array_append_new(items, ix);
 			json_array_append_new(routes, json_copy(json_array_get(pairs[i], 1)));
 		}
 	}
@@ -228,12 +259,14 @@ put_kind(json_t *doc, const struct catalog_kind_info *k, json_t **pairs, size_t 
 		json_decref(pairs[i]);
 	json_object_set_new(doc, k->array, items);
 	json_object_set_new(doc, k->routes, routes);
+	json_object_set_new(records, k->array, json_stringn_nocheck(text.data ? text.data : "", text.len));
+	buf_free(&text);
 }
 
 json_t *
 catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons)
 {
-	json_t *doc = json_object(), *status = json_object(), *list, *caps;
+	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *caps;
 	json_t **pairs = NULL;
 	size_t i, n, cap, kept;
 	int k;
@@ -255,7 +288,7 @@ catalog_build(const struct config *cfg, json_t *const *lists, const char *const 
 			json_object_set_new(status, cfg->upstreams[i].s.name, json_pack("{s:b, s:I, s:o}",
 			    "ok", 1, "tools", (json_int_t)kept, "caps", caps ? caps : json_object()));
 		}
-		put_kind(doc, kd, pairs, n);
+		put_kind(doc, records, kd, pairs, n);
 	}
 	for (i = 0; i < cfg->n_upstreams; i++)
 		if (lists[i] == NULL)
@@ -263,14 +296,249 @@ catalog_build(const struct config *cfg, json_t *const *lists, const char *const 
 			    "ok", 0, "tools", 0, "reason", reasons[i] ? reasons[i] : "unavailable"));
 	free(pairs);
 	json_object_set_new(doc, "upstreams", status);
+	json_object_set_new(doc, "records", records);
 	return doc;
+}
+
+/* Kind's record texts in doc: 0 with *text and *len, or -1. */
+static int
+kind_text(json_t *doc, enum catalog_kind kind, const char **text, size_t *len)
+{
+	json_t *t = json_object_get(json_object_get(doc, "records"), catalog_kinds[kind].array);
+
+	*text = json_string_value(t);
+	*len = json_string_length(t);
+	return *text ? 0 : -1;
+}
+
+/* Record texts one after another (newline-separated): the current one's start and length. */
+struct rec_walk {
+	const char *text;
+	size_t len, at, n;
+};
+
+/* Starts w on kind's texts in doc, at its first record: 0, or -1 when it has none. */
+static int
+rec_first(struct rec_walk *w, json_t *doc, enum catalog_kind kind)
+{
+	json_t *t = json_object_get(json_object_get(doc, "records"), catalog_kinds[kind].array);
+	const char *nl;
+
+	memset(w, 0, sizeof(*w));
+	if ((w->text = json_string_value(t)) == NULL || (w->len = json_string_length(t)) == 0)
+		return -1;
+	nl = memchr(w->text, '\n', w->len);
+	w->n = nl ? (size_t)(nl - w->text) : w->len;
+	return 0;
+}
+
+/* Moves w to the next record: 0, or -1 when there is none. */
+static int
+rec_next(struct rec_walk *w)
+{
+	const char *nl;
+
+	if (w->at + w->n >= w->len)
+		return -1;
+	w->at += w->n + 1;	/* past the newline */
+	nl = memchr(w->text + w->at, '\n', w->len - w->at);
+	w->n = nl ? (size_t)(nl - (w->text + w->at)) : w->len - w->at;
+	return 0;
+}
+
+int
+catalog_page_text(json_t *doc, enum catalog_kind kind, const uint32_t *ix, size_t from, size_t to,
+    struct buf *out)
+{
+	struct rec_walk w;
+	size_t cur = 0, want, i;
+
+	if (buf_putc(out, '[') < 0 || (from < to && rec_first(&w, doc, kind) < 0))
+		return -1;
+	for (i = from; i < to; i++) {
+		if ((want = ix ? ix[i] : i) < cur)
+			return -1;	/* not ascending */
+		for (; cur < want; cur++)
+			if (rec_next(&w) < 0)
+				return -1;
+		if ((i > from && buf_putc(out, ',') < 0) || buf_append(out, w.text + w.at, w.n) < 0)
+			return -1;
+	}
+	return buf_putc(out, ']');
+}
+
+json_t *
+catalog_record(json_t *doc, enum catalog_kind kind, size_t ix)
+{
+	struct rec_walk w;
+	size_t i;
+
+	if (rec_first(&w, doc, kind) < 0)
+		return NULL;
+	for (i = 0; i < ix; i++)
+		if (rec_next(&w) < 0)
+			return NULL;
+	return json_loadb(w.text + w.at, w.n, 0, NULL);
+}
+
+/* The records in text (len bytes): 1 + its newlines, none when empty. */
+static size_t
+count_records(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t n = len > 0;
+
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/* The empty catalog's index members, into doc (and no records). */
+static void
+set_empty(json_t *doc)
+{
+	json_t *records = json_object();
+	int k;
+
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		json_object_set_new(doc, catalog_kinds[k].array, json_array());
+		json_object_set_new(doc, catalog_kinds[k].routes, json_array());
+		json_object_set_new(records, catalog_kinds[k].array, json_string(""));
+	}
+	json_object_set_new(doc, "upstreams", json_object());
+	json_object_set_new(doc, "records", records);
+}
+
+/* Parses the index an unpacked document keeps as text into it: 0 (also when there is
+ * none to parse), or -1 when it does not parse or does not match the record texts (doc
+ * unchanged then). */
+static int
+index_parse(json_t *doc)
+{
+	json_t *text = json_object_get(doc, "index"), *index;
+	const char *rec;
+	size_t len;
+	int k, rc = -1;
+
+	if (text == NULL)
+		return 0;
+	index = json_loadb(json_string_value(text), json_string_length(text), 0, NULL);
+	if (!json_is_object(index))
+		goto out;
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		if (kind_text(doc, (enum catalog_kind)k, &rec, &len) < 0 ||
+		    count_records(rec, len) != json_array_size(json_object_get(index, catalog_kinds[k].array)))
+			goto out;
+	if (json_object_update(doc, index) < 0)
+		goto out;
+	json_object_del(doc, "index");
+	rc = 0;
+out:
+	json_decref(index);
+	return rc;
+}
+
+/* doc with its index parsed: an unpacked document keeps its index as text until
+ * something reads it (this, on the thread using the document: see catalog.h), and a
+ * list page of a gateway without a policy never does. An index that does not parse, or
+ * does not match the record texts, leaves the document empty (logged). */
+static json_t *
+idx(json_t *doc)
+{
+	if (index_parse(doc) < 0) {
+		log_err(NULL, "catalog: the state file's copy does not read back; taken as empty");
+		json_object_del(doc, "index");
+		set_empty(doc);
+	}
+	return doc;
+}
+
+size_t
+catalog_count(json_t *doc, enum catalog_kind kind)
+{
+	const char *text;
+	size_t len;
+
+	if (json_object_get(doc, "index") == NULL)
+		return json_array_size(json_object_get(doc, catalog_kinds[kind].array));
+	return kind_text(doc, kind, &text, &len) == 0 ? count_records(text, len) : 0;
+}
+
+const char *
+catalog_key(json_t *doc, enum catalog_kind kind, size_t ix)
+{
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+
+	return json_string_value(json_object_get(json_array_get(json_object_get(idx(doc), k->array), ix), k->key));
+}
+
+json_t *
+catalog_upstreams(json_t *doc)
+{
+	return json_object_get(idx(doc), "upstreams");
+}
+
+int
+catalog_pack(json_t *doc, struct buf *out, uint32_t lens[CATALOG_PARTS])
+{
+	json_t *index = json_copy(idx(doc));	/* shallow: "records" is only left out */
+	const char *text;
+	size_t len, before;
+	char *s = NULL;
+	int k, rc = -1;
+
+	if (index == NULL || json_object_del(index, "records") < 0 || (s = json_dumps(index, JSON_COMPACT)) == NULL)
+		goto out;
+	before = out->len;
+	if (buf_puts(out, s) < 0)
+		goto out;
+	lens[0] = (uint32_t)(out->len - before);
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		before = out->len;
+		if (kind_text(doc, (enum catalog_kind)k, &text, &len) < 0 || buf_append(out, text, len) < 0)
+			goto out;
+		lens[1 + k] = (uint32_t)(out->len - before);
+	}
+	rc = 0;
+out:
+	free(s);
+	json_decref(index);
+	return rc;
+}
+
+json_t *
+catalog_unpack(const char *data, const uint32_t lens[CATALOG_PARTS])
+{
+	json_t *doc = json_object(), *records = json_object();
+	size_t off = lens[0];
+	int k;
+
+	if (doc == NULL || records == NULL ||
+	    json_object_set_new(doc, "index", json_stringn_nocheck(data, lens[0])) < 0)
+		goto bad;
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		if (json_object_set_new(records, catalog_kinds[k].array, json_stringn_nocheck(data + off, lens[1 + k])) < 0)
+			goto bad;
+		off += lens[1 + k];
+	}
+	if (json_object_set_new(doc, "records", records) < 0) {
+		records = NULL;
+		goto bad;
+	}
+	return doc;
+bad:
+	json_decref(records);
+	json_decref(doc);
+	return NULL;
 }
 
 long
 catalog_find_in(json_t *doc, enum catalog_kind kind, const char *key)
 {
 	const struct catalog_kind_info *k = &catalog_kinds[kind];
-	json_t *items = json_object_get(doc, k->array);
+	json_t *items = json_object_get(idx(doc), k->array);
 	size_t lo = 0, hi = json_array_size(items), mid;
 	const char *at;
 	int c;
@@ -298,7 +566,7 @@ catalog_find(json_t *doc, const char *name)
 int
 catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, const char **upstream, const char **orig)
 {
-	json_t *r = ix >= 0 ? json_array_get(json_object_get(doc, catalog_kinds[kind].routes), (size_t)ix) : NULL;
+	json_t *r = ix >= 0 ? json_array_get(json_object_get(idx(doc), catalog_kinds[kind].routes), (size_t)ix) : NULL;
 
 	*upstream = json_string_value(json_array_get(r, 2 * alt));
 	*orig = json_string_value(json_array_get(r, 2 * alt + 1));
@@ -315,7 +583,7 @@ void
 catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
     const char **upstream, const char **orig)
 {
-	json_t *rec = json_array_get(json_object_get(doc, catalog_kinds[CATALOG_TOOLS].array), ix);
+	json_t *rec = json_array_get(json_object_get(idx(doc), catalog_kinds[CATALOG_TOOLS].array), ix);
 	const char *up = NULL, *o = NULL;
 
 	memset(t, 0, sizeof(*t));
@@ -342,7 +610,7 @@ catalog_degraded(json_t *doc)
 	const char *name;
 	json_t *st;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (!json_is_true(json_object_get(st, "ok")))
 			return 1;
 	return 0;
@@ -419,11 +687,12 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
 }
 
 static json_t *
-fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
+fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
 	char (*reasons)[256] = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
 	const char **why = calloc(cfg->n_upstreams + 1, sizeof(*why));
+	char brief[METRICS_DETAIL_MAX];
 	size_t i;
 
 	if (lists == NULL || reasons == NULL || why == NULL) {
@@ -435,8 +704,13 @@ fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
 		why[i] = lists[i] ? NULL : reasons[i];
-		if (lists[i] == NULL)
+		if (lists[i] == NULL) {
 			log_warn(NULL, "catalog: %s; what it offers is left out", reasons[i]);
+			/* what happened, not where, for /mcp/health */
+			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(reasons[i]), reasons[i]);
+		}
+		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
+		    lists[i] ? NULL : brief);
 	}
 	doc = catalog_build(cfg, lists, why);
 	for (i = 0; i < cfg->n_upstreams; i++)
@@ -474,7 +748,7 @@ view_set(struct catalog_view *v, json_t *doc, uint64_t generation)
 static void
 view_refresh(struct catalog_view *v, json_t *doc, uint64_t generation)
 {
-	if (v->doc != NULL && doc != NULL && json_equal(v->doc, doc)) {
+	if (v->doc != NULL && doc != NULL && json_equal(idx(v->doc), idx(doc))) {
 		json_decref(doc);
 		v->generation = generation;
 	} else {
@@ -482,37 +756,47 @@ view_refresh(struct catalog_view *v, json_t *doc, uint64_t generation)
 	}
 }
 
-/* Parses a copy of the stored catalog (taken under the lock) into v. Frees copy. */
-static void
-view_parse(struct catalog_view *v, char *copy, size_t len, uint64_t gen)
+/* The length of the stored parts lens (read from shared memory: checked before use),
+ * or CATALOG_MAX_BYTES + 1 when they do not fit. */
+static size_t
+parts_len(const uint32_t lens[CATALOG_PARTS])
 {
-	json_t *doc = json_loadb(copy, len, 0, NULL);
+	size_t len = 0;
+	int i;
 
-	free(copy);
-	if (json_is_object(doc))
-		view_set(v, doc, gen);
-	else
-		json_decref(doc);
+	for (i = 0; i < CATALOG_PARTS; i++) {
+		if (lens[i] > CATALOG_MAX_BYTES - len)
+			return CATALOG_MAX_BYTES + 1;
+		len += lens[i];
+	}
+	return len;
 }
 
 static void
 store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_t now_ms,
     int64_t ttl_ms, struct catalog_view *v)
 {
-	char *s = json_dumps(doc, JSON_COMPACT);
-	size_t len = s ? strlen(s) : 0;
+	uint32_t lens[CATALOG_PARTS];
+	struct buf b;
+	int packed, locked;
 	int64_t until = now_ms + (catalog_degraded(doc) && ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);
-	int locked = region_lock(c) == 0;
 
+	buf_init(&b, CATALOG_MAX_BYTES);
+	packed = catalog_pack(doc, &b, lens) == 0;
+	locked = region_lock(c) == 0;
 	if (locked)
 		c->claim_until_ms = 0;
-	if (locked && s && len <= CATALOG_MAX_BYTES) {
+	if (locked && packed) {
 		/* The same catalog again: fresh for longer, the same generation, so that no
 		 * worker parses it again. */
-		if (c->fresh_until_ms == 0 || c->len != len || memcmp(c->key, key, 16) != 0 ||
-		    memcmp(c->data, s, len) != 0) {
-			memcpy(c->data, s, len);
-			c->len = (uint32_t)len;
+		if (c->fresh_until_ms == 0 || memcmp(c->lens, lens, sizeof(lens)) != 0 ||
+		    memcmp(c->key, key, 16) != 0 || memcmp(c->data, b.data, b.len) != 0) {
+			/* Unusable while it changes: a process that dies in the middle (the
+			 * robust lock lets the next one in) leaves it to be fetched again,
+			 * never texts that do not match their lengths. */
+			c->fresh_until_ms = 0;
+			memcpy(c->data, b.data, b.len);
+			memcpy(c->lens, lens, sizeof(lens));
 			memcpy(c->key, key, 16);
 			c->degraded = catalog_degraded(doc);
 			c->generation++;
@@ -522,8 +806,8 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 		v->local_until_ms = 0;
 	} else {
 		if (locked)
-			log_err(NULL, "catalog: %zu bytes, over the %u of the state file; kept per worker",
-			    len, CATALOG_MAX_BYTES);
+			log_err(NULL, "catalog: over the %u bytes of the state file; kept per worker",
+			    CATALOG_MAX_BYTES);
 		else	/* the state file's region cannot be used now: ours for a moment */
 			until = now_ms + (ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);
 		view_refresh(v, doc, 0);
@@ -531,16 +815,45 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 	}
 	if (locked)
 		state_unlock(&c->lock);
-	free(s);
+	buf_free(&b);
+}
+
+json_t *
+catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why)
+{
+	const struct catalog_region *c = copy;
+	unsigned char key[16];
+	json_t *doc;
+
+	if (size != sizeof(*c) || c->magic != CATALOG_MAGIC) {
+		*why = "the state file's catalog region is not one";
+		return NULL;
+	}
+	config_key(cfg, key);
+	if (c->fresh_until_ms == 0 || c->lens[0] == 0 || parts_len(c->lens) > CATALOG_MAX_BYTES) {
+		*why = "the state file holds no catalog yet";
+		return NULL;
+	}
+	if (memcmp(c->key, key, sizeof(key)) != 0) {
+		*why = "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)";
+		return NULL;
+	}
+	if ((doc = catalog_unpack(c->data, c->lens)) == NULL || index_parse(doc) < 0) {
+		json_decref(doc);
+		*why = "the state file's catalog does not parse";
+		return NULL;
+	}
+	return doc;
 }
 
 json_t *
 catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms)
+    const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	struct catalog_region *c = region;
 	unsigned char key[16];
-	char *copy = NULL;
+	uint32_t lens[CATALOG_PARTS];
+	json_t *doc = NULL;
 	size_t len = 0;
 	uint64_t gen = 0;
 	int ours, fresh, usable;
@@ -550,35 +863,35 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	config_key(cfg, key);
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
-			view_refresh(v, fetch_all(pool, cfg, now_ms), 0);
+			view_refresh(v, fetch_all(pool, cfg, now_ms, m), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return json_incref(v->doc);
 	}
-	/* Decide and copy under one hold of the lock; parse after letting it go. A region
-	 * that cannot be used now (see store) gives this worker its own for a moment. */
+	/* Decide and copy under one hold of the lock (catalog_unpack copies, it does not
+	 * parse). A region that cannot be used now (see store) gives this worker its own
+	 * for a moment. */
 	if (region_lock(c) < 0) {
 		if (v->doc == NULL)
-			view_set(v, fetch_all(pool, cfg, now_ms), 0);
+			view_set(v, fetch_all(pool, cfg, now_ms, m), 0);
 		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
 		return json_incref(v->doc);
 	}
-	len = c->len;	/* from shared memory: checked before use */
+	memcpy(lens, c->lens, sizeof(lens));	/* from shared memory: checked before use */
+	len = parts_len(lens);
 	usable = c->fresh_until_ms > 0 && memcmp(c->key, key, 16) == 0 && len <= CATALOG_MAX_BYTES;
 	fresh = usable && c->fresh_until_ms > now_ms;
 	ours = !fresh && c->claim_until_ms <= now_ms;
 	if (ours)
 		c->claim_until_ms = now_ms + longest_timeout(cfg) + 1000;
-	if (usable && v->generation != c->generation && (copy = malloc(len ? len : 1)) != NULL) {
-		memcpy(copy, c->data, len);
+	if (usable && v->generation != c->generation && (doc = catalog_unpack(c->data, lens)) != NULL)
 		gen = c->generation;
-	}
 	state_unlock(&c->lock);
-	if (copy)
-		view_parse(v, copy, len, gen);
+	if (doc)
+		view_set(v, doc, gen);
 	if (v->doc && (fresh || (!ours && usable)))
 		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
-	store(c, key, fetch_all(pool, cfg, now_ms), now_ms, cfg->catalog_ttl * 1000, v);
+	store(c, key, fetch_all(pool, cfg, now_ms, m), now_ms, cfg->catalog_ttl * 1000, v);
 	return json_incref(v->doc);
 }

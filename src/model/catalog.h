@@ -3,14 +3,27 @@
  * worker of the host at a time and kept in the host's state file for catalog-ttl, so
  * that neither FastCGI workers nor CGI runs fetch per request; each worker keeps the
  * parsed copy of the generation it last saw. An upstream that is down or slow is left
- * out (its tools disappear, the others stay) and retried sooner. */
+ * out (its tools disappear, the others stay) and retried sooner.
+ *
+ * The gateway decides on a record by its key (and a tool's readOnlyHint) and sends the
+ * rest as the upstream wrote it, so the document keeps two things of each record: an
+ * index record, parsed, holding only what decisions read, and the whole record as
+ * compact JSON text, never parsed again: a list page is cut from those texts
+ * (catalog_page_text). A reader of the state file (a CGI run, a worker after a new
+ * generation) parses the index alone, and only when something reads it: a document
+ * catalog_unpack made keeps its index as text until then, and a list page of a gateway
+ * without a policy needs only the count and the texts. So a document is read through
+ * the functions below (never its members directly), by one thread at a time (a
+ * worker's view and its requests): the first that needs the index parses it in place. */
 #ifndef GW_CATALOG_H
 #define GW_CATALOG_H
 
 #include <jansson.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "config.h"
+#include "metrics.h"
 #include "upstream.h"
 
 #define CATALOG_MAX_BYTES	(4u << 20)	/* the serialized catalog in the state file */
@@ -34,13 +47,20 @@ struct catalog_kind_info {
 extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
 
 /* The catalog document:
- *   {"tools": [exposed tool records, sorted by name],
+ *   {"tools": [index records of the exposed tools, sorted by name: {"name"} and, when
+ *              the tool's annotations say readOnlyHint: true, {"annotations":
+ *              {"readOnlyHint": true}}],
  *    "routes": [[upstream section name, the tool's name upstream (, the same for each
  *               other upstream that exposes that name)], ...]  (same order),
  *    "prompts"/"promptRoutes", "resources"/"resourceRoutes",
- *    "resourceTemplates"/"templateRoutes": the same for the other kinds,
+ *    "resourceTemplates"/"templateRoutes": the same for the other kinds (index
+ *               records: their key alone),
  *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities}}
- *                      | {"ok": false, "tools": 0, "reason": "..."}}} */
+ *                      | {"ok": false, "tools": 0, "reason": "..."}},
+ *    "records": {"tools": the whole records as exposed (prefixed name, description,
+ *               inputSchema), each as compact JSON, in the index's order, separated
+ *               by newlines (compact JSON has none); "prompts", "resources",
+ *               "resourceTemplates": the same}} */
 
 /* The catalog's region of the state file (opaque; its init is a state_layout's). */
 struct catalog_region;
@@ -60,15 +80,45 @@ void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
 /* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
  * fetched from every upstream by this caller (or, while another worker fetches, the
  * previous one). A new reference, the caller's to release (json_decref): the view may
- * move on to a newer document while the caller still reads this one. Never NULL. */
+ * move on to a newer document while the caller still reads this one. Never NULL. A
+ * fetch tells m (may be NULL) whether each upstream answered (metrics_observe_upstream). */
 json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms);
+    const struct config *cfg, int64_t now_ms, struct metrics *m);
 
 /* Builds the document from what each upstream offers: lists[i] is, for
  * cfg->upstreams[i], an object {"caps": {...}, "tools": [...], "prompts": [...],
  * "resources": [...], "resourceTemplates": [...]} (members absent when not offered),
  * or just the array of its tools, or NULL with reasons[i] when it failed. Pure. */
 json_t *catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons);
+
+/* How many records of kind doc holds (the index is not parsed for it). */
+size_t catalog_count(json_t *doc, enum catalog_kind kind);
+/* The key (exposed name, URI, URI template) of record ix of kind, borrowed; NULL past
+ * the last. */
+const char *catalog_key(json_t *doc, enum catalog_kind kind, size_t ix);
+/* The document's "upstreams" (borrowed). */
+json_t *catalog_upstreams(json_t *doc);
+
+/* Appends to out, as one JSON array, the whole records of kind whose indexes are
+ * ix[from] to ix[to - 1] (ascending; ix NULL: the indexes from to to - 1): a list page,
+ * as the upstreams wrote its records. 0, or -1 when there is no such record or out is
+ * full. */
+int catalog_page_text(json_t *doc, enum catalog_kind kind, const uint32_t *ix, size_t from, size_t to,
+    struct buf *out);
+/* The whole record ix of kind, parsed: a new reference, or NULL. */
+json_t *catalog_record(json_t *doc, enum catalog_kind kind, size_t ix);
+
+/* The document as the state file keeps it, in out: its JSON without "records", then
+ * each kind's record texts; lens: the length of each part, in that order. 0, or -1
+ * (out of memory, or over out's ceiling). */
+#define CATALOG_PARTS	(1 + CATALOG_NKINDS)
+int catalog_pack(json_t *doc, struct buf *out, uint32_t lens[CATALOG_PARTS]);
+/* The document again from what catalog_pack wrote (data: the parts, lens long): a new
+ * reference, or NULL without memory. Its index is parsed when first read; one that does
+ * not parse, or lacks a record text for an index record or has one more, reads as the
+ * empty catalog (logged). The record texts are not parsed: what the state file (the
+ * service user's own, 0600) holds goes out as it was written. */
+json_t *catalog_unpack(const char *data, const uint32_t lens[CATALOG_PARTS]);
 
 /* The index of the exposed tool name in doc's sorted tools, or -1. */
 long catalog_find(json_t *doc, const char *name);
@@ -88,6 +138,10 @@ int catalog_route_alt(json_t *doc, enum catalog_kind kind, long ix, size_t alt, 
 struct policy_tool;
 void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
     const char **upstream, const char **orig);
+
+/* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
+ * when it was built for cfg's upstreams: a new document, or NULL with why. */
+json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
 
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);

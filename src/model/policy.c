@@ -34,6 +34,19 @@ glob_match(const struct strlist *globs, const char *name)
 	return NULL;
 }
 
+/* A group's globs for what t is. */
+static const struct strlist *
+globs_of(const struct cfg_group *g, enum policy_kind k)
+{
+	return k == POLICY_PROMPT ? &g->prompts : k == POLICY_RESOURCE ? &g->resources : &g->tools;
+}
+
+static const char *
+kind_key(enum policy_kind k)
+{
+	return k == POLICY_PROMPT ? "prompts" : k == POLICY_RESOURCE ? "resources" : "tools";
+}
+
 static long
 group_index(const struct config *cfg, const char *name)
 {
@@ -159,10 +172,10 @@ step3_passes(const struct policy_caller *c, const struct policy_tool *t, int has
 	if (has_own && own == R_PASS)
 		return 1;
 	for (i = 0; i < c->n_pass; i++)
-		if (glob_match(&cfg->groups[c->pass[i]].tools, t->name))
+		if (glob_match(globs_of(&cfg->groups[c->pass[i]], t->kind), t->name))
 			return 1;
 	for (i = POLICY_GROUPS_MAX; i < cfg->n_groups; i++)
-		if (glob_match(&cfg->groups[i].tools, t->name) && group_reach(c, i) == R_PASS)
+		if (glob_match(globs_of(&cfg->groups[i], t->kind), t->name) && group_reach(c, i) == R_PASS)
 			return 1;
 	return 0;
 }
@@ -209,7 +222,7 @@ policy_tool_groups(const struct config *cfg, const struct policy_tool *t,
 	int rc;
 
 	for (i = 0; i < cfg->n_groups; i++)
-		if ((own == (long)i || glob_match(&cfg->groups[i].tools, t->name)) &&
+		if ((own == (long)i || glob_match(globs_of(&cfg->groups[i], t->kind), t->name)) &&
 		    (rc = fn(&cfg->groups[i], arg)) != 0)
 			return rc;
 	return 0;
@@ -367,7 +380,8 @@ explain_step3(const struct policy_caller *c, const struct policy_tool *t, const 
 
 	if (!b->found) {
 		refuse(why, POLICY_GROUP, "group_forbidden", NULL, NULL,
-		    "no group holds %s: no [group] tools glob matches it and it comes from no upstream", t->name);
+		    "no group holds %s: no [group] %s glob matches it and it comes from no upstream", t->name,
+		    kind_key(t->kind));
 		return;
 	}
 	switch (b->r) {
@@ -472,10 +486,13 @@ policy_decide(const struct policy_caller *c, const struct policy_tool *t, struct
 			return POLICY_GROUP;
 		step3_best(c, t, has_own, own_gi, own, &b);
 		/* Steps 4 and 5 only to tell whether the caller could step up. */
-		later = b.found && b.r == R_SCOPES && step4(tn, t->name, &glob) == NULL && step5(tn, t);
+		later = b.found && b.r == R_SCOPES &&
+		    (t->kind != POLICY_TOOL || (step4(tn, t->name, &glob) == NULL && step5(tn, t)));
 		explain_step3(c, t, &b, later, why);
 		return POLICY_GROUP;
 	}
+	if (t->kind != POLICY_TOOL)	/* allow, deny and read-only mode name tools */
+		return POLICY_VISIBLE;
 	if ((key = step4(tn, t->name, &glob)) != NULL) {
 		if (why)
 			explain_step4(tn, t, key, glob, why);

@@ -1,5 +1,6 @@
-/* policy — who sees which tool (docs/ARCHITECTURE.md §4): one pure function decides
- * for tools/list, tools/call and `mcpgate explain`, so that list and call never drift.
+/* policy — who sees which tool, prompt and resource (docs/ARCHITECTURE.md §4): one pure
+ * function decides for the lists, the calls and gets and reads, and `mcpgate explain`,
+ * so that list and call never drift.
  * No I/O, no clock, no globals, no allocation: everything it needs is passed in.
  *
  * Steps (step 1, the token itself, is auth.c's):
@@ -11,13 +12,16 @@
  *     in the tenant's groups; G's feature (if any) is among the tenant's features; the
  *     caller's identity groups include one of G's members (if any); the token has all
  *     of G's scopes. A tool is in G when G's `tools` globs (fnmatch) match its exposed
- *     name, or when G is its upstream's group (`group`, default the upstream's name;
- *     without a [group] of that name the group has no requirements but the listing);
- *   4 the tool matches no `deny` glob of the tenant (deny beats allow), and some
- *     `allow` glob when there are any (an empty `allow =` is no allow list);
- *   5 in read-only mode, the tool is read-only: its upstream's `read-only-tools`
- *     globs match it, or the upstream has `trust-hints = yes` and annotates it
- *     readOnlyHint: true.
+ *     name, a prompt when G's `prompts` globs match its exposed name, a resource or
+ *     resource template when G's `resources` globs match its URI or URI template; and
+ *     anything an upstream offers is in its upstream's group (`group`, default the
+ *     upstream's name; without a [group] of that name the group has no requirements but
+ *     the listing);
+ *   4 (tools only) the tool matches no `deny` glob of the tenant (deny beats allow),
+ *     and some `allow` glob when there are any (an empty `allow =` is no allow list);
+ *   5 (tools only) in read-only mode, the tool is read-only: its upstream's
+ *     `read-only-tools` globs match it, or the upstream has `trust-hints = yes` and
+ *     annotates it readOnlyHint: true.
  *
  * The first failing step is the answer. When step 3 fails, the reason and rule come
  * from the group holding the tool that got furthest through the four tests, and are
@@ -27,7 +31,7 @@
  * that got equally far, the one missing the fewest scopes, then the first in the file
  * (an upstream's group without a [group] section after those).
  * The reason is insufficient_scope only when the caller could step up: some group
- * fails nothing but scopes and steps 4 and 5 pass (only_scope is then set, and scopes
+ * fails nothing but scopes and steps 4 and 5 pass, or do not apply (only_scope is then set, and scopes
  * holds every scope the call needs: the granted ones, required-scopes and that
  * group's); a group that lacks scopes for a tool that steps 4 or 5 refuse anyway is
  * group_forbidden, so a client is never told to step up for nothing.
@@ -74,11 +78,16 @@ struct policy_caller {
 	unsigned char up_reach[POLICY_UPSTREAMS_MAX];
 };
 
-/* A tool of the catalog. */
+/* What a decision is about: a tool of the catalog (the default), or a prompt, a
+ * resource or a resource template an upstream offers. */
+enum policy_kind { POLICY_TOOL = 0, POLICY_PROMPT, POLICY_RESOURCE };
+
+/* A record of the catalog: a tool, unless kind says otherwise. */
 struct policy_tool {
-	const char *name;			/* exposed name */
+	const char *name;			/* exposed name (a tool's, a prompt's), or a resource's URI or a template's URI template */
 	const struct cfg_upstream *upstream;	/* where it comes from (in cfg->upstreams); NULL = none */
-	int read_only_hint;			/* the upstream annotated readOnlyHint: true */
+	int read_only_hint;			/* the upstream annotated readOnlyHint: true (tools) */
+	enum policy_kind kind;
 };
 
 struct policy_why {
@@ -103,15 +112,16 @@ void policy_caller_init(struct policy_caller *c, const struct config *cfg, const
  * filter): the step is the same, found with less work. */
 enum policy_step policy_decide(const struct policy_caller *c, const struct policy_tool *t,
     struct policy_why *why);
-/* The same decision for what an upstream offers besides tools (its prompts, resources,
- * resource templates, completions, log level): steps 2 and 3 for the upstream's own
- * group alone (its `group`, default its name). Steps 4 and 5 are about tools and do
- * not apply: allow and deny name tools, and reading a resource or getting a prompt is
- * a read. A caller refused only for scopes may step up (only_scope). */
+/* The decision on an upstream as a whole (its log level, and whether all it offers is
+ * the caller's): steps 2 and 3 for the upstream's own group alone (its `group`,
+ * default its name). Steps 4 and 5 are about tools and do not apply. A caller refused
+ * only for scopes may step up (only_scope). A prompt or resource is decided on its own
+ * (policy_decide with its kind): its upstream's group, or a group whose globs of its
+ * kind match it. */
 enum policy_step policy_decide_upstream(const struct policy_caller *c, const struct cfg_upstream *up,
     struct policy_why *why);
-/* The [group] sections holding tool t, as step 3 finds them: its upstream's group (when
- * a [group] has that name) and every [group] whose tools globs match its exposed name,
+/* The [group] sections holding t, as step 3 finds them: its upstream's group (when a
+ * [group] has that name) and every [group] whose globs of t's kind match its name,
  * each once, in the file's order. fn is called for each until it returns nonzero: that
  * value is returned, else 0. */
 int policy_tool_groups(const struct config *cfg, const struct policy_tool *t,

@@ -23,6 +23,9 @@ struct asmeta_region {
 	uint32_t len;
 	int64_t fetched_ms;	/* 0 = never */
 	int64_t failed_ms;	/* last failed attempt */
+	int64_t since_ms;	/* when the fetches began to succeed (up) or to fail (down) */
+	int32_t up;		/* enum metrics_state of the last fetch */
+	uint32_t pad;
 	char issuer[512];	/* whose document this is */
 	char endpoint[1024];	/* its introspection_endpoint, so introspection needs no parse */
 	char doc[ASMETA_MAX_DOC];
@@ -261,6 +264,9 @@ introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, cons
 				snprintf(a->issuer, sizeof(a->issuer), "%s", cfg->issuer);
 				a->fetched_ms = now_ms;
 				a->failed_ms = 0;
+				if (a->up != METRICS_UP)
+					a->since_ms = now_ms;
+				a->up = METRICS_UP;
 				state_unlock(&a->lock);
 			}
 			free(dump);
@@ -271,6 +277,9 @@ introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, cons
 		json_decref(fresh);
 		if (mirror && asmeta_lock(a) == 0) {
 			a->failed_ms = now_ms;
+			if (a->up != METRICS_DOWN)
+				a->since_ms = now_ms;
+			a->up = METRICS_DOWN;
 			state_unlock(&a->lock);
 		}
 	}
@@ -282,6 +291,25 @@ introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, cons
 	if (!fetch)
 		gw_error_set(err, GW_EAUTHSERVER, "authorization server metadata unavailable (recent failure)");
 	return -1;
+}
+
+int
+introspect_asmeta_state(struct asmeta_region *a, const struct config *cfg, int64_t now_ms, int64_t *since_ms)
+{
+	int st = METRICS_UNKNOWN;
+
+	*since_ms = 0;
+	if (asmeta_lock(a) < 0)
+		return METRICS_UNKNOWN;
+	/* (fetched_ms names the issuer the mirror is of; a mirror of another issuer, or a
+	 * record from a clock that went back, says nothing) */
+	if ((a->up == METRICS_UP || a->up == METRICS_DOWN) &&
+	    (a->fetched_ms == 0 || asmeta_of(a, cfg->issuer)) && a->since_ms > 0 && a->since_ms <= now_ms + 60000) {
+		st = a->up;
+		*since_ms = a->since_ms;
+	}
+	state_unlock(&a->lock);
+	return st;
 }
 
 /* application/x-www-form-urlencoded component (RFC 6749 §2.3.1 for client credentials). */

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "metrics.h"
 
 #define INTROSPECT_MAX_RESPONSE	(64 * 1024)
 #define ASMETA_MAX_DOC		(60 * 1024)
@@ -33,6 +34,12 @@ void introspect_asmeta_region_init(void *region, size_t size, int shared);
  * issuer fails. *doc is a new reference. -1 with err when none was ever fetched. */
 int introspect_as_metadata(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err);
+
+/* How the last fetch of the issuer's metadata went (enum metrics_state: unknown when
+ * none was made since the file was built, or the mirror is another issuer's) and since
+ * when that has been so (*since_ms, wall clock). Reads the mirror only. */
+int introspect_asmeta_state(struct asmeta_region *asmeta, const struct config *cfg, int64_t now_ms,
+    int64_t *since_ms);
 
 /* POSTs the token to the introspection endpoint; *resp is the parsed JSON object.
  * -1 with err (and a reason fit for the log) on any transport or format failure. */

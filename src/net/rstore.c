@@ -2,11 +2,15 @@
 #include "autoconf.h"
 
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rstore.h"
 
@@ -16,26 +20,32 @@
 
 /* The buckets of one decision, in order, each charged until one refuses, and whether a
  * probe key exists (KEYS past the n buckets: a session's tombstone, in the same round
- * trip; PTTL, so that EXISTS counts only the round trips of its own in Redis's command
- * statistics); answers {refused index or -1, the probe's 1/0 or -1 for none, how far each
+ * trip); answers {refused index or -1, the probe's 1/0 or -1 for none, how far each
  * bucket's TAT was ahead of now before it}. ARGV: n, then T and tau of each bucket.
- * The clamps are ratelimit_gcra's; TIME is the server's, so every host decides alike. */
+ * The clamps are ratelimit_gcra's (a value that is not 8 bytes, or not a number, is a
+ * full bucket); TIME is the server's, so every host decides alike; a record expires
+ * when its bucket is full again (an expired record is a full bucket). What keeps it
+ * cheap (each redis.call, and each number the server writes out or reads back in
+ * decimal, costs more than the Lua around it): one MGET reads every bucket and the
+ * probe, and a TAT is stored as 8 bytes (a little-endian double: exact, as every TAT
+ * is below 2^53 µs) that struct.pack and struct.unpack convert without printf or
+ * strtod. Lua numbers are doubles: every figure stays below 2^53. */
 static const char take_script[] =
 	"local n = tonumber(ARGV[1])\n"
 	"local now = redis.call('TIME')\n"
-	"now = tonumber(now[1]) * 1000000 + tonumber(now[2])\n"
+	"now = now[1] * 1000000 + now[2]\n"
 	"local out = {-1, -1}\n"
-	"if #KEYS > n then out[2] = redis.call('PTTL', KEYS[n + 1]) == -2 and 0 or 1 end\n"
+	"local v = redis.call('MGET', unpack(KEYS))\n"
+	"if #KEYS > n then out[2] = v[n + 1] and 1 or 0 end\n"
 	"for i = 1, n do\n"
 	"  local t, tau = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])\n"
-	"  local tat = tonumber(redis.call('GET', KEYS[i])) or now\n"
-	"  if tat < 0 then tat = now end\n"
+	"  local tat = v[i] and #v[i] == 8 and struct.unpack('<d', v[i]) or now\n"
+	"  if tat ~= tat or tat < 0 then tat = now end\n"
 	"  if tat > now + tau + t then tat = now + tau + t end\n"
 	"  if tat < now then tat = now end\n"
 	"  out[i + 2] = tat - now\n"
 	"  if tat - now > tau then out[1] = i - 1 return out end\n"
-	"  tat = tat + t\n"
-	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX', math.floor((tat - now) / 1000) + 1)\n"
+	"  redis.call('SET', KEYS[i], struct.pack('<d', tat + t), 'PX', math.floor((tat + t - now) / 1000) + 1)\n"
 	"end\n"
 	"return out\n";
 
@@ -46,6 +56,7 @@ struct rstore {
 	char *endpoint;		/* the store URL c is connected to */
 	char sha[48];		/* the script's, as the server loaded it */
 	uint64_t trips;
+	struct metrics *obs;	/* the request's (rstore_observe) */
 };
 
 struct rstore *
@@ -77,6 +88,13 @@ rstore_free(struct rstore *rs)
 	free(rs);
 }
 
+void
+rstore_observe(struct rstore *rs, struct metrics *m)
+{
+	if (rs)
+		rs->obs = m;
+}
+
 uint64_t
 rstore_round_trips(const struct rstore *rs)
 {
@@ -88,15 +106,17 @@ rstore_round_trips(const struct rstore *rs)
 static int
 failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t now_ms)
 {
-	char why[160];
+	char why[160], where[320];
 
 	snprintf(why, sizeof(why), "%s", why_in);	/* it may be the context's, freed next */
 	disconnect(rs);
 	rs->retry_at_ms = now_ms + RSTORE_RETRY_MS;
+	url_redis_where(&cfg->redis, where, sizeof(where));
+	metrics_observe(rs->obs, METRICS_DEP_REDIS, 0, (int64_t)clock_wall(), "Redis does not answer");
 	if (rs->outage && __atomic_exchange_n(rs->outage, 1, __ATOMIC_ACQ_REL) == 0)
-		log_err(NULL, "redis at %s port %d cannot be used: %s; until it answers, rate limits %s "
+		log_err(NULL, "redis at %s cannot be used: %s; until it answers, rate limits %s "
 		    "and sessions ended elsewhere are not seen here (tried again every %d ms)",
-		    cfg->redis.host, cfg->redis.port, why,
+		    where, why,
 		    cfg->redis_fail == REDIS_FAIL_OPEN ? "are not applied (redis-fail = open)" : "refuse requests (503)",
 		    RSTORE_RETRY_MS);
 	return -1;
@@ -105,6 +125,7 @@ failed(struct rstore *rs, const struct config *cfg, const char *why_in, int64_t 
 static int
 answered(struct rstore *rs)
 {
+	metrics_observe(rs->obs, METRICS_DEP_REDIS, 1, (int64_t)clock_wall(), NULL);
 	if (rs->outage && __atomic_exchange_n(rs->outage, 0, __ATOMIC_ACQ_REL) == 1)
 		log_warn(NULL, "redis answers again: rate limits and tombstones are shared");
 	return 0;
@@ -140,9 +161,17 @@ connect_to(struct rstore *rs, const struct config *cfg, int64_t now_ms)
 	/* In an outage, nothing for a while, unless another worker found Redis back. */
 	if (now_ms < rs->retry_at_ms && (rs->outage == NULL || __atomic_load_n(rs->outage, __ATOMIC_ACQUIRE)))
 		return -1;
-	rs->c = redisConnectWithTimeout(cfg->redis.host, cfg->redis.port, tv);
+	if (cfg->redis.path)
+		rs->c = redisConnectUnixWithTimeout(cfg->redis.path, tv);
+	else
+		rs->c = redisConnectWithTimeout(cfg->redis.host, cfg->redis.port, tv);
 	if (rs->c == NULL || rs->c->err || redisSetTimeout(rs->c, tv) != REDIS_OK)
 		return failed(rs, cfg, rs->c ? why_of(rs, NULL) : "out of memory", now_ms);
+	/* Each exchange is one write and one read; on TCP, nothing may hold the write back
+	 * (hiredis 0.14 sets TCP_NODELAY itself: set here so that it holds whatever it does). */
+	if (cfg->redis.path == NULL &&
+	    setsockopt(rs->c->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int)) < 0)
+		return failed(rs, cfg, "cannot set TCP_NODELAY", now_ms);
 	if (cfg->redis.password) {
 		argv[0] = "AUTH";
 		argv[1] = cfg->redis.user ? cfg->redis.user : cfg->redis.password;

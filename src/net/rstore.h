@@ -1,14 +1,17 @@
 /* rstore — the scale-out store: what hosts share through one Redis ([limits] store =
- * redis://…), spoken with hiredis. Only this file includes <hiredis/hiredis.h>.
+ * redis://… over TCP, or unix://… over a unix socket when Redis runs on the same host),
+ * spoken with hiredis. Only this file includes <hiredis/hiredis.h>.
  *
  * Records (keys named mcpgate:<kind>:<32 hex digits> of a keyed digest the caller
  * makes with the configuration's shared key: never a token, an address or a session id):
  *   rl  a rate-limit bucket: its theoretical arrival time in microseconds of the Redis
- *       server's clock (TIME), so host clocks never matter; expires when idle
+ *       server's clock (TIME), so host clocks never matter, as 8 bytes (a little-endian
+ *       double; any other value is a full bucket); expires when idle
  *   ts  a tombstone: the session it names was ended (DELETE); expires with the session
  *   tc  with [auth] shared-cache: a token's claims, sealed under the shared key (auth.c);
  *       expires with the token or cache-ttl
- * A decision over several buckets is one server-side script (one round trip, atomic).
+ * A decision over several buckets is one server-side script (one round trip, atomic):
+ * one write and one read on the connection.
  *
  * One connection per worker thread, opened on first use. Every operation is bounded
  * by redis-timeout-ms (connect, then each exchange). A failure closes the connection
@@ -23,6 +26,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "ratelimit.h"
 
 #define RSTORE_KEY_BYTES	16
@@ -33,6 +37,9 @@ struct rstore;
 /* outage: a process-wide word the workers share (0 = up), for logging once. */
 struct rstore *rstore_new(int *outage);
 void rstore_free(struct rstore *rs);
+/* Where the operations of the request under way tell whether Redis answered
+ * (metrics_observe, for /mcp/health); NULL: nowhere. */
+void rstore_observe(struct rstore *rs, struct metrics *m);
 
 /* The rate-limit decision of t[0..n) (n <= 8) in order, in one script: each bucket
  * charged until one refuses. The index of the refusal, n when all passed, -1 when

@@ -11,7 +11,9 @@
  * function tools/list and tools/call use, so what explain says is what the gateway
  * does. Made for an operator's CI job: exit 0 when explained, 2 when --tool names a
  * tool the caller may not call (or no tool of the catalog), 1 on a usage, claims or
- * configuration error (configuration errors as FILE:LINE: key: reason). */
+ * configuration error (configuration errors as FILE:LINE: key: reason), and 1 when an
+ * upstream asked live did not answer (the answer, printed all the same, lacks its
+ * tools: a CI job must not pass on it). */
 #include "autoconf.h"
 
 #include <getopt.h>
@@ -257,7 +259,7 @@ print_tenant(const struct explain *x)
 {
 	const struct cfg_tenant *tn = x->pc.tenant;
 	struct policy_why why;
-	struct policy_tool none = { "", NULL, 0 };
+	struct policy_tool none = { "", NULL, 0, POLICY_TOOL };
 
 	if (x->pc.off)
 		printf("policy: off (no [tenant] in %s): every tool is visible to every admitted token\n", x->config_path);
@@ -275,30 +277,26 @@ usage(void)
 {
 	fputs("usage: mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
 	    "                       [--catalog FILE | --save-catalog FILE]\n"
-	    "  exit 0 explained; 2 --tool names a tool the caller may not call (or none); 1 error\n", stderr);
+	    "  exit 0 explained; 2 --tool names a tool the caller may not call (or none);\n"
+	    "  1 an error, or an upstream asked live did not answer\n", stderr);
 }
 
-/* --catalog FILE: what each upstream offers, from a file instead of the upstreams (a CI
- * job that cannot reach them): {"<upstream section>": its tools/list result, or just
- * its tools array, or {"caps", "tools", "prompts", "resources", "resourceTemplates"}
- * as --save-catalog writes}, names as the upstream gives them. The gateway's own
- * builder makes the catalog of it; an upstream the file lacks is left out. NULL, said
- * on stderr, when the file is unusable. */
-static json_t *
-catalog_from_file(struct explain *x, const char *path)
+/* --catalog FILE (explain.h). */
+json_t *
+explain_catalog_load(const struct config *cfg, const char *path, json_t *notes)
 {
-	const struct config *cfg = x->cfg;
+	char msg[512];
 	json_error_t jerr;
 	json_t *in = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *doc = NULL, *v, **lists = NULL;
 	const char **reasons = NULL, *name;
 	size_t i;
 
 	if (in == NULL) {
-		fprintf(stderr, "mcpgate explain: --catalog %s:%d: %s\n", path, jerr.line, jerr.text);
+		fprintf(stderr, "mcpgate: --catalog %s:%d: %s\n", path, jerr.line, jerr.text);
 		return NULL;
 	}
 	if (!json_is_object(in)) {
-		fprintf(stderr, "mcpgate explain: --catalog %s: not a JSON object of upstream names\n", path);
+		fprintf(stderr, "mcpgate: --catalog %s: not a JSON object of upstream names\n", path);
 		goto out;
 	}
 	lists = calloc(cfg->n_upstreams + 1, sizeof(*lists));
@@ -313,8 +311,10 @@ catalog_from_file(struct explain *x, const char *path)
 			reasons[i] = "not in --catalog";
 	}
 	json_object_foreach(in, name, v)
-		if (config_upstream(cfg, name) == NULL)
-			note(x, "--catalog: \"%s\" names no [upstream] of the configuration: ignored", name);
+		if (config_upstream(cfg, name) == NULL && json_array_size(notes) < EXPLAIN_NOTES) {
+			snprintf(msg, sizeof(msg), "--catalog: \"%s\" names no [upstream] of the configuration: ignored", name);
+			json_array_append_new(notes, json_string(msg));
+		}
 	doc = catalog_build(cfg, lists, reasons);
 out:
 	free(lists);
@@ -328,25 +328,26 @@ out:
 static int
 catalog_save(json_t *doc, const char *path)
 {
-	json_t *out = json_object(), *st, *rec, *copy, *mine, *arr;
+	json_t *out = json_object(), *st, *copy, *mine, *arr;
 	const char *name, *up, *orig;
-	size_t i, alt;
+	size_t i, n, alt;
 	int k, rc;
 
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st)
 		if (json_is_true(json_object_get(st, "ok")))
 			json_object_set_new(out, name, json_pack("{s:O}", "caps", json_object_get(st, "caps")));
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		const struct catalog_kind_info *kd = &catalog_kinds[k];
 
 		/* (a record several upstreams offer is kept once: the first's, written for each) */
-		json_array_foreach(json_object_get(doc, kd->array), i, rec)
+		n = catalog_count(doc, (enum catalog_kind)k);
+		for (i = 0; i < n; i++)
 			for (alt = 0; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++) {
-				if ((mine = json_object_get(out, up)) == NULL)
+				if ((mine = json_object_get(out, up)) == NULL ||
+				    (copy = catalog_record(doc, (enum catalog_kind)k, i)) == NULL)
 					continue;
 				if ((arr = json_object_get(mine, kd->array)) == NULL)
 					json_object_set_new(mine, kd->array, arr = json_array());
-				copy = json_copy(rec);
 				json_object_set_new(copy, kd->key, json_string(orig));
 				json_array_append_new(arr, copy);
 			}
@@ -358,11 +359,76 @@ catalog_save(json_t *doc, const char *path)
 	return rc;
 }
 
-/* The answer for people: the notes on stderr, then the tenant, and --tool's decision or
- * every tool and upstream. */
+/* The records of the catalog besides tools, each decided by policy_decide with its kind
+ * from the upstreams that offer it (one that grants it is enough, as for the lists):
+ * {"prompts"|"resources"|"templates": {"visible": [keys], "hidden": [decisions]}}. */
+static json_t *
+items_json(const struct explain *x, json_t *doc)
+{
+	static const struct {
+		enum catalog_kind kind;
+		enum policy_kind pk;
+		const char *name, *what;
+	} kinds[] = {
+		{ CATALOG_PROMPTS, POLICY_PROMPT, "prompts", "prompt" },
+		{ CATALOG_RESOURCES, POLICY_RESOURCE, "resources", "resource" },
+		{ CATALOG_TEMPLATES, POLICY_RESOURCE, "templates", "template" },
+	};
+	struct policy_why why, first;
+	const char *up, *orig, *key;
+	json_t *out = json_object(), *vis, *hid;
+	size_t k, i, n, alt;
+	int seen;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		vis = json_array();
+		hid = json_array();
+		n = catalog_count(doc, kinds[k].kind);
+		for (i = 0; i < n; i++) {
+			if ((key = catalog_key(doc, kinds[k].kind, i)) == NULL)
+				continue;
+			for (seen = 0, alt = 0; !seen && catalog_route_alt(doc, kinds[k].kind, (long)i, alt, &up, &orig) == 0;
+			    alt++) {
+				struct policy_tool t = { key, config_upstream(x->cfg, up), 0, kinds[k].pk };
+
+				seen = policy_decide(&x->pc, &t, &why) == POLICY_VISIBLE;
+				if (alt == 0)
+					first = why;
+			}
+			if (seen)
+				json_array_append_new(vis, json_string(key));
+			else if (alt > 0)
+				json_array_append_new(hid, decision_json(kinds[k].what, key, &first));
+		}
+		json_object_set_new(out, kinds[k].name, json_pack("{s:o, s:o}", "visible", vis, "hidden", hid));
+	}
+	return out;
+}
+
 static void
-print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *upstreams, json_t *one,
-    json_t *limits)
+print_items(json_t *items)
+{
+	static const char *const kinds[][2] = { { "prompts", "prompt" }, { "resources", "resource" },
+		{ "templates", "template" } };
+	json_t *kind, *h;
+	size_t k, i;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		kind = json_object_get(items, kinds[k][0]);
+		printf("%s visible (%zu):\n", kinds[k][0], json_array_size(json_object_get(kind, "visible")));
+		json_array_foreach(json_object_get(kind, "visible"), i, h)
+			printf("  %s\n", json_string_value(h));
+		printf("%s hidden (%zu):\n", kinds[k][0], json_array_size(json_object_get(kind, "hidden")));
+		json_array_foreach(json_object_get(kind, "hidden"), i, h)
+			print_hidden(h, kinds[k][1]);
+	}
+}
+
+/* The answer for people: the notes on stderr, then the tenant, and --tool's decision or
+ * every tool, upstream, prompt and resource. */
+static void
+print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *upstreams, json_t *items,
+    json_t *one, json_t *limits)
 {
 	json_t *h;
 	size_t i;
@@ -389,13 +455,15 @@ print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *u
 	printf("hidden (%zu):\n", json_array_size(hidden));
 	json_array_foreach(hidden, i, h)
 		print_hidden(h, "tool");
-	printf("prompts, resources and completions, by upstream (allow, deny and read-only mode are about tools):\n");
+	printf("prompts, resources and completions, by upstream as a whole: by its own group (allow, deny and "
+	    "read-only mode are about tools; a group's prompts and resources may grant some on their own, below):\n");
 	json_array_foreach(upstreams, i, h) {
 		if (json_is_true(json_object_get(h, "visible")))
 			printf("  %s: visible\n", json_string_value(json_object_get(h, "upstream")));
 		else
 			print_hidden(h, "upstream");
 	}
+	print_items(items);
 }
 
 /* Decides every tool of doc (or --tool's) and prints the answer. The exit code. */
@@ -406,8 +474,8 @@ answer(struct explain *x, json_t *doc)
 	struct policy_why why;
 	const char *up, *orig;
 	json_t *visible = json_array(), *hidden = json_array(), *upstreams = json_array(), *one = NULL, *limits = NULL;
-	json_t *out = NULL;
-	size_t i, n = json_array_size(json_object_get(doc, "tools"));
+	json_t *out = NULL, *items = NULL;
+	size_t i, n = catalog_count(doc, CATALOG_TOOLS);
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
 	int rc = EXPLAIN_OK;
@@ -438,11 +506,13 @@ answer(struct explain *x, json_t *doc)
 		policy_decide_upstream(&x->pc, &x->cfg->upstreams[i], &why);
 		json_array_append_new(upstreams, decision_json("upstream", x->cfg->upstreams[i].s.name, &why));
 	}
+	items = items_json(x, doc);
 	if (x->as_json) {
 		out = json_pack("{s:s, s:b, s:s, s:s?, s:O, s:O, s:O}", "config", x->config_path, "policy", !x->pc.off,
 		    "tenant_claim", x->claims.tenant, "tenant", x->pc.tenant ? x->pc.tenant->s.name : NULL,
 		    "visible", visible, "hidden", hidden, "notes", x->notes);
 		json_object_set(out, "upstreams", upstreams);
+		json_object_update(out, items);
 		if (x->tool) {
 			json_object_set_new(out, "decision", one ? json_incref(one) :
 			    json_pack("{s:s, s:b, s:s}", "tool", x->tool, "visible", 0, "reason", "unknown_tool"));
@@ -453,8 +523,9 @@ answer(struct explain *x, json_t *doc)
 		putchar('\n');
 		goto out;
 	}
-	print_answer(x, visible, hidden, upstreams, one, limits);
+	print_answer(x, visible, hidden, upstreams, items, one, limits);
 out:
+	json_decref(items);
 	json_decref(upstreams);
 	json_decref(out);
 	json_decref(one);
@@ -503,7 +574,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct upstream_pool *pool = NULL;
 	json_t *doc = NULL, *st;
 	const char *claims_arg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
-	size_t i;
+	size_t i, left_out = 0;
 	int c, rc = EXPLAIN_ERROR;
 
 	memset(&x, 0, sizeof(x));
@@ -542,17 +613,28 @@ explain_main(int argc, char **argv, const char *config_path)
 		goto out;
 	}
 	if (catalog_in) {
-		if ((doc = catalog_from_file(&x, catalog_in)) == NULL)
+		if ((doc = explain_catalog_load(cfg, catalog_in, x.notes)) == NULL)
 			goto out;
 	} else
-		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000);	/* NULL: no shared state, our own fetch */
+		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000, NULL);	/* NULL: no shared state, our own fetch */
 	if (catalog_out && catalog_save(doc, catalog_out) < 0)
 		goto out;
-	json_object_foreach(json_object_get(doc, "upstreams"), name, st)
-		if (!json_is_true(json_object_get(st, "ok")))
+	json_object_foreach(catalog_upstreams(doc), name, st)
+		if (!json_is_true(json_object_get(st, "ok"))) {
 			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
 			    json_string_value(json_object_get(st, "reason")));
+			left_out++;
+		}
 	rc = answer(&x, doc);
+	/* Asked live, an upstream that did not answer makes the answer incomplete: say so
+	 * and fail, so that a CI job does not pass on a catalog that lacks its tools. (From
+	 * --catalog, the file is what the operator chose to explain.) */
+	if (!catalog_in && left_out > 0) {
+		fprintf(stderr, "mcpgate explain: %zu of %zu upstreams could not be asked (the notes above "
+		    "say why): this answer lacks their tools; explain from a saved catalog with --catalog FILE "
+		    "(made by --save-catalog)\n", left_out, cfg->n_upstreams);
+		rc = EXPLAIN_ERROR;
+	}
 out:
 	json_decref(x.notes);
 	json_decref(doc);

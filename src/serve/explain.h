@@ -5,8 +5,21 @@
 
 /* Exit codes. */
 #define EXPLAIN_OK	0	/* explained (whatever the caller sees) */
-#define EXPLAIN_ERROR	1	/* usage, claims or configuration error */
+#define EXPLAIN_ERROR	1	/* usage, claims or configuration error; an upstream asked live did not answer */
 #define EXPLAIN_HIDDEN	2	/* --tool names a tool the caller may not call, or none */
+
+#include <jansson.h>
+
+#include "config.h"
+
+/* --catalog FILE: what each upstream offers, from a file instead of the upstreams (a CI
+ * job that cannot reach them): {"<upstream section>": its tools/list result, or just
+ * its tools array, or {"caps", "tools", "prompts", "resources", "resourceTemplates"}
+ * as --save-catalog writes}, names as the upstream gives them. The gateway's own
+ * builder makes the catalog document of it (catalog.h); an upstream the file lacks is
+ * left out, and a name that is no upstream is noted in notes (an array). NULL, said on
+ * stderr, when the file is unusable. */
+json_t *explain_catalog_load(const struct config *cfg, const char *path, json_t *notes);
 
 /* argv[0] is "explain"; config_path is the default for -c. Prints the answer to
  * stdout, notes and errors to stderr; returns the exit code. */

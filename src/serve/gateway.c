@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gateway.h"
 #include "log.h"
 
@@ -13,11 +14,13 @@
 #define GW_PAGE_CACHE_BYTES	(1u << 20)
 #define GW_PAGE_CACHE_ENTRIES	16
 
-/* The log destination follows the configuration; a forced reload (SIGHUP) also
- * reopens it, for logrotate. */
+/* The log destination and level follow the configuration; a forced reload (SIGHUP)
+ * also reopens it, for logrotate. */
 static void
 reopen_log(const struct config *cfg)
 {
+	if (cfg->log_level >= GW_LOG_ERR && cfg->log_level <= GW_LOG_INFO)
+		log_set_level((enum log_level)cfg->log_level);
 	if (log_open(cfg->log_file) < 0)
 		log_err(NULL, "log-file %s: cannot open; logging to stderr", cfg->log_file);
 }
@@ -40,6 +43,8 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
 	lay->region[GW_REGION_LIMITS].size = ratelimit_region_size();
 	lay->region[GW_REGION_LIMITS].init = ratelimit_region_init;
+	lay->region[GW_REGION_METRICS].size = metrics_region_size();
+	lay->region[GW_REGION_METRICS].init = metrics_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */
@@ -77,6 +82,10 @@ shared_new(struct state *st, const char *degraded)
 	region = state_region(st, GW_REGION_LIMITS, &size);
 	if ((sh->limits = ratelimit_attach(region, size)) == NULL)
 		log_err(NULL, "state: rate-limit region unusable; limited requests are refused (503)");
+	region = state_region(st, GW_REGION_METRICS, &size);
+	if ((sh->metrics = metrics_attach(region, size)) == NULL)
+		log_err(NULL, "state: metrics region unusable; nothing is counted");
+	sh->opened_s = (int64_t)clock_wall();
 	snprintf(sh->degraded, sizeof(sh->degraded), "%s", degraded);
 	return sh;
 }
@@ -137,8 +146,20 @@ shared_unref(struct shared *sh)
 		return;
 	token_cache_detach(sh->tokens);
 	ratelimit_detach(sh->limits);
+	metrics_detach(sh->metrics);
 	state_close(sh->state);
 	free(sh);
+}
+
+/* A mapping seen broken: since now, unless seen so before. */
+static int64_t
+broken_since(struct shared *sh, int64_t now_s)
+{
+	int64_t none = 0;
+
+	if (!__atomic_compare_exchange_n(&sh->broken_s, &none, now_s, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return none;
+	return now_s;
 }
 
 void
@@ -155,6 +176,8 @@ gateway_tick(struct gateway *gw, int64_t now_ms)
 		why = "it could not be had";
 	else if ((why = state_broken(cur->state)) == NULL && state_stale(cur->state))
 		why = "it was replaced or removed";
+	else if (why != NULL)
+		broken_since(cur, (int64_t)clock_wall());
 	if (why == NULL || (cfg = gateway_config(gw)) == NULL)
 		return;
 	next = open_shared(gw->state_path, cfg, cur->state, &err);
@@ -199,12 +222,24 @@ gateway_state_degraded(const struct shared *sh, char *out, size_t n)
 		out[0] = '\0';
 }
 
+int
+gateway_state_health(struct shared *sh, int64_t now_s, int64_t *since_s, char *out, size_t n)
+{
+	gateway_state_degraded(sh, out, n);
+	*since_s = sh->opened_s;
+	if (out[0] == '\0')
+		return METRICS_UP;
+	if (!sh->degraded[0])	/* broken after it was mapped */
+		*since_s = broken_since(sh, now_s);
+	return METRICS_DOWN;
+}
+
 void
 gateway_state_note(const struct config *cfg, char *out, size_t n)
 {
 	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
-	char path[4096];
+	char path[4096], where[320];
 	size_t size, want;
 	int len;
 
@@ -215,18 +250,46 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 		return;
 	}
 	len = snprintf(out, n, "state: %s%s\n", path, cfg->state ? "" : " (the default)");
-	if (cfg->redis.host && len > 0 && (size_t)len < n)	/* never its credentials */
-		len += snprintf(out + len, n - (size_t)len, "shared store: Redis at %s port %d, database %d%s "
-		    "(rate limits and ended sessions%s; redis-fail = %s)\n", cfg->redis.host, cfg->redis.port,
+	if (cfg->redis_on && len > 0 && (size_t)len < n) {	/* never its credentials */
+		url_redis_where(&cfg->redis, where, sizeof(where));
+		len += snprintf(out + len, n - (size_t)len, "shared store: Redis at %s, database %d%s "
+		    "(rate limits and ended sessions%s; redis-fail = %s)\n", where,
 		    cfg->redis.db, cfg->redis.password ? ", with AUTH" : "",
 		    cfg->shared_cache ? ", accepted tokens" : "",
 		    cfg->redis_fail == REDIS_FAIL_OPEN ? "open" : "closed");
+	}
 	layout_of(cfg, &lay);
 	want = lay.region[GW_REGION_CACHE].size;
 	if (len > 0 && (size_t)len < n && state_peek(path, &lay, GW_REGION_CACHE, &size) == 0 && size != want)
 		snprintf(out + len, n - (size_t)len, "note: the state file keeps its token cache of %zu entries: "
 		    "cache-entries = %ld takes effect when it is built anew (stop every mcpgate process, then "
 		    "remove it)\n", token_cache_region_entries(size), cfg->cache_entries);
+}
+
+json_t *
+gateway_saved_catalog(const struct config *cfg, char *why, size_t n)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct state_layout lay;
+	char path[4096];
+	const char *reason = NULL;
+	void *copy = NULL;
+	size_t size;
+	json_t *doc = NULL;
+
+	if (cfg->state)
+		snprintf(path, sizeof(path), "%s", cfg->state);
+	else if (state_default_path(path, sizeof(path), 0, &err) < 0) {
+		snprintf(why, n, "%s", err.detail);
+		return NULL;
+	}
+	layout_of(cfg, &lay);
+	if (state_peek_region(path, &lay, GW_REGION_CATALOG, &copy, &size) < 0)
+		snprintf(why, n, "no state file at %s that this user may read", path);
+	else if ((doc = catalog_region_read(copy, size, cfg, &reason)) == NULL)
+		snprintf(why, n, "%s: %s", path, reason);
+	free(copy);
+	return doc;
 }
 
 static void
@@ -346,7 +409,7 @@ gateway_session_key(const struct shared *sh, const struct config *cfg)
 const unsigned char *
 gateway_digest_key(const struct shared *sh, const struct config *cfg)
 {
-	if (cfg->redis.host)
+	if (cfg->redis_on)
 		return cfg->shared_key;
 	return sh ? state_digest_key(sh->state) : NULL;
 }
@@ -354,7 +417,7 @@ gateway_digest_key(const struct shared *sh, const struct config *cfg)
 struct rstore *
 worker_rstore(const struct worker *w, const struct config *cfg)
 {
-	return cfg->redis.host ? w->rs : NULL;
+	return cfg->redis_on ? w->rs : NULL;
 }
 
 int

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "fragcache.h"
 #include "introspect.h"
+#include "metrics.h"
 #include "ratelimit.h"
 #include "rstore.h"
 #include "session.h"
@@ -28,6 +29,7 @@ enum gw_region {
 	GW_REGION_TOMBS,	/* ended sessions (session.c) */
 	GW_REGION_CATALOG,	/* the federated tool catalog (catalog.c) */
 	GW_REGION_LIMITS,	/* rate-limit buckets (ratelimit.c) */
+	GW_REGION_METRICS,	/* counters and dependency states (metrics.c) */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
@@ -40,6 +42,9 @@ struct shared {
 	struct tombstones *tombs;			/* ended sessions */
 	struct catalog_region *catalog;			/* the federated tool catalog */
 	struct ratelimit *limits;			/* rate-limit buckets; NULL: unusable */
+	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
+	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
+	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */
 	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
 };
 
@@ -97,9 +102,18 @@ void shared_unref(struct shared *sh);
 void gateway_tick(struct gateway *gw, int64_t now_ms);
 /* Why this process's state is not the host's shared file, or "" (for /mcp/health). */
 void gateway_state_degraded(const struct shared *sh, char *out, size_t n);
+/* The state file as a dependency (/mcp/health): METRICS_UP (the host's shared file) or
+ * METRICS_DOWN (why in out, as gateway_state_degraded), and since when (*since_s, wall
+ * clock: when this process mapped it, or first saw it broken). */
+int gateway_state_health(struct shared *sh, int64_t now_s, int64_t *since_s, char *out, size_t n);
 /* For `mcpgate -t`: the state file cfg would use and, when an existing file keeps
  * another token-cache size than cache-entries asks for, a note saying so. */
 void gateway_state_note(const struct config *cfg, char *out, size_t n);
+
+/* For `mcpgate -t`: the catalog the gateway last stored in the state file cfg would use
+ * (read, not mapped), when it was fetched for cfg's upstreams: a new document, or NULL
+ * with why (n bytes). */
+json_t *gateway_saved_catalog(const struct config *cfg, char *why, size_t n);
 
 /* The key that seals sessions: session-key-file when configured, else the host's. */
 const unsigned char *gateway_session_key(const struct shared *sh, const struct config *cfg);

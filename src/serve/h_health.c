@@ -1,29 +1,118 @@
-/* h_health — GET /mcp/health. */
+/* h_health — GET /mcp/health: ok, or degraded naming each dependency that failed, from
+ * what requests observed (kept in the state file: metrics.c, the metadata mirror) and
+ * what this process holds (its state file). It asks nothing of any dependency itself:
+ * a health request never waits on the network. A degraded gateway still answers 200;
+ * only a gateway that cannot serve (no configuration, no state) answers 500, and the
+ * router does that before this handler runs. */
 #include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
 #include "handlers.h"
+
+static const char *const state_words[] = {
+	[METRICS_UNKNOWN] = "unknown", [METRICS_UP] = "up", [METRICS_DOWN] = "down",
+};
+
+/* One dependency: {dependency, name?, state, since?, detail?}; a dependency that is
+ * down adds a reason saying so. */
+static void
+dependency(json_t *deps, json_t *reasons, const char *kind, const char *name, int state, int64_t since_s,
+    const char *detail)
+{
+	char ts[32], why[METRICS_NAME_MAX + METRICS_DETAIL_MAX + 128];
+	json_t *d;
+
+	if (state != METRICS_UP && state != METRICS_DOWN)
+		state = METRICS_UNKNOWN;
+	d = json_pack("{s:s}", "dependency", kind);
+	if (d && name)
+		json_object_set_new(d, "name", json_string(name));
+	if (d)
+		json_object_set_new(d, "state", json_string(state_words[state]));
+	if (d && since_s > 0) {
+		clock_rfc3339((time_t)since_s, ts, sizeof(ts));
+		json_object_set_new(d, "since", json_string(ts));
+	}
+	if (d && state == METRICS_DOWN && detail && detail[0])
+		json_object_set_new(d, "detail", json_string(detail));
+	json_array_append_new(deps, d);
+	if (state != METRICS_DOWN)
+		return;
+	snprintf(why, sizeof(why), "%s%s%s is down%s%s%s%s", kind, name ? " " : "", name ? name : "",
+	    since_s > 0 ? " since " : "", since_s > 0 ? ts : "", detail && detail[0] ? ": " : "",
+	    detail && detail[0] ? detail : "");
+	json_array_append_new(reasons, json_string(why));
+}
+
+/* An upstream never observed since the state file was built: what this worker's copy of
+ * the catalog says of it (no fetch), else unknown. */
+static int
+upstream_from_catalog(const struct worker *w, const char *name, const char **why)
+{
+	json_t *st = json_object_get(catalog_upstreams(w->cat.doc), name);
+
+	*why = NULL;
+	if (st == NULL)
+		return METRICS_UNKNOWN;
+	if (json_is_true(json_object_get(st, "ok")))
+		return METRICS_UP;
+	*why = "left out of the catalog";
+	return METRICS_DOWN;
+}
 
 void
 h_health(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
-	char ts[32], state[600];
-	json_t *doc, *reasons = json_array();
+	struct metrics *m = w->sh->metrics;
+	int64_t now_s = (int64_t)req->now, since;
+	char ts[32], detail[METRICS_DETAIL_MAX], state[600];
+	json_t *doc, *deps = json_array(), *reasons = json_array();
+	const char *why;
+	size_t i, down_before;
+	int st;
 
 	clock_rfc3339(req->now, ts, sizeof(ts));
-	/* degraded: an upstream was left out of the catalog (its tools are missing), or
-	 * this process does not have the host's shared state file (why, in reasons). */
-	if (catalog_region_degraded(w->sh->catalog))
+	/* The authorization server: its metadata (when it is fetched: the introspection
+	 * endpoint comes from it, or /.well-known/oauth-authorization-server mirrors it),
+	 * and the introspection of tokens. */
+	if (!cfg->introspection_endpoint || strcmp(cfg->as_metadata, "fetch") == 0) {
+		st = introspect_asmeta_state(w->sh->asmeta, cfg, now_s * 1000, &since);
+		dependency(deps, reasons, "authorization_server_metadata", NULL, st, since / 1000,
+		    "the issuer's metadata could not be fetched");
+	}
+	st = metrics_dep_state(m, METRICS_DEP_INTROSPECTION, now_s, &since, detail, sizeof(detail));
+	dependency(deps, reasons, "introspection", NULL, st, since, detail);
+	down_before = json_array_size(reasons);
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		const char *name = cfg->upstreams[i].s.name;
+
+		st = metrics_upstream_state(m, name, now_s, &since, detail, sizeof(detail));
+		if (st == METRICS_UNKNOWN && (st = upstream_from_catalog(w, name, &why)) != METRICS_UNKNOWN)
+			snprintf(detail, sizeof(detail), "%s", why ? why : "");
+		dependency(deps, reasons, "upstream", name, st, since, detail);
+	}
+	/* An upstream left out that no record names (the records are the state file's:
+	 * built anew, they know nothing yet). */
+	if (json_array_size(reasons) == down_before && catalog_region_degraded(w->sh->catalog))
 		json_array_append_new(reasons, json_string("an upstream is left out of the catalog"));
-	gateway_state_degraded(w->sh, state, sizeof(state));
-	if (state[0])
-		json_array_append_new(reasons, json_string(state));
+	st = gateway_state_health(w->sh, now_s, &since, state, sizeof(state));
+	dependency(deps, reasons, "state_file", NULL, st, since, state);
+	if (cfg->redis_on) {
+		st = metrics_dep_state(m, METRICS_DEP_REDIS, now_s, &since, detail, sizeof(detail));
+		dependency(deps, reasons, "redis", NULL, st, since, detail);
+	}
 	doc = json_pack("{s:s, s:s, s:s, s:s}", "status", json_array_size(reasons) ? "degraded" : "ok",
 	    "service", PACKAGE_NAME, "version", PACKAGE_VERSION, "timestamp", ts);
 	if (doc && json_array_size(reasons))
 		json_object_set(doc, "reasons", reasons);
+	if (doc)
+		json_object_set(doc, "dependencies", deps);
 	json_decref(reasons);
+	json_decref(deps);
 	response_set_json(resp, 200, doc);
 	response_set_header(resp, "Cache-Control", "no-store");
 }

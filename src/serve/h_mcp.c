@@ -17,6 +17,7 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
 		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.lim = w->lim,
 		.rs = worker_rstore(w, cfg), .shared_key = cfg->shared_key, .cfg = cfg,
+		.metrics = w->sh->metrics,
 	};
 
 	if (req->method == M_GET)

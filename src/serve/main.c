@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "confcheck.h"
 #include "explain.h"
 #include "front.h"
 #include "gateway.h"
@@ -19,13 +21,19 @@
 #define SYSCONFDIR "/etc"
 #endif
 
+#define BUILT_CONFIG	SYSCONFDIR "/mcpgate/mcpgate.conf"
+
+/* Every option here is in mcpgate(8) (tests/docs/man.sh checks it). */
 static void
 usage(FILE *f)
 {
 	fputs("usage: mcpgate [-c FILE] [-w N]        serve (FastCGI on a listening fd 0, else one CGI request)\n"
-	    "       mcpgate -t [-c FILE]             check the configuration\n"
+	    "       mcpgate -t [-c FILE] [--catalog FILE]  check the configuration\n"
 	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
-	    "       mcpgate --version\n", f);
+	    "                       [--catalog FILE | --save-catalog FILE]\n"
+	    "                                        which tools a caller sees, and why\n"
+	    "       mcpgate --version | --help\n"
+	    "FILE defaults to $MCPGATE_CONFIG, else " BUILT_CONFIG ".\n", f);
 }
 
 static const char *
@@ -33,7 +41,7 @@ default_config(void)
 {
 	const char *env = getenv("MCPGATE_CONFIG");
 
-	return env && *env ? env : SYSCONFDIR "/mcpgate/mcpgate.conf";
+	return env && *env ? env : BUILT_CONFIG;
 }
 
 static void
@@ -49,25 +57,79 @@ print_errors(const struct cfg_errors *errs)
 		fprintf(stderr, "warning: %s\n", errs->warn[i]);
 }
 
+/* -t's warnings (confcheck.h): against catalog_path (explain's --catalog format) when
+ * given, else the catalog the gateway last saved in the state file, when there is one;
+ * line says which (to print after the configuration's). 0, or -1 when catalog_path
+ * cannot be used (said on stderr). */
 static int
-check_config(const char *path)
+check_warnings(const struct config *cfg, const char *catalog_path, char *line, size_t len)
+{
+	static struct confcheck cc;
+	json_t *notes = json_array(), *doc, *n;
+	char why[600] = "";
+	size_t i;
+
+	if (catalog_path) {
+		if ((doc = explain_catalog_load(cfg, catalog_path, notes)) == NULL) {
+			json_decref(notes);
+			return -1;
+		}
+		snprintf(why, sizeof(why), "checked against %s", catalog_path);
+	} else if ((doc = gateway_saved_catalog(cfg, why, sizeof(why) - 64)) != NULL)
+		snprintf(why, sizeof(why), "checked against the catalog the gateway saved in its state file");
+	confcheck_run(cfg, doc, &cc);
+	json_array_foreach(notes, i, n)
+		fprintf(stderr, "note: %s\n", json_string_value(n));
+	for (i = 0; i < cc.n; i++)
+		fprintf(stderr, "warning: %s\n", cc.msg[i]);
+	if (cc.dropped)
+		fprintf(stderr, "(%zu more warnings)\n", cc.dropped);
+	line[0] = '\0';
+	if (doc)
+		snprintf(line, len, "catalog: %s (%zu tools, %zu prompts, %zu resources, %zu resource templates)\n", why,
+		    catalog_count(doc, CATALOG_TOOLS), catalog_count(doc, CATALOG_PROMPTS),
+		    catalog_count(doc, CATALOG_RESOURCES), catalog_count(doc, CATALOG_TEMPLATES));
+	else if (cfg->n_upstreams)
+		snprintf(line, len, "catalog: none to check tools and patterns against (%s; mcpgate -t --catalog FILE "
+		    "takes what mcpgate explain --save-catalog wrote)\n", why);
+	json_decref(doc);
+	json_decref(notes);
+	return 0;
+}
+
+static int
+check_config(const char *path, const char *catalog_path)
 {
 	struct cfg_errors errs;
 	struct config *cfg;
 	int rc;
 
-	char note[8192];
+	char note[8192], line[1024];
 
 	rc = config_load(path, &cfg, &errs);
 	print_errors(&errs);
-	if (rc == 0) {
+	if (rc == 0 && check_warnings(cfg, catalog_path, line, sizeof(line)) < 0)
+		rc = -1;
+	else if (rc == 0) {
 		printf("%s: ok (%zu upstreams, %zu groups, %zu tenants)\n", path,
 		    cfg->n_upstreams, cfg->n_groups, cfg->n_tenants);
 		gateway_state_note(cfg, note, sizeof(note));
 		fputs(note, stdout);
+		fputs(line, stdout);
 	}
 	config_unref(cfg);
 	return rc < 0 ? 1 : 0;
+}
+
+/* jansson's hash seed: its own seeding opens /dev/urandom, libsodium's random bytes come
+ * from getrandom(2) (a CGI run pays for every system call). */
+static void
+seed_json(void)
+{
+	uint32_t seed;
+
+	secret_random_bytes(&seed, sizeof(seed));
+	json_object_seed(seed | 1);	/* 0 would ask jansson to seed itself */
 }
 
 static int
@@ -112,12 +174,13 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "test", no_argument, NULL, 't' },
+		{ "catalog", required_argument, NULL, 'K' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *path = default_config();
+	const char *path = default_config(), *catalog = NULL;
 	long workers = 0;
 	int c, test = 0;
 	char *end;
@@ -138,6 +201,9 @@ main(int argc, char **argv)
 		case 't':
 			test = 1;
 			break;
+		case 'K':
+			catalog = optarg;
+			break;
 		case 'w':
 			workers = strtol(optarg, &end, 10);
 			if (*end || workers < 1 || workers > 256) {
@@ -156,17 +222,17 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc || (catalog && !test)) {
 		usage(stderr);
 		return 2;
 	}
 	if (test)
-		return check_config(path);
+		return check_config(path, catalog);
 	if (secret_init() < 0) {
 		fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
 		return 1;
 	}
-	json_object_seed(0);
+	seed_json();
 	log_init(2, GW_LOG_INFO);
 	return serve(path, workers);
 }

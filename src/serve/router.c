@@ -52,17 +52,40 @@ static const struct route routes[] = {
 static const struct route prm_route = {
 	NULL, M_GET, h_protected_resource, R_PUBLIC | R_DOC
 };
+/* [metrics] path, when the configuration has [metrics]: for the addresses it allows. */
+static const struct route metrics_route = {
+	NULL, M_GET, h_metrics, 0
+};
 
+#define N_ROUTES	(sizeof(routes) / sizeof(routes[0]))
+/* The index of each route in the metrics: the rows, then these. */
+enum { ROUTE_PRM = N_ROUTES, ROUTE_METRICS, ROUTE_NONE };
+_Static_assert(ROUTE_NONE < METRICS_ROUTES, "every route has its counters");
+
+/* The route of path, or NULL; *ix its index in the metrics, *label its label there. */
 static const struct route *
-route_find(const struct config *cfg, const char *path)
+route_find(const struct config *cfg, const char *path, unsigned *ix, const char **label)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(routes[i].path, path) == 0)
+	for (i = 0; i < N_ROUTES; i++)
+		if (strcmp(routes[i].path, path) == 0) {
+			*ix = (unsigned)i;
+			*label = routes[i].path;
 			return &routes[i];
-	if (cfg && strcmp(cfg->prm_path, path) == 0)
+		}
+	if (cfg && strcmp(cfg->prm_path, path) == 0) {
+		*ix = ROUTE_PRM;
+		*label = cfg->prm_path;
 		return &prm_route;
+	}
+	if (cfg && cfg->metrics_on && strcmp(cfg->metrics_path, path) == 0) {
+		*ix = ROUTE_METRICS;
+		*label = cfg->metrics_path;
+		return &metrics_route;
+	}
+	*ix = ROUTE_NONE;
+	*label = "none";
 	return NULL;
 }
 
@@ -197,7 +220,7 @@ gate(struct worker *w, const struct config *cfg, struct request *req, struct cal
 {
 	struct auth_env env = {
 		w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
-		cfg->shared_cache ? worker_rstore(w, cfg) : NULL,
+		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, w->sh->metrics,
 	};
 	int known = 0, rc;
 
@@ -206,6 +229,7 @@ gate(struct worker *w, const struct config *cfg, struct request *req, struct cal
 		 * decided, all in one decision of the store (limiter.h). */
 		known = auth_cached(&env, cfg, req, caller);
 		limiter_init(lim, w->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, req);
+		lim->metrics = cfg->metrics_on ? w->sh->metrics : NULL;
 		if ((rc = limiter_before_auth(lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
 			limited(lim, rc, req, resp);
 			return -1;
@@ -229,14 +253,15 @@ gate(struct worker *w, const struct config *cfg, struct request *req, struct cal
 }
 
 static void
-dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp)
+dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp,
+    unsigned *route_ix, const char **route_label)
 {
 	struct caller caller, *who = NULL;
 	struct limiter lim;
 	const struct route *rt;
 	char allow[64];
 
-	if ((rt = route_find(cfg, req->path)) == NULL) {
+	if ((rt = route_find(cfg, req->path, route_ix, route_label)) == NULL) {
 		/* Readable cross-origin, so a browser client can report the request id. */
 		response_set_header(resp, "Access-Control-Allow-Origin", "*");
 		response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
@@ -296,9 +321,16 @@ void
 router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
     struct response *resp)
 {
+	unsigned route = 0;
+	const char *label = NULL;
+
 	/* The shared state the whole request uses, even if the tick swaps in another. */
 	w->sh = gateway_shared(w->gw);
-	dispatch(w, cfg, req, resp);
+	rstore_observe(w->rs, w->sh ? w->sh->metrics : NULL);	/* health: whether Redis answered */
+	dispatch(w, cfg, req, resp, &route, &label);
+	if (cfg && cfg->metrics_on && w->sh)
+		metrics_request(w->sh->metrics, route, label, resp->status);
+	rstore_observe(w->rs, NULL);
 	shared_unref(w->sh);
 	w->sh = NULL;
 }

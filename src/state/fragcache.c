@@ -149,22 +149,14 @@ free_slot(struct fragcache *fc)
 	return NULL;
 }
 
-int
-fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
-    const char *text, size_t len)
+/* Stores t (its holder's count 1: the entry) under key, evicting as needed: 0. */
+static int
+store(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen, struct text *copy, size_t len)
 {
 	struct frag *f;
-	struct text *copy;
 
-	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes)
-		return -1;
 	if ((f = find(fc, epoch, key, klen)) != NULL)
 		drop(fc, f);
-	if ((copy = malloc(sizeof(*copy) + len + 1)) == NULL)
-		return -1;
-	copy->refs = 1;
-	memcpy(copy->bytes, text, len);
-	copy->bytes[len] = '\0';
 	/* Room in bytes, then a slot. */
 	while (fc->bytes + len > fc->max_bytes && (f = oldest(fc)) != NULL)
 		drop(fc, f);
@@ -180,3 +172,36 @@ fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen
 	fc->bytes += len;
 	return 0;
 }
+
+int
+fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    const char *text, size_t len)
+{
+	struct text *copy;
+
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes ||
+	    (copy = malloc(sizeof(*copy) + len + 1)) == NULL)
+		return -1;
+	copy->refs = 1;
+	memcpy(copy->bytes, text, len);
+	copy->bytes[len] = '\0';
+	return store(fc, epoch, key, klen, copy, len);
+}
+
+int
+fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    char *text, size_t len)
+{
+	struct text *t;
+
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes ||
+	    (t = realloc(text, sizeof(*t) + len + 1)) == NULL) {
+		free(text);
+		return -1;
+	}
+	/* the holders' count goes before the text: moved once, when the page is made */
+	memmove(t->bytes, t, len + 1);
+	t->refs = 1;
+	return store(fc, epoch, key, klen, t, len);
+}
+

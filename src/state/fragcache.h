@@ -24,6 +24,10 @@ const char *fragcache_get(struct fragcache *fc, uint64_t epoch, const void *key,
  * text over the byte cap is not stored. 0 or -1. */
 int fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
     const char *text, size_t len);
+/* The same, taking text (malloc'd, NUL-terminated at len) instead of copying it: freed
+ * by the cache, or here when it is not stored (-1). */
+int fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    char *text, size_t len);
 /* Holds a text fragcache_get returned (before the next call), so that it stays valid
  * after its entry goes, and after the cache is freed, until fragcache_release. */
 void fragcache_hold(const char *text);

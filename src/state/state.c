@@ -22,7 +22,7 @@
 #include "state.h"
 
 #define STATE_MAGIC	"MCPGATE\x01"
-#define STATE_VERSION	2
+#define STATE_VERSION	3
 #define STATE_ALIGN	4096
 #define STATE_MAX_SIZE	((size_t)1 << 30)
 #define STATE_MAPS	64	/* shared mappings of one process at once (old ones drain) */
@@ -641,6 +641,31 @@ state_peek(const char *path, const struct state_layout *lay, unsigned id, size_t
 		return -1;
 	*size = (size_t)h.size[id];
 	return 0;
+}
+
+int
+state_peek_region(const char *path, const struct state_layout *lay, unsigned id, void **copy, size_t *size)
+{
+	struct state_header h;
+	struct stat sb;
+	unsigned adopted;
+	void *p = NULL;
+	int fd, rc = -1;
+
+	*copy = NULL;
+	if (id >= STATE_NREGIONS || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted) && (p = malloc(h.size[id] ? h.size[id] : 1)) != NULL &&
+	    pread(fd, p, h.size[id], (off_t)h.offset[id]) == (ssize_t)h.size[id]) {
+		*copy = p;
+		*size = (size_t)h.size[id];
+		p = NULL;
+		rc = 0;
+	}
+	free(p);
+	close(fd);
+	return rc;
 }
 
 /* --- locks ---------------------------------------------------------------------- */

@@ -35,7 +35,7 @@
 
 /* A file holds this many regions; which is which is for the layout's composer to say
  * (gateway.h's enum gw_region): the state file knows sizes, not owners. */
-#define STATE_NREGIONS		5
+#define STATE_NREGIONS		6
 
 /* Each region's size and its initialiser, run once when the file is (re)built, with
  * the file locked; shared = 1 for a file, 0 for a private mapping. size_ok, when set,
@@ -87,6 +87,11 @@ const unsigned char *state_session_key(const struct state *st);	/* STATE_KEY_BYT
  * notes: the file may be another user's): 0, or -1 when there is no such file or it is
  * not readable and valid. */
 int state_peek(const char *path, const struct state_layout *lay, unsigned id,
+    size_t *size);
+/* A copy of region id of the valid state file at path, read without mapping it (for
+ * `mcpgate -t`: the file may be another user's); *copy is malloc'd, *size its length.
+ * What it holds is as untrusted as any region's: its owner checks it. 0, or -1. */
+int state_peek_region(const char *path, const struct state_layout *lay, unsigned id, void **copy,
     size_t *size);
 
 /* The default state file when the configuration names none, in a directory only this

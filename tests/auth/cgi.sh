@@ -26,9 +26,10 @@ auth_conf() {	# [CACHE_TTL=s] [NEG_TTL=s] auth_conf [extra [auth] lines]
 }
 auth_conf
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-call() {	# call TOKEN-OR-HEADER → status in $(status), body in $T/body
+call() {	# call TOKEN-OR-HEADER [VAR=value...] → status in $(status), body in $T/body
 	local auth=$1
-	cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="$auth" <<< "$LIST"
+	shift
+	cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="$auth" "$@" <<< "$LIST"
 }
 
 machine=$(mint --client machine-acme --scope mcp:tools)
@@ -87,6 +88,21 @@ all_tokens+=("$fresh")
 idp_reset
 for _ in $(seq 1 10); do call "Bearer $fresh"; done
 is "fresh token: 10 requests, 1 introspection" "$(idp_stats)" 1
+# libcurl is loaded only when a request needs another server (src/net/curlload.c): the
+# dynamic loader's own account of the files it maps (LD_DEBUG=files, every object, those
+# loaded with dlopen too) shows none for a cached token, and libcurl for a fresh one,
+# whose introspection then works.
+loaded() { cat "$T/ld.$1".* 2>/dev/null | grep -c 'file=libcurl'; }
+idp_reset
+call "Bearer $machine" LD_DEBUG=files LD_DEBUG_OUTPUT="$T/ld.cached"
+is "a cached token: 200, and no introspection" "$(status) $(idp_stats)" "200 0"
+like "… the loader told the files it mapped (LD_DEBUG=files)" "$(cat "$T/ld.cached".* 2>/dev/null)" 'file=libc\.so'
+is "… and libcurl was not one of them" "$(loaded cached)" 0
+fresh2=$(mint --client machine-beta --scope mcp:tools)
+all_tokens+=("$fresh2")
+call "Bearer $fresh2" LD_DEBUG=files LD_DEBUG_OUTPUT="$T/ld.fresh"
+is "a fresh token: 200 after one introspection" "$(status) $(idp_stats)" "200 1"
+like "… for which the run loaded libcurl" "$(loaded fresh)" '^[1-9]'
 # The cache binds an entry to its acceptance context. A second gateway sharing the state
 # file (the default when `state` is unset) but serving another resource never takes the
 # first's cached answer, nor the first the second's; nor does this one after a reload

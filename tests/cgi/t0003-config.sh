@@ -53,8 +53,117 @@ for good in "0" "2/60" "2/60 burst 1"; do
 	printf '[group "g"]\ntools = *\nlimit-tool = %s\n' "$good" >> "$T/good.conf"
 	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
 	is "-t accepts [group] limit-tool = $good: exit 0" "$rc" 0
-	unlike "… without a warning" "$out" "warning"
+	if [ "$good" = 0 ]; then	# no tenant and no limit of its own: its tools do nothing
+		like "… its tools (no tenant, no limit) said to have no effect" "$out" \
+			"warning: $T/good.conf:[0-9]+: tools: has no effect: without a \\[tenant\\]"
+	else
+		unlike "… without a warning (its tools are what its limit-tool applies to)" "$out" "warning"
+	fi
 done
+
+# --- [metrics] -------------------------------------------------------------------------
+for bad in "path = /mcp" "path = /mcp/health" "path = /.well-known/metrics" "path = metrics" \
+    "allow = 10.0.0.1/8" "allow = example.com"; do
+	cp "$T/gw.conf" "$T/bad.conf"
+	printf '[metrics]\n%s\n' "$bad" >> "$T/bad.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	is "-t refuses [metrics] $bad: exit 1" "$rc" 1
+	like "-t refuses [metrics] $bad: its file:line and key" "$out" "$T/bad.conf:$(wc -l < "$T/bad.conf"): ${bad%% *}: "
+done
+cp "$T/gw.conf" "$T/good.conf"
+printf '[metrics]\npath = /internal/metrics\nallow = 127.0.0.1 10.0.0.0/8 ::1\n' >> "$T/good.conf"
+out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
+is "-t accepts [metrics] with path and allow: exit 0, no warning" "$rc $(grep -c warning <<<"$out")" "0 0"
+
+# --- -t warns about what cannot do what it seems to (exit 0 all the same) -------------------
+# wconf LINES...: gw.conf and these lines as w.conf; wcheck [ARGS...]: -t on it, stdout and
+# stderr in $out, the exit in $rc; at KEY-OR-SECTION: the line of w.conf where it is.
+wconf() { { cat "$T/gw.conf"; printf '%s\n' "$@"; } > "$T/w.conf"; }
+wcheck() { out=$("$MCPGATE_BIN" -t -c "$T/w.conf" "$@" 2>&1); rc=$?; }
+at() { grep -n -F -x -- "$1" "$T/w.conf" | head -n 1 | cut -d: -f1; }
+UP='[upstream "u"]'
+UPURL='url = http://127.0.0.1:9/mcp'
+
+# Without a [tenant] the policy is off: its keys do nothing.
+wconf '[group "g"]' 'scopes = mcp:x' 'members = ops' "$UP" "$UPURL" 'read-only-tools = u_*'
+wcheck
+is "no tenant: exit 0" "$rc" 0
+like "no tenant: a group's scopes have no effect (file:line)" "$out" "warning: $T/w.conf:$(at 'scopes = mcp:x'): scopes: has no effect: without a \\[tenant\\]"
+like "no tenant: members too" "$out" "warning: $T/w.conf:$(at 'members = ops'): members: has no effect"
+like "no tenant: an upstream's read-only-tools too" "$out" "warning: $T/w.conf:$(at 'read-only-tools = u_*'): read-only-tools: has no effect: without"
+
+# A group no tenant lists; a feature no tenant listing the group has; one nobody needs.
+wconf "$UP" "$UPURL" '[group "all"]' 'tools = *' '[group "lonely"]' 'tools = x_*' '[group "beta"]' 'tools = b_*' \
+	'feature = beta' '[tenant "*"]' 'groups = all beta u' 'features = gamma'
+wcheck
+is "groups and features: exit 0" "$rc" 0
+like "a group no tenant lists: at its section" "$out" "warning: $T/w.conf:$(at '[group "lonely"]'): \\[group \"lonely\"\\]: no tenant lists it in groups: it grants nothing"
+unlike "… not the groups a tenant lists" "$out" '\[group "(all|beta)"\]: no tenant lists'
+like "a group whose feature no tenant listing it has: at its feature line" "$out" "warning: $T/w.conf:$(at 'feature = beta'): feature: no tenant that lists \\[group \"beta\"\\] has beta"
+like "a tenant's feature no group needs: at its features line" "$out" "warning: $T/w.conf:$(at 'features = gamma'): features: gamma: no \\[group\\] needs this feature"
+sed -i 's/^features = gamma$/features = beta/' "$T/w.conf"
+wcheck
+unlike "… with the feature listed: neither feature warning" "$out" 'feature(s)?: (no tenant|beta: no)'
+
+# An upstream whose prompts and resources follow a group no tenant lists: a tools-only
+# [group] granted to every tenant still hides them; prompts = * and resources = * in it,
+# or the upstream's group listed, reach them.
+wconf "$UP" "$UPURL" '[group "all"]' 'tools = *' '[tenant "*"]' 'groups = all'
+wcheck
+like "prompts and resources nobody reaches: at the upstream's section" "$out" "warning: $T/w.conf:$(at "$UP"): \\[upstream \"u\"\\]: no tenant lists its group \"u\", and no group a tenant lists has prompts or resources"
+wconf "$UP" "$UPURL" '[group "all"]' 'tools = *' 'prompts = *' 'resources = *' '[tenant "*"]' 'groups = all'
+wcheck
+unlike "… a group with prompts = * and resources = *: no warning" "$out" 'upstream "u"'
+wconf "$UP" "$UPURL" '[group "all"]' 'tools = *' '[tenant "*"]' 'groups = all u'
+wcheck
+unlike "… the upstream's group listed: no warning" "$out" 'upstream "u"'
+
+# Read-only marks without a read-only tenant; settings for what is not there.
+wconf "$UP" "$UPURL" 'read-only-tools = u_get*' 'trust-hints = yes' 'timeout-ms = 60000' '[tenant "*"]' 'groups = u'
+sed -i 's|^\[gateway\]$|[gateway]\ntrusted-proxies = 10.0.0.0/8\nrequest-timeout-ms = 20000|; s|^\[auth\]$|[auth]\nclient-auth = client_secret_post|' "$T/w.conf"
+printf '[limits]\nredis-fail = open\nredis-timeout-ms = 50\n' >> "$T/w.conf"
+wcheck
+is "inert keys: exit 0" "$rc" 0
+like "read-only-tools without a read-only tenant" "$out" "warning: $T/w.conf:$(at 'read-only-tools = u_get*'): read-only-tools: has no effect: no \\[tenant\\] has access-mode = read-only"
+like "trust-hints without a read-only tenant" "$out" "warning: $T/w.conf:$(at 'trust-hints = yes'): trust-hints: has no effect"
+like "an upstream timeout-ms past request-timeout-ms" "$out" "warning: $T/w.conf:$(at 'timeout-ms = 60000'): timeout-ms: 60000 ms is longer than \\[gateway\\] request-timeout-ms \\(20000 ms\\)"
+like "trusted-proxies that nothing reads" "$out" "warning: $T/w.conf:$(at 'trusted-proxies = 10.0.0.0/8'): trusted-proxies: has no effect"
+like "client-auth without client-id" "$out" "warning: $T/w.conf:$(at 'client-auth = client_secret_post'): client-auth: has no effect without \\[auth\\] client-id"
+like "redis-fail without a Redis store" "$out" "warning: $T/w.conf:$(at 'redis-fail = open'): redis-fail: has no effect: \\[limits\\] store is not a Redis store"
+like "redis-timeout-ms without a Redis store" "$out" "warning: $T/w.conf:$(at 'redis-timeout-ms = 50'): redis-timeout-ms: has no effect"
+sed -i 's/^groups = u$/groups = u\naccess-mode = read-only/; s/^redis-fail = open$//; s/^redis-timeout-ms = 50$/ip = 10\/1/' "$T/w.conf"
+wcheck
+unlike "… a read-only tenant, an ip limit, no Redis settings: none of those warnings" "$out" '(read-only-tools|trust-hints|trusted-proxies|redis-fail|redis-timeout-ms): has no effect'
+
+# Against a catalog (what explain --save-catalog writes): tools no group a tenant lists
+# holds, and patterns that match nothing.
+cat > "$T/catalog.json" <<'JSON'
+{"u": {"caps": {"tools": {}, "prompts": {}, "resources": {}},
+       "tools": [{"name": "a_one", "inputSchema": {"type": "object"}}, {"name": "a_two", "inputSchema": {"type": "object"}},
+                 {"name": "b_one", "inputSchema": {"type": "object"}}],
+       "prompts": [{"name": "greet"}],
+       "resources": [{"uri": "file:///docs/a.md", "name": "a"}],
+       "resourceTemplates": [{"uriTemplate": "file:///logs/{day}", "name": "logs"}]}}
+JSON
+wconf "$UP" "$UPURL" 'group = ug' 'read-only-tools = a_* zz_*' '[group "all"]' 'tools = a_* x_*' 'prompts = greet nope*' \
+	'resources = file:///logs/* file:///none/*' '[tenant "*"]' 'groups = all' 'deny = a_two qq' 'allow = a_* b_* c_*' 'access-mode = read-only'
+wcheck --catalog "$T/catalog.json"
+is "-t --catalog: exit 0" "$rc" 0
+like "-t --catalog: says what it checked against" "$out" "catalog: checked against $T/catalog.json \\(3 tools, 1 prompts, 1 resources, 1 resource templates\\)"
+like "a tool no group a tenant lists holds: named, at its upstream" "$out" "warning: $T/w.conf:$(at "$UP"): \\[upstream \"u\"\\]: tool b_one: no group a tenant lists holds it"
+unlike "… not the tools a listed group holds" "$out" 'tool a_(one|two): no group'
+for p in "tools|x_\\*|tool" "prompts|nope\\*|prompt" "resources|file:///none/\\*|resource or resource template" \
+    "deny|qq|tool" "allow|c_\\*|tool" "read-only-tools|zz_\\*|tool of this upstream"; do
+	IFS='|' read -r key pat what <<<"$p"
+	like "a pattern matching nothing: $key $pat, at its line" "$out" \
+		"warning: $T/w.conf:$(grep -n "^$key = " "$T/w.conf" | head -n 1 | cut -d: -f1): $key: $pat matches no $what in the catalog"
+done
+unlike "… not the patterns that match (a_*, greet, a template by file:///logs/*, a_two, b_*)" "$out" \
+	'(a_\*|greet|file:///logs/\*|a_two|b_\*) matches no'
+echo '{"u": ' > "$T/broken.json"
+wcheck --catalog "$T/broken.json"
+like "-t --catalog on a file that is not JSON: exit 1, says where" "rc=$rc $out" "^rc=1 .*--catalog $T/broken.json:"
+"$MCPGATE_BIN" -c "$T/w.conf" --catalog "$T/catalog.json" >/dev/null 2>&1; is "--catalog without -t: exit 2" "$?" 2
 like "-t: a Redis store without session-key-file is refused, saying why" \
 	"$(printf '[limits]\nstore = redis://127.0.0.1:6379/0\n' | cat "$T/gw.conf" - > "$T/bad.conf"; "$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1)" \
 	"bad.conf:[0-9]+: store: a Redis store needs \\[gateway\\] session-key-file"
@@ -64,18 +173,26 @@ like "-t: [auth] shared-cache without a Redis store is refused, file:line" \
 head -c 32 /dev/urandom > "$T/session.key"
 sed "s|^\\[gateway\\]$|[gateway]\\nsession-key-file = $T/session.key|" "$T/gw.conf" > "$T/redis.conf"
 for bad in "rediss://127.0.0.1" "memcached://127.0.0.1" "redis://" "redis://:6379" "redis://h:0" "redis://h:70000" \
-    "redis://h:6379/x" "redis://h/-1" "redis://pass@h" "redis://[::1:6379" "redis://h:6379junk"; do
+    "redis://h:6379/x" "redis://h/-1" "redis://pass@h" "redis://[::1:6379" "redis://h:6379junk" \
+    "unix://" "unix:///" "unix://localhost/run/redis.sock" "unix:///run/redis/" "unix:///run/r.sock?db=x" \
+    "unix:///run/r.sock?db=1&db=2" "unix:///run/r.sock?password=x" "unix:///run/r.sock?timeout=5" \
+    "unix:///run/r%01.sock" "unix:///run/r sock" "unix:///$(printf 'p%.0s' $(seq 1 110))" "redis+unix://"; do
 	printf '[limits]\nstore = %s\n' "$bad" | cat "$T/redis.conf" - > "$T/bad.conf"
 	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
 	is "-t refuses store = $bad: exit 1" "$rc" 1
 	like "-t refuses store = $bad: file:line, the key named" "$out" "$T/bad.conf:[0-9]+: store: "
 done
 for good in "redis://127.0.0.1" "redis://127.0.0.1:6380/2" "redis://:secret@127.0.0.1:6379/0" \
-    "redis://app:p%40ss@[::1]:6379/15" "redis://redis.internal:6379"; do
+    "redis://app:p%40ss@[::1]:6379/15" "redis://redis.internal:6379" "unix:///run/redis/redis.sock" \
+    "unix://:secret@/run/redis/redis.sock?db=3" "redis+unix://app:p%40ss@/var/run/redis%20a/r.sock?db=15"; do
 	printf '[limits]\nstore = %s\ntoken = 10/60\nredis-timeout-ms = 5\nredis-fail = open\n' "$good" | cat "$T/redis.conf" - > "$T/good.conf"
 	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
 	is "-t accepts store = $good (and redis-timeout-ms, redis-fail): exit 0" "$rc" 0
 	unlike "… and never prints its password" "$out" "secret|p@ss|p%40ss"
+	case $good in
+	unix://*) like "… names the socket and the database" "$out" "shared store: Redis at unix socket /run/redis/redis.sock, database [03][ ,]" ;;
+	redis+unix://*) like "… names the socket (percent-decoded) and the database" "$out" "shared store: Redis at unix socket /var/run/redis a/r.sock, database 15, with AUTH" ;;
+	esac
 done
 for bad in "10.0.0.1/8" "10.0.0.0/33" "proxy.example" "::1/129"; do
 	sed "s|^\\[gateway\\]$|[gateway]\\ntrusted-proxies = $bad|" "$T/gw.conf" > "$T/bad.conf"
@@ -112,6 +229,39 @@ printf '[gateway]\nresource = http://127.0.0.1:8080/mcp\ntitle = a\0b\n[auth]\ni
 out=$("$MCPGATE_BIN" -t -c "$T/nul.conf" 2>&1); rc=$?
 is "-t on a NUL byte: exit 1" "$rc" 1
 like "-t on a NUL byte: names the line" "$out" "nul.conf:3: NUL byte in line"
+write_conf "include = conf.d/*.conf"
+
+# Every secret file that is missing is named at once, each at its key's line (not only
+# the first, one run at a time).
+write_conf 'client-secret-file = /nonexistent/mcpgate/introspection.secret' \
+	'[gateway]' 'session-key-file = /nonexistent/mcpgate/session.key' \
+	'[upstream "a"]' 'url = http://127.0.0.1:9/mcp' 'auth-header-file = /nonexistent/mcpgate/a.header'
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+is "-t with three missing secret files: exit 1" "$rc" 1
+is "… all three named, each at its line" "$(grep -c "^$T/gw.conf:[0-9]*: [a-z-]*-file: /nonexistent/mcpgate/.*: No such file" <<<"$out")" 3
+
+# log-level: error, warn or info; another value is refused at its line. At warn, a
+# CGI run writes no request line; at info (the default) it does.
+write_conf '[gateway]' 'log-level = loud'
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+like "-t refuses log-level = loud at its line" "rc=$rc $out" "^rc=1 $T/gw.conf:[0-9]+: log-level: unknown value"
+for lv in error warn info; do
+	write_conf '[gateway]' "log-level = $lv"
+	"$MCPGATE_BIN" -t -c "$T/gw.conf" >/dev/null 2>&1; is "-t accepts log-level = $lv" "$?" 0
+done
+write_conf '[gateway]' 'log-level = warn'
+cgi GET /mcp/health
+is "log-level = warn: the request is served" "$(status)" 200
+unlike "… and its request line is not written" "$(cat "$T/err")" '"path":"/mcp/health"'
+write_conf
+cgi GET /mcp/health
+like "log-level unset (info): the request line is written" "$(cat "$T/err")" '"path":"/mcp/health"'
+
+# -h: every form, explain's catalog options, and the configuration path this build reads.
+out=$("$MCPGATE_BIN" -h); rc=$?
+is "-h: exit 0" "$rc" 0
+like "-h: explain's --catalog and --save-catalog" "$(tr '\n' ' ' <<<"$out")" 'explain .*--catalog FILE \| --save-catalog FILE'
+like "-h: the default configuration path" "$out" '^FILE defaults to \$MCPGATE_CONFIG, else /.*/mcpgate/mcpgate\.conf\.$'
 write_conf "include = conf.d/*.conf"
 
 "$MCPGATE_BIN" -w 0 -t -c "$T/gw.conf" >/dev/null 2>&1; is "-w 0 refused" "$?" 2

@@ -24,6 +24,15 @@
 # The conformance CLI has no header option: tests/mcp/bearer-preload.mjs (node --import)
 # adds the token to its requests. dns-rebinding-protection wants a localhost URL, so the
 # gateway's resource is http://localhost:PORT/mcp and its own origin is allowed.
+#
+# With MG_CONFORMANCE_POLICY=1 (tests/fed/conformance-policy.sh) the gateway has a tenant
+# policy: one [group "all"] with tools = *, prompts = * and resources = *, listed by the
+# token's tenant and by [tenant "*"] — the fixture's own group listed by nobody, so its
+# prompts, resources, completions and log level reach the caller through those globs
+# alone. Before the run, `mcpgate -t` warns about the same policy without prompts and
+# resources (nothing of the upstream but its tools would reach anyone) and not about
+# this one; after it, `mcpgate -t` checks the configuration against the catalog the
+# gateway saved in its state file, and finds nothing to warn about.
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir (checks.json of every scenario, logs of
 # the gateway, nginx and the fixture).
 set -u
@@ -102,6 +111,18 @@ cat >> "$T/gw.conf" <<CONF
 url = $UP_URL
 timeout-ms = 10000
 CONF
+if [ -n "${MG_CONFORMANCE_POLICY:-}" ]; then
+	printf '%s\n' '[group "all"]' 'tools = *' '[tenant "acme"]' 'groups = all' '[tenant "*"]' 'groups = all' > "$T/policy.conf"
+	cp "$T/gw.conf" "$T/tools-only.conf"
+	cat "$T/policy.conf" >> "$T/tools-only.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/tools-only.conf" 2>&1); rc=$?
+	like "policy: -t on tools = * alone: exit 0, and a warning that the fixture's prompts and resources reach nobody" \
+		"rc=$rc $out" '^rc=0 .*warning: [^ ]*tools-only\.conf:[0-9]+: \[upstream "fixture"\]: no tenant lists its group "fixture", and no group a tenant lists has prompts or resources'
+	sed -i 's/^tools = \*$/tools = *\nprompts = *\nresources = */' "$T/policy.conf"
+	cat "$T/policy.conf" >> "$T/gw.conf"
+	out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+	like "policy: -t with prompts = * and resources = * too: exit 0, no warning" "rc=$rc $(grep -c '^warning' <<<"$out")" '^rc=0 0$'
+fi
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the configuration" "$out"
 if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 \
 	&& start_nginx "$PORT" >> "$T/start.out" 2>&1; then
@@ -190,6 +211,18 @@ is "the baseline excuses no tools-*, server-initialize, ping or dns-rebinding-pr
 gone=
 for pid in $FCGI_PIDS; do mg_alive "$pid" || gone="$gone $pid"; done
 is "the mcpgate processes survived the run" "${gone:-none}" none
+
+if [ -n "${MG_CONFORMANCE_POLICY:-}" ]; then
+	# Every prompt, resource and completion went through the policy's word: allowed.
+	a=$(grep -E '"audit":"(prompts/get|resources/read|completion/complete)"' "$T/gw.log")
+	jcheck "policy: prompts/get, resources/read and completion/complete were decided, each allowed, by the record" \
+		"$(jq -sc '{n: length, refused: map(select(.allowed | not)) | length, named: map(select(.prompt or .resource)) | length}' <<<"$a")" \
+		'.n > 0 and .refused == 0 and .named == .n'
+	out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+	like "policy: -t after the run checks against the catalog the gateway saved in its state file, without a warning" \
+		"rc=$rc warnings=$(grep -c '^warning' <<<"$out") $(grep '^catalog:' <<<"$out")" \
+		'^rc=0 warnings=0 catalog: checked against the catalog the gateway saved in its state file \([1-9][0-9]* tools, [1-9][0-9]* prompts, [1-9][0-9]* resources'
+fi
 
 if [ "$RC" -eq 0 ]; then
 	pass "conformance 0.1.16 active suite through the gateway: the CLI exits 0 (failures match ${BASELINE#"$top/"})"

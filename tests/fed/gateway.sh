@@ -497,7 +497,8 @@ if [ -s "$T/nginx.cursor1" ] && [ -s "$T/nginx.page2" ]; then
 fi
 cgi_run "$T/cgi.out" GET /mcp/health
 cgi_split "$T/cgi.out" > /dev/null
-jcheck "CGI: /mcp/health says degraded" "$(head -c 500 "$T/b")" '.status == "degraded"'
+jcheck "CGI: /mcp/health says degraded, naming the upstream that is down" "$(cat "$T/b")" \
+	'.status == "degraded" and (.dependencies[] | select(.name == "gamma") | .state == "down")'
 st=$(post_cgi "$(rpc 5 tools/call "$(jq -nc --argjson a "$ECHO_ARGS" '{name: "a_echo", arguments: $a}')")" 'application/json')
 jcheck "CGI: tools/call a_echo → the arguments back" \
 	"$(jq -c --argjson a "$ECHO_ARGS" --arg st "$st" '{status: $st, same: ((.result.content[0].text | fromjson?) == $a), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \

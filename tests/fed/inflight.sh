@@ -19,12 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
+suite_begin
 . "$top/tests/lib/wait.sh"
-. "$top/tests/lib/node.sh"
 trap 'stop_node; stop_idp; stop_all' EXIT
 
 CALLS=8
@@ -46,10 +42,7 @@ TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$URL")
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a client_credentials token" "$(tail -n 5 "$T/idp.log")"
 gateway_conf "$T/gw.conf" "$URL" "workers = $WORKERS" "max-workers = $MAX" "client-timeout-ms = 30000"
 printf '[upstream "up"]\nurl = %s\nprefix = up_\ntimeout-ms = 60000\n' "$UP" >>"$T/gw.conf"
-check "mcpgate -t accepts the configuration" "$MCPGATE_BIN" -t -c "$T/gw.conf"
-start_ok "spawn-fcgi starts 1 mcpgate process of $WORKERS worker threads" \
-	start_mcpgate_fcgi "$MG_DIR/mcpgate.sock" "$T/gw.conf" 1 "$WORKERS" || { tap_done; exit 1; }
-start_ok "nginx starts" start_nginx "$MG_PORT" || { tap_done; exit 1; }
+start_gateway "$MG_PORT" "nginx + spawn-fcgi + 1 mcpgate process of $WORKERS worker threads" 1 "$WORKERS"
 PID=${MG_FCGI_PIDS%% *}
 # threads: the process's threads (the workers, the main thread, the watchdog)
 threads() { ls "/proc/$PID/task" 2>/dev/null | wc -l; }

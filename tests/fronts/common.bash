@@ -195,6 +195,13 @@ fc_endpoints() {
 		is "GET /docs/openapi.json: 200" "$(head -n 1 "$FC_D/openapi.h" | awk '{print $2}')" 200
 		like "GET /docs/openapi.json: JSON" "$(hdr Content-Type "$FC_D/openapi.h")" '^application/json'
 		check "GET /docs/openapi.json: same as www/openapi.json" cmp -s "$FC_D/openapi.json" "$www/openapi.json"
+		# The console's page and assets, with the types a browser insists on (module scripts).
+		local f want
+		for f in "/docs/|^text/html" "/docs/site.css|^text/css" "/docs/js/console.js|^(text|application)/javascript"; do
+			want=${f#*|}; f=${f%%|*}
+			curl -s --max-time 10 -o /dev/null -D "$FC_D/asset.h" "$FC_BASE$f"
+			like "GET $f: 200, $want" "$(head -n 1 "$FC_D/asset.h" | awk '{print $2}') $(hdr Content-Type "$FC_D/asset.h")" "^200 ${want#^}"
+		done
 	else
 		pass "GET /docs/openapi.json # SKIP www/openapi.json does not exist yet"
 	fi

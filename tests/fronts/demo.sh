@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # tests/fronts/demo.sh — the README's `deploy/demo` stays true:
-#   1. deploy/demo --check with the built binary answers every endpoint, and its
-#      rate-limit loop gets a 429 (Retry-After, RateLimit headers);
-#   2. deploy/demo (interactive) stops everything it started on Ctrl-C / TERM; the
-#      rate-limit loop and the explain command it prints, pasted as printed, give the
-#      429 and beta's limit, and the acme token it prints is not limited by them;
+#   1. deploy/demo --check with the built binary answers every endpoint, shows who sees
+#      which tools (acme, acme with mcp:admin, the read-only tenant beta), and its
+#      step-up, read-only and rate-limit commands give the 403s, the result and the 429;
+#   2. deploy/demo (interactive), run as printed: its step-up, read-only, rate-limit,
+#      explain and MCP Inspector commands, pasted as printed, do what it says; Ctrl-C
+#      (SIGINT to its whole process group, as a terminal sends it) says it is stopping,
+#      exits 0 and stops everything it started; so does `kill -INT PID` when it was
+#      started in the background without job control (SIGINT ignored on entry), and
+#      `kill -TERM PID`;
 #   3. deploy/demo --check in a fresh copy of the tree (the files git would
 #      commit) builds mcpgate itself and passes.
 # Prints TAP; exits non-zero on failure. Env: MCPGATE_BIN (default src/mcpgate).
+# The Inspector command is run as printed (npx, the version pinned): the first run on a
+# machine fetches that package from the npm registry; later runs take it from npm's cache.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -22,6 +28,10 @@ fi
 
 # flat_out TEXT: its lines joined by " | ".
 flat_out() { sed ':a;N;$!ba;s/\n/ | /g' <<<"$1"; }
+# codes TEXT: the HTTP status codes of its HTTP/ lines, blank-separated.
+codes() { grep -o '^HTTP/[0-9.]* [0-9]*' <<<"$1" | cut -d' ' -f2 | paste -sd' '; }
+LIMITED='HTTP/[0-9.]+ 429 [^|]*\| Retry-After: [0-9]+ \| RateLimit-Policy: "token";q=5;w=60 \| RateLimit: "token";r=0;t=[0-9]+'
+EXPLAINED='  token: 5/60 s \(from [^ ]*mcpgate.conf:[0-9]+: \[tenant "beta"\] limit-token\); keyed by this token'
 
 # 1. --check with the binary under test (no build: the tree may be a VPATH
 #    build's source, which must stay unconfigured).
@@ -32,69 +42,70 @@ if DEMO_PORT=$port DEMO_NO_BUILD=1 MCPGATE_BIN=$MCPGATE_BIN timeout 300 \
 else
 	fail "deploy/demo --check exits 0" "$(tail -n 30 "$MG_DIR/check.out")"
 fi
-like "deploy/demo --check prints the health curl line" "$(cat "$MG_DIR/check.out")" "curl -s http://127.0.0.1:$port/mcp/health"
-like "deploy/demo --check shows the 401 challenge" "$(cat "$MG_DIR/check.out")" 'WWW-Authenticate: Bearer resource_metadata='
-limited=$(sed -n '/^\$ for i in 1 2 3 4 5 6/,/^$/p' "$MG_DIR/check.out" | tr -d '\r')
-is "deploy/demo --check: its rate-limit loop: five 200s, then a 429" \
-	"$(grep -o '^HTTP/[0-9.]* [0-9]*' <<<"$limited" | cut -d' ' -f2 | paste -sd' ')" "200 200 200 200 200 429"
-like "… the 429 with Retry-After and RateLimit headers of beta's token limit" "$(flat_out "$limited")" \
-	'HTTP/[0-9.]+ 429 [^|]*\| Retry-After: [0-9]+ \| RateLimit-Policy: "token";q=5;w=60 \| RateLimit: "token";r=0;t=[0-9]+'
-like "… and explain's word on it: 5/60 s from [tenant \"beta\"] limit-token" "$(cat "$MG_DIR/check.out")" \
-	'  token: 5/60 s \(from [^ ]*mcpgate.conf:[0-9]+: \[tenant "beta"\] limit-token\); keyed by this token'
+out=$(cat "$MG_DIR/check.out")
+like "deploy/demo --check prints the health curl line" "$out" "curl -s http://127.0.0.1:$port/mcp/health"
+like "deploy/demo --check shows the 401 challenge" "$out" 'WWW-Authenticate: Bearer resource_metadata='
+n_acme=$(sed -n 's/^  acme, scope mcp:tools  *\([0-9]*\): .*/\1/p' <<<"$out")
+n_admin=$(sed -n 's/^  acme, scope mcp:tools mcp:admin  *\([0-9]*\): .*/\1/p' <<<"$out")
+n_beta=$(sed -n 's/^  beta (read-only tenant)  *\([0-9]*\): .*/\1/p' <<<"$out")
+like "who sees which tools: beta (read-only) fewer than acme, acme fewer than with mcp:admin" \
+	"beta=$n_beta acme=$n_acme admin=$n_admin" '^beta=[0-9]+ acme=[0-9]+ admin=[0-9]+$'
+check "… counted: 0 < beta < acme < admin" test "${n_beta:-0}" -gt 0 -a "${n_beta:-0}" -lt "${n_acme:-0}" -a "${n_acme:-0}" -lt "${n_admin:-0}"
+like "… beta's list lacks the tool that is not read-only" "$(grep '^  beta (read-only tenant)' <<<"$out")" '^[^|]*ev_echo'
+unlike "… (ev_toggle-simulated-logging)" "$(grep '^  beta (read-only tenant)' <<<"$out")" 'ev_toggle-simulated-logging'
+stepped=$(sed -n '/^\$ curl ... tools\/call ev_get-env (acme, mcp:tools)$/,/^$/p' <<<"$out" | tr -d '\r')
+like "step-up: acme's mcp:tools token gets 403 insufficient_scope naming mcp:admin" "$(flat_out "$stepped")" \
+	'HTTP/[0-9.]+ 403 [^|]*\| WWW-Authenticate: Bearer .*scope="mcp:tools mcp:admin", error="insufficient_scope"'
+like "… and the mcp:admin token gets the result" "$(sed -n '/ev_get-env (acme, mcp:tools mcp:admin)$/{n;p}' <<<"$out")" '"result":\{"content"'
+like "read-only: beta's call of a tool that is not read-only is 403 read_only_mode" \
+	"$(flat_out "$(sed -n '/ev_toggle-simulated-logging (beta)$/,/^$/p' <<<"$out")")" 'HTTP/[0-9.]+ 403 .*"error":"read_only_mode"'
+limited=$(sed -n '/^\$ for i in 1 2 3 4 5 6/,/^$/p' <<<"$out" | tr -d '\r')
+is "deploy/demo --check: its rate-limit loop: five 200s, then a 429" "$(codes "$limited")" "200 200 200 200 200 429"
+like "… the 429 with Retry-After and RateLimit headers of beta's token limit" "$(flat_out "$limited")" "$LIMITED"
+like "… and explain's word on it: 5/60 s from [tenant \"beta\"] limit-token" "$out" "$EXPLAINED"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/mcp/health")
 is "after --check nothing listens on its port" "$code" 000
 
-# 2. Interactive: runs until a signal, then stops nginx and mcpgate.
-for sig in INT TERM; do
-	port=$(free_port)
-	out=$MG_DIR/demo-$sig.out
-	# job control: the demo is not started with SIGINT ignored
-	set -m
-	DEMO_PORT=$port DEMO_NO_BUILD=1 MCPGATE_BIN=$MCPGATE_BIN "$top/deploy/demo" >"$out" 2>&1 &
-	demo=$!
-	set +m
+# start_demo OUT [setsid|bg]: starts the interactive demo (DEMO_PORT=$port) → $demo.
+# Default: with job control (its own process group, SIGINT at its default, as in a
+# terminal); bg: in the background without job control (SIGINT ignored on entry).
+start_demo() {
+	local out=$1 how=${2:-}
+	if [ "$how" = bg ]; then
+		DEMO_PORT=$port DEMO_NO_BUILD=1 MCPGATE_BIN=$MCPGATE_BIN "$top/deploy/demo" >"$out" 2>&1 &
+		demo=$!
+	else
+		set -m
+		DEMO_PORT=$port DEMO_NO_BUILD=1 MCPGATE_BIN=$MCPGATE_BIN "$top/deploy/demo" >"$out" 2>&1 &
+		demo=$!
+		set +m
+	fi
 	mg_track "$demo"
 	for _ in $(seq 1 1200); do	# 120 s: an IdP, an upstream and nginx on a loaded machine
 		grep -q 'Press Ctrl-C' "$out" && break
 		mg_alive "$demo" || break
 		sleep 0.1
 	done
-	if ! grep -q 'Press Ctrl-C' "$out"; then
-		fail "deploy/demo starts and waits ($sig)" "$(tail -n 20 "$out")"
-		continue
-	fi
-	pass "deploy/demo starts and waits ($sig)"
-	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/mcp/health")
-	is "deploy/demo serves /mcp/health on DEMO_PORT" "$code" 200
-	pids=$(sed -n 's/^ *processes *mcpgate \(.*\), nginx \([0-9]*\)$/\1 \2/p' "$out")
-	like "deploy/demo names its processes" "$pids" '^[0-9]+( [0-9]+)+$'
-	if [ "$sig" = INT ]; then
-		# the rate-limit loop and the explain command, pasted as printed
-		limit_cmd=$(grep -m1 '^  for i in 1 2 3 4 5 6; do curl ' "$out")
-		limited=$(bash -c "$limit_cmd" 2>&1 | tr -d '\r')
-		is "the printed rate-limit loop: five 200s, then a 429" \
-			"$(grep -o '^HTTP/[0-9.]* [0-9]*' <<<"$limited" | cut -d' ' -f2 | paste -sd' ')" "200 200 200 200 200 429"
-		like "… with Retry-After and the RateLimit headers" "$(flat_out "$limited")" \
-			'HTTP/[0-9.]+ 429 [^|]*\| Retry-After: [0-9]+ \| RateLimit-Policy: "token";q=5;w=60 \| RateLimit: "token";r=0;t=[0-9]+'
-		explain_cmd=$(grep -m1 '^  [^ ]*mcpgate explain -c ' "$out")
-		like "the printed explain command: beta's token limit, from its line" "$(bash -c "$explain_cmd" 2>&1)" \
-			'  token: 5/60 s \(from [^ ]*mcpgate.conf:[0-9]+: \[tenant "beta"\] limit-token\); keyed by this token'
-		acme=$(sed -n "s/^ *-H 'Authorization: Bearer \([^']*\)' .*/\1/p" "$out" | head -n 1)
-		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "http://127.0.0.1:$port/mcp" \
-			-H 'Content-Type: application/json' -H "Authorization: Bearer $acme" \
-			--data '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}')
-		is "… and the printed acme token still lists the tools (200)" "$code" 200
-	fi
-	kill -"$sig" "$demo"
+	grep -q 'Press Ctrl-C' "$out"
+}
+
+# stopped_by LABEL OUT PIDS: the demo ($demo) is gone within 30 s, exited 0 saying it
+# was stopping, and PIDS and its port are gone too.
+stopped_by() {
+	local label=$1 out=$2 pids=$3 rc left pid
 	for _ in $(seq 1 300); do
 		mg_alive "$demo" || break
 		sleep 0.1
 	done
 	if mg_alive "$demo"; then
-		fail "deploy/demo exits on SIG$sig"
-		continue
+		fail "deploy/demo exits on $label"
+		return
 	fi
-	pass "deploy/demo exits on SIG$sig"
+	wait "$demo" 2>/dev/null
+	rc=$?
+	is "deploy/demo exits 0 on $label" "$rc" 0
+	like "… saying it is stopping" "$(cat "$out")" "^demo: SIG(INT|TERM): stopping "
+	unlike "… not that nginx exited" "$(cat "$out")" 'nginx exited'
 	# (a process killed a moment ago may take that moment to go on a loaded machine)
 	for _ in $(seq 1 100); do
 		left=
@@ -104,9 +115,79 @@ for sig in INT TERM; do
 		[ -n "$left" ] || break
 		sleep 0.1
 	done
-	is "SIG$sig stopped nginx and every mcpgate process" "$left" ""
+	is "$label stopped nginx and every mcpgate process" "$left" ""
 	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/mcp/health")
-	is "after SIG$sig nothing listens on its port" "$code" 000
+	is "after $label nothing listens on its port" "$code" 000
+}
+
+# 2a. Ctrl-C: the commands it prints, then SIGINT to its process group.
+port=$(free_port)
+out=$MG_DIR/demo-int.out
+if start_demo "$out"; then
+	pass "deploy/demo starts and waits"
+	printed=$(cat "$out")
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/mcp/health")
+	is "deploy/demo serves /mcp/health on DEMO_PORT" "$code" 200
+	pids=$(sed -n 's/^ *processes *mcpgate \(.*\), nginx \([0-9]*\)$/\1 \2/p' <<<"$printed")
+	like "deploy/demo names its processes" "$pids" '^[0-9]+( [0-9]+)+$'
+	like "it says how to stop it: Ctrl-C or kill -INT of its pid" "$printed" "Press Ctrl-C to stop \\(or kill -INT $demo\\)\\."
+	# the step-up pair, the read-only call, the rate-limit loop and explain, as printed
+	cmd=$(grep -m1 "^  curl -si .*ev_get-env" <<<"$printed")
+	like "the printed step-up call: 403 insufficient_scope naming mcp:admin" "$(flat_out "$(bash -c "$cmd" 2>&1 | tr -d '\r')")" \
+		'HTTP/[0-9.]+ 403 [^|]*\| WWW-Authenticate: Bearer .*scope="mcp:tools mcp:admin", error="insufficient_scope"'
+	cmd=$(grep -m1 "^  curl -s -X POST .*ev_get-env" <<<"$printed")
+	like "… the printed call with the mcp:admin token: the result" "$(bash -c "$cmd" 2>&1)" '"result":\{"content"'
+	cmd=$(grep -m1 "^  curl -si .*ev_toggle-simulated-logging" <<<"$printed")
+	like "the printed read-only call: 403 read_only_mode" "$(flat_out "$(bash -c "$cmd" 2>&1 | tr -d '\r')")" \
+		'HTTP/[0-9.]+ 403 .*"error":"read_only_mode"'
+	cmd=$(grep -m1 '^  for i in 1 2 3 4 5 6; do curl ' <<<"$printed")
+	limited=$(bash -c "$cmd" 2>&1 | tr -d '\r')
+	is "the printed rate-limit loop: five 200s, then a 429" "$(codes "$limited")" "200 200 200 200 200 429"
+	like "… with Retry-After and the RateLimit headers" "$(flat_out "$limited")" "$LIMITED"
+	cmd=$(grep -m1 '^  [^ ]*mcpgate explain -c ' <<<"$printed")
+	like "the printed explain command: beta's token limit, from its line" "$(bash -c "$cmd" 2>&1)" "$EXPLAINED"
+	acme=$(sed -n "s/^ *-H 'Authorization: Bearer \([^']*\)' .*/\1/p" <<<"$printed" | head -n 1)
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "http://127.0.0.1:$port/mcp" \
+		-H 'Content-Type: application/json' -H "Authorization: Bearer $acme" \
+		--data '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}')
+	is "… and the printed acme token still lists the tools (200)" "$code" 200
+	# the MCP Inspector's command line, as printed (pinned version)
+	cmd=$(grep -m1 '^  npx -y @modelcontextprotocol/inspector@[0-9.]* --cli ' <<<"$printed")
+	like "it prints the MCP Inspector's command line, its version pinned" "$cmd" \
+		"--cli http://127.0.0.1:$port/mcp --transport http --method tools/list --header 'Authorization: Bearer "
+	like "… and its web UI's" "$printed" "npx -y @modelcontextprotocol/inspector@[0-9.]+ --web --server-url http://127.0.0.1:$port/mcp --transport http --header 'Authorization: Bearer "
+	insp=$(cd "$MG_DIR" && npm_config_prefer_offline=true timeout -k 5 300 bash -c "$cmd" 2>"$MG_DIR/inspector.err")
+	rc=$?
+	like "… run as printed: exit 0, every tool of the mcp:admin token listed (ev_get-env too)" \
+		"rc=$rc $(tr -d '\n ' <<<"$insp" | head -c 100000)" '^rc=0 \{"tools":\[.*"name":"ev_get-env"'
+	[ "$rc" -eq 0 ] || sed "s/^/# /" "$MG_DIR/inspector.err" | tail -n 5
+	like "it prints a Claude Code command for the gateway" "$printed" \
+		"claude mcp add --transport http mcpgate-demo http://127.0.0.1:$port/mcp --header 'Authorization: Bearer "
+	like "… and a VS Code mcp.json" "$printed" "\"type\": \"http\", \"url\": \"http://127.0.0.1:$port/mcp\""
+	kill -INT -- "-$demo"	# a terminal's Ctrl-C: the whole foreground process group
+	stopped_by "Ctrl-C (SIGINT to its process group)" "$out" "$pids"
+else
+	fail "deploy/demo starts and waits" "$(tail -n 20 "$out")"
+fi
+
+# 2b. Started in the background without job control: kill -INT of its pid alone.
+# 2c. kill -TERM of its pid.
+for how in bg term; do
+	port=$(free_port)
+	out=$MG_DIR/demo-$how.out
+	if [ "$how" = bg ]; then start_demo "$out" bg; else start_demo "$out"; fi
+	if ! grep -q 'Press Ctrl-C' "$out"; then
+		fail "deploy/demo starts and waits ($how)" "$(tail -n 20 "$out")"
+		continue
+	fi
+	pids=$(sed -n 's/^ *processes *mcpgate \(.*\), nginx \([0-9]*\)$/\1 \2/p' "$out")
+	if [ "$how" = bg ]; then
+		kill -INT "$demo"
+		stopped_by "kill -INT PID (started without job control)" "$out" "$pids"
+	else
+		kill -TERM "$demo"
+		stopped_by "kill -TERM PID" "$out" "$pids"
+	fi
 done
 
 # 3. A fresh copy: what a clone holds (tracked and new files, not ignored

@@ -46,19 +46,26 @@ fi
 printf 'a @MCPGATE_WWW@ b\n' | "$top/deploy/subst" 'MCPGATE_WWW=/p|q&r\s' >"$MG_DIR/lit" 2>&1
 is "deploy/subst takes values literally" "$(cat "$MG_DIR/lit")" 'a /p|q&r\s b'
 
-# The example configuration.
-# The files it names (secrets, headers) live in /etc/mcpgate/ on a real host:
-# here, in the temp dir.
+# The example configuration: `mcpgate -t -c deploy/mcpgate.conf.example` passes as it
+# is (the README runs it so); its keys naming secret files are commented out.
+out=$("$MCPGATE_BIN" -t -c "$top/deploy/mcpgate.conf.example" 2>&1)
+like "mcpgate -t -c deploy/mcpgate.conf.example passes as it is" "rc=$? $out" '^rc=0 .*mcpgate.conf.example: ok '
+# Those keys uncommented, and the files they name made — in the temp dir, where a
+# real host has /etc/mcpgate/ — it passes too.
 mkdir -p "$MG_DIR/etc"
-sed "s|/etc/mcpgate/|$MG_DIR/etc/|g; s|/run/mcpgate/|$MG_DIR/run/|g; s|/var/log/mcpgate/|$MG_DIR/log/|g" \
+sed -e "s|/etc/mcpgate/|$MG_DIR/etc/|g; s|/run/mcpgate/|$MG_DIR/run/|g; s|/var/log/mcpgate/|$MG_DIR/log/|g" \
+	-e 's/^#\(client-secret-file\|auth-header-file\|session-key-file\) = /\1 = /' \
 	"$top/deploy/mcpgate.conf.example" >"$MG_DIR/etc/mcpgate.conf"
-for f in $(grep -o "$MG_DIR/etc/[^ ]*" "$MG_DIR/etc/mcpgate.conf" | grep -v '\*' | sort -u); do
+files=$(sed -n 's/^\(client-secret-file\|auth-header-file\|session-key-file\) = //p' "$MG_DIR/etc/mcpgate.conf")
+is "… the example names three secret files" "$(wc -w <<<"$files")" 3
+for f in $files; do
 	case $f in
 	*.header) echo 'Authorization: Bearer placeholder' >"$f" ;;	# one header line
+	*.key) head -c 32 /dev/urandom >"$f" ;;	# 32 bytes
 	*) echo 'placeholder' >"$f" ;;
 	esac
 done
-check "mcpgate -t accepts deploy/mcpgate.conf.example (its files present)" "$MCPGATE_BIN" -t -c "$MG_DIR/etc/mcpgate.conf"
+check "mcpgate -t accepts deploy/mcpgate.conf.example with its secret files" "$MCPGATE_BIN" -t -c "$MG_DIR/etc/mcpgate.conf"
 
 # systemd units (systemd-analyze comes with systemd; not installed for this).
 if command -v systemd-analyze >/dev/null 2>&1; then

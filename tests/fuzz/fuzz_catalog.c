@@ -4,9 +4,12 @@
  * "resources", "resourceTemplates"}, a bare array of tools, or null for one that
  * failed. Properties: every kind's records are sorted by key without repeats, each
  * found by catalog_find_in at its place with a route to an upstream of the
- * configuration; every tool has a string description and an object inputSchema; every
- * upstream has a status; and the capabilities and offers derived from the document
- * can be computed. */
+ * configuration, and its whole record (catalog_record) under the same key; every tool
+ * has a string description and an object inputSchema; a page of all the records is a
+ * JSON array of them; every upstream has a status; the capabilities and offers derived
+ * from the document can be computed; and the document packed as the state file keeps
+ * it unpacks to one that counts its records alike before its index is read, and is the
+ * same once it is. */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -38,8 +41,9 @@ static void
 check_kind(json_t *doc, enum catalog_kind k)
 {
 	const struct catalog_kind_info *kd = &catalog_kinds[k];
-	json_t *items = json_object_get(doc, kd->array), *rec;
+	json_t *items = json_object_get(doc, kd->array), *rec, *whole, *page;
 	const char *key, *prev = NULL, *up, *orig;
+	struct buf b;
 	size_t i, alt;
 
 	FUZZ_CHECK(json_is_array(items));
@@ -53,12 +57,21 @@ check_kind(json_t *doc, enum catalog_kind k)
 		for (alt = 0; catalog_route_alt(doc, k, (long)i, alt, &up, &orig) == 0; alt++)
 			FUZZ_CHECK(config_upstream(cfg, up) != NULL);
 		FUZZ_CHECK(alt >= 1 && alt <= UPSTREAMS);
+		FUZZ_CHECK((whole = catalog_record(doc, k, i)) != NULL);
+		FUZZ_CHECK(json_equal(json_object_get(whole, kd->key), json_object_get(rec, kd->key)));
 		if (k == CATALOG_TOOLS) {
-			FUZZ_CHECK(json_is_string(json_object_get(rec, "description")));
-			FUZZ_CHECK(json_is_object(json_object_get(rec, "inputSchema")));
+			FUZZ_CHECK(json_is_string(json_object_get(whole, "description")));
+			FUZZ_CHECK(json_is_object(json_object_get(whole, "inputSchema")));
 		}
+		json_decref(whole);
 		prev = key;
 	}
+	buf_init(&b, 64u << 20);
+	FUZZ_CHECK(catalog_page_text(doc, k, NULL, 0, json_array_size(items), &b) == 0);
+	FUZZ_CHECK((page = json_loadb(b.data, b.len, 0, NULL)) != NULL);
+	FUZZ_CHECK(json_array_size(page) == json_array_size(items));
+	json_decref(page);
+	buf_free(&b);
 }
 
 int
@@ -66,8 +79,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *in = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL), *lists[UPSTREAMS];
 	const char *reasons[UPSTREAMS] = { "down", NULL, "slow" };
-	json_t *doc, *caps, *el;
-	char *text;
+	json_t *doc, *caps, *el, *back;
+	uint32_t lens[CATALOG_PARTS];
+	struct buf b;
 	size_t i;
 	int k;
 
@@ -90,13 +104,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(caps);
 	(void)fed_offers(doc, "resources/read", NULL);
 	(void)fed_offers(doc, "prompts/get", NULL);
-	/* As the state file keeps it: serialized, and read back by every worker. */
-	FUZZ_CHECK((text = json_dumps(doc, JSON_COMPACT)) != NULL);
-	json_decref(doc);
-	FUZZ_CHECK((doc = json_loads(text, 0, NULL)) != NULL);
+	/* As the state file keeps it: packed, and read back by every worker. */
+	buf_init(&b, 64u << 20);
+	FUZZ_CHECK(catalog_pack(doc, &b, lens) == 0);
+	FUZZ_CHECK((back = catalog_unpack(b.data, lens)) != NULL);
+	for (k = 0; k < CATALOG_NKINDS; k++)	/* counted from the texts, before the index is read */
+		FUZZ_CHECK(catalog_count(back, (enum catalog_kind)k) == catalog_count(doc, (enum catalog_kind)k));
+	FUZZ_CHECK(catalog_upstreams(back) != NULL);	/* the index read */
+	FUZZ_CHECK(json_equal(back, doc));
 	for (k = 0; k < CATALOG_NKINDS; k++)
-		check_kind(doc, (enum catalog_kind)k);
-	free(text);
+		check_kind(back, (enum catalog_kind)k);
+	buf_free(&b);
+	json_decref(back);
 	json_decref(doc);
 	json_decref(in);
 	return 0;

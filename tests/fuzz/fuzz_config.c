@@ -4,11 +4,13 @@
  * `include = *.conf` and relative secret files stay inside it; a '/' in the input
  * becomes '_', so nothing outside is ever named. Properties: a load either succeeds or
  * reports at least one error, each "file:line: ..." or "file: ..." of a file in the
- * directory; a successful load can be asked whether it changed (it did not). */
+ * directory; a successful load can be asked whether it changed (it did not), and
+ * `mcpgate -t`'s warnings on it (confcheck.c) each name a file of the directory. */
 #include "autoconf.h"
 
 #include <sys/stat.h>
 
+#include "confcheck.h"
 #include "fuzz.h"
 
 #define FILES_MAX	8
@@ -40,6 +42,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char name[32], main_path[600];
+	static struct confcheck cc;
 	struct cfg_errors errs;
 	struct config *cfg = NULL;
 	size_t nfiles = 0, start = 0, i, j;
@@ -70,6 +73,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(errs.n == 0 && !cfg->broken);
 		FUZZ_CHECK(cfg->origin != NULL && cfg->prm_url != NULL && cfg->n_files >= 1);
 		FUZZ_CHECK(!config_changed(cfg));
+		confcheck_run(cfg, NULL, &cc);
+		for (i = 0; i < cc.n; i++)
+			FUZZ_CHECK(strncmp(cc.msg[i], dir, strlen(dir)) == 0 && memchr(cc.msg[i], '\0', sizeof(cc.msg[i])));
 	} else {
 		FUZZ_CHECK(errs.n > 0 && cfg->broken);
 		for (i = 0; i < errs.n; i++)

@@ -141,6 +141,8 @@ function createCookieMemory() {
  * @param {string} [o.host='127.0.0.1']
  * @param {string} [o.defaultUser='alice'] account logged in when there is no login_hint
  * @param {boolean} [o.strictCookies=false] true: no cookie help for cookie-less clients
+ * @param {boolean} [o.loginPages=false] true: oidc-provider's own login and consent pages
+ *   (devInteractions, for a browser) instead of the headless interaction
  * @param {(msg: string) => void} [o.log] diagnostics (stderr in server.mjs)
  * @param {(msg: string) => void} [o.logError] internal errors (default: stderr)
  * @returns {Promise<{issuer, port, host, provider, server, stats, resetStats, setFault,
@@ -148,7 +150,7 @@ function createCookieMemory() {
  */
 export async function createIdp({
   resources, port = 0, host = '127.0.0.1', defaultUser = 'alice', strictCookies = false,
-  log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
+  loginPages = false, log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
 } = {}) {
   if (!Array.isArray(resources) || resources.length === 0) {
     throw new TypeError('at least one resource is required');
@@ -233,7 +235,9 @@ export async function createIdp({
       return claimsOf({ tenant: meta.tenant, groups: meta.groups });
     },
     features: {
-      devInteractions: { enabled: false }, // replaced by the headless GET /interaction/:uid
+      // Replaced by the headless GET /interaction/:uid, unless a browser is to sign in
+      // through oidc-provider's own pages (loginPages).
+      devInteractions: { enabled: loginPages },
       clientCredentials: { enabled: true },
       introspection: {
         enabled: true,
@@ -272,11 +276,14 @@ export async function createIdp({
         },
       },
     },
-    interactions: {
-      url(ctx, interaction) {
-        return `/interaction/${interaction.uid}`;
+    // devInteractions sets its own URL (the same path) and warns about any other.
+    ...(loginPages ? {} : {
+      interactions: {
+        url(ctx, interaction) {
+          return `/interaction/${interaction.uid}`;
+        },
       },
-    },
+    }),
     ttl: {
       AccessToken: (ctx, token) => token.resourceServer?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL,
       ClientCredentials: (ctx, token) => token.resourceServer?.accessTokenTTL
@@ -309,6 +316,14 @@ export async function createIdp({
     await next();
     if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
       ctx.body.scopes_supported = [...SCOPES];
+    }
+  });
+  // oidc-provider's own pages import a web font from outside: served without it, so that a
+  // browser signing in here never leaves loopback (the console's test checks that).
+  provider.use(async (ctx, next) => {
+    await next();
+    if (loginPages && typeof ctx.body === 'string' && ctx.response.is('html')) {
+      ctx.body = ctx.body.replace(/@import url\(https?:[^)]*\);?/g, '');
     }
   });
   provider.on('server_error', (ctx, err) => logError(`server_error: ${err.stack || err}`));
@@ -461,9 +476,24 @@ export async function createIdp({
         if (await introspectionFault(req, res)) return;
       }
       const m = /^\/interaction\/([A-Za-z0-9_-]+)$/.exec(path);
-      if (m && req.method === 'GET') {
+      if (m && req.method === 'GET' && !loginPages) {
         await interaction(req, res, m[1]);
         return;
+      }
+      // Registration open to browser pages too (oidc-provider gives its registration
+      // endpoint no CORS): a page's public client registers itself.
+      if (path === ROUTES.registration && req.headers.origin) {
+        res.setHeader('Access-Control-Allow-Origin', req.headers.origin);
+        res.setHeader('Vary', 'Origin');
+        if (req.method === 'OPTIONS') {
+          res.writeHead(204, {
+            'Access-Control-Allow-Methods': 'POST',
+            'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] || 'content-type',
+            'Access-Control-Max-Age': '600',
+          });
+          res.end();
+          return;
+        }
       }
       if (path === '/.well-known/oauth-authorization-server' && (req.method === 'GET' || req.method === 'HEAD')) {
         req.url = `/.well-known/openid-configuration${url.search}`;

@@ -2,7 +2,7 @@
 // Test OAuth authorization server for mcpgate (oidc-provider). See README.md.
 //
 //   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
-//        [--ready-file F] [--default-user alice] [--strict-cookies] [--quiet]
+//        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages] [--quiet]
 //
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
 // --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 
 function usage(msg) {
   if (msg) process.stderr.write(`server.mjs: ${msg}\n`);
-  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--quiet]\n');
+  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--login-pages] [--quiet]\n');
   process.exit(2);
 }
 
@@ -26,6 +26,7 @@ try {
       'ready-file': { type: 'string' },
       'default-user': { type: 'string', default: 'alice' },
       'strict-cookies': { type: 'boolean', default: false },
+      'login-pages': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -60,6 +61,7 @@ try {
     resources: args.resource,
     defaultUser: args['default-user'],
     strictCookies: args['strict-cookies'],
+    loginPages: args['login-pages'],
     log,
   });
 } catch (e) {

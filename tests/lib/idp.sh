@@ -1,12 +1,14 @@
 # tests/lib/idp.sh — the real authorization server (oidc-provider, tests/idp) for shell suites.
 # start_idp RESOURCE [RESOURCE...] → IDP (issuer URL), IDP_PID; mint, idp_stats, idp_fault.
-# IDP_PORT=N starts it on that port (to start it again where it was).
+# IDP_PORT=N starts it on that port (to start it again where it was); IDP_OPTS adds
+# server.mjs options (--login-pages: oidc-provider's own login and consent pages).
 : "${T:?source after creating \$T}"
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
 
 start_idp() {
 	local args=() r try
 	for r in "$@"; do args+=(--resource "$r"); done
+	read -ra r <<<"${IDP_OPTS:-}" && args+=("${r[@]}")
 	for try in 1 2; do	# a cold node under a busy machine: wait 30 s, and start once more if it died
 		rm -f "$T/idp.ready"
 		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" --ready-file "$T/idp.ready" --quiet \

@@ -37,3 +37,29 @@ start_ok() {
 	fail "$desc" "$(tail -n 30 "$out")"
 	return 1
 }
+
+# start_gateway PORT DESC [PROCS [WORKERS]]: mcpgate -t on $T/gw.conf, then PROCS x
+# WORKERS (2 x 2) mcpgate processes of it under spawn-fcgi on $T/mcpgate.sock behind
+# nginx on PORT (deploy/lib.sh); a passing TAP line saying DESC, or a bail-out saying why.
+start_gateway() {
+	local out
+	out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the configuration" "$out"
+	if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" "${3:-2}" "${4:-2}" >> "$T/start.out" 2>&1 \
+		&& start_nginx "$1" >> "$T/start.out" 2>&1; then
+		pass "$2"
+	else
+		bail "nginx + spawn-fcgi + mcpgate started" "$(tail -n 20 "$T/start.out")"
+	fi
+}
+
+# suite_begin: what a suite with real servers does first: MCPGATE_BIN must be an
+# executable; a temp dir of its own, $T (deploy/lib.sh's mg_init); the authorization
+# server's and node's helpers (tests/lib/idp.sh, node.sh).
+suite_begin() {
+	[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+	mg_init || exit 1
+	# shellcheck disable=SC2034 # the suite's
+	T=$MG_DIR
+	. "$top/tests/lib/idp.sh"
+	. "$top/tests/lib/node.sh"
+}

@@ -10,7 +10,9 @@
 # its timeout, host B (redis-fail = open) keeps serving, nothing hangs, the outage is
 # logged once per process; Redis back (SIGCONT, restarted): both serve again without a
 # restart. Windows are an hour long, so a slow machine refills nothing meanwhile.
-# Prints TAP. Env: MCPGATE_BIN.
+# REDIS_VIA=unix (tests/limits/redis-unix.sh): the same with every redis-server on a unix
+# socket alone (no TCP port) and every store = unix://PATH?db=N.
+# Prints TAP. Env: MCPGATE_BIN, REDIS_VIA (tcp, the default, or unix).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -24,17 +26,9 @@ T=$MG_DIR
 . "$top/tests/lib/wait.sh"
 trap 'stop_idp; stop_all' EXIT
 
-# --- redis-server, on loopback, nothing kept on disk ---------------------------------------
-RPORT=$(free_port)
-start_redis() {
-	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" \
-		--daemonize no > "$T/redis.log" 2>&1 &
-	REDIS_PID=$!
-	mg_track "$REDIS_PID"
-	wait_until 30 redis-cli -p "$RPORT" ping > /dev/null 2>&1
-}
-rcli() { redis-cli -p "$RPORT" "$@"; }
-start_redis || bail "redis-server on 127.0.0.1:$RPORT" "$(tail -n 5 "$T/redis.log")"
+# --- redis-server, on loopback or a unix socket, nothing kept on disk ------------------------
+. "$top/tests/lib/redis.sh"
+start_redis || bail "redis-server ($LISTEN_MAIN)" "$(tail -n 5 "$T/redis.log")"
 
 PORT_A=$(free_port)
 PORT_B=$(free_port)
@@ -50,7 +44,7 @@ host_conf() {
 [limits]
 gateway = 1000000/3600
 token = 10/3600
-store = redis://127.0.0.1:$RPORT/3
+store = $(store redis 3)
 redis-timeout-ms = 1000
 redis-fail = $2
 CONF
@@ -58,8 +52,8 @@ CONF
 host_conf a closed
 host_conf b open
 out=$("$MCPGATE_BIN" -t -c "$T/a.conf" 2>&1) || bail "mcpgate -t accepts the Redis store" "$out"
-pass "mcpgate -t accepts store = redis://127.0.0.1:PORT/3"
-like "… and names the shared store" "$out" "shared store: Redis at 127.0.0.1 port $RPORT, database 3 \\(rate limits and ended sessions, accepted tokens; redis-fail = closed\\)"
+pass "mcpgate -t accepts store = $(store redis 3 | sed "s|$T|T|; s|:[0-9]*/3|:PORT/3|")"
+like "… and names the shared store" "$out" "shared store: Redis at $WHERE, database 3 \\(rate limits and ended sessions, accepted tokens; redis-fail = closed\\)"
 # start_host NAME PORT: spawn-fcgi -F 2 -w 2 and nginx, in a directory of its own.
 start_host() {
 	local dir=$T/host-$1
@@ -205,7 +199,7 @@ is "… host B (redis-fail = open) keeps serving" "$(post "$URL_B" "$K5" "$PING"
 is "… its session too (the host's own tombstones decide meanwhile)" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $SID2")" 200
 # Every worker of A meets the outage: at most one line per process.
 for i in 1 2 3 4 5 6; do post "$URL_A" "$K5" "$PING" > /dev/null; done
-n=$(grep -c 'redis at 127.0.0.1 port .* cannot be used' "$T/host-a/mcpgate.log" "$T/a.log" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
+n=$(grep -cF "redis at $WHERE cannot be used" "$T/host-a/mcpgate.log" "$T/a.log" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
 check "… the outage is logged once per process of host A (2 processes: $n lines)" test "$n" -ge 1 -a "$n" -le 2
 kill -CONT "$REDIS_PID"
 wait_until 60 back "$URL_A"
@@ -233,7 +227,7 @@ b_back() {
 	post "$URL_B" "$K5" "$PING" > /dev/null
 	local log o r
 	log=$(cat "$T/host-b/mcpgate.log" "$T/b.log" 2>/dev/null)
-	o=$(grep -c 'redis at 127.0.0.1 port .* cannot be used' <<<"$log")
+	o=$(grep -cF "redis at $WHERE cannot be used" <<<"$log")
 	r=$(grep -c 'redis answers again' <<<"$log")
 	[ "$o" -eq "$r" ]
 }
@@ -244,7 +238,7 @@ is "… and the limits hold again across hosts (the new Redis starts empty: 10 o
 
 # --- CGI runs share the buckets too --------------------------------------------------------------
 GW_STATE=$T/cgi.state GW_LOG=$T/cgi.log gateway_conf "$T/cgi.conf" "$URL_A" "session-key-file = $T/session.key"
-printf '[limits]\ngateway = 10/3600\nstore = redis://127.0.0.1:%s/4\nredis-timeout-ms = 5000\n' "$RPORT" >> "$T/cgi.conf"
+printf '[limits]\ngateway = 10/3600\nstore = %s\nredis-timeout-ms = 5000\n' "$(store redis 4)" >> "$T/cgi.conf"
 cgi_pids=()
 for i in $(seq 1 40); do
 	(
@@ -261,13 +255,15 @@ is "gateway = 10/3600 in Redis, 40 concurrent CGI runs: 10 pass (401: no token),
 	"$(cat "$T"/cgi-status.* 2>/dev/null | grep -E '^[0-9]+$' | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "401:10 429:30 "
 
 # --- AUTH: a password, an ACL user ----------------------------------------------------------------
-APORT=$(free_port)
-redis-server --port "$APORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" --requirepass 'adm!n' \
+[ "$VIA" = unix ] || RPORTS[auth]=$(free_port)
+# shellcheck disable=SC2046 # listen: options
+redis-server $(listen auth) --save '' --appendonly no --dir "$T" --requirepass 'adm!n' \
 	--daemonize no > "$T/redis-auth.log" 2>&1 &
 mg_track $!
-wait_until 30 redis-cli -p "$APORT" -a 'adm!n' --no-auth-warning ping > /dev/null 2>&1 \
-	|| bail "redis-server with requirepass" "$(tail -n 5 "$T/redis-auth.log")"
-redis-cli -p "$APORT" -a 'adm!n' --no-auth-warning acl setuser app on '>p@ss w/rd' '~mcpgate:*' '+@all' > /dev/null
+# shellcheck disable=SC2046 # at: options
+acli() { redis-cli $(at auth) -a 'adm!n' --no-auth-warning "$@"; }
+wait_until 30 acli ping > /dev/null 2>&1 || bail "redis-server with requirepass" "$(tail -n 5 "$T/redis-auth.log")"
+acli acl setuser app on '>p@ss w/rd' '~mcpgate:*' '+@all' > /dev/null
 cgi_ping() {	# cgi_ping STORE: the status of one CGI ping whose gateway limit is in STORE
 	sed -i "s|^store = .*|store = $1|" "$T/cgi.conf"
 	printf '%s' "$PING" | env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
@@ -275,13 +271,13 @@ cgi_ping() {	# cgi_ping STORE: the status of one CGI ping whose gateway limit is
 		HTTP_ACCEPT=application/json CONTENT_LENGTH=${#PING} "$MCPGATE_BIN" -c "$T/cgi.conf" 2>/dev/null |
 		sed -n 's/^Status: \([0-9]*\).*/\1/p'
 }
-is "AUTH with the password (redis://:PASSWORD@…): the limit decided (401: no token)" \
-	"$(cgi_ping "redis://:adm%21n@127.0.0.1:$APORT/0")" 401
-is "AUTH as an ACL user, its password percent-encoded (redis://app:p%40ss%20w%2Frd@…)" \
-	"$(cgi_ping "redis://app:p%40ss%20w%2Frd@127.0.0.1:$APORT/1")" 401
-is "… its bucket in database 1" "$(redis-cli -p "$APORT" -a 'adm!n' --no-auth-warning -n 1 --scan --pattern 'mcpgate:rl:*' | grep -c .)" 1
-is "a wrong password: 503 (limits fail closed)" "$(cgi_ping "redis://:wrong@127.0.0.1:$APORT/0")" 503
-is "no password where one is required: 503" "$(cgi_ping "redis://127.0.0.1:$APORT/0")" 503
+is "AUTH with the password ($VIA://:PASSWORD@…): the limit decided (401: no token)" \
+	"$(cgi_ping "$(store auth 0 :adm%21n@)")" 401
+is "AUTH as an ACL user, its password percent-encoded ($VIA://app:p%40ss%20w%2Frd@…)" \
+	"$(cgi_ping "$(store auth 1 app:p%40ss%20w%2Frd@)")" 401
+is "… its bucket in database 1" "$(acli -n 1 --scan --pattern 'mcpgate:rl:*' | grep -c .)" 1
+is "a wrong password: 503 (limits fail closed)" "$(cgi_ping "$(store auth 0 :wrong@)")" 503
+is "no password where one is required: 503" "$(cgi_ping "$(store auth 0)")" 503
 check "… the reason logged, never the password" eval "grep -q 'WRONGPASS\|NOAUTH' '$T/cgi.log' && ! grep -qe 'adm!n' -e 'p@ss' -e 'adm%21n' '$T/cgi.log'"
 
 leaked=0

@@ -9,6 +9,10 @@
 #            literals do not count).
 #   words    no work-tracker words (issue numbers, TODO, FIXME, XXX) and no pointer to a
 #            document outside the repository: comments explain the code as it is.
+#   catalog  outside catalog.c, a catalog document's members are read through catalog.h
+#            (catalog_count, catalog_key, catalog_upstreams, ...), never with
+#            json_object_get: a document read from the state file has its index parsed
+#            only when one of those needs it, so a direct read would find nothing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -19,12 +23,12 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
 base      autoconf buf err clock log secret url netaddr sink str claims uritemplate
-parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc
+parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload metrics
 clients   token_cache ratelimit rstore session introspect upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
 access    auth limiter federate
-exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain gateway
-handlers  handlers h_health h_meta h_mcp
+exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
+handlers  handlers h_health h_meta h_mcp h_metrics
 router    router
 front     kept front main
 '
@@ -109,16 +113,29 @@ words() {
 	[ -z "$hits" ] || { echo "$hits"; return 1; }
 }
 
+# catalog DIR: prints each direct read of a catalog document's member (json_object_get of
+# a document named *doc with one of its member names, or a catalog_kinds[] name) outside
+# catalog.c; status 1 then.
+CATALOG_MEMBERS='tools|routes|prompts|promptRoutes|resources|resourceRoutes|resourceTemplates|templateRoutes|upstreams|records|index'
+catalog() {
+	local hits
+	hits=$(cd "$1" && sources . | sed 's|^\./||' | grep -v '\(^\|/\)catalog\.c$' | tr '\n' '\0' | xargs -0r grep -nHE \
+		"json_object_get\([A-Za-z_>.-]*doc, *(\"($CATALOG_MEMBERS)\"|catalog_kinds\[)")
+	[ -z "$hits" ] || { echo "$hits"; return 1; }
+}
+
 # --- each rule catches what it is for ------------------------------------------------------
 t=$(mktemp -d /tmp/mcpgate-lint.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 # Trees shaped like src/: each breaking file in a folder.
-mkdir -p "$t/up/base" "$t/none/new" "$t/ban/base" "$t/word/mcp"
+mkdir -p "$t/up/base" "$t/none/new" "$t/ban/base" "$t/word/mcp" "$t/cat/serve" "$t/cat/model"
 printf '#include "mcp.h"\n' > "$t/up/base/buf.c"
 printf '#include "buf.h"\n' > "$t/none/new/newthing.c"
 printf 'void f(char *d) { strcpy(d, "x"); }\n' > "$t/ban/base/buf.c"
 printf '/* the checks in the order of iss%s #4 */\n' ue > "$t/word/mcp/mcp.c"
-for r in layers:up layers:none banned:ban words:word; do
+printf 'n = json_array_size(json_object_get(w->cat.doc, "tools"));\n' > "$t/cat/serve/h_health.c"
+printf 'json_t *items = json_object_get(doc, k->array);\n' > "$t/cat/model/catalog.c"	# its own
+for r in layers:up layers:none banned:ban words:word catalog:cat; do
 	if out=$(${r%%:*} "$t/${r#*:}"); then fail "${r%%:*} fails on a tree that breaks it (${r#*:})"
 	else pass "${r%%:*} fails on a tree that breaks it: $out"; fi
 done
@@ -133,4 +150,5 @@ out=$(banned "$t/ban") && pass "banned: comments, strings and longer names do no
 out=$(layers "$src") && pass "layers: every include in src/ points across or down" || fail "layers: every include in src/ points across or down" "$out"
 out=$(banned "$src") && pass "banned: no $(echo $BANNED | wc -w) banned functions called in src/" || fail "banned: none called in src/" "$out"
 out=$(words "$src") && pass "words: no tracker words or outside pointers in src/" || fail "words: no tracker words or outside pointers in src/" "$out"
+out=$(catalog "$src") && pass "catalog: no catalog document read but through catalog.h in src/" || fail "catalog: no catalog document read but through catalog.h in src/" "$out"
 tap_done

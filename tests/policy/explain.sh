@@ -285,11 +285,16 @@ DOWN=$(free_port)
 { cat "$T/gw.conf"; printf '[upstream "dead"]\nurl = http://127.0.0.1:%s/mcp\nprefix = dd_\ntimeout-ms = 2000\n' "$DOWN"; } |
 	sed 's/^groups = github fs admin beta$/groups = github fs admin beta dead/' > "$T/down.conf"
 out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" --json 2> "$T/err"); rc=$?
-jcheck "an upstream that is down: a note, the others' tools still explained, exit 0" \
+jcheck "an upstream that is down: a note, the others' tools still explained, exit 1 (the answer lacks its tools)" \
 	"$(jq -c '{rc: '"$rc"', notes, n: (.visible | length)}' <<<"$out")" \
-	'.rc == 0 and (.notes | any(test("\\[upstream \"dead\"\\] is left out"))) and .n > 400'
+	'.rc == 1 and (.notes | any(test("\\[upstream \"dead\"\\] is left out"))) and .n > 400'
+like "… and says so on stderr, pointing at --catalog" "$(cat "$T/err")" \
+	'^mcpgate explain: 1 of 3 upstreams could not be asked .*--catalog FILE'
 out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" 2> "$T/err"); rc=$?
-like "… in text, the note on stderr" "rc=$rc $(cat "$T/err")" '^rc=0 note: \[upstream "dead"\] is left out'
+like "… in text, the note on stderr, then the failure" "rc=$rc $(flat "$(cat "$T/err")")" \
+	'^rc=1 note: \[upstream "dead"\] is left out.* mcpgate explain: 1 of 3 upstreams could not be asked'
+out=$("$MCPGATE_BIN" explain -c "$T/down.conf" --claims "$ENG" --tool fs_echo 2> "$T/err"); rc=$?
+is "… with --tool of a visible tool too: exit 1, not 0" "$rc" 1
 # --- --save-catalog, then --catalog: the same answer without the upstreams ------------------------
 explain --claims "$ENG" --json --save-catalog "$T/snap.json"
 printf '%s' "$out" > "$T/live.json"
@@ -315,6 +320,23 @@ out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/broke
 like "--catalog that is not JSON: exit 1, FILE:LINE and the parser's reason" "rc=$rc $out" "^rc=1 .*--catalog $T/broken.json:1: "
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/snap.json" --save-catalog "$T/x.json" 2>&1); rc=$?
 is "--catalog and --save-catalog together: a usage error" "$rc" 1
+
+# Prompts, resources and templates one by one: with no [group] prompts or resources here,
+# each is visible exactly when its upstream as a whole is, hidden at the same step for
+# the same reason.
+jcheck "prompts, resources and templates: each as its upstream (no group grants them on its own)" \
+	"$(jq -c '(.upstreams | map({(.upstream): .}) | add) as $u |
+		{p: (.prompts.visible | all(($u[(if startswith("gh_") then "gh" else "fs" end)].visible))),
+		 h: (.prompts.hidden | all(.step == $u.gh.step and .reason == $u.gh.reason and (.prompt | startswith("gh_")))),
+		 np: ((.prompts.visible + .prompts.hidden) | length), t: (.templates.visible | length),
+		 r: (.resources.visible | length)}' "$T/live.json" 2>/dev/null)" \
+	'.p and .h and .np >= 8 and .t >= 1 and .r >= 1'
+# mcpgate -t against the saved catalog: a pattern matching nothing in it is named.
+sed 's/^tools = \*_test_error_handling$/tools = *_test_error_handling nope_*/' "$T/gw.conf" > "$T/nope.conf"
+out=$("$MCPGATE_BIN" -t -c "$T/nope.conf" --catalog "$T/snap.json" 2>&1); rc=$?
+like "-t --catalog with the saved catalog: exit 0, a tools pattern that matches nothing named at its line" \
+	"rc=$rc $(flat "$out")" "^rc=0 .*warning: [^ ]*nope\.conf:$(grep -n '^tools = \*_test_error_handling nope_\*$' "$T/nope.conf" | cut -d: -f1): tools: nope_\* matches no tool in the catalog"
+unlike "… and not the patterns that match" "$out" '(\*_test_error_handling|gh_\*|fs_test_sampling) matches no'
 
 awk '/^\[tenant /{skip = 1} /^\[/ && !/^\[tenant /{skip = 0} !skip && !/^include/' "$T/gw.conf" > "$T/open.conf"
 out=$("$MCPGATE_BIN" explain -c "$T/open.conf" --claims '{"scope":"mcp:tools"}' 2>&1); rc=$?

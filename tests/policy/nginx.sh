@@ -14,6 +14,11 @@
 #  - prompts/list, resources/list and resources/templates/list show the things of the
 #    upstreams whose group the caller passes (steps 2 and 3), and prompts/get,
 #    resources/read and completion/complete of the others get the same denials;
+#  - a [group] whose prompts and resources globs grant records on their own (as CGI runs
+#    of another configuration on the same state file): the lists hold exactly those,
+#    gets and reads of them pass and of the others are refused, initialize announces
+#    what they make reachable, and `mcpgate explain --json` lists exactly the same
+#    prompts, resources and templates as visible (policy and explain agree);
 #
 # then a sixth caller whose tenant is not configured (403 tenant_forbidden on every
 # /mcp request), and deny-style = hide (a denied tool answers exactly as a tool that
@@ -276,6 +281,53 @@ out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims '{"tenant":"nosuch"}' 2>&1
 like "explain for an unknown tenant says every request is 403 tenant_forbidden" "$out" 'nosuch is not configured.*tenant_forbidden'
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims 'not json' 2>&1); rc=$?
 is "explain with claims that are not JSON: exit 1" "$rc" 1
+
+# --- a group's own prompts and resources, as CGI on the same state file -------------------
+# Tenant beta (P3) lists only [group "items"], which holds no tool, gh's one simple prompt
+# and the resources under test://template/ — the upstreams' own groups listed by nobody
+# in beta: every grant below is the group's globs'.
+sed 's/^\[tenant "beta"\]$/[group "items"]\nprompts = gh_test_simple_prompt\nresources = test:\/\/template\/*\n[tenant "beta"]/' \
+	"$T/gw.conf" | sed '/^\[tenant "beta"\]$/,/^\[/ s/^groups = fs$/groups = items/' > "$T/items.conf"
+icgi() {	# icgi TOKEN BODY: one CGI run of items.conf; the status line and body on stdout
+	printf '%s' "$2" | timeout -k 2 20 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+		SERVER_NAME=127.0.0.1 SERVER_PORT="$NGX_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
+		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT=application/json CONTENT_TYPE=application/json \
+		CONTENT_LENGTH="$(printf '%s' "$2" | wc -c)" HTTP_AUTHORIZATION="Bearer $1" "$MCPGATE_BIN" -c "$T/items.conf" \
+		> "$T/icgi.out" 2>> "$T/cgi.err"
+	sed '1,/^\r$/d' "$T/icgi.out"
+}
+istatus() { sed -n 's/^Status: \([0-9]*\).*/\1/p' "$T/icgi.out" | head -n 1; }
+if out=$("$MCPGATE_BIN" -t -c "$T/items.conf" 2>&1); then pass "items.conf: -t accepts [group] prompts and resources"; else fail "items.conf loads" "$out"; fi
+ip=$(icgi "${tok[P3]}" "$(rpc prompts/list '{}')" | jq -c '[.result.prompts[].name] | sort')
+ir=$(icgi "${tok[P3]}" "$(rpc resources/list '{}')" | jq -c '[.result.resources[].uri] | sort')
+it=$(icgi "${tok[P3]}" "$(rpc resources/templates/list '{}')" | jq -c '[.result.resourceTemplates[].uriTemplate] | sort')
+jcheck "P3 with [group \"items\"]: prompts/list is its one prompt; templates/list the test://template/ ones; resources/list none of test://static-*" \
+	"$(jq -nc --argjson p "${ip:-null}" --argjson r "${ir:-null}" --argjson t "${it:-null}" '{p: $p, r: $r, t: $t}')" \
+	'.p == ["gh_test_simple_prompt"] and (.t | length) >= 1 and all(.t[]; startswith("test://template/")) and all(.r[]; startswith("test://template/"))'
+got=$(icgi "${tok[P3]}" "$(rpc prompts/get '{"name":"gh_test_simple_prompt"}')" | jq -c '.result.messages | length')
+is "… prompts/get of the granted prompt: 200 with its messages" "$(istatus) $got" "200 1"
+icgi "${tok[P3]}" "$(rpc prompts/get '{"name":"gh_test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b"}}')" > "$T/b"
+is "… prompts/get of another prompt of gh: 403 group_forbidden" "$(istatus) $(jq -r .error "$T/b")" "403 group_forbidden"
+got=$(icgi "${tok[P3]}" "$(rpc resources/read '{"uri":"test://template/7/data"}')" | jq -c '.result.contents | length')
+is "… resources/read of a URI the template expands (test://template/*): 200" "$(istatus) $got" "200 1"
+icgi "${tok[P3]}" "$(rpc resources/read '{"uri":"test://static-text"}')" > "$T/b"
+is "… resources/read of test://static-text: 403 group_forbidden" "$(istatus) $(jq -r .error "$T/b")" "403 group_forbidden"
+icgi "${tok[P3]}" "$(rpc tools/call '{"name":"fs_echo","arguments":{}}')" > "$T/b"
+is "… a tool: no group beta lists holds it (403 group_forbidden)" "$(istatus) $(jq -r .error "$T/b")" "403 group_forbidden"
+caps=$(icgi "${tok[P3]}" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' | jq -c '.result.capabilities | keys')
+jcheck "… initialize announces prompts, resources, completions and logging (what the granted records make reachable)" \
+	"${caps:-null}" 'index("prompts") != null and index("resources") != null and index("completions") != null and index("logging") != null'
+P3_CLAIMS='{"active":true,"client_id":"machine-beta","scope":"mcp:tools","tenant":"beta","groups":["sales"]}'
+ex=$("$MCPGATE_BIN" explain -c "$T/items.conf" --claims "$P3_CLAIMS" --json 2> "$T/explain.err")
+jcheck "explain --json (P3's claims, items.conf): the visible prompts, resources and templates are exactly P3's lists" \
+	"$(jq -c --argjson p "${ip:-null}" --argjson r "${ir:-null}" --argjson t "${it:-null}" \
+		'{p: ((.prompts.visible | sort) == $p), r: ((.resources.visible | sort) == $r), t: ((.templates.visible | sort) == $t),
+		  hidden: (.prompts.hidden | map(select(.prompt == "gh_test_prompt_with_arguments")) | .[0] | {step, reason})}' <<<"${ex:-null}")" \
+	'.p and .r and .t and .hidden.step == 3 and .hidden.reason == "group_forbidden"'
+a=$(grep '"prompt":"gh_test_simple_prompt"' "$T/gw.log" | grep '"tenant":"beta"')
+jcheck "… its prompts/get decisions are audited by the prompt and its upstream" \
+	"$(jq -sc 'map(select(.audit == "prompts/get")) | {n: length, ok: (map(select(.allowed and .upstream == "gh")) | length)}' <<<"$a")" \
+	'.n >= 1 and .ok >= 1'
 
 # --- deny-style = hide, as CGI on the same state file ----------------------------------
 sed 's/^\[gateway\]$/[gateway]\ndeny-style = hide/' "$T/gw.conf" > "$T/hide.conf"

@@ -115,6 +115,16 @@ test_clock(void)
 	is_str(ts, "1970-01-01T00:00:00Z", "RFC 3339 of the epoch");
 	clock_rfc3339(1795000000, ts, sizeof(ts));
 	is_str(ts, "2026-11-18T11:06:40Z", "RFC 3339 of a later time");
+	clock_rfc3339(951868799, ts, sizeof(ts));
+	is_str(ts, "2000-02-29T23:59:59Z", "… a leap day's last second");
+	clock_rfc3339(951868800, ts, sizeof(ts));
+	is_str(ts, "2000-03-01T00:00:00Z", "… the day after");
+	clock_rfc3339(4107542400, ts, sizeof(ts));
+	is_str(ts, "2100-03-01T00:00:00Z", "… 2100 has no leap day");
+	clock_rfc3339(-1, ts, sizeof(ts));
+	is_str(ts, "1969-12-31T23:59:59Z", "… before the epoch");
+	clock_utc(1795000000, ts, sizeof(ts));
+	is_str(ts, "2026-11-18T11:06:40", "the same without the Z");
 	ok(clock_mono_us() > 0, "monotonic clock runs");
 }
 

@@ -1,5 +1,6 @@
 /* Unit tests: building the federated catalog (prefixes, descriptions, schemas, order,
- * names two upstreams share, invalid names, upstreams left out) and finding a tool. */
+ * names two upstreams share, invalid names, upstreams left out), finding a tool, list
+ * pages cut from the record texts, and the catalog as the state file keeps it. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -31,7 +32,8 @@ test_order(json_t *doc)
 	is_str(name_at(doc, 2), "read_file", "… an empty prefix keeps the name");
 }
 
-/* A tool is found by its exposed name, routed to its upstream, and its record passes through. */
+/* A tool is found by its exposed name, routed to its upstream, and its record passes
+ * through; the index keeps only what decisions read. */
 static void
 test_find(json_t *doc)
 {
@@ -39,14 +41,85 @@ test_find(json_t *doc)
 	long ix;
 
 	ix = catalog_find(doc, "gh_search");
-	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
+	t = catalog_record(doc, CATALOG_TOOLS, (size_t)ix);
 	route = json_array_get(json_object_get(doc, "routes"), (size_t)ix);
 	is_int(ix, 1, "found by binary search");
 	is_str(json_string_value(json_array_get(route, 0)), "github", "… routed to its upstream");
 	is_str(json_string_value(json_array_get(route, 1)), "search", "… under its own name");
 	ok(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")) &&
-	    strcmp(json_string_value(json_object_get(t, "description")), "Search code") == 0,
-	    "the record passes through (description, annotations)");
+	    strcmp(json_string_value(json_object_get(t, "description")), "Search code") == 0 &&
+	    strcmp(json_string_value(json_object_get(t, "name")), "gh_search") == 0,
+	    "the record passes through (description, annotations), under its exposed name");
+	json_decref(t);
+	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
+	ok(json_object_size(t) == 2 && json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")),
+	    "its index record: the name and readOnlyHint");
+	t = json_array_get(json_object_get(doc, "tools"), (size_t)catalog_find(doc, "read_file"));
+	ok(json_object_size(t) == 1 && json_is_string(json_object_get(t, "name")), "… the name alone without one");
+}
+
+/* A list page is the records' texts: the JSON array of the whole records, in the order asked. */
+static void
+test_page(json_t *doc)
+{
+	uint32_t ix[] = { 0, 2 };
+	struct buf b;
+	json_t *page = NULL;
+
+	buf_init(&b, 1 << 20);
+	ok(catalog_page_text(doc, CATALOG_TOOLS, NULL, 0, 3, &b) == 0 && (page = json_loads(buf_str(&b), 0, NULL)) != NULL &&
+	    json_array_size(page) == 3 && strcmp(json_string_value(json_object_get(json_array_get(page, 1), "description")),
+	    "Search code") == 0, "a page of every tool: the whole records");
+	json_decref(page);
+	page = NULL;
+	buf_reset(&b);
+	ok(catalog_page_text(doc, CATALOG_TOOLS, ix, 0, 2, &b) == 0 && (page = json_loads(buf_str(&b), 0, NULL)) != NULL &&
+	    json_array_size(page) == 2 && strcmp(json_string_value(json_object_get(json_array_get(page, 1), "name")),
+	    "read_file") == 0, "a page of some: those, in order");
+	json_decref(page);
+	buf_reset(&b);
+	ok(catalog_page_text(doc, CATALOG_TOOLS, NULL, 1, 1, &b) == 0 && strcmp(buf_str(&b), "[]") == 0, "an empty page");
+	buf_reset(&b);
+	ok(catalog_page_text(doc, CATALOG_TOOLS, NULL, 2, 4, &b) < 0, "a record past the last: -1");
+	buf_reset(&b);
+	ok(catalog_page_text(doc, CATALOG_PROMPTS, NULL, 0, 0, &b) == 0 && strcmp(buf_str(&b), "[]") == 0,
+	    "a kind without records: an empty page");
+	ok(catalog_record(doc, CATALOG_TOOLS, 3) == NULL, "no record 3");
+	buf_free(&b);
+}
+
+/* As the state file keeps it: packed, then unpacked by a reader, which counts and cuts
+ * pages without parsing the index, and parses it when something reads it: then the same
+ * document. An index that does not match the record texts reads as the empty catalog. */
+static void
+test_pack(json_t *doc)
+{
+	uint32_t lens[CATALOG_PARTS];
+	json_t *back;
+	struct buf b, page;
+
+	buf_init(&b, 1 << 20);
+	buf_init(&page, 1 << 20);
+	ok(catalog_pack(doc, &b, lens) == 0 && lens[0] + lens[1] + lens[2] + lens[3] + lens[4] == b.len,
+	    "packed: the parts fill the buffer");
+	back = catalog_unpack(b.data, lens);
+	ok(back && catalog_count(back, CATALOG_TOOLS) == 3 && catalog_page_text(back, CATALOG_TOOLS, NULL, 0, 3, &page) == 0 &&
+	    json_object_get(back, "tools") == NULL, "unpacked: counted and a page cut, the index not parsed");
+	buf_reset(&b);
+	ok(catalog_page_text(doc, CATALOG_TOOLS, NULL, 0, 3, &b) == 0 && strcmp(buf_str(&b), buf_str(&page)) == 0,
+	    "… the page the built document gives");
+	ok(back && catalog_upstreams(back) && json_equal(back, doc), "… then, once read, the same document");
+	json_decref(back);
+	buf_reset(&b);
+	catalog_pack(doc, &b, lens);
+	lens[1] = 0;	/* no tool texts, and every other part shifted */
+	back = catalog_unpack(b.data, lens);
+	ok(back && catalog_find(back, "gh_search") < 0 && catalog_count(back, CATALOG_TOOLS) == 0 &&
+	    catalog_count(back, CATALOG_RESOURCES) == 0 && json_object_size(catalog_upstreams(back)) == 0,
+	    "an index that does not match its record texts: read as the empty catalog");
+	json_decref(back);
+	buf_free(&page);
+	buf_free(&b);
 }
 
 /* A name two upstreams expose goes to the first in the file, the second's route after it. */
@@ -77,12 +150,14 @@ test_defaults(json_t *doc)
 	long ix;
 
 	ix = catalog_find(doc, "gh_create_issue");
-	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
+	t = catalog_record(doc, CATALOG_TOOLS, (size_t)ix);
 	is_str(json_string_value(json_object_get(t, "description")), "create_issue", "no description: the name");
 	ok(json_is_object(json_object_get(t, "inputSchema")), "no inputSchema: an object schema");
-	t = json_array_get(json_object_get(doc, "tools"), (size_t)catalog_find(doc, "read_file"));
+	json_decref(t);
+	t = catalog_record(doc, CATALOG_TOOLS, (size_t)catalog_find(doc, "read_file"));
 	ok(json_is_object(json_object_get(t, "inputSchema")), "a null inputSchema: an object schema");
 	is_str(json_string_value(json_object_get(t, "title")), "Read a file", "title kept");
+	json_decref(t);
 }
 
 /* Names not exposed: an upstream's own name under a prefix, an invalid name, an unknown one. */
@@ -119,7 +194,7 @@ test_all_answered(void)
 static void
 test_listed_twice(void)
 {
-	json_t *doc;
+	json_t *doc, *rec;
 	long ix;
 
 	json_decref(lists[0]);
@@ -133,16 +208,19 @@ test_listed_twice(void)
 	{
 		const char *up, *orig;
 
-		is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "resources"), (size_t)ix), "name")),
-		    "first", "a URI an upstream lists twice: its first record");
+		rec = catalog_record(doc, CATALOG_RESOURCES, (size_t)ix);
+		is_str(json_string_value(json_object_get(rec, "name")), "first", "a URI an upstream lists twice: its first record");
+		json_decref(rec);
 		ok(catalog_route_alt(doc, CATALOG_RESOURCES, ix, 0, &up, &orig) == 0 && strcmp(up, "github") == 0 &&
 		    catalog_route_alt(doc, CATALOG_RESOURCES, ix, 1, &up, &orig) == 0 && strcmp(up, "files") == 0 &&
 		    catalog_route_alt(doc, CATALOG_RESOURCES, ix, 2, &up, &orig) < 0,
 		    "… one route to it, then the other upstream's");
 		ix = catalog_find(doc, "gh_search");
+		rec = ix >= 0 ? catalog_record(doc, CATALOG_TOOLS, (size_t)ix) : NULL;
 		ok(ix >= 0 && catalog_route_alt(doc, CATALOG_TOOLS, ix, 1, &up, &orig) < 0 &&
-		    strcmp(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), (size_t)ix),
-		    "description")), "search") == 0, "a tool an upstream lists twice: its first record, one route");
+		    strcmp(json_string_value(json_object_get(rec, "description")), "search") == 0,
+		    "a tool an upstream lists twice: its first record, one route");
+		json_decref(rec);
 	}
 	json_decref(doc);
 }
@@ -174,6 +252,8 @@ main(void)
 	doc = catalog_build(cfg, lists, reasons);
 	test_order(doc);
 	test_find(doc);
+	test_page(doc);
+	test_pack(doc);
 	test_shared_name(doc);
 	test_defaults(doc);
 	test_not_exposed(doc);

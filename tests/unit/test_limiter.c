@@ -93,7 +93,7 @@ static const struct rate *
 tool_rate(const struct config *cfg, const struct cfg_tenant *tn, const char *name, const struct cfg_upstream *up,
     int *over, const struct cfg_group **g)
 {
-	struct policy_tool t = { name, up, 0 };
+	struct policy_tool t = { name, up, 0, POLICY_TOOL };
 
 	return limiter_rate(cfg, tn, LIMIT_TOOL, &t, over, g);
 }
@@ -273,7 +273,7 @@ test_group_take(void)
 	size_t size = ratelimit_region_size();
 	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsigned char tok[RL_KEY_BYTES] = { 7 };
-	struct policy_tool gen = { "gen_image", NULL, 0 }, other = { "other", NULL, 0 };
+	struct policy_tool gen = { "gen_image", NULL, 0, POLICY_TOOL }, other = { "other", NULL, 0, POLICY_TOOL };
 	struct limiter l;
 	int i, rc[3];
 

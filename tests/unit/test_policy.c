@@ -250,7 +250,7 @@ decide(const struct config *cfg, const struct who *w, const char *tool, const ch
 {
 	struct claims cl;
 	struct policy_caller c;
-	struct policy_tool t = { tool, config_upstream(cfg, up), hint };
+	struct policy_tool t = { tool, config_upstream(cfg, up), hint, POLICY_TOOL };
 
 	claims_of(w, &cl);
 	policy_caller_init(&c, cfg, &cl);
@@ -760,6 +760,7 @@ m_decide(const struct config *cfg, const struct m_caller *c, const char *tool, i
 	t.name = tool;
 	t.upstream = tool_upstream(tool) < 0 ? NULL : config_upstream(cfg, up_name(tool_upstream(tool)));
 	t.read_only_hint = hint;
+	t.kind = POLICY_TOOL;
 	return policy_decide(&pc, &t, why);
 }
 
@@ -826,7 +827,7 @@ properties(void)
 			policy_caller_init(&pc, cfg, &cl);
 			for (j = 0; j < NTOOLS; j++) {
 				struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
-				    config_upstream(cfg, up_name(tool_upstream(tools[j]))), j % 2 };
+				    config_upstream(cfg, up_name(tool_upstream(tools[j]))), j % 2, POLICY_TOOL };
 
 				listed[j] = policy_decide(&pc, &t, NULL);
 			}
@@ -860,7 +861,7 @@ properties(void)
 					struct claims up;
 					struct policy_caller pu;
 					struct policy_tool t = { tools[j], tool_upstream(tools[j]) < 0 ? NULL :
-					    config_upstream(cfg, up_name(tool_upstream(tools[j]))), hint };
+					    config_upstream(cfg, up_name(tool_upstream(tools[j]))), hint, POLICY_TOOL };
 
 					stepups++;
 					m_claims(&c, &up);
@@ -949,11 +950,92 @@ test_words(void)
 	ok(!str_has_word(NULL, "a") && !str_has_word("", "a"), "words: nothing is in no list");
 }
 
+/* Prompts and resources: a [group]'s prompts and resources globs grant them on their
+ * own, besides their upstream's group; a tools glob grants neither; allow, deny and
+ * read-only mode name tools and never hide them; a group refused only for its scopes
+ * offers a step-up (no later step applies). */
+static int
+named(const struct cfg_group *g, void *arg)
+{
+	snprintf(arg, 64, "%s", g->s.name);
+	return 1;
+}
+
+static void
+kinds(void)
+{
+	static const struct {
+		enum policy_kind kind;
+		const char *name, *up, *scope;
+		enum policy_step step;
+		const char *reason;
+		int only_scope;
+	} krows[] = {
+		{ POLICY_PROMPT, "dc_hello", "docs", "mcp:tools", POLICY_VISIBLE, NULL, 0 },	/* all: prompts = dc_* */
+		{ POLICY_PROMPT, "pv_greet", "priv", "mcp:tools", POLICY_VISIBLE, NULL, 0 },
+		{ POLICY_PROMPT, "pv_other", "priv", "mcp:tools", POLICY_GROUP, "group_forbidden", 0 },
+		{ POLICY_PROMPT, "dc_x", NULL, "mcp:tools", POLICY_VISIBLE, NULL, 0 },		/* no upstream: the glob alone */
+		{ POLICY_RESOURCE, "file:///pub/a.md", "docs", "mcp:tools", POLICY_VISIBLE, NULL, 0 },
+		{ POLICY_RESOURCE, "file:///pub/{name}", "docs", "mcp:tools", POLICY_VISIBLE, NULL, 0 },	/* a template */
+		{ POLICY_RESOURCE, "file:///secret/k", "priv", "mcp:tools", POLICY_GROUP, "insufficient_scope", 1 },
+		{ POLICY_RESOURCE, "file:///secret/k", "priv", "mcp:tools mcp:secret", POLICY_VISIBLE, NULL, 0 },
+		{ POLICY_RESOURCE, "file:///other", "docs", "mcp:tools", POLICY_GROUP, "group_forbidden", 0 },
+		/* the prompts glob dc_* does not grant a resource of that name, nor a tool */
+		{ POLICY_RESOURCE, "dc_hello", "docs", "mcp:tools", POLICY_GROUP, "group_forbidden", 0 },
+		{ POLICY_TOOL, "pv_t", "priv", "mcp:tools", POLICY_VISIBLE, NULL, 0 },		/* all: tools = pv_* (read-only pv_*) */
+		{ POLICY_TOOL, "dc_t", "docs", "mcp:tools", POLICY_RULE, "tool_denied", 0 },	/* deny = dc_* */
+	};
+	struct config *cfg = load("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
+	    "[upstream \"docs\"]\nurl = http://127.0.0.1:9/mcp\nprefix = dc_\n"
+	    "[upstream \"priv\"]\nurl = http://127.0.0.1:9/mcp\nprefix = pv_\ngroup = private\nread-only-tools = pv_*\n"
+	    "[group \"private\"]\nscopes = mcp:priv\n"
+	    "[group \"all\"]\ntools = pv_* dc_*\nprompts = dc_* pv_greet\nresources = file:///pub/*\n"
+	    "[group \"secret\"]\nresources = file:///secret/*\nscopes = mcp:secret\n"
+	    "[tenant \"t\"]\ngroups = all secret\ndeny = dc_*\nallow = pv_* dc_*\naccess-mode = read-only\n");
+	struct policy_caller c, c2;
+	struct policy_why why;
+	struct claims cl;
+	char group[64] = "";
+	size_t i;
+
+	if (!ok(cfg != NULL, "kinds: the configuration loads"))
+		return;
+	for (i = 0; i < sizeof(krows) / sizeof(krows[0]); i++) {
+		struct policy_tool t = { krows[i].name, krows[i].up ? config_upstream(cfg, krows[i].up) : NULL, 0, krows[i].kind };
+
+		memset(&cl, 0, sizeof(cl));
+		snprintf(cl.tenant, sizeof(cl.tenant), "t");
+		snprintf(cl.scope, sizeof(cl.scope), "%s", krows[i].scope);
+		policy_caller_init(&c, cfg, &cl);
+		policy_decide(&c, &t, &why);
+		ok(why.step == krows[i].step && same_str(why.reason, krows[i].reason) && why.only_scope == krows[i].only_scope &&
+		    policy_decide(&c, &t, NULL) == krows[i].step,
+		    "kinds: %s %s of %s with \"%s\": step %d %s%s", krows[i].kind == POLICY_PROMPT ? "prompt" :
+		    krows[i].kind == POLICY_RESOURCE ? "resource" : "tool", krows[i].name, krows[i].up ? krows[i].up : "no upstream",
+		    krows[i].scope, krows[i].step, krows[i].reason ? krows[i].reason : "visible", krows[i].only_scope ? " (step-up)" : "");
+		if (why.step != krows[i].step)
+			printf("# got step %d %s: %s\n", why.step, why.reason ? why.reason : "", why.rule);
+	}
+	{
+		struct policy_tool p = { "dc_hello", config_upstream(cfg, "docs"), 0, POLICY_PROMPT };
+
+		policy_tool_groups(cfg, &p, named, group);
+		is_str(group, "all", "kinds: the groups holding a prompt are those whose prompts globs match it");
+	}
+	memset(&cl, 0, sizeof(cl));
+	snprintf(cl.tenant, sizeof(cl.tenant), "t");
+	policy_caller_init(&c2, cfg, &cl);
+	ok(policy_decide_upstream(&c2, config_upstream(cfg, "docs"), NULL) == POLICY_GROUP,
+	    "kinds: the upstream as a whole still follows its own group (docs, which t does not list)");
+	config_unref(cfg);
+}
+
 int
 main(void)
 {
 	test_words();
 	table();
+	kinds();
 	properties();
 	return done_testing();
 }

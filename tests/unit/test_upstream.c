@@ -409,33 +409,33 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	catalog_region_init(region, size, 0);
 	stub_reset("tools");
 	stub.tool = "alpha";
-	doc = catalog_get(region, &v, pool, cfg, now);
-	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
+	doc = catalog_get(region, &v, pool, cfg, now, NULL);
+	is_str(catalog_key(doc, CATALOG_TOOLS, 0),
 	    "alpha", "catalog: the stub's tool");
 	gen = v.generation;
 	vserial = v.serial;
 	nreq = stub.nreq;
-	json_decref(catalog_get(region, &w, pool, cfg, now));
+	json_decref(catalog_get(region, &w, pool, cfg, now, NULL));
 	ok(w.generation == gen && stub.nreq == nreq, "catalog: another worker parses the stored one, fetches nothing");
 	wserial = w.serial;
 
 	now += ttl;	/* stale: v fetches again, and finds the same tools */
-	again = catalog_get(region, &v, pool, cfg, now);
+	again = catalog_get(region, &v, pool, cfg, now, NULL);
 	ok(stub.nreq > nreq, "catalog: fetched again after catalog-ttl");
 	ok(again == doc && v.serial == vserial && v.generation == gen,
 	    "catalog: the same tools again: the same generation, the view (and its list pages) kept");
-	json_decref(catalog_get(region, &w, pool, cfg, now));
+	json_decref(catalog_get(region, &w, pool, cfg, now, NULL));
 	ok(w.serial == wserial, "catalog: the other worker parses nothing again");
 
 	json_decref(again);
 	json_decref(doc);
 	stub.tool = "beta";	/* a change */
 	now += ttl;
-	doc = catalog_get(region, &v, pool, cfg, now);
-	is_str(json_string_value(json_object_get(json_array_get(json_object_get(doc, "tools"), 0), "name")),
+	doc = catalog_get(region, &v, pool, cfg, now, NULL);
+	is_str(catalog_key(doc, CATALOG_TOOLS, 0),
 	    "beta", "catalog: a changed tool is seen after catalog-ttl");
 	ok(v.generation == gen + 1 && v.serial != vserial, "catalog: a change: a new generation and view");
-	json_decref(catalog_get(region, &w, pool, cfg, now));
+	json_decref(catalog_get(region, &w, pool, cfg, now, NULL));
 	ok(w.generation == gen + 1 && w.serial != wserial, "catalog: the other worker takes it");
 	json_decref(doc);
 	catalog_view_free(&v);

@@ -17,7 +17,7 @@ try {
 
 const names = [
   'JsonRpcId', 'JsonRpcRequest', 'JsonRpcNotification', 'JsonRpcSuccessResponse', 'JsonRpcErrorResponse',
-  'JsonRpcError', 'JsonRpcClientPayload', 'JsonRpcServerPayload', 'ToolCallParams', 'HealthResponse',
+  'JsonRpcError', 'JsonRpcClientPayload', 'JsonRpcServerPayload', 'ToolCallParams', 'HealthResponse', 'HealthDependency',
   'McpMetadata', 'OAuthProtectedResourceMetadata', 'OAuthAuthorizationServerMetadata', 'McpServerManifest',
   'HttpError',
 ];
@@ -69,6 +69,16 @@ const cases = [
   ['HealthResponse', true, 'an empty document', {}],
   ['HealthResponse', true, 'all fields and an extra one', { status: 'ok', service: 's', version: '1', timestamp: '2026-01-01T00:00:00Z', x: 1 }],
   ['HealthResponse', false, 'a timestamp that is not date-time', { timestamp: 'yesterday' }],
+  ['HealthResponse', true, 'degraded, with reasons and its dependencies', {
+    status: 'degraded', reasons: ['upstream gh is down since 2026-01-01T00:00:00Z'],
+    dependencies: [{ dependency: 'upstream', name: 'gh', state: 'down', since: '2026-01-01T00:00:00Z', detail: 'no answer' },
+      { dependency: 'introspection', state: 'unknown' }, { dependency: 'redis', state: 'up', since: '2026-01-01T00:00:00Z' }],
+  }],
+  ['HealthResponse', false, 'dependencies that are not an array', { dependencies: { upstream: 'down' } }],
+  ['HealthResponse', false, 'a dependency in a state that is not up, down or unknown', { dependencies: [{ dependency: 'redis', state: 'fine' }] }],
+  ['HealthDependency', false, 'a dependency without its state', { dependency: 'state_file', since: '2026-01-01T00:00:00Z' }],
+  ['HealthDependency', false, 'a dependency of no known kind', { dependency: 'database', state: 'up' }],
+  ['HealthDependency', false, 'a since that is not date-time', { dependency: 'redis', state: 'up', since: 'an hour ago' }],
   ['McpMetadata', true, 'an empty document', {}],
   ['McpMetadata', true, 'an authorization object with extra members', { endpoint: 'https://gw.example.com/mcp', authorization: { a: 1 } }],
   ['McpMetadata', false, 'an endpoint that is not a URI', { endpoint: 'not a uri' }],

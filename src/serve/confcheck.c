@@ -1,0 +1,333 @@
+/* confcheck — `mcpgate -t`'s warnings (the contract is in confcheck.h). */
+#include "autoconf.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "confcheck.h"
+#include "policy.h"
+
+static void warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *section, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* One warning at w, else at section (a key not set: its section's header). */
+static void
+warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *section, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (w == NULL || w->file == NULL)
+		w = section;
+	if (o->n >= CONFCHECK_MAX) {
+		o->dropped++;
+		return;
+	}
+	n = snprintf(o->msg[o->n], sizeof(o->msg[0]), "%s:%d: ", w && w->file ? w->file : "?", w ? w->line : 0);
+	if (n < 0 || (size_t)n >= sizeof(o->msg[0]))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(o->msg[o->n] + n, sizeof(o->msg[0]) - (size_t)n, fmt, ap);
+	va_end(ap);
+	o->n++;
+}
+
+static const struct cfg_where *
+where(const struct cfg_section *s, const char *kind, const char *key)
+{
+	return config_key_where(s, kind, key);
+}
+
+/* Is key of section s set (in a file, not by default)? */
+static int
+set(const struct cfg_section *s, const char *kind, const char *key)
+{
+	return where(s, kind, key)->file != NULL;
+}
+
+/* The tenant that lists the group named group (NULL: any) and has access mode mode (0:
+ * any) and feature (NULL: any), or NULL. */
+static const struct cfg_tenant *
+tenant_with(const struct config *cfg, const char *group, int mode, const char *feature)
+{
+	const struct cfg_tenant *t;
+	size_t i;
+
+	for (i = 0; i < cfg->n_tenants; i++) {
+		t = &cfg->tenants[i];
+		if ((group == NULL || strlist_has(&t->groups, group)) && (mode == 0 || t->access_mode == mode) &&
+		    (feature == NULL || strlist_has(&t->features, feature)))
+			return t;
+	}
+	return NULL;
+}
+
+/* Does some tenant list the group named name? */
+static int
+listed(const struct config *cfg, const char *name)
+{
+	return tenant_with(cfg, name, 0, NULL) != NULL;
+}
+
+/* Does some tenant list a [group] with prompts or resources of its own? */
+static int
+items_granted(const struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_groups; i++)
+		if ((cfg->groups[i].prompts.n || cfg->groups[i].resources.n) && listed(cfg, cfg->groups[i].s.name))
+			return 1;
+	return 0;
+}
+
+/* --- keys that do nothing whatever the policy ------------------------------------------ */
+
+static void
+inert_keys(const struct config *cfg, struct confcheck *o)
+{
+	static const char *const redis_keys[] = { "redis-timeout-ms", "redis-fail" };
+	static const char *const client_keys[] = { "client-auth", "client-secret-file" };
+	const struct cfg_where *w;
+	size_t i;
+
+	for (i = 0; !cfg->redis_on && i < sizeof(redis_keys) / sizeof(redis_keys[0]); i++)
+		if ((w = config_limits_where(cfg, redis_keys[i]))->file)
+			warn(o, w, NULL, "%s: has no effect: [limits] store is not a Redis store (redis://… or unix://…)", redis_keys[i]);
+	for (i = 0; !cfg->client_id && i < sizeof(client_keys) / sizeof(client_keys[0]); i++)
+		if ((w = where(&cfg->auth, "auth", client_keys[i]))->file)
+			warn(o, w, NULL, "%s: has no effect without [auth] client-id: the gateway introspects "
+			    "without client credentials", client_keys[i]);
+	if (cfg->n_trusted && !config_rate_on(&cfg->limit_ip) && !cfg->metrics_on)
+		warn(o, where(&cfg->gateway, "gateway", "trusted-proxies"), NULL, "trusted-proxies: has no effect: "
+		    "only the ip limit ([limits] ip) and [metrics] allow read the client's address, and neither is set");
+	if (set(&cfg->gateway, "gateway", "request-timeout-ms"))
+		for (i = 0; i < cfg->n_upstreams; i++)
+			if (set(&cfg->upstreams[i].s, "upstream", "timeout-ms") &&
+			    cfg->upstreams[i].timeout_ms > cfg->request_timeout_ms)
+				warn(o, where(&cfg->upstreams[i].s, "upstream", "timeout-ms"), NULL, "timeout-ms: %ld ms is "
+				    "longer than [gateway] request-timeout-ms (%ld ms), by which every call ends",
+				    cfg->upstreams[i].timeout_ms, cfg->request_timeout_ms);
+}
+
+/* --- the policy ----------------------------------------------------------------------------- */
+
+/* No [tenant]: no policy, so the keys that only the policy reads do nothing. */
+static void
+policy_off(const struct config *cfg, struct confcheck *o)
+{
+	static const char *const group_keys[] = { "tools", "prompts", "resources", "scopes", "members", "feature" };
+	static const char *const upstream_keys[] = { "read-only-tools", "trust-hints" };
+	static const char why[] = "has no effect: without a [tenant] there is no policy (every admitted caller "
+	    "sees everything)";
+	const struct cfg_group *g;
+	size_t i, k;
+
+	for (i = 0; i < cfg->n_groups; i++) {
+		g = &cfg->groups[i];
+		for (k = 0; k < sizeof(group_keys) / sizeof(group_keys[0]); k++)
+			/* (tools still say which tools a limit-tool applies to) */
+			if (set(&g->s, "group", group_keys[k]) && !(k == 0 && config_rate_on(&g->limit_tool)))
+				warn(o, where(&g->s, "group", group_keys[k]), NULL, "%s: %s", group_keys[k], why);
+	}
+	for (i = 0; i < cfg->n_upstreams; i++)
+		for (k = 0; k < sizeof(upstream_keys) / sizeof(upstream_keys[0]); k++)
+			if (set(&cfg->upstreams[i].s, "upstream", upstream_keys[k]))
+				warn(o, where(&cfg->upstreams[i].s, "upstream", upstream_keys[k]), NULL, "%s: %s",
+				    upstream_keys[k], why);
+}
+
+/* Groups no tenant lists, features nobody has or needs. */
+static void
+groups_and_features(const struct config *cfg, struct confcheck *o)
+{
+	const struct cfg_group *g;
+	const struct cfg_tenant *t;
+	size_t i, j, k;
+	int has;
+
+	for (i = 0; i < cfg->n_groups; i++) {
+		g = &cfg->groups[i];
+		if (!listed(cfg, g->s.name)) {
+			warn(o, &g->s.where, NULL, "[group \"%s\"]: no tenant lists it in groups: it grants nothing%s",
+			    g->s.name, config_rate_on(&g->limit_tool) ? " (its limit-tool still applies to the tools it holds)" : "");
+			continue;
+		}
+		if (g->feature && tenant_with(cfg, g->s.name, 0, g->feature) == NULL)
+			warn(o, config_group_where(g, "feature"), &g->s.where, "feature: no tenant that lists [group \"%s\"] "
+			    "has %s in its features: the group grants nothing", g->s.name, g->feature);
+	}
+	for (i = 0; i < cfg->n_tenants; i++) {
+		t = &cfg->tenants[i];
+		for (k = 0; k < t->features.n; k++) {
+			for (j = 0, has = 0; j < cfg->n_groups && !has; j++)
+				has = cfg->groups[j].feature && strcmp(cfg->groups[j].feature, t->features.v[k]) == 0;
+			if (!has)
+				warn(o, config_tenant_where(t, "features"), &t->s.where,
+				    "features: %s: no [group] needs this feature: it has no effect", t->features.v[k]);
+		}
+	}
+}
+
+/* What the catalog says an upstream offers besides tools: 1 some, 0 none, -1 unknown
+ * (no catalog, or the upstream left out of it). */
+static int
+offers_more(json_t *doc, const char *upstream)
+{
+	static const char *const caps[] = { "prompts", "resources", "completions", "logging" };
+	json_t *st = json_object_get(catalog_upstreams(doc), upstream), *c;
+	size_t i;
+
+	if (doc == NULL || !json_is_true(json_object_get(st, "ok")))
+		return -1;
+	c = json_object_get(st, "caps");
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		if (json_object_get(c, caps[i]))
+			return 1;
+	return 0;
+}
+
+/* Upstreams whose prompts and resources no tenant reaches; read-only marks with no
+ * read-only tenant. */
+static void
+upstreams(const struct config *cfg, json_t *doc, struct confcheck *o)
+{
+	static const char *const ro_keys[] = { "read-only-tools", "trust-hints" };
+	const struct cfg_upstream *u;
+	int granted = items_granted(cfg), ro = tenant_with(cfg, NULL, ACCESS_READ_ONLY, NULL) != NULL, more = -1;
+	size_t i, k;
+
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		u = &cfg->upstreams[i];
+		if (!listed(cfg, u->group) && !granted && (more = offers_more(doc, u->s.name)) != 0)
+			warn(o, &u->s.where, NULL, "[upstream \"%s\"]: no tenant lists its group \"%s\", and no group a "
+			    "tenant lists has prompts or resources: its prompts, resources and completions%s reach no "
+			    "caller, nor does its log level (list \"%s\" in a tenant's groups, or grant them with a "
+			    "[group]'s prompts and resources)", u->s.name, u->group, more < 0 ? " (if it offers any)" : "",
+			    u->group);
+		for (k = 0; !ro && k < sizeof(ro_keys) / sizeof(ro_keys[0]); k++)
+			if (set(&u->s, "upstream", ro_keys[k]))
+				warn(o, where(&u->s, "upstream", ro_keys[k]), NULL, "%s: has no effect: no [tenant] has "
+				    "access-mode = read-only", ro_keys[k]);
+	}
+}
+
+/* --- against a catalog ----------------------------------------------------------------- */
+
+struct lister {
+	const struct config *cfg;
+};
+
+static int
+group_listed(const struct cfg_group *g, void *arg)
+{
+	const struct lister *l = arg;
+
+	return listed(l->cfg, g->s.name);
+}
+
+/* Tools that no group a tenant lists holds: nobody sees them. */
+static void
+unseen_tools(const struct config *cfg, json_t *doc, struct confcheck *o)
+{
+	size_t i, k, n = catalog_count(doc, CATALOG_TOOLS);
+	size_t counts[POLICY_UPSTREAMS_MAX] = { 0 };
+	struct lister l = { cfg };
+	struct policy_tool t;
+	const char *up;
+
+	for (i = 0; i < n; i++) {
+		catalog_policy_tool(cfg, doc, i, &t, &up, NULL);
+		if (t.name == NULL || t.upstream == NULL || listed(cfg, t.upstream->group) ||
+		    policy_tool_groups(cfg, &t, group_listed, &l))
+			continue;
+		k = (size_t)(t.upstream - cfg->upstreams);
+		if (k >= POLICY_UPSTREAMS_MAX || counts[k]++ < CONFCHECK_TOOLS_MAX)
+			warn(o, &t.upstream->s.where, NULL, "[upstream \"%s\"]: tool %s: no group a tenant lists holds "
+			    "it: no caller sees it", t.upstream->s.name, t.name);
+	}
+	for (k = 0; k < cfg->n_upstreams && k < POLICY_UPSTREAMS_MAX; k++)
+		if (counts[k] > CONFCHECK_TOOLS_MAX)
+			warn(o, &cfg->upstreams[k].s.where, NULL, "[upstream \"%s\"]: %zu more tools no group a tenant "
+			    "lists holds", cfg->upstreams[k].s.name, counts[k] - CONFCHECK_TOOLS_MAX);
+}
+
+/* Does pattern match a record of kind (its key), from upstream only when not NULL? */
+static int
+matches(json_t *doc, enum catalog_kind kind, const char *pattern, const char *upstream)
+{
+	const char *key, *up, *orig;
+	size_t i, n = catalog_count(doc, kind), alt;
+
+	for (i = 0; i < n; i++) {
+		if ((key = catalog_key(doc, kind, i)) == NULL || fnmatch(pattern, key, 0) != 0)
+			continue;
+		if (upstream == NULL)
+			return 1;
+		for (alt = 0; catalog_route_alt(doc, kind, (long)i, alt, &up, &orig) == 0; alt++)
+			if (strcmp(up, upstream) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* Each pattern of list (key of section s) that matches no record of kind (nor of also,
+ * unless it is CATALOG_NKINDS). */
+static void
+patterns(json_t *doc, const struct cfg_section *s, const char *kind_name, const char *key, const struct strlist *l,
+    enum catalog_kind kind, enum catalog_kind also, const char *upstream, const char *what, struct confcheck *o)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!matches(doc, kind, l->v[i], upstream) && (also == CATALOG_NKINDS || !matches(doc, also, l->v[i], upstream)))
+			warn(o, where(s, kind_name, key), &s->where, "%s: %s matches no %s in the catalog%s", key,
+			    l->v[i], what, catalog_degraded(doc) ? " (an upstream is left out of it)" : "");
+}
+
+static void
+against_catalog(const struct config *cfg, json_t *doc, struct confcheck *o)
+{
+	const struct cfg_group *g;
+	const struct cfg_tenant *t;
+	const struct cfg_upstream *u;
+	size_t i;
+
+	unseen_tools(cfg, doc, o);
+	for (i = 0; i < cfg->n_groups; i++) {
+		g = &cfg->groups[i];
+		patterns(doc, &g->s, "group", "tools", &g->tools, CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool", o);
+		patterns(doc, &g->s, "group", "prompts", &g->prompts, CATALOG_PROMPTS, CATALOG_NKINDS, NULL, "prompt", o);
+		patterns(doc, &g->s, "group", "resources", &g->resources, CATALOG_RESOURCES, CATALOG_TEMPLATES, NULL,
+		    "resource or resource template", o);
+	}
+	for (i = 0; i < cfg->n_tenants; i++) {
+		t = &cfg->tenants[i];
+		patterns(doc, &t->s, "tenant", "allow", &t->allow, CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool", o);
+		patterns(doc, &t->s, "tenant", "deny", &t->deny, CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool", o);
+	}
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		u = &cfg->upstreams[i];
+		if (offers_more(doc, u->s.name) >= 0)	/* (not for one left out of the catalog) */
+			patterns(doc, &u->s, "upstream", "read-only-tools", &u->read_only_tools, CATALOG_TOOLS,
+			    CATALOG_NKINDS, u->s.name, "tool of this upstream", o);
+	}
+}
+
+void
+confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *o)
+{
+	o->n = o->dropped = 0;
+	inert_keys(cfg, o);
+	if (cfg->n_tenants == 0) {
+		policy_off(cfg, o);
+		return;
+	}
+	groups_and_features(cfg, o);
+	upstreams(cfg, doc, o);
+	if (doc)
+		against_catalog(cfg, doc, o);
+}
