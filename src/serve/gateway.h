@@ -74,6 +74,7 @@ struct worker {
 	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
 	struct fragcache *pages;	/* list pages it serialized from cat */
+	struct session_memo *sessions;	/* the last session it opened */
 	struct limiter *lim;	/* while a request runs: its rate limits (router_dispatch) */
 	struct rstore *rs;	/* its connection to the Redis store, opened on first use */
 };
