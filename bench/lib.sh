@@ -58,6 +58,9 @@ unset BENCH_SESSION
 RESULTS=${BENCH_RESULTS-$here/RESULTS.md}
 # a command wrk runs under (bench/auth.sh's BENCH_PIN=1: taskset -c 0)
 WRK_PIN=()
+# how long wrk waits for an answer before it counts a timeout (seconds; a script's run
+# of long calls may set more for that run)
+WRK_TIMEOUT=5
 
 say() { printf '%s\n' "$*" >&2; }
 die() { say "$ME: $*"; exit 1; }
@@ -433,7 +436,7 @@ measure() {
 	read -r s0 w0 < <(sys_ticks)
 	# bash's time keyword: wrk's own CPU (user + system seconds)
 	local TIMEFORMAT='%U %S'
-	{ time env BENCH_THREADS="$THREADS" "$@" "${WRK_PIN[@]}" wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --timeout 5s \
+	{ time env BENCH_THREADS="$THREADS" "$@" "${WRK_PIN[@]}" wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --timeout "${WRK_TIMEOUT}s" \
 		-s "$here/wrk.lua" "$url" >"$out" 2>&1; } 2>"$out.time"
 	wt=$(awk '{ printf "%.0f", ($1 + $2) * '"$TCK"' }' "$out.time")
 	read -r s1 w1 < <(sys_ticks)

@@ -13,6 +13,9 @@ struct buf {
 };
 
 void buf_init(struct buf *b, size_t max);
+/* Room for extra more bytes (within max), so that appends up to it do not reallocate
+ * (the capacity: a power of two above len + extra). 0 or -1. */
+int buf_reserve(struct buf *b, size_t extra);
 int buf_append(struct buf *b, const void *p, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);

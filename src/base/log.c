@@ -58,50 +58,65 @@ log_enabled(enum log_level level)
 	return level <= __atomic_load_n(&log_threshold, __ATOMIC_RELAXED);
 }
 
+/* UTC with microseconds; the date and time of the second are formatted once per
+ * second and thread. */
 static void
 log_timestamp(char *out, size_t n)
 {
+	static __thread time_t sec = -1;
+	static __thread char day[32];
 	struct timeval tv;
-	char utc[32];
 
 	gettimeofday(&tv, NULL);
-	clock_utc(tv.tv_sec, utc, sizeof(utc));
-	snprintf(out, n, "%s.%06ldZ", utc, (long)tv.tv_usec);
+	if (tv.tv_sec != sec) {
+		clock_utc(tv.tv_sec, day, sizeof(day));
+		sec = tv.tv_sec;
+	}
+	snprintf(out, n, "%s.%06ldZ", day, (long)tv.tv_usec);
 }
 
+/* One line: {"ts":…,"level":…, then obj's members (serialized once, after those two)
+ * and a newline, in one write. */
 void
 log_json(enum log_level level, json_t *obj)
 {
-	char ts[40];
-	char *line;
-	size_t len, off;
+	char small[2048], ts[40], *line = small;
+	size_t head, n, cap = sizeof(small), off;
 	ssize_t w;
 	int fd;
 
 	if (obj == NULL)
 		return;
-	if (!log_enabled(level)) {
+	if (!log_enabled(level) || !json_is_object(obj)) {
 		json_decref(obj);
 		return;
 	}
 	log_timestamp(ts, sizeof(ts));
-	/* ts and level first: jansson keeps insertion order, so rebuild. */
-	json_t *line_obj = json_pack("{s:s, s:s}", "ts", ts, "level", level_names[level]);
-	if (line_obj == NULL || json_object_update(line_obj, obj) < 0) {
-		json_decref(line_obj);
-		json_decref(obj);
-		return;
+	head = (size_t)snprintf(small, sizeof(small), "{\"ts\":\"%s\",\"level\":\"%s\"", ts, level_names[level]);
+	/* obj as "{…}" right after the head; its '{' then becomes the ',' between them */
+	if ((n = json_dumpb(obj, line + head, cap - head - 1, JSON_COMPACT)) > cap - head - 1) {
+		cap = head + n + 1;
+		if ((line = malloc(cap)) == NULL ||
+		    json_dumpb(obj, line + head, cap - head - 1, JSON_COMPACT) != n) {
+			free(line);
+			json_decref(obj);
+			return;
+		}
+		memcpy(line, small, head);
 	}
 	json_decref(obj);
-	line = json_dumps(line_obj, JSON_COMPACT);
-	json_decref(line_obj);
-	if (line == NULL)
-		return;
-	len = strlen(line);
-	line[len] = '\n';	/* json_dumps leaves room: replace NUL, write len+1 */
+	if (n < 2)
+		goto out;
+	if (n == 2) {	/* {} */
+		line[head] = '}';
+		n = 1;
+	} else
+		line[head] = ',';
+	n += head;
+	line[n++] = '\n';
 	fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
-	for (off = 0; off < len + 1; off += (size_t)w) {
-		w = write(fd, line + off, len + 1 - off);
+	for (off = 0; off < n; off += (size_t)w) {
+		w = write(fd, line + off, n - off);
 		if (w < 0 && errno == EINTR) {
 			w = 0;
 			continue;
@@ -109,7 +124,9 @@ log_json(enum log_level level, json_t *obj)
 		if (w <= 0)
 			break;
 	}
-	free(line);
+out:
+	if (line != small)
+		free(line);
 }
 
 json_t *

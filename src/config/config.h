@@ -132,6 +132,9 @@ struct config {
 	struct netaddr_range *trusted;	/* trusted-proxies, parsed at load */
 	size_t n_trusted;
 	long workers;
+	/* The most worker threads of a FastCGI process (at least workers): beyond workers,
+	 * threads start while every one is busy and calls wait on upstreams. */
+	long max_workers;
 	int deny_style;
 	/* The upstream calls of one request (a batch's, an initialize's) end by this long
 	 * after its exchange began; batch elements not started by then are not run. */

@@ -46,6 +46,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "log-level", T_ENUM, C(log_level), 0, 0, log_levels, "info" },
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
 	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
+	{ "max-workers", T_INT, C(max_workers), 1, 1024, NULL, "64" },
 	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },
 	/* No default in the table: the longest upstream timeout-ms (derive). */
 	{ "request-timeout-ms", T_INT, C(request_timeout_ms), 1, 3600000, NULL, NULL },

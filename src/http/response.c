@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,17 @@ response_init(struct response *r, const char *request_id)
 	buf_init(&r->body, RESPONSE_BODY_MAX);
 }
 
+/* Lets the held part of the body go. */
+static void
+unsplice(struct response *r)
+{
+	if (r->splice && r->splice_release)
+		r->splice_release((void *)(uintptr_t)r->splice);
+	r->splice = NULL;
+	r->splice_len = r->splice_at = 0;
+	r->splice_release = NULL;
+}
+
 void
 response_free(struct response *r)
 {
@@ -63,6 +75,7 @@ response_free(struct response *r)
 	r->n_headers = 0;
 	json_decref(r->json);
 	r->json = NULL;
+	unsplice(r);
 	buf_free(&r->body);
 }
 
@@ -113,6 +126,7 @@ void
 response_set_json(struct response *r, int status, json_t *body)
 {
 	json_decref(r->json);
+	unsplice(r);
 	buf_reset(&r->body);
 	r->status = status;
 	r->json = body;
@@ -124,10 +138,37 @@ response_set_body(struct response *r, int status, const char *content_type, cons
 {
 	json_decref(r->json);
 	r->json = NULL;
+	unsplice(r);
 	buf_reset(&r->body);
 	r->status = status;
 	r->content_type = content_type;
 	return buf_append(&r->body, data, len);
+}
+
+int
+response_set_body_spliced(struct response *r, int status, const char *content_type,
+    const char *head, size_t head_len, const char *mid, size_t mid_len, void (*release)(void *),
+    const char *tail, size_t tail_len)
+{
+	if (response_set_body(r, status, content_type, head, head_len) < 0 ||
+	    mid_len > r->body.max - r->body.len || buf_append(&r->body, tail, tail_len) < 0 ||
+	    r->body.len > r->body.max - mid_len) {
+		if (release)
+			release((void *)(uintptr_t)mid);
+		buf_reset(&r->body);
+		return -1;
+	}
+	r->splice = mid;
+	r->splice_len = mid_len;
+	r->splice_at = head_len;
+	r->splice_release = release;
+	return 0;
+}
+
+size_t
+response_body_len(const struct response *r)
+{
+	return r->body.len + r->splice_len;
 }
 
 int
@@ -139,6 +180,7 @@ response_take_body(struct response *r, int status, const char *content_type, str
 		return response_set_body(r, status, content_type, b->data, b->len);	/* fails as it says */
 	json_decref(r->json);
 	r->json = NULL;
+	unsplice(r);
 	r->status = status;
 	r->content_type = content_type;
 	r->body = *b;
@@ -194,28 +236,33 @@ response_serialize(struct response *r)
 static int
 put_header(struct buf *h, const char *name, const char *value)
 {
-	return buf_printf(h, "%s: %s\r\n", name, value);
+	return buf_puts(h, name) < 0 || buf_append(h, ": ", 2) < 0 || buf_puts(h, value) < 0 ||
+	    buf_append(h, "\r\n", 2) < 0 ? -1 : 0;
 }
 
 /* Status and headers; has_body adds Content-Type and, unless streamed, Content-Length. */
 static int
 write_head(struct response *r, struct sink *s, int has_body)
 {
+	char num[32];
 	struct buf h;
 	size_t i;
 	int rc = -1;
 
 	buf_init(&h, 64 * 1024);
-	if (buf_printf(&h, "Status: %d %s\r\n", r->status, response_status_text(r->status)) < 0)
+	snprintf(num, sizeof(num), "%d ", r->status);
+	if (buf_reserve(&h, 448) < 0 || buf_puts(&h, "Status: ") < 0 || buf_puts(&h, num) < 0 ||
+	    buf_puts(&h, response_status_text(r->status)) < 0 || buf_append(&h, "\r\n", 2) < 0)
 		goto out;
 	if (has_body && put_header(&h, "Content-Type", r->content_type) < 0)
 		goto out;
-	if (has_body && !r->streamed && buf_printf(&h, "Content-Length: %zu\r\n", r->body.len) < 0)
+	snprintf(num, sizeof(num), "%zu", response_body_len(r));
+	if (has_body && !r->streamed && put_header(&h, "Content-Length", num) < 0)
 		goto out;
 	for (i = 0; i < r->n_headers; i++)
 		if (put_header(&h, r->headers[i].name, r->headers[i].value) < 0)
 			goto out;
-	if (put_header(&h, "X-Request-Id", r->request_id) < 0 || buf_puts(&h, "\r\n") < 0)
+	if (put_header(&h, "X-Request-Id", r->request_id) < 0 || buf_append(&h, "\r\n", 2) < 0)
 		goto out;
 	rc = sink_write(s, h.data, h.len);
 out:
@@ -238,7 +285,11 @@ response_send(struct response *r, struct sink *s)
 	has_body = r->content_type != NULL && r->status != 204 && r->status != 304;
 	if (write_head(r, s, has_body) < 0)
 		return -1;
-	if (has_body && !r->headers_only && sink_write(s, r->body.data, r->body.len) < 0)
+	if (has_body && !r->headers_only && r->splice &&
+	    (sink_write(s, r->body.data, r->splice_at) < 0 || sink_write(s, r->splice, r->splice_len) < 0 ||
+	    sink_write(s, r->body.data + r->splice_at, r->body.len - r->splice_at) < 0))
+		return -1;
+	if (has_body && !r->headers_only && !r->splice && sink_write(s, r->body.data, r->body.len) < 0)
 		return -1;
 	return sink_flush(s);
 }
@@ -252,6 +303,7 @@ response_stream_open(struct response *r)
 		return 0;
 	json_decref(r->json);
 	r->json = NULL;
+	unsplice(r);
 	buf_reset(&r->body);
 	r->status = 200;
 	r->content_type = "text/event-stream";

@@ -26,6 +26,11 @@ struct response {
 	size_t n_headers;
 	json_t *json;		/* body as JSON, serialized by response_serialize */
 	struct buf body;	/* body bytes */
+	/* A part of the body held, not copied (response_set_body_spliced): it goes out
+	 * after the first splice_at bytes of body; release lets it go. */
+	const char *splice;
+	size_t splice_len, splice_at;
+	void (*splice_release)(void *);
 	int headers_only;	/* HEAD: say Content-Length, send no body */
 	struct sink *sink;	/* where response_send and an event stream write; may be NULL */
 	int streamed;		/* the head went out as an event stream; the body follows as events */
@@ -42,6 +47,15 @@ void response_set_json(struct response *r, int status, json_t *body);
 /* A body already serialized (copied); content_type is a static string. 0 or -1 (over
  * the body cap: the response is then empty). */
 int response_set_body(struct response *r, int status, const char *content_type, const char *data, size_t len);
+/* A body of three parts (content_type a static string): head and tail copied, mid held
+ * rather than copied (a large cached text): release(mid) is called when the response no
+ * longer needs it, and at once on failure. 0 or -1 (over the body cap: the response
+ * is then empty). */
+int response_set_body_spliced(struct response *r, int status, const char *content_type,
+    const char *head, size_t head_len, const char *mid, size_t mid_len, void (*release)(void *),
+    const char *tail, size_t tail_len);
+/* The body's length, a held part included. */
+size_t response_body_len(const struct response *r);
 /* The same, taking b's bytes instead of copying them (b is left empty, to be freed as
  * usual). 0 or -1 (over the body cap: the response is then empty). */
 int response_take_body(struct response *r, int status, const char *content_type, struct buf *b);

@@ -29,6 +29,7 @@ struct mcp_env {
 	struct catalog_view *view;		/* the worker's copy */
 	struct upstream_pool *pool;		/* the worker's upstream connections */
 	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */
+	struct session_memo *sessions;		/* the worker's last opened session; may be NULL */
 	long *listeners;			/* the process's open standalone streams (__atomic) */
 	long listen_max;			/* how many it may have */
 	struct limiter *lim;			/* the request's rate limits; NULL: none */

@@ -201,26 +201,25 @@ mcp_list(struct element *el, json_t *params, struct gw_error *err)
 
 /* The answer to a list whose page came from the cache: out with the page's text in
  * place of the null placeholder of the list's member, into the exchange's response.
- * Steals out. */
+ * The page is held, not copied: the response lets it go once written. Steals out. */
 void
 mcp_answer_spliced(const struct element *el, json_t *out)
 {
 	struct response *resp = el->x->resp;
 	char needle[64];
 	char *head = json_dumps(out, JSON_COMPACT), *at;
-	struct buf b;
+	size_t n;
 
 	json_decref(out);
 	/* Every quote inside a JSON string is escaped, so the member's name followed by
 	 * :null occurs once, at the placeholder. */
-	snprintf(needle, sizeof(needle), "\"%s\":null", catalog_kinds[el->mm->kind].array);
-	buf_init(&b, RESPONSE_BODY_MAX);
-	if (head == NULL || (at = strstr(head, needle)) == NULL ||
-	    buf_append(&b, head, (size_t)(at - head) + strlen(needle) - 4) < 0 ||
-	    buf_append(&b, el->splice, el->splice_len) < 0 ||
-	    buf_append(&b, at + strlen(needle), strlen(at + strlen(needle))) < 0 ||
-	    response_take_body(resp, 200, "application/json", &b) < 0)
+	n = (size_t)snprintf(needle, sizeof(needle), "\"%s\":null", catalog_kinds[el->mm->kind].array);
+	fragcache_hold(el->splice);
+	if (head == NULL || (at = strstr(head, needle)) == NULL) {
+		fragcache_release(el->splice);
 		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
-	buf_free(&b);
+	} else if (response_set_body_spliced(resp, 200, "application/json", head, (size_t)(at - head) + n - 4,
+	    el->splice, el->splice_len, fragcache_release_cb, at + n, strlen(at + n)) < 0)
+		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
 	free(head);
 }

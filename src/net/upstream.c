@@ -64,6 +64,13 @@ upstream_pool_connects(const struct upstream_pool *p)
 	return p->connects;
 }
 
+void
+upstream_pool_on_wait(struct upstream_pool *p, void (*fn)(void *ctx, int64_t waited_ms), void *ctx)
+{
+	p->on_wait = fn;
+	p->on_wait_ctx = ctx;
+}
+
 /* The pool's entry for an upstream; a changed URL starts over with a new session. */
 struct up_conn *
 upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up)

@@ -22,6 +22,8 @@
 /* After the answer on an event stream, how long the upstream may take to end the
  * stream (so that the connection is reused) before it is dropped. */
 #define UPSTREAM_END_GRACE_MS	50
+#define UPSTREAM_SLOW_MS	10	/* upstream_pool_on_wait: a call waiting this long, */
+#define UPSTREAM_SLOW_AGAIN_MS	1000	/* and every this long after */
 #define UPSTREAM_CLOSE_MS	1000	/* at most this long for a session's DELETE */
 #define UPSTREAM_CANCEL_MS	1000	/* and for the notifications/cancelled of an abandoned call */
 
@@ -33,6 +35,12 @@ struct upstream_pool *upstream_pool_new(void);
 void upstream_pool_free(struct upstream_pool *p);
 /* Connections opened so far: fewer than the requests made when connections are reused. */
 unsigned long upstream_pool_connects(const struct upstream_pool *p);
+/* fn(ctx, waited_ms) is called on the pool's thread when one of its calls has waited
+ * UPSTREAM_SLOW_MS for its answer, and again every UPSTREAM_SLOW_AGAIN_MS it waits on:
+ * the thread is then held by the upstream rather than working (the front may start
+ * another worker meanwhile). A quicker answer, the usual one on a local network, calls
+ * nothing. NULL: nothing is called. */
+void upstream_pool_on_wait(struct upstream_pool *p, void (*fn)(void *ctx, int64_t waited_ms), void *ctx);
 
 /* A message the upstream sends before its answer (notifications/progress,
  * notifications/message, a server-to-client request): 0 to go on, -1 to abandon the

@@ -31,6 +31,8 @@ struct upstream_pool {
 	size_t n;
 	int64_t next_id;	/* JSON-RPC ids of the gateway's own requests */
 	unsigned long connects;
+	void (*on_wait)(void *ctx, int64_t waited_ms);	/* upstream_pool_on_wait */
+	void *on_wait_ctx;
 };
 
 /* One POST: what to send, and what came back besides the body. */

@@ -321,7 +321,7 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 	CURLMcode mc;
 	CURLMsg *m;
 	int running = 1, left;
-	int64_t now_us, wait;
+	int64_t now_us, wait, t0_us = clock_mono_us(), tell_us = t0_us + UPSTREAM_SLOW_MS * 1000;
 
 	*finished = 0;
 	*rc = CURLE_OK;
@@ -360,6 +360,16 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 			}
 			if ((client->watch_next_us - now_us) / 1000 + 1 < wait)
 				wait = (client->watch_next_us - now_us) / 1000 + 1;
+		}
+		/* A call still waiting after UPSTREAM_SLOW_MS tells the pool's on_wait, and
+		 * again every UPSTREAM_SLOW_AGAIN_MS it waits on. */
+		if (!x->response && !x->q->side && x->p->on_wait) {
+			if (now_us >= tell_us) {
+				x->p->on_wait(x->p->on_wait_ctx, (now_us - t0_us) / 1000);
+				tell_us = now_us + UPSTREAM_SLOW_AGAIN_MS * 1000;
+			}
+			if ((tell_us - now_us) / 1000 + 1 < wait)
+				wait = (tell_us - now_us) / 1000 + 1;
 		}
 		if ((mc = curl_multi_poll(multi, NULL, 0, (int)wait, NULL)) != CURLM_OK) {
 			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
@@ -413,25 +423,38 @@ upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
 	return l;
 }
 
-/* The body (malloc'd) and headers of q to up: 0, or -1 (out of memory, a header that
- * does not fit). */
 static int
-build_post(const struct post *q, const struct cfg_upstream *up, char **body, struct curl_slist **hdrs)
+dump_to_buf(const char *p, size_t n, void *b)
 {
-	json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "");
-	int bad = 0;
+	return buf_append(b, p, n);
+}
 
-	if (msg && q->id)
-		json_object_set(msg, "id", q->id);
-	if (msg && q->params)
-		json_object_set(msg, "params", q->params);
-	*body = msg == NULL ? NULL : q->del ? strdup("") : json_dumps(q->raw ? q->raw : msg, JSON_COMPACT);
+/* The body and headers of q to up: 0, or -1 (out of memory, a header that does not
+ * fit). */
+static int
+build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body, struct curl_slist **hdrs)
+{
+	json_t *msg = NULL;
+	int bad = 0, rc = 0;
+
+	if (buf_reserve(body, 256) < 0)
+		rc = -1;
+	else if (q->del)
+		rc = 0;
+	else if (q->raw)
+		rc = json_dump_callback(q->raw, dump_to_buf, body, JSON_COMPACT);
+	else if ((msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "")) == NULL ||
+	    (q->id && json_object_set(msg, "id", q->id) < 0) ||
+	    (q->params && json_object_set(msg, "params", q->params) < 0))
+		rc = -1;
+	else
+		rc = json_dump_callback(msg, dump_to_buf, body, JSON_COMPACT);
 	json_decref(msg);
 	*hdrs = httpc_header(NULL, "Content-Type: application/json", &bad);
 	*hdrs = httpc_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
 	*hdrs = httpc_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
 	*hdrs = upstream_mcp_headers(*hdrs, up, q->version, q->session, &bad);
-	return *body == NULL || bad ? -1 : 0;
+	return rc < 0 || bad ? -1 : 0;
 }
 
 /* What the finished (or stopped) transfer x of q amounts to: 0 with *resp (a request's
@@ -505,7 +528,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	const char *name = up->s.name;
 	struct curl_slist *hdrs = NULL;
 	struct xfer x;
-	char *body = NULL;
+	struct buf body;
 	CURLM **multi;
 	CURL **h;
 	int64_t left_ms;
@@ -525,6 +548,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	x.call = call;
 	x.q = q;
 	buf_init(&x.body, UPSTREAM_MAX_RESPONSE);
+	buf_init(&body, UPSTREAM_MAX_RESPONSE);
 
 	left_ms = deadline_ms - clock_mono_us() / 1000;
 	if (q->relay && call->client && call->client->failed) {
@@ -554,8 +578,8 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	if (q->del)
 		curl_easy_setopt(x.h, CURLOPT_CUSTOMREQUEST, "DELETE");
 	else {
-		curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(x.h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, buf_str(&body));
+		curl_easy_setopt(x.h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
 	}
 	curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x);
@@ -574,7 +598,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, NULL);
 out:
 	json_decref(x.response);
-	free(body);
+	buf_free(&body);
 	httpc_free_headers(hdrs);
 	if (x.sse_on)
 		sse_parser_free(&x.sse);

@@ -1,4 +1,5 @@
-/* front — CGI and FastCGI (libfcgi) transport. Worker threads each own an
+/* front — CGI and FastCGI (libfcgi) transport. Worker threads (workers of them, more
+ * while calls are held by upstreams: crew below) each own an
  * FCGX_Request; they take their connections themselves, a new one from the listening
  * socket or one the web server kept from an earlier request (kept.h: no thread waits on
  * a kept connection), and hand each to libfcgi, which reads the params; the front then
@@ -15,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fastcgi.h>
 #include <fcgiapp.h>
 #if defined(HAVE_MALLOC_TRIM) || defined(HAVE_MALLOPT)
 #include <malloc.h>
@@ -24,9 +26,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,11 +151,31 @@ front_cgi(struct gateway *gw)
 
 /* Parameter lookup that joins a repeated header with ", " (RFC 9110 §5.3), as
  * lighttpd and Apache do: nginx sends each header line as its own param, and
- * FCGX_GetParam would see only the first (two Authorization headers must fail). */
+ * FCGX_GetParam would see only the first (two Authorization headers must fail). The
+ * names' lengths are measured once per request (the first PARAMS_INDEXED params), so
+ * that a lookup compares a length before any byte. */
+#define PARAMS_INDEXED	128
+#define NO_NAME		0xffff	/* a param without '=', or a name too long to index */
+
 struct fcgi_params {
 	FCGX_Request *fr;
+	int n;		/* params indexed; -1 = not yet */
+	unsigned short nlen[PARAMS_INDEXED];
 	char joined[8192];
 };
+
+static void
+index_params(struct fcgi_params *fp)
+{
+	const char *eq;
+	char **e;
+
+	fp->n = 0;
+	for (e = fp->fr->envp; e && *e && fp->n < PARAMS_INDEXED; e++) {
+		eq = strchr(*e, '=');
+		fp->nlen[fp->n++] = eq && eq - *e < NO_NAME ? (unsigned short)(eq - *e) : NO_NAME;
+	}
+}
 
 static const char *
 fcgi_param(void *ctx, const char *name)
@@ -160,13 +184,16 @@ fcgi_param(void *ctx, const char *name)
 	size_t nlen = strlen(name), used = 0;
 	const char *first = NULL;
 	char **e;
-	int n = 0;
+	int n = 0, i;
 
-	for (e = fp->fr->envp; e && *e; e++) {
+	if (fp->n < 0)
+		index_params(fp);
+	for (e = fp->fr->envp, i = 0; e && *e; e++, i++) {
 		const char *v;
 		size_t vlen;
 
-		if (strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
+		if (i < fp->n ? fp->nlen[i] != nlen || memcmp(*e, name, nlen) != 0 :
+		    strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
 			continue;
 		v = *e + nlen + 1;
 		if (n++ == 0) {
@@ -189,16 +216,63 @@ fcgi_param(void *ctx, const char *name)
 	return n > 1 ? fp->joined : first;
 }
 
+/* The large parts of an answer (a cached list page) go out in FastCGI records of up to
+ * RECORD_MAX bytes written straight to the connection, rather than through libfcgi's
+ * 8 KiB stream buffer, which copies them and writes a record of 8 KiB at a time: what
+ * the stream holds is flushed first, so the bytes keep their order, and libfcgi ends the
+ * stream as usual. */
+#define DIRECT_MIN	(16 * 1024)
+#define RECORD_MAX	65528	/* a record's content: at most 65535 bytes (8-aligned here) */
+
+static int
+fcgi_records(FCGX_Request *fr, const char *p, size_t n)
+{
+	unsigned char head[FCGI_HEADER_LEN];
+	struct iovec iov[2];
+	size_t k, off;
+	ssize_t w;
+
+	while (n > 0) {
+		k = n < RECORD_MAX ? n : RECORD_MAX;
+		head[0] = FCGI_VERSION_1;
+		head[1] = FCGI_STDOUT;
+		head[2] = (unsigned char)((fr->requestId >> 8) & 0xff);
+		head[3] = (unsigned char)(fr->requestId & 0xff);
+		head[4] = (unsigned char)((k >> 8) & 0xff);
+		head[5] = (unsigned char)(k & 0xff);
+		head[6] = 0;	/* no padding */
+		head[7] = 0;
+		for (off = 0; off < sizeof(head) + k; off += (size_t)w) {
+			/* what is left of the header, then of the content */
+			iov[0].iov_base = head + (off < sizeof(head) ? off : sizeof(head));
+			iov[0].iov_len = off < sizeof(head) ? sizeof(head) - off : 0;
+			iov[1].iov_base = (void *)(uintptr_t)(p + (off > sizeof(head) ? off - sizeof(head) : 0));
+			iov[1].iov_len = k - (off > sizeof(head) ? off - sizeof(head) : 0);
+			if ((w = writev(fr->ipcFd, iov, 2)) < 0 && errno == EINTR)
+				w = 0;
+			else if (w <= 0)
+				return -1;
+		}
+		p += k;
+		n -= k;
+	}
+	return 0;
+}
+
 static int
 fcgi_write(void *ctx, const void *p, size_t n)
 {
-	return FCGX_PutStr(p, (int)n, ctx) == (int)n ? 0 : -1;
+	FCGX_Request *fr = ctx;
+
+	if (n < DIRECT_MIN || fr->ipcFd < 0)
+		return FCGX_PutStr(p, (int)n, fr->out) == (int)n ? 0 : -1;
+	return FCGX_FFlush(fr->out) < 0 ? -1 : fcgi_records(fr, p, n);
 }
 
 static int
 fcgi_flush(void *ctx)
 {
-	return FCGX_FFlush(ctx) < 0 ? -1 : 0;
+	return FCGX_FFlush(((FCGX_Request *)ctx)->out) < 0 ? -1 : 0;
 }
 
 /* The body as the front read it before serving (body_read): the request's source. */
@@ -266,6 +340,9 @@ struct thread {
 	pthread_t thread;
 	struct worker w;
 	int done;	/* __atomic */
+	int started;	/* (crew.mu) the thread runs or ran: it is joined before its slot is reused */
+	int extra;	/* beyond workers: it stops after EXTRA_IDLE_MS without a request */
+	int freed;	/* its worker was freed by the thread itself (an extra that stopped) */
 	/* Under mu: what the watchdog and stop_workers look at. libfcgi closes the
 	 * connection's descriptor itself (a protocol error in its params, FCGX_Finish_r),
 	 * and another thread may get that number at once: so the watchdog shuts down a
@@ -276,6 +353,64 @@ struct thread {
 	int64_t since_us;	/* when the state began */
 	int cut;		/* the watchdog shut the connection down */
 };
+
+/* The worker threads of the process: workers of them always, and more, up to max, while
+ * every one is busy and a call is held by an upstream (on_upstream_wait): for
+ * UPSTREAM_SLOW_MS while the machine has CPU to spare, or for HELD_MS whatever the
+ * load. A thread held by a slow upstream is busy without working, and the next request
+ * must not queue behind it; but where the processors are what every request waits for
+ * (a saturated machine, where a local upstream's answers come late because it waits
+ * for them too), more threads only add switches between them. An extra thread stops
+ * once it is not needed: done with a request while another thread is idle, or after
+ * EXTRA_IDLE_MS without one. Slots 0 .. base - 1 are the workers, the others the
+ * extras'. */
+#define EXTRA_IDLE_MS	10000
+#define HELD_MS		1000
+#define SPARE_MIN_PERCENT	10	/* idle processor time in the last tick that is "to spare" */
+
+static struct {
+	pthread_mutex_t mu;
+	struct gateway *gw;
+	struct thread *ws;	/* max slots */
+	long base, max;
+	long running;		/* threads started and not stopped */
+	long idle;		/* (__atomic) of them, waiting for something to do */
+	int spare;		/* (__atomic) the machine had CPU to spare in the last tick */
+} crew = { .mu = PTHREAD_MUTEX_INITIALIZER, .spare = 1 };
+
+/* Once a tick: whether the machine's processors were idle SPARE_MIN_PERCENT of the time
+ * since the last one (/proc/stat; unreadable: taken as spare). prev holds the last
+ * totals: idle (with iowait) and all. */
+static void
+cpu_spare_tick(unsigned long long prev[2])
+{
+	unsigned long long v, idle = 0, all = 0;
+	char line[512], *p, *end;
+	ssize_t n;
+	int fd, i;
+
+	if ((fd = open("/proc/stat", O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 4 || memcmp(line, "cpu ", 4) != 0)
+		return;
+	line[n] = '\0';
+	/* cpu  user nice system idle iowait irq softirq steal ... */
+	for (p = line + 4, i = 0; i < 8; i++, p = end) {
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			return;
+		all += v;
+		if (i == 3 || i == 4)
+			idle += v;
+	}
+	if (prev[1] && all > prev[1])
+		__atomic_store_n(&crew.spare, (idle - prev[0]) * 100 >= (all - prev[1]) * SPARE_MIN_PERCENT,
+		    __ATOMIC_RELAXED);
+	prev[0] = idle;
+	prev[1] = all;
+}
 
 static void
 conn_state(struct thread *t, int state)
@@ -373,12 +508,14 @@ conn_accept(struct thread *t)
 /* The next connection with a request to read: a new one, or a kept one whose next
  * request (or close) has come. -1: nothing this time. */
 static int
-conn_next(struct thread *t)
+conn_next(struct thread *t, int timeout_ms)
 {
-	int fd = kept_wait(&kept);
+	int fd = kept_wait(&kept, timeout_ms);
 
 	if (fd == KEPT_LISTEN)
 		return conn_accept(t);
+	if (fd == KEPT_IDLE)
+		return KEPT_IDLE;
 	return fd < 0 ? -1 : conn_watch(t, fd);
 }
 
@@ -413,6 +550,7 @@ serve(struct thread *t, FCGX_Request *fr)
 
 	__atomic_add_fetch(&served, 1, __ATOMIC_RELAXED);
 	params.fr = fr;
+	params.n = -1;
 	if (request_init(&req, fcgi_param, &params, NULL, clock_mono_us(), clock_wall()) < 0) {
 		log_err(NULL, "fastcgi: out of memory");
 		return;
@@ -434,7 +572,7 @@ serve(struct thread *t, FCGX_Request *fr)
 	memset(&out, 0, sizeof(out));
 	out.write = fcgi_write;
 	out.flush = fcgi_flush;
-	out.ctx = fr->out;
+	out.ctx = fr;
 	/* The server closing the connection is the client gone (nginx does when its
 	 * client leaves); it never half-closes it while it waits for the answer. */
 	out.watch_fd = fr->ipcFd;
@@ -462,6 +600,28 @@ finish(struct thread *t, FCGX_Request *fr)
 		conn_gone(t);
 }
 
+/* A thread that has something to do (busy = 1) or is done with it (0). */
+static void
+crew_busy(int busy)
+{
+	__atomic_add_fetch(&crew.idle, busy ? -1 : 1, __ATOMIC_RELAXED);
+}
+
+/* An extra thread stops, idle for EXTRA_IDLE_MS or done with a request while another
+ * thread is idle: its upstream sessions ended, its worker freed. */
+static void
+retire(struct thread *t)
+{
+	pthread_mutex_lock(&crew.mu);
+	crew.running--;
+	__atomic_sub_fetch(&crew.idle, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&crew.mu);
+	worker_end_sessions(&t->w);
+	worker_free(&t->w);
+	t->freed = 1;
+	log_debug(NULL, "fastcgi: an extra worker thread stopped");
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -476,23 +636,38 @@ worker_main(void *arg)
 	/* libfcgi gets no listening socket: the front accepts (conn_accept) or takes a kept
 	 * connection back (conn_next), so that it knows the connection from the start, and
 	 * a connection libfcgi gives up on ends FCGX_Accept_r rather than a wait in an
-	 * accept of its own. */
+	 * accept of its own. The thread counts as idle (crew.idle) from its start. */
 	FCGX_InitRequest(&fr, -1, 0);
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		if (fr.ipcFd < 0) {
-			if ((fd = conn_next(t)) < 0)
+			if ((fd = conn_next(t, t->extra ? EXTRA_IDLE_MS : -1)) == KEPT_IDLE) {
+				retire(t);
+				break;
+			}
+			if (fd < 0)
 				continue;
 			fr.ipcFd = fd;
 		}
+		crew_busy(1);
 		/* FCGX_Accept_r first finishes the previous request: it must not close the
 		 * descriptor it is now given. The request's own flags then decide. */
 		fr.keepConnection = 1;
 		if (FCGX_Accept_r(&fr) < 0) {	/* libfcgi closed the connection */
 			conn_gone(t);
+			crew_busy(0);
 			continue;
 		}
 		serve(t, &fr);
 		finish(t, &fr);
+		/* An extra thread done with its request while another waits for work is not
+		 * needed any more (the idle ones take the requests in turn: a thread left to
+		 * idle out would rarely get the chance). */
+		if (t->extra && __atomic_load_n(&crew.idle, __ATOMIC_RELAXED) > 0) {
+			crew_busy(0);
+			retire(t);
+			break;
+		}
+		crew_busy(0);
 	}
 	if (fr.ipcFd >= 0)
 		FCGX_Detach(&fr);	/* a kept connection: closed without waiting */
@@ -500,6 +675,57 @@ worker_main(void *arg)
 	conn_gone(t);
 	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Starts the thread of slot t (crew.mu held), an extra one or a worker: 0 or -1. */
+static void on_upstream_wait(void *ctx, int64_t waited_ms);
+
+static int
+start_thread(struct thread *t, int extra)
+{
+	if (t->started) {	/* an extra that stopped: reclaimed before its slot is used again */
+		pthread_join(t->thread, NULL);
+		t->started = 0;
+	}
+	if (worker_init(&t->w, crew.gw) < 0) {
+		worker_free(&t->w);
+		return -1;
+	}
+	upstream_pool_on_wait(t->w.ups, on_upstream_wait, NULL);
+	t->done = 0;
+	t->extra = extra;
+	t->freed = 0;
+	if (pthread_create(&t->thread, NULL, worker_main, t) != 0) {
+		worker_free(&t->w);
+		return -1;
+	}
+	t->started = 1;
+	crew.running++;
+	__atomic_add_fetch(&crew.idle, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* A worker's call is held by an upstream: when no thread is left idle, another starts
+ * (up to max), so that the next request is taken meanwhile. */
+static void
+on_upstream_wait(void *ctx, int64_t waited_ms)
+{
+	long i;
+
+	(void)ctx;
+	if (waited_ms < HELD_MS && !__atomic_load_n(&crew.spare, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&crew.mu);
+	if (__atomic_load_n(&crew.idle, __ATOMIC_RELAXED) <= 0 && crew.running < crew.max &&
+	    !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		for (i = crew.base; i < crew.max; i++)
+			if (!crew.ws[i].started || __atomic_load_n(&crew.ws[i].done, __ATOMIC_ACQUIRE))
+				break;
+		if (i < crew.max && start_thread(&crew.ws[i], 1) == 0)
+			log_debug(NULL, "fastcgi: every worker thread busy, one waiting on an upstream: "
+			    "thread %ld of at most %ld started", crew.running, crew.max);
+	}
+	pthread_mutex_unlock(&crew.mu);
 }
 
 /* The watchdog: shuts down (shutdown(2), so that libfcgi's blocking read returns) the
@@ -565,17 +791,23 @@ watchdog_main(void *arg)
 	return NULL;
 }
 
-/* Stops the workers: those without a request in hand are woken (SIGUSR1 interrupts
- * their wait and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all. */
+/* Stops the threads: those without a request in hand are woken (SIGUSR1 interrupts
+ * their wait and reads), those answering one finish it, within SHUTDOWN_GRACE_MS in all.
+ * No thread starts once stopping is set (under crew.mu). */
 static void
-stop_workers(struct thread *ws, long n)
+stop_workers(void)
 {
 	struct timespec pause = { 0, 50 * 1000 * 1000 };
+	struct thread *ws = crew.ws;
 	long i, waited = 0;
 
+	pthread_mutex_lock(&crew.mu);
 	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&crew.mu);
 	FCGX_ShutdownPending();
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < crew.max; i++) {
+		if (!ws[i].started)
+			continue;
 		while (!__atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE) && waited < SHUTDOWN_GRACE_MS) {
 			/* Under mu: a thread that has begun answering is never interrupted. */
 			pthread_mutex_lock(&ws[i].mu);
@@ -638,26 +870,35 @@ int
 front_fastcgi(struct gateway *gw, long workers)
 {
 	unsigned long seen = 0, trimmed = 0;
+	unsigned long long cpu[2] = { 0, 0 };
 	struct timespec tick = { 1, 0 };
 	struct watchdog wd;
+	struct config *cfg;
 	struct thread *ws;
 	sigset_t set;
-	long i, started = 0;
+	long i, max;
 	int sig, rc = 0, leak = 0, watching = 0;
 
 	single_arena();
+	cfg = gateway_config(gw);
+	max = cfg && cfg->max_workers > workers ? cfg->max_workers : workers;
+	config_unref(cfg);
 	if (kept_init(&kept, LISTEN_FD, KEPT_MAX) < 0) {
 		log_err(NULL, "fastcgi: cannot watch the listening socket (errno %d)", errno);
 		return 1;
 	}
-	if ((ws = calloc((size_t)workers, sizeof(*ws))) == NULL) {
+	if ((ws = calloc((size_t)max, sizeof(*ws))) == NULL) {
 		kept_free(&kept);
 		return 1;
 	}
-	for (i = 0; i < workers; i++) {
+	for (i = 0; i < max; i++) {
 		pthread_mutex_init(&ws[i].mu, NULL);
 		ws[i].fd = -1;
 	}
+	crew.gw = gw;
+	crew.ws = ws;
+	crew.base = workers;
+	crew.max = max;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -666,31 +907,26 @@ front_fastcgi(struct gateway *gw, long workers)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* threads inherit; workers unblock USR1 */
 	sigdelset(&set, SIGUSR1);
 
-	for (i = 0; i < workers; i++) {
-		if (worker_init(&ws[i].w, gw) < 0) {
-			log_err(NULL, "fastcgi: cannot set up worker %ld", i);
-			rc = 1;
-			break;
-		}
-		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+	pthread_mutex_lock(&crew.mu);
+	for (i = 0; i < workers && rc == 0; i++)
+		if (start_thread(&ws[i], 0) < 0) {
 			log_err(NULL, "fastcgi: cannot start worker %ld", i);
 			rc = 1;
-			break;
 		}
-		started++;
-	}
+	pthread_mutex_unlock(&crew.mu);
 	memset(&wd, 0, sizeof(wd));
 	wd.gw = gw;
 	wd.ws = ws;
-	wd.n = started;
+	wd.n = max;
 	if (rc == 0 && pthread_create(&wd.thread, NULL, watchdog_main, &wd) != 0) {
 		log_err(NULL, "fastcgi: cannot start the connection watchdog");
 		rc = 1;
 	} else if (rc == 0)
 		watching = 1;
-	/* A standalone stream holds its thread: one is always left for the rest. */
-	__atomic_store_n(&gw->listen_max, started - 1, __ATOMIC_RELEASE);
-	log_info(NULL, "fastcgi: serving with %ld worker threads (pid %ld)", started, (long)getpid());
+	/* A standalone stream holds its thread: one worker is always left for the rest. */
+	__atomic_store_n(&gw->listen_max, crew.running - 1, __ATOMIC_RELEASE);
+	log_info(NULL, "fastcgi: serving with %ld worker threads, up to %ld while calls wait on upstreams (pid %ld)",
+	    crew.running, max, (long)getpid());
 	while (rc == 0) {
 		sig = sigtimedwait(&set, NULL, &tick);
 		if (sig == SIGTERM || sig == SIGINT)
@@ -698,17 +934,19 @@ front_fastcgi(struct gateway *gw, long workers)
 		gateway_reload(gw, sig == SIGHUP);
 		gateway_tick(gw, clock_mono_us() / 1000);	/* the state file: replaced, broken? */
 		release_idle(&seen, &trimmed);
+		cpu_spare_tick(cpu);
 	}
-	stop_workers(ws, started);
+	stop_workers();
 	if (watching) {
 		__atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(wd.thread, NULL);
 	}
-	for (i = 0; i < workers; i++)
-		if (i >= started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
-			if (i < started)
+	for (i = 0; i < max; i++)
+		if (!ws[i].started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
+			if (ws[i].started && !ws[i].freed)
 				worker_end_sessions(&ws[i].w);
-			worker_free(&ws[i].w);
+			if (!ws[i].freed)
+				worker_free(&ws[i].w);
 			pthread_mutex_destroy(&ws[i].mu);
 		} else
 			leak = 1;	/* still running: its memory stays until exit */

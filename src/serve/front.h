@@ -12,7 +12,9 @@ int front_is_fastcgi(void);
 int front_init(void);
 /* Serves one CGI request from the environment and stdin. Returns the exit status. */
 int front_cgi(struct gateway *gw);
-/* Serves FastCGI until SIGTERM/SIGINT; SIGHUP or a changed file reloads. */
+/* Serves FastCGI until SIGTERM/SIGINT with workers threads, and up to the
+ * configuration's max-workers while calls wait on upstreams; SIGHUP or a changed file
+ * reloads. */
 int front_fastcgi(struct gateway *gw, long workers);
 
 #endif

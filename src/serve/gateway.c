@@ -434,9 +434,10 @@ worker_init(struct worker *w, struct gateway *gw)
 	w->ix = introspect_new();
 	w->ups = upstream_pool_new();
 	w->pages = fragcache_new(GW_PAGE_CACHE_BYTES, GW_PAGE_CACHE_ENTRIES);
+	w->sessions = session_memo_new();
 	w->rs = rstore_new(&gw->redis_outage);
 	w->proof_keys = jws_keycache_new();
-	return w->ix && w->ups && w->pages && w->rs && w->proof_keys ? 0 : -1;
+	return w->ix && w->ups && w->pages && w->sessions && w->rs && w->proof_keys ? 0 : -1;
 }
 
 void
@@ -458,6 +459,8 @@ worker_free(struct worker *w)
 	w->ups = NULL;
 	fragcache_free(w->pages);
 	w->pages = NULL;
+	session_memo_free(w->sessions);
+	w->sessions = NULL;
 	rstore_free(w->rs);
 	w->rs = NULL;
 	catalog_view_free(&w->cat);

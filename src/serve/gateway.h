@@ -82,6 +82,7 @@ struct worker {
 	struct jwks_view jwks;		/* the issuer's keys as this thread last parsed them */
 	struct jws_keycache *proof_keys;	/* DPoP proofs' keys this thread imported */
 	struct fragcache *pages;	/* list pages it serialized from cat */
+	struct session_memo *sessions;	/* the last session it opened */
 	struct limiter *lim;	/* while a request runs: its rate limits (router_dispatch) */
 	struct rstore *rs;	/* its connection to the Redis store, opened on first use */
 };

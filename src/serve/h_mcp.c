@@ -12,6 +12,7 @@ h_mcp(struct worker *w, const struct config *cfg, struct request *req,
 	struct mcp_env env = {
 		.session_key = gateway_session_key(w->sh, cfg), .tombstones = w->sh->tombs,
 		.catalog = w->sh->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
+		.sessions = w->sessions,
 		.listeners = &w->gw->listeners,
 		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.lim = w->lim,

@@ -68,14 +68,16 @@ kept_free(struct kept *k)
 }
 
 int
-kept_wait(struct kept *k)
+kept_wait(struct kept *k, int timeout_ms)
 {
 	struct epoll_event ev;
 	struct kept_slot *s;
 	uint64_t i;
-	int fd = -1;
+	int fd = -1, n;
 
-	if (epoll_wait(k->ep, &ev, 1, -1) != 1)
+	if ((n = epoll_wait(k->ep, &ev, 1, timeout_ms)) == 0)
+		return KEPT_IDLE;
+	if (n != 1)
 		return -1;	/* EINTR: the caller looks at why */
 	if (ev.data.u64 == 0)
 		return KEPT_LISTEN;

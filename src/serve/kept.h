@@ -19,6 +19,7 @@
 
 #define KEPT_MAX	1024	/* parked at once by default; one more is closed at once */
 #define KEPT_LISTEN	(-2)	/* kept_wait: the listening socket has a connection */
+#define KEPT_IDLE	(-3)	/* kept_wait: nothing came within the time given */
 
 struct kept_slot {
 	int fd;			/* -1: free */
@@ -41,11 +42,11 @@ struct kept {
 int kept_init(struct kept *k, int listen_fd, long cap);
 /* Closes every parked connection and the set. */
 void kept_free(struct kept *k);
-/* Waits until there is something to do: KEPT_LISTEN (accept on the listening socket:
- * it may find nothing, EAGAIN), a parked connection's descriptor, now the caller's, or
- * -1 (a signal interrupted the wait, or the event was for a connection closed
- * meanwhile). */
-int kept_wait(struct kept *k);
+/* Waits until there is something to do, at most timeout_ms (-1: no bound): KEPT_LISTEN
+ * (accept on the listening socket: it may find nothing, EAGAIN), a parked connection's
+ * descriptor, now the caller's, KEPT_IDLE when the time ran out, or -1 (a signal
+ * interrupted the wait, or the event was for a connection closed meanwhile). */
+int kept_wait(struct kept *k, int timeout_ms);
 /* Parks connection fd (now_us: when); closes it when cap are parked already or it
  * cannot be watched. */
 void kept_park(struct kept *k, int fd, int64_t now_us);

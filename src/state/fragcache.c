@@ -1,15 +1,23 @@
 /* fragcache — per-worker cache of serialized JSON fragments. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fragcache.h"
 
+/* A text and its holders: the entry that stores it, and the answers being written
+ * from it (fragcache_hold). */
+struct text {
+	unsigned refs;
+	char bytes[];
+};
+
 struct frag {
 	unsigned char key[FRAGCACHE_KEY_MAX];
 	size_t klen;
-	char *text;		/* NULL = a free slot */
+	struct text *text;	/* NULL = a free slot */
 	size_t len;
 	uint64_t used;		/* the tick of its last use */
 };
@@ -34,11 +42,39 @@ fragcache_new(size_t max_bytes, unsigned max_entries)
 	return fc;
 }
 
+static struct text *
+text_of(const char *bytes)
+{
+	return (struct text *)(void *)((char *)(uintptr_t)bytes - offsetof(struct text, bytes));
+}
+
+void
+fragcache_hold(const char *text)
+{
+	if (text)
+		text_of(text)->refs++;
+}
+
+void
+fragcache_release(const char *text)
+{
+	struct text *t;
+
+	if (text && --(t = text_of(text))->refs == 0)
+		free(t);
+}
+
+void
+fragcache_release_cb(void *text)
+{
+	fragcache_release(text);
+}
+
 static void
 drop(struct fragcache *fc, struct frag *f)
 {
 	fc->bytes -= f->len;
-	free(f->text);
+	fragcache_release(f->text->bytes);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -86,7 +122,7 @@ fragcache_get(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen
 		return NULL;
 	f->used = ++fc->tick;
 	*len = f->len;
-	return f->text;
+	return f->text->bytes;
 }
 
 /* The least recently used entry, or NULL when there is none. */
@@ -113,29 +149,12 @@ free_slot(struct fragcache *fc)
 	return NULL;
 }
 
-int
-fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
-    const char *text, size_t len)
-{
-	char *copy;
-
-	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes || (copy = malloc(len + 1)) == NULL)
-		return -1;
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	return fragcache_take(fc, epoch, key, klen, copy, len);
-}
-
-int
-fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
-    char *copy, size_t len)
+/* Stores t (its holder's count 1: the entry) under key, evicting as needed: 0. */
+static int
+store(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen, struct text *copy, size_t len)
 {
 	struct frag *f;
 
-	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes) {
-		free(copy);
-		return -1;
-	}
 	if ((f = find(fc, epoch, key, klen)) != NULL)
 		drop(fc, f);
 	/* Room in bytes, then a slot. */
@@ -153,3 +172,36 @@ fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t kle
 	fc->bytes += len;
 	return 0;
 }
+
+int
+fragcache_put(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    const char *text, size_t len)
+{
+	struct text *copy;
+
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes ||
+	    (copy = malloc(sizeof(*copy) + len + 1)) == NULL)
+		return -1;
+	copy->refs = 1;
+	memcpy(copy->bytes, text, len);
+	copy->bytes[len] = '\0';
+	return store(fc, epoch, key, klen, copy, len);
+}
+
+int
+fragcache_take(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen,
+    char *text, size_t len)
+{
+	struct text *t;
+
+	if (fc == NULL || klen > FRAGCACHE_KEY_MAX || len > fc->max_bytes ||
+	    (t = realloc(text, sizeof(*t) + len + 1)) == NULL) {
+		free(text);
+		return -1;
+	}
+	/* the holders' count goes before the text: moved once, when the page is made */
+	memmove(t->bytes, t, len + 1);
+	t->refs = 1;
+	return store(fc, epoch, key, klen, t, len);
+}
+

@@ -134,21 +134,97 @@ tomb_lock(struct tombstones *ts)
 	return state_lock(&ts->lock) < 0 ? -1 : 0;
 }
 
+/* Whether the session with digest d and expiry exp was ended: 0 no, -1 yes, -2 the
+ * tombstones cannot be read (fail closed). No tombstones: 0. */
+static int
+tomb_ended(struct tombstones *ts, const unsigned char d[16], int64_t exp, int64_t now)
+{
+	int dead;
+
+	if (ts == NULL)
+		return 0;
+	if (tomb_lock(ts) < 0)
+		return -2;
+	dead = tomb_find(ts, d, exp, now);
+	state_unlock(&ts->lock);
+	return dead ? -1 : 0;
+}
+
 int
 session_open(const unsigned char *key, struct tombstones *tombstones, const char *id, const char *who,
     int64_t now, struct session *s)
+{
+	return session_open_memo(NULL, key, tombstones, id, who, now, s);
+}
+
+/* The last session a worker opened: its key and id, and what its blob held. */
+struct session_memo {
+	int valid;
+	unsigned char key[SESSION_KEY_BYTES];
+	char id[SESSION_ID_MAX];
+	unsigned char d[16];	/* its tombstone digest */
+	struct session s;	/* who, version, expiry, upstreams (owned) */
+};
+
+struct session_memo *
+session_memo_new(void)
+{
+	return calloc(1, sizeof(struct session_memo));
+}
+
+static void
+memo_forget(struct session_memo *m)
+{
+	session_clear(&m->s);
+	secret_wipe(m, sizeof(*m));
+}
+
+void
+session_memo_free(struct session_memo *m)
+{
+	if (m == NULL)
+		return;
+	memo_forget(m);
+	free(m);
+}
+
+/* A copy of s's fields into t (its upstreams a copy of its own): 0 or -1. */
+static int
+session_copy(const struct session *s, struct session *t)
+{
+	memcpy(t->version, s->version, sizeof(t->version));
+	memcpy(t->who, s->who, sizeof(t->who));
+	t->exp = s->exp;
+	t->upstreams = json_deep_copy(s->upstreams);
+	return t->upstreams ? 0 : -1;
+}
+
+int
+session_open_memo(struct session_memo *m, const unsigned char *key, struct tombstones *tombstones,
+    const char *id, const char *who, int64_t now, struct session *s)
 {
 	unsigned char plain[4096];
 	const unsigned char *p;
 	unsigned char d[16];
 	long n = -1;
-	size_t vlen, rest;
+	size_t vlen, rest, idlen = strlen(id);
 	int64_t exp = 0;
 	int i, rc = -1;
 
 	memset(s, 0, sizeof(*s));
-	if (strlen(id) >= SESSION_ID_MAX ||
-	    (n = secret_open(key, id, SESSION_AD, (char *)plain, sizeof(plain))) < 2)
+	if (idlen >= SESSION_ID_MAX)
+		goto out;
+	/* The session this worker opened last, under the same key: the blob was opened
+	 * then; who, the time and the tombstones are checked anew. */
+	if (m && m->valid && memcmp(m->key, key, SESSION_KEY_BYTES) == 0 && strlen(m->id) == idlen &&
+	    secret_equal(m->id, id, idlen)) {
+		if (!secret_equal(m->s.who, who, WHO_LEN) || m->s.exp <= now)
+			goto out;
+		if ((rc = tomb_ended(tombstones, m->d, m->s.exp, now)) == 0 && session_copy(&m->s, s) < 0)
+			rc = -1;
+		goto out;
+	}
+	if ((n = secret_open(key, id, SESSION_AD, (char *)plain, sizeof(plain))) < 2)
 		goto out;
 	vlen = plain[1];
 	if (plain[0] != LAYOUT || vlen >= sizeof(s->version) || (size_t)n < 2 + vlen + WHO_LEN + 8)
@@ -167,20 +243,9 @@ session_open(const unsigned char *key, struct tombstones *tombstones, const char
 		if (!json_is_object(s->upstreams))
 			goto out;
 	}
-	if (tombstones) {
-		struct tombstones *ts = tombstones;
-		int dead;
-
-		tomb_digest(id, d);
-		if (tomb_lock(ts) < 0) {	/* unknown whether it was ended: fail closed */
-			rc = -2;
-			goto out;
-		}
-		dead = tomb_find(ts, d, exp, now);
-		state_unlock(&ts->lock);
-		if (dead)
-			goto out;
-	}
+	tomb_digest(id, d);
+	if ((rc = tomb_ended(tombstones, d, exp, now)) < 0)
+		goto out;
 	memcpy(s->version, plain + 2, vlen);
 	s->version[vlen] = '\0';
 	memcpy(s->who, who, WHO_LEN);
@@ -189,6 +254,15 @@ session_open(const unsigned char *key, struct tombstones *tombstones, const char
 	if (s->upstreams == NULL)
 		s->upstreams = json_object();
 	rc = 0;
+	if (m) {	/* remembered for the session's next request */
+		memo_forget(m);
+		if (s->upstreams && session_copy(s, &m->s) == 0) {
+			memcpy(m->key, key, SESSION_KEY_BYTES);
+			memcpy(m->id, id, idlen + 1);
+			memcpy(m->d, d, sizeof(d));
+			m->valid = 1;
+		}
+	}
 out:
 	if (rc < 0)
 		session_clear(s);

@@ -34,6 +34,15 @@ int session_seal(const unsigned char *key, const struct session *s, char *id);
 int session_open(const unsigned char *key, struct tombstones *tombstones, const char *id, const char *who,
     int64_t now, struct session *s);
 void session_clear(struct session *s);
+/* A worker's memory of the last session it opened (one per thread): the next request
+ * of that session (the same id under the same key) skips opening the blob; whether
+ * it belongs to the caller, has expired or was ended is checked as by session_open. */
+struct session_memo;
+struct session_memo *session_memo_new(void);
+void session_memo_free(struct session_memo *m);
+/* session_open, remembering in m (NULL: none) or answering from it. */
+int session_open_memo(struct session_memo *m, const unsigned char *key, struct tombstones *tombstones,
+    const char *id, const char *who, int64_t now, struct session *s);
 
 /* The name of session id's tombstone in a store several hosts share (rstore.h), a
  * keyed digest under their shared key. */

@@ -411,19 +411,6 @@ front_checks() {
 	fc_log "$4"
 }
 
-# start_ok DESC CMD...: runs CMD in this shell (it starts processes that
-# stop_all must know about), passes or fails with its output.
-start_ok() {
-	local desc=$1 out=$MG_DIR/start.$RANDOM.out
-	shift
-	if "$@" >"$out" 2>&1; then
-		pass "$desc"
-		return 0
-	fi
-	fail "$desc" "$(tail -n 30 "$out")"
-	return 1
-}
-
 # front_prepare NAME CMD:PKG...: installs what the suite needs, makes the
 # temp dir, a configuration for a free port, and starts mcpgate under
 # spawn-fcgi (2 processes x 2 workers). Sets MG_PORT, MG_BASE.

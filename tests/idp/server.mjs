@@ -96,3 +96,7 @@ function stop(sig) {
 }
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
+// A suite that dies without its cleanup leaves this server an orphan: it stops when its
+// parent is gone (its parent process id changes), so nothing outlives the run.
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) stop('parent gone'); }, 500).unref();

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/lib/suite.sh — the start of a suite that runs the gateway behind real fronts:
-# TAP, deploy/lib.sh, MCPGATE_BIN (default: the in-tree build), and suite_need.
+# TAP, deploy/lib.sh, MCPGATE_BIN (default: the in-tree build), suite_need and start_ok.
 # Source it after setting $top (the source tree).
 : "${top:?set top before sourcing tests/lib/suite.sh}"
 . "$top/tests/lib/tap.sh"
@@ -47,6 +47,19 @@ gone() {
 	local pid out=''
 	for pid in "$@"; do mg_alive "$pid" || out="$out $pid"; done
 	echo "${out:-none}"
+}
+
+# start_ok DESC CMD...: runs CMD in this shell (it starts processes that
+# stop_all must know about), passes or fails with its output.
+start_ok() {
+	local desc=$1 out=$MG_DIR/start.$RANDOM.out
+	shift
+	if "$@" >"$out" 2>&1; then
+		pass "$desc"
+		return 0
+	fi
+	fail "$desc" "$(tail -n 30 "$out")"
+	return 1
 }
 
 # start_gateway PORT DESC [PROCS [WORKERS]]: mcpgate -t on $T/gw.conf, then PROCS x

@@ -64,7 +64,7 @@ post(const struct hdrs *h, const char *body, json_t **out)
 	struct request req;
 	struct caller caller;
 	struct config *cfg;
-	const char *sid;
+	const char *sid, *at = NULL;
 	int status;
 
 	memset(&req, 0, sizeof(req));
@@ -89,9 +89,14 @@ post(const struct hdrs *h, const char *body, json_t **out)
 	response_send(&resp, &sk);
 	buf_str(&raw);
 	status = resp.status;
-	/* (a list page from the cache leaves a serialized body only) */
-	*out = resp.json ? json_incref(resp.json) :
-	    resp.body.len && !resp.streamed ? json_loadb(resp.body.data, resp.body.len, 0, NULL) : NULL;
+	/* (a list page from the cache leaves a serialized body only, the page itself held
+	 * apart from it: the body is read from what was written) */
+	*out = resp.json ? json_incref(resp.json) : response_body_len(&resp) && !resp.streamed &&
+	    (at = strstr(buf_str(&raw), "\r\n\r\n")) != NULL ? json_loads(at + 4, 0, NULL) : NULL;
+	if (resp.splice && *out && raw.len - (size_t)(at + 4 - raw.data) != response_body_len(&resp)) {
+		json_decref(*out);	/* the Content-Length said must be what went out */
+		*out = NULL;
+	}
 	sid = response_get_header(&resp, "Mcp-Session-Id");
 	snprintf(issued, sizeof(issued), "%s", sid ? sid : "");
 	response_free(&resp);

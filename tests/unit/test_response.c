@@ -41,6 +41,52 @@ test_json(void)
 	response_free(&r);
 }
 
+static int released;
+
+static void
+count_release(void *p)
+{
+	(void)p;
+	released++;
+}
+
+/* A body of three parts: the middle one held, not copied, goes out between the others,
+ * counts in Content-Length, and is let go once (replaced, freed, or refused). */
+static void
+test_spliced(void)
+{
+	struct response r;
+	struct buf out;
+	char mid[] = "[1,2,3]";
+
+	response_init(&r, "rid5");
+	is_int(response_set_body_spliced(&r, 200, "application/json", "{\"a\":", 5, mid, 7, count_release,
+	    "}", 1), 0, "a spliced body");
+	mid[1] = '9';	/* held, not copied: what is written is what mid holds then */
+	is_str(send_to_string(&r, &out),
+	    "Status: 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n"
+	    "X-Request-Id: rid5\r\n\r\n{\"a\":[9,2,3]}", "… the three parts in order, Content-Length all of them");
+	buf_free(&out);
+	is_int(released, 0, "… the middle not let go before the response is done");
+	response_set_json(&r, 200, json_pack("{s:i}", "a", 1));
+	is_int(released, 1, "… and let go once the body is replaced");
+	is_str(send_to_string(&r, &out),
+	    "Status: 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n"
+	    "X-Request-Id: rid5\r\n\r\n{\"a\":1}", "… which then goes out alone");
+	buf_free(&out);
+	response_set_body_spliced(&r, 200, "application/json", "[", 1, mid, 7, count_release, "]", 1);
+	response_free(&r);
+	is_int(released, 2, "freeing the response lets the middle go");
+	response_init(&r, "rid6");
+	r.body.max = 8;
+	is_int(response_set_body_spliced(&r, 200, "application/json", "[", 1, mid, 7, count_release, "]", 1), -1,
+	    "parts over the body cap: refused");
+	is_int(released, 3, "… and the middle let go at once");
+	ok(response_body_len(&r) == 0 && r.splice == NULL, "… the body left empty");
+	response_free(&r);
+	is_int(released, 3, "… not twice");
+}
+
 /* A 204 goes out without Content-Type or body. */
 static void
 test_no_content(void)
@@ -147,6 +193,7 @@ main(void)
 {
 	test_json();
 	test_no_content();
+	test_spliced();
 	test_headers();
 	test_not_found();
 	test_parse_error();

@@ -157,6 +157,53 @@ test_tombstone_flood(void)
 	session_clear(&got);
 }
 
+/* A worker's memory of its last session answers the same id as session_open would:
+ * the caller, the expiry and the tombstones checked anew; another key or another id is
+ * opened afresh; a failed open leaves the memory as it was. */
+static void
+test_memo(void)
+{
+	struct session_memo *m = session_memo_new();
+	unsigned char other[32] = { 3 };
+	char second[SESSION_ID_MAX], bob[33];
+	struct session got;
+
+	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	memset(&s, 0, sizeof(s));
+	strcpy(s.version, "2025-11-25");
+	memcpy(s.who, alice, 33);
+	s.exp = 1000;
+	s.upstreams = json_pack("{s:s}", "up", "up-session-7");
+	ok(m && session_seal(key, &s, id) == 0 && session_seal(key, &s, second) == 0, "a memory, two sessions");
+	ok(session_open_memo(m, key, tombs, id, alice, 10, &got) == 0, "opened, and remembered");
+	session_clear(&got);
+	ok(session_open_memo(m, key, tombs, id, alice, 11, &got) == 0, "the same id again: from the memory");
+	is_str(got.version, "2025-11-25", "… its version");
+	is_str(json_string_value(json_object_get(got.upstreams, "up")), "up-session-7", "… its upstream sessions");
+	json_object_set_new(got.upstreams, "up", json_string("changed"));	/* a copy: the memory keeps its own */
+	session_clear(&got);
+	ok(session_open_memo(m, key, tombs, id, alice, 12, &got) == 0 &&
+	    strcmp(json_string_value(json_object_get(got.upstreams, "up")), "up-session-7") == 0,
+	    "… a copy each time: what a request does with it stays its own");
+	session_clear(&got);
+	session_who("bob", "cli", "acme", bob);
+	ok(session_open_memo(m, key, tombs, id, bob, 12, &got) < 0, "another caller's: refused from the memory too");
+	ok(session_open_memo(m, key, tombs, id, alice, 1000, &got) < 0, "expired: refused from the memory too");
+	ok(session_open_memo(m, other, tombs, id, alice, 12, &got) < 0, "another key: opened afresh, refused");
+	ok(session_open_memo(m, key, tombs, "garbage", alice, 12, &got) < 0, "garbage: refused");
+	ok(session_open_memo(m, key, tombs, id, alice, 13, &got) == 0, "… and the memory still answers");
+	session_clear(&got);
+	session_end(tombs, id, s.exp, 13);
+	ok(session_open_memo(m, key, tombs, id, alice, 14, &got) < 0, "ended (DELETE): refused from the memory too");
+	ok(session_open_memo(m, key, tombs, second, alice, 14, &got) == 0, "another session of the caller: opened");
+	session_clear(&got);
+	ok(session_open_memo(m, key, tombs, id, alice, 15, &got) < 0, "the ended one, opened afresh: still refused");
+	session_memo_free(m);
+	session_memo_free(NULL);
+	json_decref(s.upstreams);
+	s.upstreams = NULL;
+}
+
 int
 main(void)
 {
@@ -170,6 +217,7 @@ main(void)
 	test_nonce();
 	test_no_upstreams();
 	test_tombstone_flood();
+	test_memo();
 	free(tombs);
 	return done_testing();
 }
