@@ -355,7 +355,7 @@ async function main() {
 
   // --- counters ------------------------------------------------------------------------------
   await step('stats', async () => {
-    ok(same(await resetStats({ issuer }), { introspections: 0, tokens: 0 }), 'POST /_stats/reset zeroes');
+    ok(same(await resetStats({ issuer }), { introspections: 0, tokens: 0, jwks: 0 }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });
     await introspect({ issuer, token: t.access_token });
     await introspect({ issuer, token: t.access_token });
