@@ -65,10 +65,8 @@ void
 h_protected_resource(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
-	json_t *doc;
-
+	json_t *doc, *dpop = json_array();
 	char algs[128], *save = NULL, *a;
-	json_t *dpop = json_array();
 
 	doc = json_pack("{s:s, s:[s], s:o, s:[s], s:s}",
 	    "resource", cfg->resource,
