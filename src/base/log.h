@@ -3,6 +3,9 @@
 #define GW_LOG_H
 
 #include <jansson.h>
+#include <stdint.h>
+
+#include "buf.h"
 
 enum log_level {
 	GW_LOG_ERR = 1,
@@ -23,6 +26,19 @@ int log_enabled(enum log_level level);
 json_t *log_string(const char *s);
 /* Adds "ts" and "level" to obj and writes it as one line; steals obj. */
 void log_json(enum log_level level, json_t *obj);
+/* A line of plain members (strings, integers, booleans) written as it is built, without
+ * a JSON object: log_line_begin, the members in order, log_line_end (writes it, if its
+ * level is on, and frees it). A string that is not valid UTF-8 has its invalid bytes
+ * written as '?'; a NULL string is null. The request's own line uses it. */
+struct log_line {
+	struct buf b;
+	int on;
+};
+void log_line_begin(struct log_line *l, enum log_level level);
+void log_line_str(struct log_line *l, const char *key, const char *value);
+void log_line_int(struct log_line *l, const char *key, int64_t value);
+void log_line_true(struct log_line *l, const char *key);
+void log_line_end(struct log_line *l);
 /* A message line; request_id may be NULL. */
 void log_msg(enum log_level level, const char *request_id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -341,7 +341,7 @@ router_serve(struct worker *w, struct request *req, struct sink *out)
 {
 	struct response resp;
 	struct config *cfg;
-	json_t *line;
+	struct log_line line;
 	int64_t dur;
 
 	cfg = gateway_config(w->gw);
@@ -355,17 +355,17 @@ router_serve(struct worker *w, struct request *req, struct sink *out)
 		request_drain_body(req, (size_t)cfg->max_body);
 	response_send(&resp, out);
 	dur = clock_mono_us() - req->start_us;
-	line = json_pack("{s:s, s:o, s:o, s:i, s:I}",
-	    "request_id", req->id,
-	    "method", log_string(req->method_name),
-	    "path", log_string(req->path),
-	    "status", resp.status,
-	    "duration_us", (json_int_t)dur);
-	if (line && req->remote_addr)
-		json_object_set_new(line, "remote_addr", log_string(req->remote_addr));
-	if (line && out->failed)
-		json_object_set_new(line, "client_gone", json_true());
-	log_json(GW_LOG_INFO, line);
+	log_line_begin(&line, GW_LOG_INFO);
+	log_line_str(&line, "request_id", req->id);
+	log_line_str(&line, "method", req->method_name);
+	log_line_str(&line, "path", req->path);
+	log_line_int(&line, "status", resp.status);
+	log_line_int(&line, "duration_us", dur);
+	if (req->remote_addr)
+		log_line_str(&line, "remote_addr", req->remote_addr);
+	if (out->failed)
+		log_line_true(&line, "client_gone");
+	log_line_end(&line);
 	response_free(&resp);
 	config_unref(cfg);
 }

@@ -1,4 +1,4 @@
-/* Unit tests: buf, sink, clock, secret helpers. */
+/* Unit tests: buf, sink, clock, secret helpers, the log's lines. */
 #include "autoconf.h"
 
 #include <poll.h>
@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "log.h"
 #include "secret.h"
 #include "sink.h"
 #include "tap.h"
@@ -146,6 +147,87 @@ test_secret(void)
 	ok(secret_equal("abcd", "abcd", 4) && !secret_equal("abcd", "abce", 4), "constant-time compare");
 }
 
+/* What one log line built by fill() wrote to a pipe, parsed; NULL when nothing was. */
+static json_t *
+logged(void (*fill)(struct log_line *), enum log_level level, char *raw, size_t rawlen)
+{
+	struct log_line l;
+	int fd[2];
+	ssize_t n;
+	json_t *j = NULL;
+
+	if (pipe(fd) < 0)
+		return NULL;
+	log_init(fd[1], GW_LOG_INFO);
+	log_line_begin(&l, level);
+	fill(&l);
+	log_line_end(&l);
+	close(fd[1]);
+	n = read(fd[0], raw, rawlen - 1);
+	close(fd[0]);
+	log_init(2, GW_LOG_INFO);
+	raw[n > 0 ? n : 0] = '\0';
+	if (n > 0)
+		j = json_loads(raw, 0, NULL);
+	return j;
+}
+
+static void
+fill_members(struct log_line *l)
+{
+	log_line_str(l, "plain", "POST /mcp?x=1");
+	log_line_str(l, "escaped", "q\"b\\s/\n\t\r\b\f\x01\x1f\x7f");
+	log_line_str(l, "utf8", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	log_line_str(l, "bad", "a\xff b\xc0\xaf c\xed\xa0\x80 d\xe2\x82 e\xf4\x90\x80\x80");
+	log_line_str(l, "none", NULL);
+	log_line_int(l, "zero", 0);
+	log_line_int(l, "min", INT64_MIN);
+	log_line_int(l, "max", INT64_MAX);
+	log_line_true(l, "gone");
+}
+
+static void
+fill_nothing(struct log_line *l)
+{
+	(void)l;
+}
+
+/* A log line of plain members: valid JSON whatever the strings hold, the members as
+ * given, one line; a level that is off writes nothing. */
+static void
+test_log_line(void)
+{
+	char raw[4096];
+	json_t *j = logged(fill_members, GW_LOG_INFO, raw, sizeof(raw));
+	const char *ts;
+
+	ok(j != NULL, "the line is JSON (%s)", raw);
+	ok(strchr(raw, '\n') == raw + strlen(raw) - 1, "one line, ended by its newline");
+	ts = json_string_value(json_object_get(j, "ts"));
+	ok(ts && strlen(ts) == 27 && ts[19] == '.' && ts[26] == 'Z', "ts: UTC to the microsecond (%s)", ts ? ts : "none");
+	is_str(json_string_value(json_object_get(j, "level")), "info", "level");
+	is_str(json_string_value(json_object_get(j, "plain")), "POST /mcp?x=1", "a plain string as it is");
+	is_str(json_string_value(json_object_get(j, "escaped")), "q\"b\\s/\n\t\r\b\f\x01\x1f\x7f",
+	    "quotes, backslashes and control characters escaped");
+	ok(strstr(raw, "\\u0001\\u001f") != NULL && strstr(raw, "\\n\\t\\r\\b\\f") != NULL,
+	    "control characters written as jansson writes them");
+	is_str(json_string_value(json_object_get(j, "utf8")), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	    "valid UTF-8 kept");
+	is_str(json_string_value(json_object_get(j, "bad")), "a? b?? c??? d?? e????",
+	    "bytes that are not UTF-8 (stray, overlong, surrogate, cut, past U+10FFFF) as '?'");
+	ok(json_is_null(json_object_get(j, "none")), "NULL as null");
+	ok(json_integer_value(json_object_get(j, "zero")) == 0 && json_integer_value(json_object_get(j, "min")) == INT64_MIN &&
+	    json_integer_value(json_object_get(j, "max")) == INT64_MAX, "integers, the extremes included");
+	ok(json_is_true(json_object_get(j, "gone")), "true");
+	is_int(json_object_size(j), 11, "no other member");
+	json_decref(j);
+	j = logged(fill_nothing, GW_LOG_INFO, raw, sizeof(raw));
+	ok(j && json_object_size(j) == 2, "a line of no members: ts and level");
+	json_decref(j);
+	j = logged(fill_members, GW_LOG_DEBUG, raw, sizeof(raw));
+	ok(j == NULL && raw[0] == '\0', "a level that is off writes nothing");
+}
+
 int
 main(void)
 {
@@ -155,5 +237,6 @@ main(void)
 	test_sink_gone();
 	test_clock();
 	test_secret();
+	test_log_line();
 	return done_testing();
 }
