@@ -15,6 +15,7 @@
 #include "jwt.h"
 #include "log.h"
 #include "secret.h"
+#include "session.h"
 #include "str.h"
 #include "url.h"
 
@@ -399,10 +400,22 @@ caller_key(const struct auth_env *env, const struct config *cfg, const char *tok
 {
 	size_t i;
 
+	static const char hex[] = "0123456789abcdef";
+
 	auth_cache_key(env->digest_key, cfg, tok, len, key);
-	for (i = 0; i < 4; i++)
-		snprintf(caller->token_id + 2 * i, 3, "%02x", key[i]);
+	for (i = 0; i < 4; i++) {
+		caller->token_id[2 * i] = hex[key[i] >> 4];
+		caller->token_id[2 * i + 1] = hex[key[i] & 0xf];
+	}
+	caller->token_id[8] = '\0';
 	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
+}
+
+/* A caller accepted: what its sessions and cursors are bound to, made once. */
+static void
+accepted(struct caller *caller)
+{
+	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, caller->who);
 }
 
 static int
@@ -437,6 +450,7 @@ auth_cached(const struct auth_env *env, const struct config *cfg, const struct r
 	}
 	if (cfg->metrics_on)
 		metrics_token_cache(env->metrics, 1);
+	accepted(caller);
 	return 1;
 }
 
@@ -586,5 +600,6 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
 		return -1;
 	}
+	accepted(caller);
 	return 0;
 }

@@ -15,7 +15,10 @@
 void
 mcp_caller_who(const struct caller *caller, char who[33])
 {
-	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
+	if (caller->who[0])	/* made when the caller was accepted */
+		memcpy(who, caller->who, 33);
+	else
+		session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
 }
 
 /* A fresh session for an initialize that succeeded: the Mcp-Session-Id header, with a

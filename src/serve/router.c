@@ -109,12 +109,22 @@ allow_list(unsigned m, char *out, size_t n)
 		{ M_GET, "GET" }, { M_HEAD, "HEAD" }, { M_POST, "POST" },
 		{ M_DELETE, "DELETE" }, { M_OPTIONS, "OPTIONS" },
 	};
-	size_t i, len = 0;
+	size_t i, k, len = 0;
 
 	out[0] = '\0';
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		if ((m & order[i].bit) && len < n)
-			len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", order[i].name);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (!(m & order[i].bit))
+			continue;
+		k = strlen(order[i].name);
+		if (len + 2 + k >= n)
+			break;
+		if (len > 0) {
+			memcpy(out + len, ", ", 2);
+			len += 2;
+		}
+		memcpy(out + len, order[i].name, k + 1);
+		len += k;
+	}
 }
 
 int

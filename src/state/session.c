@@ -37,11 +37,21 @@ struct tombstones {
 void
 session_who(const char *subject, const char *client_id, const char *tenant, char out[33])
 {
+	const char *part[3] = { subject, client_id, tenant };
 	char buf[1024];
-	int n;
+	size_t i, k, n = 0;
 
-	n = snprintf(buf, sizeof(buf), "%s%c%s%c%s", subject, 0, client_id, 0, tenant);
-	secret_digest_hex(buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out, 16);
+	/* the three NUL-separated, cut at the buffer's end */
+	for (i = 0; i < 3; i++) {
+		k = strlen(part[i]);
+		if (k > sizeof(buf) - 1 - n)
+			k = sizeof(buf) - 1 - n;
+		memcpy(buf + n, part[i], k);
+		n += k;
+		if (i < 2 && n < sizeof(buf) - 1)
+			buf[n++] = '\0';
+	}
+	secret_digest_hex(buf, n, out, 16);
 }
 
 /* The sealed plaintext, a fixed layout (JSON only for the upstream map):

@@ -26,6 +26,23 @@ test_who(void)
 	ok(strcmp(alice, bob) != 0 && strlen(alice) == 32, "caller digests differ per identity");
 	session_who("alice", "cli", "beta", bob);
 	ok(strcmp(alice, bob) != 0, "the tenant is part of the identity");
+	/* The digest of the three NUL-separated (what every issued session holds) */
+	secret_digest_hex("alice\0cli\0acme", 14, bob, 16);
+	is_str(alice, bob, "the digest of subject, client and tenant, NUL-separated");
+	{
+		char big[1100], want[33], got[33];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		session_who(big, "cli", "acme", got);
+		secret_digest_hex(big, 1023, want, 16);
+		is_str(got, want, "a subject past 1023 bytes: the first 1023 bytes alone");
+		big[1021] = '\0';
+		session_who(big, "cli", "acme", got);
+		memcpy(big + 1021, "\0c", 2);
+		secret_digest_hex(big, 1023, want, 16);
+		is_str(got, want, "the parts cut at 1023 bytes");
+	}
 }
 
 /* A sealed id: opaque, and opened only by its caller, with its key, before expiry. */
