@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "str.h"
 
 static int log_fd = 2;
 static enum log_level log_threshold = GW_LOG_INFO;
@@ -246,18 +247,14 @@ log_line_str(struct log_line *l, const char *key, const char *value)
 void
 log_line_int(struct log_line *l, const char *key, int64_t value)
 {
-	char d[24];
-	size_t i = sizeof(d);
-	uint64_t u = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+	char d[22];
+	size_t n;
 
 	if (put_key(l, key) < 0)
 		return;
-	do
-		d[--i] = (char)('0' + u % 10);
-	while ((u /= 10) > 0);
-	if (value < 0)
-		d[--i] = '-';
-	if (buf_append(&l->b, d + i, sizeof(d) - i) < 0)
+	d[0] = '-';
+	n = str_u64(d + 1, value < 0 ? 0 - (uint64_t)value : (uint64_t)value);
+	if (buf_append(&l->b, value < 0 ? d : d + 1, value < 0 ? n + 1 : n) < 0)
 		l->on = 0;
 }
 

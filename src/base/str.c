@@ -31,3 +31,18 @@ str_what_happened(const char *detail)
 		n--;
 	return n;
 }
+
+size_t
+str_u64(char out[21], uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof(d), n;
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	n = sizeof(d) - i;
+	memcpy(out, d + i, n);
+	out[n] = '\0';
+	return n;
+}

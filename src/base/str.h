@@ -3,6 +3,7 @@
 #define GW_STR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Is word one of the words of list, separated by blanks (spaces or tabs)? Scopes
  * (RFC 6749 §3.3), identity groups. An empty word is in no list. */
@@ -10,5 +11,8 @@ int str_has_word(const char *list, const char *word);
 /* How much of an error's detail says what happened without where: up to its first
  * "(" (libcurl's parenthesized detail names hosts and ports), trailing blanks cut. */
 size_t str_what_happened(const char *detail);
+/* v in decimal, NUL-terminated, in out (21 bytes hold any); its length. printf's work
+ * without printf, for the lines and heads of every request. */
+size_t str_u64(char out[21], uint64_t v);
 
 #endif

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "response.h"
+#include "str.h"
 #include "sse.h"
 
 static const struct {
@@ -83,14 +84,20 @@ int
 response_set_header(struct response *r, const char *name, const char *fmt, ...)
 {
 	va_list ap;
-	char *v, *c;
+	char *v = NULL, *c;
+	const char *s;
 	size_t i;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&v, fmt, ap);
+	/* the common forms, a literal and "%s", without printf */
+	if (strcmp(fmt, "%s") == 0)
+		v = (s = va_arg(ap, const char *)) != NULL ? strdup(s) : NULL;
+	else if (strchr(fmt, '%') == NULL)
+		v = strdup(fmt);
+	else if (vasprintf(&v, fmt, ap) < 0)
+		v = NULL;
 	va_end(ap);
-	if (n < 0)
+	if (v == NULL)
 		return -1;
 	for (c = v; *c; c++)
 		if (*c == '\r' || *c == '\n')
@@ -250,13 +257,14 @@ write_head(struct response *r, struct sink *s, int has_body)
 	int rc = -1;
 
 	buf_init(&h, 64 * 1024);
-	snprintf(num, sizeof(num), "%d ", r->status);
+	str_u64(num, (uint64_t)(r->status > 0 ? r->status : 0));
 	if (buf_reserve(&h, 448) < 0 || buf_puts(&h, "Status: ") < 0 || buf_puts(&h, num) < 0 ||
-	    buf_puts(&h, response_status_text(r->status)) < 0 || buf_append(&h, "\r\n", 2) < 0)
+	    buf_putc(&h, ' ') < 0 || buf_puts(&h, response_status_text(r->status)) < 0 ||
+	    buf_append(&h, "\r\n", 2) < 0)
 		goto out;
 	if (has_body && put_header(&h, "Content-Type", r->content_type) < 0)
 		goto out;
-	snprintf(num, sizeof(num), "%zu", response_body_len(r));
+	str_u64(num, response_body_len(r));
 	if (has_body && !r->streamed && put_header(&h, "Content-Length", num) < 0)
 		goto out;
 	for (i = 0; i < r->n_headers; i++)

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "secret.h"
 #include "sink.h"
+#include "str.h"
 #include "tap.h"
 
 /* A capped buffer: appends within and past the cap, reset. */
@@ -228,6 +229,18 @@ test_log_line(void)
 	ok(j == NULL && raw[0] == '\0', "a level that is off writes nothing");
 }
 
+/* str_u64: decimal digits, their count, the terminating NUL. */
+static void
+test_str_u64(void)
+{
+	char d[21];
+
+	ok(str_u64(d, 0) == 1 && strcmp(d, "0") == 0, "0");
+	ok(str_u64(d, 7) == 1 && strcmp(d, "7") == 0, "one digit");
+	ok(str_u64(d, 1234567890) == 10 && strcmp(d, "1234567890") == 0, "ten digits");
+	ok(str_u64(d, UINT64_MAX) == 20 && strcmp(d, "18446744073709551615") == 0, "the largest");
+}
+
 int
 main(void)
 {
@@ -238,5 +251,6 @@ main(void)
 	test_clock();
 	test_secret();
 	test_log_line();
+	test_str_u64();
 	return done_testing();
 }
