@@ -198,14 +198,16 @@ session_memo_free(struct session_memo *m)
 	free(m);
 }
 
-/* A copy of s's fields into t (its upstreams a copy of its own): 0 or -1. */
+/* s's fields in t, its upstreams shared (a reference more): nothing changes a session's
+ * upstream map once opened (federate.c reads it), so the memo and the request it serves
+ * hold the same one. 0, or -1 when s has none. */
 static int
 session_copy(const struct session *s, struct session *t)
 {
 	memcpy(t->version, s->version, sizeof(t->version));
 	memcpy(t->who, s->who, sizeof(t->who));
 	t->exp = s->exp;
-	t->upstreams = json_deep_copy(s->upstreams);
+	t->upstreams = json_incref(s->upstreams);
 	return t->upstreams ? 0 : -1;
 }
 

@@ -21,7 +21,8 @@ struct session {
 	char version[16];	/* negotiated protocol revision */
 	char who[33];		/* hex digest of subject, client id and tenant */
 	int64_t exp;		/* seconds */
-	json_t *upstreams;	/* {upstream name: its session id}; owned */
+	json_t *upstreams;	/* {upstream name: its session id}; a reference held, read-only
+				 * once opened (the worker's memo may hold it too) */
 };
 
 /* The caller digest stored in a session. */
