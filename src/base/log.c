@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "jsonw.h"
 #include "log.h"
 #include "str.h"
 
@@ -105,113 +106,6 @@ write_line(const char *line, size_t n)
 	}
 }
 
-/* One line: {"ts":…,"level":…, then obj's members (serialized once, after those two)
- * and a newline, in one write. */
-void
-log_json(enum log_level level, json_t *obj)
-{
-	char small[2048], ts[40], *line = small;
-	size_t head, n, cap = sizeof(small);
-
-	if (obj == NULL)
-		return;
-	if (!log_enabled(level) || !json_is_object(obj)) {
-		json_decref(obj);
-		return;
-	}
-	log_timestamp(ts);
-	head = (size_t)snprintf(small, sizeof(small), "{\"ts\":\"%s\",\"level\":\"%s\"", ts, level_names[level]);
-	/* obj as "{…}" right after the head; its '{' then becomes the ',' between them */
-	if ((n = json_dumpb(obj, line + head, cap - head - 1, JSON_COMPACT)) > cap - head - 1) {
-		cap = head + n + 1;
-		if ((line = malloc(cap)) == NULL ||
-		    json_dumpb(obj, line + head, cap - head - 1, JSON_COMPACT) != n) {
-			free(line);
-			json_decref(obj);
-			return;
-		}
-		memcpy(line, small, head);
-	}
-	json_decref(obj);
-	if (n < 2)
-		goto out;
-	if (n == 2) {	/* {} */
-		line[head] = '}';
-		n = 1;
-	} else
-		line[head] = ',';
-	n += head;
-	line[n++] = '\n';
-	write_line(line, n);
-out:
-	if (line != small)
-		free(line);
-}
-
-/* The length of the valid UTF-8 sequence of two to four bytes at s, or 0. */
-static size_t
-utf8_seq(const unsigned char *s)
-{
-	unsigned cp;
-	size_t n, i;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)	/* the terminating NUL too */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
-/* s as a JSON string: the escapes jansson writes, a byte that is not valid UTF-8 as '?'.
- * 0, or -1 when the buffer's ceiling was reached. */
-static int
-put_string(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	static const char *const short_esc[0x20] = {
-		['\b'] = "\\b", ['\f'] = "\\f", ['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t",
-	};
-	const unsigned char *p = (const unsigned char *)s, *run = p;
-	char u[7] = "\\u00";
-	size_t n;
-	int rc = buf_putc(b, '"');
-
-	for (; *p; run = p) {
-		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-			p++;
-		rc |= buf_append(b, run, (size_t)(p - run));
-		if (*p == '\0')
-			break;
-		if (*p >= 0x80) {
-			n = utf8_seq(p);
-			rc |= n > 0 ? buf_append(b, p, n) : buf_putc(b, '?');
-			p += n ? n : 1;
-		} else if (*p == '"' || *p == '\\') {
-			rc |= buf_putc(b, '\\');
-			rc |= buf_putc(b, (char)*p++);
-		} else if (short_esc[*p]) {
-			rc |= buf_puts(b, short_esc[*p++]);
-		} else {
-			u[4] = hex[*p >> 4];
-			u[5] = hex[*p++ & 0xf];
-			rc |= buf_append(b, u, 6);
-		}
-	}
-	return rc | buf_putc(b, '"');
-}
-
 void
 log_line_begin(struct log_line *l, enum log_level level)
 {
@@ -240,7 +134,7 @@ put_key(struct log_line *l, const char *key)
 void
 log_line_str(struct log_line *l, const char *key, const char *value)
 {
-	if (put_key(l, key) == 0 && (value ? put_string(&l->b, value) : buf_puts(&l->b, "null")) < 0)
+	if (put_key(l, key) == 0 && (value ? jsonw_string(&l->b, value, strlen(value)) : buf_puts(&l->b, "null")) < 0)
 		l->on = 0;
 }
 
@@ -263,6 +157,30 @@ log_line_true(struct log_line *l, const char *key)
 {
 	if (put_key(l, key) == 0 && buf_puts(&l->b, "true") < 0)
 		l->on = 0;
+}
+
+/* One line: {"ts":…,"level":…, then obj's members (each written by jsonw), in one write. */
+void
+log_json(enum log_level level, json_t *obj)
+{
+	struct log_line l;
+	const char *key;
+	json_t *v;
+
+	if (obj == NULL)
+		return;
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		return;
+	}
+	log_line_begin(&l, level);
+	json_object_foreach(obj, key, v)
+		if (put_key(&l, key) < 0 || jsonw_dump(&l.b, v) < 0) {
+			l.on = 0;
+			break;
+		}
+	json_decref(obj);
+	log_line_end(&l);
 }
 
 void

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jsonw.h"
 #include "response.h"
 #include "str.h"
 #include "sse.h"
@@ -224,19 +225,15 @@ response_set_error(struct response *r, enum gw_err e, const char *description)
 	}
 }
 
-static int
-dump_to_buf(const char *p, size_t n, void *data)
-{
-	return buf_append(data, p, n);
-}
-
 int
 response_serialize(struct response *r)
 {
 	if (r->json == NULL || r->body.len > 0)
 		return 0;
-	if (json_dump_callback(r->json, dump_to_buf, &r->body, JSON_COMPACT) < 0)
+	if (jsonw_dump(&r->body, r->json) < 0) {
+		buf_reset(&r->body);
 		return -1;
+	}
 	return 0;
 }
 

@@ -6,22 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
+#include "jsonw.h"
 #include "sse.h"
 
-static int
-dump_to_sink(const char *p, size_t n, void *data)
-{
-	return sink_write(data, p, n);
-}
+#define SSE_MESSAGE_MAX	(64u << 20)	/* one message's JSON */
 
 int
 sse_write_message(struct sink *s, json_t *msg)
 {
-	if (sink_puts(s, "event: message\ndata: ") < 0 ||
-	    json_dump_callback(msg, dump_to_sink, s, JSON_COMPACT) < 0 ||
-	    sink_puts(s, "\n\n") < 0)
-		return -1;
-	return sink_flush(s);
+	struct buf b;
+	int rc = -1;
+
+	buf_init(&b, SSE_MESSAGE_MAX);
+	if (jsonw_dump(&b, msg) == 0 && sink_puts(s, "event: message\ndata: ") == 0 &&
+	    sink_write(s, b.data, b.len) == 0 && sink_puts(s, "\n\n") == 0)
+		rc = sink_flush(s);
+	buf_free(&b);
+	return rc;
 }
 
 int

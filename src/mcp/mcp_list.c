@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "mcp_call.h"
 #include "secret.h"
 
@@ -206,10 +207,13 @@ void
 mcp_answer_spliced(const struct element *el, json_t *out)
 {
 	struct response *resp = el->x->resp;
-	char needle[64];
-	char *head = json_dumps(out, JSON_COMPACT), *at;
+	char needle[64], *head = NULL, *at;
+	struct buf b;
 	size_t n;
 
+	buf_init(&b, RESPONSE_BODY_MAX);
+	if (jsonw_dump(&b, out) == 0)
+		head = b.data;
 	json_decref(out);
 	/* Every quote inside a JSON string is escaped, so the member's name followed by
 	 * :null occurs once, at the placeholder. */
@@ -221,5 +225,5 @@ mcp_answer_spliced(const struct element *el, json_t *out)
 	} else if (response_set_body_spliced(resp, 200, "application/json", head, (size_t)(at - head) + n - 4,
 	    el->splice, el->splice_len, fragcache_release_cb, at + n, strlen(at + n)) < 0)
 		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
-	free(head);
+	buf_free(&b);
 }

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "httpc.h"
 #include "jsonrpc.h"
+#include "jsonw.h"
 #include "log.h"
 #include "sse.h"
 #include "upstream_pool.h"
@@ -423,12 +424,6 @@ upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
 	return l;
 }
 
-static int
-dump_to_buf(const char *p, size_t n, void *b)
-{
-	return buf_append(b, p, n);
-}
-
 /* The body and headers of q to up: 0, or -1 (out of memory, a header that does not
  * fit). */
 static int
@@ -442,13 +437,13 @@ build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body
 	else if (q->del)
 		rc = 0;
 	else if (q->raw)
-		rc = json_dump_callback(q->raw, dump_to_buf, body, JSON_COMPACT);
+		rc = jsonw_dump(body, q->raw);
 	else if ((msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "")) == NULL ||
 	    (q->id && json_object_set(msg, "id", q->id) < 0) ||
 	    (q->params && json_object_set(msg, "params", q->params) < 0))
 		rc = -1;
 	else
-		rc = json_dump_callback(msg, dump_to_buf, body, JSON_COMPACT);
+		rc = jsonw_dump(body, msg);
 	json_decref(msg);
 	*hdrs = httpc_header(NULL, "Content-Type: application/json", &bad);
 	*hdrs = httpc_header(*hdrs, "Accept: application/json, text/event-stream", &bad);

@@ -2,13 +2,19 @@
  * or on every element of a batch. Properties: a failure is -32700 or -32600; a body
  * that jansson reads without duplicate keys parses to exactly that value; a batch that
  * repeats a member name somewhere is split into as many elements as the array has, and
- * every element the splitter read is the one jansson reads. */
+ * every element the splitter read is the one jansson reads. And jsonw (src/base/jsonw.c),
+ * the writer of the answers and the log, writes any value jansson read as the very bytes
+ * json_dumps writes. */
 #include "autoconf.h"
 
 #include <jansson.h>
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "fuzz.h"
 #include "jsonrpc.h"
+#include "jsonw.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -34,6 +40,22 @@ validate(json_t *m)
 	} else
 		FUZZ_CHECK(why != NULL && *why);
 	FUZZ_CHECK(id == NULL || json_is_string(id) || json_is_integer(id));
+}
+
+/* jsonw_dump(v) is json_dumps(v, JSON_COMPACT) to the byte. */
+static void
+same_bytes(json_t *v)
+{
+	char *want;
+	struct buf b;
+
+	if (v == NULL)
+		return;
+	want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	buf_init(&b, 1u << 24);
+	FUZZ_CHECK(want != NULL && jsonw_dump(&b, v) == 0 && b.len == strlen(want) && memcmp(b.data, want, b.len) == 0);
+	buf_free(&b);
+	free(want);
 }
 
 int
@@ -67,6 +89,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			validate(j);
 	}
+	same_bytes(strict ? strict : loose);
+	same_bytes(j);
 	json_decref(j);
 	json_decref(strict);
 	json_decref(loose);

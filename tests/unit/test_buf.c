@@ -1,4 +1,4 @@
-/* Unit tests: buf, sink, clock, secret helpers, the log's lines. */
+/* Unit tests: buf, sink, clock, secret helpers, jsonw, the log's lines. */
 #include "autoconf.h"
 
 #include <poll.h>
@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "jsonw.h"
 #include "log.h"
 #include "secret.h"
 #include "sink.h"
@@ -210,7 +211,7 @@ test_log_line(void)
 	is_str(json_string_value(json_object_get(j, "plain")), "POST /mcp?x=1", "a plain string as it is");
 	is_str(json_string_value(json_object_get(j, "escaped")), "q\"b\\s/\n\t\r\b\f\x01\x1f\x7f",
 	    "quotes, backslashes and control characters escaped");
-	ok(strstr(raw, "\\u0001\\u001f") != NULL && strstr(raw, "\\n\\t\\r\\b\\f") != NULL,
+	ok(strstr(raw, "\\u0001\\u001F") != NULL && strstr(raw, "\\n\\t\\r\\b\\f") != NULL,
 	    "control characters written as jansson writes them");
 	is_str(json_string_value(json_object_get(j, "utf8")), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
 	    "valid UTF-8 kept");
@@ -227,6 +228,57 @@ test_log_line(void)
 	json_decref(j);
 	j = logged(fill_members, GW_LOG_DEBUG, raw, sizeof(raw));
 	ok(j == NULL && raw[0] == '\0', "a level that is off writes nothing");
+}
+
+/* jsonw_dump(v) and json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY): the same bytes. */
+static int
+jsonw_same(json_t *v)
+{
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	struct buf b;
+	int same;
+
+	buf_init(&b, 1u << 20);
+	same = want && jsonw_dump(&b, v) == 0 && strcmp(buf_str(&b), want) == 0;
+	if (!same)
+		printf("# jsonw: %s, jansson: %s\n", buf_str(&b), want ? want : "(none)");
+	buf_free(&b);
+	free(want);
+	json_decref(v);
+	return same;
+}
+
+static void
+test_jsonw(void)
+{
+	static const char *const texts[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"tools\":null,\"nextCursor\":\"abc\",\"ttlMs\":0}}",
+		"[1,-1,9223372036854775807,-9223372036854775808,true,false,null,\"\",{},[]]",
+		"{\"q\\\"b\\\\s/\\n\\t\\r\\b\\f\\u0001\\u001f\\u007f\":\"caf\\u00e9 \\u20ac \\ud83d\\ude00\"}",
+		"{\"z\":1,\"a\":2,\"m\":{\"y\":[{\"x\":[[[]]]}]}}",
+		"[0.5,1e300,-2.25,1.0]",
+	};
+	struct buf b;
+	json_t *deep = json_array(), *a = deep;
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		ok(jsonw_same(json_loads(texts[i], JSON_DECODE_ANY, NULL)), "jsonw writes what jansson writes: %.40s", texts[i]);
+	ok(jsonw_same(json_stringn("a\0b", 3)), "a string holding NUL: \\u0000");
+	for (i = 0; i < 100; i++) {	/* deeper than jsonw goes itself: jansson's for the rest */
+		json_array_append_new(a, json_array());
+		a = json_array_get(a, 0);
+	}
+	ok(jsonw_same(deep), "100 arrays deep");
+	buf_init(&b, 8);
+	a = json_pack("{s:s}", "key", "a value longer than the ceiling");
+	ok(jsonw_dump(&b, a) < 0, "past the buffer's ceiling: -1");
+	json_decref(a);
+	buf_free(&b);
+	buf_init(&b, 64);
+	ok(jsonw_string(&b, "\xff\xc3", 2) == 0 && strcmp(buf_str(&b), "\"??\"") == 0,
+	    "a string that is not UTF-8: '?' for each stray byte");
+	buf_free(&b);
 }
 
 /* str_u64: decimal digits, their count, the terminating NUL. */
@@ -252,5 +304,6 @@ main(void)
 	test_secret();
 	test_log_line();
 	test_str_u64();
+	test_jsonw();
 	return done_testing();
 }

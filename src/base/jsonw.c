@@ -1,0 +1,141 @@
+/* jsonw — compact JSON written straight into a buf (jsonw.h). */
+#include "autoconf.h"
+
+#include <string.h>
+
+#include "jsonw.h"
+#include "str.h"
+
+/* Deeper than this, a value is handed to jansson, which finds cycles. */
+#define JSONW_DEPTH	32
+
+/* The length of the valid UTF-8 sequence of two to four bytes at s (n bytes left), or 0. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned cp;
+	size_t k, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return k;
+}
+
+int
+jsonw_string(struct buf *b, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";	/* as jansson writes them */
+	static const char *const short_esc[0x20] = {
+		['\b'] = "\\b", ['\f'] = "\\f", ['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t",
+	};
+	const unsigned char *p = (const unsigned char *)s, *end = p + len, *run;
+	char u[7] = "\\u00";
+	size_t k;
+	int rc = buf_putc(b, '"');
+
+	while (p < end) {
+		for (run = p; p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\'; p++)
+			;
+		rc |= buf_append(b, run, (size_t)(p - run));
+		if (p == end)
+			break;
+		if (*p >= 0x80) {
+			k = utf8_seq(p, (size_t)(end - p));
+			rc |= k > 0 ? buf_append(b, p, k) : buf_putc(b, '?');
+			p += k ? k : 1;
+		} else if (*p == '"' || *p == '\\') {
+			rc |= buf_putc(b, '\\');
+			rc |= buf_putc(b, (char)*p++);
+		} else if (short_esc[*p]) {
+			rc |= buf_puts(b, short_esc[*p++]);
+		} else {
+			u[4] = hex[*p >> 4];
+			u[5] = hex[*p++ & 0xf];
+			rc |= buf_append(b, u, 6);
+		}
+	}
+	return rc | buf_putc(b, '"');
+}
+
+static int
+dump_jansson(const char *p, size_t n, void *data)
+{
+	return buf_append(data, p, n);
+}
+
+static int
+dump(struct buf *b, json_t *v, int depth)
+{
+	char num[22];
+	const char *key;
+	json_t *m;
+	json_int_t i;
+	size_t ix, n;
+	int rc = 0, first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		if (depth >= JSONW_DEPTH)
+			break;
+		rc = buf_putc(b, '{');
+		json_object_foreach(v, key, m) {
+			if (!first)
+				rc |= buf_putc(b, ',');
+			first = 0;
+			rc |= jsonw_string(b, key, strlen(key));
+			rc |= buf_putc(b, ':');
+			if (rc < 0 || dump(b, m, depth + 1) < 0)
+				return -1;
+		}
+		return rc | buf_putc(b, '}');
+	case JSON_ARRAY:
+		if (depth >= JSONW_DEPTH)
+			break;
+		rc = buf_putc(b, '[');
+		for (ix = 0, n = json_array_size(v); ix < n; ix++) {
+			if (ix > 0)
+				rc |= buf_putc(b, ',');
+			if (rc < 0 || dump(b, json_array_get(v, ix), depth + 1) < 0)
+				return -1;
+		}
+		return rc | buf_putc(b, ']');
+	case JSON_STRING:
+		return jsonw_string(b, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		i = json_integer_value(v);
+		num[0] = '-';
+		n = str_u64(num + 1, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
+		return buf_append(b, i < 0 ? num : num + 1, i < 0 ? n + 1 : n);
+	case JSON_TRUE:
+		return buf_puts(b, "true");
+	case JSON_FALSE:
+		return buf_puts(b, "false");
+	case JSON_NULL:
+		return buf_puts(b, "null");
+	default:	/* a real: jansson's own digits */
+		break;
+	}
+	return json_dump_callback(v, dump_jansson, b, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+int
+jsonw_dump(struct buf *b, json_t *v)
+{
+	return v ? dump(b, v, 0) : -1;
+}
