@@ -46,3 +46,20 @@ str_u64(char out[21], uint64_t v)
 	out[n] = '\0';
 	return n;
 }
+
+size_t
+str_join0(char *buf, size_t cap, const char *const *parts, size_t n)
+{
+	size_t i, k, len = 0;
+
+	for (i = 0; i < n; i++) {
+		k = strlen(parts[i]);
+		if (k > cap - 1 - len)
+			k = cap - 1 - len;
+		memcpy(buf + len, parts[i], k);
+		len += k;
+		if (i + 1 < n && len < cap - 1)
+			buf[len++] = '\0';
+	}
+	return len;
+}

@@ -130,12 +130,13 @@ policy_caller_init(struct policy_caller *c, const struct config *cfg, const stru
 void
 policy_profile(const struct policy_caller *c, unsigned char out[16])
 {
-	char buf[CLAIMS_SCOPE_MAX + CLAIMS_GROUPS_MAX + CLAIMS_TENANT_MAX + 8];
-	int n;
+	char buf[CLAIMS_SCOPE_MAX + CLAIMS_GROUPS_MAX + CLAIMS_TENANT_MAX + 8], off[21];
+	const char *const part[4] = {
+		off, c->tenant ? c->tenant->s.name : "", c->claims->scope, c->claims->groups,
+	};
 
-	n = snprintf(buf, sizeof(buf), "%d%c%s%c%s%c%s", c->off, 0, c->tenant ? c->tenant->s.name : "",
-	    0, c->claims->scope, 0, c->claims->groups);
-	secret_digest(buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out, 16);
+	str_u64(off, (uint64_t)(c->off != 0));
+	secret_digest(buf, str_join0(buf, sizeof(buf), part, 4), out, 16);
 }
 
 /* The group the tool's upstream names: its [group] index (-1: no such section) and

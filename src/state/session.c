@@ -10,6 +10,7 @@
 #include "secret.h"
 #include "session.h"
 #include "state.h"
+#include "str.h"
 
 #define SESSION_AD	"mcpgate session v2"
 #define TOMB_WAYS	8
@@ -37,21 +38,10 @@ struct tombstones {
 void
 session_who(const char *subject, const char *client_id, const char *tenant, char out[33])
 {
-	const char *part[3] = { subject, client_id, tenant };
+	const char *const part[3] = { subject, client_id, tenant };
 	char buf[1024];
-	size_t i, k, n = 0;
 
-	/* the three NUL-separated, cut at the buffer's end */
-	for (i = 0; i < 3; i++) {
-		k = strlen(part[i]);
-		if (k > sizeof(buf) - 1 - n)
-			k = sizeof(buf) - 1 - n;
-		memcpy(buf + n, part[i], k);
-		n += k;
-		if (i < 2 && n < sizeof(buf) - 1)
-			buf[n++] = '\0';
-	}
-	secret_digest_hex(buf, n, out, 16);
+	secret_digest_hex(buf, str_join0(buf, sizeof(buf), part, 3), out, 16);
 }
 
 /* The sealed plaintext, a fixed layout (JSON only for the upstream map):

@@ -293,6 +293,18 @@ test_str_u64(void)
 	ok(str_u64(d, UINT64_MAX) == 20 && strcmp(d, "18446744073709551615") == 0, "the largest");
 }
 
+/* str_join0: the parts with a NUL between two, cut to the buffer. */
+static void
+test_str_join0(void)
+{
+	const char *const parts[3] = { "ab", "", "cde" };
+	char buf[16];
+
+	ok(str_join0(buf, sizeof(buf), parts, 3) == 7 && memcmp(buf, "ab\0\0cde", 7) == 0, "joined, NUL-separated");
+	ok(str_join0(buf, 5, parts, 3) == 4 && memcmp(buf, "ab\0\0", 4) == 0, "cut to the buffer");
+	ok(str_join0(buf, 3, parts, 3) == 2 && memcmp(buf, "ab", 2) == 0, "cut before a separator");
+}
+
 int
 main(void)
 {
@@ -304,6 +316,7 @@ main(void)
 	test_secret();
 	test_log_line();
 	test_str_u64();
+	test_str_join0();
 	test_jsonw();
 	return done_testing();
 }
