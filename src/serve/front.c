@@ -152,15 +152,17 @@ front_cgi(struct gateway *gw)
 /* Parameter lookup that joins a repeated header with ", " (RFC 9110 §5.3), as
  * lighttpd and Apache do: nginx sends each header line as its own param, and
  * FCGX_GetParam would see only the first (two Authorization headers must fail). The
- * names' lengths are measured once per request (the first PARAMS_INDEXED params), so
- * that a lookup compares a length before any byte. */
+ * first PARAMS_INDEXED params are indexed once per request by their names' lengths, so
+ * that a lookup visits only the params whose names are as long as the one it wants;
+ * any past them are scanned. */
 #define PARAMS_INDEXED	128
-#define NO_NAME		0xffff	/* a param without '=', or a name too long to index */
+#define LEN_BUCKETS	48	/* a name this long or longer is scanned for */
 
 struct fcgi_params {
 	FCGX_Request *fr;
-	int n;		/* params indexed; -1 = not yet */
-	unsigned short nlen[PARAMS_INDEXED];
+	int n;					/* params indexed; -1 = not yet */
+	unsigned char first[LEN_BUCKETS];	/* by name length: 1 + the first's index; 0 none */
+	unsigned char next[PARAMS_INDEXED];	/* 1 + the next of the same length; 0 none */
 	char joined[8192];
 };
 
@@ -168,34 +170,56 @@ static void
 index_params(struct fcgi_params *fp)
 {
 	const char *eq;
-	char **e;
+	char **e = fp->fr->envp;
+	size_t len[PARAMS_INDEXED];
+	int i;
 
-	fp->n = 0;
-	for (e = fp->fr->envp; e && *e && fp->n < PARAMS_INDEXED; e++) {
-		eq = strchr(*e, '=');
-		fp->nlen[fp->n++] = eq && eq - *e < NO_NAME ? (unsigned short)(eq - *e) : NO_NAME;
+	for (fp->n = 0; e && e[fp->n] && fp->n < PARAMS_INDEXED; fp->n++) {
+		eq = strchr(e[fp->n], '=');
+		len[fp->n] = eq ? (size_t)(eq - e[fp->n]) : LEN_BUCKETS;	/* no '=': never found */
 	}
+	memset(fp->first, 0, sizeof(fp->first));
+	for (i = fp->n - 1; i >= 0; i--)	/* backwards, so that each list is in order */
+		if (len[i] < LEN_BUCKETS) {
+			fp->next[i] = fp->first[len[i]];
+			fp->first[len[i]] = (unsigned char)(i + 1);
+		}
+}
+
+/* The index of the next param named name (nlen bytes) after index i (-1: the first), or
+ * -1. */
+static long
+next_named(const struct fcgi_params *fp, const char *name, size_t nlen, long i)
+{
+	char **e = fp->fr->envp;
+
+	if (e == NULL)
+		return -1;
+	if (nlen < LEN_BUCKETS && i < fp->n) {	/* the indexed params of that length */
+		for (i = i < 0 ? fp->first[nlen] - 1 : fp->next[i] - 1; i >= 0; i = fp->next[i] - 1)
+			if (memcmp(e[i], name, nlen) == 0)
+				return i;
+		i = fp->n - 1;	/* then those past them */
+	}
+	for (i++; e[i]; i++)	/* a long name is looked for in every param */
+		if (strncmp(e[i], name, nlen) == 0 && e[i][nlen] == '=')
+			return i;
+	return -1;
 }
 
 static const char *
 fcgi_param(void *ctx, const char *name)
 {
 	struct fcgi_params *fp = ctx;
-	size_t nlen = strlen(name), used = 0;
-	const char *first = NULL;
-	char **e;
-	int n = 0, i;
+	size_t nlen = strlen(name), used = 0, vlen;
+	const char *first = NULL, *v;
+	long i;
+	int n = 0;
 
 	if (fp->n < 0)
 		index_params(fp);
-	for (e = fp->fr->envp, i = 0; e && *e; e++, i++) {
-		const char *v;
-		size_t vlen;
-
-		if (i < fp->n ? fp->nlen[i] != nlen || memcmp(*e, name, nlen) != 0 :
-		    strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
-			continue;
-		v = *e + nlen + 1;
+	for (i = next_named(fp, name, nlen, -1); i >= 0; i = next_named(fp, name, nlen, i)) {
+		v = fp->fr->envp[i] + nlen + 1;
 		if (n++ == 0) {
 			first = v;
 			continue;

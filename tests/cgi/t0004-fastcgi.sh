@@ -39,6 +39,17 @@ is "120 mixed requests, each answered on its own ($per_req ms each)" "$bad" 0
 is "request ids never repeat" "$(sort "$ids" | uniq -d | wc -l)" 0
 kill -0 "$pid" && pass "same process still serving" || fail "same process still serving"
 
+# The params are found wherever they are: among the first 128 (indexed by their names'
+# lengths), past them, and after others of the same length.
+many=()
+for i in $(seq 1 140); do many+=("HTTP_X_FILLER_$i=x"); done
+fcgi GET /mcp/health HTTP_X_REQUEST_ID=early-request-id-0001 "${many[@]}"
+is "a param before 140 others is found" "$(header X-Request-Id)" early-request-id-0001
+fcgi GET /mcp/health "${many[@]}" HTTP_X_REQUEST_ID=late-request-id-0002
+is "a param past the 128th is found" "$(header X-Request-Id)" late-request-id-0002
+fcgi GET /mcp/health HTTP_X_REQUEST_IX=nope HTTP_X_REQUEST_ID=third-request-id-0003
+is "a param after another name of its length is found" "$(header X-Request-Id)" third-request-id-0003
+
 # A stalled client holds one worker; the others keep serving.
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')	# a free one
 spawn-fcgi -a 127.0.0.1 -p "$PORT" -P "$T/pid2" -- "$MCPGATE_BIN" -c "$T/gw.conf" -w 2 > /dev/null 2>> "$T/log"
