@@ -16,6 +16,10 @@
 
 #define META_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
+/* A batch element after the first is started only with this much of the request's time
+ * left: the call before it may end a moment before the deadline (curl's clock is its
+ * own), and one started with less could only time out. */
+#define MCP_START_MIN_MS	20
 
 /* A failure of the exchange: an HttpError for the revisions of initialize, the JSON-RPC
  * error body 2026-07-28 requires (echoing the id) for the stateless one. Steals data. */
@@ -195,7 +199,8 @@ exchange_batch(struct exchange *x, json_t *payload, int stream)
 			count_rpc(x, &m);
 		if (!valid)
 			r = mcp_error(id, GW_EINVALID, why);
-		else if (m.kind == JR_REQUEST && now_us / 1000 >= x->until_ms)
+		else if (m.kind == JR_REQUEST && (now_us / 1000 >= x->until_ms ||
+		    (i > 0 && now_us / 1000 + MCP_START_MIN_MS > x->until_ms)))
 			r = mcp_error(m.id, GW_EINTERNAL, "Request timeout: the request's time "
 			    "(request-timeout-ms) ran out before this element was started");
 		else if (m.kind == JR_REQUEST && (rc = element_limit(x, nreq++)) != LIMIT_PASS)
