@@ -1,4 +1,5 @@
-/* jws — compact JWS, JWK sets and thumbprints over cjose (the only file that includes it). */
+/* jws — compact JWS, JWK sets and thumbprints over cjose (loaded on first need by
+ * joseload.c; the only other file that includes it). */
 #include "autoconf.h"
 
 #include <cjose/cjose.h>
@@ -6,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "jsonw.h"
 #include "jws.h"
 #include "secret.h"
 
@@ -347,10 +350,18 @@ key_members_ok(json_t *k, int public_only)
 static cjose_jwk_t *
 key_import(json_t *k, int public_only, unsigned *bits)
 {
-	cjose_jwk_t *jwk;
+	cjose_jwk_t *jwk = NULL;
 	cjose_err err;
+	struct buf text;
 
-	if (!key_members_ok(k, public_only) || (jwk = cjose_jwk_import_json((cjose_header_t *)k, &err)) == NULL)
+	if (!key_members_ok(k, public_only))
+		return NULL;
+	/* As JSON text: cjose has its own jansson (joseload.c) */
+	buf_init(&text, JWS_SET_MAX);
+	if (jsonw_dump(&text, k) == 0)
+		jwk = cjose_jwk_import(text.data, text.len, &err);
+	buf_free(&text);
+	if (jwk == NULL)
 		return NULL;
 	if ((*bits = key_algs(k, jwk)) == 0) {
 		cjose_jwk_release(jwk);
