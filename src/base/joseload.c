@@ -9,7 +9,7 @@
  * file defines the cjose functions jws.c calls, under their own names and with
  * <cjose/cjose.h>'s prototypes, as curlload.c does for libcurl. The first call of any
  * of them loads CJOSE_SONAME (configure: the file the linker would have recorded) with
- * dlopen and resolves them all, once per process; each then forwards to cjose's own.
+ * dlopen (dynload.c) and resolves them all, once per process; each then forwards to cjose's own.
  * When cjose cannot be loaded that is logged once with the loader's reason, and every
  * call fails as cjose reports a failure (NULL, false, 0, with err set), which jws.c
  * takes as a key or a signature it cannot use. No jansson value crosses into cjose: it
@@ -18,12 +18,10 @@
 #include "autoconf.h"
 
 #include <cjose/cjose.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <string.h>
 
+#include "dynload.h"
 #include "log.h"
 
 #ifndef CJOSE_SONAME
@@ -45,16 +43,12 @@ struct cjose_fns {
 static struct cjose_fns fn;
 
 #define SYM(name)	{ "cjose_" #name, offsetof(struct cjose_fns, name) }
-static const struct {
-	const char *name;
-	size_t offset;		/* of its pointer in fn */
-} syms[] = {
+static const struct dynload_sym syms[] = {
 	SYM(jwk_import), SYM(jwk_retain), SYM(jwk_release), SYM(jwk_get_kty), SYM(jwk_get_keysize),
 	SYM(jwk_EC_get_curve), SYM(jws_import), SYM(jws_verify), SYM(jws_release),
 };
 #undef SYM
 _Static_assert(sizeof(syms) / sizeof(syms[0]) * sizeof(void (*)(void)) == sizeof(fn), "a name for every pointer");
-_Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym's pointers hold functions");
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int usable;	/* written once, under once */
@@ -63,24 +57,10 @@ static void
 load(void)
 {
 	char why[512] = "";
-	const char *e;
-	void *lib, *p;
-	size_t i;
 
-	if ((lib = dlopen(CJOSE_SONAME, RTLD_LAZY | RTLD_LOCAL)) == NULL) {
-		snprintf(why, sizeof(why), "%s", (e = dlerror()) ? e : "dlopen failed");
-		goto out;
-	}
-	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		if ((p = dlsym(lib, syms[i].name)) == NULL) {
-			snprintf(why, sizeof(why), "%s has no %s", CJOSE_SONAME, syms[i].name);
-			goto out;	/* lib stays loaded: nothing of it runs */
-		}
-		memcpy((char *)&fn + syms[i].offset, &p, sizeof(p));
-	}
-	usable = 1;
-out:
-	if (!usable)
+	if (dynload(CJOSE_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &fn, why, sizeof(why)) == 0)
+		usable = 1;
+	else
 		log_err(NULL, "cjose: %s; no JWT or DPoP proof can be verified", why);
 }
 

@@ -8,25 +8,25 @@
  * their own names and with <curl/curl.h>'s prototypes, so that httpc, introspect and
  * upstream* call libcurl as they would if it were linked. The first call of any of
  * them loads CURL_SONAME (configure: the file the linker would have recorded) with
- * dlopen, resolves them all with dlsym and runs curl_global_init, once per process
+ * dlopen, resolves them all with dlsym (dynload.c) and runs curl_global_init, once per process
  * (pthread_once: worker threads may race to it); each then forwards to libcurl's own.
  * When libcurl cannot be loaded (missing, or without one of the functions) that is
  * logged once with the loader's reason, and every call fails as libcurl reports a
  * failure: the handle constructors and curl_slist_append return NULL, the others
  * CURLE_FAILED_INIT or CURLM_INTERNAL_ERROR; the callers already treat those as "cannot
- * initialise libcurl". Freeing NULL loads nothing. Only this file includes <dlfcn.h>. */
+ * initialise libcurl". Freeing NULL loads nothing. */
 #include "autoconf.h"
 
 /* The functions are defined here: no type-checking macros in their place. */
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "dynload.h"
 #include "log.h"
 
 #ifndef CURL_SONAME
@@ -57,10 +57,7 @@ struct curl_fns {
 static struct curl_fns fn;
 
 #define SYM(name)	{ "curl_" #name, offsetof(struct curl_fns, name) }
-static const struct {
-	const char *name;
-	size_t offset;		/* of its pointer in fn */
-} syms[] = {
+static const struct dynload_sym syms[] = {
 	SYM(global_init), SYM(easy_init), SYM(easy_cleanup), SYM(easy_reset), SYM(easy_setopt),
 	SYM(easy_getinfo), SYM(easy_perform), SYM(easy_strerror), SYM(slist_append),
 	SYM(slist_free_all), SYM(multi_init), SYM(multi_cleanup), SYM(multi_add_handle),
@@ -69,7 +66,6 @@ static const struct {
 };
 #undef SYM
 _Static_assert(sizeof(syms) / sizeof(syms[0]) * sizeof(void (*)(void)) == sizeof(fn), "a name for every pointer");
-_Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym's pointers hold functions");
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int usable;	/* written once, under once */
@@ -79,21 +75,9 @@ static void
 load(void)
 {
 	char why[512] = "";
-	const char *e;
-	void *lib, *p;
-	size_t i;
 
-	if ((lib = dlopen(CURL_SONAME, RTLD_LAZY | RTLD_LOCAL)) == NULL) {
-		snprintf(why, sizeof(why), "%s", (e = dlerror()) ? e : "dlopen failed");
+	if (dynload(CURL_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &fn, why, sizeof(why)) < 0)
 		goto out;
-	}
-	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		if ((p = dlsym(lib, syms[i].name)) == NULL) {
-			snprintf(why, sizeof(why), "%s has no %s", CURL_SONAME, syms[i].name);
-			goto out;	/* lib stays loaded: nothing of it runs */
-		}
-		memcpy((char *)&fn + syms[i].offset, &p, sizeof(p));
-	}
 	if (fn.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(why, sizeof(why), "curl_global_init failed");
 		goto out;

@@ -24,7 +24,7 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 # of its own layer and of the layers below. A module is a .c/.h pair; handlers.h is the
 # h_*.c handlers' header; autoconf.h is configure's.
 LAYERS='
-base      autoconf buf err clock log secret jws joseload url netaddr sink str jsonw claims uritemplate
+base      autoconf buf err clock log secret jws joseload dynload url netaddr sink str jsonw claims uritemplate
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload metrics
 clients   token_cache ratelimit rstore session replay introspect jwks upstream upstream_pool upstream_post upstream_listen
 model     catalog method policy
@@ -38,7 +38,7 @@ front     kept front main
 LIBS='
 fcgi      front
 curl/     httpc curlload introspect upstream_pool
-dlfcn     curlload joseload
+dlfcn     dynload
 hiredis/  rstore
 sodium    secret
 cjose/    jws joseload
