@@ -112,6 +112,8 @@ for path in sys.argv[1:]:
                 keys.add(k.strip('"'))
     for k in re.findall(r'json_object_set_new\((?:line|o), "([a-z_]+)"', src):
         keys.add(k)
+    for k in re.findall(r'log_line_(?:str|int|true)\(&\w+, "([a-z_]+)"', src):
+        keys.add(k)
 print(' '.join(sorted(keys)))
 EOF
 )
