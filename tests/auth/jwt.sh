@@ -14,9 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
+suite_begin
 . "$top/tests/lib/wait.sh"
 trap 'stop_idp; stop_all' EXIT
 
