@@ -73,6 +73,17 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 	return rc | buf_putc(b, '"');
 }
 
+int
+jsonw_int(struct buf *b, int64_t v)
+{
+	char num[22];
+	size_t n;
+
+	num[0] = '-';
+	n = str_u64(num + 1, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+	return buf_append(b, v < 0 ? num : num + 1, v < 0 ? n + 1 : n);
+}
+
 static int
 dump_jansson(const char *p, size_t n, void *data)
 {
@@ -82,10 +93,8 @@ dump_jansson(const char *p, size_t n, void *data)
 static int
 dump(struct buf *b, json_t *v, int depth)
 {
-	char num[22];
 	const char *key;
 	json_t *m;
-	json_int_t i;
 	size_t ix, n;
 	int rc = 0, first = 1;
 
@@ -118,10 +127,7 @@ dump(struct buf *b, json_t *v, int depth)
 	case JSON_STRING:
 		return jsonw_string(b, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
-		i = json_integer_value(v);
-		num[0] = '-';
-		n = str_u64(num + 1, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
-		return buf_append(b, i < 0 ? num : num + 1, i < 0 ? n + 1 : n);
+		return jsonw_int(b, json_integer_value(v));
 	case JSON_TRUE:
 		return buf_puts(b, "true");
 	case JSON_FALSE:

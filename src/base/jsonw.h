@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 
@@ -14,6 +15,8 @@
  * characters); a byte that is not part of valid UTF-8 written as '?'. 0, or -1 when b's
  * ceiling was reached (then b holds a part). */
 int jsonw_string(struct buf *b, const char *s, size_t len);
+/* v as a JSON integer. 0, or -1 at b's ceiling. */
+int jsonw_int(struct buf *b, int64_t v);
 /* v (any value) as compact JSON, members in their order; the bytes of
  * json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY). 0, or -1 (b's ceiling, or a value
  * jansson would not write: a cycle). */

@@ -14,7 +14,6 @@
 #include "clock.h"
 #include "jsonw.h"
 #include "log.h"
-#include "str.h"
 
 static int log_fd = 2;
 static enum log_level log_threshold = GW_LOG_INFO;
@@ -141,14 +140,7 @@ log_line_str(struct log_line *l, const char *key, const char *value)
 void
 log_line_int(struct log_line *l, const char *key, int64_t value)
 {
-	char d[22];
-	size_t n;
-
-	if (put_key(l, key) < 0)
-		return;
-	d[0] = '-';
-	n = str_u64(d + 1, value < 0 ? 0 - (uint64_t)value : (uint64_t)value);
-	if (buf_append(&l->b, value < 0 ? d : d + 1, value < 0 ? n + 1 : n) < 0)
+	if (put_key(l, key) == 0 && jsonw_int(&l->b, value) < 0)
 		l->on = 0;
 }
 
@@ -159,7 +151,8 @@ log_line_true(struct log_line *l, const char *key)
 		l->on = 0;
 }
 
-/* One line: {"ts":…,"level":…, then obj's members (each written by jsonw), in one write. */
+/* One line: {"ts":…,"level":…, then obj's members (names and values written by jsonw),
+ * in one write. */
 void
 log_json(enum log_level level, json_t *obj)
 {
@@ -175,7 +168,8 @@ log_json(enum log_level level, json_t *obj)
 	}
 	log_line_begin(&l, level);
 	json_object_foreach(obj, key, v)
-		if (put_key(&l, key) < 0 || jsonw_dump(&l.b, v) < 0) {
+		if (!l.on || buf_putc(&l.b, ',') < 0 || jsonw_string(&l.b, key, strlen(key)) < 0 ||
+		    buf_putc(&l.b, ':') < 0 || jsonw_dump(&l.b, v) < 0) {
 			l.on = 0;
 			break;
 		}
