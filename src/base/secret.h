@@ -8,6 +8,9 @@ int secret_init(void);				/* 0, or -1 when libsodium fails */
 void secret_random_bytes(void *out, size_t n);
 /* nbytes random bytes as lowercase hex into out (2*nbytes+1 bytes). */
 void secret_random_hex(char *out, size_t nbytes);
+/* 8 bytes as 16 lowercase hex digits (and a NUL) unlike any other of this process or
+ * any other, and not to be guessed from them: a keyed hash of a count (request ids). */
+void secret_unique_hex(char out[17]);
 /* Unkeyed BLAKE2b digest of p, truncated to nbytes, as hex into out (2*nbytes+1). */
 void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
 /* Unkeyed BLAKE2b digest of p, nbytes (16..64) raw bytes into out. */

@@ -93,7 +93,7 @@ request_init(struct request *r, param_fn get, void *ctx, const struct source *bo
 	if (v && request_id_ok(v))
 		memcpy(r->id, v, strlen(v) + 1);
 	else
-		secret_random_hex(r->id, 8);
+		secret_unique_hex(r->id);
 
 	v = get(ctx, "REQUEST_METHOD");
 	if (copy_param(&r->method_name, v ? v : "GET") < 0)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -131,6 +132,30 @@ test_clock(void)
 	ok(clock_mono_us() > 0, "monotonic clock runs");
 }
 
+/* The constant-time compare at each length it has its own path for (16, 32, 64) and
+ * around them: equal, and unequal in the first, a middle or the last byte. */
+static void
+test_equal_sizes(void)
+{
+	static const size_t lens[] = { 1, 15, 16, 17, 31, 32, 33, 64, 65 };
+	unsigned char a[80], b[80];
+	size_t i, j, bad = 0;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t n = lens[i], at[3] = { 0, n / 2, n - 1 };
+
+		for (j = 0; j < n; j++)
+			a[j] = b[j] = (unsigned char)(j * 7 + n);
+		bad += !secret_equal(a, b, n);
+		for (j = 0; j < 3; j++) {
+			b[at[j]] ^= 0x80;
+			bad += secret_equal(a, b, n);
+			b[at[j]] ^= 0x80;
+		}
+	}
+	ok(bad == 0, "constant-time compare of 1 to 65 bytes: equal, and a flipped first, middle or last byte");
+}
+
 /* Random ids, digests and the constant-time compare. */
 static void
 test_secret(void)
@@ -147,6 +172,49 @@ test_secret(void)
 	secret_digest_hex("abd", 3, hex2, 16);
 	ok(strcmp(hex, hex2) != 0, "digest depends on the input");
 	ok(secret_equal("abcd", "abcd", 4) && !secret_equal("abcd", "abce", 4), "constant-time compare");
+	test_equal_sizes();
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Request ids: 16 hex digits, none twice in a process, none a forked child's. */
+static void
+test_unique_ids(void)
+{
+	static char ids[4096][17];
+	char mine[17], child[17] = "";
+	size_t i, hex = 0, dup = 0;
+	int fd[2], status = -1;
+	pid_t pid;
+
+	for (i = 0; i < 4096; i++) {
+		secret_unique_hex(ids[i]);
+		hex += strlen(ids[i]) == 16 && strspn(ids[i], "0123456789abcdef") == 16;
+	}
+	qsort(ids, 4096, sizeof(ids[0]), cmp_id);
+	for (i = 1; i < 4096; i++)
+		dup += strcmp(ids[i - 1], ids[i]) == 0;
+	ok(hex == 4096 && dup == 0, "4096 request ids: 16 hex digits each, all different");
+	if (pipe(fd) < 0 || (pid = fork()) < 0) {
+		ok(0, "pipe and fork");
+		return;
+	}
+	if (pid == 0) {	/* the same key and count as the parent's from here on */
+		secret_unique_hex(mine);
+		_exit(write(fd[1], mine, 17) == 17 ? 0 : 1);
+	}
+	secret_unique_hex(mine);
+	close(fd[1]);
+	if (read(fd[0], child, 17) != 17)
+		child[0] = '\0';
+	close(fd[0]);
+	waitpid(pid, &status, 0);
+	ok(status == 0 && strlen(child) == 16 && strcmp(child, mine) != 0,
+	    "a forked child's next request id is not its parent's next one");
 }
 
 /* What one log line built by fill() wrote to a pipe, parsed; NULL when nothing was. */
@@ -314,6 +382,7 @@ main(void)
 	test_sink_gone();
 	test_clock();
 	test_secret();
+	test_unique_ids();
 	test_log_line();
 	test_str_u64();
 	test_str_join0();
