@@ -60,6 +60,10 @@ log_enabled(enum log_level level)
 }
 
 #define LOG_LINE_MAX	(1024 * 1024)	/* a log_line's ceiling: past it, the line is dropped */
+/* A line's first block: a request's line fits, and it stays under 1 KiB, below which
+ * glibc's malloc takes a free small block; a larger request first merges all the small
+ * blocks freed since the last one (malloc_consolidate). */
+#define LINE_FIRST	400
 
 /* UTC with microseconds, "YYYY-MM-DDTHH:MM:SS.uuuuuuZ"; the date and time of the second
  * are formatted once per second and thread. */
@@ -114,7 +118,7 @@ log_line_begin(struct log_line *l, enum log_level level)
 	if ((l->on = log_enabled(level)) == 0)
 		return;
 	log_timestamp(ts);
-	if (buf_reserve(&l->b, 512) < 0 || buf_puts(&l->b, "{\"ts\":\"") < 0 || buf_puts(&l->b, ts) < 0 ||
+	if (buf_reserve(&l->b, LINE_FIRST) < 0 || buf_puts(&l->b, "{\"ts\":\"") < 0 || buf_puts(&l->b, ts) < 0 ||
 	    buf_puts(&l->b, "\",\"level\":\"") < 0 || buf_puts(&l->b, level_names[level]) < 0 ||
 	    buf_putc(&l->b, '"') < 0)
 		l->on = 0;
