@@ -67,20 +67,24 @@ request_id_ok(const char *s)
 	return n >= 8 && n <= REQUEST_ID_MAX;
 }
 
-static int
-copy_param(char **dst, const char *v)
+#define NPARAMS	(sizeof(params) / sizeof(params[0]))
+
+/* The field of params[i] (i < NPARAMS), then the method's and the path's. */
+static char **
+field(struct request *r, size_t i)
 {
-	if (v == NULL)
-		return 0;
-	return (*dst = strdup(v)) == NULL ? -1 : 0;
+	if (i < NPARAMS)
+		return (char **)((char *)r + params[i].offset);
+	return i == NPARAMS ? &r->method_name : &r->path;
 }
 
 int
 request_init(struct request *r, param_fn get, void *ctx, const struct source *body,
     int64_t start_us, time_t now)
 {
-	const char *v, *pi;
-	size_t i;
+	const char *v, *pi, *val[NPARAMS + 2];
+	size_t i, len[NPARAMS + 2], total = 0;
+	char *p;
 
 	memset(r, 0, sizeof(*r));
 	r->content_length = -1;
@@ -95,19 +99,27 @@ request_init(struct request *r, param_fn get, void *ctx, const struct source *bo
 	else
 		secret_unique_hex(r->id);
 
+	/* Every string copied into one block (the parameters are the front's, valid only
+	 * while it reads them): one allocation a request, not one a parameter. */
+	for (i = 0; i < NPARAMS; i++)
+		val[i] = get(ctx, params[i].param);
 	v = get(ctx, "REQUEST_METHOD");
-	if (copy_param(&r->method_name, v ? v : "GET") < 0)
-		goto fail;
-	r->method = request_method_bit(r->method_name);
-
+	val[NPARAMS] = v ? v : "GET";
 	pi = get(ctx, "PATH_INFO");
 	v = pi && *pi ? pi : get(ctx, "SCRIPT_NAME");
-	if (copy_param(&r->path, v ? v : "/") < 0)
-		goto fail;
-
-	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++)
-		if (copy_param((char **)((char *)r + params[i].offset), get(ctx, params[i].param)) < 0)
-			goto fail;
+	val[NPARAMS + 1] = v ? v : "/";
+	for (i = 0; i < NPARAMS + 2; i++)
+		if (val[i])
+			total += (len[i] = strlen(val[i])) + 1;
+	if ((r->strings = malloc(total)) == NULL)
+		return -1;
+	for (i = 0, p = r->strings; i < NPARAMS + 2; i++)
+		if (val[i]) {
+			memcpy(p, val[i], len[i] + 1);
+			*field(r, i) = p;
+			p += len[i] + 1;
+		}
+	r->method = request_method_bit(r->method_name);
 
 	v = get(ctx, "CONTENT_LENGTH");
 	if (v && *v) {
@@ -119,9 +131,6 @@ request_init(struct request *r, param_fn get, void *ctx, const struct source *bo
 		r->content_length = (errno || *end || n < 0) ? -2 : n;	/* -2: unreadable */
 	}
 	return 0;
-fail:
-	request_free(r);
-	return -1;
 }
 
 void
@@ -129,20 +138,12 @@ request_free(struct request *r)
 {
 	size_t i;
 
-	if (r->authorization) {
+	if (r->authorization)
 		secret_wipe(r->authorization, strlen(r->authorization));
-		free(r->authorization);
-		r->authorization = NULL;
-	}
-	free(r->method_name);
-	free(r->path);
-	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-		char **p = (char **)((char *)r + params[i].offset);
-
-		free(*p);
-		*p = NULL;
-	}
-	r->method_name = r->path = NULL;
+	free(r->strings);
+	r->strings = NULL;
+	for (i = 0; i < NPARAMS + 2; i++)
+		*field(r, i) = NULL;
 }
 
 int

@@ -51,6 +51,7 @@ struct request {
 	char *remote_addr;
 	char *forwarded_for;
 	char *https;
+	char *strings;			/* the one block the strings above are copied into */
 	long long content_length;	/* -1 when absent, -2 unreadable */
 	long long body_consumed;	/* bytes read from body so far */
 	struct source body;
@@ -58,7 +59,7 @@ struct request {
 	time_t now;			/* wall clock at arrival */
 };
 
-/* Fills r from the parameters; 0, or -1 when out of memory (r is then freed). */
+/* Fills r from the parameters; 0, or -1 when out of memory (nothing to free then). */
 int request_init(struct request *r, param_fn get, void *ctx, const struct source *body,
     int64_t start_us, time_t now);
 void request_free(struct request *r);
