@@ -24,14 +24,28 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "curlload.h"
 #include "dynload.h"
 #include "log.h"
 
 #ifndef CURL_SONAME
 #define CURL_SONAME "libcurl.so.4"
 #endif
+
+/* GnuTLS is among libcurl's libraries here only for protocols mcpgate never speaks
+ * (librtmp's rtmps, libldap's ldaps), yet it initialises itself when loaded, its
+ * PKCS #11 modules and all: 0.9 MiB of a process's resident pages, and CPU in a CGI
+ * run's first network call. GNUTLS_NO_IMPLICIT_INIT=1 is GnuTLS's own switch for that
+ * (a library that needs GnuTLS calls gnutls_global_init itself); an administrator's
+ * own value is kept. */
+void
+curlload_env(void)
+{
+	(void)setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
+}
 
 /* libcurl's functions that the gateway calls, as dlsym found them. */
 struct curl_fns {

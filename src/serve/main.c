@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "confcheck.h"
+#include "curlload.h"
 #include "explain.h"
 #include "front.h"
 #include "gateway.h"
@@ -185,6 +186,7 @@ main(int argc, char **argv)
 	int c, test = 0;
 	char *end;
 
+	curlload_env();
 	if (argc > 1 && strcmp(argv[1], "explain") == 0) {
 		if (secret_init() < 0) {
 			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");

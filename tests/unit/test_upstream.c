@@ -16,6 +16,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "config.h"
+#include "curlload.h"
 #include "log.h"
 #include "fixture.h"
 #include "tap.h"
@@ -721,10 +722,30 @@ test_client(void)
 	stub_reset("json");
 }
 
+/* What libcurl's libraries are told before it is loaded (the calls of test_client load
+ * it with that set): GnuTLS not initialised on load, unless the environment says
+ * otherwise. */
+static void
+test_env(void)
+{
+	const char *v;
+
+	unsetenv("GNUTLS_NO_IMPLICIT_INIT");
+	curlload_env();
+	v = getenv("GNUTLS_NO_IMPLICIT_INIT");
+	is_str(v ? v : "(unset)", "1", "GnuTLS is told not to initialise itself when libcurl loads it");
+	setenv("GNUTLS_NO_IMPLICIT_INIT", "0", 1);
+	curlload_env();
+	v = getenv("GNUTLS_NO_IMPLICIT_INIT");
+	is_str(v ? v : "(unset)", "0", "an administrator's own GNUTLS_NO_IMPLICIT_INIT is kept");
+	setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 1);
+}
+
 int
 main(void)
 {
 	dir = fixture_dir();
+	test_env();
 	log_init(2, GW_LOG_ERR);	/* the warnings of the faults below are expected */
 	test_auth_header_config();
 	test_client();
