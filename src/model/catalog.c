@@ -860,7 +860,11 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 
 	if (v->local_until_ms > now_ms && v->doc)
 		return json_incref(v->doc);
-	config_key(cfg, key);
+	if (v->key_of != cfg->serial || cfg->serial == 0) {	/* once a configuration, not a request */
+		config_key(cfg, v->key);
+		v->key_of = cfg->serial;
+	}
+	memcpy(key, v->key, sizeof(key));
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
 			view_refresh(v, fetch_all(pool, cfg, now_ms, m), 0);

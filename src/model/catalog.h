@@ -73,6 +73,8 @@ struct catalog_view {
 	json_t *doc;
 	int64_t local_until_ms;	/* a catalog too large for the state file: this worker's own */
 	uint64_t serial;	/* bumped whenever doc changes: what was derived from it is stale */
+	uint64_t key_of;	/* the serial of the configuration key was made for; 0: none */
+	unsigned char key[16];	/* what the catalog depends on in that configuration */
 };
 
 void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
