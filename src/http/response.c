@@ -73,12 +73,36 @@ response_free(struct response *r)
 	size_t i;
 
 	for (i = 0; i < r->n_headers; i++)
-		free(r->headers[i].value);
+		if (r->headers[i].owned)
+			free(r->headers[i].value);
 	r->n_headers = 0;
+	r->values_len = 0;
 	json_decref(r->json);
 	r->json = NULL;
 	unsplice(r);
 	buf_free(&r->body);
+}
+
+/* A copy of s (n bytes) for a header value: in the response's own values[] while they
+ * have room (no allocation for the few short values of a usual answer), else
+ * allocated (*owned = 1). NULL when out of memory. */
+static char *
+value_copy(struct response *r, const char *s, size_t n, int *owned)
+{
+	char *v;
+
+	if (n < sizeof(r->values) - r->values_len) {
+		v = r->values + r->values_len;
+		r->values_len += n + 1;
+		*owned = 0;
+	} else {
+		if ((v = malloc(n + 1)) == NULL)
+			return NULL;
+		*owned = 1;
+	}
+	memcpy(v, s, n);
+	v[n] = '\0';
+	return v;
 }
 
 int
@@ -88,13 +112,14 @@ response_set_header(struct response *r, const char *name, const char *fmt, ...)
 	char *v = NULL, *c;
 	const char *s;
 	size_t i;
+	int owned = 1;
 
 	va_start(ap, fmt);
 	/* the common forms, a literal and "%s", without printf */
 	if (strcmp(fmt, "%s") == 0)
-		v = (s = va_arg(ap, const char *)) != NULL ? strdup(s) : NULL;
+		v = (s = va_arg(ap, const char *)) != NULL ? value_copy(r, s, strlen(s), &owned) : NULL;
 	else if (strchr(fmt, '%') == NULL)
-		v = strdup(fmt);
+		v = value_copy(r, fmt, strlen(fmt), &owned);
 	else if (vasprintf(&v, fmt, ap) < 0)
 		v = NULL;
 	va_end(ap);
@@ -105,16 +130,20 @@ response_set_header(struct response *r, const char *name, const char *fmt, ...)
 			*c = ' ';
 	for (i = 0; i < r->n_headers; i++)
 		if (strcasecmp(r->headers[i].name, name) == 0) {
-			free(r->headers[i].value);
+			if (r->headers[i].owned)
+				free(r->headers[i].value);
 			r->headers[i].value = v;
+			r->headers[i].owned = owned;
 			return 0;
 		}
 	if (r->n_headers == RESPONSE_MAX_HEADERS) {
-		free(v);
+		if (owned)
+			free(v);
 		return -1;
 	}
 	r->headers[r->n_headers].name = name;
 	r->headers[r->n_headers].value = v;
+	r->headers[r->n_headers].owned = owned;
 	r->n_headers++;
 	return 0;
 }

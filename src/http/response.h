@@ -11,11 +11,13 @@
 #include "sink.h"
 
 #define RESPONSE_MAX_HEADERS	24
+#define RESPONSE_HEADER_BYTES	768	/* header values kept in the response itself */
 #define RESPONSE_BODY_MAX	(16u << 20)
 
 struct header {
 	const char *name;	/* static string */
-	char *value;		/* owned */
+	char *value;		/* in the response's values[], or allocated when owned */
+	int owned;
 };
 
 struct response {
@@ -24,6 +26,8 @@ struct response {
 	const char *content_type;	/* static string; NULL = no body */
 	struct header headers[RESPONSE_MAX_HEADERS];
 	size_t n_headers;
+	char values[RESPONSE_HEADER_BYTES];	/* the values that fit, one after another */
+	size_t values_len;
 	json_t *json;		/* body as JSON, serialized by response_serialize */
 	struct buf body;	/* body bytes */
 	/* A part of the body held, not copied (response_set_body_spliced): it goes out

@@ -119,6 +119,34 @@ test_headers(void)
 	response_free(&r);
 }
 
+/* Values past the response's own room are allocated: every one reads back whole, a
+ * long one too, replaced ones included, and CR/LF go either way. */
+static void
+test_header_room(void)
+{
+	static const char *const names[] = { "X-A", "X-B", "X-C", "X-D", "X-E", "X-F", "X-G", "X-H" };
+	char big[300];
+	struct response r;
+	size_t i, whole = 0;
+
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	big[10] = '\n';
+	response_init(&r, "rid4");
+	for (i = 0; i < 8; i++)	/* 8 x 300 bytes: well past RESPONSE_HEADER_BYTES */
+		ok(response_set_header(&r, names[i], "%s", big) == 0, "header %zu set", i);
+	response_set_header(&r, "X-A", "%s", "short again");
+	response_set_header(&r, "X-H", "%s%d", "formatted\r", 7);
+	big[10] = ' ';
+	for (i = 1; i < 7; i++)
+		whole += response_get_header(&r, names[i]) && strcmp(response_get_header(&r, names[i]), big) == 0;
+	ok(whole == 6, "six long values read back whole, LF made a blank, stored in the response or allocated");
+	is_str(response_get_header(&r, "X-A"), "short again", "a replaced value");
+	is_str(response_get_header(&r, "X-H"), "formatted 7", "a formatted value, CR made a blank");
+	is_int(r.n_headers, 8, "eight headers, none twice");
+	response_free(&r);
+}
+
 /* A not-found error: status 404 and the exact HttpError body. */
 static void
 test_not_found(void)
@@ -195,6 +223,7 @@ main(void)
 	test_no_content();
 	test_spliced();
 	test_headers();
+	test_header_room();
 	test_not_found();
 	test_parse_error();
 	test_bad_utf8();
