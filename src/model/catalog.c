@@ -851,7 +851,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
     const struct config *cfg, int64_t now_ms, struct metrics *m)
 {
 	struct catalog_region *c = region;
-	unsigned char key[16];
+	const unsigned char *key = v->key;
 	uint32_t lens[CATALOG_PARTS];
 	json_t *doc = NULL;
 	size_t len = 0;
@@ -864,7 +864,6 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 		config_key(cfg, v->key);
 		v->key_of = cfg->serial;
 	}
-	memcpy(key, v->key, sizeof(key));
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
 			view_refresh(v, fetch_all(pool, cfg, now_ms, m), 0);
