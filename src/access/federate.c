@@ -12,6 +12,7 @@
 #include "method.h"
 #include "str.h"
 #include "uritemplate.h"
+#include "url.h"
 
 /* The row of a method federation passes on, or NULL. */
 static const struct method *
@@ -123,7 +124,7 @@ static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out)
 {
 	json_t *ref = json_object_get(params, "ref"), *where = params;
-	const char *key = NULL, *owner = NULL, *there = NULL, *type, *unknown = r->unknown;
+	const char *key = NULL, *owner = NULL, *there = NULL, *type, *unknown = r->unknown, *why;
 	const struct cfg_upstream *up = NULL;
 	enum catalog_kind kind = r->kind;
 	enum gw_err code = GW_EPARAMS;
@@ -169,6 +170,12 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 	case ROUTE_TO_ALL:
 		return NULL;
 	}
+	/* The policy decides on a URI as a string, and the same string goes upstream: none
+	 * that an upstream could resolve to another resource (a dot segment, an encoded
+	 * '/'). */
+	if (kind == CATALOG_RESOURCES && (why = url_resource_ambiguous(key)) != NULL)
+		return failed(f, GW_EPARAMS, "%s: the URI has %s (refused: an upstream could resolve it to "
+		    "another resource than the one named)", r->name, why), NULL;
 	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)
 		return failed(f, GW_EINTERNAL, "%s", "the catalog names an upstream the configuration lacks"), NULL;
 	if (up && f->gate && (gate = f->gate(f, r->name, up, kind, key, 1)) == FED_DENIED)

@@ -89,6 +89,69 @@ url_same_resource(const char *a, const char *b)
 	return same;
 }
 
+static int
+hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	    c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The byte at p as an upstream decodes it (a "%XX" escape or itself); *len is how many
+ * characters of p it takes, *escaped whether it was an escape. */
+static unsigned
+decoded(const unsigned char *p, size_t *len, int *escaped)
+{
+	int hi, lo;
+
+	if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
+		*len = 3, *escaped = 1;
+		return (unsigned)(hi << 4 | lo);
+	}
+	*len = 1, *escaped = 0;
+	return p[0];
+}
+
+const char *
+url_resource_ambiguous(const char *uri)
+{
+	const unsigned char *p = (const unsigned char *)uri;
+	size_t seg = 0, dots = 0, len, len2;
+	unsigned need = 0, c, next;	/* need: UTF-8 continuation bytes still to come */
+	int escaped, escaped2;
+
+	for (;; p += len) {
+		c = decoded(p, &len, &escaped);
+		if (escaped && (c < 0x20 || c == 0x7f))
+			return "a control character";	/* %00 is not the end */
+		if (need && (c & 0xc0) != 0x80)
+			return "an escape that does not decode to UTF-8";
+		if (c == '\0' || strchr("/?#;", (int)c)) {	/* a segment ends */
+			if (c == '/' && escaped)
+				return "an encoded '/'";
+			if (seg > 0 && seg == dots && dots <= 2)
+				return "a dot segment";
+			if (c == '\0')
+				return NULL;
+			seg = dots = 0;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			return "a control character";
+		if (c == '\\')
+			return "a backslash";
+		if (need) {
+			need--;
+		} else if (c >= 0x80) {	/* a lead byte, and no overlong form */
+			next = decoded(p + len, &len2, &escaped2);
+			if (c < 0xc2 || c > 0xf4 || (c == 0xe0 && next < 0xa0) || (c == 0xf0 && next < 0x90))
+				return "an escape that does not decode to UTF-8";
+			need = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+		}
+		seg++;
+		dots += c == '.';
+	}
+}
+
 /* A percent-decoded copy of s[0..n) (a URL's user or password), or NULL. */
 static char *
 url_part(const char *s, size_t n)

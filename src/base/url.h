@@ -18,6 +18,15 @@ int url_same(const char *a, const char *b);
  * for one trailing slash ("" as "/"). b must pass url_check; a anything. */
 int url_same_resource(const char *a, const char *b);
 
+/* Why a resource URI (or URI template) could name one thing to the gateway, which
+ * decides on it as a string (the policy's globs), and another to an upstream, which
+ * decodes its escapes and resolves its path: NULL when it cannot, else the reason. It
+ * cannot when it has no dot segment ("." or "..", also percent-encoded, between any
+ * two of '/', '?', '#', ';' and the ends, raw or encoded), no backslash (raw or
+ * encoded: a path separator to some), no encoded '/', no control character (raw or
+ * encoded), and its escapes decode to valid UTF-8 (no overlong '.' or '/'). */
+const char *url_resource_ambiguous(const char *uri);
+
 /* A Redis URL's parts: a TCP endpoint (host, port) or a unix socket (path). */
 struct url_redis {
 	char *host;		/* a name, an IPv4 address or an IPv6 address (no brackets); NULL with path */

@@ -3,7 +3,8 @@
  * a lowercase scheme://host[:port] that the URL starts with (but for case and a
  * default port), its path the rest; url_same is symmetric and reflexive; the resource's
  * own origin is always allowed, any case, and an allowed origin stays allowed in
- * another case. */
+ * another case; a resource URI url_resource_ambiguous takes holds no "/../", "/./",
+ * encoded '/' or backslash, and becomes ambiguous with "/.." after it. */
 #include "autoconf.h"
 
 #include <ctype.h>
@@ -51,6 +52,24 @@ one_url(const char *u)
 	free(o);
 }
 
+static void
+one_resource(const char *u)
+{
+	char *more;
+	size_t n = strlen(u);
+
+	if (url_resource_ambiguous(u) != NULL)
+		return;
+	FUZZ_CHECK(strstr(u, "/../") == NULL && strstr(u, "/./") == NULL && strchr(u, '\\') == NULL);
+	FUZZ_CHECK(strcasestr(u, "%2f") == NULL && strcasestr(u, "%5c") == NULL);
+	if ((more = malloc(n + 4)) == NULL)
+		return;
+	memcpy(more, u, n);
+	memcpy(more + n, "/..", 4);
+	FUZZ_CHECK(url_resource_ambiguous(more) != NULL);
+	free(more);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -60,6 +79,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_split2(data, size, &a, &b);
 	one_url(a);
 	one_url(b);
+	one_resource(a);
 	FUZZ_CHECK(url_same(a, a));
 	FUZZ_CHECK(url_same(a, b) == url_same(b, a));
 	if (router_origin_allowed(cfg, a)) {

@@ -11,6 +11,7 @@
 #include "catalog.h"
 #include "federate.h"
 #include "uritemplate.h"
+#include "url.h"
 #include "jsonrpc.h"
 #include "fixture.h"
 #include "tap.h"
@@ -43,6 +44,56 @@ static const struct {
 	{ "plain://no-vars", "plain://no-vars2", 0 },
 	{ "broken://{id", "broken://{id", 0 },					/* no closing brace */
 };
+
+/* URIs an upstream could resolve to another resource than the string the policy
+ * matched (NULL: none), and some it could not. */
+static const struct {
+	const char *uri, *why;
+} ambiguous[] = {
+	{ "file:///docs/readme.txt", NULL },
+	{ "file:///docs/a.b/..c/...", NULL },			/* dots in a name, three dots */
+	{ "test://template/{id}/data", NULL },			/* a template */
+	{ "file:///docs/caf%C3%A9%20menu.txt", NULL },		/* escapes of UTF-8 and a blank */
+	{ "file:///docs/caf\xc3\xa9", NULL },
+	{ "search://q?q=a.b&x=..y", NULL },
+	{ "file:///docs/../etc/passwd", "a dot segment" },
+	{ "file:///docs/./x", "a dot segment" },
+	{ "file:///docs/..", "a dot segment" },
+	{ "file:///docs/x/../../secret/key.txt", "a dot segment" },
+	{ "file:///docs//../etc/passwd", "a dot segment" },
+	{ "file:///docs/%2e%2e/etc/passwd", "a dot segment" },
+	{ "file:///docs/%2E./etc/passwd", "a dot segment" },
+	{ "file:///docs/.%2e", "a dot segment" },
+	{ "file:///docs/..;/etc/passwd", "a dot segment" },	/* a path parameter */
+	{ "file:///docs/..?x", "a dot segment" },
+	{ "file:///docs/..#x", "a dot segment" },
+	{ "http://h/docs/x?/../../etc", "a dot segment" },	/* a naive resolver takes the query as path */
+	{ "file:///docs/..%2fsecret/key.txt", "an encoded '/'" },
+	{ "file:///docs/x%2Fy", "an encoded '/'" },
+	{ "file:///docs/..%3fx", "a dot segment" },		/* an encoded '?' ends a segment too */
+	{ "file:///docs/..\\etc\\passwd", "a backslash" },
+	{ "file:///docs/..%5cetc", "a backslash" },
+	{ "file:///docs/x%00.txt", "a control character" },
+	{ "file:///docs/x\t", "a control character" },
+	{ "file:///docs/%c0%ae%c0%ae/etc", "an escape that does not decode to UTF-8" },	/* overlong '.' */
+	{ "file:///docs/%e0%80%ae", "an escape that does not decode to UTF-8" },
+	{ "file:///docs/%c3", "an escape that does not decode to UTF-8" },
+	{ "file:///docs/%ff", "an escape that does not decode to UTF-8" },
+};
+
+static void
+test_ambiguous(void)
+{
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < sizeof(ambiguous) / sizeof(ambiguous[0]); i++) {
+		why = url_resource_ambiguous(ambiguous[i].uri);
+		ok(ambiguous[i].why ? why && strcmp(why, ambiguous[i].why) == 0 : why == NULL,
+		    "%s: %s (%s)", ambiguous[i].uri, ambiguous[i].why ? ambiguous[i].why : "taken as it is",
+		    why ? why : "none");
+	}
+}
 
 static json_t *
 call(struct fed_call *f, const char *method, const char *params)
@@ -128,6 +179,14 @@ test_refusals(json_t *doc)
 	    "resources/read without a uri: -32602");
 	ok(call(&f, "resources/read", "[]") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS,
 	    "params not an object: -32602");
+	ok(call(&f, "resources/read", "{\"uri\":\"test://static-text/../template/1/data\"}") == NULL &&
+	    gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS && strstr(f.err.detail, "a dot segment"),
+	    "resources/read of a URI with a dot segment: -32602 before any routing (%s)", f.err.detail);
+	ok(call(&f, "resources/subscribe", "{\"uri\":\"test://template/%2e%2e/data\"}") == NULL &&
+	    gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS, "resources/subscribe of one: -32602");
+	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"test://template/{id}/..\"},"
+	    "\"argument\":{\"name\":\"id\",\"value\":\"1\"}}") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS,
+	    "a completion reference of one: -32602");
 	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/tool\",\"name\":\"x\"}}") == NULL &&
 	    gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS, "a completion reference of another type: -32602");
 	ok(call(&f, "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"nope\"}}") == NULL &&
@@ -198,6 +257,7 @@ main(void)
 
 	test_templates();
 	test_backtracking();
+	test_ambiguous();
 
 	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
 	    "[auth]\nissuer = https://idp.example.com\n"

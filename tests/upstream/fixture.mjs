@@ -6,7 +6,7 @@
 //
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
-//        [--keepalive-ms MS] [--allow-host NAME ...] [--quiet]
+//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--quiet]
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -14,6 +14,7 @@
 
 import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -40,7 +41,8 @@ import {
 // Command line
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
-  '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--quiet]';
+  '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
+  '[--notes] [--quiet]';
 
 function usage(msg) {
   if (msg) process.stderr.write(`fixture.mjs: ${msg}\n`);
@@ -63,6 +65,8 @@ try {
       'retry-ms': { type: 'string', default: '500' },
       'keepalive-ms': { type: 'string', default: '15000' },
       'allow-host': { type: 'string', multiple: true, default: [] },
+      files: { type: 'string' },
+      notes: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -317,6 +321,16 @@ for (let i = 0; i < extraTools; i++) {
   }, (server, session, a) => (typeof a.text === 'string' ? result(a.text) : { isError: true, content: [text('text (a string) is required')] }));
 }
 
+// --notes: a note kept in the upstream session, as a stateful server keeps what a
+// client told it (a cart, a working directory, credentials it was given).
+if (args.notes) {
+  tool('note_put', 'Keeps a note in this session (replacing the last one)', {
+    type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false,
+  }, (server, session, a) => { session.note = String(a.text); return result('kept'); });
+  tool('note_get', 'The note kept in this session, or "(none)"', NO_ARGS,
+    (server, session) => result(session.note ?? '(none)'));
+}
+
 // Resources.
 const WATCHED = 'test://watched-resource';
 const watched = { version: 1 };
@@ -329,7 +343,24 @@ const TEMPLATES = [
   { uriTemplate: 'test://template/{id}/data', name: 'template-data', title: 'Template data', description: 'A resource template with an id parameter', mimeType: 'application/json' },
 ];
 const TEMPLATE_RE = /^test:\/\/template\/([^/]+)\/data$/;
+// --files DIR: the files under DIR as file:///PATH, read as a simple file server does:
+// the URL's path (WHATWG: dot segments removed, a backslash taken for '/'), decoded,
+// joined to DIR; nothing outside DIR. It offers the template file:///docs/{+path} and
+// lists file:///docs/readme.txt; the gateway's policy may grant less than it serves.
+const FILES_ROOT = args.files ? path.resolve(args.files) : null;
+if (FILES_ROOT) {
+  TEMPLATES.push({ uriTemplate: 'file:///docs/{+path}', name: 'docs', description: 'A file under docs/', mimeType: 'text/plain' });
+  RESOURCES.push({ uri: 'file:///docs/readme.txt', name: 'readme', description: 'The docs\' readme', mimeType: 'text/plain' });
+}
+function readFile(uri) {
+  let p;
+  try { p = decodeURIComponent(new URL(uri).pathname); } catch { return null; }
+  const full = path.join(FILES_ROOT, p);
+  if (full !== FILES_ROOT && !full.startsWith(FILES_ROOT + path.sep)) return null;
+  try { return { uri, mimeType: 'text/plain', text: fs.readFileSync(full, 'utf8') }; } catch { return null; }
+}
 function readResource(uri) {
+  if (FILES_ROOT && uri.startsWith('file:')) return readFile(uri);
   if (uri === 'test://static-text') return { uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' };
   if (uri === 'test://static-binary') return { uri, mimeType: 'image/png', blob: PNG_BASE64 };
   if (uri === WATCHED) return { uri, mimeType: 'text/plain', text: `Watched resource content, version ${watched.version}` };
