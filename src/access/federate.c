@@ -194,7 +194,7 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 }
 
 /* The caller's own session with up, when it has one: call's session_id, version, and
- * the caller's request id. */
+ * the caller's request id; else whom the pool's session must be for. */
 static void
 caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct upstream_call *call)
 {
@@ -203,6 +203,7 @@ caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct u
 	call->session_id = json_string_value(json_array_get(entry, 0));
 	call->version = json_string_value(json_array_get(entry, 1));
 	call->id = call->session_id ? f->id : NULL;
+	call->who = f->who;
 }
 
 /* A request an upstream makes of the caller travels under an id that names the

@@ -32,6 +32,9 @@ struct fed_call {
 	/* The caller's own upstream sessions, from its Mcp-Session-Id: {upstream name:
 	 * [session id, version]}; NULL or absent names = the gateway's own session. */
 	json_t *sessions;
+	/* Whom the calls are for, when the caller has no session of its own at an upstream
+	 * (upstream_call.who): its upstream session there is its alone. "" = the gateway. */
+	char who[UPSTREAM_WHO_MAX];
 	json_t *id;			/* the caller's request id (borrowed) */
 	/* May the caller have what method names at up (NULL: always)? key is what it names
 	 * there, a record of kind: an exposed name, a URI (a resource's, or one a template

@@ -1,9 +1,10 @@
 /* upstream — the MCP client side of federation, over libcurl. A pool (one per worker)
  * holds one multi handle, whose connection cache keeps the connections, and per
- * upstream an easy handle, the session the upstream gave the gateway and the
- * negotiated protocol version. Here: the pool, and the lifecycle of sessions
- * (initialize, requests, notifications, cancellation, DELETE); one POST is
- * upstream_post.c's, a standalone stream upstream_listen.c's. */
+ * upstream an easy handle, the session the upstream gave the gateway and those it gave
+ * callers without a session of their own, each with its negotiated protocol version.
+ * Here: the pool, and the lifecycle of sessions (initialize, requests, notifications,
+ * cancellation, DELETE); one POST is upstream_post.c's, a standalone stream
+ * upstream_listen.c's. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -24,14 +25,27 @@ upstream_pool_new(void)
 }
 
 static void
+session_forget(struct up_session *s)
+{
+	free(s->session);
+	s->session = NULL;
+	s->version[0] = '\0';
+	json_decref(s->caps);
+	s->caps = NULL;
+	s->ready = 0;
+}
+
+/* Every session of c (its URL changed, or the pool goes). */
+static void
 conn_forget(struct up_conn *c)
 {
-	free(c->session);
-	c->session = NULL;
-	c->version[0] = '\0';
-	json_decref(c->caps);
-	c->caps = NULL;
-	c->ready = 0;
+	size_t i;
+
+	session_forget(&c->own);
+	for (i = 0; i < c->n_callers; i++)
+		session_forget(&c->callers[i]);
+	c->n_callers = 0;
+	c->stateless = 0;
 }
 
 void
@@ -186,26 +200,80 @@ out:
 	return rc;
 }
 
-/* The pool's own session with the upstream, as the gateway (no client capabilities). */
+/* A session the pool holds, as the gateway (no client capabilities): its own, or one
+ * for a caller. Whether the upstream keeps sessions at all is learnt here. */
 static int
-initialize(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+initialize(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const struct upstream_call *call,
     int64_t deadline_ms, struct gw_error *err)
 {
 	json_t *none = json_object();
 	int rc;
 
-	conn_forget(c);
-	rc = handshake(p, c, call, none, deadline_ms, &c->session, c->version, &c->caps, err);
+	session_forget(s);
+	rc = handshake(p, c, call, none, deadline_ms, &s->session, s->version, &s->caps, err);
 	json_decref(none);
-	c->ready = rc == 0;
+	s->ready = rc == 0;
+	if (s->ready)
+		c->stateless = s->session == NULL;
+	if (s != &c->own) {	/* only the gateway's own capabilities are read */
+		json_decref(s->caps);
+		s->caps = NULL;
+	}
 	return rc;
+}
+
+/* DELETE of a session the pool holds (best effort, UPSTREAM_CLOSE_MS at most), and
+ * forgets it. */
+static void
+session_end(struct upstream_pool *p, const struct upstream_call *call, struct up_session *s)
+{
+	struct upstream_call del = { .cfg = call->cfg, .up = call->up, .now_ms = clock_mono_us() / 1000 };
+
+	if (s->ready && s->session) {
+		del.session_id = s->session;
+		del.version = s->version;
+		upstream_close(p, &del);
+	}
+	session_forget(s);
+}
+
+/* The session a call without one of its caller's goes on: the gateway's own for the
+ * gateway, and for everyone at an upstream that keeps no sessions (nothing of a
+ * caller's is kept there); else the caller's own, made on first use, the least
+ * recently used of UPSTREAM_CALLER_SESSIONS ended to make room. Never another
+ * caller's. */
+static struct up_session *
+pool_session(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call)
+{
+	struct up_session *s, *lru = NULL;
+	size_t i;
+
+	if (call->who == NULL || call->who[0] == '\0' || c->stateless)
+		s = &c->own;
+	else {
+		for (i = 0, s = NULL; i < c->n_callers && s == NULL; i++)
+			if (strcmp(c->callers[i].who, call->who) == 0)
+				s = &c->callers[i];
+			else if (lru == NULL || c->callers[i].used < lru->used)
+				lru = &c->callers[i];
+		if (s == NULL) {
+			if (c->n_callers < UPSTREAM_CALLER_SESSIONS)
+				s = &c->callers[c->n_callers++];
+			else
+				session_end(p, call, s = lru);
+			memset(s, 0, sizeof(*s));
+			snprintf(s->who, sizeof(s->who), "%s", call->who);	/* fits: begin() checked */
+		}
+	}
+	s->used = ++p->uses;
+	return s;
 }
 
 /* After the caller abandoned a request: tell the upstream (best effort, a second at
  * most), since a dropped stream is not a cancellation. 0 when the upstream took it. */
 static int
 cancel(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call, json_t *id,
-    const char *session)
+    const char *session, const char *version)
 {
 	struct gw_error ignored;
 	struct post q;
@@ -215,7 +283,7 @@ cancel(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *c
 	q.method = "notifications/cancelled";
 	q.params = json_pack("{s:O, s:s}", "requestId", id, "reason", "the gateway's caller went away");
 	q.session = session;
-	q.version = c->ready ? c->version : UPSTREAM_CLIENT_VERSION;
+	q.version = version && *version ? version : UPSTREAM_CLIENT_VERSION;
 	/* Its own second, even when the request's time is what ran out. */
 	if (q.params)
 		rc = upstream_post(p, c, call, &q, clock_mono_us() / 1000 + UPSTREAM_CANCEL_MS, NULL, &ignored);
@@ -249,6 +317,10 @@ begin(struct upstream_pool *p, const struct upstream_call *call, int lifecycle, 
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an unusable session id", name);
 		return NULL;
 	}
+	if (call->who && strlen(call->who) >= UPSTREAM_WHO_MAX) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: a caller that cannot be told apart", name);
+		return NULL;
+	}
 	if ((c = upstream_conn(p, call->up)) == NULL)
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", name);
 	return c;
@@ -259,6 +331,7 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
     json_t **response, struct gw_error *err)
 {
 	int64_t t0 = clock_mono_us(), deadline;
+	struct up_session *s = NULL;
 	struct up_conn *c;
 	struct post q;
 	json_t *id = NULL;
@@ -273,8 +346,8 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", call->up->s.name);
 		goto out;
 	}
-	if (own && !c->ready) {
-		if (initialize(p, c, call, deadline, err) < 0)
+	if (own && !(s = pool_session(p, c, call))->ready) {
+		if (initialize(p, c, s, call, deadline, err) < 0)
 			goto out;
 		fresh = 1;
 	}
@@ -283,8 +356,8 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		q.method = call->method;
 		q.params = call->params;
 		q.id = id;
-		q.session = own ? c->session : call->session_id;
-		q.version = own ? c->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
+		q.session = own ? s->session : call->session_id;
+		q.version = own ? s->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
 		q.relay = 1;
 		if (upstream_post(p, c, call, &q, deadline, response, err) == 0) {
 			gw_error_set(err, GW_OK, "%s", "");	/* a 404 before may have set it */
@@ -295,15 +368,16 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 			gw_error_set(err, GW_ESESSION, "upstream %s: the session ended", call->up->s.name);
 			break;
 		}
-		if (q.status != 404 || !own || fresh || c->session == NULL)
+		if (q.status != 404 || !own || fresh || s->session == NULL)
 			break;
 		/* The upstream no longer knows our session (restarted, expired): once more. */
-		if (initialize(p, c, call, deadline, err) < 0)
+		if (initialize(p, c, s, call, deadline, err) < 0)
 			break;
 		fresh = 1;
 	}
 	if (q.abandoned)
-		abandoned = cancel(p, c, call, id, own ? c->session : call->session_id) == 0 ? 1 : -1;
+		abandoned = cancel(p, c, call, id, own ? s->session : call->session_id,
+		    own ? s->version : call->version) == 0 ? 1 : -1;
 out:
 	json_decref(id);
 	if (rc < 0)
@@ -315,6 +389,7 @@ int
 upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struct gw_error *err)
 {
 	int64_t t0 = clock_mono_us(), deadline;
+	struct up_session *s = NULL;
 	struct up_conn *c;
 	struct post q;
 	int own = call->session_id == NULL, rc = -1;
@@ -322,13 +397,13 @@ upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struc
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto out;
 	deadline = upstream_deadline(call, call->up->timeout_ms);
-	if (own && !c->ready && initialize(p, c, call, deadline, err) < 0)
+	if (own && !(s = pool_session(p, c, call))->ready && initialize(p, c, s, call, deadline, err) < 0)
 		goto out;
 	memset(&q, 0, sizeof(q));
 	q.method = call->method;
 	q.params = call->params;
-	q.session = own ? c->session : call->session_id;
-	q.version = own ? c->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
+	q.session = own ? s->session : call->session_id;
+	q.version = own ? s->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
 	rc = upstream_post(p, c, call, &q, deadline, NULL, err);
 out:
 	if (rc < 0)
@@ -344,9 +419,9 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
-	if (!c->ready && initialize(p, c, call, upstream_deadline(call, call->up->timeout_ms), err) < 0)
+	if (!c->own.ready && initialize(p, c, &c->own, call, upstream_deadline(call, call->up->timeout_ms), err) < 0)
 		goto fail;
-	return json_incref(c->caps);
+	return json_incref(c->own.caps);
 fail:
 	log_failure(call, err, t0, 0);
 	return NULL;
@@ -368,6 +443,8 @@ upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t 
 		client_caps = none = json_object();
 	rc = handshake(p, c, call, client_caps, upstream_deadline(call, call->up->timeout_ms), session_id, version,
 	    &server_caps, err);
+	if (rc == 0)
+		c->stateless = *session_id == NULL;
 	json_decref(server_caps);
 	json_decref(none);
 out:
@@ -420,22 +497,20 @@ out:
 void
 upstream_pool_end(struct upstream_pool *p, const struct config *cfg)
 {
-	struct upstream_call call = { .cfg = cfg, .now_ms = clock_mono_us() / 1000 };
+	struct upstream_call call = { .cfg = cfg };
 	size_t i, k;
 
 	for (i = 0; p && cfg && i < p->n; i++) {
 		struct up_conn *c = &p->conns[i];
 
-		if (!c->ready || c->session == NULL)
-			continue;
 		for (k = 0, call.up = NULL; k < cfg->n_upstreams && call.up == NULL; k++)
 			if (strcmp(cfg->upstreams[k].s.name, c->name) == 0 && strcmp(cfg->upstreams[k].url, c->url) == 0)
 				call.up = &cfg->upstreams[k];
 		if (call.up == NULL)
 			continue;
-		call.session_id = c->session;
-		call.version = c->version;
-		upstream_close(p, &call);
+		session_end(p, &call, &c->own);
+		for (k = 0; k < c->n_callers; k++)
+			session_end(p, &call, &c->callers[k]);
 		conn_forget(c);
 	}
 }

@@ -18,6 +18,12 @@
  * admit a message as large as UPSTREAM_MAX_RESPONSE. */
 #define UPSTREAM_MAX_LINE	(UPSTREAM_MAX_RESPONSE + 64u)
 #define UPSTREAM_MAX_SESSION_ID	1024		/* an upstream's Mcp-Session-Id, in bytes */
+#define UPSTREAM_WHO_MAX	48		/* upstream_call.who, with its NUL */
+/* Callers without an upstream session of their own (a stateless revision, a client
+ * that skipped initialize, an upstream whose session failed to open) are each carried
+ * on a session the pool opens for them alone, never on another's: at most this many per
+ * upstream and worker, the least recently used ended (DELETE) to make room. */
+#define UPSTREAM_CALLER_SESSIONS	32
 #define UPSTREAM_CLIENT_VERSION	"2025-11-25"	/* what initialize asks for */
 /* After the answer on an event stream, how long the upstream may take to end the
  * stream (so that the connection is reused) before it is dropped. */
@@ -27,8 +33,9 @@
 #define UPSTREAM_CLOSE_MS	1000	/* at most this long for a session's DELETE */
 #define UPSTREAM_CANCEL_MS	1000	/* and for the notifications/cancelled of an abandoned call */
 
-/* Per worker: a curl handle and the gateway's own session for each upstream (by
- * section name). Not shared between threads. */
+/* Per worker: a curl handle for each upstream (by section name), the gateway's own
+ * session with it, and the sessions of callers that have none of their own (one per
+ * caller: two callers never share an upstream session). Not shared between threads. */
 struct upstream_pool;
 
 struct upstream_pool *upstream_pool_new(void);
@@ -57,10 +64,14 @@ struct upstream_call {
 	const struct cfg_upstream *up;
 	const char *method;
 	json_t *params;			/* borrowed; NULL = none */
-	/* The upstream session to use: NULL = the pool's own (initialized on first use,
-	 * re-initialized once when the upstream answers 404). A given one is sent as is
-	 * (visible ASCII only) and a 404 on it is an error. */
+	/* The upstream session to use: NULL = one the pool holds (initialized on first use,
+	 * re-initialized once when the upstream answers 404): who's, else the gateway's own.
+	 * A given one is sent as is (visible ASCII only) and a 404 on it is an error. */
 	const char *session_id;
+	/* Whom the call is for, when it has no session_id: an opaque digest of the caller
+	 * (at most UPSTREAM_WHO_MAX - 1 bytes), whose session no other caller's call ever
+	 * uses; NULL or "" = the gateway itself (the catalog). */
+	const char *who;
 	const char *version;		/* with session_id: its negotiated version (NULL = the newest) */
 	/* The request's JSON-RPC id (borrowed): with a caller's own session, the caller's
 	 * id, so that its notifications/cancelled can name it; NULL = the pool's next. */

@@ -11,14 +11,27 @@
 
 #define CONNECT_MAX_MS	5000L
 
-struct up_conn {
-	char *name;		/* the [upstream "name"] this is for */
-	char *url;		/* the URL the session below belongs to */
-	CURL *h;
+/* A session the pool holds with an upstream: the gateway's own, or one for a caller. */
+struct up_session {
+	char who[UPSTREAM_WHO_MAX];	/* the caller it is for; "" = the gateway itself */
 	int ready;		/* initialized: version (and session, when given) are valid */
 	char *session;		/* Mcp-Session-Id the upstream gave us; NULL = none */
 	char version[16];	/* negotiated protocol version */
-	json_t *caps;		/* the server capabilities initialize answered */
+	json_t *caps;		/* the server capabilities initialize answered (the gateway's own) */
+	uint64_t used;		/* the pool's count of uses when last used: the least recent gives way */
+};
+
+struct up_conn {
+	char *name;		/* the [upstream "name"] this is for */
+	char *url;		/* the URL the sessions below belong to */
+	CURL *h;
+	struct up_session own;	/* the gateway's own session: the catalog, and the callers of a
+				 * stateless upstream */
+	/* The upstream keeps no sessions (its last initialize gave no Mcp-Session-Id): no
+	 * caller's state can be kept there, so callers share the gateway's own. */
+	int stateless;
+	struct up_session callers[UPSTREAM_CALLER_SESSIONS];
+	size_t n_callers;
 };
 
 struct upstream_pool {
@@ -30,6 +43,7 @@ struct upstream_pool {
 	struct up_conn *conns;
 	size_t n;
 	int64_t next_id;	/* JSON-RPC ids of the gateway's own requests */
+	uint64_t uses;		/* sessions taken from the pool so far (up_session.used) */
 	unsigned long connects;
 	void (*on_wait)(void *ctx, int64_t waited_ms);	/* upstream_pool_on_wait */
 	void *on_wait_ctx;

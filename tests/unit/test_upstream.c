@@ -35,11 +35,13 @@ static struct {
 	int generation;		/* bumped to forget every session (a restart) */
 	int connections;
 	int initializes;
+	int deletes;		/* mode "callers": the DELETEs, and the session each ended */
+	char deleted[4][32];
 	const char *tool;	/* mode "tools": the one tool tools/list answers */
 	int nreq;
 	char *headers[MAX_REQS];	/* lower-cased header block of each request */
 	char *bodies[MAX_REQS];
-} stub = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, "json", 1, 0, 0, "", 0, { 0 }, { 0 } };
+} stub = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, "json", 1, 0, 0, 0, { "" }, "", 0, { 0 }, { 0 } };
 
 static int
 send_all(int fd, const char *p, size_t n)
@@ -105,6 +107,34 @@ answer_sse(int fd, const char *events, int end)
 	wait_close(fd);	/* the stream stays open */
 }
 
+/* Mode "callers" (and "callers-none", an upstream that keeps no sessions): a new
+ * session "c-N" for each initialize; a request answers which session carried it. */
+static void
+answer_callers(int fd, const char *headers, const char *method, const char *idtxt)
+{
+	const char *h = strstr(headers, "mcp-session-id: ");
+	char sid[32] = "", out[512], extra[64];
+
+	if (h)
+		snprintf(sid, sizeof(sid), "%.*s", (int)strcspn(h + 16, "\r"), h + 16);
+	if (strncmp(headers, "delete ", 7) == 0) {
+		if (stub.deletes < 4)
+			snprintf(stub.deleted[stub.deletes], sizeof(stub.deleted[0]), "%s", sid);
+		stub.deletes++;
+		send_str(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	} else if (method && strcmp(method, "initialize") == 0) {
+		snprintf(extra, sizeof(extra), "Mcp-Session-Id: c-%d\r\n", ++stub.initializes);
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+		    "\"capabilities\":{},\"serverInfo\":{\"name\":\"stub\",\"version\":\"1\"}}}", idtxt);
+		answer_json(fd, 200, strcmp(stub.mode, "callers-none") == 0 ? "" : extra, out);
+	} else if (idtxt == NULL) {
+		send_str(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	} else {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"session\":\"%s\"}}", idtxt, sid);
+		answer_json(fd, 200, "", out);
+	}
+}
+
 /* Answers one request; returns 0 to keep the connection, -1 to close it. */
 static int
 answer(int fd, const char *headers, const char *body)
@@ -115,6 +145,13 @@ answer(int fd, const char *headers, const char *body)
 	char sid[64], want[96], out[1024], *idtxt = id ? json_dumps(id, JSON_ENCODE_ANY) : NULL;
 	const char *mode = stub.mode;
 	int rc = 0;
+
+	if (strncmp(mode, "callers", 7) == 0) {
+		answer_callers(fd, headers, method, idtxt);
+		free(idtxt);
+		json_decref(req);
+		return 0;
+	}
 
 	pthread_mutex_lock(&stub.lock);
 	snprintf(sid, sizeof(sid), "sess-%d", stub.generation);
@@ -245,17 +282,18 @@ stub_main(void *arg)
 			continue;
 		stub.connections++;
 		while (!stub.stop && read_request(fd, &h, &b) == 0) {
+			char *hh = h, *bb = b;
 			int keep;
 
 			pthread_mutex_lock(&stub.lock);
-			if (stub.nreq < MAX_REQS) {
+			if (stub.nreq < MAX_REQS) {	/* kept before it is answered; past MAX_REQS, answered only */
 				stub.headers[stub.nreq] = h;
 				stub.bodies[stub.nreq] = b;
 				stub.nreq++;
 				h = b = NULL;
 			}
 			pthread_mutex_unlock(&stub.lock);
-			keep = answer(fd, stub.headers[stub.nreq - 1], stub.bodies[stub.nreq - 1]) == 0;
+			keep = answer(fd, hh, bb) == 0;
 			free(h);
 			free(b);
 			if (!keep)
@@ -279,6 +317,7 @@ stub_reset(const char *mode)
 	stub.nreq = 0;
 	stub.mode = mode;
 	stub.initializes = 0;
+	stub.deletes = 0;
 	stub.connections = 0;
 	pthread_mutex_unlock(&stub.lock);
 }
@@ -334,6 +373,78 @@ call(struct upstream_pool *pool, const struct config *cfg, const char *method, j
 	err->code = GW_OK;
 	err->detail[0] = '\0';
 	return upstream_request(pool, &c, resp, err);
+}
+
+/* A call for who (NULL: the gateway itself): the session that carried it, in sid. */
+static int
+call_as(struct upstream_pool *pool, const struct config *cfg, const char *who, char sid[32])
+{
+	struct upstream_call c;
+	struct gw_error err;
+	json_t *resp = NULL;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.cfg = cfg;
+	c.up = &cfg->upstreams[0];
+	c.method = "tools/call";
+	c.who = who;
+	c.now_ms = clock_mono_us() / 1000;
+	rc = upstream_request(pool, &c, &resp, &err);
+	snprintf(sid, 32, "%.31s", rc == 0 ? json_string_value(json_object_get(json_object_get(resp, "result"), "session")) :
+	    err.detail);
+	json_decref(resp);
+	return rc;
+}
+
+/* Callers without a session of their own each get one of the pool's, never another's;
+ * the least recently used gives way past UPSTREAM_CALLER_SESSIONS; an upstream that
+ * keeps no sessions needs none of them. */
+static void
+test_callers(const struct config *cfg)
+{
+	struct upstream_pool *pool = upstream_pool_new();
+	char a[32], b[32], a2[32], g[32], w[32], who[UPSTREAM_WHO_MAX + 1];
+	int i, rc;
+
+	stub_reset("callers");
+	rc = call_as(pool, cfg, "caller-a", a);
+	rc |= call_as(pool, cfg, "caller-b", b);
+	rc |= call_as(pool, cfg, "caller-a", a2);
+	rc |= call_as(pool, cfg, NULL, g);
+	ok(rc == 0 && strcmp(a, b) != 0 && strcmp(a, g) != 0 && strcmp(b, g) != 0,
+	    "two callers and the gateway: three upstream sessions (%s, %s, %s)", a, b, g);
+	ok(strcmp(a, a2) == 0, "a caller's second call: its own session again (%s)", a2);
+	is_int(stub.initializes, 3, "… three initializes in all");
+	for (i = 0; i < UPSTREAM_CALLER_SESSIONS; i++) {
+		snprintf(who, sizeof(who), "caller-w%d", i);
+		rc |= call_as(pool, cfg, who, w);
+	}
+	ok(rc == 0 && stub.deletes == 2 && strcmp(stub.deleted[0], b) == 0 && strcmp(stub.deleted[1], a) == 0,
+	    "%d more callers: the two least recently used sessions ended with a DELETE (%d: %s, %s)",
+	    UPSTREAM_CALLER_SESSIONS, stub.deletes, stub.deleted[0], stub.deleted[1]);
+	rc = call_as(pool, cfg, "caller-a", a2);
+	ok(rc == 0 && strcmp(a2, a) != 0 && strcmp(a2, g) != 0, "the caller whose session ended gets a new one (%s)", a2);
+	rc = call_as(pool, cfg, NULL, w);
+	ok(rc == 0 && strcmp(w, g) == 0, "the gateway's own session was never given up (%s)", w);
+	memset(who, 'x', UPSTREAM_WHO_MAX);
+	who[UPSTREAM_WHO_MAX] = '\0';
+	ok(call_as(pool, cfg, who, w) < 0, "a caller too long to be told apart: refused (%s)", w);
+	upstream_pool_end(pool, cfg);
+	/* (3: the two above, and the one that made room for the new one) */
+	is_int(stub.deletes, 3 + 1 + UPSTREAM_CALLER_SESSIONS, "upstream_pool_end: every session it held ended");
+	upstream_pool_free(pool);
+
+	pool = upstream_pool_new();
+	stub_reset("callers-none");
+	rc = call_as(pool, cfg, "caller-a", a);
+	for (i = 0; i < 10; i++) {
+		snprintf(who, sizeof(who), "caller-w%d", i);
+		rc |= call_as(pool, cfg, who, w);
+	}
+	ok(rc == 0 && stub.initializes <= 2, "an upstream that keeps no sessions: no session per caller (%d initializes)",
+	    stub.initializes);
+	upstream_pool_free(pool);
 }
 
 static const char *
@@ -506,6 +617,7 @@ test_client(void)
 	is_int(stub.connections, 1, "json: and the connection");
 	is_int(upstream_pool_connects(pool), 1, "upstream_pool_connects counts it");
 	upstream_pool_free(pool);
+	test_callers(cfg);
 	pool = upstream_pool_new();
 	test_catalog_refresh(pool, cfg);
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# tests/fed/isolation.sh — two callers never share an upstream session. One mcpgate
+# process of one worker thread (so that every request lands on the same worker and its
+# pool of upstream sessions) behind nginx, in front of the SDK fixture upstream with
+# --notes: a stateful server that keeps a note per upstream session. Callers without a
+# gateway session of their own (no initialize; the 2026-07-28 revision has none) are
+# each carried on an upstream session of their own:
+#
+#  - tenant acme's caller keeps a note; tenant beta's caller, stateless too, and of the
+#    2026-07-28 revision, reads none (not acme's);
+#  - another person of the same tenant (alice, bob) reads none either;
+#  - the first caller reads its own note back (its session is kept between requests);
+#  - a caller with a gateway session (initialize) has its own upstream session, which
+#    neither stateless caller sees;
+#  - the upstream saw one session per caller and one for the gateway's catalog.
+#
+# Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+suite_begin
+. "$top/tests/lib/wait.sh"
+trap 'stop_idp; stop_all' EXIT
+
+# --- the upstream, the authorization server, the gateway ----------------------------------
+node "$top/tests/upstream/fixture.mjs" --port 0 --notes --ready-file "$T/up.ready" --name notes \
+	>/dev/null 2>"$T/up.log" &
+mg_track $!
+MG_PORT=$(free_port)
+URL=http://127.0.0.1:$MG_PORT/mcp
+start_idp "$URL"
+wait_until 60 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
+UP=$(sed -n 's/^ready //p' "$T/up.ready")
+gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600" "workers = 1" "max-workers = 1"
+printf '[upstream "notes"]\nurl = %s\n' "$UP" >> "$T/gw.conf"
+start_gateway "$MG_PORT" "nginx + one mcpgate process of one worker thread, in front of a stateful upstream" 1 1
+
+ACME=$(mint_cc machine-acme)
+BETA=$(mint_cc machine-beta)
+ALICE=$(mint --user alice --scope mcp:tools --resource "$URL")
+BOB=$(mint --user bob --scope mcp:tools --resource "$URL")
+for t in "$ACME" "$BETA" "$ALICE" "$BOB"; do
+	[ -n "$t" ] && [ "$t" != null ] || bail "tokens for machine-acme, machine-beta, alice and bob" "$(tail -n 5 "$T/idp.log")"
+done
+
+# call TOKEN TOOL ARGS [SESSION]: tools/call through nginx (2025-11-25); the tool's text.
+call() {
+	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H "Authorization: Bearer $1" ${4:+-H "Mcp-Session-Id: $4"} ${4:+-H 'MCP-Protocol-Version: 2025-11-25'} \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}" "$URL" |
+		sed -n 's/^data: //p; /^{/p' | jq -r '.result.content[0].text // .error.message // "?"'
+}
+# call_2026 TOKEN TOOL ARGS: the same in the 2026-07-28 revision (no session exists there).
+call_2026() {
+	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H "Authorization: Bearer $1" -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H "Mcp-Name: $2" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}" "$URL" |
+		sed -n 's/^data: //p; /^{/p' | jq -r '.result.content[0].text // .error.message // "?"'
+}
+
+# --- stateless callers ---------------------------------------------------------------------
+is "tenant acme's caller keeps a note (no gateway session)" "$(call "$ACME" note_put '{"text":"acme-ledger-7731"}')" kept
+is "tenant beta's caller, 2026-07-28: no note (not acme's)" "$(call_2026 "$BETA" note_get '{}')" "(none)"
+is "tenant beta's caller, 2025-11-25 without a session: no note" "$(call "$BETA" note_get '{}')" "(none)"
+is "alice (tenant acme): no note" "$(call "$ALICE" note_get '{}')" "(none)"
+is "alice keeps one" "$(call "$ALICE" note_put '{"text":"alice-draft"}')" kept
+is "bob (tenant acme, another person): no note, not alice's" "$(call "$BOB" note_get '{}')" "(none)"
+is "acme's caller reads its own note back" "$(call "$ACME" note_get '{}')" acme-ledger-7731
+is "alice reads hers" "$(call_2026 "$ALICE" note_get '{}')" alice-draft
+
+# --- a caller with a gateway session ---------------------------------------------------------
+curl -s --max-time 30 -D "$T/init.h" -o "$T/init.b" -H 'Content-Type: application/json' \
+	-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $BETA" \
+	--data-binary '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	"$URL"
+SID=$(tr -d '\r' < "$T/init.h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+[ -n "$SID" ] || bail "a gateway session for beta's caller" "$(cat "$T/init.b")"
+is "beta's caller, in its session: no note" "$(call "$BETA" note_get '{}' "$SID")" "(none)"
+is "… keeps one there" "$(call "$BETA" note_put '{"text":"beta-session-note"}' "$SID")" kept
+is "… and reads it back" "$(call "$BETA" note_get '{}' "$SID")" beta-session-note
+is "beta's caller without the session: not the session's note" "$(call "$BETA" note_get '{}')" "(none)"
+is "acme's caller: still its own" "$(call "$ACME" note_get '{}')" acme-ledger-7731
+
+# --- what the upstream saw -------------------------------------------------------------------
+# the catalog's (the gateway's own), acme, beta, alice, bob, beta's gateway session
+n=$(grep -c 'session .* opened' "$T/up.log")
+is "the upstream opened one session per caller, one for the gateway session and one for the catalog" "$n" 6
+tap_done
