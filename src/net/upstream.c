@@ -222,19 +222,21 @@ initialize(struct upstream_pool *p, struct up_conn *c, struct up_session *s, con
 	return rc;
 }
 
-/* DELETE of a session the pool holds (best effort, UPSTREAM_CLOSE_MS at most), and
- * forgets it. */
-static void
-session_end(struct upstream_pool *p, const struct upstream_call *call, struct up_session *s)
+/* DELETE of a session the pool holds (best effort, UPSTREAM_CLOSE_MS at most; none
+ * when quiet), and forgets it. -1 when a DELETE was not taken. */
+static int
+session_end(struct upstream_pool *p, const struct upstream_call *call, struct up_session *s, int quiet)
 {
 	struct upstream_call del = { .cfg = call->cfg, .up = call->up, .now_ms = clock_mono_us() / 1000 };
+	int rc = 0;
 
-	if (s->ready && s->session) {
+	if (s->ready && s->session && !quiet) {
 		del.session_id = s->session;
 		del.version = s->version;
-		upstream_close(p, &del);
+		rc = upstream_close(p, &del);
 	}
 	session_forget(s);
+	return rc;
 }
 
 /* The session a call without one of its caller's goes on: the gateway's own for the
@@ -260,7 +262,7 @@ pool_session(struct upstream_pool *p, struct up_conn *c, const struct upstream_c
 			if (c->n_callers < UPSTREAM_CALLER_SESSIONS)
 				s = &c->callers[c->n_callers++];
 			else
-				session_end(p, call, s = lru);
+				session_end(p, call, s = lru, 0);
 			memset(s, 0, sizeof(*s));
 			snprintf(s->who, sizeof(s->who), "%s", call->who);	/* fits: begin() checked */
 		}
@@ -453,7 +455,7 @@ out:
 	return rc;
 }
 
-void
+int
 upstream_close(struct upstream_pool *p, const struct upstream_call *call)
 {
 	struct gw_error err;
@@ -463,13 +465,16 @@ upstream_close(struct upstream_pool *p, const struct upstream_call *call)
 	    call->up->timeout_ms : UPSTREAM_CLOSE_MS);
 
 	if (call->session_id == NULL || (c = begin(p, call, 1, &err)) == NULL)
-		return;
+		return -1;
 	memset(&q, 0, sizeof(q));
 	q.del = 1;
 	q.session = call->session_id;
 	q.version = call->version ? call->version : UPSTREAM_CLIENT_VERSION;
-	if (upstream_post(p, c, call, &q, deadline, NULL, &err) < 0)
-		log_msg(GW_LOG_INFO, NULL, "%s (DELETE of a caller's session: left to expire)", err.detail);
+	if (upstream_post(p, c, call, &q, deadline, NULL, &err) < 0) {
+		log_msg(GW_LOG_INFO, NULL, "%s (DELETE of a session: left to expire)", err.detail);
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -499,6 +504,7 @@ upstream_pool_end(struct upstream_pool *p, const struct config *cfg)
 {
 	struct upstream_call call = { .cfg = cfg };
 	size_t i, k;
+	int quiet;
 
 	for (i = 0; p && cfg && i < p->n; i++) {
 		struct up_conn *c = &p->conns[i];
@@ -508,9 +514,11 @@ upstream_pool_end(struct upstream_pool *p, const struct config *cfg)
 				call.up = &cfg->upstreams[k];
 		if (call.up == NULL)
 			continue;
-		session_end(p, &call, &c->own);
+		/* One DELETE not taken (the upstream down or hanging): the others would wait as
+		 * long, each; they are left to expire. */
+		quiet = session_end(p, &call, &c->own, 0) < 0;
 		for (k = 0; k < c->n_callers; k++)
-			session_end(p, &call, &c->callers[k]);
+			quiet |= session_end(p, &call, &c->callers[k], quiet) < 0;
 		conn_forget(c);
 	}
 }

@@ -110,8 +110,9 @@ int upstream_open(struct upstream_pool *p, const struct upstream_call *call, jso
  * roots). 0 or -1 with err. */
 int upstream_respond(struct upstream_pool *p, const struct upstream_call *call, json_t *msg,
     struct gw_error *err);
-/* DELETE of call->session_id (best effort, UPSTREAM_CLOSE_MS at most). */
-void upstream_close(struct upstream_pool *p, const struct upstream_call *call);
+/* DELETE of call->session_id (best effort, UPSTREAM_CLOSE_MS at most): 0 when the
+ * upstream took it, -1 when not (logged; left to expire there). */
+int upstream_close(struct upstream_pool *p, const struct upstream_call *call);
 
 /* Standalone streams: a GET on each of the n calls' sessions (their up, session_id,
  * version, on_msg, ctx), read together until every stream ends, an on_msg returns -1,
@@ -121,8 +122,9 @@ void upstream_close(struct upstream_pool *p, const struct upstream_call *call);
 int upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
     int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
 
-/* Ends the pool's own sessions (DELETE, UPSTREAM_CLOSE_MS each at most): a CGI run
- * that opened them, or a FastCGI worker that stops. cfg names the upstreams. */
+/* Ends the pool's sessions (DELETE, UPSTREAM_CLOSE_MS each at most; once one is not
+ * taken, the upstream's others are left to expire): a CGI run that opened them, or a
+ * FastCGI worker that stops. cfg names the upstreams. */
 void upstream_pool_end(struct upstream_pool *p, const struct config *cfg);
 
 /* One notification (e.g. notifications/cancelled) on the call's session, else the
