@@ -302,7 +302,9 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 		 * in the log line upstream.c or upstream_post.c wrote. */
 		n = str_what_happened(err.detail);
 		failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
-		if (err.code != GW_ESESSION && !(f->client && f->client->failed))
+		/* Down for health is the upstream's failure: not one answer too large or too
+		 * slow (a caller chose the call), nor a forgotten session, nor a caller gone. */
+		if (err.code != GW_ESESSION && err.code != GW_ECALL && !(f->client && f->client->failed))
 			metrics_observe_upstream(f->metrics, up->s.name, 0, (int64_t)clock_wall(), f->err.detail);
 		return NULL;
 	}

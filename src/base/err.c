@@ -42,6 +42,7 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EDPOP]	= { 401, 0, "invalid_dpop_proof", "The DPoP proof was not accepted" },
 	[GW_EREPLAY]	= { 503, 0, "temporarily_unavailable", "A DPoP proof cannot be checked for replay now; retry later" },
 	[GW_EADDRESS]	= { 403, 0, "forbidden_address", "The client's address may not read this" },
+	[GW_ECALL]	= { 502, -32603, "upstream_error", "A call to an upstream MCP server was too large or too slow" },
 };
 
 const struct gw_err_info *

@@ -39,6 +39,10 @@ enum gw_err {
 	GW_EDPOP,		/* a DPoP proof missing, malformed, stale, replayed or not the token's */
 	GW_EREPLAY,		/* whether a DPoP proof was seen cannot be told now: fail closed */
 	GW_EADDRESS,		/* the client's address may not use this endpoint ([metrics] allow) */
+	/* One call to an upstream failed for reasons of its own: its request or its answer
+	 * over the caps, or its time ran out. The upstream may be well (it is not marked
+	 * down for it: a caller chooses its calls). */
+	GW_ECALL,
 	GW_ERR_MAX
 };
 

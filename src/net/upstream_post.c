@@ -44,19 +44,23 @@ struct xfer {
 	json_t *response;	/* ours, once it came */
 	int64_t done_us;
 	char fail[200];		/* why we stopped reading; "" = we did not */
+	enum gw_err fail_code;	/* and whose fault it is: GW_EUPSTREAM, or GW_ECALL (this answer's) */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
 static void
-set_fail(struct xfer *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+set_fail(struct xfer *x, enum gw_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Why the transfer stops: code GW_EUPSTREAM when the upstream is at fault, GW_ECALL
+ * when this one answer is (over the caps: another call may be well). */
 static void
-set_fail(struct xfer *x, const char *fmt, ...)
+set_fail(struct xfer *x, enum gw_err code, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (x->fail[0])
 		return;	/* the first reason is the one */
+	x->fail_code = code;
 	va_start(ap, fmt);
 	vsnprintf(x->fail, sizeof(x->fail), fmt, ap);
 	va_end(ap);
@@ -204,7 +208,7 @@ take_one(struct xfer *x, json_t *m)
 	if (x->response)
 		return 0;	/* nothing is relayed after the answer */
 	if (!upstream_is_jsonrpc(m)) {
-		set_fail(x, "an event that is not a JSON-RPC message");
+		set_fail(x, GW_EUPSTREAM, "an event that is not a JSON-RPC message");
 		return -1;
 	}
 	if (json_is_string(json_object_get(m, "method"))) {
@@ -212,7 +216,7 @@ take_one(struct xfer *x, json_t *m)
 
 		if (r < 0) {
 			x->q->abandoned = 1;
-			set_fail(x, "%s", call->client && call->client->failed ? "call abandoned: the caller went away" :
+			set_fail(x, GW_EUPSTREAM, "%s", call->client && call->client->failed ? "call abandoned: the caller went away" :
 			    "call abandoned");
 			return -1;
 		}
@@ -222,7 +226,7 @@ take_one(struct xfer *x, json_t *m)
 		return 0;
 	}
 	if (!is_answer(m, x->q->id)) {
-		set_fail(x, "a message that is not the answer to our request");
+		set_fail(x, GW_EUPSTREAM, "a message that is not the answer to our request");
 		return -1;
 	}
 	x->response = json_incref(m);
@@ -242,12 +246,12 @@ on_event(void *ctx, const struct sse_event *ev)
 	if (x->response || ev->data_len == 0 || strcmp(ev->event, "message") != 0)
 		return 0;	/* after our answer; a priming event; an event type that is not ours */
 	if ((msg = json_loadb(ev->data, ev->data_len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		set_fail(x, "an event that is not JSON");
+		set_fail(x, GW_EUPSTREAM, "an event that is not JSON");
 		return -1;
 	}
 	if (json_is_array(msg)) {	/* a batch, as 2025-03-26 allows */
 		if (json_array_size(msg) == 0) {
-			set_fail(x, "an event that is not a JSON-RPC message");
+			set_fail(x, GW_EUPSTREAM, "an event that is not a JSON-RPC message");
 			rc = -1;
 		}
 		for (i = 0; rc == 0 && i < json_array_size(msg); i++)
@@ -277,7 +281,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
 			x->kind = BODY_JSON;
 			curl_easy_getinfo(x->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
 			if (cl > (curl_off_t)UPSTREAM_MAX_RESPONSE) {	/* announced: no need to read 8 MiB first */
-				set_fail(x, "answer over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
+				set_fail(x, GW_ECALL, "answer over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
 				return 0;
 			}
 		}
@@ -286,7 +290,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
 			sse_parser_init(&x->sse, UPSTREAM_MAX_LINE, UPSTREAM_MAX_RESPONSE, on_event, x);
 			x->sse_on = 1;
 		} else {
-			set_fail(x, "an answer of type %s", media_for_log(x->ctype, media, sizeof(media)));
+			set_fail(x, GW_EUPSTREAM, "an answer of type %s", media_for_log(x->ctype, media, sizeof(media)));
 			return 0;
 		}
 	}
@@ -296,7 +300,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
 	}
 	if (x->kind == BODY_JSON) {
 		if (buf_append(&x->body, p, len) < 0) {
-			set_fail(x, "answer over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
+			set_fail(x, GW_ECALL, "answer over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
 			return 0;
 		}
 		return len;
@@ -305,9 +309,9 @@ on_body(char *p, size_t size, size_t n, void *ud)
 	if (st == SSE_OK)
 		return len;
 	if (st == SSE_ELINE)
-		set_fail(x, "event-stream line over %u MiB", UPSTREAM_MAX_LINE >> 20);
+		set_fail(x, GW_ECALL, "event-stream line over %u MiB", UPSTREAM_MAX_LINE >> 20);
 	else if (st == SSE_EEVENT)
-		set_fail(x, "event over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
+		set_fail(x, GW_ECALL, "event over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
 	return 0;	/* short count: curl stops with CURLE_WRITE_ERROR */
 }
 
@@ -327,12 +331,12 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 	*finished = 0;
 	*rc = CURLE_OK;
 	if ((mc = curl_multi_add_handle(multi, x->h)) != CURLM_OK) {
-		set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
+		set_fail(x, GW_EUPSTREAM, "libcurl: %s", curl_multi_strerror(mc));
 		return;
 	}
 	for (;;) {
 		if ((mc = curl_multi_perform(multi, &running)) != CURLM_OK) {
-			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
+			set_fail(x, GW_EUPSTREAM, "libcurl: %s", curl_multi_strerror(mc));
 			break;
 		}
 		while ((m = curl_multi_info_read(multi, &left)) != NULL)
@@ -356,7 +360,7 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 			 * looked at on each wake-up, and the wait ends when it is due. */
 			if (sink_gone(client, now_us)) {
 				x->q->abandoned = 1;
-				set_fail(x, "call abandoned: the caller went away");
+				set_fail(x, GW_EUPSTREAM, "call abandoned: the caller went away");
 				break;
 			}
 			if ((client->watch_next_us - now_us) / 1000 + 1 < wait)
@@ -373,7 +377,7 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 				wait = (tell_us - now_us) / 1000 + 1;
 		}
 		if ((mc = curl_multi_poll(multi, NULL, 0, (int)wait, NULL)) != CURLM_OK) {
-			set_fail(x, "libcurl: %s", curl_multi_strerror(mc));
+			set_fail(x, GW_EUPSTREAM, "libcurl: %s", curl_multi_strerror(mc));
 			break;
 		}
 	}
@@ -391,15 +395,16 @@ upstream_deadline(const struct upstream_call *call, long timeout_ms)
 }
 
 /* The reason of a call that ran out of time: its upstream's timeout-ms, or what was
- * left of its request's time. */
+ * left of its request's time (GW_ECALL: one slow answer is that call's; the upstream
+ * may answer another at once). */
 static void
 timed_out(struct gw_error *err, const struct upstream_call *call, int64_t deadline_ms)
 {
 	if (call->until_ms && deadline_ms >= call->until_ms)
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out: the request ran out of time (request-timeout-ms)",
+		gw_error_set(err, GW_ECALL, "upstream %s: timed out: the request ran out of time (request-timeout-ms)",
 		    call->up->s.name);
 	else
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: timed out after %ld ms", call->up->s.name,
+		gw_error_set(err, GW_ECALL, "upstream %s: timed out after %ld ms", call->up->s.name,
 		    call->up->timeout_ms);
 }
 
@@ -424,8 +429,9 @@ upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
 	return l;
 }
 
-/* The body and headers of q to up: 0, or -1 (out of memory, a header that does not
- * fit). */
+/* The body and headers of q to up: 0; -2 when the body is over UPSTREAM_MAX_RESPONSE
+ * (the caller's request: that call's failure); -1 (out of memory, a header that does
+ * not fit). */
 static int
 build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body, struct curl_slist **hdrs)
 {
@@ -437,24 +443,42 @@ build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body
 	else if (q->del)
 		rc = 0;
 	else if (q->raw)
-		rc = jsonw_dump(body, q->raw);
+		rc = jsonw_dump(body, q->raw) < 0 ? -2 : 0;
 	else if ((msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "")) == NULL ||
 	    (q->id && json_object_set(msg, "id", q->id) < 0) ||
 	    (q->params && json_object_set(msg, "params", q->params) < 0))
 		rc = -1;
 	else
-		rc = jsonw_dump(body, msg);
+		rc = jsonw_dump(body, msg) < 0 ? -2 : 0;
 	json_decref(msg);
 	*hdrs = httpc_header(NULL, "Content-Type: application/json", &bad);
 	*hdrs = httpc_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
 	*hdrs = httpc_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
 	*hdrs = upstream_mcp_headers(*hdrs, up, q->version, q->session, &bad);
-	return rc < 0 || bad ? -1 : 0;
+	return rc < 0 ? rc : bad ? -1 : 0;
+}
+
+/* Statuses that refuse this one request, not every request: the upstream is there. */
+static int
+refused_call(long status)
+{
+	return status == 400 || status == 413 || status == 414 || status == 422 || status == 429;
+}
+
+/* A connection that was made, then dropped in the middle of this exchange (the upstream
+ * refusing a large request by closing, say): the next call may well be served. Failures
+ * to reach the upstream (resolving, connecting, TLS) are its own. */
+static int
+dropped(CURLcode rc)
+{
+	return rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
 }
 
 /* What the finished (or stopped) transfer x of q amounts to: 0 with *resp (a request's
- * answer, or NULL for an accepted notification), or -1 with err. finished and rc: what
- * run() reported; left_ms: the time the transfer had. */
+ * answer, or NULL for an accepted notification), or -1 with err: GW_EUPSTREAM when the
+ * upstream cannot be reached or is broken, GW_ECALL when this exchange failed on its own
+ * (over the caps, too slow, refused or dropped midway) while the upstream may serve the
+ * next. finished and rc: what run() reported; left_ms: the time the transfer had. */
 static int
 post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_ms, int64_t left_ms,
     int finished, CURLcode rc, json_t **resp, struct gw_error *err)
@@ -467,7 +491,7 @@ post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_
 	char media[80];
 
 	if (x->fail[0]) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s", name, x->fail);
+		gw_error_set(err, x->fail_code, "upstream %s: %s", name, x->fail);
 	} else if (x->response) {
 		*resp = x->response;	/* however the stream ended */
 		x->response = NULL;
@@ -482,16 +506,17 @@ post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_
 	    (q->id == NULL && (q->status == 202 || q->status == 204)))) {
 		/* (a DELETE the upstream refuses, 405, or of a session it forgot, 404, fails
 		 * here too: the caller of upstream_close takes it as done) */
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: HTTP %ld", name, q->status);
+		gw_error_set(err, refused_call(q->status) ? GW_ECALL : GW_EUPSTREAM, "upstream %s: HTTP %ld", name,
+		    q->status);
 	} else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {
 		if (x->kind == BODY_SSE)
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: the event stream broke before the answer (%s)",
+			gw_error_set(err, GW_ECALL, "upstream %s: the event stream broke before the answer (%s)",
 			    name, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 		else if (rc == CURLE_COULDNT_CONNECT)
 			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect (%s)", name,
 			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 		else
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s", name,
+			gw_error_set(err, dropped(rc) ? GW_ECALL : GW_EUPSTREAM, "upstream %s: %s", name,
 			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 	} else if (q->id == NULL) {
 		return 0;	/* a notification, accepted */
@@ -529,7 +554,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	int64_t left_ms;
 	long connects = 0;
 	CURLcode rc;
-	int finished, ret = -1;
+	int finished, built, ret = -1;
 
 	if (resp)
 		*resp = NULL;
@@ -561,7 +586,10 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot initialise libcurl", name);
 		goto out;
 	}
-	if (build_post(q, up, &body, &hdrs) < 0) {
+	if ((built = build_post(q, up, &body, &hdrs)) == -2) {
+		gw_error_set(err, GW_ECALL, "upstream %s: the request is over %u MiB", name, UPSTREAM_MAX_RESPONSE >> 20);
+		goto out;
+	} else if (built < 0) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the request could not be built", name);
 		goto out;
 	}

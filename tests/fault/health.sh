@@ -7,6 +7,10 @@
 #
 #  - all up: ok, and each dependency (authorization-server metadata, introspection, each
 #    upstream, the state file, Redis) up since an RFC 3339 time;
+#  - a call whose answer is over 8 MiB, one whose request is, one the upstream drops
+#    (over its own 4 MiB) and one that outlives its upstream's timeout-ms: each fails
+#    (-32603), and health stays ok (what one call does is that call's, not the
+#    upstream's state: any caller could otherwise mark an upstream down);
 #  - an upstream killed: the first failed call names it, at once (the catalog, kept for
 #    an hour, was fetched while it was up): degraded, still 200, that upstream down since
 #    the failure with what happened (never where: no address or port), the other up;
@@ -34,7 +38,7 @@ trap 'stop_node; stop_idp; stop_all' EXIT
 declare -A fx_pid=() fx_url=()
 start_fixture() {	# start_fixture NAME PORT: fixture.mjs on 127.0.0.1:PORT; sets fx_url[NAME]
 	rm -f "$T/$1.ready"
-	node "$FIXTURE" --port "$2" --ready-file "$T/$1.ready" --name "$1" --quiet > /dev/null 2>> "$T/$1.log" &
+	node "$FIXTURE" --port "$2" --ready-file "$T/$1.ready" --name "$1" --bulk --quiet > /dev/null 2>> "$T/$1.log" &
 	fx_pid[$1]=$!
 	mg_track "${fx_pid[$1]}"
 	disown "${fx_pid[$1]}"	# no "Killed" notice
@@ -51,7 +55,7 @@ NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
 start_idp "$NGX_URL"
 
 head -c 32 /dev/urandom > "$T/session.key"
-gateway_conf "$T/gw.conf" "$NGX_URL" 'catalog-ttl = 3600' "session-key-file = $T/session.key"
+gateway_conf "$T/gw.conf" "$NGX_URL" 'catalog-ttl = 3600' "session-key-file = $T/session.key" 'max-body = 12582912'
 cat >> "$T/gw.conf" <<CONF
 [limits]
 token = 1000/60
@@ -108,6 +112,30 @@ jcheck "all up: 200 ok, no reasons, each dependency up since an RFC 3339 time" "
 	 all(.dependencies[]; .state == "up" and (.since | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")))'
 jcheck "… a CGI run (another process) says the same of the shared dependencies" "$(health_cgi)" \
 	'.status == "ok" and ([.dependencies[] | select(.dependency != "state_file") | .state] | unique) == ["up"]'
+
+# --- one call's answer too large, or too late: the upstream is not down -------------------------
+post_file() {	# post_file FILE: POST through nginx; prints the status, the body in $T/b
+	curl -sS --max-time 60 -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
+		--data-binary @"$1" "$NGX_URL" 2>> "$T/curl.err"
+}
+st=$(ngx '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_bulk","arguments":{"kib":9216}}}')
+jcheck "a_bulk of 9 MiB: its answer is over 8 MiB, -32603" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \
+	'.st == "200" and .error.code == -32603 and (.error.message | test("over 8 MiB"))'
+head -c $((9 * 1024 * 1024)) /dev/zero | tr '\0' a | jq -Rsc '{jsonrpc: "2.0", id: 1, method: "tools/call", params: {name: "a_echo", arguments: {blob: .}}}' > "$T/big.json"
+st=$(post_file "$T/big.json")
+jcheck "a_echo of 9 MiB (max-body 12 MiB): the request is over 8 MiB, -32603" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \
+	'.st == "200" and .error.code == -32603 and (.error.message | test("request is over 8 MiB"))'
+head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' a | jq -Rsc '{jsonrpc: "2.0", id: 1, method: "tools/call", params: {name: "a_echo", arguments: {blob: .}}}' > "$T/big.json"
+st=$(post_file "$T/big.json")
+jcheck "a_echo of 5 MiB: the upstream takes at most 4 MiB and drops the connection, -32603" \
+	"$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" '.st == "200" and .error.code == -32603'
+st=$(ngx '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b_slow","arguments":{"ms":15000}}}')
+jcheck "b_slow of 15 s, b's timeout-ms 5000: -32603 timed out" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \
+	'.st == "200" and .error.code == -32603 and (.error.message | test("timed out"))'
+h=$(health_ngx)
+jcheck "… health: still ok, a and b up (one call's answer is not its upstream's state)" "$h" \
+	'.http == 200 and .status == "ok" and ([.dependencies[] | select(.dependency == "upstream") | .state] | unique) == ["up"]'
 
 # --- an upstream goes down: its first failed call names it -------------------------------------
 b_since_up=$(dep "$h" upstream b | jq -r .since)

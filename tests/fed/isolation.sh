@@ -10,6 +10,8 @@
 #    2026-07-28 revision, reads none (not acme's);
 #  - another person of the same tenant (alice, bob) reads none either;
 #  - the first caller reads its own note back (its session is kept between requests);
+#  - a log level one stateless caller sets (logging/setLevel) is its own: another's
+#    call still streams the upstream's info messages;
 #  - a caller with a gateway session (initialize) has its own upstream session, which
 #    neither stateless caller sees;
 #  - the upstream saw one session per caller and one for the gateway's catalog.
@@ -69,6 +71,22 @@ is "alice keeps one" "$(call "$ALICE" note_put '{"text":"alice-draft"}')" kept
 is "bob (tenant acme, another person): no note, not alice's" "$(call "$BOB" note_get '{}')" "(none)"
 is "acme's caller reads its own note back" "$(call "$ACME" note_get '{}')" acme-ledger-7731
 is "alice reads hers" "$(call_2026 "$ALICE" note_get '{}')" alice-draft
+
+# --- log levels ----------------------------------------------------------------------------------
+# logs TOKEN: the notifications/message a call of test_tool_with_logging streams (2025-11-25, no session)
+logs() {
+	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H "Authorization: Bearer $1" \
+		--data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}}' "$URL" |
+		grep -c '"method":"notifications/message"'
+}
+is "before any level is set, beta's call streams the tool's 3 info messages" "$(logs "$BETA")" 3
+out=$(curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	-H "Authorization: Bearer $ACME" --data-binary '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"emergency"}}' "$URL" |
+	sed -n 's/^data: //p; /^{/p')
+jcheck "acme's caller sets its level to emergency (no session)" "$out" '.result == {}'
+is "… its own call streams none" "$(logs "$ACME")" 0
+is "… beta's call still streams 3 (the level was acme's alone)" "$(logs "$BETA")" 3
 
 # --- a caller with a gateway session ---------------------------------------------------------
 curl -s --max-time 30 -D "$T/init.h" -o "$T/init.b" -H 'Content-Type: application/json' \

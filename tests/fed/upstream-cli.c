@@ -160,8 +160,8 @@ main(int argc, char **argv)
 		}
 		if (rc == 1) {
 			fprintf(stderr, "upstream_cli: %s\n", err.detail);
-			if (err.code != GW_EUPSTREAM)
-				fprintf(stderr, "upstream_cli: error code %d, not GW_EUPSTREAM\n", (int)err.code);
+			if (err.code != GW_EUPSTREAM && err.code != GW_ECALL)
+				fprintf(stderr, "upstream_cli: error code %d, not GW_EUPSTREAM or GW_ECALL\n", (int)err.code);
 		}
 	}
 	printf("connects %lu\n", upstream_pool_connects(pool));

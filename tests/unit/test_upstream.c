@@ -688,16 +688,19 @@ test_client(void)
 	stub_reset("500");
 	rc = call(pool, cfg, "tools/call", &resp, &err);
 	is_str(rc < 0 ? err.detail : "", "upstream stub: HTTP 500", "HTTP 500");
+	is_int(err.code, GW_EUPSTREAM, "… the upstream's failure (health: down)");
 	stub_reset("sse-end");
 	rc = call(pool, cfg, "tools/call", &resp, &err);
 	is_str(rc < 0 ? err.detail : "", "upstream stub: the event stream ended before the answer", "a stream without the answer");
 	stub_reset("bigline");
 	rc = call(pool, cfg, "tools/call", &resp, &err);
 	is_str(rc < 0 ? err.detail : "", "upstream stub: event-stream line over 8 MiB", "an event-stream line over the cap");
+	is_int(err.code, GW_ECALL, "… that call's failure, not the upstream's");
 	stub_reset("hang");
 	t0 = clock_mono_us();
 	rc = call(pool, cfg, "tools/call", &resp, &err);
 	is_str(rc < 0 ? err.detail : "", "upstream stub: timed out after 3000 ms", "a hanging upstream");
+	is_int(err.code, GW_ECALL, "… that call's failure (one answer too slow), not the upstream's");
 	ok(clock_mono_us() - t0 >= 2900 * 1000 && clock_mono_us() - t0 < 6000 * 1000, "a hanging upstream: %lld ms",
 	    (long long)((clock_mono_us() - t0) / 1000));
 

@@ -6,7 +6,7 @@
 //
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
-//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--quiet]
+//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--quiet]
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -42,7 +42,7 @@ import {
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--quiet]';
+  '[--notes] [--bulk] [--quiet]';
 
 function usage(msg) {
   if (msg) process.stderr.write(`fixture.mjs: ${msg}\n`);
@@ -67,6 +67,7 @@ try {
       'allow-host': { type: 'string', multiple: true, default: [] },
       files: { type: 'string' },
       notes: { type: 'boolean', default: false },
+      bulk: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -329,6 +330,13 @@ if (args.notes) {
   }, (server, session, a) => { session.note = String(a.text); return result('kept'); });
   tool('note_get', 'The note kept in this session, or "(none)"', NO_ARGS,
     (server, session) => result(session.note ?? '(none)'));
+}
+
+// --bulk: an answer as large as asked for, from a small request.
+if (args.bulk) {
+  tool('bulk', 'Returns a text of kib KiB (at most 65536)', {
+    type: 'object', properties: { kib: { type: 'integer', minimum: 0, maximum: 65536 } }, required: ['kib'], additionalProperties: false,
+  }, (server, session, a) => result('x'.repeat(Math.min(Number(a.kib) || 0, 65536) * 1024)));
 }
 
 // Resources.
