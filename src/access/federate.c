@@ -437,7 +437,7 @@ fed_open_sessions(struct fed_call *f, json_t *client_caps)
 		if (!json_is_true(json_object_get(st, "ok")) || (call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		if (upstream_open(f->pool, &call, client_caps, &sid, version, &err) < 0)
-			continue;	/* logged; its calls use the gateway's own session */
+			continue;	/* logged; its calls go on a pool session of the caller's own */
 		if (sid)
 			json_object_set_new(map, name, json_pack("[s, s]", sid, version));
 		free(sid);

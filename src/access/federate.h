@@ -30,7 +30,8 @@ struct fed_call {
 	int64_t until_ms;		/* the caller's request's deadline: no call lasts past it; 0 = none */
 	struct sink *client;		/* the caller's connection, watched during calls (upstream.h); NULL = not */
 	/* The caller's own upstream sessions, from its Mcp-Session-Id: {upstream name:
-	 * [session id, version]}; NULL or absent names = the gateway's own session. */
+	 * [session id, version]}; NULL or absent names: a session the pool holds for who
+	 * (below). */
 	json_t *sessions;
 	/* Whom the calls are for, when the caller has no session of its own at an upstream
 	 * (upstream_call.who): its upstream session there is its alone. "" = the gateway. */
@@ -58,7 +59,7 @@ json_t *fed_request(struct fed_call *f, const char *method, json_t *params);
 /* Sessions for a caller that just initialized: one with every upstream left in the
  * catalog, initialized with the caller's client capabilities. The map to keep in its
  * Mcp-Session-Id (a new reference; upstreams that failed or keep no session are left
- * out, and their calls go through the gateway's own session). */
+ * out, and their calls go on a session the pool holds for this caller alone). */
 json_t *fed_open_sessions(struct fed_call *f, json_t *client_caps);
 /* The caller's answer (msg, a JSON-RPC response) to a request an upstream made of it
  * through on_msg: to that upstream, on the caller's session, under the original id.

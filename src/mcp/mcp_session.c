@@ -43,7 +43,7 @@ mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
 	s.upstreams = fed_open_sessions(&f, json_object_get(params, "capabilities"));
 	if (session_seal(x->env->session_key, &s, id) < 0) {
 		log_warn(x->req->id, "session: the caller's upstream sessions do not fit an Mcp-Session-Id; "
-		    "its calls use the gateway's own");
+		    "its calls go on sessions the gateway holds for it");
 		f.sessions = s.upstreams;
 		fed_close_sessions(&f);
 		json_object_clear(s.upstreams);
