@@ -110,11 +110,13 @@ args_of() { case $1 in V | BV) echo --version ;; esac; }
 # tools/list (its body on stdin from the caller), the token (TOK, default TOKEN) and the
 # session (SID[KIND's configuration], when it has one)
 declare -A SID=()
+# (but GATEWAY_INTERFACE for --version: a CGI run takes no arguments, it would serve)
 cgi_env() {
-	local k=$1 s=()
+	local k=$1 s=() gi=(GATEWAY_INTERFACE=CGI/1.1)
 	shift
 	[ -z "${SID[${CONFOF[$k]}]:-}" ] || s=("HTTP_MCP_SESSION_ID=${SID[${CONFOF[$k]}]}")
-	env -i PATH=/usr/local/bin:/usr/bin:/bin GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+	case $k in V | BV) gi=() ;; esac
+	env -i PATH=/usr/local/bin:/usr/bin:/bin "${gi[@]}" SERVER_PROTOCOL=HTTP/1.1 \
 		REQUEST_METHOD=POST SCRIPT_NAME=/cgi-bin/mcpgate PATH_INFO=/mcp REQUEST_URI=/cgi-bin/mcpgate/mcp QUERY_STRING= \
 		REQUEST_SCHEME=http SERVER_SOFTWARE=Apache SERVER_NAME=127.0.0.1 SERVER_ADDR=127.0.0.1 SERVER_PORT="$PORT" \
 		REMOTE_ADDR=127.0.0.1 REMOTE_PORT=40000 HTTP_HOST="127.0.0.1:$PORT" CONTENT_TYPE=application/json \

@@ -45,6 +45,17 @@ default_config(void)
 	return env && *env ? env : BUILT_CONFIG;
 }
 
+/* A run the web server made for one request: RFC 3875 has the server set
+ * GATEWAY_INTERFACE, and fd 0 is no FastCGI listening socket. Such a run takes nothing
+ * from its command line, which the server may have made of the request's query string
+ * (RFC 3875 §4.4: "?-c+/some/file" would choose the configuration); its configuration
+ * is the one the server's environment names, or the built-in path. */
+static int
+cgi_run(void)
+{
+	return getenv("GATEWAY_INTERFACE") != NULL && !front_is_fastcgi();
+}
+
 static void
 print_errors(const struct cfg_errors *errs)
 {
@@ -187,6 +198,20 @@ main(int argc, char **argv)
 	char *end;
 
 	curlload_env();
+	if (cgi_run()) {
+		/* A request header "Proxy:" is HTTP_PROXY here, never a proxy of ours. */
+		unsetenv("HTTP_PROXY");
+		if (secret_init() < 0) {
+			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
+			return 1;
+		}
+		seed_json();
+		log_init(2, GW_LOG_INFO);
+		if (argc > 1)
+			log_warn(NULL, "a CGI run takes no arguments: %d ignored (the configuration is "
+			    "$MCPGATE_CONFIG's, else the built-in path)", argc - 1);
+		return serve(path, 0);
+	}
 	if (argc > 1 && strcmp(argv[1], "explain") == 0) {
 		if (secret_init() < 0) {
 			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");

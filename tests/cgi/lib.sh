@@ -25,7 +25,7 @@ cgi() {
 		SERVER_NAME=127.0.0.1 SERVER_PORT=8080 REMOTE_ADDR=127.0.0.1 \
 		REQUEST_METHOD="$method" SCRIPT_NAME="$path" PATH_INFO= QUERY_STRING= "$@" \
 		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-		"$MCPGATE_BIN" -c "${CONF:-$T/gw.conf}" > "$T/out" 2> "$T/err"
+		MCPGATE_CONFIG="${CONF:-$T/gw.conf}" "$MCPGATE_BIN" > "$T/out" 2> "$T/err"
 	local rc=$?
 	sed -n '1,/^\r$/p' "$T/out" | tr -d '\r' > "$T/head"
 	sed '1,/^\r$/d' "$T/out" > "$T/body"

@@ -20,7 +20,7 @@ for i in $(seq 1 40); do
 		printf '{"jsonrpc":"2.0","id":7,"method":"ping"}' |
 		env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REMOTE_ADDR=127.0.0.1 \
 			REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json HTTP_ACCEPT=application/json \
-			CONTENT_LENGTH=40 "$MCPGATE_BIN" -c "$T/gw.conf" 2>/dev/null |
+			CONTENT_LENGTH=40 MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" 2>/dev/null |
 		sed -n 's/^Status: \([0-9]*\).*/\1/p' > "$T/par.$i"
 	) &
 done

@@ -92,7 +92,7 @@ health_ngx() {
 health_cgi() {
 	local st
 	env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REMOTE_ADDR=127.0.0.1 \
-		REQUEST_METHOD=GET SCRIPT_NAME=/mcp/health "$MCPGATE_BIN" -c "${1:-$T/gw.conf}" > "$T/hc.out" 2>> "$T/cgi.err"
+		REQUEST_METHOD=GET SCRIPT_NAME=/mcp/health MCPGATE_CONFIG="${1:-$T/gw.conf}" "$MCPGATE_BIN" > "$T/hc.out" 2>> "$T/cgi.err"
 	sed '1,/^\r$/d' "$T/hc.out" > "$T/hc.b"
 	st=$(sed -n 's/^Status: \([0-9]*\).*/\1/p' "$T/hc.out" | head -n 1)
 	jq -c --arg st "${st:-200}" '. + {http: ($st | tonumber)}' "$T/hc.b" 2>/dev/null || echo "{\"http\": ${st:-0}}"
@@ -207,7 +207,7 @@ DEAD=$(free_port)
 sed "s|^issuer = .*|issuer = http://127.0.0.1:$DEAD|; s|^state = .*|state = $T/dead-state|; /^\\[limits\\]/,/^redis-timeout-ms/d" \
 	"$T/gw.conf" > "$T/dead.conf"
 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=GET \
-	SCRIPT_NAME=/.well-known/oauth-authorization-server "$MCPGATE_BIN" -c "$T/dead.conf" > "$T/meta.out" 2>> "$T/cgi.err"
+	SCRIPT_NAME=/.well-known/oauth-authorization-server MCPGATE_CONFIG="$T/dead.conf" "$MCPGATE_BIN" > "$T/meta.out" 2>> "$T/cgi.err"
 like "an issuer that does not answer: its metadata document is 500" "$(head -n 1 "$T/meta.out")" '^Status: 500'
 jcheck "… health: degraded, authorization_server_metadata down" "$(health_cgi "$T/dead.conf")" \
 	'.http == 200 and .status == "degraded" and

@@ -161,7 +161,7 @@ cgi_gone() {
 		HTTP_AUTHORIZATION="Bearer $TOKEN" CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
 	c0=$(count 'cancelled after' "$T/up.log")
 	t0=$(now_ms)
-	printf '%s' "$body" | timeout -k 2 30 env -i "${env[@]}" "$MCPGATE_BIN" -c "$T/gw.conf" 2>> "$T/cgi.err" | { sleep 1; }
+	printf '%s' "$body" | timeout -k 2 30 env -i "${env[@]}" MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" 2>> "$T/cgi.err" | { sleep 1; }
 	ms=$(( $(now_ms) - t0 ))
 	if [ "$ms" -lt "$QUICK" ]; then
 		pass "CGI: stdout closed after 1 s: the run ends at once ($ms ms; the call would take $SLOW)"

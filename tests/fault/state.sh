@@ -344,7 +344,7 @@ mkdir -m 1777 "$N/tmp" "$N/tmp2"
 as_nobody() {	# as_nobody TMPDIR: a CGI health request as nobody → $T/head, $T/body, $T/err
 	setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH="$PATH" TMPDIR="$1" \
 		REQUEST_METHOD=GET SCRIPT_NAME=/mcp/health SERVER_PROTOCOL=HTTP/1.1 GATEWAY_INTERFACE=CGI/1.1 \
-		"$MCPGATE_BIN" -c "$N/gw.conf" > "$T/out" 2> "$T/err"
+		MCPGATE_CONFIG="$N/gw.conf" "$MCPGATE_BIN" > "$T/out" 2> "$T/err"
 	sed -n '1,/^\r$/p' "$T/out" | tr -d '\r' > "$T/head"
 	sed '1,/^\r$/d' "$T/out" > "$T/body"
 }

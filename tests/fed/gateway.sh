@@ -149,7 +149,7 @@ cgi_run() {
 		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT="$accept"
 		HTTP_AUTHORIZATION="Bearer $tok")
 	[ "$method" != POST ] || env+=(CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
-	printf '%s' "$body" | timeout -k 2 60 env -i "${env[@]}" "$MCPGATE_BIN" -c "$T/gw.conf" > "$out" 2>> "$T/cgi.err"
+	printf '%s' "$body" | timeout -k 2 60 env -i "${env[@]}" MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" > "$out" 2>> "$T/cgi.err"
 }
 # cgi_split RAW: headers → $T/h, body → $T/b; prints the status (200 without Status:).
 cgi_split() {

@@ -30,9 +30,22 @@ gen_config "$MG_CGI_CONF" "$MG_BASE" /cgi-bin/mcpgate/mcp "$MG_DIR/cgi-state/sta
 chmod 644 "$MG_CGI_CONF"
 [ "$(id -u)" -ne 0 ] || chown www-data "$MG_DIR/cgi-state"
 
-# A test-only route to mcpgate for a path it does not know (404).
+# A configuration of an attacker's choosing, readable by www-data (any readable file
+# would do), naming another title.
+gen_config "$MG_DIR/evil.conf" "$MG_BASE" /cgi-bin/mcpgate/mcp "$MG_DIR/cgi-state/evil-state"
+printf '[gateway]\ntitle = ATTACKER-CHOSEN\n' >>"$MG_DIR/evil.conf"
+chmod 644 "$MG_DIR/evil.conf"
+
+# Test-only routes: to mcpgate for a path it does not know (404); and the CGI program
+# at /mcpgate-test/cgi without the recipe's refusal of query strings without '=', so
+# that Apache hands such a query string to it as its command line.
 cat >"$MG_DIR/apache-extra.conf" <<CONF
 ProxyPassMatch "^/mcpgate-test/unknown\$" "unix:$MG_SOCK|fcgi://mcpgate"
+ScriptAlias "/mcpgate-test/cgi" "$MG_CGI_BIN"
+<Location "/mcpgate-test/cgi">
+    Require all granted
+    SetEnv MCPGATE_CONFIG "$MG_CGI_CONF"
+</Location>
 CONF
 start_ok "Apache starts with deploy/apache/mcpgate-fcgi.conf and mcpgate-cgi.conf" \
 	start_apache "$MG_PORT" "$MG_DIR/apache-extra.conf"
@@ -55,4 +68,29 @@ echo "# CGI"
 front_checks "$MG_BASE" /cgi-bin/mcpgate /cgi-bin/mcpgate/no-such-path "$MG_FRONT_LOG"
 req GET /cgi-bin/mcpgate
 is "GET /cgi-bin/mcpgate (no PATH_INFO): 404" "$R_STATUS" 404
+
+echo "# CGI: the query string is not a command line"
+q="-c+$MG_DIR/evil.conf"
+req GET "/cgi-bin/mcpgate/.well-known/mcp?$q"
+is "the recipe: GET /cgi-bin/mcpgate/.well-known/mcp?-c+FILE is refused (403)" "$R_STATUS" 403
+req POST "/cgi-bin/mcpgate/mcp?$q" -H 'Content-Type: application/json' --data-binary '{}'
+is "… and POST /cgi-bin/mcpgate/mcp?-c+FILE (403)" "$R_STATUS" 403
+req GET "/.well-known/oauth-authorization-server?$q"
+is "… and the root metadata path run as CGI (403)" "$R_STATUS" 403
+req GET "/cgi-bin/mcpgate/.well-known/mcp?a=b"
+is "a query string with '=' is served (200)" "$R_STATUS" 200
+req GET "/mcpgate-test/cgi/.well-known/mcp?$q"
+jcheck "without the recipe's rule (Apache passes -c FILE as arguments): served under MCPGATE_CONFIG's configuration, not the one named" \
+	"$(cat "$R_B")" '.title == "Example gateway"'
+for q in explain+--claims+%7B%7D --version -t+-c+/etc/passwd; do
+	req GET "/mcpgate-test/cgi/.well-known/mcp?$q"
+	if [ "$R_STATUS" = 200 ] && jq -e '.title == "Example gateway"' "$R_B" >/dev/null 2>&1; then
+		pass "?$q: the discovery document, nothing the arguments would print"
+	else
+		fail "?$q: the discovery document, nothing the arguments would print" "$R_STATUS $(head -c 300 "$R_B")"
+	fi
+done
+like "… each run says in the error log that it ignored its arguments, not what they were" \
+	"$(grep -c 'a CGI run takes no arguments' "$MG_FRONT_LOG")" '^[4-9]$'
+unlike "… and never echoes them" "$(cat "$MG_FRONT_LOG")" 'evil\.conf|--claims'
 tap_done

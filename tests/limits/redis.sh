@@ -245,7 +245,7 @@ for i in $(seq 1 40); do
 		printf '%s' "$PING" |
 		env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REMOTE_ADDR=127.0.0.1 \
 			REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json HTTP_ACCEPT=application/json \
-			CONTENT_LENGTH=${#PING} "$MCPGATE_BIN" -c "$T/cgi.conf" 2>/dev/null |
+			CONTENT_LENGTH=${#PING} MCPGATE_CONFIG="$T/cgi.conf" "$MCPGATE_BIN" 2>/dev/null |
 		sed -n 's/^Status: \([0-9]*\).*/\1/p' > "$T/cgi-status.$i"
 	) &
 	cgi_pids+=($!)
@@ -268,7 +268,7 @@ cgi_ping() {	# cgi_ping STORE: the status of one CGI ping whose gateway limit is
 	sed -i "s|^store = .*|store = $1|" "$T/cgi.conf"
 	printf '%s' "$PING" | env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
 		REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json \
-		HTTP_ACCEPT=application/json CONTENT_LENGTH=${#PING} "$MCPGATE_BIN" -c "$T/cgi.conf" 2>/dev/null |
+		HTTP_ACCEPT=application/json CONTENT_LENGTH=${#PING} MCPGATE_CONFIG="$T/cgi.conf" "$MCPGATE_BIN" 2>/dev/null |
 		sed -n 's/^Status: \([0-9]*\).*/\1/p'
 }
 is "AUTH with the password ($VIA://:PASSWORD@…): the limit decided (401: no token)" \

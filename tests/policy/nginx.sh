@@ -292,7 +292,7 @@ icgi() {	# icgi TOKEN BODY: one CGI run of items.conf; the status line and body 
 	printf '%s' "$2" | timeout -k 2 20 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
 		SERVER_NAME=127.0.0.1 SERVER_PORT="$NGX_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
 		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT=application/json CONTENT_TYPE=application/json \
-		CONTENT_LENGTH="$(printf '%s' "$2" | wc -c)" HTTP_AUTHORIZATION="Bearer $1" "$MCPGATE_BIN" -c "$T/items.conf" \
+		CONTENT_LENGTH="$(printf '%s' "$2" | wc -c)" HTTP_AUTHORIZATION="Bearer $1" MCPGATE_CONFIG="$T/items.conf" "$MCPGATE_BIN" \
 		> "$T/icgi.out" 2>> "$T/cgi.err"
 	sed '1,/^\r$/d' "$T/icgi.out"
 }
@@ -335,7 +335,7 @@ cgi() {	# cgi TOKEN BODY: one CGI run; the body of its answer on stdout
 	printf '%s' "$2" | timeout -k 2 20 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
 		SERVER_NAME=127.0.0.1 SERVER_PORT="$NGX_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
 		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT=application/json CONTENT_TYPE=application/json \
-		CONTENT_LENGTH="$(printf '%s' "$2" | wc -c)" HTTP_AUTHORIZATION="Bearer $1" "$MCPGATE_BIN" -c "$T/hide.conf" 2>> "$T/cgi.err" |
+		CONTENT_LENGTH="$(printf '%s' "$2" | wc -c)" HTTP_AUTHORIZATION="Bearer $1" MCPGATE_CONFIG="$T/hide.conf" "$MCPGATE_BIN" 2>> "$T/cgi.err" |
 		sed '1,/^\r$/d'
 }
 hidden=$(cgi "${tok[P3]}" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_echo","arguments":{}}}')

@@ -351,7 +351,8 @@ function cgiEnv(c) {
 
 function sendCgi(target, c) {
   return new Promise((resolveP) => {
-    const child = spawn(target.where, ['-c', opt.conf], { env: cgiEnv(c), stdio: ['pipe', 'pipe', 'pipe'] });
+    // A CGI run takes its configuration from the environment the server sets, never argv.
+    const child = spawn(target.where, [], { env: { ...cgiEnv(c), MCPGATE_CONFIG: opt.conf }, stdio: ['pipe', 'pipe', 'pipe'] });
     const out = [];
     const err = [];
     let done = false;

@@ -73,7 +73,7 @@ function cgi(method, path, { headers = {}, body = '', contentType, query = '' } 
   if (input.length > 0 || method === 'POST') env.CONTENT_LENGTH = String(input.length);
   if (contentType) env.CONTENT_TYPE = contentType;
 
-  const r = spawnSync(bin, ['-c', conf], { env, input, timeout: 20000, maxBuffer: 8 << 20 });
+  const r = spawnSync(bin, [], { env: { ...env, MCPGATE_CONFIG: conf }, input, timeout: 20000, maxBuffer: 8 << 20 });
   const res = { status: 0, headers: {}, raw: r.stdout ?? Buffer.alloc(0), body: '', stderr: String(r.stderr ?? '') };
   // A CGI program need not read its request body (RFC 3875 section 4.2): when it answers
   // early, writing the rest of the body fails with EPIPE, and its answer still counts.
