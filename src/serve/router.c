@@ -17,12 +17,21 @@
 #include "secret.h"
 
 enum route_flags {
-	R_PUBLIC = 1 << 0,	/* no credentials; any Origin (CORS *) */
 	R_DOC = 1 << 1,		/* cacheable document: Cache-Control, ETag, If-None-Match */
-	R_ORIGIN = 1 << 2,	/* browser Origin must be ours or allowed */
 	R_BODY = 1 << 3,	/* carries a body capped by max-body */
 	R_AUTH = 1 << 4,	/* needs a bearer token */
 	R_SESSION_GET = 1 << 5,	/* GET with an Mcp-Session-Id opens its stream; without, 405 */
+};
+
+/* Which web pages may read a route's answers (CORS), one rule a route. */
+enum route_cors {
+	/* Not for browsers: no CORS headers, and a request carrying an Origin (a page's
+	 * fetch, or a form's POST) is refused, 403 forbidden_origin. */
+	CORS_NONE,
+	CORS_ANY,	/* a public document: any page may read it (Access-Control-Allow-Origin: *) */
+	/* The resource's own origin and allowed-origins, reflected (Vary: Origin); a
+	 * request from any other is refused, 403 forbidden_origin. */
+	CORS_ALLOWED,
 };
 
 struct route {
@@ -30,17 +39,18 @@ struct route {
 	unsigned methods;	/* M_* bits; HEAD and OPTIONS are implied */
 	route_fn *fn;
 	unsigned flags;
+	enum route_cors cors;
 };
 
 static const struct route routes[] = {
 	/* GET: a caller's standalone stream needs its session (R_SESSION_GET). */
-	{ "/mcp", M_POST | M_DELETE, h_mcp, R_ORIGIN | R_BODY | R_AUTH | R_SESSION_GET },
-	{ "/mcp/health", M_GET, h_health, R_PUBLIC },
-	{ "/.well-known/mcp", M_GET, h_mcp_metadata, R_PUBLIC | R_DOC },
-	{ "/.well-known/oauth-protected-resource", M_GET, h_protected_resource, R_PUBLIC | R_DOC },
-	{ "/.well-known/oauth-protected-resource/mcp", M_GET, h_protected_resource, R_PUBLIC | R_DOC },
-	{ "/.well-known/oauth-authorization-server", M_GET, h_authorization_server, R_PUBLIC | R_DOC },
-	{ "/server.json", M_GET, h_server_json, R_PUBLIC | R_DOC },
+	{ "/mcp", M_POST | M_DELETE, h_mcp, R_BODY | R_AUTH | R_SESSION_GET, CORS_ALLOWED },
+	{ "/mcp/health", M_GET, h_health, 0, CORS_ANY },
+	{ "/.well-known/mcp", M_GET, h_mcp_metadata, R_DOC, CORS_ANY },
+	{ "/.well-known/oauth-protected-resource", M_GET, h_protected_resource, R_DOC, CORS_ANY },
+	{ "/.well-known/oauth-protected-resource/mcp", M_GET, h_protected_resource, R_DOC, CORS_ANY },
+	{ "/.well-known/oauth-authorization-server", M_GET, h_authorization_server, R_DOC, CORS_ANY },
+	{ "/server.json", M_GET, h_server_json, R_DOC, CORS_ANY },
 };
 
 #define DOC_CACHE_CONTROL	"public, max-age=300"
@@ -50,11 +60,12 @@ static const struct route routes[] = {
 /* The metadata URL a challenge names follows the resource's path (RFC 9728 §3.1),
  * e.g. /.well-known/oauth-protected-resource/cgi-bin/mcpgate/mcp. */
 static const struct route prm_route = {
-	NULL, M_GET, h_protected_resource, R_PUBLIC | R_DOC
+	NULL, M_GET, h_protected_resource, R_DOC, CORS_ANY
 };
-/* [metrics] path, when the configuration has [metrics]: for the addresses it allows. */
+/* [metrics] path, when the configuration has [metrics]: for the addresses it allows,
+ * and never for a web page (one opened on an allowed address would read it). */
 static const struct route metrics_route = {
-	NULL, M_GET, h_metrics, 0
+	NULL, M_GET, h_metrics, 0, CORS_NONE
 };
 
 #define N_ROUTES	(sizeof(routes) / sizeof(routes[0]))
@@ -180,27 +191,40 @@ finish_document(const struct request *req, struct response *resp)
 		response_set_empty(resp, 304);
 }
 
-/* CORS for route rt: the headers every answer carries, the Origin check, the preflight.
- * 1 when that answered the request (403, or 204 to OPTIONS), else 0. */
+/* CORS for route rt, by its rule: the headers every answer carries, the Origin check,
+ * the preflight. 1 when that answered the request (403, or 204 to OPTIONS), else 0. */
 static int
 cors(const struct route *rt, const struct config *cfg, const struct request *req, const char *allow,
     struct response *resp)
 {
-	int origin_ok = 1;
-
-	if (req->origin && (rt->flags & R_ORIGIN))
-		origin_ok = router_origin_allowed(cfg, req->origin);
-	if (rt->flags & R_PUBLIC)
+	switch (rt->cors) {
+	case CORS_NONE:
+		if (req->origin) {
+			response_set_error(resp, GW_EORIGIN, "This endpoint is not for web pages: no Origin is allowed");
+			return 1;
+		}
+		if (req->method == M_OPTIONS) {
+			response_set_empty(resp, 204);
+			response_set_header(resp, "Allow", "%s", allow);
+			return 1;
+		}
+		return 0;
+	case CORS_ANY:
 		response_set_header(resp, "Access-Control-Allow-Origin", "*");
-	else if (req->origin && origin_ok) {
-		response_set_header(resp, "Access-Control-Allow-Origin", "%s", req->origin);
-		response_set_header(resp, "Vary", "Origin");
+		break;
+	case CORS_ALLOWED:
+		if (req->origin && !router_origin_allowed(cfg, req->origin)) {
+			response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+			response_set_error(resp, GW_EORIGIN, "Origin is not allowed for this endpoint");
+			return 1;
+		}
+		if (req->origin) {
+			response_set_header(resp, "Access-Control-Allow-Origin", "%s", req->origin);
+			response_set_header(resp, "Vary", "Origin");
+		}
+		break;
 	}
 	response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
-	if (!origin_ok) {
-		response_set_error(resp, GW_EORIGIN, "Origin is not allowed for this endpoint");
-		return 1;
-	}
 	if (req->method == M_OPTIONS) {
 		response_set_empty(resp, 204);
 		response_set_header(resp, "Allow", "%s", allow);

@@ -68,14 +68,15 @@ ngx() {
 		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer ${2:-$TOKEN}" \
 		--data-binary "$1" "$NGX_URL" 2>> "$T/curl.err"
 }
-# cgi METHOD PATH [BODY [REMOTE_ADDR [CONF]]]: one CGI run; prints the status, the body in $T/b.
+# cgi METHOD PATH [BODY [REMOTE_ADDR [CONF]]]: one CGI run; prints the status, the body in $T/b
+# (HTTP_ORIGIN_CGI: an Origin header).
 cgi() {
 	local body=${3:-} env=(PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 SERVER_NAME=127.0.0.1
 		SERVER_PORT="$NGX_PORT" REMOTE_ADDR="${4:-127.0.0.1}" REQUEST_METHOD="$1" SCRIPT_NAME="$2" PATH_INFO=
 		QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT='application/json, text/event-stream'
-		HTTP_AUTHORIZATION="Bearer $TOKEN")
+		HTTP_AUTHORIZATION="Bearer $TOKEN" ${HTTP_ORIGIN_CGI:+HTTP_ORIGIN="$HTTP_ORIGIN_CGI"})
 	[ "$1" != POST ] || env+=(CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
-	printf '%s' "$body" | timeout -k 2 60 env -i "${env[@]}" "$MCPGATE_BIN" -c "${5:-$T/gw.conf}" > "$T/cgi.out" 2>> "$T/cgi.err"
+	printf '%s' "$body" | timeout -k 2 60 env -i "${env[@]}" MCPGATE_CONFIG="${5:-$T/gw.conf}" "$MCPGATE_BIN" > "$T/cgi.out" 2>> "$T/cgi.err"
 	sed '1,/^\r$/d' "$T/cgi.out" > "$T/b"
 	st=$(sed -n '1,/^\r$/p' "$T/cgi.out" | sed -n 's/^Status: \([0-9]*\).*/\1/p')
 	echo "${st:-200}"
@@ -167,6 +168,22 @@ st=$(cgi GET /metrics "" 192.0.2.8)
 jcheck "as CGI, REMOTE_ADDR 192.0.2.8: 403 HttpError" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b" 2>/dev/null)" \
 	'.st == "403" and .error == "forbidden_address"'
 unlike "… and no metric in it" "$(cat "$T/b")" 'mcpgate_'
+# Not for web pages: a page opened in a browser on an allowed address must not read them.
+for o in https://evil.example "http://127.0.0.1:$NGX_PORT"; do
+	st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' -H "Origin: $o" "http://127.0.0.1:$NGX_PORT/metrics")
+	jcheck "through nginx, GET /metrics with Origin $o: 403 forbidden_origin" \
+		"$(jq -c --arg st "$st" '. + {st: $st}' "$T/b" 2>/dev/null)" '.st == "403" and .error == "forbidden_origin"'
+	unlike "… no Access-Control-Allow-Origin, no metric" "$(cat "$T/h" "$T/b")" '[Aa]ccess-[Cc]ontrol-[Aa]llow-[Oo]rigin|mcpgate_'
+done
+st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' -X OPTIONS -H 'Origin: https://evil.example' \
+	-H 'Access-Control-Request-Method: GET' "http://127.0.0.1:$NGX_PORT/metrics")
+is "… its preflight: 403" "$st" 403
+st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' "http://127.0.0.1:$NGX_PORT/metrics")
+is "without an Origin: 200" "$st" 200
+unlike "… and no CORS header" "$(cat "$T/h")" '[Aa]ccess-[Cc]ontrol-'
+st=$(HTTP_ORIGIN_CGI=https://evil.example cgi GET /metrics)
+jcheck "as CGI with HTTP_ORIGIN: 403 forbidden_origin, no metric" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b" 2>/dev/null)" \
+	'.st == "403" and .error == "forbidden_origin"'
 sed '/^\[metrics\]$/,/^allow = /d' "$T/gw.conf" > "$T/nometrics.conf"
 st=$(cgi GET /metrics "" 127.0.0.1 "$T/nometrics.conf")
 is "without [metrics]: /metrics is 404" "$st" 404

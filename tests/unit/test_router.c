@@ -133,6 +133,37 @@ test_health(void)
 	response_free(&r);
 }
 
+/* Each route's CORS rule: the metrics are for no web page, whatever its origin. */
+static void
+test_cors_rules(void)
+{
+	const char *const local[] = { "REMOTE_ADDR", "127.0.0.1", NULL };
+	const char *const evil[] = { "REMOTE_ADDR", "127.0.0.1", "HTTP_ORIGIN", "https://evil.example", NULL };
+	const char *const own[] = { "REMOTE_ADDR", "127.0.0.1", "HTTP_ORIGIN", "https://gw.example.com", NULL };
+	const char *const allowed[] = { "REMOTE_ADDR", "127.0.0.1", "HTTP_ORIGIN", "https://app.example.com", NULL };
+	struct response r;
+
+	is_int(run(&r, "GET", "/metrics", local), 200, "/metrics without an Origin: 200");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "… no CORS grant");
+	response_free(&r);
+	is_int(run(&r, "GET", "/metrics", evil), 403, "/metrics with a foreign Origin: 403");
+	is_str(field(&r, "error"), "forbidden_origin", "… forbidden_origin");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "… and no CORS grant (was: the Origin reflected)");
+	response_free(&r);
+	is_int(run(&r, "GET", "/metrics", own), 403, "… with the resource's own origin too: 403");
+	response_free(&r);
+	is_int(run(&r, "GET", "/metrics", allowed), 403, "… and with an allowed origin: 403");
+	response_free(&r);
+	is_int(run(&r, "OPTIONS", "/metrics", evil), 403, "… its preflight: 403");
+	response_free(&r);
+	is_int(run(&r, "OPTIONS", "/metrics", local), 204, "OPTIONS without an Origin: 204");
+	is_str(hdr(&r, "Access-Control-Allow-Methods"), "", "… no CORS headers");
+	response_free(&r);
+	is_int(run(&r, "GET", "/mcp/health", evil), 200, "health, a public document: any origin");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "*", "… *");
+	response_free(&r);
+}
+
 /* The public documents carry an ETag and caching headers, and If-None-Match answers 304. */
 static void
 test_documents(void)
@@ -246,7 +277,7 @@ main(void)
 	snprintf(text, sizeof(text), "[gateway]\nstate = %s/state\n"
 	    "resource = https://gw.example.com/mcp\nmax-body = 1000\n"
 	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
-	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n", fixture_dir());
+	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n[metrics]\n", fixture_dir());
 	if (gateway_init(&gw, fixture_file("gw.conf", text), &errs) < 0 || worker_init(&wk, &gw) < 0) {
 		printf("Bail out! %s\n", errs.msg[0]);
 		return 1;
@@ -257,6 +288,7 @@ main(void)
 	test_head();
 	test_health();
 	test_documents();
+	test_cors_rules();
 	test_gate();
 	test_prm();
 	test_no_config();
