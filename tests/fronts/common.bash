@@ -202,6 +202,13 @@ fc_endpoints() {
 			curl -s --max-time 10 -o /dev/null -D "$FC_D/asset.h" "$FC_BASE$f"
 			like "GET $f: 200, $want" "$(head -n 1 "$FC_D/asset.h" | awk '{print $2}') $(hdr Content-Type "$FC_D/asset.h")" "^200 ${want#^}"
 		done
+		# No other site may frame the console (a <meta> policy cannot forbid it).
+		for f in /docs/ /docs/index.html /docs/webmcp.html; do
+			curl -s --max-time 10 -o /dev/null -D "$FC_D/frame.h" "$FC_BASE$f"
+			like "GET $f: Content-Security-Policy frame-ancestors 'none'" "$(hdr Content-Security-Policy "$FC_D/frame.h")" \
+				"frame-ancestors 'none'"
+			is "GET $f: X-Frame-Options DENY" "$(hdr X-Frame-Options "$FC_D/frame.h")" DENY
+		done
 	else
 		pass "GET /docs/openapi.json # SKIP www/openapi.json does not exist yet"
 	fi

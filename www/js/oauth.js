@@ -101,7 +101,25 @@ export async function discover(endpoint, log) {
   if (!(as.code_challenge_methods_supported || []).includes('S256')) {
     throw new Error('the authorization server does not offer PKCE with S256');
   }
-  return { resource: prm.resource, scopes: ch.scope || (prm.scopes_supported || []).join(' '), prm, as };
+  // What sign-in talks to from now on: the gateway, its metadata, the issuer and its endpoints.
+  const connect = [endpoint, prmUrl, prm.resource, issuer, as.token_endpoint, as.registration_endpoint];
+  narrowConnect(connect);
+  return { connect, resource: prm.resource, scopes: ch.scope || (prm.scopes_supported || []).join(' '), prm, as };
+}
+
+// Once the page knows whom it talks to (found, or back from signing in), it may connect to
+// them alone: the gateway and its metadata, its issuer and the authorization server's
+// token and registration endpoints. The policy the
+// page was served with allows any http(s) origin (the issuer is not known before); one
+// added to the page can only narrow it, never widen it, so a script that found its way
+// into the page cannot send a token anywhere else afterwards.
+function narrowConnect(urls) {
+  const origins = new Set(["'self'"]);
+  for (const u of urls) if (u) origins.add(new URL(u).origin);
+  const meta = document.createElement('meta');
+  meta.httpEquiv = 'Content-Security-Policy';
+  meta.content = `connect-src ${[...origins].join(' ')}`;
+  document.head.append(meta);
 }
 
 async function clientId(as, scope, log) {
@@ -151,7 +169,7 @@ export async function signIn(info, { scope, after = null, prompt = null, log } =
   const challenge = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
   sessionStorage.setItem(PENDING, JSON.stringify({
     state, verifier, clientId: id, issuer: info.as.issuer, tokenEndpoint: info.as.token_endpoint,
-    resource: info.resource, redirectUri: redirectUri(), after,
+    connect: info.connect.filter(Boolean).map(String), resource: info.resource, redirectUri: redirectUri(), after,
   }));
   const u = new URL(info.as.authorization_endpoint);
   const q = {
@@ -177,6 +195,7 @@ export async function completeSignIn(log) {
   if (!pending || q.get('state') !== pending.state) throw new Error('sign-in answer without a matching request (state): sign in again');
   if (q.has('iss') && q.get('iss') !== pending.issuer) throw new Error(`sign-in answer from ${q.get('iss')}, not ${pending.issuer}`);
   if (q.has('error')) throw new Error(`sign-in refused: ${q.get('error')} ${q.get('error_description') || ''}`.trim());
+  narrowConnect(pending.connect || [pending.issuer, pending.tokenEndpoint]);
   const res = await fetch(pending.tokenEndpoint, {
     method: 'POST',
     credentials: 'omit',

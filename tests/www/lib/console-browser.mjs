@@ -9,7 +9,9 @@
 //      form and its progress shows while the call streams, then its result; fx_echo,
 //      called by name, is refused with insufficient_scope and a step-up is offered; she
 //      takes it (consent again), fx_echo is now listed (exactly --alice-admin) and its call
-//      answers. The same page at phone width has nothing wider than the screen.
+//      answers. Signed in, the page may connect to the gateway and its issuer alone; a
+//      page that frames the console gets nothing of it. The same page at phone width
+//      has nothing wider than the screen.
 //   2. bob (a fresh profile) opens the console at http://localhost:PORT, another origin:
 //      /mcp refuses it, and the page names allowed-origins; the origin is added to the
 //      configuration; bob signs in, sees exactly --bob (not alice's), calls a tool, and is
@@ -53,6 +55,7 @@ const BASE = opt.base.replace(/\/$/, '');
 const ISSUER = opt.issuer.replace(/\/$/, '');
 const PORT = new URL(BASE).port;
 const OTHER = `http://localhost:${PORT}`; // another origin on the same server
+const PROBE = 'http://127.0.0.1:9'; // an origin the pages must not reach once signed in
 const EXPECT = { alice: JSON.parse(opt.alice), aliceAdmin: JSON.parse(opt['alice-admin']), bob: JSON.parse(opt.bob) };
 const OPENAPI = JSON.parse(fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../www/openapi.json'), 'utf8'));
 const CHROMIUM = '/usr/bin/chromium';
@@ -196,7 +199,7 @@ function preflight(origin) {
 }
 
 async function alice() {
-  const { page } = await browser('alice');
+  const { ctx, page } = await browser('alice');
   // --- the reference --------------------------------------------------------------------
   await page.goto(`${BASE}/docs/`);
   await page.waitForSelector('[data-testid="reference"] .op', { timeout: T });
@@ -239,6 +242,24 @@ async function alice() {
   ok(sameSet(list, EXPECT.alice), `alice sees exactly the tools the policy gives her (${EXPECT.alice.join(' ')})`, { shown: list, policy: EXPECT.alice });
   await shot(page, 'alice-tools');
   await noTokenKept(page, 'alice');
+
+  // --- signed in, the page may connect to the gateway and its issuer alone -----------------
+  const blocked = await page.evaluate(([issuer, probe]) => new Promise((resolve) => {
+    const seen = [];
+    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.effectiveDirective} ${e.blockedURI}`));
+    Promise.allSettled([fetch(`${probe}/elsewhere`), fetch(`${issuer}/.well-known/openid-configuration`)])
+      .then((r) => setTimeout(() => resolve({ seen, issuer: r[1].status }), 200));
+  }), [ISSUER, PROBE]);
+  ok(blocked.seen.length === 1 && blocked.seen[0].startsWith(`connect-src ${PROBE}`) && blocked.issuer === 'fulfilled',
+    'signed in, the page may fetch from its issuer but not from another origin (connect-src narrowed)', blocked);
+
+  // --- no other site may frame the console ----------------------------------------------------
+  const framer = await ctx.newPage();
+  await framer.setContent(`<iframe id="f" src="${BASE}/docs/" width="400" height="300"></iframe>`, { waitUntil: 'load' });
+  const child = framer.frames().find((f) => f !== framer.mainFrame());
+  const inside = child ? await child.$('[data-testid="signin"]').catch(() => null) : null;
+  ok(child && !inside, 'a page that frames /docs/ gets nothing of the console (frame-ancestors \'none\')', child?.url());
+  await framer.close();
 
   // --- a call from the generated form, its progress streamed -------------------------------
   await page.locator('[data-testid="tool-fx_slow"] button').click();
@@ -417,6 +438,6 @@ const away = requests.filter((r) => !loopback(r.url));
 ok(requests.length > 20 && away.length === 0,
   `no request left loopback (${requests.length} requests by the browser)`, away.slice(0, 20).map((r) => `${r.who} ${r.method} ${r.url}`).join('\n'));
 const hosts = new Set(requests.map((r) => URL.parse(r.url)).filter((u) => /^https?:$/.test(u?.protocol)).map((u) => u.origin));
-ok([...hosts].every((h) => [BASE, OTHER, ISSUER].includes(h)),
+ok([...hosts].every((h) => [BASE, OTHER, ISSUER, PROBE].includes(h)),
   'the pages talked only to the gateway\'s origin and the authorization server', [...hosts]);
 await finish();
