@@ -15,7 +15,7 @@
 #include "state.h"
 #include "str.h"
 
-#define CATALOG_MAGIC	0x43415432u	/* "CAT2" */
+#define CATALOG_MAGIC	0x43415433u	/* "CAT3" */
 #define TOOL_NAME_MAX	128
 
 struct catalog_region {
@@ -26,6 +26,7 @@ struct catalog_region {
 	int64_t claim_until_ms;		/* a worker is fetching until then */
 	unsigned char key[16];		/* digest of the upstream configuration it was built for */
 	int degraded;			/* an upstream was left out */
+	char note[CATALOG_NOTE_MAX];	/* the upstreams cut to their share, for /mcp/health ("" = none) */
 	uint32_t lens[CATALOG_PARTS];	/* catalog_pack's parts, one after the other in data */
 	char data[CATALOG_MAX_BYTES];
 };
@@ -121,8 +122,12 @@ uri_ok(const char *s)
 	return n >= 1 && n <= CATALOG_URI_MAX;
 }
 
-/* Pairs [record, [upstream, original key], sequence, exposed key], sorted by key, then
- * file order. */
+/* Pairs [record, [upstream, original key], sequence, exposed key, record text, upstream
+ * index, cost], sorted by key, then file order. A record's cost is what it takes of the
+ * state file: its text and, at most, its index record and route. */
+#define PAIR_TEXT	4
+#define PAIR_UPSTREAM	5
+#define PAIR_COST	6
 static const char *
 pair_key(json_t *p)
 {
@@ -139,16 +144,18 @@ by_key(const void *a, const void *b)
 	return c ? c : (i > j) - (i < j);
 }
 
-/* One upstream's records of a kind, mapped (prefix, description, schema), onto pairs. */
+/* One upstream's records of a kind, mapped (prefix, description, schema), onto pairs;
+ * what they cost added to *need. A record over CATALOG_RECORD_MAX is left out (counted
+ * in *over). */
 static void
 add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_info *k, json_t *list,
-    json_t ***pairs, size_t *n, size_t *cap, size_t *kept)
+    json_t ***pairs, size_t *n, size_t *cap, size_t *need, size_t *over)
 {
 	const struct cfg_upstream *u = &cfg->upstreams[u_ix];
-	char name[2 * TOOL_NAME_MAX + 2];
+	char name[2 * TOOL_NAME_MAX + 2], *text;
 	const char *orig;
 	json_t *t, *rec, **more;
-	size_t j;
+	size_t j, len, cost;
 
 	json_array_foreach(list, j, t) {
 		orig = json_string_value(json_object_get(t, k->key));
@@ -168,19 +175,65 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 			if (!json_is_object(json_object_get(rec, "inputSchema")))
 				json_object_set_new(rec, "inputSchema", json_pack("{s:s}", "type", "object"));
 		}
+		if ((text = json_dumps(rec, JSON_COMPACT)) == NULL || (len = strlen(text)) > CATALOG_RECORD_MAX) {
+			(*over)++;
+			free(text);
+			json_decref(rec);
+			continue;
+		}
+		cost = len + 2 * strlen(k->prefixed ? name : orig) + strlen(u->s.name) + strlen(orig) + 64;
 		if (*n == *cap) {
 			if ((more = realloc(*pairs, (*cap ? 2 * *cap : 64) * sizeof(**pairs))) == NULL) {
+				free(text);
 				json_decref(rec);
 				return;
 			}
 			*pairs = more;
 			*cap = *cap ? 2 * *cap : 64;
 		}
-		(*pairs)[*n] = json_pack("[o, [s, s], I, s]", rec, u->s.name, orig, (json_int_t)*n,
-		    k->prefixed ? name : orig);
+		(*pairs)[*n] = json_pack("[o, [s, s], I, s, s%, I, I]", rec, u->s.name, orig, (json_int_t)*n,
+		    k->prefixed ? name : orig, text, len, (json_int_t)u_ix, (json_int_t)cost);
+		free(text);
+		if ((*pairs)[*n] == NULL)
+			continue;
 		(*n)++;
-		(*kept)++;
+		*need += cost;
 	}
+}
+
+/* Each upstream's share of the catalog, of total bytes: what it needs, while the needs
+ * fit; else the smaller needs in full and the rest split evenly among the larger
+ * (max-min fairness), so that one upstream listing more than its share never takes
+ * anything from the others. share[i] for need[i], n upstreams. */
+static void
+shares(const size_t *need, size_t *share, size_t n, size_t total)
+{
+	size_t i, j, left = n, least;
+	unsigned char *done = calloc(n ? n : 1, 1);
+
+	if (done == NULL) {	/* an even split, then */
+		for (i = 0; i < n; i++)
+			share[i] = total / n;
+		return;
+	}
+	while (left > 0) {
+		for (i = 0, j = n; i < n; i++)	/* the least need not yet served */
+			if (!done[i] && (j == n || need[i] < need[j]))
+				j = i;
+		least = total / left;
+		if (need[j] <= least) {
+			share[j] = need[j];
+			total -= need[j];
+			done[j] = 1;
+			left--;
+			continue;
+		}
+		for (i = 0; i < n; i++)	/* every need left is over an even split */
+			if (!done[i])
+				share[i] = least;
+		break;
+	}
+	free(done);
 }
 
 /* 1 when route ([upstream, key, upstream, key, ...]) goes to upstream already. */
@@ -220,7 +273,7 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 {
 	json_t *items = json_array(), *routes = json_array(), *route, *ix;
 	struct buf text;
-	char *rec;
+	const char *rec;
 	size_t i;
 
 	buf_init(&text, CATALOG_MAX_BYTES);
@@ -240,17 +293,15 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 			    "record, %s", k->key, pair_key(pairs[i]), k == &catalog_kinds[CATALOG_TOOLS] ?
 			    "called at the first (the policy decides tools by it)" : "reached at the first the caller may reach");
 		} else {
-			rec = json_dumps(json_array_get(pairs[i], 0), JSON_COMPACT);
+			rec = json_string_value(json_array_get(pairs[i], PAIR_TEXT));
 			ix = index_record(k, json_array_get(pairs[i], 0));
 			if (rec == NULL || ix == NULL || text.len + (text.len > 0) + strlen(rec) > text.max ||
 			    (text.len > 0 && buf_putc(&text, '\n') < 0) || buf_puts(&text, rec) < 0) {
 				log_err(NULL, "catalog: the %s from %s %s on are left out: out of memory, or over %u bytes",
 				    k->array, k->key, pair_key(pairs[i]), CATALOG_MAX_BYTES);
-				free(rec);
 				json_decref(ix);
 				break;
 			}
-			free(rec);
 			json_array_append_new(items, ix);
 			json_array_append_new(routes, json_copy(json_array_get(pairs[i], 1)));
 		}
@@ -263,41 +314,142 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 	buf_free(&text);
 }
 
+/* The capabilities an upstream answered, as far as the gateway reads them: the kinds it
+ * offers, each with its true flags (subscribe, listChanged). An upstream cannot fill the
+ * catalog with capabilities. A new reference. */
+static json_t *
+caps_kept(json_t *caps)
+{
+	static const char *const kinds[] = { "tools", "prompts", "resources", "completions", "logging" };
+	static const char *const flags[] = { "subscribe", "listChanged" };
+	json_t *out = json_object(), *c, *o;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!json_is_object(c = json_object_get(caps, kinds[i])))
+			continue;
+		o = json_object();
+		for (j = 0; j < sizeof(flags) / sizeof(flags[0]); j++)
+			if (json_is_true(json_object_get(c, flags[j])))
+				json_object_set_new(o, flags[j], json_true());
+		json_object_set_new(out, kinds[i], o);
+	}
+	return out;
+}
+
+/* Cuts each upstream to its share: its records in order (tools, prompts, resources,
+ * templates; each kind as it listed them) while their costs fit, none after the first
+ * that does not. Counts what each lost in cut[]. */
+static void
+cut_to_shares(json_t **pairs[CATALOG_NKINDS], size_t n[CATALOG_NKINDS], const size_t *share, size_t *cut,
+    size_t nup)
+{
+	size_t *spent = calloc(nup ? nup : 1, sizeof(*spent)), i, j, u, cost;
+	unsigned char *full = calloc(nup ? nup : 1, 1);
+	int k;
+
+	for (k = 0; k < CATALOG_NKINDS && spent && full; k++) {
+		for (i = j = 0; i < n[k]; i++) {
+			u = (size_t)json_integer_value(json_array_get(pairs[k][i], PAIR_UPSTREAM));
+			cost = (size_t)json_integer_value(json_array_get(pairs[k][i], PAIR_COST));
+			if (u < nup && !full[u] && cost <= share[u] - spent[u]) {
+				spent[u] += cost;
+				pairs[k][j++] = pairs[k][i];
+				continue;
+			}
+			if (u < nup) {
+				full[u] = 1;
+				cut[u]++;
+			}
+			json_decref(pairs[k][i]);
+		}
+		n[k] = j;
+	}
+	free(spent);
+	free(full);
+}
+
 json_t *
 catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons)
 {
-	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *caps;
-	json_t **pairs = NULL;
-	size_t i, n, cap, kept;
+	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *st;
+	json_t **pairs[CATALOG_NKINDS] = { NULL };
+	size_t n[CATALOG_NKINDS] = { 0 }, cap[CATALOG_NKINDS] = { 0 }, nup = cfg->n_upstreams, i, j, tools;
+	size_t *need = calloc(nup + 1, sizeof(*need)), *share = calloc(nup + 1, sizeof(*share));
+	size_t *cut = calloc(nup + 1, sizeof(*cut)), *over = calloc(nup + 1, sizeof(*over));
+	size_t reserve = CATALOG_RESERVE + nup * CATALOG_RESERVE_UPSTREAM;
 	int k;
 
-	for (k = 0; k < CATALOG_NKINDS; k++) {
-		const struct catalog_kind_info *kd = &catalog_kinds[k];
-
-		n = cap = 0;
-		for (i = 0; i < cfg->n_upstreams; i++) {
-			kept = 0;
+	if (need == NULL || share == NULL || cut == NULL || over == NULL)
+		goto out;
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		for (i = 0; i < nup; i++) {
 			list = json_is_array(lists[i]) ? (k == CATALOG_TOOLS ? lists[i] : NULL) :
-			    json_object_get(lists[i], kd->array);
+			    json_object_get(lists[i], catalog_kinds[k].array);
 			if (json_is_array(list))
-				add_records(cfg, i, kd, list, &pairs, &n, &cap, &kept);
-			if (lists[i] == NULL || k != CATALOG_TOOLS)
-				continue;
-			caps = json_is_array(lists[i]) ? json_pack("{s:{}}", "tools") :
-			    json_deep_copy(json_object_get(lists[i], "caps"));
-			json_object_set_new(status, cfg->upstreams[i].s.name, json_pack("{s:b, s:I, s:o}",
-			    "ok", 1, "tools", (json_int_t)kept, "caps", caps ? caps : json_object()));
+				add_records(cfg, i, &catalog_kinds[k], list, &pairs[k], &n[k], &cap[k], &need[i],
+				    &over[i]);
 		}
-		put_kind(doc, records, kd, pairs, n);
-	}
-	for (i = 0; i < cfg->n_upstreams; i++)
-		if (lists[i] == NULL)
-			json_object_set_new(status, cfg->upstreams[i].s.name, json_pack("{s:b, s:i, s:s}",
+	shares(need, share, nup, reserve < CATALOG_MAX_BYTES ? CATALOG_MAX_BYTES - reserve : 0);
+	cut_to_shares(pairs, n, share, cut, nup);
+	for (i = 0; i < nup; i++) {
+		const char *name = cfg->upstreams[i].s.name;
+
+		if (lists[i] == NULL) {
+			json_object_set_new(status, name, json_pack("{s:b, s:i, s:s}",
 			    "ok", 0, "tools", 0, "reason", reasons[i] ? reasons[i] : "unavailable"));
-	free(pairs);
+			continue;
+		}
+		for (j = 0, tools = 0; j < n[CATALOG_TOOLS]; j++)
+			tools += (size_t)json_integer_value(json_array_get(pairs[CATALOG_TOOLS][j], PAIR_UPSTREAM)) == i;
+		st = json_pack("{s:b, s:I, s:o}", "ok", 1, "tools", (json_int_t)tools, "caps",
+		    json_is_array(lists[i]) ? json_pack("{s:{}}", "tools") : caps_kept(json_object_get(lists[i], "caps")));
+		if (cut[i] || over[i]) {
+			json_object_set_new(st, "cut", json_integer((json_int_t)(cut[i] + over[i])));
+			json_object_set_new(st, "share", json_integer((json_int_t)share[i]));
+			log_warn(NULL, "catalog: upstream %s: %zu of its records left out: %s%s%s (its share: %zu of "
+			    "the %zu bytes it needs)", name, cut[i] + over[i],
+			    cut[i] ? "over its share of the catalog" : "", cut[i] && over[i] ? ", and " : "",
+			    over[i] ? "records over " CATALOG_RECORD_MAX_TEXT : "", share[i], need[i]);
+		}
+		json_object_set_new(status, name, st);
+	}
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		put_kind(doc, records, &catalog_kinds[k], pairs[k], n[k]);
+out:
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		free(pairs[k]);
+	free(need);
+	free(share);
+	free(cut);
+	free(over);
 	json_object_set_new(doc, "upstreams", status);
 	json_object_set_new(doc, "records", records);
 	return doc;
+}
+
+int
+catalog_note(json_t *doc, char *out, size_t len)
+{
+	const char *name;
+	json_t *st;
+	size_t at = 0;
+	int w;
+
+	out[0] = '\0';
+	json_object_foreach(catalog_upstreams(doc), name, st) {
+		if (json_integer_value(json_object_get(st, "cut")) <= 0)
+			continue;
+		w = snprintf(out + at, len - at, "%supstream %s: %lld records left out (over its share of the "
+		    "catalog, %lld bytes)", at ? "; " : "", name, (long long)json_integer_value(json_object_get(st, "cut")),
+		    (long long)json_integer_value(json_object_get(st, "share")));
+		if (w < 0 || (size_t)w >= len - at) {
+			out[at] = '\0';	/* the names that fit */
+			break;
+		}
+		at += (size_t)w;
+	}
+	return at > 0;
 }
 
 /* Kind's record texts in doc: 0 with *text and *len, or -1. */
@@ -598,6 +750,20 @@ catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct pol
 }
 
 int
+catalog_region_note(struct catalog_region *c, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (c == NULL || region_lock(c) < 0)
+		return 0;
+	if (c->fresh_until_ms > 0) {
+		memcpy(out, c->note, len < sizeof(c->note) ? len : sizeof(c->note));	/* shared: bounded */
+		out[len - 1] = '\0';
+	}
+	state_unlock(&c->lock);
+	return out[0] != '\0';
+}
+
+int
 catalog_region_degraded(const struct catalog_region *c)
 {
 
@@ -799,6 +965,7 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 			memcpy(c->lens, lens, sizeof(lens));
 			memcpy(c->key, key, 16);
 			c->degraded = catalog_degraded(doc);
+			catalog_note(doc, c->note, sizeof(c->note));
 			c->generation++;
 		}
 		c->fresh_until_ms = until;

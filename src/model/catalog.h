@@ -27,6 +27,17 @@
 #include "upstream.h"
 
 #define CATALOG_MAX_BYTES	(4u << 20)	/* the serialized catalog in the state file */
+/* Of CATALOG_MAX_BYTES, what the document's own members may take (the upstreams' status
+ * and capabilities), and so what no upstream's records may: a part, and a part per
+ * upstream. The rest is shared among the upstreams by what they need (max-min: the
+ * smaller needs in full, the rest evenly among the larger), each upstream's records
+ * kept in its own order while they fit its share; one over it is cut, never another,
+ * and the cut is named in the log, the upstream's status and /mcp/health. */
+#define CATALOG_RESERVE		(64u << 10)
+#define CATALOG_RESERVE_UPSTREAM	1024u
+#define CATALOG_RECORD_MAX	(256u << 10)	/* one record's JSON: a larger one is left out */
+#define CATALOG_RECORD_MAX_TEXT	"256 KiB"
+#define CATALOG_NOTE_MAX	512		/* catalog_note's text */
 #define CATALOG_MAX_PAGES	64		/* tools/list pages followed per upstream */
 #define CATALOG_RETRY_MS	5000		/* refetch sooner while an upstream is left out */
 
@@ -55,7 +66,9 @@ extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
  *    "prompts"/"promptRoutes", "resources"/"resourceRoutes",
  *    "resourceTemplates"/"templateRoutes": the same for the other kinds (index
  *               records: their key alone),
- *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities}}
+ *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities: the kinds and
+ *                      their true subscribe and listChanged}, and, when some of its
+ *                      records were left out, "cut": how many, "share": its bytes}
  *                      | {"ok": false, "tools": 0, "reason": "..."}},
  *    "records": {"tools": the whole records as exposed (prefixed name, description,
  *               inputSchema), each as compact JSON, in the index's order, separated
@@ -144,6 +157,12 @@ void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struc
 /* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
  * when it was built for cfg's upstreams: a new document, or NULL with why. */
 json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
+
+/* Which upstreams of doc were cut to their share, in words ("upstream NAME: N records
+ * left out (...)", joined by "; ", as many as fit len): 1 when any was, else 0 and "". */
+int catalog_note(json_t *doc, char *out, size_t len);
+/* The same of the stored catalog (no fetch, no parse), into out (CATALOG_NOTE_MAX). */
+int catalog_region_note(struct catalog_region *region, char *out, size_t len);
 
 /* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
 int catalog_degraded(json_t *doc);

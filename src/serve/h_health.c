@@ -69,7 +69,7 @@ h_health(struct worker *w, const struct config *cfg, struct request *req,
 {
 	struct metrics *m = w->sh->metrics;
 	int64_t now_s = (int64_t)req->now, since;
-	char ts[32], detail[METRICS_DETAIL_MAX], state[600];
+	char ts[32], detail[METRICS_DETAIL_MAX], state[600], note[CATALOG_NOTE_MAX];
 	json_t *doc, *deps = json_array(), *reasons = json_array();
 	const char *why;
 	size_t i, down_before;
@@ -107,6 +107,9 @@ h_health(struct worker *w, const struct config *cfg, struct request *req,
 	 * built anew, they know nothing yet). */
 	if (json_array_size(reasons) == down_before && catalog_region_degraded(w->sh->catalog))
 		json_array_append_new(reasons, json_string("an upstream is left out of the catalog"));
+	/* An upstream whose lists were over its share of the catalog: served, but not all of it. */
+	if (catalog_region_note(w->sh->catalog, note, sizeof(note)))
+		json_array_append_new(reasons, json_pack("s++", "catalog: ", note, ""));
 	st = gateway_state_health(w->sh, now_s, &since, state, sizeof(state));
 	dependency(deps, reasons, "state_file", NULL, st, since, state);
 	if (cfg->redis_on) {

@@ -225,6 +225,90 @@ test_listed_twice(void)
 	json_decref(doc);
 }
 
+/* n verbose tools named PREFIX0000…, each about size bytes of description. */
+static json_t *
+verbose_tools(const char *prefix, size_t n, size_t size)
+{
+	json_t *a = json_array();
+	char name[64], *desc = malloc(size + 1);
+	size_t i;
+
+	memset(desc, 'x', size);
+	desc[size] = '\0';
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%04zu", prefix, i);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:{s:s}}", "name", name, "description", desc,
+		    "inputSchema", "type", "object"));
+	}
+	free(desc);
+	return a;
+}
+
+/* One upstream listing more than the catalog holds takes nothing from the others: it is
+ * cut to its share (its own first records kept), named in its status and the note; an
+ * honest one keeps every tool; two large ones split what is left evenly; a record over
+ * CATALOG_RECORD_MAX is left out alone; capabilities are kept to what the gateway reads. */
+static void
+test_shares(void)
+{
+	json_t *l[3], *doc, *st;
+	uint32_t lens[CATALOG_PARTS];
+	struct buf b;
+	char note[CATALOG_NOTE_MAX];
+	long a_first, a_last, big;
+
+	/* github: 1,800 tools of 4 KiB named a…, files: search_docs (sorted after every a…). */
+	l[0] = verbose_tools("a", 1800, 4096);
+	l[1] = json_pack("{s:{s:{}, s:{s:b, s:s}}, s:[{s:s}]}", "caps", "tools", "x-huge",
+	    "listChanged", 1, "junk", "zzz", "tools", "name", "search_docs");
+	l[2] = NULL;
+	doc = catalog_build(cfg, l, reasons);
+	ok(catalog_find(doc, "search_docs") >= 0, "the honest upstream's search_docs is there, after 1,800 verbose a… tools");
+	st = json_object_get(catalog_upstreams(doc), "github");
+	a_first = catalog_find(doc, "gh_a0000");
+	a_last = catalog_find(doc, "gh_a1799");
+	ok(a_first >= 0 && a_last < 0 && json_integer_value(json_object_get(st, "cut")) > 0,
+	    "the offender keeps its first tools and loses the rest (%lld cut)", (long long)json_integer_value(json_object_get(st, "cut")));
+	ok(json_integer_value(json_object_get(st, "tools")) + json_integer_value(json_object_get(st, "cut")) == 1800,
+	    "… its status counts what is kept and what is cut");
+	ok(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "cut") == NULL, "… the honest one has nothing cut");
+	ok(catalog_note(doc, note, sizeof(note)) && strstr(note, "upstream github: ") && !strstr(note, "files"),
+	    "the note names the offender alone: %s", note);
+	ok(json_equal(json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "tools"),
+	    json_object()) && json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "x-huge") == NULL,
+	    "capabilities: only what the gateway reads is kept");
+	buf_init(&b, CATALOG_MAX_BYTES);
+	ok(catalog_pack(doc, &b, lens) == 0, "the catalog fits the state file (%zu bytes)", b.len);
+	buf_free(&b);
+	json_decref(doc);
+	json_decref(l[0]);
+	json_decref(l[1]);
+
+	/* Two large ones: each about half. */
+	l[0] = verbose_tools("a", 1800, 4096);
+	l[1] = verbose_tools("b", 1800, 4096);
+	doc = catalog_build(cfg, l, reasons);
+	big = (long)json_integer_value(json_object_get(json_object_get(catalog_upstreams(doc), "github"), "tools"));
+	ok(labs(big - (long)json_integer_value(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "tools"))) <= 1 &&
+	    big > 400, "two upstreams over their shares: an even split (%ld and %lld tools)", big,
+	    (long long)json_integer_value(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "tools")));
+	json_decref(doc);
+	json_decref(l[0]);
+	json_decref(l[1]);
+
+	/* One record over CATALOG_RECORD_MAX: it alone is left out. */
+	l[0] = verbose_tools("a", 3, 1024);
+	json_array_extend(l[0], verbose_tools("huge", 1, CATALOG_RECORD_MAX + 1));
+	l[1] = json_pack("[{s:s}]", "name", "search_docs");
+	doc = catalog_build(cfg, l, reasons);
+	ok(catalog_find(doc, "gh_huge0000") < 0 && catalog_find(doc, "gh_a0002") >= 0 &&
+	    json_integer_value(json_object_get(json_object_get(catalog_upstreams(doc), "github"), "cut")) == 1,
+	    "a record over %u bytes is left out alone", CATALOG_RECORD_MAX);
+	json_decref(doc);
+	json_decref(l[0]);
+	json_decref(l[1]);
+}
+
 int
 main(void)
 {
@@ -262,6 +346,7 @@ main(void)
 
 	test_all_answered();
 	test_listed_twice();
+	test_shares();
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	json_decref(lists[2]);

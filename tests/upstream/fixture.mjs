@@ -6,7 +6,7 @@
 //
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
-//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--quiet]
+//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--padded-tools N] [--quiet]
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -42,7 +42,7 @@ import {
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--quiet]';
+  '[--notes] [--bulk] [--padded-tools N] [--quiet]';
 
 function usage(msg) {
   if (msg) process.stderr.write(`fixture.mjs: ${msg}\n`);
@@ -68,6 +68,7 @@ try {
       files: { type: 'string' },
       notes: { type: 'boolean', default: false },
       bulk: { type: 'boolean', default: false },
+      'padded-tools': { type: 'string', default: '0' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -86,6 +87,7 @@ function count(name, max) {
 if (args.port === undefined) usage('--port is required (0 = any free port)');
 const port = count('port', 65535);
 const extraTools = count('tools', 100000);
+const paddedTools = count('padded-tools', 100000);
 const pageSize = count('page-size', 100000);
 const retryMs = count('retry-ms', 600000);
 const keepAliveMs = count('keepalive-ms', 3600000);
@@ -330,6 +332,12 @@ if (args.notes) {
   }, (server, session, a) => { session.note = String(a.text); return result('kept'); });
   tool('note_get', 'The note kept in this session, or "(none)"', NO_ARGS,
     (server, session) => result(session.note ?? '(none)'));
+}
+
+// --padded-tools N: a0000 … tools with 4 KiB descriptions (named to sort first), as an
+// upstream listing more than a catalog holds.
+for (let i = 0; i < paddedTools; i++) {
+  tool(`a${String(i).padStart(4, '0')}`, `Padded tool ${i}: ${'lorem ipsum '.repeat(341)}`, NO_ARGS, () => result(`padded ${i}`));
 }
 
 // --bulk: an answer as large as asked for, from a small request.
