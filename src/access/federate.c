@@ -47,7 +47,8 @@ failed(struct fed_call *f, enum gw_err code, const char *fmt, ...)
 
 /* --- routing ----------------------------------------------------------------------- */
 
-/* The one upstream (left in the catalog) offering capability, or NULL. */
+/* The one upstream offering capability, or NULL: none, several, or one left out of the
+ * catalog (down: it might offer it, and what was meant for it must not go to another). */
 static const char *
 sole_offer(json_t *doc, const char *capability)
 {
@@ -55,10 +56,32 @@ sole_offer(json_t *doc, const char *capability)
 	const char *name, *found = NULL;
 	int n = 0;
 
-	json_object_foreach(catalog_upstreams(doc), name, st)
+	json_object_foreach(catalog_upstreams(doc), name, st) {
+		if (!json_is_true(json_object_get(st, "ok")))
+			return NULL;
 		if (json_object_get(json_object_get(st, "caps"), capability) && n++ == 0)
 			found = name;
+	}
 	return n == 1 ? found : NULL;
+}
+
+/* The upstream, down now, that a name or URI of kind is bound to (catalog_held; for a
+ * URI, also a held template it expands), or NULL. */
+static const char *
+held_for(json_t *doc, enum catalog_kind kind, const char *key)
+{
+	json_t *t, *v;
+	const char *tmpl, *up;
+
+	if ((up = catalog_held(doc, kind, key)) != NULL || kind != CATALOG_RESOURCES)
+		return up;
+	if ((up = catalog_held(doc, CATALOG_TEMPLATES, key)) != NULL)
+		return up;
+	t = catalog_held_all(doc, CATALOG_TEMPLATES);
+	json_object_foreach(t, tmpl, v)
+		if (uritemplate_matches(tmpl, key))
+			return json_string_value(json_array_get(v, 0));
+	return NULL;
 }
 
 /* Of the upstreams that offer record ix of kind, the first the caller's gate passes for
@@ -88,18 +111,22 @@ pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, l
 }
 
 /* The upstream that owns uri: a listed resource, else a template (exact, for completion
- * references, or expanded), else the only upstream that offers resources at all. */
+ * references, or expanded), else, unless it is held for an upstream that is down, the
+ * only upstream that offers resources at all. *held: the upstream it is held for. */
 static const char *
-owner_of_uri(struct fed_call *f, const struct method *r, const char *uri)
+owner_of_uri(struct fed_call *f, const struct method *r, const char *uri, const char **held)
 {
 	const char *tmpl, *there;
 	long ix;
 	size_t i, n = catalog_count(f->doc, CATALOG_TEMPLATES);
 
+	*held = NULL;
 	if ((ix = catalog_find_in(f->doc, CATALOG_RESOURCES, uri)) >= 0)
 		return pick_owner(f, r, CATALOG_RESOURCES, ix, uri, &there);
 	if ((ix = catalog_find_in(f->doc, CATALOG_TEMPLATES, uri)) >= 0)
 		return pick_owner(f, r, CATALOG_TEMPLATES, ix, uri, &there);
+	if ((*held = held_for(f->doc, CATALOG_RESOURCES, uri)) != NULL)
+		return NULL;
 	for (i = 0; i < n; i++) {
 		tmpl = catalog_key(f->doc, CATALOG_TEMPLATES, i);
 		if (uritemplate_matches(tmpl, uri))
@@ -108,13 +135,15 @@ owner_of_uri(struct fed_call *f, const struct method *r, const char *uri)
 	return sole_offer(f->doc, "resources");
 }
 
-/* An exposed name of kind to its upstream; *name_there is the name to send. */
+/* An exposed name of kind to its upstream; *name_there is the name to send. *held: the
+ * upstream, down now, it is held for. */
 static const char *
 owner_of_name(struct fed_call *f, const struct method *r, enum catalog_kind kind, const char *name,
-    const char **name_there)
+    const char **name_there, const char **held)
 {
 	long ix = catalog_find_in(f->doc, kind, name);
 
+	*held = ix < 0 ? held_for(f->doc, kind, name) : NULL;
 	return ix >= 0 ? pick_owner(f, r, kind, ix, name, name_there) : NULL;
 }
 
@@ -124,7 +153,7 @@ static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out)
 {
 	json_t *ref = json_object_get(params, "ref"), *where = params;
-	const char *key = NULL, *owner = NULL, *there = NULL, *type, *unknown = r->unknown, *why;
+	const char *key = NULL, *owner = NULL, *there = NULL, *type, *unknown = r->unknown, *why, *held = NULL;
 	const struct cfg_upstream *up = NULL;
 	enum catalog_kind kind = r->kind;
 	enum gw_err code = GW_EPARAMS;
@@ -139,12 +168,12 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 		if (json_object_get(params, "arguments") && !json_is_object(json_object_get(params, "arguments")))
 			return failed(f, GW_EPARAMS, "%s: params.arguments must be an object",
 			    r->name), NULL;
-		owner = owner_of_name(f, r, r->kind, key, &there);
+		owner = owner_of_name(f, r, r->kind, key, &there, &held);
 		break;
 	case ROUTE_BY_URI:
 		if ((key = json_string_value(json_object_get(params, "uri"))) == NULL)
 			return failed(f, GW_EPARAMS, "%s needs params.uri", r->name), NULL;
-		owner = owner_of_uri(f, r, key);
+		owner = owner_of_uri(f, r, key, &held);
 		kind = CATALOG_RESOURCES;
 		code = GW_ENORESOURCE;
 		unknown = "Resource not found";
@@ -153,13 +182,13 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 		type = json_string_value(json_object_get(ref, "type"));
 		if (type && strcmp(type, "ref/prompt") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "name"))) != NULL) {
-			owner = owner_of_name(f, r, CATALOG_PROMPTS, key, &there);
+			owner = owner_of_name(f, r, CATALOG_PROMPTS, key, &there, &held);
 			kind = CATALOG_PROMPTS;
 			where = ref;
 			unknown = "Unknown prompt";
 		} else if (type && strcmp(type, "ref/resource") == 0 &&
 		    (key = json_string_value(json_object_get(ref, "uri"))) != NULL) {
-			owner = owner_of_uri(f, r, key);
+			owner = owner_of_uri(f, r, key, &held);
 			kind = CATALOG_RESOURCES;
 			unknown = "Unknown resource reference";
 		} else
@@ -176,6 +205,16 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 	if (kind == CATALOG_RESOURCES && (why = url_resource_ambiguous(key)) != NULL)
 		return failed(f, GW_EPARAMS, "%s: the URI has %s (refused: an upstream could resolve it to "
 		    "another resource than the one named)", r->name, why), NULL;
+	/* Held for an upstream that is down: refused, never passed to another that offers the
+	 * same name (what happened, not where). Still the policy's: one the caller may not
+	 * have is answered as unknown. */
+	if (owner == NULL && held && (up = config_upstream(f->cfg, held)) != NULL) {
+		if (f->gate && (gate = f->gate(f, r->name, up, kind, key, 1)) == FED_DENIED)
+			return NULL;
+		if (gate == FED_PASS)
+			return failed(f, GW_EUPSTREAM, "%s: unavailable: the upstream that offers it is down", key), NULL;
+		return failed(f, code, "%s", unknown), NULL;
+	}
 	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)
 		return failed(f, GW_EINTERNAL, "%s", "the catalog names an upstream the configuration lacks"), NULL;
 	if (up && f->gate && (gate = f->gate(f, r->name, up, kind, key, 1)) == FED_DENIED)

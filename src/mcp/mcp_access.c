@@ -139,21 +139,30 @@ int
 mcp_gate_call(struct element *el, json_t *params, struct gw_error *err)
 {
 	struct exchange *x = el->x;
-	const char *name = json_string_value(json_object_get(params, "name"));
+	const char *name = json_string_value(json_object_get(params, "name")), *held = NULL;
 	struct policy_tool t;
 	struct policy_why why;
 	json_t *doc = mcp_catalog(x);
 	long ix;
 
-	if (name == NULL || (ix = catalog_find(doc, name)) < 0)
+	if (name == NULL)
 		return 0;	/* nothing to decide: federate.c answers */
-	catalog_policy_tool(x->cfg, doc, (size_t)ix, &t, NULL, NULL);
+	if ((ix = catalog_find(doc, name)) >= 0)
+		catalog_policy_tool(x->cfg, doc, (size_t)ix, &t, NULL, NULL);
+	else if ((held = catalog_held(doc, CATALOG_TOOLS, name)) != NULL) {
+		/* Held for its upstream while that is down (federate.c refuses the call, and no
+		 * bucket is filled): the caller hears so only of a tool it may call. */
+		memset(&t, 0, sizeof(t));
+		t.name = name;
+		t.upstream = config_upstream(x->cfg, held);
+	} else
+		return 0;
 	if (x->pc.off)
-		return gate_limit(el, &t, err);
+		return held ? 0 : gate_limit(el, &t, err);
 	policy_decide(&x->pc, &t, &why);
 	audit(x, "tools/call", "tool", name, NULL, &why);
 	if (why.step == POLICY_VISIBLE)
-		return gate_limit(el, &t, err);
+		return held ? 0 : gate_limit(el, &t, err);
 	if (refuse(el, &why, err) < 0)
 		return -1;
 	gw_error_set(err, GW_EPARAMS, "Unknown tool");	/* exactly as for a tool that does not exist */

@@ -274,7 +274,7 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 	json_t *items = json_array(), *routes = json_array(), *route, *ix;
 	struct buf text;
 	const char *rec;
-	size_t i;
+	size_t i, shared = 0;
 
 	buf_init(&text, CATALOG_MAX_BYTES);
 
@@ -289,9 +289,11 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 				continue;
 			}
 			json_array_extend(route, json_array_get(pairs[i], 1));
-			log_info(NULL, "catalog: %s %s is offered by more than one upstream: listed with the first's "
-			    "record, %s", k->key, pair_key(pairs[i]), k == &catalog_kinds[CATALOG_TOOLS] ?
-			    "called at the first (the policy decides tools by it)" : "reached at the first the caller may reach");
+			if (shared++ == 0)
+				log_warn(NULL, "catalog: %s %s is offered by more than one upstream: listed with the first's "
+				    "record, %s (give one a prefix)", k->key, pair_key(pairs[i]),
+				    k->prefixed ? "called at the first alone, and refused while it is down" :
+				    "reached at the first the caller may reach, never at another while one is down");
 		} else {
 			rec = json_string_value(json_array_get(pairs[i], PAIR_TEXT));
 			ix = index_record(k, json_array_get(pairs[i], 0));
@@ -306,6 +308,8 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 			json_array_append_new(routes, json_copy(json_array_get(pairs[i], 1)));
 		}
 	}
+	if (shared > 1)
+		log_warn(NULL, "catalog: %zu %s in all are offered by more than one upstream", shared, k->array);
 	for (i = 0; i < n; i++)
 		json_decref(pairs[i]);
 	json_object_set_new(doc, k->array, items);
@@ -335,6 +339,88 @@ caps_kept(json_t *caps)
 		json_object_set_new(out, kinds[i], o);
 	}
 	return out;
+}
+
+static json_t *idx(json_t *doc);
+
+/* The keys of kind an upstream that is down (lists[i] NULL) offered in prev, the catalog
+ * before (its routes, and what prev held for it), as they are exposed now (its prefix may
+ * have changed): into held, key → the upstream's index. The first upstream in the file
+ * that holds a key keeps it. */
+static void
+hold_kind(const struct config *cfg, json_t *const *lists, json_t *prev, enum catalog_kind kind, json_t *held)
+{
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+	json_t *routes = json_object_get(idx(prev), k->routes), *route, *ph, *v;
+	const char *up, *orig, *key;
+	char name[2 * TOOL_NAME_MAX + 2];
+	size_t i, r, a;
+
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		const struct cfg_upstream *u = &cfg->upstreams[i];
+
+		if (lists[i] != NULL)
+			continue;
+		json_array_foreach(routes, r, route)
+			for (a = 0; a + 1 < json_array_size(route); a += 2) {
+				up = json_string_value(json_array_get(route, a));
+				orig = json_string_value(json_array_get(route, a + 1));
+				if (up == NULL || orig == NULL || strcmp(up, u->s.name) != 0)
+					continue;
+				snprintf(name, sizeof(name), "%s%s", k->prefixed && u->prefix ? u->prefix : "", orig);
+				if (json_object_get(held, name) == NULL)
+					json_object_set_new(held, name, json_integer((json_int_t)i));
+			}
+		/* Held before, and still down: held still (the original key is kept there). */
+		ph = json_object_get(json_object_get(idx(prev), "held"), k->array);
+		json_object_foreach(ph, key, v) {
+			if (strcmp(json_string_value(json_array_get(v, 0)) ? json_string_value(json_array_get(v, 0)) : "",
+			    u->s.name) != 0 || (orig = json_string_value(json_array_get(v, 1))) == NULL)
+				continue;
+			snprintf(name, sizeof(name), "%s%s", k->prefixed && u->prefix ? u->prefix : "", orig);
+			if (json_object_get(held, name) == NULL)
+				json_object_set_new(held, name, json_integer((json_int_t)i));
+		}
+	}
+}
+
+/* Binds each key to the upstream that owned it: a record of an upstream later in the file
+ * than one that is down and offered the same key before is dropped (the call would go to
+ * another upstream than the one the name meant). What stays held (no upstream before its
+ * holder lists it) goes into out: key → [holder's name, its original key]. */
+static void
+keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, json_t **pairs, size_t *n, json_t *out)
+{
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+	const char *key, *pfx;
+	json_t *h, *v;
+	size_t i, j, u, hu, lp, dropped = 0;
+
+	for (i = j = 0; i < *n; i++) {
+		key = pair_key(pairs[i]);
+		u = (size_t)json_integer_value(json_array_get(pairs[i], PAIR_UPSTREAM));
+		if ((h = json_object_get(held, key)) != NULL && (hu = (size_t)json_integer_value(h)) < u) {
+			if (dropped++ == 0)
+				log_warn(NULL, "catalog: %s %s of upstream %s is not served: upstream %s offered it first "
+				    "and is down", k->key, key, cfg->upstreams[u].s.name, cfg->upstreams[hu].s.name);
+			json_decref(pairs[i]);
+			continue;
+		}
+		if (h != NULL)	/* an upstream before the holder lists it: it is that one's */
+			json_object_del(held, key);
+		pairs[j++] = pairs[i];
+	}
+	*n = j;
+	if (dropped > 1)
+		log_warn(NULL, "catalog: %zu %s in all are not served for upstreams that offered them first and are down",
+		    dropped, k->array);
+	json_object_foreach(held, key, v) {
+		hu = (size_t)json_integer_value(v);
+		pfx = k->prefixed && cfg->upstreams[hu].prefix ? cfg->upstreams[hu].prefix : "";
+		lp = strlen(pfx);
+		json_object_set_new(out, key, json_pack("[s, s]", cfg->upstreams[hu].s.name,
+		    strncmp(key, pfx, lp) == 0 ? key + lp : key));
+	}
 }
 
 /* Cuts each upstream to its share: its records in order (tools, prompts, resources,
@@ -372,7 +458,14 @@ cut_to_shares(json_t **pairs[CATALOG_NKINDS], size_t n[CATALOG_NKINDS], const si
 json_t *
 catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons)
 {
+	return catalog_build_bound(cfg, lists, reasons, NULL);
+}
+
+json_t *
+catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *const *reasons, json_t *prev)
+{
 	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *st;
+	json_t *held = json_object(), *hk;
 	json_t **pairs[CATALOG_NKINDS] = { NULL };
 	size_t n[CATALOG_NKINDS] = { 0 }, cap[CATALOG_NKINDS] = { 0 }, nup = cfg->n_upstreams, i, j, tools;
 	size_t *need = calloc(nup + 1, sizeof(*need)), *share = calloc(nup + 1, sizeof(*share));
@@ -414,8 +507,20 @@ catalog_build(const struct config *cfg, json_t *const *lists, const char *const 
 		}
 		json_object_set_new(status, name, st);
 	}
-	for (k = 0; k < CATALOG_NKINDS; k++)
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		hk = json_object();
+		if (prev) {
+			json_t *bykey = json_object();
+
+			hold_kind(cfg, lists, prev, (enum catalog_kind)k, bykey);
+			keep_bound(cfg, bykey, (enum catalog_kind)k, pairs[k], &n[k], hk);
+			json_decref(bykey);
+		}
+		if (json_object_size(hk))
+			json_object_set(held, catalog_kinds[k].array, hk);
+		json_decref(hk);
 		put_kind(doc, records, &catalog_kinds[k], pairs[k], n[k]);
+	}
 out:
 	for (k = 0; k < CATALOG_NKINDS; k++)
 		free(pairs[k]);
@@ -424,8 +529,24 @@ out:
 	free(cut);
 	free(over);
 	json_object_set_new(doc, "upstreams", status);
+	if (json_object_size(held))
+		json_object_set(doc, "held", held);
+	json_decref(held);
 	json_object_set_new(doc, "records", records);
 	return doc;
+}
+
+json_t *
+catalog_held_all(json_t *doc, enum catalog_kind kind)
+{
+	return json_object_get(json_object_get(idx(doc), "held"), catalog_kinds[kind].array);
+}
+
+const char *
+catalog_held(json_t *doc, enum catalog_kind kind, const char *key)
+{
+	return json_string_value(json_array_get(json_object_get(json_object_get(json_object_get(idx(doc), "held"),
+	    catalog_kinds[kind].array), key), 0));
 }
 
 int
@@ -853,7 +974,7 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
 }
 
 static json_t *
-fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m)
+fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m, json_t *prev)
 {
 	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
 	char (*reasons)[256] = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
@@ -878,7 +999,7 @@ fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, 
 		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
 		    lists[i] ? NULL : brief);
 	}
-	doc = catalog_build(cfg, lists, why);
+	doc = catalog_build_bound(cfg, lists, why, prev);
 	for (i = 0; i < cfg->n_upstreams; i++)
 		json_decref(lists[i]);
 	free(lists);
@@ -1033,7 +1154,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	}
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
-			view_refresh(v, fetch_all(pool, cfg, now_ms, m), 0);
+			view_refresh(v, fetch_all(pool, cfg, now_ms, m, v->doc), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return json_incref(v->doc);
@@ -1043,7 +1164,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	 * for a moment. */
 	if (region_lock(c) < 0) {
 		if (v->doc == NULL)
-			view_set(v, fetch_all(pool, cfg, now_ms, m), 0);
+			view_set(v, fetch_all(pool, cfg, now_ms, m, v->doc), 0);
 		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
 		return json_incref(v->doc);
 	}
@@ -1062,6 +1183,6 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	if (v->doc && (fresh || (!ours && usable)))
 		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
-	store(c, key, fetch_all(pool, cfg, now_ms, m), now_ms, cfg->catalog_ttl * 1000, v);
+	store(c, key, fetch_all(pool, cfg, now_ms, m, v->doc), now_ms, cfg->catalog_ttl * 1000, v);
 	return json_incref(v->doc);
 }

@@ -105,6 +105,16 @@ json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struc
  * "resources": [...], "resourceTemplates": [...]} (members absent when not offered),
  * or just the array of its tools, or NULL with reasons[i] when it failed. Pure. */
 json_t *catalog_build(const struct config *cfg, json_t *const *lists, const char *const *reasons);
+/* catalog_build, with every key bound to the upstream that offered it: prev (may be NULL)
+ * is the catalog before. What an upstream that is down now offered in prev stays its
+ * (held): the same key of an upstream later in the file is not served meanwhile, and a
+ * request for it is refused rather than passed to another upstream than the one it
+ * meant. The document's "held": {kind's array: {key: [upstream, key there]}}. */
+json_t *catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *const *reasons, json_t *prev);
+/* The upstream that holds key of kind while it is down (catalog_build_bound), or NULL. */
+const char *catalog_held(json_t *doc, enum catalog_kind kind, const char *key);
+/* Every key of kind held so: {key: [upstream, key there]} (borrowed), or NULL. */
+json_t *catalog_held_all(json_t *doc, enum catalog_kind kind);
 
 /* How many records of kind doc holds (the index is not parsed for it). */
 size_t catalog_count(json_t *doc, enum catalog_kind kind);

@@ -349,12 +349,48 @@ against_catalog(const struct config *cfg, json_t *doc, struct confcheck *o)
 	}
 }
 
+/* Names (and URIs) two upstreams both offer: each is the first's in the file (its call
+ * goes there, and is refused while that one is down, never passed to the other). Said at
+ * the other upstream's section, CONFCHECK_TOOLS_MAX of them a kind, then how many more. */
+static void
+shared_names(const struct config *cfg, json_t *doc, struct confcheck *o)
+{
+	static const char *const what[CATALOG_NKINDS] = { "tool", "prompt", "resource", "resource template" };
+	const struct cfg_upstream *first, *other;
+	const char *up, *orig, *key;
+	size_t i, n, alt, said;
+	int k;
+
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		n = catalog_count(doc, (enum catalog_kind)k);
+		for (i = said = 0; i < n; i++) {
+			if (catalog_route_alt(doc, (enum catalog_kind)k, (long)i, 1, &up, &orig) < 0 ||
+			    catalog_route(doc, (enum catalog_kind)k, (long)i, &up, &orig) < 0 ||
+			    (first = config_upstream(cfg, up)) == NULL || (key = catalog_key(doc, (enum catalog_kind)k, i)) == NULL)
+				continue;
+			for (alt = 1; catalog_route_alt(doc, (enum catalog_kind)k, (long)i, alt, &up, &orig) == 0; alt++) {
+				if ((other = config_upstream(cfg, up)) == NULL || said++ >= CONFCHECK_TOOLS_MAX)
+					continue;
+				warn(o, &other->s.where, NULL, "[upstream \"%s\"]: %s %s is also upstream %s's, before it in "
+				    "the file: %s (give one a prefix)", other->s.name, what[k], key, first->s.name,
+				    k <= CATALOG_PROMPTS ? "every call goes there, and is refused while it is down" :
+				    "read from the first that lets the caller, never from another while one is down");
+			}
+		}
+		if (said > CONFCHECK_TOOLS_MAX)
+			warn(o, &cfg->upstreams[0].s.where, NULL, "%zu more %ss are offered by more than one upstream",
+			    said - CONFCHECK_TOOLS_MAX, what[k]);
+	}
+}
+
 void
 confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *o)
 {
 	o->n = o->dropped = 0;
 	inert_keys(cfg, o);
 	verify_keys(cfg, o);
+	if (doc)
+		shared_names(cfg, doc, o);
 	if (cfg->n_tenants == 0) {
 		policy_off(cfg, o);
 		return;

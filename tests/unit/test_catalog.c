@@ -309,6 +309,47 @@ test_shares(void)
 	json_decref(l[1]);
 }
 
+/* A name stays with the upstream that offered it first: while that one is down, another
+ * upstream's record of the same name is not served, and the name is held for it; once it
+ * is back, it is its again. Held names carry over rebuilds while it stays down. */
+static void
+test_bound(void)
+{
+	const char *why[3] = { NULL, "upstream files: connection refused", NULL };
+	json_t *l[3], *prev, *doc, *again;
+
+	l[0] = json_pack("[{s:s}]", "name", "search");
+	l[1] = json_pack("{s:[{s:s}, {s:s}], s:[{s:s}]}", "tools", "name", "transfer", "name", "balance",
+	    "resources", "uri", "bank://ledger");
+	l[2] = json_pack("{s:[{s:s}, {s:s}], s:[{s:s}]}", "tools", "name", "transfer", "name", "other",
+	    "resources", "uri", "bank://ledger");
+	prev = catalog_build(cfg, l, reasons);
+	json_decref(l[1]);
+	l[1] = NULL;	/* files down */
+	doc = catalog_build_bound(cfg, l, why, prev);
+	ok(catalog_find(doc, "transfer") < 0 && catalog_find(doc, "other") >= 0,
+	    "files down: its transfer is not served by down's transfer (down's other is)");
+	is_str(catalog_held(doc, CATALOG_TOOLS, "transfer"), "files", "… transfer is held for files");
+	ok(catalog_held(doc, CATALOG_TOOLS, "balance") && catalog_held(doc, CATALOG_RESOURCES, "bank://ledger") &&
+	    catalog_find_in(doc, CATALOG_RESOURCES, "bank://ledger") < 0, "… and balance and bank://ledger too");
+	ok(catalog_held(doc, CATALOG_TOOLS, "other") == NULL && catalog_held(doc, CATALOG_TOOLS, "search") == NULL,
+	    "… nothing else is held");
+	again = catalog_build_bound(cfg, l, why, doc);	/* rebuilt while it is still down */
+	is_str(catalog_held(again, CATALOG_TOOLS, "transfer"), "files", "rebuilt while files stays down: still held");
+	ok(catalog_find(again, "transfer") < 0, "… and not served by another");
+	json_decref(doc);
+	l[1] = json_pack("[{s:s}]", "name", "transfer");
+	doc = catalog_build_bound(cfg, l, why, again);
+	ok(catalog_find(doc, "transfer") >= 0 && catalog_held(doc, CATALOG_TOOLS, "transfer") == NULL,
+	    "files back: transfer is listed, and its");
+	json_decref(doc);
+	json_decref(again);
+	json_decref(prev);
+	json_decref(l[0]);
+	json_decref(l[1]);
+	json_decref(l[2]);
+}
+
 int
 main(void)
 {
@@ -347,6 +388,7 @@ main(void)
 	test_all_answered();
 	test_listed_twice();
 	test_shares();
+	test_bound();
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	json_decref(lists[2]);
