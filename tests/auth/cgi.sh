@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 trap 'stop_idp; [ -f "$T/fcgi.pid" ] && kill $(cat "$T/fcgi.pid") 2>/dev/null; rm -rf "$T"' EXIT
 GW=http://127.0.0.1:8080/mcp
 start_idp "$GW" http://127.0.0.1:8081/other
-printf 'mcpgate-secret\n' > "$T/secret"
+(umask 077 && printf 'mcpgate-secret\n' > "$T/secret")
 AS_TIMEOUT=5000	# [auth] timeout-ms: an introspection under valgrind on a loaded machine takes seconds
 auth_conf() {	# [CACHE_TTL=s] [NEG_TTL=s] auth_conf [extra [auth] lines]
 	ISSUER=$IDP write_conf '[gateway]' "log-file = $T/gw.log" '[auth]' 'client-id = mcpgate' \

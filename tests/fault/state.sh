@@ -34,7 +34,7 @@ trap cleanup EXIT
 
 GW=http://127.0.0.1:8080/mcp
 start_idp "$GW"
-printf 'mcpgate-secret\n' > "$T/secret"
+(umask 077 && printf 'mcpgate-secret\n' > "$T/secret")
 
 # conf FILE STATE [extra [gateway] lines]: ENTRIES (cache-entries, 64), AUTH_MS (3000).
 conf() {
@@ -336,7 +336,8 @@ is "the directory is made 0700" "$(stat -c %a "$T/rt" 2>/dev/null)" 700
 like "mcpgate -t names it" "$(RUNTIME_DIRECTORY=$T/rt "$MCPGATE_BIN" -t -c "$T/rt.conf")" "state: $T/rt/state \\(the default\\)"
 # Another user, without a runtime directory: ${TMPDIR:-/tmp}/mcpgate-<uid>.
 cp "$T/secret" "$N/secret"
-chmod 644 "$N/secret"
+chgrp 65534 "$N/secret"	# root's, read by nobody's group: a secret others cannot read
+chmod 640 "$N/secret"
 SECRET=$N/secret LOG=$N/gw.log conf "$N/gw.conf" ""
 sed -i '/^log-file/d' "$N/gw.conf"
 chmod 644 "$N/gw.conf"
