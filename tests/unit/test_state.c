@@ -581,6 +581,34 @@ test_removed(void)
 	state_close(st2);
 }
 
+/* The file made readable by group or others: its keys may have been read, so it is not
+ * taken; a new one is built in its place, with new keys, readable by this user alone. */
+static void
+test_exposed(void)
+{
+	unsigned char key[32];
+	struct state *st2;
+	struct stat sb;
+
+	st = open_state(NULL);
+	memcpy(key, state_session_key(st), 32);
+	state_close(st);
+	chmod(path, 0644);
+	st2 = open_state(NULL);
+	ok(st2 && memcmp(state_session_key(st2), key, 32) != 0, "a state file readable by others: rebuilt, new keys");
+	ok(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "… readable by this user alone");
+	memcpy(key, state_session_key(st2), 32);
+	state_close(st2);
+	chmod(path, 0640);
+	st2 = open_state(NULL);
+	ok(st2 && memcmp(state_session_key(st2), key, 32) != 0, "readable by its group: rebuilt too");
+	memcpy(key, state_session_key(st2), 32);
+	state_close(st2);
+	st2 = open_state(NULL);
+	ok(st2 && memcmp(state_session_key(st2), key, 32) == 0, "0600: taken as it is");
+	state_close(st2);
+}
+
 /* The default path: a directory only this user may write. */
 static void
 test_default_path(void)
@@ -652,6 +680,7 @@ main(void)
 	test_cache_adopted();
 	test_fixed_region();
 	test_removed();
+	test_exposed();
 	test_default_path();
 	test_private();
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
