@@ -272,7 +272,7 @@ alive a b && pass "the processes lived through it" || fail "the processes lived 
 
 # --- its file system full, then room again ------------------------------------------------
 mkdir -p "$T/full"
-if mount -t tmpfs -o size=256k tmpfs "$T/full"; then	# the file wants 4.5 MB
+if mount -t tmpfs -o size=256k,mode=0700 tmpfs "$T/full"; then	# the file wants 4.5 MB (a state directory only its user may write)
 	MOUNTS+=("$T/full")
 	full_how="a 256 KiB tmpfs"
 	conf "$T/full.conf" "$T/full/state"
@@ -301,7 +301,7 @@ stop f
 
 # --- the shared state cannot be had: refuse, loudly -----------------------------------------
 mkdir -p "$T/ro"
-if mount -t tmpfs -o ro,size=1m tmpfs "$T/ro"; then
+if mount -t tmpfs -o ro,size=1m,mode=0700 tmpfs "$T/ro"; then
 	MOUNTS+=("$T/ro")
 	conf "$T/ro.conf" "$T/ro/state"
 	spawn r "$T/ro.conf" 1
