@@ -99,6 +99,8 @@ struct cfg_file {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
+	mode_t mode;	/* and owner: a file refused for them is tried again when they change */
+	uid_t uid;
 };
 
 struct config {

@@ -120,6 +120,12 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, reason);
 			goto out;
 		}
+		/* Judged again at every read, as at load: keys another user may write are none. */
+		if (cfgfile_judge(&st, CFGFILE_TRUSTED, why, sizeof(why)) < 0) {
+			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, why);
+			close(fd);
+			goto out;
+		}
 		rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, len);
 		close(fd);
 		if (rc != 0) {
