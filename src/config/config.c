@@ -699,8 +699,9 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 	}
 	ks = jws_keys_parse(doc, len, whybuf, sizeof(whybuf));
 	free(doc);
-	if (ks == NULL) {
+	if (jws_keys_count(ks) == 0) {	/* (at load: a file without a key is a mistake) */
 		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+		jws_keys_free(ks);
 		return -1;
 	}
 	jws_keys_free(ks);
@@ -834,6 +835,15 @@ derive(struct loader *ld, const char *path)
 		return -1;
 	if (!cfg->version && (cfg->version = strdup("1.0.0")) == NULL)
 		return -1;
+	if (cfg->jwks_max_age == 0) {	/* an hour past freshness, as long as the issuer fails */
+		cfg->jwks_max_age = cfg->jwks_ttl + 3600;
+	} else if (cfg->jwks_max_age < cfg->jwks_ttl) {
+		const struct cfg_where *w = cfg_where(&cfg->auth, K_AUTH, "jwks-max-age");
+
+		lerr(ld, w->file, w->line, "jwks-max-age: %ld s is less than jwks-ttl (%ld s): keys are fresh that long",
+		    cfg->jwks_max_age, cfg->jwks_ttl);
+		return -1;
+	}
 	if (cfg->request_timeout_ms == 0) {	/* a single call has its own timeout-ms, as before */
 		cfg->request_timeout_ms = cfg->n_upstreams ? 1 : UPSTREAM_TIMEOUT_DEFAULT_MS;
 		for (i = 0; i < cfg->n_upstreams; i++)

@@ -172,6 +172,7 @@ struct config {
 	int jwt_typ;		/* enum jwt_typ */
 	int introspect_jwt;	/* a verified JWT is introspected too */
 	long jwks_ttl;		/* seconds the keys are fresh */
+	long jwks_max_age;	/* seconds they verify at most, fetched or not since (>= jwks_ttl) */
 	long jwks_min_interval;	/* seconds between two fetches for an unknown kid */
 	long clock_skew;	/* seconds of leeway on exp, nbf and iat */
 	struct strlist audiences;	/* accepted besides resource */
