@@ -411,11 +411,12 @@ caller_key(const struct auth_env *env, const struct config *cfg, const char *tok
 	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
 }
 
-/* A caller accepted: what its sessions and cursors are bound to, made once. */
+/* A caller accepted: what its sessions and cursors are bound to, made once: this
+ * gateway (its resource and issuer), then who the caller is to it. */
 static void
-accepted(struct caller *caller)
+accepted(const struct config *cfg, struct caller *caller)
 {
-	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, caller->who);
+	session_who(cfg->bind, caller->claims.subject, caller->claims.client_id, caller->claims.tenant, caller->who);
 }
 
 static int
@@ -450,7 +451,7 @@ auth_cached(const struct auth_env *env, const struct config *cfg, const struct r
 	}
 	if (cfg->metrics_on)
 		metrics_token_cache(env->metrics, 1);
-	accepted(caller);
+	accepted(cfg, caller);
 	return 1;
 }
 
@@ -600,6 +601,6 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
 		return -1;
 	}
-	accepted(caller);
+	accepted(cfg, caller);
 	return 0;
 }

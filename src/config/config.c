@@ -811,6 +811,14 @@ derive(struct loader *ld, const char *path)
 	}
 	if ((cfg->origin = url_origin(cfg->resource, &rpath)) == NULL)
 		return -1;
+	{
+		/* What this gateway is, to what it leaves in shared state: two gateways of
+		 * one host (one state file) or of one Redis differ in resource or issuer. */
+		const struct secret_part bind[3] = { { "mcpgate bind v1", 16 },
+		    { cfg->resource, strlen(cfg->resource) + 1 }, { cfg->issuer, strlen(cfg->issuer) } };
+
+		secret_digest_parts(bind, 3, cfg->bind, sizeof(cfg->bind));
+	}
 	if (strchr(rpath, '?')) {
 		const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "resource");
 

@@ -173,7 +173,7 @@ seal(const unsigned char *key, int64_t exp, char id[SESSION_ID_MAX])
 
 	memset(&s, 0, sizeof(s));
 	snprintf(s.version, sizeof(s.version), "2025-06-18");
-	session_who("alice", "cli", "", s.who);
+	session_who(NULL, "alice", "cli", "", s.who);
 	s.exp = exp;
 	session_seal(key, &s, id);
 }
@@ -185,7 +185,7 @@ opens(const unsigned char *key, void *tombs, const char *id)
 	char who[33];
 	int rc;
 
-	session_who("alice", "cli", "", who);
+	session_who(NULL, "alice", "cli", "", who);
 	rc = session_open(key, tombs, id, who, now / 1000, &s);
 	session_clear(&s);
 	return rc;
