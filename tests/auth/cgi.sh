@@ -192,6 +192,19 @@ sleep_until_ms $((t1 + ttl * 1000 + 200))
 call "Bearer $victim"
 is "revoked, after cache-ttl: 401" "$(status)" 401
 auth_conf
+# cache-ttl lowered: entries stored under the longer one are not taken past the new one
+# (an operator's lower cache-ttl, for revocations to count sooner, holds at once).
+victim=$(mint_cc machine-none mcp:tools)
+all_tokens+=("$victim")
+call "Bearer $victim"
+is "a token cached under cache-ttl = 3600: 200" "$(status)" 200
+revoke "$victim"
+call "Bearer $victim"
+is "… revoked: still served from the cache (200)" "$(status)" 200
+CACHE_TTL=1 auth_conf
+call "Bearer $victim"
+is "… cache-ttl lowered to 1 s: its entry of an hour is not taken, the token refused (401)" "$(status)" 401
+auth_conf
 
 # The metadata mirror.
 cgi GET /.well-known/oauth-authorization-server

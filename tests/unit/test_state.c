@@ -147,7 +147,7 @@ lookup(struct token_cache *tc, const char *token)
 	unsigned char key[TC_KEY_BYTES];
 
 	key_of(token, key);
-	return token_cache_lookup(tc, key, now, 3000, &got, reason, sizeof(reason));
+	return token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 }
 
 static void
@@ -161,7 +161,7 @@ fill(struct token_cache *tc, const char *token)
 	snprintf(c.subject, sizeof(c.subject), "%s", token);
 	c.exp = now / 1000 + 1000;
 	key_of(token, key);
-	token_cache_lookup(tc, key, now, 3000, &got, reason, sizeof(reason));
+	token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 	token_cache_fill(tc, key, now, &c, now + 600000);
 }
 
