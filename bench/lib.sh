@@ -231,7 +231,7 @@ start_idp() {
 	for _ in $(seq 1 100); do [ -s "$ROOT/idp.ready" ] && break; sleep 0.1; done
 	IDP=$(sed -n 's/^ready //p' "$ROOT/idp.ready" 2>/dev/null)
 	[ -n "$IDP" ] || die "the authorization server did not start: $(tail -n 5 "$ROOT/idp.log")"
-	printf 'mcpgate-secret\n' >"$ROOT/secret"
+	(umask 077 && printf 'mcpgate-secret\n' >"$ROOT/secret")
 }
 # one_token: prints a client_credentials token (machine-acme, mcp:tools) of the IdP;
 # fails when there is none.

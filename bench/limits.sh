@@ -125,7 +125,7 @@ for _ in $(seq 1 100); do [ "$(rcli ping 2>/dev/null)" = PONG ] && break; sleep 
 [ "$(rcli ping 2>/dev/null)" = PONG ] || die "redis-server did not start: $(tail -n 5 "$ROOT/redis/redis.log")"
 [ "$(redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] || die "redis-server does not answer on $REDIS_SOCK"
 start_idp "$BASE_L/mcp" "$BASE_R/mcp" "$BASE_U/mcp" "$BASE_O/mcp"
-head -c 32 /dev/urandom >"$ROOT/session.key"
+(umask 077 && head -c 32 /dev/urandom >"$ROOT/session.key")
 CONF_GATEWAY="session-key-file = $ROOT/session.key"
 limits_conf() { # STORE → the [limits] section: the five limits in STORE
 	printf '[limits]\nstore = %s\n' "$1"

@@ -8,7 +8,8 @@
  * bench/mcp.sh builds and runs it too.
  *
  * What is timed, per operation, exactly as src/mcp/mcp_session.c does it:
- *   seal  session_who + session_seal            (mcp_issue_session: the initialize answer)
+ *   seal  session_who + session_seal            (mcp_issue_session: the initialize answer;
+ *         session_who as auth.c makes it, with the gateway's binding)
  *   open  session_who + session_open + clear    (mcp_check_session: a request carrying
  *         Mcp-Session-Id), with the tombstones of a real state file: the gateway's
  *         state_open() on a temporary file (a MAP_SHARED mapping, a robust
@@ -39,6 +40,9 @@
 #define MAX_REPS 101
 /* src/state/session.c's associated data (private there); only the secret_* rows use it */
 #define SESSION_AD "mcpgate session v1"
+/* A gateway's binding (struct config's bind: 16 bytes of a digest of its resource and
+ * issuer), which every caller digest starts with */
+static const unsigned char gw[SESSION_BIND_BYTES] = "https://gw/mcp\0";
 
 enum { R_SEAL, R_OPEN, R_WHO, R_OPEN_NOTOMBS, R_SECRET_SEAL, R_SECRET_OPEN, R_RANDOM, R_N };
 
@@ -177,7 +181,7 @@ main(int argc, char **argv)
 	 * before the sessions timed below: a bucket that fills up (1000 tombstones in 512
 	 * buckets of 8, now and then) raises its floor to its oldest, which would end every
 	 * session expiring by then, the timed ones too, were they all to expire together. */
-	session_who("bench-ended", "machine-acme", "", s.who);
+	session_who(gw, "bench-ended", "machine-acme", "", s.who);
 	s.exp = now + 3600;
 	for (i = 0; i < tombs_n; i++) {
 		char id[SESSION_ID_MAX];
@@ -189,7 +193,7 @@ main(int argc, char **argv)
 	s.exp = now + 86400;
 
 	/* The plaintext session_seal makes (for the rows that time the crypto alone). */
-	session_who("machine-acme", "machine-acme", "", s.who);
+	session_who(gw, "machine-acme", "machine-acme", "", s.who);
 	j = json_pack("{s:i, s:s, s:s, s:I, s:O}", "v", 1, "pv", s.version, "w", s.who,
 	    "x", (json_int_t)s.exp, "u", s.upstreams);
 	plain = json_dumps(j, JSON_COMPACT);
@@ -212,12 +216,12 @@ main(int argc, char **argv)
 		/* The caller of the measured sessions: a client_credentials token's
 		 * identity (subject = client id, no tenant). */
 		TIMED(R_SEAL, {	/* issue_session */
-			session_who("machine-acme", "machine-acme", "", s.who);
+			session_who(gw, "machine-acme", "machine-acme", "", s.who);
 			if (session_seal(key, &s, ids[i]) < 0)
 				return 1;
 		});
 		TIMED(R_OPEN, {	/* check_session, with the state file's tombstones */
-			session_who("machine-acme", "machine-acme", "", who);
+			session_who(gw, "machine-acme", "machine-acme", "", who);
 			if (session_open(key, tombs, ids[i], who, now, &got) < 0) {
 				fprintf(stderr, "session_bench: a sealed session did not open\n");
 				return 1;
@@ -226,7 +230,7 @@ main(int argc, char **argv)
 			session_clear(&got);
 		});
 		TIMED(R_WHO, {
-			session_who("machine-acme", "machine-acme", "", who);
+			session_who(gw, "machine-acme", "machine-acme", "", who);
 			sink += who[0];
 		});
 		TIMED(R_OPEN_NOTOMBS, {

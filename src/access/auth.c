@@ -210,6 +210,7 @@ entry_until(const struct config *cfg, const struct claims *c, int64_t now_ms)
 /* --- [auth] shared-cache: accepted tokens' claims in the Redis store ----------------- */
 
 #define SHARED_PLAIN_MAX	(sizeof(struct claims) + 256)
+#define SHARED_AHEAD_MS		60000	/* an entry made further ahead of this clock is not believed */
 #define SHARED_SEALED_MAX	(SHARED_PLAIN_MAX * 4 / 3 + 128)
 
 /* What binds a sealed entry to its name: an entry copied under another token's name
@@ -219,7 +220,7 @@ shared_ad(const unsigned char *key, char ad[64])
 {
 	size_t i;
 
-	memcpy(ad, "mcpgate claims v2 ", 18);	/* v2: with the DPoP binding */
+	memcpy(ad, "mcpgate claims v3 ", 18);	/* v3: with its own end */
 	for (i = 0; i < RSTORE_KEY_BYTES; i++)
 		snprintf(ad + 18 + 2 * i, 3, "%02x", key[i]);
 }
@@ -233,15 +234,19 @@ member(json_t *j, const char *name)
 	return v ? v : "";
 }
 
-/* The claims another host accepted the token (key) with: 1 with c, 0 when there are
- * none that can be used (absent, forged, altered, expired, Redis not answering). */
+/* The claims another host accepted the token (key) with: 1 with c and *until_ms, how
+ * long they may be kept here; 0 when there are none that can be used (absent, forged,
+ * altered, expired, Redis not answering). An entry ends when its sealed end says, at
+ * the latest cache-ttl (this host's) after the token was verified, whatever Redis does
+ * with the key (PERSIST, a longer TTL, a restored dump): only Redis's clock kept its
+ * expiry, and anyone who may write to Redis may change that. */
 static int
 shared_lookup(const struct auth_env *env, const struct config *cfg, const unsigned char *key,
-    int64_t now_ms, struct claims *c)
+    int64_t now_ms, struct claims *c, int64_t *until_ms)
 {
 	char sealed[SHARED_SEALED_MAX], plain[SHARED_PLAIN_MAX], ad[64];
 	json_t *j = NULL;
-	json_int_t exp;
+	json_int_t exp, at, until;
 	int rc = 0, machine;
 
 	if (rstore_get(env->rs, cfg, RS_TOKEN, key, sealed, sizeof(sealed), clock_mono_us() / 1000) != 1)
@@ -251,7 +256,9 @@ shared_lookup(const struct auth_env *env, const struct config *cfg, const unsign
 	    (j = json_loads(plain, 0, NULL)) == NULL)
 		goto out;
 	memset(c, 0, sizeof(*c));
-	if (json_unpack(j, "{s:I, s:b}", "exp", &exp, "machine", &machine) < 0 || exp <= now_ms / 1000 ||
+	if (json_unpack(j, "{s:I, s:b, s:I, s:I}", "exp", &exp, "machine", &machine, "at", &at, "until", &until) < 0 ||
+	    exp <= now_ms / 1000 || until <= now_ms || at > now_ms + SHARED_AHEAD_MS ||
+	    at <= now_ms - cfg->cache_ttl * 1000 ||	/* (compared so: no sum overflows) */
 	    claims_set(c->subject, sizeof(c->subject), member(j, "sub")) < 0 ||
 	    claims_set(c->client_id, sizeof(c->client_id), member(j, "client_id")) < 0 ||
 	    claims_set(c->scope, sizeof(c->scope), member(j, "scope")) < 0 ||
@@ -261,7 +268,14 @@ shared_lookup(const struct auth_env *env, const struct config *cfg, const unsign
 		goto out;
 	c->exp = exp;
 	c->machine = machine;
-	rc = 1;
+	/* Kept here no longer than the entry lives, nor than this host's cache-ttl allows
+	 * from when the token was verified, nor past exp. */
+	*until_ms = entry_until(cfg, c, now_ms);
+	if (until < *until_ms)
+		*until_ms = until;
+	if (at + cfg->cache_ttl * 1000 < *until_ms)
+		*until_ms = at + cfg->cache_ttl * 1000;
+	rc = *until_ms > now_ms;
 out:
 	json_decref(j);
 	secret_wipe(plain, sizeof(plain));
@@ -270,8 +284,9 @@ out:
 	return rc;
 }
 
-/* Shares the claims of a token just accepted until until_ms (best effort: a host that
- * cannot share them leaves the other hosts to introspect, nothing more). */
+/* Shares the claims of a token just accepted (verified at now_ms) until until_ms, the
+ * two sealed with them (best effort: a host that cannot share them leaves the other
+ * hosts to introspect, nothing more). */
 static void
 shared_store(const struct auth_env *env, const struct config *cfg, const unsigned char *key,
     const struct claims *c, int64_t now_ms, int64_t until_ms)
@@ -279,9 +294,9 @@ shared_store(const struct auth_env *env, const struct config *cfg, const unsigne
 	char sealed[SHARED_SEALED_MAX], ad[64], *plain;
 	json_t *j;
 
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "sub", c->subject, "client_id", c->client_id,
-	    "scope", c->scope, "groups", c->groups, "tenant", c->tenant, "jkt", c->jkt, "exp", (json_int_t)c->exp,
-	    "machine", c->machine);
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:I, s:I}", "sub", c->subject, "client_id",
+	    c->client_id, "scope", c->scope, "groups", c->groups, "tenant", c->tenant, "jkt", c->jkt, "exp",
+	    (json_int_t)c->exp, "machine", c->machine, "at", (json_int_t)now_ms, "until", (json_int_t)until_ms);
 	plain = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (plain == NULL)
@@ -411,11 +426,12 @@ caller_key(const struct auth_env *env, const struct config *cfg, const char *tok
 	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
 }
 
-/* A caller accepted: what its sessions and cursors are bound to, made once. */
+/* A caller accepted: what its sessions and cursors are bound to, made once: this
+ * gateway (its resource and issuer), then who the caller is to it. */
 static void
-accepted(struct caller *caller)
+accepted(const struct config *cfg, struct caller *caller)
 {
-	session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, caller->who);
+	session_who(cfg->bind, caller->claims.subject, caller->claims.client_id, caller->claims.tenant, caller->who);
 }
 
 static int
@@ -433,6 +449,7 @@ int
 auth_cached(const struct auth_env *env, const struct config *cfg, const struct request *req,
     struct caller *caller)
 {
+	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
 	unsigned char key[TC_KEY_BYTES];
 	const char *tok;
 	size_t len;
@@ -443,14 +460,14 @@ auth_cached(const struct auth_env *env, const struct config *cfg, const struct r
 	    auth_parse_bearer(req->authorization, &tok, &len) < 0)
 		return 0;
 	caller_key(env, cfg, tok, len, caller, key);
-	if (token_cache_peek(env->tokens, key, clock_wall_ms(), &caller->claims) != TC_HIT ||
+	if (token_cache_peek(env->tokens, key, clock_wall_ms(), &life, &caller->claims) != TC_HIT ||
 	    !has_required_scopes(cfg, &caller->claims) || caller->claims.jkt[0]) {
 		memset(caller, 0, sizeof(*caller));
 		return 0;	/* auth_authenticate counts the miss, or the hit of a refused token */
 	}
 	if (cfg->metrics_on)
 		metrics_token_cache(env->metrics, 1);
-	accepted(caller);
+	accepted(cfg, caller);
 	return 1;
 }
 
@@ -461,13 +478,14 @@ token_claims(const struct auth_env *env, const struct config *cfg, const struct 
     const char *tok, size_t len, const unsigned char *key, struct caller *caller, char *reason_buf,
     size_t reason_len, const char **reason, struct response *resp)
 {
+	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
 	struct claims *c = &caller->claims;
-	int64_t deadline, now_ms = clock_wall_ms();
+	int64_t deadline, until, now_ms = clock_wall_ms();
 	int rc = 2, cached = env->tokens != NULL, counted = !cfg->metrics_on;	/* rc: 0 accepted, 1 rejected, -1 answered */
 
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
 	while (cached && rc == 2) {
-		enum tc_status st = token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, c,
+		enum tc_status st = token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, &life, c,
 		    reason_buf, reason_len);
 
 		if (!counted && st != TC_BUSY) {	/* one count a check: its first answer */
@@ -483,8 +501,8 @@ token_claims(const struct auth_env *env, const struct config *cfg, const struct 
 			rc = 1;
 			break;
 		case TC_MISS:	/* another host may have accepted it already */
-			if (env->rs && shared_lookup(env, cfg, key, now_ms, c) == 1) {
-				token_cache_fill(env->tokens, key, now_ms, c, entry_until(cfg, c, now_ms));
+			if (env->rs && shared_lookup(env, cfg, key, now_ms, c, &until) == 1) {
+				token_cache_fill(env->tokens, key, now_ms, c, until);
 				rc = 0;
 				break;
 			}
@@ -600,6 +618,6 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
 		return -1;
 	}
-	accepted(caller);
+	accepted(cfg, caller);
 	return 0;
 }

@@ -25,8 +25,9 @@ struct caller {
 	struct claims claims;	/* subject, client id, scopes, groups, tenant, exp */
 	char token_id[9];		/* 8 hex digits of the token's keyed digest: for logs */
 	unsigned char token_key[16];	/* another part of that digest: the token's rate-limit key */
-	char who[33];			/* once accepted: its subject, client and tenant's digest
-					 * (session_who), which binds its sessions and cursors */
+	char who[33];			/* once accepted: the digest of this gateway and its
+					 * subject, client and tenant (session_who), which binds
+					 * its sessions and cursors */
 };
 
 /* What auth uses, owned by the gateway and the worker. tokens/asmeta may be NULL. */

@@ -126,13 +126,14 @@ limiter_caller(struct limiter *l, const char *tenant_claim, const unsigned char 
 	l->have_token = 1;
 }
 
-/* The bucket key of class c: a keyed digest of the class and its value. */
+/* The bucket key of class c: a keyed digest of the class, the gateway (its resource and
+ * issuer: gateways of one state file or of one Redis count apart) and its value. */
 static void
 key_of(const struct limiter *l, enum limit_class c, const struct policy_tool *tool, unsigned char key[RL_KEY_BYTES])
 {
-	struct secret_part p[4] = { { classes[c].name, strlen(classes[c].name) + 1 } };
+	struct secret_part p[5] = { { classes[c].name, strlen(classes[c].name) + 1 }, { l->cfg->bind, CFG_BIND_BYTES } };
 	unsigned char d[32];
-	size_t n = 1;
+	size_t n = 2;
 
 	switch (c) {
 	case LIMIT_GATEWAY:

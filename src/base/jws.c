@@ -402,11 +402,8 @@ jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
 		}
 		ks->n++;
 	}
-	if (ks->n == 0) {
+	if (ks->n == 0)
 		snprintf(why, whylen, "no usable signing key in the JWK set (%zu keys)", json_array_size(keys));
-		jws_keys_free(ks);
-		ks = NULL;
-	}
 out:
 	json_decref(set);
 	return ks;

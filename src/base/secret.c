@@ -124,6 +124,18 @@ secret_keyed_digest_parts(const unsigned char *key, const struct secret_part *pa
 	sodium_memzero(&st, sizeof(st));
 }
 
+void
+secret_digest_parts(const struct secret_part *parts, size_t n, unsigned char *out, size_t nbytes)
+{
+	crypto_generichash_state st;
+	size_t i;
+
+	crypto_generichash_init(&st, NULL, 0, nbytes);
+	for (i = 0; i < n; i++)
+		crypto_generichash_update(&st, parts[i].p, parts[i].n);
+	crypto_generichash_final(&st, out, nbytes);
+}
+
 int
 secret_base64(const void *p, size_t n, char *out, size_t outlen)
 {

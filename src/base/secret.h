@@ -25,6 +25,8 @@ struct secret_part {
 };
 void secret_keyed_digest_parts(const unsigned char *key, const struct secret_part *parts, size_t n,
     unsigned char out[32]);
+/* Unkeyed BLAKE2b of the concatenation of n parts, nbytes (16..64) into out. */
+void secret_digest_parts(const struct secret_part *parts, size_t n, unsigned char *out, size_t nbytes);
 /* Standard base64 of p into out (outlen >= 4 * ceil(n / 3) + 1); -1 when too small. */
 int secret_base64(const void *p, size_t n, char *out, size_t outlen);
 /* Decodes standard, padded base64 (no blanks) into out: the length, or -1 when the

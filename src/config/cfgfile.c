@@ -41,18 +41,52 @@ cfgfile_open(const char *path, struct stat *st, const char **why)
 	return fd;
 }
 
-/* fopen() for the credential files: regular files only. */
-static FILE *
-open_file(const char *path, char *why, size_t whylen)
+int
+cfgfile_judge(const struct stat *st, enum cfgfile_trust kind, char *why, size_t whylen)
 {
+	unsigned mode = (unsigned)(st->st_mode & 07777);
+
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, whylen, "writable by group or others (mode %04o)", mode);
+		return -1;
+	}
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(why, whylen, "owned by uid %ld, neither root nor the user running the gateway (uid %ld)",
+		    (long)st->st_uid, (long)geteuid());
+		return -1;
+	}
+	if (kind == CFGFILE_SECRET && (st->st_mode & S_IROTH)) {
+		snprintf(why, whylen, "readable by others (mode %04o)", mode);
+		return 1;
+	}
+	return 0;
+}
+
+/* fopen() for the credential files: regular files only, judged as secrets. */
+static FILE *
+open_file(const char *path, char *why, size_t whylen, char *warn, size_t warnlen)
+{
+	char judged[CFGFILE_WHY_MAX];
 	const char *reason;
 	struct stat st;
 	FILE *f;
 	int fd;
 
+	warn[0] = '\0';
 	if ((fd = cfgfile_open(path, &st, &reason)) < 0) {
 		snprintf(why, whylen, "%s: %s", path, reason);
 		return NULL;
+	}
+	switch (cfgfile_judge(&st, CFGFILE_SECRET, judged, sizeof(judged))) {
+	case -1:
+		snprintf(why, whylen, "%s: %s", path, judged);
+		close(fd);
+		return NULL;
+	case 1:
+		snprintf(warn, warnlen, "%s: %s", path, judged);
+		break;
+	default:
+		break;
 	}
 	if ((f = fdopen(fd, "rb")) == NULL) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
@@ -103,13 +137,13 @@ cfgfile_read_all(int fd, size_t max, char **out, size_t *len)
 }
 
 char *
-cfgfile_secret(const char *path, char *why, size_t whylen)
+cfgfile_secret(const char *path, char *why, size_t whylen, char *warn, size_t warnlen)
 {
 	char line[1024], *s;
 	FILE *f;
 	size_t n;
 
-	if ((f = open_file(path, why, whylen)) == NULL)
+	if ((f = open_file(path, why, whylen, warn, warnlen)) == NULL)
 		return NULL;
 	if (fgets(line, sizeof(line), f) == NULL)
 		line[0] = '\0';
@@ -140,14 +174,14 @@ is_tchar(char c)
 }
 
 char *
-cfgfile_header(const char *path, char *why, size_t whylen)
+cfgfile_header(const char *path, char *why, size_t whylen, char *warn, size_t warnlen)
 {
 	char raw[8192 + 2], name[64], *header = NULL;
 	size_t n, i, nlen, vstart;
 	const char *bad = NULL;
 	FILE *f;
 
-	if ((f = open_file(path, why, whylen)) == NULL)
+	if ((f = open_file(path, why, whylen, warn, warnlen)) == NULL)
 		return NULL;
 	n = fread(raw, 1, sizeof(raw) - 1, f);
 	if (ferror(f))
@@ -199,13 +233,13 @@ out:
 }
 
 int
-cfgfile_key32(const char *path, unsigned char key[32], char *why, size_t whylen)
+cfgfile_key32(const char *path, unsigned char key[32], char *why, size_t whylen, char *warn, size_t warnlen)
 {
 	unsigned char raw[80];
 	size_t n, i;
 	FILE *f;
 
-	if ((f = open_file(path, why, whylen)) == NULL)
+	if ((f = open_file(path, why, whylen, warn, warnlen)) == NULL)
 		return -1;
 	n = fread(raw, 1, sizeof(raw), f);
 	fclose(f);

@@ -65,6 +65,29 @@ lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 }
 
 static void
+lwarn(struct loader *ld, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A warning at file:line ("file:line: " and the message): the configuration loads. */
+static void
+lwarn(struct loader *ld, const char *file, int line, const char *fmt, ...)
+{
+	struct cfg_errors *e = ld->errs;
+	va_list ap;
+	int n;
+
+	if (e->n_warn >= CFG_MAX_WARNINGS)
+		return;
+	n = snprintf(e->warn[e->n_warn], sizeof(e->warn[0]), "%s:%d: ", file, line);
+	if (n < 0 || (size_t)n >= sizeof(e->warn[0]))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(e->warn[e->n_warn] + n, sizeof(e->warn[0]) - (size_t)n, fmt, ap);
+	va_end(ap);
+	e->n_warn++;
+}
+
+static void
 lwarn_inert(struct loader *ld, const char *file, int line, const char *key)
 {
 	struct cfg_errors *e = ld->errs;
@@ -322,6 +345,8 @@ remember_file(struct loader *ld, const char *path, const struct stat *st)
 	nf->ino = st->st_ino;
 	nf->size = st->st_size;
 	nf->mtime = st->st_mtim;
+	nf->mode = st->st_mode;
+	nf->uid = st->st_uid;
 	cfg->n_files++;
 	return nf->path;
 }
@@ -332,7 +357,7 @@ static void parse_line(struct loader *ld, const char *file, int lineno, char *li
 static int
 load_file(struct loader *ld, const char *path, const char *from, int from_line, int depth)
 {
-	char line[CFG_LINE_MAX + 1];
+	char line[CFG_LINE_MAX + 1], judged[CFGFILE_WHY_MAX];
 	const char *file, *why;
 	char *text = NULL;
 	size_t i, len, pos, n;
@@ -359,9 +384,18 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 			lerr(ld, path, 0, "%s", why);
 		return -1;
 	}
-	/* Remembered before it is read: a reload notices when an oversized file shrinks. */
+	/* Remembered before it is read: a reload notices when an oversized file shrinks, or
+	 * when one refused below gets another mode or owner. */
 	if ((file = remember_file(ld, path, &st)) == NULL) {
 		lerr(ld, path, 0, "out of memory");
+		goto out;
+	}
+	/* What another user may write decides what the gateway believes: refused. */
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0) {
+		if (from)
+			lerr(ld, from, from_line, "include: %s: %s", path, judged);
+		else
+			lerr(ld, path, 0, "%s", judged);
 		goto out;
 	}
 	switch (cfgfile_read_all(fd, CFG_FILE_MAX, &text, &len)) {
@@ -460,44 +494,103 @@ parse_line(struct loader *ld, const char *file, int lineno, char *line, int dept
 		set_key(ld, file, lineno, key, value);
 }
 
-/* The credential files the configuration names, each error at its key's line: every
- * missing or unreadable one is reported, not only the first. */
+/* A file the configuration names and trusts without a secret in it (ca-file, an
+ * as-metadata file): a regular file this user may read, cfgfile_judge's word on it. 0,
+ * or -1 with the error at the key's line. */
+static int
+trusted_file(struct loader *ld, const struct cfg_where *w, const char *key, const char *path)
+{
+	char judged[CFGFILE_WHY_MAX];
+	const char *why;
+	struct stat st;
+	int fd;
+
+	if ((fd = cfgfile_open(path, &st, &why)) < 0) {
+		lerr(ld, w->file, w->line, "%s: %s: %s", key, path, why);
+		return -1;
+	}
+	close(fd);
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0) {
+		lerr(ld, w->file, w->line, "%s: %s: %s", key, path, judged);
+		return -1;
+	}
+	return 0;
+}
+
+/* The state file's own directory, when the configuration names one: judged as a
+ * trusted file is, since another user who may write there could make <state>.lock
+ * first (no process would start) or put files in its place. One that does not exist
+ * yet is state.c's to report. 0, or -1 with the error at the key's line. */
+static int
+state_dir(struct loader *ld, const struct config *cfg)
+{
+	const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "state");
+	char buf[PATH_MAX], judged[CFGFILE_WHY_MAX];
+	const char *dir;
+	struct stat st;
+
+	if (cfg->state == NULL || snprintf(buf, sizeof(buf), "%s", cfg->state) >= (int)sizeof(buf))
+		return 0;
+	dir = dirname(buf);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0) {
+		lerr(ld, w->file, w->line, "state: %s: %s", dir, judged);
+		return -1;
+	}
+	return 0;
+}
+
+/* The files the configuration names, each error or warning at its key's line: every
+ * missing, unreadable or untrusted one is reported, not only the first. */
 static int
 read_credentials(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w;
-	char why[CFGFILE_WHY_MAX];
+	char why[CFGFILE_WHY_MAX], warn[CFGFILE_WHY_MAX];
 	size_t i;
 	int bad = 0;
 
-	if (cfg->client_secret_file &&
-	    (cfg->client_secret = cfgfile_secret(cfg->client_secret_file, why, sizeof(why))) == NULL) {
+	if (cfg->client_secret_file) {
 		w = cfg_where(&cfg->auth, K_AUTH, "client-secret-file");
-		lerr(ld, w->file, w->line, "client-secret-file: %s", why);
-		bad = 1;
+		if ((cfg->client_secret = cfgfile_secret(cfg->client_secret_file, why, sizeof(why), warn,
+		    sizeof(warn))) == NULL) {
+			lerr(ld, w->file, w->line, "client-secret-file: %s", why);
+			bad = 1;
+		} else if (warn[0])
+			lwarn(ld, w->file, w->line, "client-secret-file: %s", warn);
 	}
-	if (cfg->auth_ca_file && access(cfg->auth_ca_file, R_OK) < 0) {
-		w = cfg_where(&cfg->auth, K_AUTH, "ca-file");
-		lerr(ld, w->file, w->line, "ca-file: %s: %s", cfg->auth_ca_file, strerror(errno));
+	if (cfg->auth_ca_file && trusted_file(ld, cfg_where(&cfg->auth, K_AUTH, "ca-file"), "ca-file",
+	    cfg->auth_ca_file) < 0)
 		bad = 1;
-	}
+	if (cfg->as_metadata && strcmp(cfg->as_metadata, "fetch") != 0 &&
+	    trusted_file(ld, cfg_where(&cfg->auth, K_AUTH, "as-metadata"), "as-metadata", cfg->as_metadata) < 0)
+		bad = 1;
 	if (cfg->session_key_file) {
-		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, why, sizeof(why)) < 0) {
-			w = cfg_where(&cfg->gateway, K_GATEWAY, "session-key-file");
+		w = cfg_where(&cfg->gateway, K_GATEWAY, "session-key-file");
+		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, why, sizeof(why), warn, sizeof(warn)) < 0) {
 			lerr(ld, w->file, w->line, "session-key-file: %s", why);
 			bad = 1;
-		} else
+		} else {
 			cfg->has_session_key = 1;
+			if (warn[0])
+				lwarn(ld, w->file, w->line, "session-key-file: %s", warn);
+		}
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		struct cfg_upstream *u = &cfg->upstreams[i];
 
-		if (u->auth_header_file && (u->auth_header = cfgfile_header(u->auth_header_file, why, sizeof(why))) == NULL) {
-			w = cfg_where(&u->s, K_UPSTREAM, "auth-header-file");
+		if (u->auth_header_file == NULL)
+			continue;
+		w = cfg_where(&u->s, K_UPSTREAM, "auth-header-file");
+		if ((u->auth_header = cfgfile_header(u->auth_header_file, why, sizeof(why), warn, sizeof(warn))) == NULL) {
 			lerr(ld, w->file, w->line, "auth-header-file: %s", why);
 			bad = 1;
-		}
+		} else if (warn[0])
+			lwarn(ld, w->file, w->line, "auth-header-file: %s", warn);
 	}
+	if (state_dir(ld, cfg) < 0)
+		bad = 1;
 	return bad ? -1 : 0;
 }
 
@@ -591,6 +684,11 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, why);
 		return -1;
 	}
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, whybuf, sizeof(whybuf)) < 0) {
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+		close(fd);
+		return -1;
+	}
 	rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, &len);
 	close(fd);
 	if (rc != 0) {
@@ -601,8 +699,9 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 	}
 	ks = jws_keys_parse(doc, len, whybuf, sizeof(whybuf));
 	free(doc);
-	if (ks == NULL) {
+	if (jws_keys_count(ks) == 0) {	/* (at load: a file without a key is a mistake) */
 		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+		jws_keys_free(ks);
 		return -1;
 	}
 	jws_keys_free(ks);
@@ -712,6 +811,14 @@ derive(struct loader *ld, const char *path)
 	}
 	if ((cfg->origin = url_origin(cfg->resource, &rpath)) == NULL)
 		return -1;
+	{
+		/* What this gateway is, to what it leaves in shared state: two gateways of
+		 * one host (one state file) or of one Redis differ in resource or issuer. */
+		const struct secret_part bind[3] = { { "mcpgate bind v1", 16 },
+		    { cfg->resource, strlen(cfg->resource) + 1 }, { cfg->issuer, strlen(cfg->issuer) } };
+
+		secret_digest_parts(bind, 3, cfg->bind, sizeof(cfg->bind));
+	}
 	if (strchr(rpath, '?')) {
 		const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "resource");
 
@@ -736,6 +843,15 @@ derive(struct loader *ld, const char *path)
 		return -1;
 	if (!cfg->version && (cfg->version = strdup("1.0.0")) == NULL)
 		return -1;
+	if (cfg->jwks_max_age == 0) {	/* an hour past freshness, as long as the issuer fails */
+		cfg->jwks_max_age = cfg->jwks_ttl + 3600;
+	} else if (cfg->jwks_max_age < cfg->jwks_ttl) {
+		const struct cfg_where *w = cfg_where(&cfg->auth, K_AUTH, "jwks-max-age");
+
+		lerr(ld, w->file, w->line, "jwks-max-age: %ld s is less than jwks-ttl (%ld s): keys are fresh that long",
+		    cfg->jwks_max_age, cfg->jwks_ttl);
+		return -1;
+	}
 	if (cfg->request_timeout_ms == 0) {	/* a single call has its own timeout-ms, as before */
 		cfg->request_timeout_ms = cfg->n_upstreams ? 1 : UPSTREAM_TIMEOUT_DEFAULT_MS;
 		for (i = 0; i < cfg->n_upstreams; i++)
@@ -872,7 +988,7 @@ config_changed(const struct config *cfg)
 
 		if (stat(f->path, &st) < 0 || st.st_ino != f->ino || st.st_dev != f->dev ||
 		    st.st_size != f->size || st.st_mtim.tv_sec != f->mtime.tv_sec ||
-		    st.st_mtim.tv_nsec != f->mtime.tv_nsec)
+		    st.st_mtim.tv_nsec != f->mtime.tv_nsec || st.st_mode != f->mode || st.st_uid != f->uid)
 			return 1;
 	}
 	for (i = 0; i < cfg->include_globs.n; i++) {

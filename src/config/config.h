@@ -17,6 +17,7 @@
 #define CFG_MAX_ERRORS	32
 #define CFG_MAX_WARNINGS	16
 #define CFG_MAX_DEPTH	8	/* include nesting */
+#define CFG_BIND_BYTES	16	/* struct config's bind */
 #define CFG_FILE_MAX	(1 << 20)	/* bytes in one file */
 #define CFG_MAX_FILES	1024	/* files in one configuration, the main file included */
 #define CFG_TOTAL_MAX	(16 << 20)	/* bytes in all its files together */
@@ -99,6 +100,8 @@ struct cfg_file {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
+	mode_t mode;	/* and owner: a file refused for them is tried again when they change */
+	uid_t uid;
 };
 
 struct config {
@@ -169,7 +172,12 @@ struct config {
 	unsigned jwt_algs;	/* jws.h bits, made at load */
 	int jwt_typ;		/* enum jwt_typ */
 	int introspect_jwt;	/* a verified JWT is introspected too */
+	unsigned char bind[CFG_BIND_BYTES];	/* a digest of resource and issuer (at load): what binds
+						 * what a caller leaves in state other gateways may
+						 * share (sessions, cursors, rate-limit buckets) to this
+						 * gateway */
 	long jwks_ttl;		/* seconds the keys are fresh */
+	long jwks_max_age;	/* seconds they verify at most, fetched or not since (>= jwks_ttl) */
 	long jwks_min_interval;	/* seconds between two fetches for an unknown kid */
 	long clock_skew;	/* seconds of leeway on exp, nbf and iat */
 	struct strlist audiences;	/* accepted besides resource */

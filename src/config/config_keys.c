@@ -77,6 +77,7 @@ static const struct cfg_key auth_keys[] = {
 	{ "jwt-typ", T_ENUM, C(jwt_typ), 0, 0, jwt_typs, "strict" },
 	{ "introspect-jwt", T_BOOL, C(introspect_jwt), 0, 0, NULL, "no" },
 	{ "jwks-ttl", T_INT, C(jwks_ttl), 60, 86400, NULL, "600" },
+	{ "jwks-max-age", T_INT, C(jwks_max_age), 60, 2678400, NULL, NULL },	/* jwks-ttl + 3600 */
 	{ "jwks-min-interval", T_INT, C(jwks_min_interval), 1, 3600, NULL, "30" },
 	{ "clock-skew", T_INT, C(clock_skew), 0, 600, NULL, "60" },
 	{ "audiences", T_LIST, C(audiences), 0, 0, NULL, NULL },

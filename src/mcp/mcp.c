@@ -353,7 +353,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 			response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
 			goto out;
 		}
-		if (mcp_check_session(env, caller, req, &sess) < 0) {
+		if (mcp_check_session(env, cfg, caller, req, &sess) < 0) {
 			response_set_error(resp, GW_ESESSION, NULL);
 			goto out;
 		}

@@ -77,7 +77,7 @@ audit(const struct exchange *x, const char *method, const char *what, const char
 	char who[33];
 	json_t *line;
 
-	session_who(x->caller->claims.subject, "", "", who);
+	session_who(NULL, x->caller->claims.subject, "", "", who);	/* (the log's: the subject alone) */
 	line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:i}",
 	    "request_id", x->req->id, "audit", method, "tenant", x->pc.tenant ? x->pc.tenant->s.name : "",
 	    "subject", who, "client_id", x->caller->claims.client_id, what, name,

@@ -112,13 +112,13 @@ int mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_u
 int mcp_tenant_check(const struct config *cfg, const struct caller *caller, struct response *resp);
 
 /* mcp_session.c */
-/* The caller digest sessions and cursors are bound to. */
-void mcp_caller_who(const struct caller *caller, char who[33]);
+/* The caller digest sessions and cursors are bound to (cfg's bind and the caller). */
+void mcp_caller_who(const struct config *cfg, const struct caller *caller, char who[33]);
 /* After an initialize that succeeded: a fresh Mcp-Session-Id, with upstream sessions. */
 void mcp_issue_session(struct exchange *x, json_t *params, json_t *answer);
 /* A presented Mcp-Session-Id opened for this caller into *s (none: stateless, 0); -1
  * when it is not one, -2 when its tombstones cannot be read. */
-int mcp_check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
-    struct session *s);
+int mcp_check_session(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    const struct request *req, struct session *s);
 
 #endif

@@ -173,7 +173,7 @@ mcp_list(struct element *el, json_t *params, struct gw_error *err)
 
 	if (params && !json_is_object(params))
 		return gw_error_set(err, GW_EPARAMS, "a list takes an object"), NULL;
-	mcp_caller_who(x->caller, who);
+	mcp_caller_who(x->cfg, x->caller, who);
 	if ((cur = json_object_get(params, "cursor")) != NULL &&
 	    (!json_is_string(cur) || x->env->session_key == NULL ||
 	    mcp_cursor_open(x->env->session_key, array, who, json_string_value(cur), &off) < 0))

@@ -9,8 +9,6 @@
 #include "clock.h"
 #include "log.h"
 #include "mcp_call.h"
-#include "secret.h"
-#include "str.h"
 
 #define META_SERVER	"io.modelcontextprotocol/serverInfo"
 #define DISCOVER_TTL_MS	300000	/* how long a client may keep server/discover */
@@ -175,14 +173,11 @@ relay(void *ctx, json_t *msg)
 
 /* A federated call of this request: its configuration, the worker's upstreams, its
  * deadline, the caller's upstream sessions, and whom the pool's sessions must be for
- * where it has none: the caller at this issuer (the catalog and the rest are the
- * caller's to add). */
+ * where it has none: the caller's digest, which binds the gateway's resource and issuer
+ * too (the catalog and the rest are the caller's to add). */
 void
 mcp_fed_init(const struct exchange *x, struct fed_call *f)
 {
-	const char *part[2];
-	char who[33], buf[1024];
-
 	memset(f, 0, sizeof(*f));
 	f->cfg = x->cfg;
 	f->pool = x->env->pool;
@@ -190,12 +185,8 @@ mcp_fed_init(const struct exchange *x, struct fed_call *f)
 	f->until_ms = x->until_ms;
 	f->sessions = x->sess ? x->sess->upstreams : NULL;
 	f->metrics = x->env->metrics;
-	if (x->caller) {
-		mcp_caller_who(x->caller, who);
-		part[0] = who;	/* first: a long issuer is what a cut would shorten */
-		part[1] = x->cfg->issuer ? x->cfg->issuer : "";
-		secret_digest_hex(buf, str_join0(buf, sizeof(buf), part, 2), f->who, 16);
-	}
+	if (x->caller)
+		mcp_caller_who(x->cfg, x->caller, f->who);
 }
 
 /* A tools/call counted by its tool and outcome ([metrics]); a name the catalog lacks

@@ -13,12 +13,12 @@
 #include "rstore.h"
 
 void
-mcp_caller_who(const struct caller *caller, char who[33])
+mcp_caller_who(const struct config *cfg, const struct caller *caller, char who[33])
 {
 	if (caller->who[0])	/* made when the caller was accepted */
 		memcpy(who, caller->who, 33);
 	else
-		session_who(caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
+		session_who(cfg->bind, caller->claims.subject, caller->claims.client_id, caller->claims.tenant, who);
 }
 
 /* A fresh session for an initialize that succeeded: the Mcp-Session-Id header, with a
@@ -38,7 +38,7 @@ mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
 	f.sessions = NULL;	/* the new session's own, below */
 	memset(&s, 0, sizeof(s));
 	snprintf(s.version, sizeof(s.version), "%s", pv);
-	mcp_caller_who(x->caller, s.who);
+	mcp_caller_who(x->cfg, x->caller, s.who);
 	s.exp = x->req->now + x->cfg->session_ttl;
 	s.upstreams = fed_open_sessions(&f, json_object_get(params, "capabilities"));
 	if (session_seal(x->env->session_key, &s, id) < 0) {
@@ -62,8 +62,8 @@ mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
  * round trip of the request's first limit decision when there was one, limiter.h);
  * while Redis does not answer, the host's own tombstones decide (rstore.c logs it). */
 int
-mcp_check_session(const struct mcp_env *env, const struct caller *caller, const struct request *req,
-    struct session *s)
+mcp_check_session(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
+    const struct request *req, struct session *s)
 {
 	unsigned char key[RSTORE_KEY_BYTES];
 	char who[33];
@@ -72,7 +72,7 @@ mcp_check_session(const struct mcp_env *env, const struct caller *caller, const 
 	memset(s, 0, sizeof(*s));
 	if (req->session_id == NULL)
 		return 0;
-	mcp_caller_who(caller, who);
+	mcp_caller_who(cfg, caller, who);
 	if (env->session_key == NULL)
 		return -1;
 	rc = session_open_memo(env->sessions, env->session_key, env->tombstones, req->session_id, who, req->now, s);
@@ -102,7 +102,7 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
 		return;
 	}
-	if ((rc = mcp_check_session(env, caller, req, &s)) < 0 || env->tombstones == NULL) {
+	if ((rc = mcp_check_session(env, cfg, caller, req, &s)) < 0 || env->tombstones == NULL) {
 		/* A DELETE whose end could not be recorded is not answered as done. */
 		if (rc == -2)
 			response_set_error(resp, GW_EINTERNAL, "the session's end cannot be recorded now");
@@ -164,7 +164,7 @@ mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct cal
 		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
 		return;
 	}
-	if (mcp_check_session(env, caller, req, &s) < 0) {
+	if (mcp_check_session(env, cfg, caller, req, &s) < 0) {
 		response_set_error(resp, GW_ESESSION, NULL);
 		return;
 	}

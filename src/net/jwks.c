@@ -38,6 +38,7 @@ struct jwks_region {
 struct mirror {
 	int mine;		/* it holds this source's keys */
 	int stale;		/* older than jwks-ttl */
+	int64_t fetched_ms;	/* when they were fetched */
 	uint64_t gen;
 	char *doc;		/* a copy when its generation is not the view's */
 	size_t len;
@@ -101,12 +102,14 @@ region_lock(struct jwks_region *r)
 }
 
 /* The JWK set document: read from the file, or fetched from jwks-uri or the metadata's
- * jwks_uri. A new string and its keys, or NULL with err. */
+ * jwks_uri. A new string and its keys, or NULL with err. A JWK set without a usable key
+ * is one (what the issuer publishes: it may have withdrawn every key): its keys are
+ * none, and why says so. */
 static char *
 fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size_t *len,
-    struct jws_keys **keys, struct gw_error *err)
+    struct jws_keys **keys, char *why, size_t whylen, struct gw_error *err)
 {
-	char why[256], *doc = NULL;
+	char *doc = NULL;
 	const char *url = cfg->jwks_uri, *reason;
 	json_t *meta = NULL;
 	struct buf b;
@@ -118,6 +121,12 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 	if (cfg->jwks_file) {
 		if ((fd = cfgfile_open(cfg->jwks_uri, &st, &reason)) < 0) {
 			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, reason);
+			goto out;
+		}
+		/* Judged again at every read, as at load: keys another user may write are none. */
+		if (cfgfile_judge(&st, CFGFILE_TRUSTED, why, whylen) < 0) {
+			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, why);
+			close(fd);
 			goto out;
 		}
 		rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, len);
@@ -152,7 +161,8 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 		}
 		*len = b.len;
 	}
-	if ((*keys = jws_keys_parse(doc, *len, why, sizeof(why))) == NULL) {
+	why[0] = '\0';
+	if ((*keys = jws_keys_parse(doc, *len, why, whylen)) == NULL) {
 		gw_error_set(err, GW_EAUTHSERVER, "JWK set from %s: %s", url ? url : cfg->jwks_uri, why);
 		free(doc);
 		doc = NULL;
@@ -163,22 +173,54 @@ out:
 	return doc;
 }
 
-/* What health says of the JWK set: this fetch brought a usable one, or not (never where
- * from: health is public). */
+/* What health says of the JWK set after a fetch: keys had (NULL: none had), usable or
+ * not (never where from: health is public). */
 static void
-observe(const struct jwks_env *env, int ok, int64_t now_ms)
+observe(const struct jwks_env *env, const struct jws_keys *keys, int64_t now_ms)
 {
-	metrics_observe(env->metrics, METRICS_DEP_JWKS, ok, now_ms / 1000,
-	    ok ? NULL : "the JWK set could not be had (unreachable, an HTTP error, or no usable key)");
+	const char *down = keys ? "the issuer's JWK set holds no usable key: every JWT is refused" :
+	    "the JWK set could not be had (unreachable, an HTTP error, or not a JWK set)";
+
+	metrics_observe(env->metrics, METRICS_DEP_JWKS, jws_keys_count(keys) > 0, now_ms / 1000, down);
 }
 
-/* The view takes keys (parsed from generation gen). */
+/* What the log says of keys just fetched from src (why: the parse's word on them). */
 static void
-view_take(struct jwks_view *v, struct jws_keys *keys, uint64_t gen)
+log_fetched(const char *rid, const struct jws_keys *keys, const char *src, const char *why, int unknown_kid)
+{
+	if (jws_keys_count(keys) == 0)
+		log_warn(rid, "jwks: the JWK set from %s holds no usable key (%s): every JWT is refused until the "
+		    "issuer publishes one", src, why);
+	else
+		log_info(rid, "jwks: %zu keys from %s%s", jws_keys_count(keys), src,
+		    unknown_kid ? " (a token named a key the set lacked)" : "");
+}
+
+/* The view takes keys (parsed from generation gen), fetched at fetched_ms. */
+static void
+view_take(struct jwks_view *v, struct jws_keys *keys, uint64_t gen, int64_t fetched_ms)
 {
 	jws_keys_free(v->keys);
 	v->keys = keys;
 	v->gen = gen;
+	v->keys_ms = fetched_ms;
+}
+
+/* The keys the view holds, unless nothing confirmed them for longer than jwks-max-age
+ * (the issuer unreachable all along: it may have withdrawn them meanwhile): then none,
+ * as when none were ever had (500 with Retry-After, never a 401). 0, or -1 with err. */
+static int
+held(const struct jwks_view *v, const struct config *cfg, int64_t now_ms, const struct jws_keys **keys,
+    struct gw_error *err)
+{
+	if (now_ms - v->keys_ms > cfg->jwks_max_age * 1000 || v->keys_ms > now_ms + JWKS_CLOCK_AHEAD_MS) {
+		gw_error_set(err, GW_EAUTHSERVER, "JWK set: the keys held were fetched %llds ago, older than "
+		    "jwks-max-age (%lds), and none could be had since", (long long)((now_ms - v->keys_ms) / 1000),
+		    cfg->jwks_max_age);
+		return -1;
+	}
+	*keys = v->keys;
+	return 0;
 }
 
 /* Reads the mirror, and claims the fetch when one is due and nobody is at it: 1 claimed,
@@ -196,6 +238,7 @@ mirror_read(struct jwks_region *r, const struct config *cfg, const struct jwks_v
 	m->mine = r->fetched_ms && strnlen(r->source, sizeof(r->source)) < sizeof(r->source) &&
 	    strcmp(r->source, src) == 0 && r->len > 0;
 	m->stale = !m->mine || now_ms - r->fetched_ms > ttl || r->fetched_ms > now_ms + JWKS_CLOCK_AHEAD_MS;
+	m->fetched_ms = r->fetched_ms;
 	m->gen = r->gen;
 	/* A fetch for an unknown kid is bounded by jwks-min-interval alone; a scheduled one
 	 * waits JWKS_RETRY_MS after a failure, so that a failing issuer is not hammered. */
@@ -248,6 +291,7 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
     int64_t now_ms, int unknown_kid, struct gw_error *err)
 {
 	struct jws_keys *keys = NULL;
+	char why[256], src[JWKS_SOURCE_MAX];
 	size_t len = 0;
 	char *doc;
 	int due;
@@ -259,8 +303,8 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
 		return v->keys ? 0 : (gw_error_set(err, GW_EAUTHSERVER, "JWK set unavailable (recent failure)"), -1);
 	if (unknown_kid)
 		v->forced_ms = now_ms;
-	doc = fetch(env, cfg, now_ms, &len, &keys, err);
-	observe(env, doc != NULL, now_ms);
+	doc = fetch(env, cfg, now_ms, &len, &keys, why, sizeof(why), err);
+	observe(env, keys, now_ms);
 	if (doc == NULL) {
 		v->failed_ms = now_ms;
 		if (v->keys)
@@ -268,7 +312,9 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
 		return v->keys ? 0 : -1;
 	}
 	free(doc);
-	view_take(v, keys, 0);
+	source_of(cfg, src, sizeof(src));
+	log_fetched(rid, keys, src, why, unknown_kid);
+	view_take(v, keys, 0, now_ms);
 	v->fetched_ms = now_ms;
 	v->failed_ms = 0;
 	return 0;
@@ -293,10 +339,8 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 		jwks_view_free(v);
 		snprintf(v->source, sizeof(v->source), "%s", src);
 	}
-	if (v->keys && !unknown_kid && v->checked_ms <= now_ms && now_ms - v->checked_ms < JWKS_LOOK_MS) {
-		*keys = v->keys;	/* looked a moment ago */
-		return 0;
-	}
+	if (v->keys && !unknown_kid && v->checked_ms <= now_ms && now_ms - v->checked_ms < JWKS_LOOK_MS)
+		return held(v, cfg, now_ms, keys, err);	/* looked a moment ago */
 	v->checked_ms = now_ms;
 	while ((st = mirror_read(env->region, cfg, v, src, now_ms, unknown_kid, &m)) == 2 && now_ms < deadline) {
 		struct timespec ts = { 0, JWKS_WAIT_STEP_MS * 1000000L };
@@ -309,24 +353,24 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 	if (st < 0) {
 		if (private_keys(v, env, cfg, rid, now_ms, unknown_kid, err) < 0)
 			return -1;
-		*keys = v->keys;
-		return 0;
+		return held(v, cfg, now_ms, keys, err);
 	}
 	if (m.doc) {	/* the mirror holds a generation this worker has not parsed */
 		if ((fresh = jws_keys_parse(m.doc, m.len, why, sizeof(why))) != NULL)
-			view_take(v, fresh, m.gen);
+			view_take(v, fresh, m.gen, m.fetched_ms);
 		else
 			log_err(rid, "jwks: the mirrored JWK set does not parse: %s", why);
 		free(m.doc);
+	} else if (m.mine && m.gen == v->gen) {
+		v->keys_ms = m.fetched_ms;	/* (a generation is fetched once: this is its time) */
 	}
 	if (st == 1) {
-		doc = fetch(env, cfg, now_ms, &len, &fresh, err);
-		observe(env, doc != NULL, now_ms);
+		doc = fetch(env, cfg, now_ms, &len, &fresh, why, sizeof(why), err);
+		observe(env, doc ? fresh : NULL, now_ms);
 		if (doc != NULL) {
 			mirror_store(env->region, src, now_ms, doc, len, &gen);
-			view_take(v, fresh, gen);
-			log_info(rid, "jwks: %zu keys from %s%s", jws_keys_count(fresh), src,
-			    unknown_kid ? " (a token named a key the set lacked)" : "");
+			view_take(v, fresh, gen, now_ms);
+			log_fetched(rid, fresh, src, why, unknown_kid);
 			free(doc);
 		} else {
 			mirror_store(env->region, src, now_ms, NULL, 0, &gen);
@@ -340,6 +384,5 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 			    st == 2 ? "another fetch is still under way" : "a fetch failed moments ago");
 		return -1;
 	}
-	*keys = v->keys;
-	return 0;
+	return held(v, cfg, now_ms, keys, err);
 }

@@ -5,8 +5,11 @@
  * fresh for jwks-ttl; a token naming a key the set lacks has it fetched again at once,
  * at most once per jwks-min-interval for the whole host (a flood of forged kids costs
  * the issuer nothing), and concurrent requests wait for that one fetch. Not fetched on
- * schedule within 10 s of a failure; served stale while the issuer fails. Only a document that
- * parses as a JWK set with a usable key replaces the mirror. Each worker keeps the set
+ * schedule within 10 s of a failure; served stale while the issuer fails, for at most
+ * jwks-max-age since they were fetched (then no keys: a 500, never a 401). A document
+ * that parses as a JWK set replaces the mirror, one without a usable key too (the
+ * issuer withdrew its keys: every JWT is refused until it publishes one); anything
+ * else (an HTTP error, not a JWK set) leaves the keys held as they are. Each worker keeps the set
  * parsed (struct jwks_view), looks at the mirror at most once a second (and at once for
  * an unknown kid), and parses again only when the generation changes: a token never
  * seen before costs no lock shared by the host. When the region cannot be used (a lock
@@ -34,7 +37,8 @@ void jwks_region_init(void *region, size_t size, int shared);
 struct jwks_view {
 	char source[JWKS_SOURCE_MAX];	/* where its keys come from ("": none yet) */
 	uint64_t gen;			/* the mirror's generation it was parsed from */
-	struct jws_keys *keys;
+	struct jws_keys *keys;		/* (a set without a usable key: the issuer publishes none) */
+	int64_t keys_ms;		/* when they were fetched: past jwks-max-age they verify nothing */
 	int64_t checked_ms;		/* when it last looked at the mirror */
 	/* Without a usable region, the view's own schedule: */
 	int64_t fetched_ms, failed_ms, forced_ms;
@@ -52,11 +56,12 @@ struct jwks_env {
 	struct metrics *metrics;
 };
 
-/* The keys to verify a token with (*keys borrowed from v, valid until its next call).
- * unknown_kid: the token names a key the set lacks: fetch again unless the host did
- * within jwks-min-interval (or a fetch is under way: wait for it). 0, or -1 with err
- * when there are no keys (never fetched, and the fetch fails). rid: the request's id,
- * for the log. */
+/* The keys to verify a token with (*keys borrowed from v, valid until its next call;
+ * possibly none usable). unknown_kid: the token names a key the set lacks: fetch again
+ * unless the host did within jwks-min-interval (or a fetch is under way: wait for it).
+ * 0, or -1 with err when there are no keys (never fetched, and the fetch fails; or
+ * fetched longer than jwks-max-age ago, and none since). rid: the request's id, for
+ * the log. */
 int jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
     int64_t now_ms, int unknown_kid, const struct jws_keys **keys, struct gw_error *err);
 

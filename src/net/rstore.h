@@ -8,8 +8,8 @@
  *       server's clock (TIME), so host clocks never matter, as 8 bytes (a little-endian
  *       double; any other value is a full bucket); expires when idle
  *   ts  a tombstone: the session it names was ended (DELETE); expires with the session
- *   tc  with [auth] shared-cache: a token's claims, sealed under the shared key (auth.c);
- *       expires with the token or cache-ttl
+ *   tc  with [auth] shared-cache: a token's claims, sealed under the shared key (auth.c)
+ *       with their own end, which the reader checks; expires with the token or cache-ttl
  *   dp  a DPoP proof seen (its key and jti, dpop.c): expires when the proof would be
  *       stale anyway
  * A decision over several buckets is one server-side script (one round trip, atomic):

@@ -101,7 +101,7 @@ static void
 verify_keys(const struct config *cfg, struct confcheck *o)
 {
 	static const char *const jwt_keys[] = { "jwks-uri", "jwt-algs", "jwt-typ", "introspect-jwt", "jwks-ttl",
-	    "jwks-min-interval", "clock-skew" };
+	    "jwks-max-age", "jwks-min-interval", "clock-skew" };
 	static const char *const introspection_keys[] = { "introspection-endpoint", "client-id",
 	    "client-secret-file", "client-auth" };
 	const struct cfg_where *w;

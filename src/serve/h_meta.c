@@ -4,8 +4,12 @@
 #include "autoconf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cfgfile.h"
 #include "clock.h"
 #include "handlers.h"
 #include "introspect.h"
@@ -85,6 +89,39 @@ h_protected_resource(struct worker *w, const struct config *cfg, struct request 
 	response_set_json(resp, 200, doc);
 }
 
+/* The document the as-metadata file holds: a regular file judged as at load (another
+ * user able to write it would point clients where they please), a JSON object naming
+ * its issuer. A new reference, or NULL (logged). */
+static json_t *
+metadata_file(const struct config *cfg, const char *rid)
+{
+	char judged[CFGFILE_WHY_MAX], *text = NULL;
+	const char *why = NULL;
+	json_t *doc = NULL;
+	struct stat st;
+	size_t len;
+	int fd;
+
+	if ((fd = cfgfile_open(cfg->as_metadata, &st, &why)) < 0)
+		goto out;
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0)
+		why = judged;
+	else if (cfgfile_read_all(fd, AS_METADATA_MAX, &text, &len) != 0)
+		why = "cannot be read, or too large";
+	else if ((doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)) == NULL ||
+	    !json_is_string(json_object_get(doc, "issuer"))) {
+		why = "not a JSON object naming its issuer";
+		json_decref(doc);
+		doc = NULL;
+	}
+	close(fd);
+out:
+	if (doc == NULL)
+		log_warn(rid, "as-metadata: %s: %s", cfg->as_metadata, why);
+	free(text);
+	return doc;
+}
+
 /* RFC 8414 metadata: the issuer's own document mirrored (fetched, shared by the host,
  * served stale while the issuer is unreachable; 500 when never fetched), or the file
  * named by as-metadata. */
@@ -92,7 +129,6 @@ void
 h_authorization_server(struct worker *w, const struct config *cfg, struct request *req,
     const struct caller *caller, struct response *resp)
 {
-	json_error_t jerr;
 	json_t *doc;
 
 	if (strcmp(cfg->as_metadata, "fetch") == 0) {
@@ -107,9 +143,7 @@ h_authorization_server(struct worker *w, const struct config *cfg, struct reques
 		response_set_json(resp, 200, doc);
 		return;
 	}
-	doc = json_load_file(cfg->as_metadata, JSON_REJECT_DUPLICATES, &jerr);
-	if (doc == NULL || !json_is_string(json_object_get(doc, "issuer"))) {
-		json_decref(doc);
+	if ((doc = metadata_file(cfg, req->id)) == NULL) {
 		response_set_error(resp, GW_EASMETA, "authorization server metadata file is unusable");
 		return;
 	}

@@ -36,12 +36,21 @@ struct tombstones {
 };
 
 void
-session_who(const char *subject, const char *client_id, const char *tenant, char out[33])
+session_who(const unsigned char *bind, const char *subject, const char *client_id, const char *tenant,
+    char out[33])
 {
 	const char *const part[3] = { subject, client_id, tenant };
 	char buf[1024];
+	size_t n = 0;
 
-	secret_digest_hex(buf, str_join0(buf, sizeof(buf), part, 3), out, 16);
+	/* One BLAKE2b block (128 bytes) holds the binding and most callers' three parts: it
+	 * costs nothing more to hash it in than to leave it out. */
+	if (bind) {
+		memcpy(buf, bind, SESSION_BIND_BYTES);
+		n = SESSION_BIND_BYTES;
+	}
+	n += str_join0(buf + n, sizeof(buf) - n, part, 3);
+	secret_digest_hex(buf, n, out, 16);
 }
 
 /* The sealed plaintext, a fixed layout (JSON only for the upstream map):

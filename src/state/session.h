@@ -25,8 +25,15 @@ struct session {
 				 * once opened (the worker's memo may hold it too) */
 };
 
-/* The caller digest stored in a session. */
-void session_who(const char *subject, const char *client_id, const char *tenant, char out[33]);
+#define SESSION_BIND_BYTES 16
+
+/* The caller digest stored in a session (and binding its list cursors): of bind, what
+ * the gateway is (config's bind: a digest of its resource and issuer; NULL: none), and
+ * the caller's subject, client id and tenant. Gateways sharing a key (one state file, or
+ * one session-key-file) never take each other's callers for their own: an "alice" of
+ * another issuer is another caller. */
+void session_who(const unsigned char *bind, const char *subject, const char *client_id, const char *tenant,
+    char out[33]);
 /* Seals s into id (SESSION_ID_MAX bytes). 0 or -1. */
 int session_seal(const unsigned char *key, const struct session *s, char *id);
 /* Opens id for this caller at now: 0 with *s (free with session_clear), -1 when

@@ -338,7 +338,9 @@ fail:
 	return rc;
 }
 
-/* Opens path without following links; refuses what we do not own. Returns fd or -1
+/* Opens path without following links; refuses what we do not own, and what others may
+ * write or read: the file holds the keys of sessions and digests, and keys another user
+ * may have read are not kept (the file is built anew, with new ones). Returns fd or -1
  * (errno EPERM for a foreign or unsafe file). */
 static int
 open_trusted(const char *path, int flags, struct stat *sb)
@@ -348,7 +350,7 @@ open_trusted(const char *path, int flags, struct stat *sb)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, sb) < 0 || !S_ISREG(sb->st_mode) || sb->st_uid != geteuid() ||
-	    (sb->st_mode & 022)) {
+	    (sb->st_mode & 077)) {
 		close(fd);
 		errno = EPERM;
 		return -1;

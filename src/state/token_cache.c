@@ -156,6 +156,16 @@ live(const struct tc_entry *e, int64_t now_ms)
 	return e->until_ms > now_ms;
 }
 
+/* A live result whose stored end lies further ahead than life allows: not to be taken
+ * (compared as until - now, both within a sane range of the epoch: no overflow). */
+static int
+overlong(const struct tc_entry *e, int64_t now_ms, const struct tc_life *life)
+{
+	if (life == NULL || e->kind == E_PENDING)
+		return 0;
+	return e->until_ms - now_ms > (e->kind == E_POSITIVE ? life->positive_ms : life->negative_ms);
+}
+
 /* A slot for key: empty, else dead, else the one expiring soonest. */
 static struct tc_entry *
 victim(struct tc_stripe *s, int64_t now_ms)
@@ -200,7 +210,8 @@ copy_claims(struct claims *claims, const struct tc_entry *e)
 }
 
 enum tc_status
-token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_ms, struct claims *claims)
+token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_ms, const struct tc_life *life,
+    struct claims *claims)
 {
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
@@ -209,7 +220,7 @@ token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_m
 	if (lock_stripe(tc, s) < 0)
 		return TC_MISS;
 	e = find(s, key);
-	if (e && live(e, now_ms) && e->kind == E_POSITIVE &&
+	if (e && live(e, now_ms) && e->kind == E_POSITIVE && !overlong(e, now_ms, life) &&
 	    e->claims.exp > now_ms / 1000) {
 		copy_claims(claims, e);
 		st = TC_HIT;
@@ -220,7 +231,7 @@ token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_m
 
 enum tc_status
 token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    int64_t pending_ms, struct claims *claims, char *reason, size_t reason_len)
+    int64_t pending_ms, const struct tc_life *life, struct claims *claims, char *reason, size_t reason_len)
 {
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
@@ -229,7 +240,7 @@ token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now
 	if (lock_stripe(tc, s) < 0)
 		return TC_UNAVAILABLE;
 	e = find(s, key);
-	if (e && live(e, now_ms)) {
+	if (e && live(e, now_ms) && !overlong(e, now_ms, life)) {
 		if (e->kind == E_PENDING) {
 			st = TC_BUSY;
 		} else if (e->kind == E_NEGATIVE) {

@@ -35,13 +35,22 @@ void token_cache_region_init(void *region, size_t size, int shared);
 struct token_cache *token_cache_attach(void *region, size_t size);
 void token_cache_detach(struct token_cache *tc);
 
+/* How much longer than now an entry may still live, whatever its stored end says (the
+ * configuration's cache-ttl and negative-ttl): one that promises more was stored under
+ * a longer lifetime (a reload lowered it: the lower one holds at once) or before the
+ * clock was set back, and is not taken (a miss: verified again). NULL: no bound. */
+struct tc_life {
+	int64_t positive_ms, negative_ms;
+};
+
 /* pending_ms: how long a claim made by this lookup may stay pending. */
 enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key,
-    int64_t now_ms, int64_t pending_ms, struct claims *claims, char *reason, size_t reason_len);
+    int64_t now_ms, int64_t pending_ms, const struct tc_life *life, struct claims *claims, char *reason,
+    size_t reason_len);
 /* A positive, unexpired entry for key: TC_HIT with claims; anything else is TC_MISS,
  * and nothing is claimed or changed (what may be decided before the network). */
 enum tc_status token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    struct claims *claims);
+    const struct tc_life *life, struct claims *claims);
 /* Store a positive result until until_ms (replacing our claim, or evicting). 0, or
  * -1 when the region cannot be used (nothing stored). */
 int token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,

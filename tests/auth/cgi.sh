@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 trap 'stop_idp; [ -f "$T/fcgi.pid" ] && kill $(cat "$T/fcgi.pid") 2>/dev/null; rm -rf "$T"' EXIT
 GW=http://127.0.0.1:8080/mcp
 start_idp "$GW" http://127.0.0.1:8081/other
-printf 'mcpgate-secret\n' > "$T/secret"
+(umask 077 && printf 'mcpgate-secret\n' > "$T/secret")
 AS_TIMEOUT=5000	# [auth] timeout-ms: an introspection under valgrind on a loaded machine takes seconds
 auth_conf() {	# [CACHE_TTL=s] [NEG_TTL=s] auth_conf [extra [auth] lines]
 	ISSUER=$IDP write_conf '[gateway]' "log-file = $T/gw.log" '[auth]' 'client-id = mcpgate' \
@@ -191,6 +191,19 @@ is "revoked, within cache-ttl ($ttl s; ${w} ms, try $try): still served from cac
 sleep_until_ms $((t1 + ttl * 1000 + 200))
 call "Bearer $victim"
 is "revoked, after cache-ttl: 401" "$(status)" 401
+auth_conf
+# cache-ttl lowered: entries stored under the longer one are not taken past the new one
+# (an operator's lower cache-ttl, for revocations to count sooner, holds at once).
+victim=$(mint_cc machine-none mcp:tools)
+all_tokens+=("$victim")
+call "Bearer $victim"
+is "a token cached under cache-ttl = 3600: 200" "$(status)" 200
+revoke "$victim"
+call "Bearer $victim"
+is "… revoked: still served from the cache (200)" "$(status)" 200
+CACHE_TTL=1 auth_conf
+call "Bearer $victim"
+is "… cache-ttl lowered to 1 s: its entry of an hour is not taken, the token refused (401)" "$(status)" 401
 auth_conf
 
 # The metadata mirror.

@@ -21,7 +21,7 @@ start_redis || { echo "Bail out! redis-server: $(tail -3 "$T/redis.log")"; exit 
 port=$(free_port)
 base=http://127.0.0.1:$port
 start_idp "$base/mcp"
-head -c 32 /dev/urandom > "$T/session.key"
+(umask 077 && head -c 32 /dev/urandom > "$T/session.key")
 # conf STATE REDIS [AUTH-LINE...]: the configuration in $T/mcpgate.conf (state file STATE;
 # REDIS "yes": the hosts' Redis store), with these [auth] lines besides.
 conf() {

@@ -86,6 +86,24 @@ forge() {
 		'{key: $key, header: $header, payload: $payload}')"
 }
 tokens=()	# every token sent: none may be found in a log
+# jwks-max-age: a CGI gateway with a state file of its own (jwks-ttl = jwks-max-age =
+# 60 s) has the keys fetched now; at the end of the suite, 60 s later at least, with the
+# issuer failing, a token of the keys it holds is a 500 with Retry-After ("could not
+# verify"), not verified with keys the issuer could not confirm for longer than that.
+# (The suite's other steps run meanwhile.)
+jwks_fault() { curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"jwks\":\"$1\"}" "$IDP/_fault/jwks" > /dev/null; }
+{ sed -e "s|^state = .*|state = $T/state-age|" -e "/^log-file/d" "$T/mcpgate.conf"; printf '%s\n' '[auth]' 'jwks-ttl = 60' 'jwks-max-age = 60'; } > "$T/age.conf"
+age_status() {	# age_status TOKEN: a CGI run of age.conf, its first line (all of it in $T/age.out)
+	printf '%s' "$LIST" | REQUEST_METHOD=POST PATH_INFO=/mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} \
+		HTTP_AUTHORIZATION="Bearer $1" MCPGATE_CONFIG=$T/age.conf timeout 20 "$MCPGATE_BIN" > "$T/age.out" 2>> "$T/age.log"
+	head -1 "$T/age.out" | tr -d '\r'
+}
+age_first=$(mint --client machine-acme --scope mcp:tools)
+age_later=$(mint --client machine-beta --scope mcp:tools)
+age_t0=$(now_ms)
+is "jwks-max-age = 60: a CGI gateway of its own state fetches the keys (200)" "$(age_status "$age_first")" "Status: 200 OK"
+tokens+=("$age_first" "$age_later")
+idp_reset	# (the counts below are the FastCGI gateway's)
 
 machine=$(mint --client machine-acme --scope mcp:tools); tokens+=("$machine")
 is "the IdP issues JWT access tokens (typ at+jwt, RS256, a kid)" \
@@ -218,7 +236,7 @@ t=$(printf '{"alg":"RS256","typ":"at+jwt","kid":"gone"}' | base64 -w0 | tr '/+' 
 is "issuer down: an unknown kid is 401, not 500" "$(post "$t")" 401
 is "issuer down: health's jwk_set is down since the failed fetch, saying what happened (not where)" \
 	"$(jwk_set '.state, (.since | length > 0), .detail')" \
-	"down|true|the JWK set could not be had (unreachable, an HTTP error, or no usable key)"
+	"down|true|the JWK set could not be had (unreachable, an HTTP error, or not a JWK set)"
 like "issuer down: health is degraded, naming the JWK set" "$(curl -s --max-time 10 "$base/mcp/health" | jq -c '[.status, .reasons]')" \
 	'^\["degraded",\[.*"jwk_set is down since [^"]*: the JWK set could not be had'
 grep -q 'jwks: .*the keys fetched before are used' "$T/gw.log" \
@@ -234,21 +252,51 @@ IDP_PORT=$idp_port IDP_OPTS="--token-format jwt" start_idp "$base/mcp" "$other"
 # its own each time): 500 with Retry-After within timeout-ms (1.5 s), never 401, nothing
 # kept; a document that is not a usable JWK set is never mirrored.
 fresh_jwt=$(mint --client machine-acme --scope mcp:tools); tokens+=("$fresh_jwt")
-for mode in 500 garbage huge no-keys hang; do
-	curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d "{\"jwks\":\"$mode\"}" "$IDP/_fault/jwks" > /dev/null
+for mode in 500 garbage huge hang; do
+	jwks_fault "$mode"
 	t0=$(now_ms)
 	st=$(cgi_status "$T/state-$mode" "$fresh_jwt")
 	took=$(( $(now_ms) - t0 ))
 	like "JWK set fault $mode, no keys mirrored: 500 (in ${took} ms)" "$st" "^Status: 500"
 	[ "$took" -lt 15000 ] && pass "JWK set fault $mode: answered within 15 s" || fail "JWK set fault $mode: answered within 15 s" "$took ms"
 done
-curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d '{"jwks":"none"}' "$IDP/_fault/jwks" > /dev/null
+# A well-formed set served with 200 but without a usable key (one symmetric key, or
+# none) is what the issuer publishes: every JWT is refused (401), none is a 500.
+for mode in no-keys empty; do
+	jwks_fault "$mode"
+	is "JWK set $mode (a set without a usable key), no keys mirrored: 401" "$(cgi_status "$T/state-$mode" "$fresh_jwt")" "Status: 401 Unauthorized"
+	like "… signed with a key the issuer does not publish" "$(grep -i '^WWW-Authenticate:' "$T/cgi.out")" \
+		'error_description="token signed with a key the issuer does not publish"'
+done
+jwks_fault none
 is "the fault gone: the same token on a fresh state: 200" "$(cgi_status "$T/state-after" "$fresh_jwt")" "Status: 200 OK"
 t=$(forge other-rsa '{"kid": "back"}' '{}'); tokens+=("$t")
 is "the issuer back: an unknown kid, the set fetched again: 401" "$(post "$t")" 401
 is "… health's jwk_set is up again" "$(jwk_set .state)" up
 grep -q 'JWK set from .*: not a JWK set' "$T/gw.log" && grep -q 'no usable signing key' "$T/gw.log" \
 	&& pass "the refused documents are logged with why" || fail "the refused documents are logged with why" "$(grep jwks "$T/gw.log" | tail -5)"
+
+# The issuer withdraws every key ({"keys": []}, 200): the empty set replaces the keys
+# held (jwks-min-interval is 1 s here), so a token signed with a withdrawn key and never
+# seen before is refused, not verified with the keys held; health says the set holds no
+# usable key. Published again, a key is taken by the next fetch.
+withdrawn=$(mint --client machine-acme --scope mcp:tools); tokens+=("$withdrawn")
+jwks_fault empty
+idp_reset
+sleep 1.1	# past jwks-min-interval since the last fetch for an unknown kid
+t=$(forge other-rsa '{"kid": "after-withdrawal"}' '{}'); tokens+=("$t")
+is "every key withdrawn: a token naming an unknown kid has the set fetched: 401" "$(post "$t") $(idp_stats jwks)" "401 1"
+is "a token of a withdrawn key, never seen before: 401 (the empty set replaced the keys held)" "$(post "$withdrawn")" 401
+is "… its reason" "$(why)" "token signed with a key the issuer does not publish"
+is "health: jwk_set down, saying the set holds no usable key" "$(jwk_set '.state, .detail')" \
+	"down|the issuer's JWK set holds no usable key: every JWT is refused"
+grep -q "jwks: the JWK set from .* holds no usable key" "$T/gw.log" \
+	&& pass "… and the log says so" || fail "… and the log says so" "$(grep jwks "$T/gw.log" | tail -3)"
+jwks_fault none
+sleep 1.1	# past jwks-min-interval
+back=$(mint --client machine-acme --scope mcp:tools); tokens+=("$back")
+is "a key published again: a fresh token of it is accepted (its kid has the set fetched)" "$(post "$back")" 200
+is "… health's jwk_set is up again" "$(jwk_set .state)" up
 
 # verify = auto: an opaque token is introspected, a JWT verified here.
 reconf 'verify = auto' 'clock-skew = 2' 'jwks-min-interval = 1' && pass "reloaded with verify = auto" \
@@ -281,6 +329,21 @@ for _ in $(seq 1 5); do post "$live" > /dev/null; done
 is "introspect-jwt: a repeated JWT is a cache hit (no more introspection)" "$(idp_stats)" 2
 t=$(forge rsa '{}' '{"iss": "http://127.0.0.1:1"}'); tokens+=("$t")
 is "introspect-jwt: a JWT refused here is never introspected" "$(post "$t") $(idp_stats)" "401 2"
+
+# jwks-max-age (the CGI gateway of age.conf, whose keys were fetched at the start, by
+# the issuer before its restart): 60 s after that fetch, the issuer failing, a token of
+# those keys is not verified with them: 500 with Retry-After, logged; once the issuer
+# answers (its set has other keys since the restart), the token is refused, 401.
+sleep_until_ms $((age_t0 + 61000))
+jwks_fault 500
+is "jwks-max-age = 60, the issuer failing 60 s after the keys were fetched: 500, not verified" \
+	"$(age_status "$age_later")" "Status: 500 Internal Server Error"
+like "… with Retry-After" "$(grep -i '^Retry-After:' "$T/age.out")" 'Retry-After: 5'
+like "… logged: the keys are older than jwks-max-age" "$(cat "$T/age.log")" 'older than jwks-max-age'
+jwks_fault none
+age_refused() { [ "$(age_status "$age_later")" = "Status: 401 Unauthorized" ]; }
+wait_until 60 age_refused	# (a failed fetch is not tried again for 10 s)
+is "… the issuer back: the set fetched again, the key gone since its restart: 401" "$(age_status "$age_later")" "Status: 401 Unauthorized"
 
 # The logs: no token, nor a piece of one (the middle of its payload, its signature's end).
 is "no piece of any of ${#tokens[@]} tokens in the gateway's, nginx's or the IdP's logs" "$(pieces_logged "${tokens[@]}")" 0

@@ -52,7 +52,7 @@ check "... with file:line and the key" grep -q "gw.conf:[0-9]*: ca-file: $T/miss
 # that would send the token in clear, so it is refused, and the token never gets there.
 echo "$IDP/token/introspection" > "$T/endpoint"
 tls_conf "ca-file = $T/cert.pem" 'client-secret-file = '"$T/secret"
-printf 'mcpgate-secret\n' > "$T/secret"
+(umask 077 && printf 'mcpgate-secret\n' > "$T/secret")
 tok=$(mint --client machine-acme --scope mcp:tools)
 idp_reset
 call "$tok"

@@ -268,6 +268,130 @@ out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
 is "-t with three missing secret files: exit 1" "$rc" 1
 is "… all three named, each at its line" "$(grep -c "^$T/gw.conf:[0-9]*: [a-z-]*-file: /nonexistent/mcpgate/.*: No such file" <<<"$out")" 3
 
+# The files a configuration trusts. A secret file (session-key-file, client-secret-file,
+# auth-header-file) writable by group or others, or owned by another user than root or
+# the one running the gateway, is refused at its key's line; one readable by others
+# loads with a warning (-t, and the log of every load). ca-file, a jwks-uri file, an
+# as-metadata file, the configuration's own files and the directory of an explicit
+# state file follow the owner and write rules (nothing of them is secret).
+mkdir -p "$T/sec"
+head -c 32 /dev/urandom > "$T/sec/session.key"
+printf 'mcpgate-secret\n' > "$T/sec/client.secret"
+printf 'X-Api-Key: k\n' > "$T/sec/a.header"
+write_conf 'client-id = mcpgate' "client-secret-file = $T/sec/client.secret" \
+	'[gateway]' "session-key-file = $T/sec/session.key" \
+	'[upstream "a"]' 'url = http://127.0.0.1:9/mcp' "auth-header-file = $T/sec/a.header"
+lineof() { grep -n "^$1 = " "${2:-$T/gw.conf}" | head -n 1 | cut -d: -f1; }
+tcheck() { out=$("$MCPGATE_BIN" -t -c "${1:-$T/gw.conf}" 2>&1); rc=$?; }
+chmod 600 "$T"/sec/*
+tcheck
+is "secret files 0600: exit 0, no warning" "rc=$rc $(grep -c warning <<<"$out")" "rc=0 0"
+chmod 640 "$T"/sec/*
+tcheck
+is "secret files 0640 (readable by the gateway's group): exit 0, no warning" "rc=$rc $(grep -c warning <<<"$out")" "rc=0 0"
+for kf in session-key-file:session.key client-secret-file:client.secret auth-header-file:a.header; do
+	key=${kf%%:*} f=$T/sec/${kf#*:}
+	for mode in 666 602 620 660; do
+		chmod 600 "$T"/sec/*
+		chmod "$mode" "$f"
+		tcheck
+		like "$key mode 0$mode: refused (exit 1) at its line, saying why" "rc=$rc $out" \
+			"^rc=1 $T/gw.conf:$(lineof "$key"): $key: $f: writable by group or others \\(mode 0$mode\\)"
+	done
+	chmod 600 "$T"/sec/*
+	chmod 604 "$f"
+	tcheck
+	is "$key readable by others (0604): loads (exit 0)" "$rc" 0
+	like "… with a warning at its line" "$out" \
+		"warning: $T/gw.conf:$(lineof "$key"): $key: $f: readable by others \\(mode 0604\\)"
+	if [ "$(id -u)" -eq 0 ]; then
+		chmod 600 "$f"
+		chown 65534 "$f"
+		tcheck
+		like "$key owned by another user (nobody), 0600: refused at its line" "rc=$rc $out" \
+			"^rc=1 $T/gw.conf:$(lineof "$key"): $key: $f: owned by uid 65534, neither root nor the user running the gateway \\(uid 0\\)"
+		chown 0 "$f"
+	else
+		pass "$key owned by another user # SKIP not root"
+	fi
+done
+chmod 666 "$T"/sec/*
+tcheck
+is "three world-writable secret files: all three named at once" \
+	"rc=$rc $(grep -c "^$T/gw.conf:[0-9]*: [a-z-]*-file: .*: writable by group or others" <<<"$out")" "rc=1 3"
+chmod 644 "$T"/sec/*
+cgi GET /mcp/health
+is "secret files 0644: a CGI run serves" "$(status)" 200
+like "… and logs the warning of its load" "$(cat "$T/err")" "config: $T/gw.conf:[0-9]+: session-key-file: $T/sec/session.key: readable by others"
+chmod 600 "$T"/sec/*
+
+# ca-file, a jwks-uri file, an as-metadata file: the owner and write rules, no warning
+# when others may read them.
+printf -- '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n' > "$T/sec/ca.pem"
+printf '%s\n' '{"keys":[{"kty":"EC","x":"5Fp1epUHvna6-zSW_yuyA9JrtcgHE1TBmA11SHUzYVU","y":"lj6YyM_9BUC3Amm8eEOjlTTadepzOaVNY05IwkeFvyw","crv":"P-256","kid":"t","use":"sig","alg":"ES256"}]}' > "$T/sec/jwks.json"
+printf '{"issuer":"http://127.0.0.1:8081"}\n' > "$T/sec/as.json"
+write_conf 'verify = jwt' "ca-file = $T/sec/ca.pem" "jwks-uri = $T/sec/jwks.json" "as-metadata = $T/sec/as.json"
+for kf in ca-file:ca.pem jwks-uri:jwks.json as-metadata:as.json; do
+	key=${kf%%:*} f=$T/sec/${kf#*:}
+	chmod 644 "$T"/sec/ca.pem "$T"/sec/jwks.json "$T"/sec/as.json
+	tcheck
+	is "$key 0644: exit 0, no warning" "rc=$rc $(grep -c warning <<<"$out")" "rc=0 0"
+	chmod 664 "$f"
+	tcheck
+	like "$key group-writable (0664): refused at its line" "rc=$rc $out" \
+		"^rc=1 $T/gw.conf:$(lineof "$key"): $key: $f: writable by group or others \\(mode 0664\\)"
+	chmod 646 "$f"
+	tcheck
+	like "$key writable by others (0646): refused at its line" "rc=$rc $out" \
+		"^rc=1 $T/gw.conf:$(lineof "$key"): $key: $f: writable by group or others \\(mode 0646\\)"
+	chmod 644 "$f"
+done
+rm -f "$T/sec/as.json"
+tcheck
+like "as-metadata naming a missing file: refused at its line" "rc=$rc $out" \
+	"^rc=1 $T/gw.conf:$(lineof as-metadata): as-metadata: $T/sec/as.json: No such file"
+
+# The configuration's own files: the main one and what it includes.
+mkdir -p "$T/inc.d"
+printf '[tenant "acme"]\ngroups = gh\n[group "gh"]\ntools = gh_*\n' > "$T/inc.d/acme.conf"
+write_conf 'include = inc.d/*.conf'
+chmod 646 "$T/inc.d/acme.conf"
+tcheck
+like "an included file writable by others: refused at the include's line" "rc=$rc $out" \
+	"^rc=1 $T/gw.conf:$(grep -n '^include = ' "$T/gw.conf" | cut -d: -f1): include: $T/inc.d/acme.conf: writable by group or others \\(mode 0646\\)"
+chmod 644 "$T/inc.d/acme.conf"
+tcheck
+is "… 0644: exit 0" "$rc" 0
+if [ "$(id -u)" -eq 0 ]; then
+	chown 65534 "$T/inc.d/acme.conf"
+	tcheck
+	like "an included file of another user (nobody): refused" "rc=$rc $out" \
+		"^rc=1 $T/gw.conf:[0-9]+: include: $T/inc.d/acme.conf: owned by uid 65534"
+	chown 0 "$T/inc.d/acme.conf"
+else
+	pass "an included file of another user # SKIP not root"
+fi
+chmod 620 "$T/gw.conf"
+tcheck
+like "the main file group-writable: refused" "rc=$rc $out" "^rc=1 $T/gw.conf: writable by group or others \\(mode 0620\\)"
+chmod 644 "$T/gw.conf"
+
+# An explicit state file's directory: another user able to write there could make
+# <state>.lock first (no process would start) or put files in its place.
+for mode in 777 1777 775; do
+	mkdir -p "$T/st-$mode"
+	chmod "$mode" "$T/st-$mode"
+	write_conf
+	sed -i "s|^state = .*|state = $T/st-$mode/state|" "$T/gw.conf"
+	tcheck
+	like "state in a directory of mode $mode: refused at its line" "rc=$rc $out" \
+		"^rc=1 $T/gw.conf:$(lineof state): state: $T/st-$mode: writable by group or others \\(mode 0*$mode\\)"
+done
+chmod 755 "$T/st-775"
+tcheck
+is "… that directory 0755: exit 0" "$rc" 0
+write_conf "include = conf.d/*.conf"
+
 # log-level: error, warn or info; another value is refused at its line. At warn, a
 # CGI run writes no request line; at info (the default) it does.
 write_conf '[gateway]' 'log-level = loud'

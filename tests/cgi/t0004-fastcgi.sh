@@ -114,6 +114,33 @@ kill -HUP "$pid"
 for i in $(seq 1 150); do fcgi GET /.well-known/mcp; [ "$(jf .title)" = "After the FIFO" ] && break; sleep 0.2; done
 is "FIFO include: the reload thread is free (SIGHUP, next file loaded)" "$(jf .title)" "After the FIFO"
 
+# A secret file anyone may write: refused on reload with file:line, the old configuration
+# stays; a configuration file made writable by others is refused too, and its chmod back
+# (a mode changes, not the contents) is noticed as a change.
+head -c 32 /dev/urandom > "$T/session.key"
+chmod 666 "$T/session.key"
+TITLE="World-writable key" write_conf "[gateway]" "log-file = $T/log" "session-key-file = $T/session.key"
+wait_until 60 grep -q 'session.key: writable by group or others' "$T/log"
+like "a world-writable session-key-file on reload: refused with file:line" "$(cat "$T/log")" \
+	"gw.conf:[0-9]+: session-key-file: $T/session.key: writable by group or others \\(mode 0666\\)"
+fcgi GET /.well-known/mcp
+is "… the old configuration still served" "$(jf .title)" "After the FIFO"
+chmod 600 "$T/session.key"
+TITLE="Key fixed" write_conf "[gateway]" "log-file = $T/log" "session-key-file = $T/session.key"
+wait_until 60 reloaded "Key fixed"
+is "… the key made 0600 and the file rewritten: loaded" "$(jf .title)" "Key fixed"
+chmod 646 "$T/gw.conf"
+wait_until 60 grep -q "gw.conf: writable by group or others (mode 0646)" "$T/log"
+like "the configuration file made writable by others: noticed and refused" "$(cat "$T/log")" \
+	"gw.conf: writable by group or others \\(mode 0646\\)"
+fcgi GET /.well-known/mcp
+is "… the configuration loaded before still served" "$(jf .title)" "Key fixed"
+n=$(grep -c 'keeping the previous configuration' "$T/log")
+chmod 644 "$T/gw.conf"
+reload_ok() { [ "$(grep -c 'config: reloaded' "$T/log")" -gt "$1" ]; }
+wait_until 60 reload_ok "$(grep -c 'config: reloaded' "$T/log")"
+is "… chmod back alone: noticed, loaded again (no new refusal)" "$(grep -c 'keeping the previous configuration' "$T/log")" "$n"
+
 # SIGTERM: stops within the grace period.
 kill -TERM "$pid"
 wait_until 60 eval '! kill -0 "$pid" 2>/dev/null'

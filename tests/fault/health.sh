@@ -54,7 +54,7 @@ NGX_PORT=$(free_port)
 NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
 start_idp "$NGX_URL"
 
-head -c 32 /dev/urandom > "$T/session.key"
+(umask 077 && head -c 32 /dev/urandom > "$T/session.key")
 gateway_conf "$T/gw.conf" "$NGX_URL" 'catalog-ttl = 3600' "session-key-file = $T/session.key" 'max-body = 12582912'
 cat >> "$T/gw.conf" <<CONF
 [limits]

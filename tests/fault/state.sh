@@ -34,7 +34,7 @@ trap cleanup EXIT
 
 GW=http://127.0.0.1:8080/mcp
 start_idp "$GW"
-printf 'mcpgate-secret\n' > "$T/secret"
+(umask 077 && printf 'mcpgate-secret\n' > "$T/secret")
 
 # conf FILE STATE [extra [gateway] lines]: ENTRIES (cache-entries, 64), AUTH_MS (3000).
 conf() {
@@ -272,7 +272,7 @@ alive a b && pass "the processes lived through it" || fail "the processes lived 
 
 # --- its file system full, then room again ------------------------------------------------
 mkdir -p "$T/full"
-if mount -t tmpfs -o size=256k tmpfs "$T/full"; then	# the file wants 4.5 MB
+if mount -t tmpfs -o size=256k,mode=0700 tmpfs "$T/full"; then	# the file wants 4.5 MB (a state directory only its user may write)
 	MOUNTS+=("$T/full")
 	full_how="a 256 KiB tmpfs"
 	conf "$T/full.conf" "$T/full/state"
@@ -301,7 +301,7 @@ stop f
 
 # --- the shared state cannot be had: refuse, loudly -----------------------------------------
 mkdir -p "$T/ro"
-if mount -t tmpfs -o ro,size=1m tmpfs "$T/ro"; then
+if mount -t tmpfs -o ro,size=1m,mode=0700 tmpfs "$T/ro"; then
 	MOUNTS+=("$T/ro")
 	conf "$T/ro.conf" "$T/ro/state"
 	spawn r "$T/ro.conf" 1
@@ -336,7 +336,8 @@ is "the directory is made 0700" "$(stat -c %a "$T/rt" 2>/dev/null)" 700
 like "mcpgate -t names it" "$(RUNTIME_DIRECTORY=$T/rt "$MCPGATE_BIN" -t -c "$T/rt.conf")" "state: $T/rt/state \\(the default\\)"
 # Another user, without a runtime directory: ${TMPDIR:-/tmp}/mcpgate-<uid>.
 cp "$T/secret" "$N/secret"
-chmod 644 "$N/secret"
+chgrp 65534 "$N/secret"	# root's, read by nobody's group: a secret others cannot read
+chmod 640 "$N/secret"
 SECRET=$N/secret LOG=$N/gw.log conf "$N/gw.conf" ""
 sed -i '/^log-file/d' "$N/gw.conf"
 chmod 644 "$N/gw.conf"

@@ -63,10 +63,15 @@ cp "$T/secret" "$T/cgi/secret"
 sed -e "s|^resource = .*|resource = $CGI_URL|" -e "s|^state = .*|state = $T/cgi-state/state|" \
 	-e "s|^log-file = .*|log-file = $T/cgi-state/gw.log|" -e "s|^client-secret-file = .*|client-secret-file = $T/cgi/secret|" \
 	"$T/gw.conf" > "$T/cgi/gw.conf"
-chmod 644 "$T/cgi/gw.conf" "$T/cgi/secret"
-[ "$(id -u)" -ne 0 ] || chown -R www-data "$T/cgi-state"
+chmod 644 "$T/cgi/gw.conf"
+chmod 640 "$T/cgi/secret"	# a secret: its group reads it, others not (cfgfile_judge)
+[ "$(id -u)" -ne 0 ] || { chown -R www-data "$T/cgi-state"; chgrp www-data "$T/cgi/secret"; }
 chmod 755 "$T" "$T/cgi"
-if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) && "$MCPGATE_BIN" -t -c "$T/cgi/gw.conf" > /dev/null 2>&1; then
+# (-t judges the files for the user running it: the CGI configuration as www-data, whose
+# state directory it is, with the binary Apache runs)
+as_cgi=()
+[ "$(id -u)" -ne 0 ] || as_cgi=(runuser -u www-data --)
+if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) && "${as_cgi[@]}" "$T/cgi/mcpgate" -t -c "$T/cgi/gw.conf" > /dev/null 2>&1; then
 	pass "mcpgate -t accepts both configurations ([upstream \"everything\"], prefix ev_)"
 else
 	bail "mcpgate -t accepts the configurations" "$out"

@@ -249,8 +249,8 @@ wait_fixture alpha && wait_fixture beta \
 	|| bail "the fixture upstreams started" "$(tail -n 5 "$T/alpha.log" "$T/beta.log")"
 pass "fixture upstreams: alpha (--tools 150) at ${fx_url[alpha]}, beta (--page-size 8) at ${fx_url[beta]}; gamma down at :$DOWN_PORT"
 
-printf 'Authorization: %s\n' "$A_SECRET" > "$T/alpha.header"
-printf 'X-Api-Key: %s\n' "$B_SECRET" > "$T/beta.header"
+(umask 077 && printf 'Authorization: %s\n' "$A_SECRET" > "$T/alpha.header" &&
+	printf 'X-Api-Key: %s\n' "$B_SECRET" > "$T/beta.header")
 TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
 TOKEN2=$(mint --client machine-beta --scope mcp:tools --resource "$NGX_URL")
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] && [ -n "$TOKEN2" ] && [ "$TOKEN2" != null ] \

@@ -82,8 +82,8 @@ stop() {
 # A port nobody listens on.
 DOWN_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 
-printf 'X-Api-Key: fed-key-1\n' > "$T/key.header"
-printf 'Authorization: Bearer upstream-secret-1\r\n' > "$T/bearer.header"
+(umask 077 && printf 'X-Api-Key: fed-key-1\n' > "$T/key.header" &&
+	printf 'Authorization: Bearer upstream-secret-1\r\n' > "$T/bearer.header")
 
 # The configuration: the gateway section, then one [upstream] per name given as
 # NAME=URL[,auth-header-file][,timeout-ms].

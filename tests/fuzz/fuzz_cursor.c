@@ -2,8 +2,9 @@
  * resources/templates/list (mcp_cursor_seal/open in src/mcp/mcp_list.c). The first byte picks:
  *   even: the input opened as a cursor: never accepted (nobody can forge one);
  *   odd:  an offset, a list and a caller from the input sealed and opened: the same
- *         offset for that list and caller, nothing for another list or caller, and no
- *         cursor at all for offset 0. */
+ *         offset for that list and caller, nothing for another list or caller (of the
+ *         gateway, or the same one of another gateway sharing the key), and no cursor
+ *         at all for offset 0. */
 #include "autoconf.h"
 
 #include "catalog.h"
@@ -12,6 +13,8 @@
 #include "session.h"
 
 static unsigned char key[SESSION_KEY_BYTES];
+/* two gateways sharing the key (a state file, a session-key-file) */
+static const unsigned char gw[SESSION_BIND_BYTES] = "fuzz gateway 01", gw2[SESSION_BIND_BYTES] = "fuzz gateway 02";
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -26,7 +29,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char cursor[MCP_CURSOR_MAX], who[33], other[33], *s;
+	char cursor[MCP_CURSOR_MAX], who[33], other[33], there[33], *s;
 	const char *list, *list2;
 	size_t off = 0, got, i;
 
@@ -34,7 +37,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] % 2 == 0) {
 		s = fuzz_cstr(data + 1, size - 1);
-		session_who("alice", "c", "", who);
+		session_who(gw, "alice", "c", "", who);
 		for (i = 0; i < CATALOG_NKINDS; i++)
 			FUZZ_CHECK(mcp_cursor_open(key, catalog_kinds[i].array, who, s, &got) < 0);
 		free(s);
@@ -47,8 +50,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	list = catalog_kinds[data[9] % CATALOG_NKINDS].array;
 	list2 = catalog_kinds[(data[9] + 1) % CATALOG_NKINDS].array;
 	s = fuzz_cstr(data + 10, size - 10);
-	session_who(s, "c", "", who);
-	session_who(s, "c", "other", other);
+	session_who(gw, s, "c", "", who);
+	session_who(gw, s, "c", "other", other);
+	session_who(gw2, s, "c", "", there);
 	FUZZ_CHECK(mcp_cursor_seal(key, list, who, off, cursor, sizeof(cursor)) == 0);	/* any offset fits */
 	FUZZ_CHECK(strspn(cursor, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
 	    strlen(cursor));
@@ -58,6 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(mcp_cursor_open(key, list, who, cursor, &got) == 0 && got == off);
 		FUZZ_CHECK(mcp_cursor_open(key, list2, who, cursor, &got) < 0);
 		FUZZ_CHECK(mcp_cursor_open(key, list, other, cursor, &got) < 0);
+		FUZZ_CHECK(mcp_cursor_open(key, list, there, cursor, &got) < 0);
 	}
 	free(s);
 	return 0;

@@ -1,7 +1,8 @@
 /* A JWK set document (jws_keys_parse, src/base/jws.c) and each of its keys' RFC 7638
- * thumbprint (jws_thumbprint). Properties: a parsed set holds at least one and at most
- * JWS_KEYS_MAX keys; a thumbprint is 43 base64url characters, the same for a key whatever
- * the order or the extra members of its JSON. */
+ * thumbprint (jws_thumbprint). Properties: a parsed set holds at most JWS_KEYS_MAX keys,
+ * and one without a usable key says why (an issuer's empty set is still a set); a
+ * document refused is one without a "keys" array; a thumbprint is 43 base64url
+ * characters, the same for a key whatever the order or the extra members of its JSON. */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -21,17 +22,18 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char why[256], a[JWS_B64_SHA256], b[JWS_B64_SHA256];
+	char why[256] = "", a[JWS_B64_SHA256], b[JWS_B64_SHA256];
 	struct jws_keys *ks = jws_keys_parse((const char *)data, size, why, sizeof(why));
 	json_t *doc, *k, *copy;
 	size_t i;
 
+	doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	if (ks) {
-		FUZZ_CHECK(jws_keys_count(ks) >= 1 && jws_keys_count(ks) <= JWS_KEYS_MAX);
+		FUZZ_CHECK(jws_keys_count(ks) <= JWS_KEYS_MAX && json_is_array(json_object_get(doc, "keys")));
+		FUZZ_CHECK(jws_keys_count(ks) > 0 || why[0] != '\0');
 		jws_keys_free(ks);
 	} else
-		FUZZ_CHECK(why[0] != '\0');
-	doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+		FUZZ_CHECK(why[0] != '\0' && !json_is_array(json_object_get(doc, "keys")));
 	json_array_foreach(json_object_get(doc, "keys"), i, k) {
 		if (jws_thumbprint(k, a) < 0)
 			continue;

@@ -5,7 +5,8 @@
  *      any bytes; what opens seals again and opens to the same session;
  *   2: a session built from the input (version, expiry, upstream map) sealed and
  *      opened: the same session for its caller before its expiry, nothing for another
- *      caller, at its expiry, or once ended. */
+ *      caller (of the gateway, or of another gateway sharing the key), at its expiry,
+ *      or once ended. */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -17,7 +18,9 @@
 
 static unsigned char key[SESSION_KEY_BYTES];
 static void *tombs;
-static char alice[33], bob[33];
+/* alice and bob of one gateway; alice of another gateway sharing the key */
+static const unsigned char gw[SESSION_BIND_BYTES] = "fuzz gateway 01", gw2[SESSION_BIND_BYTES] = "fuzz gateway 02";
+static char alice[33], bob[33], alice2[33];
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -26,8 +29,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_init();
 	memset(key, 0x5a, sizeof(key));
-	session_who("alice", "client-1", "acme", alice);
-	session_who("bob", "client-1", "acme", bob);
+	session_who(gw, "alice", "client-1", "acme", alice);
+	session_who(gw, "bob", "client-1", "acme", bob);
+	session_who(gw2, "alice", "client-1", "acme", alice2);
 	FUZZ_CHECK((tombs = malloc(session_tombstones_size())) != NULL);
 	session_tombstones_init(tombs, session_tombstones_size(), 0);
 	return 0;
@@ -116,6 +120,8 @@ round_trip(const uint8_t *data, size_t size)
 		FUZZ_CHECK(same(&s, &t));
 		session_clear(&t);
 		FUZZ_CHECK(session_open(key, tombs, id, bob, s.exp - 1, &t) < 0);
+		session_clear(&t);
+		FUZZ_CHECK(session_open(key, tombs, id, alice2, s.exp - 1, &t) < 0);
 		session_clear(&t);
 		FUZZ_CHECK(session_open(key, tombs, id, alice, s.exp, &t) < 0);
 		session_clear(&t);

@@ -15,7 +15,7 @@ import { createStore } from './store.mjs';
 
 export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp', 'huge', 'cut']);
 // Faults of the JWK set endpoint (GET /jwks): POST /_fault/jwks {"jwks": MODE}.
-export const JWKS_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'huge', 'no-keys']);
+export const JWKS_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'huge', 'no-keys', 'empty']);
 const SLOW_MS = 2000;
 
 const ROUTES = Object.freeze({
@@ -662,6 +662,9 @@ export async function createIdp({
             return;
           case 'no-keys':
             sendJson(res, 200, { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'shared' }] });
+            return;
+          case 'empty':
+            sendJson(res, 200, { keys: [] });
             return;
           default:
             break;

@@ -87,7 +87,7 @@ sdk_afterwards() {
 gateway_conf() {
 	local out=$1 resource=$2
 	shift 2
-	printf 'mcpgate-secret\n' > "$T/secret"
+	(umask 077 && printf 'mcpgate-secret\n' > "$T/secret")	# a secret file: 0600 (cfgfile_judge)
 	{
 		printf '%s\n' '[gateway]' "resource = $resource" 'name = com.example/gateway' \
 			"state = ${GW_STATE:-$T/state}" "log-file = ${GW_LOG:-$T/gw.log}" "$@"

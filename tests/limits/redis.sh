@@ -35,7 +35,7 @@ PORT_B=$(free_port)
 URL_A=http://127.0.0.1:$PORT_A/mcp
 URL_B=http://127.0.0.1:$PORT_B/mcp
 start_idp "$URL_A"
-head -c 32 /dev/urandom > "$T/session.key"
+(umask 077 && head -c 32 /dev/urandom > "$T/session.key")
 # host NAME FAIL: its configuration (the resource is host A's URL: one gateway).
 host_conf() {
 	GW_STATE=$T/$1.state GW_LOG=$T/$1.log gateway_conf "$T/$1.conf" "$URL_A" "session-key-file = $T/session.key"

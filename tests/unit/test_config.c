@@ -197,6 +197,82 @@ files_not_regular_or_too_big(void)
 	alarm(0);
 }
 
+/* Loads text as main.conf: rc, errors and warnings in *errs. */
+static int
+load_text(const char *text, struct cfg_errors *errs)
+{
+	struct config *cfg;
+	int rc = config_load(write_file("main.conf", text), &cfg, errs);
+
+	config_unref(cfg);
+	return rc;
+}
+
+/* The files a configuration trusts: owned by root or this user, writable by nobody else;
+ * a secret readable by others loads with a warning. */
+static void
+files_trusted(void)
+{
+	static const char *const secrets[][3] = {
+		{ "[gateway]\n", "session-key-file", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n" },
+		{ "[auth]\nclient-id = c\n", "client-secret-file", "s3cret\n" },
+		{ "[upstream \"u\"]\nurl = http://127.0.0.1:1/mcp\n", "auth-header-file", "X-Key: s3cret\n" },
+	};
+	struct cfg_errors errs;
+	char text[1024], want[1200], path[600];
+	const char *f;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
+		f = write_file("secret", secrets[i][2]);
+		snprintf(text, sizeof(text), BASE "%s%s = %s\n", secrets[i][0], secrets[i][1], f);
+		chmod(f, 0600);
+		rc = load_text(text, &errs);
+		ok(rc == 0 && errs.n_warn == 0, "%s 0600: loads without a warning", secrets[i][1]);
+		chmod(f, 0622);
+		rc = load_text(text, &errs);
+		snprintf(want, sizeof(want), "%s: %s: writable by group or others (mode 0622)", secrets[i][1], f);
+		ok(rc < 0 && errs.n == 1 && strstr(errs.msg[0], want) && !strstr(errs.msg[0], "s3cret"),
+		    "%s 0622: refused (got '%s')", secrets[i][1], errs.n ? errs.msg[0] : "");
+		chmod(f, 0644);
+		rc = load_text(text, &errs);
+		snprintf(want, sizeof(want), "%s: %s: readable by others (mode 0644)", secrets[i][1], f);
+		ok(rc == 0 && errs.n_warn == 1 && strstr(errs.warn[0], want) && strstr(errs.warn[0], "main.conf:"),
+		    "%s 0644: loads with a warning at its line (got '%s')", secrets[i][1], errs.n_warn ? errs.warn[0] : "");
+		if (geteuid() == 0) {
+			chmod(f, 0600);
+			(void)!chown(f, 65534, 65534);
+			rc = load_text(text, &errs);
+			ok(rc < 0 && errs.n == 1 && strstr(errs.msg[0], "owned by uid 65534, neither root nor the user running"),
+			    "%s of another user: refused (got '%s')", secrets[i][1], errs.n ? errs.msg[0] : "");
+		} else {
+			ok(1, "# SKIP not root: %s of another user", secrets[i][1]);
+		}
+		unlink(f);
+	}
+	f = write_file("inc.conf", "# an included file\n");
+	chmod(f, 0666);
+	rc = load_text(BASE "include = inc.conf\n", &errs);
+	ok(rc < 0 && strstr(errs.msg[0], "main.conf:5: include: ") && strstr(errs.msg[0], "inc.conf: writable by group or others (mode 0666)"),
+	    "an included file writable by others: refused at the include (got '%s')", errs.n ? errs.msg[0] : "");
+	chmod(f, 0644);
+	rc = load_text(BASE "include = inc.conf\n", &errs);
+	ok(rc == 0 && errs.n_warn == 0, "an included file 0644: loads, no warning");
+	snprintf(path, sizeof(path), "%s/open.d", dir);
+	mkdir(path, 0700);
+	chmod(path, 01777);
+	snprintf(text, sizeof(text), BASE "[gateway]\nstate = %s/state\n", path);
+	rc = load_text(text, &errs);
+	snprintf(want, sizeof(want), "main.conf:6: state: %s: writable by group or others (mode 1777)", path);
+	ok(rc < 0 && strstr(errs.msg[0], want), "state in a directory anyone may write: refused (got '%s')",
+	    errs.n ? errs.msg[0] : "");
+	chmod(path, 0700);
+	ok(load_text(text, &errs) == 0, "that directory 0700: loads");
+	snprintf(text, sizeof(text), BASE "[gateway]\nstate = %s/missing.d/state\n", dir);
+	ok(load_text(text, &errs) == 0, "a state directory that does not exist yet: not the loader's to judge");
+}
+
 /* Each case of the table loads, or fails with its first error. */
 static void
 test_cases(void)
@@ -407,5 +483,6 @@ main(void)
 	test_broken();
 	test_many_errors();
 	files_not_regular_or_too_big();
+	files_trusted();
 	return done_testing();
 }

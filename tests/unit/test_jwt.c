@@ -157,9 +157,13 @@ test_keys(void)
 	/* An '=' inside a coordinate: cjose's decoder would abort the process on it. */
 	snprintf(doc, sizeof(doc), "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":\"JAGfxbySCVFP8nLYwuEDVsv1HNkvGwM7KNqvCjqPPIw\","
 	    "\"y\":\"TSpwi2did=3CyEqO9VXmOLzwhkRB_MYDvHCeHsFB0Sc\"},%s]}", strchr(doc, '{') ? "{\"kty\":\"oct\",\"k\":\"AA\"}" : "");
-	ok(jws_keys_parse(doc, strlen(doc), why, sizeof(why)) == NULL, "a key with '=' inside a coordinate is left out");
-	ok(jws_keys_parse("{\"keys\":[]}", 11, why, sizeof(why)) == NULL && strstr(why, "no usable"),
-	    "an empty set is refused: %s", why);
+	ks = jws_keys_parse(doc, strlen(doc), why, sizeof(why));
+	ok(ks && jws_keys_count(ks) == 0, "a key with '=' inside a coordinate is left out");
+	jws_keys_free(ks);
+	ks = jws_keys_parse("{\"keys\":[]}", 11, why, sizeof(why));
+	ok(ks && jws_keys_count(ks) == 0 && strstr(why, "no usable"),
+	    "an empty set is a set without a usable key (what an issuer that withdrew every key publishes): %s", why);
+	jws_keys_free(ks);
 	ok(jws_keys_parse("[1]", 3, why, sizeof(why)) == NULL && strstr(why, "not a JWK set"),
 	    "a document that is not a set is refused: %s", why);
 	free(r);
@@ -470,6 +474,15 @@ test_rotation(void)
 		is_int(jwt_verify(&w, &env, cfg, "t", t3, strlen(t3), now + 700000, &c, &why, &err), 0,
 		    "after jwks-ttl with the source failing: served stale");
 		is_int(jwks_health(env.metrics, now + 700000), METRICS_DOWN, "health: down, the keys served stale");
+		/* The keys were last fetched at now + 32 s: jwks-max-age (by default jwks-ttl +
+		 * 3600 s) later, with the source failing still, they verify nothing. */
+		is_int(jwt_verify(&w, &env, cfg, "t", t3, strlen(t3), now + 32000 + 4200000 - 1000, &c, &why, &err), 0,
+		    "a second before jwks-max-age, the source failing: still verified");
+		is_int(jwt_verify(&w, &env, cfg, "t", t3, strlen(t3), now + 32000 + 4200000 + 11000, &c, &why, &err), -1,
+		    "past jwks-max-age, the source failing: not verified, a failure (500), not a refusal");
+		ok(strstr(err.detail, "jwks-max-age") != NULL, "its error says why: %s", err.detail);
+		is_int(jwt_verify(&v, &env, cfg, "t", t3, strlen(t3), now + 32000 + 4200000 + 12000, &c, &why, &err), -1,
+		    "… for the worker that fetched them too");
 		jwks_view_free(&w);
 	}
 	/* A fresh mirror and no source: no keys at all. */
@@ -499,6 +512,73 @@ test_rotation(void)
 	config_unref(cfg);
 }
 
+/* The issuer withdraws every key: a well-formed set without a usable one replaces the
+ * keys held, so a token of a withdrawn key is refused (401), not verified with them;
+ * health says the set holds no usable key; a key published again is taken by the next
+ * fetch. A document that is not a JWK set leaves the keys held as they are. */
+static void
+test_withdrawn(void)
+{
+	char conf[512], *t1, *t2;
+	const char *path = fixture_file("keys.json", set_of(pub(rsa, "r1", NULL), NULL)), *why;
+	size_t size = jwks_region_size();
+	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_size());
+	struct jwks_view v = { 0 }, w = { 0 };
+	struct jwks_env env = { NULL, NULL, region, NULL };
+	struct gw_error err = { GW_OK, 0, "" };
+	char detail[METRICS_DETAIL_MAX];
+	struct claims c;
+	struct config *cfg;
+	int64_t now = (int64_t)NOW * 1000, since;
+
+	jwks_region_init(region, size, 0);
+	metrics_region_init(mregion, metrics_region_size(), 0);
+	env.metrics = metrics_attach(mregion, metrics_region_size());
+	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
+	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
+	if ((cfg = fixture_config(conf)) == NULL) {
+		ok(0, "configuration with a JWK set file loads");
+		return;
+	}
+	env.ix = introspect_new();
+	t1 = sign(rsa, "{\"alg\":\"RS256\",\"kid\":\"r1\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
+	t2 = sign(rsa2, "{\"alg\":\"RS256\",\"kid\":\"r2\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
+	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now, &c, &why, &err), 0, "a token of the published key");
+	fixture_file("keys.json", "{\"keys\":[]}");
+	is_int(jwt_verify(&v, &env, cfg, "t", t2, strlen(t2), now + 31000, &c, &why, &err), 1,
+	    "every key withdrawn ({\"keys\": []}): an unknown kid fetches the empty set, refused");
+	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now + 32000, &c, &why, &err), 1,
+	    "a token of a withdrawn key: refused (401), the empty set replaced the keys held");
+	is_str(why, "token signed with a key the issuer does not publish", "its reason");
+	is_int(jwt_verify(&w, &env, cfg, "t", t1, strlen(t1), now + 33000, &c, &why, &err), 1,
+	    "another worker: the mirror holds the empty set, refused too");
+	is_int(metrics_dep_state(env.metrics, METRICS_DEP_JWKS, (now + 33000) / 1000, &since, detail, sizeof(detail)),
+	    METRICS_DOWN, "health: the JWK set down");
+	ok(strstr(detail, "holds no usable key") != NULL, "… saying it holds no usable key: %s", detail);
+	fixture_file("keys.json", "{\"keys\":[{\"kty\":\"oct\",\"k\":\"c2VjcmV0\",\"kid\":\"shared\"}]}");
+	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now + 64000, &c, &why, &err), 1,
+	    "a set of a symmetric key alone: no usable key either, refused");
+	fixture_file("keys.json", set_of(pub(rsa, "r1", NULL), NULL));
+	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now + 95000, &c, &why, &err), 0,
+	    "the key published again: taken by the next fetch (its kid unknown to the empty set)");
+	is_int(metrics_dep_state(env.metrics, METRICS_DEP_JWKS, (now + 95000) / 1000, &since, detail, sizeof(detail)),
+	    METRICS_UP, "health: up again");
+	fixture_file("keys.json", "{\"keys\": [{\"kt");
+	is_int(jwt_verify(&v, &env, cfg, "t", t2, strlen(t2), now + 126000, &c, &why, &err), 1,
+	    "a document that is not a JWK set: the unknown kid refused");
+	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now + 127000, &c, &why, &err), 0,
+	    "… and the keys held stay (only a JWK set replaces them)");
+	jwks_view_free(&v);
+	jwks_view_free(&w);
+	introspect_free(env.ix);
+	free(t1);
+	free(t2);
+	free(region);
+	metrics_detach(env.metrics);
+	free(mregion);
+	config_unref(cfg);
+}
+
 static void
 test_config(void)
 {
@@ -514,6 +594,7 @@ test_config(void)
 		{ "jwks-uri = keys.json", "jwks-uri: expected an https:// URL or the absolute path" },
 		{ "jwks-uri = /nonexistent/keys.json", "jwks-uri: /nonexistent/keys.json: No such file" },
 		{ "verify = sometimes", "verify: unknown value" },
+		{ "jwks-max-age = 120", "jwks-max-age: 120 s is less than jwks-ttl (600 s)" },
 	};
 	size_t i;
 	int rc;
@@ -565,6 +646,7 @@ main(void)
 	test_header();
 	test_claims();
 	test_rotation();
+	test_withdrawn();
 	test_config();
 	cjose_jwk_release(rsa);
 	cjose_jwk_release(rsa2);

@@ -8,37 +8,47 @@
 #include "session.h"
 #include "tap.h"
 
-/* What the tests share: the key, the tombstones, alice's digest, her session and its id. */
+/* What the tests share: the key, two gateways (their binding), the tombstones, alice's
+ * digest at gateway A, her session and its id. */
 static const unsigned char key[32] = { 1 };
+static const unsigned char gw_a[SESSION_BIND_BYTES] = { 0xa }, gw_b[SESSION_BIND_BYTES] = { 0xb };
 static void *tombs;
 static char alice[33];
 static struct session s;
 static char id[SESSION_ID_MAX];
 
-/* The caller digest: one per subject, client and tenant. */
+/* The caller digest: one per gateway (its binding), subject, client and tenant. */
 static void
 test_who(void)
 {
-	char bob[33];
+	char bob[33], buf[64];
 
-	session_who("alice", "cli", "acme", alice);
-	session_who("bob", "cli", "acme", bob);
+	session_who(gw_a, "alice", "cli", "acme", alice);
+	session_who(gw_a, "bob", "cli", "acme", bob);
 	ok(strcmp(alice, bob) != 0 && strlen(alice) == 32, "caller digests differ per identity");
-	session_who("alice", "cli", "beta", bob);
+	session_who(gw_a, "alice", "cli", "beta", bob);
 	ok(strcmp(alice, bob) != 0, "the tenant is part of the identity");
-	/* The digest of the three NUL-separated (what every issued session holds) */
-	secret_digest_hex("alice\0cli\0acme", 14, bob, 16);
-	is_str(alice, bob, "the digest of subject, client and tenant, NUL-separated");
+	session_who(gw_b, "alice", "cli", "acme", bob);
+	ok(strcmp(alice, bob) != 0, "so is the gateway: alice of another resource or issuer is another caller");
+	/* The digest of the binding, then the three NUL-separated (what every issued session
+	 * holds) */
+	memcpy(buf, gw_a, SESSION_BIND_BYTES);
+	memcpy(buf + SESSION_BIND_BYTES, "alice\0cli\0acme", 14);
+	secret_digest_hex(buf, SESSION_BIND_BYTES + 14, bob, 16);
+	is_str(alice, bob, "the digest of the binding, then subject, client and tenant, NUL-separated");
+	session_who(NULL, "alice", "cli", "acme", bob);
+	secret_digest_hex("alice\0cli\0acme", 14, buf, 16);
+	is_str(bob, buf, "no binding (the audit log's subject digest): the three alone");
 	{
 		char big[1100], want[33], got[33];
 
 		memset(big, 'x', sizeof(big) - 1);
 		big[sizeof(big) - 1] = '\0';
-		session_who(big, "cli", "acme", got);
+		session_who(NULL, big, "cli", "acme", got);
 		secret_digest_hex(big, 1023, want, 16);
 		is_str(got, want, "a subject past 1023 bytes: the first 1023 bytes alone");
 		big[1021] = '\0';
-		session_who(big, "cli", "acme", got);
+		session_who(NULL, big, "cli", "acme", got);
 		memcpy(big + 1021, "\0c", 2);
 		secret_digest_hex(big, 1023, want, 16);
 		is_str(got, want, "the parts cut at 1023 bytes");
@@ -68,8 +78,11 @@ test_seal_open(void)
 	is_str(json_string_value(json_object_get(got.upstreams, "github")), "up-session-1", "upstream session ids kept");
 	session_clear(&got);
 	ok(session_open(key, tombs, id, alice, 1000, &got) < 0, "expired: refused");
-	session_who("bob", "cli", "acme", bob);
+	session_who(gw_a, "bob", "cli", "acme", bob);
 	ok(session_open(key, tombs, id, bob, 10, &got) < 0, "another caller's: refused");
+	session_who(gw_b, "alice", "cli", "acme", bob);
+	ok(session_open(key, tombs, id, bob, 10, &got) < 0,
+	    "alice of another gateway (resource, issuer) under the same key: refused");
 	ok(session_open(other, tombs, id, alice, 10, &got) < 0, "another key: refused");
 	for (i = 0; i < strlen(id); i += 7) {
 		strcpy(bad, id);
@@ -206,8 +219,11 @@ test_memo(void)
 		    "… its upstream map shared, not copied, and whole after a request let it go");
 	}
 	session_clear(&got);
-	session_who("bob", "cli", "acme", bob);
+	session_who(gw_a, "bob", "cli", "acme", bob);
 	ok(session_open_memo(m, key, tombs, id, bob, 12, &got) < 0, "another caller's: refused from the memory too");
+	session_who(gw_b, "alice", "cli", "acme", bob);
+	ok(session_open_memo(m, key, tombs, id, bob, 12, &got) < 0,
+	    "alice of another gateway sharing the key: refused from the memory too");
 	ok(session_open_memo(m, key, tombs, id, alice, 1000, &got) < 0, "expired: refused from the memory too");
 	ok(session_open_memo(m, other, tombs, id, alice, 12, &got) < 0, "another key: opened afresh, refused");
 	ok(session_open_memo(m, key, tombs, "garbage", alice, 12, &got) < 0, "garbage: refused");

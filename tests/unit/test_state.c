@@ -147,7 +147,7 @@ lookup(struct token_cache *tc, const char *token)
 	unsigned char key[TC_KEY_BYTES];
 
 	key_of(token, key);
-	return token_cache_lookup(tc, key, now, 3000, &got, reason, sizeof(reason));
+	return token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 }
 
 static void
@@ -161,7 +161,7 @@ fill(struct token_cache *tc, const char *token)
 	snprintf(c.subject, sizeof(c.subject), "%s", token);
 	c.exp = now / 1000 + 1000;
 	key_of(token, key);
-	token_cache_lookup(tc, key, now, 3000, &got, reason, sizeof(reason));
+	token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 	token_cache_fill(tc, key, now, &c, now + 600000);
 }
 
@@ -173,7 +173,7 @@ seal(const unsigned char *key, int64_t exp, char id[SESSION_ID_MAX])
 
 	memset(&s, 0, sizeof(s));
 	snprintf(s.version, sizeof(s.version), "2025-06-18");
-	session_who("alice", "cli", "", s.who);
+	session_who(NULL, "alice", "cli", "", s.who);
 	s.exp = exp;
 	session_seal(key, &s, id);
 }
@@ -185,7 +185,7 @@ opens(const unsigned char *key, void *tombs, const char *id)
 	char who[33];
 	int rc;
 
-	session_who("alice", "cli", "", who);
+	session_who(NULL, "alice", "cli", "", who);
 	rc = session_open(key, tombs, id, who, now / 1000, &s);
 	session_clear(&s);
 	return rc;
@@ -581,6 +581,34 @@ test_removed(void)
 	state_close(st2);
 }
 
+/* The file made readable by group or others: its keys may have been read, so it is not
+ * taken; a new one is built in its place, with new keys, readable by this user alone. */
+static void
+test_exposed(void)
+{
+	unsigned char key[32];
+	struct state *st2;
+	struct stat sb;
+
+	st = open_state(NULL);
+	memcpy(key, state_session_key(st), 32);
+	state_close(st);
+	chmod(path, 0644);
+	st2 = open_state(NULL);
+	ok(st2 && memcmp(state_session_key(st2), key, 32) != 0, "a state file readable by others: rebuilt, new keys");
+	ok(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "… readable by this user alone");
+	memcpy(key, state_session_key(st2), 32);
+	state_close(st2);
+	chmod(path, 0640);
+	st2 = open_state(NULL);
+	ok(st2 && memcmp(state_session_key(st2), key, 32) != 0, "readable by its group: rebuilt too");
+	memcpy(key, state_session_key(st2), 32);
+	state_close(st2);
+	st2 = open_state(NULL);
+	ok(st2 && memcmp(state_session_key(st2), key, 32) == 0, "0600: taken as it is");
+	state_close(st2);
+}
+
 /* The default path: a directory only this user may write. */
 static void
 test_default_path(void)
@@ -652,6 +680,7 @@ main(void)
 	test_cache_adopted();
 	test_fixed_region();
 	test_removed();
+	test_exposed();
 	test_default_path();
 	test_private();
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
