@@ -298,7 +298,10 @@ test_shares(void)
 
 	/* One record over CATALOG_RECORD_MAX: it alone is left out. */
 	l[0] = verbose_tools("a", 3, 1024);
-	json_array_extend(l[0], verbose_tools("huge", 1, CATALOG_RECORD_MAX + 1));
+	l[2] = verbose_tools("huge", 1, CATALOG_RECORD_MAX + 1);
+	json_array_extend(l[0], l[2]);
+	json_decref(l[2]);
+	l[2] = NULL;
 	l[1] = json_pack("[{s:s}]", "name", "search_docs");
 	doc = catalog_build(cfg, l, reasons);
 	ok(catalog_find(doc, "gh_huge0000") < 0 && catalog_find(doc, "gh_a0002") >= 0 &&
