@@ -54,7 +54,7 @@ run() {
 		CONTENT_LENGTH=${#body} HTTP_ACCEPT='application/json, text/event-stream' \
 		${tok:+HTTP_AUTHORIZATION="Bearer $tok"} "$@" \
 		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-		timeout 60 "$MCPGATE_BIN" -c "$conf" > "$T/out" 2>> "$T/cgi.err"
+		MCPGATE_CONFIG="$conf" timeout 60 "$MCPGATE_BIN" > "$T/out" 2>> "$T/cgi.err"
 	sed -n '1,/^\r$/p' "$T/out" | tr -d '\r' > "$T/h"
 	sed '1,/^\r$/d' "$T/out" > "$T/b"
 	sed -n 's/^Status: \([0-9]*\).*/\1/p' "$T/h"

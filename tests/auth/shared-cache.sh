@@ -36,7 +36,7 @@ run() {	# run HOST TOKEN: one CGI ping at host HOST; prints its status
 		REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json \
 		CONTENT_LENGTH=${#PING} HTTP_ACCEPT=application/json HTTP_AUTHORIZATION="Bearer $2" \
 		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-		timeout 60 "$MCPGATE_BIN" -c "$T/$1.conf" 2>> "$T/cgi.err" | sed -n 's/^Status: \([0-9]*\).*/\1/p'
+		MCPGATE_CONFIG="$T/$1.conf" timeout 60 "$MCPGATE_BIN" 2>> "$T/cgi.err" | sed -n 's/^Status: \([0-9]*\).*/\1/p'
 }
 tc_keys() { rcli --scan --pattern 'mcpgate:tc:*' | sort; }
 # accept HOST TOKEN: a ping at HOST accepted (200); sets NEWKEY to the Redis entry it made

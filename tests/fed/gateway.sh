@@ -695,9 +695,9 @@ jcheck "nginx: /mcp/health says degraded again" "$health" '.status == "degraded"
 like "the gateway log says why beta was left out" "$(grep -i 'beta' "$T/gw.log" | grep -iv 'tools/call' | tail -n 3)" \
 	'beta.*([Rr]efused|[Cc]onnect|[Uu]nreachable|down)'
 st=$(post_ngx "$(rpc 30 tools/call '{"name":"test_simple_text","arguments":{}}')" 'application/json')
-jcheck "nginx: a dead upstream's tool, once out of the catalog → -32602" \
+jcheck "nginx: a dead upstream's tool, once out of the catalog (not listed) → -32603, its upstream down (the name is still its)" \
 	"$(jq -c --arg st "$st" '{status: $st, error, result}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
-	'.status == "200" and .error.code == -32602'
+	'.status == "200" and .error.code == -32603 and (.error.message | test("unavailable: the upstream that offers it is down"))'
 
 # --- an upstream that forgets a caller's session -----------------------------------------
 st=$(post_ngx "$(rpc 40 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
