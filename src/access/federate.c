@@ -86,8 +86,10 @@ held_for(json_t *doc, enum catalog_kind kind, const char *key)
 
 /* Of the upstreams that offer record ix of kind, the first the caller's gate passes for
  * r's method and key (asked quietly), else the first of all, which then answers the
- * caller's refusal; *there is its name for the record. NULL when there is no such
- * record. */
+ * caller's refusal; *there is its name for the record. A name (a tool's, a prompt's) is
+ * its first upstream's alone: the record listed is that one's, and another's of the
+ * same name is another thing; a URI names the same resource wherever it is read. NULL
+ * when there is no such record. */
 static const char *
 pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, long ix, const char *key,
     const char **there)
@@ -100,6 +102,8 @@ pick_owner(struct fed_call *f, const struct method *r, enum catalog_kind kind, l
 		if (alt == 0) {
 			first = up;
 			*there = orig;
+			if (catalog_kinds[kind].prefixed)
+				break;
 		}
 		if (f->gate == NULL ||
 		    ((u = config_upstream(f->cfg, up)) != NULL && f->gate(f, r->name, u, kind, key, 0) == FED_PASS)) {

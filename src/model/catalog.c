@@ -263,8 +263,8 @@ index_record(const struct catalog_kind_info *k, json_t *rec)
 
 /* Sorted records and their routes. A key several upstreams expose is listed once, with
  * the record of the first in the file; the others' routes follow the first's in its
- * route ([up, name, up2, name2, ...]: catalog_route_alt), so that a prompt or resource
- * reaches a caller who may not reach the first (a tool is always the first's). A key
+ * route ([up, name, up2, name2, ...]: catalog_route_alt), so that a resource reaches a
+ * caller who may not reach the first (a tool or a prompt is always the first's). A key
  * one upstream lists twice keeps its first record and one route. Each listed record
  * goes into doc as its index record, and into records (under the kind's array) as
  * compact JSON text. Frees the pairs. */

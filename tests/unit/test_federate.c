@@ -250,6 +250,51 @@ test_subscriptions(void)
 	json_decref(lists[0]);
 }
 
+/* A gate that lets the caller have only what upstream b offers; it records whom it was
+ * asked about, alone. */
+static char gate_asked[64];
+
+static int
+only_b(struct fed_call *f, const char *method, const struct cfg_upstream *up, enum catalog_kind kind,
+    const char *key, int alone)
+{
+	(void)method, (void)kind, (void)key;
+	if (alone)
+		snprintf(gate_asked, sizeof(gate_asked), "%s", up->s.name);
+	if (strcmp(up->s.name, "b") == 0)
+		return FED_PASS;
+	if (alone)
+		gw_error_set(&f->err, GW_EREFUSED, "Forbidden: group_forbidden");
+	return alone ? FED_DENIED : FED_HIDDEN;
+}
+
+/* A prompt two upstreams list under one name is the first's alone: a caller refused
+ * there is refused, not given the other's prompt of that name (whose record is not the
+ * one listed). A URI both offer is read from the first that grants it. */
+static void
+test_prompt_owner(void)
+{
+	struct fed_call f;
+	json_t *lists[2], *doc;
+
+	memset(&f, 0, sizeof(f));
+	f.cfg = cfg;
+	f.gate = only_b;
+	f.pool = upstream_pool_new();	/* (b is nowhere: passed to it, the call would fail to connect) */
+	lists[0] = json_pack("{s:{s:{}}, s:[{s:s}]}", "caps", "prompts", "prompts", "name", "greet");
+	lists[1] = json_pack("{s:{s:{}}, s:[{s:s}]}", "caps", "prompts", "prompts", "name", "a_greet");
+	doc = catalog_build(cfg, lists, reasons);
+	f.doc = doc;
+	gate_asked[0] = '\0';
+	ok(call(&f, "prompts/get", "{\"name\":\"a_greet\"}") == NULL && f.err.code == GW_EREFUSED &&
+	    strcmp(gate_asked, "a") == 0, "a prompt a and b both list, the caller refused at a (its owner): refused (%s), "
+	    "never b's", f.err.detail);
+	upstream_pool_free(f.pool);
+	json_decref(doc);
+	json_decref(lists[0]);
+	json_decref(lists[1]);
+}
+
 int
 main(void)
 {
@@ -282,6 +327,7 @@ main(void)
 
 	test_unowned_uri();
 	test_subscriptions();
+	test_prompt_owner();
 
 	config_unref(cfg);
 	return done_testing();
