@@ -274,8 +274,8 @@ test_shares(void)
 	ok(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "cut") == NULL, "… the honest one has nothing cut");
 	ok(catalog_note(doc, note, sizeof(note)) && strstr(note, "upstream github: ") && !strstr(note, "files"),
 	    "the note names the offender alone: %s", note);
-	ok(json_equal(json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "tools"),
-	    json_object()) && json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "x-huge") == NULL,
+	ok(json_object_size(json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "tools")) == 0 &&
+	    json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "tools") != NULL && json_object_get(json_object_get(json_object_get(catalog_upstreams(doc), "files"), "caps"), "x-huge") == NULL,
 	    "capabilities: only what the gateway reads is kept");
 	buf_init(&b, CATALOG_MAX_BYTES);
 	ok(catalog_pack(doc, &b, lens) == 0, "the catalog fits the state file (%zu bytes)", b.len);
