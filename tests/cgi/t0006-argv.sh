@@ -37,6 +37,12 @@ for args in "--version" "--help" "-t" "explain --claims {} --json" "-x"; do
 		fail "$args: the request is answered, nothing the arguments would print" "$(head -c 300 "$T/out")"
 	fi
 done
+run explain --claims '{}' --save-catalog "$T/written.json"
+if [ ! -e "$T/written.json" ] && [ "$(jf .title)" = "Example gateway" ]; then
+	pass "explain --save-catalog FILE: answered, no file written (the caller would choose a file to write)"
+else
+	fail "explain --save-catalog FILE: answered, no file written" "$(ls -l "$T/written.json" 2>&1)"
+fi
 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET SCRIPT_NAME=/.well-known/mcp \
 	"$MCPGATE_BIN" -c "$T/gw.conf" > "$T/out" 2> "$T/err"
 like "no MCPGATE_CONFIG: the built-in path, whatever -c says (500)" "$(head -n 1 "$T/out")" '^Status: 500'
