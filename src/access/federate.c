@@ -216,7 +216,8 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 		if (f->gate && (gate = f->gate(f, r->name, up, kind, key, 1)) == FED_DENIED)
 			return NULL;
 		if (gate == FED_PASS)
-			return failed(f, GW_EUPSTREAM, "%s: unavailable: the upstream that offers it is down", key), NULL;
+			return failed(f, GW_EUPSTREAM, "%s: unavailable: the upstream that offers it is down, or over its "
+			    "share of the catalog", key), NULL;
 		return failed(f, code, "%s", unknown), NULL;
 	}
 	if (owner && (up = config_upstream(f->cfg, owner)) == NULL)

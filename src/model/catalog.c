@@ -402,7 +402,8 @@ keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, json_
 		if ((h = json_object_get(held, key)) != NULL && (hu = (size_t)json_integer_value(h)) < u) {
 			if (dropped++ == 0)
 				log_warn(NULL, "catalog: %s %s of upstream %s is not served: upstream %s offered it first "
-				    "and is down", k->key, key, cfg->upstreams[u].s.name, cfg->upstreams[hu].s.name);
+				    "and is down, or over its share of the catalog", k->key, key, cfg->upstreams[u].s.name,
+				    cfg->upstreams[hu].s.name);
 			json_decref(pairs[i]);
 			continue;
 		}
@@ -425,10 +426,11 @@ keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, json_
 
 /* Cuts each upstream to its share: its records in order (tools, prompts, resources,
  * templates; each kind as it listed them) while their costs fit, none after the first
- * that does not. Counts what each lost in cut[]. */
+ * that does not. Counts what each lost in cut[]; the keys it lost stay its in held[kind]
+ * (key → its index), so that no upstream after it in the file takes them. */
 static void
 cut_to_shares(json_t **pairs[CATALOG_NKINDS], size_t n[CATALOG_NKINDS], const size_t *share, size_t *cut,
-    size_t nup)
+    size_t nup, json_t *held[CATALOG_NKINDS])
 {
 	size_t *spent = calloc(nup ? nup : 1, sizeof(*spent)), i, j, u, cost;
 	unsigned char *full = calloc(nup ? nup : 1, 1);
@@ -446,6 +448,8 @@ cut_to_shares(json_t **pairs[CATALOG_NKINDS], size_t n[CATALOG_NKINDS], const si
 			if (u < nup) {
 				full[u] = 1;
 				cut[u]++;
+				if (json_object_get(held[k], pair_key(pairs[k][i])) == NULL)
+					json_object_set_new(held[k], pair_key(pairs[k][i]), json_integer((json_int_t)u));
 			}
 			json_decref(pairs[k][i]);
 		}
@@ -465,7 +469,7 @@ json_t *
 catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *const *reasons, json_t *prev)
 {
 	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *st;
-	json_t *held = json_object(), *hk;
+	json_t *held = json_object(), *hk, *bykey[CATALOG_NKINDS] = { NULL };
 	json_t **pairs[CATALOG_NKINDS] = { NULL };
 	size_t n[CATALOG_NKINDS] = { 0 }, cap[CATALOG_NKINDS] = { 0 }, nup = cfg->n_upstreams, i, j, tools;
 	size_t *need = calloc(nup + 1, sizeof(*need)), *share = calloc(nup + 1, sizeof(*share));
@@ -484,7 +488,9 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 				    &over[i]);
 		}
 	shares(need, share, nup, reserve < CATALOG_MAX_BYTES ? CATALOG_MAX_BYTES - reserve : 0);
-	cut_to_shares(pairs, n, share, cut, nup);
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		bykey[k] = json_object();
+	cut_to_shares(pairs, n, share, cut, nup, bykey);
 	for (i = 0; i < nup; i++) {
 		const char *name = cfg->upstreams[i].s.name;
 
@@ -509,21 +515,19 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 	}
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		hk = json_object();
-		if (prev) {
-			json_t *bykey = json_object();
-
-			hold_kind(cfg, lists, prev, (enum catalog_kind)k, bykey);
-			keep_bound(cfg, bykey, (enum catalog_kind)k, pairs[k], &n[k], hk);
-			json_decref(bykey);
-		}
+		if (prev)
+			hold_kind(cfg, lists, prev, (enum catalog_kind)k, bykey[k]);
+		keep_bound(cfg, bykey[k], (enum catalog_kind)k, pairs[k], &n[k], hk);
 		if (json_object_size(hk))
 			json_object_set(held, catalog_kinds[k].array, hk);
 		json_decref(hk);
 		put_kind(doc, records, &catalog_kinds[k], pairs[k], n[k]);
 	}
 out:
-	for (k = 0; k < CATALOG_NKINDS; k++)
+	for (k = 0; k < CATALOG_NKINDS; k++) {
 		free(pairs[k]);
+		json_decref(bykey[k]);
+	}
 	free(need);
 	free(share);
 	free(cut);

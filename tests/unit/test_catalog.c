@@ -296,6 +296,19 @@ test_shares(void)
 	json_decref(l[0]);
 	json_decref(l[1]);
 
+	/* A name the offender lost to its share is still its: a later upstream's record of
+	 * that name is not served (it would take calls meant for the offender's). */
+	l[0] = NULL;
+	l[1] = verbose_tools("a", 1800, 4096);
+	l[2] = json_pack("[{s:s}, {s:s}]", "name", "a1799", "name", "search_docs");
+	doc = catalog_build(cfg, l, reasons);
+	ok(catalog_find(doc, "a1799") < 0 && catalog_find(doc, "search_docs") >= 0,
+	    "a name the offender lost to its share is not served by a later upstream (its other tools are)");
+	is_str(catalog_held(doc, CATALOG_TOOLS, "a1799"), "files", "… it is held for the offender");
+	json_decref(doc);
+	json_decref(l[1]);
+	json_decref(l[2]);
+
 	/* One record over CATALOG_RECORD_MAX: it alone is left out. */
 	l[0] = verbose_tools("a", 3, 1024);
 	l[2] = verbose_tools("huge", 1, CATALOG_RECORD_MAX + 1);
