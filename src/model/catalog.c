@@ -343,6 +343,18 @@ caps_kept(json_t *caps)
 
 static json_t *idx(json_t *doc);
 
+/* Holds for upstream i (in cfg) the key it exposes for orig, unless one holds it already. */
+static void
+hold(const struct config *cfg, size_t i, const struct catalog_kind_info *k, const char *orig, json_t *held)
+{
+	const struct cfg_upstream *u = &cfg->upstreams[i];
+	char name[2 * TOOL_NAME_MAX + 2];
+
+	snprintf(name, sizeof(name), "%s%s", k->prefixed && u->prefix ? u->prefix : "", orig);
+	if (json_object_get(held, name) == NULL)
+		json_object_set_new(held, name, json_integer((json_int_t)i));
+}
+
 /* The keys of kind an upstream that is down (lists[i] NULL) offered in prev, the catalog
  * before (its routes, and what prev held for it), as they are exposed now (its prefix may
  * have changed): into held, key → the upstream's index. The first upstream in the file
@@ -351,35 +363,27 @@ static void
 hold_kind(const struct config *cfg, json_t *const *lists, json_t *prev, enum catalog_kind kind, json_t *held)
 {
 	const struct catalog_kind_info *k = &catalog_kinds[kind];
-	json_t *routes = json_object_get(idx(prev), k->routes), *route, *ph, *v;
+	json_t *routes = json_object_get(idx(prev), k->routes), *route, *v;
+	json_t *before = json_object_get(json_object_get(idx(prev), "held"), k->array);
 	const char *up, *orig, *key;
-	char name[2 * TOOL_NAME_MAX + 2];
 	size_t i, r, a;
 
 	for (i = 0; i < cfg->n_upstreams; i++) {
-		const struct cfg_upstream *u = &cfg->upstreams[i];
-
 		if (lists[i] != NULL)
 			continue;
 		json_array_foreach(routes, r, route)
 			for (a = 0; a + 1 < json_array_size(route); a += 2) {
 				up = json_string_value(json_array_get(route, a));
 				orig = json_string_value(json_array_get(route, a + 1));
-				if (up == NULL || orig == NULL || strcmp(up, u->s.name) != 0)
-					continue;
-				snprintf(name, sizeof(name), "%s%s", k->prefixed && u->prefix ? u->prefix : "", orig);
-				if (json_object_get(held, name) == NULL)
-					json_object_set_new(held, name, json_integer((json_int_t)i));
+				if (up && orig && strcmp(up, cfg->upstreams[i].s.name) == 0)
+					hold(cfg, i, k, orig, held);
 			}
 		/* Held before, and still down: held still (the original key is kept there). */
-		ph = json_object_get(json_object_get(idx(prev), "held"), k->array);
-		json_object_foreach(ph, key, v) {
-			if (strcmp(json_string_value(json_array_get(v, 0)) ? json_string_value(json_array_get(v, 0)) : "",
-			    u->s.name) != 0 || (orig = json_string_value(json_array_get(v, 1))) == NULL)
-				continue;
-			snprintf(name, sizeof(name), "%s%s", k->prefixed && u->prefix ? u->prefix : "", orig);
-			if (json_object_get(held, name) == NULL)
-				json_object_set_new(held, name, json_integer((json_int_t)i));
+		json_object_foreach(before, key, v) {
+			up = json_string_value(json_array_get(v, 0));
+			orig = json_string_value(json_array_get(v, 1));
+			if (up && orig && strcmp(up, cfg->upstreams[i].s.name) == 0)
+				hold(cfg, i, k, orig, held);
 		}
 	}
 }
@@ -549,8 +553,7 @@ catalog_held_all(json_t *doc, enum catalog_kind kind)
 const char *
 catalog_held(json_t *doc, enum catalog_kind kind, const char *key)
 {
-	return json_string_value(json_array_get(json_object_get(json_object_get(json_object_get(idx(doc), "held"),
-	    catalog_kinds[kind].array), key), 0));
+	return json_string_value(json_array_get(json_object_get(catalog_held_all(doc, kind), key), 0));
 }
 
 int
