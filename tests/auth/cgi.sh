@@ -279,7 +279,8 @@ like "session: continued by a FastCGI process (no session table)" "$(head -1 "$T
 cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $user" HTTP_MCP_SESSION_ID="$sid" <<< "$LIST"
 is "session: presented with another caller's token: 404" "$(status)" 404
 is "session: 404 says so" "$(jf .error)" session_not_found
-cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="${sid%?}x" <<< "$LIST"
+[ "${sid: -1}" = x ] && sid_bad=${sid%?}y || sid_bad=${sid%?}x	# never the same id
+cgi POST /mcp CONTENT_TYPE=application/json CONTENT_LENGTH=${#LIST} HTTP_AUTHORIZATION="Bearer $machine" HTTP_MCP_SESSION_ID="$sid_bad" <<< "$LIST"
 is "session: tampered: 404" "$(status)" 404
 cgi DELETE /mcp HTTP_AUTHORIZATION="Bearer $machine"
 is "DELETE without a session: 400" "$(status)" 400
