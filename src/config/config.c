@@ -405,7 +405,10 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 		lerr(ld, file, 0, "larger than %d bytes", CFG_FILE_MAX);
 		goto out;
 	default:
-		lerr(ld, file, 0, "read error");
+		if (errno == ENOMEM)
+			lerr(ld, file, 0, "out of memory");
+		else
+			lerr(ld, file, 0, "read error: %s", strerror(errno));
 		goto out;
 	}
 	if (len > CFG_TOTAL_MAX - ld->bytes) {
@@ -951,12 +954,13 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 	ld.index = 0;
 	ld.bytes = 0;
 	load_file(&ld, path, NULL, 0, 0);
-	if (nerrors(&ld) == 0) {
-		cfg_defaults(cfg);
-		check_refs(&ld);
-	}
+	if (nerrors(&ld) == 0 && cfg_defaults(cfg) < 0)
+		lerr(&ld, path, 0, "out of memory");
 	if (nerrors(&ld) == 0)
-		derive(&ld, path);
+		check_refs(&ld);
+	/* derive() names what it refuses; a failure it does not name is an allocation's. */
+	if (nerrors(&ld) == 0 && derive(&ld, path) < 0 && nerrors(&ld) == 0)
+		lerr(&ld, path, 0, "out of memory");
 	*out = cfg;
 	if (nerrors(&ld) > 0) {
 		cfg->broken = 1;

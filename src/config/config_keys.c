@@ -367,19 +367,21 @@ cfg_where(const struct cfg_section *sec, enum kind kind, const char *key)
 	return &none;
 }
 
-static void
+/* The defaults are valid values (test_config loads them): only memory can fail. */
+static int
 apply_defaults(void *base, struct cfg_section *sec, const struct cfg_key *keys)
 {
 	char why[128];
 	size_t i;
 
 	for (i = 0; keys[i].key; i++)
-		if (keys[i].def && sec->at[i].line == 0)
-			cfg_set_value(base, &keys[i], keys[i].def, why, sizeof(why));
+		if (keys[i].def && sec->at[i].line == 0 &&
+		    cfg_set_value(base, &keys[i], keys[i].def, why, sizeof(why)) < 0)
+			return -1;
+	return 0;
 }
 
-
-void
+int
 cfg_defaults(struct config *cfg)
 {
 	const struct cfg_kind *k;
@@ -388,14 +390,18 @@ cfg_defaults(struct config *cfg)
 
 	for (k = cfg_kinds; k < cfg_kinds + K_MAX; k++) {
 		if (!k->named) {
-			apply_defaults(cfg, (struct cfg_section *)((char *)cfg + k->section_off), k->keys);
+			if (apply_defaults(cfg, (struct cfg_section *)((char *)cfg + k->section_off), k->keys) < 0)
+				return -1;
 			continue;
 		}
 		arr = *(char **)((char *)cfg + k->array_off);	/* each element begins with its section */
 		n = *(size_t *)((char *)cfg + k->count_off);
 		for (i = 0; i < n; i++)
-			apply_defaults(arr + i * k->elem_size, (struct cfg_section *)(arr + i * k->elem_size), k->keys);
+			if (apply_defaults(arr + i * k->elem_size, (struct cfg_section *)(arr + i * k->elem_size),
+			    k->keys) < 0)
+				return -1;
 	}
+	return 0;
 }
 
 struct config *

@@ -48,8 +48,8 @@ extern const struct cfg_kind cfg_kinds[K_MAX];
 
 /* Stores value in base's field of k: 0, or -1 with the reason in why. */
 int cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen);
-/* Every key's default where the files did not set it. */
-void cfg_defaults(struct config *cfg);
+/* Every key's default where the files did not set it: 0, or -1 without memory. */
+int cfg_defaults(struct config *cfg) __attribute__((warn_unused_result));
 /* Where key of a section of kind was set ({ NULL, 0 } when it was not). */
 const struct cfg_where *cfg_where(const struct cfg_section *sec, enum kind kind, const char *key);
 /* What a key that loads but that nothing implements yet does not do, or NULL. */

@@ -1,0 +1,144 @@
+/* Unit tests: allocation failure. Every allocation our code makes (malloc, calloc,
+ * realloc, strdup, strndup: wrapped at link time, -Wl,--wrap; jansson's through
+ * json_set_alloc_funcs) is made to fail in turn, the first, then the second, and so
+ * on, until a run makes fewer allocations than the one that would fail. Each run must
+ * either fail with an error that says so, or not have met the failure: a loader that
+ * "succeeds" past a failed allocation serves a half-built configuration. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "fixture.h"
+#include "tap.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+
+/* 0: nothing fails. Otherwise the countdown: the allocation that takes it to 0 fails. */
+static long oom_left;
+static int oom_hit;
+
+static int
+oom_now(void)
+{
+	if (oom_left == 0 || --oom_left > 0)
+		return 0;
+	oom_hit = 1;
+	errno = ENOMEM;
+	return 1;
+}
+
+void *__wrap_malloc(size_t n) { return oom_now() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t k, size_t n) { return oom_now() ? NULL : __real_calloc(k, n); }
+void *__wrap_realloc(void *p, size_t n) { return oom_now() ? NULL : __real_realloc(p, n); }
+char *__wrap_strdup(const char *s) { return oom_now() ? NULL : __real_strdup(s); }
+char *__wrap_strndup(const char *s, size_t n) { return oom_now() ? NULL : __real_strndup(s, n); }
+static void *json_alloc(size_t n) { return oom_now() ? NULL : __real_malloc(n); }
+
+/* Every part of the loader: includes, upstreams, groups, tenants, limits, metrics, a
+ * credential file, lists, derived URLs. */
+static const char conf[] =
+    "[gateway]\n"
+    "resource = https://gw.example.com/mcp\n"
+    "name = com.example/gateway\n"
+    "allowed-origins = https://app.example.com https://b.example.com\n"
+    "trusted-proxies = 127.0.0.1 10.0.0.0/8\n"
+    "[auth]\n"
+    "issuer = https://idp.example.com\n"
+    "introspection-endpoint = https://idp.example.com/token/introspection\n"
+    "client-id = mcpgate\n"
+    "client-secret-file = %s/secret\n"
+    "required-scopes = mcp:tools mcp:read\n"
+    "jwt-algs = RS256 ES256\n"
+    "[upstream \"github\"]\n"
+    "url = http://127.0.0.1:9001/mcp\n"
+    "prefix = gh_\n"
+    "read-only-tools = gh_get_* gh_list_*\n"
+    "[upstream \"docs\"]\n"
+    "url = http://127.0.0.1:9002/mcp\n"
+    "[group \"github\"]\n"
+    "tools = gh_*\n"
+    "scopes = mcp:github\n"
+    "limit-tool = 30/60\n"
+    "prompts = gh_summarize_*\n"
+    "[tenant \"acme\"]\n"
+    "groups = github docs\n"
+    "access-mode = read-only\n"
+    "deny = gh_delete_*\n"
+    "limit-token = 60/60\n"
+    "[limits]\n"
+    "ip = 300/60\n"
+    "[metrics]\n"
+    "path = /metrics\n"
+    "allow = 127.0.0.1 ::1\n"
+    "include = %s/more.conf\n";
+
+static const char more[] =
+    "[tenant \"*\"]\n"
+    "groups = docs\n";
+
+static void
+config_under_oom(void)
+{
+	static struct cfg_errors errs;
+	char text[sizeof(conf) + 256];
+	const char *dir = fixture_dir(), *path;
+	struct config *cfg;
+	long k;
+	int rc, lied = 0, unsaid = 0, runs = 0;
+
+	fixture_file("secret", "s3cret\n");
+	fixture_file("more.conf", more);
+	snprintf(text, sizeof(text), conf, dir, dir);
+	path = fixture_file("main.conf", text);
+	rc = config_load(path, &cfg, &errs);
+	if (!ok(rc == 0, "the configuration loads when nothing fails"))
+		printf("# %s\n", errs.n ? errs.msg[0] : "");
+	config_unref(cfg);
+	for (k = 1; k < 100000; k++) {
+		oom_hit = 0;
+		oom_left = k;
+		rc = config_load(path, &cfg, &errs);
+		oom_left = 0;
+		if (!oom_hit) {
+			ok(rc == 0 && cfg && cfg->prm_path, "past the last of its %ld allocations, it loads", k - 1);
+			config_unref(cfg);
+			break;
+		}
+		runs++;
+		if (rc == 0) {
+			if (lied++ < 20)
+				printf("# allocation %ld failed, and the load succeeded\n", k);
+		} else if (errs.n == 0 || !strstr(errs.msg[0], "out of memory")) {
+			if (!unsaid++)
+				printf("# allocation %ld failed: \"%s\"\n", k, errs.n ? errs.msg[0] : "(no error)");
+		}
+		config_unref(cfg);
+	}
+	ok(runs > 50, "allocations made to fail: %d", runs);
+	is_int(lied, 0, "no load succeeds past a failed allocation");
+	is_int(unsaid, 0, "each failed load says \"out of memory\"");
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	json_set_alloc_funcs(json_alloc, free);
+	config_under_oom();
+	return done_testing();
+}
