@@ -69,61 +69,67 @@ auth_parse_bearer(const char *h, const char **tok, size_t *len)
 	return rc == 0 && scheme != AUTH_BEARER ? -1 : rc;
 }
 
-/* The granted scopes (if any) followed by the required ones not among them. */
-static void
+/* The granted scopes (if any) followed by the required ones not among them: 0 or -1. */
+static int
 put_scopes(struct buf *b, const struct strlist *l, const char *granted)
 {
 	size_t i;
-	int first = 1;
+	int first = 1, rc = 0;
 
 	if (granted && *granted) {
-		buf_puts(b, granted);
+		rc |= buf_puts(b, granted);
 		first = 0;
 	}
 	for (i = 0; i < l->n; i++) {
 		if (granted && str_has_word(granted, l->v[i]))
 			continue;
-		buf_printf(b, "%s%s", first ? "" : " ", l->v[i]);
+		rc |= buf_printf(b, "%s%s", first ? "" : " ", l->v[i]);
 		first = 0;
 	}
+	return rc;
 }
 
 /* The 401 or 403 for e, with its WWW-Authenticate: the scheme the request used (DPoP, or
  * any with dpop = required) names resource_metadata, scope, the error and algs (RFC 9449
  * §7.1); Bearer otherwise, then a DPoP challenge too when dpop_too (a bound token sent as
- * bearer). */
+ * bearer). A challenge longer than its buffer (scopes without end) names the metadata
+ * alone, where the rest can be read. */
 static void
 challenge_as(const struct config *cfg, struct response *resp, enum gw_err e, const char *description,
     const char *granted, int scheme, int dpop_too)
 {
-	int dpop = scheme == AUTH_DPOP || cfg->dpop == DPOP_REQUIRED;
+	int dpop = scheme == AUTH_DPOP || cfg->dpop == DPOP_REQUIRED, rc;
 	char algs[128];
 	struct buf ch;
 
 	buf_init(&ch, 4096);
 	dpop_algs(cfg, algs, sizeof(algs));
-	buf_printf(&ch, "%s resource_metadata=\"%s\"", dpop ? "DPoP" : "Bearer", cfg->prm_url);
+	rc = buf_printf(&ch, "%s resource_metadata=\"%s\"", dpop ? "DPoP" : "Bearer", cfg->prm_url);
 	if (cfg->required_scopes.n || (granted && *granted)) {
-		buf_puts(&ch, ", scope=\"");
-		put_scopes(&ch, &cfg->required_scopes, e == GW_ESCOPE ? granted : NULL);
-		buf_putc(&ch, '"');
+		rc |= buf_puts(&ch, ", scope=\"");
+		rc |= put_scopes(&ch, &cfg->required_scopes, e == GW_ESCOPE ? granted : NULL);
+		rc |= buf_putc(&ch, '"');
 	}
 	if (e == GW_EBADTOKEN || e == GW_ESCOPE || e == GW_EDPOP) {
 		/* No inner quotes and no name= text: the SDK's challenge parser is naive. */
-		buf_printf(&ch, ", error=\"%s\"", err_info(e)->error);
+		rc |= buf_printf(&ch, ", error=\"%s\"", err_info(e)->error);
 		if (description) {
-			buf_puts(&ch, ", error_description=\"");
+			rc |= buf_puts(&ch, ", error_description=\"");
 			for (; *description; description++)
-				buf_putc(&ch, *description == '"' || *description == '=' ? '\'' : *description);
-			buf_putc(&ch, '"');
+				rc |= buf_putc(&ch, *description == '"' || *description == '=' ? '\'' : *description);
+			rc |= buf_putc(&ch, '"');
 		}
 	}
 	if (dpop)
-		buf_printf(&ch, ", algs=\"%s\"", algs);
+		rc |= buf_printf(&ch, ", algs=\"%s\"", algs);
 	else if (dpop_too)
-		buf_printf(&ch, ", DPoP algs=\"%s\"", algs);
+		rc |= buf_printf(&ch, ", DPoP algs=\"%s\"", algs);
 	response_set_error(resp, e, description);
-	response_set_header(resp, "WWW-Authenticate", "%s", buf_str(&ch));
+	if (rc < 0)
+		response_set_header(resp, "WWW-Authenticate", "%s resource_metadata=\"%s\"",
+		    dpop ? "DPoP" : "Bearer", cfg->prm_url);
+	else
+		response_set_header(resp, "WWW-Authenticate", "%s", buf_str(&ch));
 	buf_free(&ch);
 }
 

@@ -73,25 +73,23 @@ catalog_view_free(struct catalog_view *v)
 	v->serial = serial + 1;
 }
 
-/* What the catalog depends on in the configuration: upstream names, URLs, prefixes. */
+/* What the catalog depends on in the configuration: upstream names, URLs, prefixes,
+ * digested one upstream after the other (each digest takes the one before). */
 static void
 config_key(const struct config *cfg, unsigned char key[16])
 {
-	struct buf b;
+	unsigned char acc[32] = { 0 };
 	size_t i;
 
-	buf_init(&b, 1 << 20);
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		const struct cfg_upstream *u = &cfg->upstreams[i];
+		const char *url = u->url ? u->url : "", *prefix = u->prefix ? u->prefix : "";
+		const struct secret_part parts[4] = { { acc, sizeof(acc) }, { u->s.name, strlen(u->s.name) + 1 },
+		    { url, strlen(url) + 1 }, { prefix, strlen(prefix) + 1 } };	/* each with its NUL */
 
-		const char *parts[3] = { u->s.name, u->url ? u->url : "", u->prefix ? u->prefix : "" };
-		size_t k;
-
-		for (k = 0; k < 3; k++)
-			buf_append(&b, parts[k], strlen(parts[k]) + 1);	/* with its NUL */
+		secret_digest_parts(parts, 4, acc, sizeof(acc));
 	}
-	secret_digest(b.data ? b.data : "", b.len, key, 16);
-	buf_free(&b);
+	memcpy(key, acc, 16);
 }
 
 static int

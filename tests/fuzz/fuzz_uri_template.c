@@ -30,14 +30,13 @@ static int
 expand(const char *t, struct buf *out)
 {
 	const char *close, *name;
-	int n = 0;
+	int n = 0, rc;
 	char op;
 
 	while (*t) {
 		if (*t != '{') {
-			if (*t == '}')
+			if (*t == '}' || buf_putc(out, *t++) < 0)
 				return -1;
-			buf_putc(out, *t++);
 			continue;
 		}
 		if ((close = strchr(t, '}')) == NULL || ++n > 6)
@@ -48,18 +47,18 @@ expand(const char *t, struct buf *out)
 			return -1;
 		switch (op) {
 		case 0: case '+':
-			buf_puts(out, "x");
+			rc = buf_puts(out, "x");
 			break;
 		case '#': case '.': case '/':
-			buf_putc(out, op);
-			buf_puts(out, "x");
+			rc = buf_putc(out, op) < 0 || buf_puts(out, "x") < 0 ? -1 : 0;
 			break;
 		default:	/* ; ? & */
-			buf_putc(out, op);
-			buf_append(out, name, (size_t)(close - name));
-			buf_puts(out, "=x");
+			rc = buf_putc(out, op) < 0 || buf_append(out, name, (size_t)(close - name)) < 0 ||
+			    buf_puts(out, "=x") < 0 ? -1 : 0;
 			break;
 		}
+		if (rc < 0)
+			return -1;
 		t = close + 1;
 	}
 	return 0;

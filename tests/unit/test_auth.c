@@ -228,6 +228,25 @@ test_challenges(void)
 	    "401 invalid_token: description without quotes or name=");
 	is_int(r.status, 401, "401");
 	response_free(&r);
+
+	/* Scopes longer than the challenge's buffer: the metadata alone, never a cut list. */
+	char text[16384];
+	struct config *many;
+	int n = snprintf(text, sizeof(text), "[gateway]\nresource = https://gw.example.com/mcp\n[auth]\n"
+	    "issuer = https://idp.example.com\nrequired-scopes =");
+
+	for (int i = 0; i < 370; i++)	/* one line under the loader's 4096 bytes */
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " scope:%04d", i);
+	snprintf(text + n, sizeof(text) - (size_t)n, "\n");
+	if (ok((many = fixture_config(text)) != NULL, "a configuration with 370 required scopes")) {
+		response_init(&r, "rid");
+		auth_challenge(many, &r, GW_ENOTOKEN, NULL);
+		is_str(response_get_header(&r, "WWW-Authenticate"),
+		    "Bearer resource_metadata=\"https://gw.example.com/.well-known/oauth-protected-resource/mcp\"",
+		    "… its challenge too long: the metadata alone");
+		response_free(&r);
+		config_unref(many);
+	}
 }
 
 int
