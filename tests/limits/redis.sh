@@ -78,19 +78,24 @@ hdr() { grep -i "^$1: " "$T/h" | head -n 1 | sed 's/^[^:]*: //' | tr -d '\r'; }
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 # watch … trips: the round trips the gateways make to Redis in between, seen by MONITOR
 # (a script's own commands are marked "lua" there and are not round trips; an ECHO of a
-# fresh word, sent last, shows the output is complete), as "COMMAND COMMAND …".
+# fresh word, sent last, shows the output is complete), as "COMMAND COMMAND …". A worker
+# that had not spoken to Redis yet opens its connection first: SELECT and SCRIPT LOAD in
+# one write (pipelined, so adjacent in MONITOR), one round trip a connection, not a
+# request's; those openings are left out and counted in $T/opened.
 watch() {
 	rcli monitor > "$T/mon" 2>&1 &
 	MON=$!
 	wait_until 10 grep -aq '^OK' "$T/mon"
 }
 trips() {
-	local mark=mark-$RANDOM$RANDOM
+	local mark=mark-$RANDOM$RANDOM all
 	rcli echo "$mark" > /dev/null
 	wait_until 10 grep -aq "$mark" "$T/mon"
 	kill "$MON" 2>/dev/null
 	wait "$MON" 2>/dev/null
-	grep -av -e ' lua\]' -e "$mark" -e '^OK' "$T/mon" | sed -n 's/^[0-9.]* \[[^]]*\] "\([A-Za-z]*\)".*/\1/p' | tr '\n' ' '
+	all=$(grep -av -e ' lua\]' -e "$mark" -e '^OK' "$T/mon" | sed -n 's/^[0-9.]* \[[^]]*\] "\([A-Za-z]*\)".*/\1/p' | tr '\n' ' ')
+	grep -o 'SELECT SCRIPT ' <<< "$all" | wc -l > "$T/opened"
+	echo "${all//SELECT SCRIPT /}"
 }
 # back URL: ten requests without a token in a row are decided (the gateway limit, in
 # Redis) and answered 401, not 503: every worker of the host has Redis back.
@@ -137,6 +142,8 @@ watch
 for i in 1 2 3 4 5; do post "$URL_A" "$K3" "$PING" > /dev/null; done
 is "5 pings with a cached token, no session: one round trip each (the limit script)" "$(trips)" \
 	"EVALSHA EVALSHA EVALSHA EVALSHA EVALSHA "
+opened=$(cat "$T/opened")
+check "… besides the first of a worker that had none yet (host A has 4): $opened opened" test "$opened" -le 4
 
 # --- a session ended on one host is ended on every host -----------------------------------------
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
@@ -147,6 +154,8 @@ post "$URL_B" "$K4" "$PING" > /dev/null	# the token cached on B
 watch
 is "… the session works on host B (one session-key-file)" "$(post "$URL_B" "$K4" "$PING" -H "Mcp-Session-Id: $SID")" 200
 is "… a request in a session: one round trip too (the limit script looks for the tombstone)" "$(trips)" "EVALSHA "
+opened=$(cat "$T/opened")
+check "… besides opening the connection, when that worker had none yet: $opened opened" test "$opened" -le 1
 st=$(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $K4" -H "Mcp-Session-Id: $SID" "$URL_B")
 is "DELETE on host B: 204" "$st" 204
 is "… then host A answers 404 for it" "$(post "$URL_A" "$K4" "$PING" -H "Mcp-Session-Id: $SID")" 404
