@@ -139,6 +139,7 @@ log_element(const struct request *req, size_t i, const struct jr_msg *m, json_t 
 static void
 count_rpc(const struct exchange *x, const struct jr_msg *m)
 {
+	_Static_assert(METHOD_N < METRICS_METHODS, "a counter for each method of methods.def and for \"other\"");
 	const struct method *mm;
 
 	if (!x->cfg->metrics_on || m->kind != JR_REQUEST)

@@ -234,22 +234,12 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	return result;
 }
 
-/* Each method's handler, by the method table's id (method.c). */
+/* Each method's handler, by the method table's id: the last column of methods.def. */
 static mcp_fn *const handlers[METHOD_N] = {
-	[METHOD_INITIALIZE] = m_initialize,
-	[METHOD_PING] = m_ping,
-	[METHOD_DISCOVER] = m_discover,
-	[METHOD_TOOLS_LIST] = mcp_list,
-	[METHOD_PROMPTS_LIST] = mcp_list,
-	[METHOD_RESOURCES_LIST] = mcp_list,
-	[METHOD_TEMPLATES_LIST] = mcp_list,
-	[METHOD_TOOLS_CALL] = m_forward,
-	[METHOD_PROMPTS_GET] = m_forward,
-	[METHOD_RESOURCES_READ] = m_forward,
-	[METHOD_COMPLETE] = m_forward,
-	[METHOD_SUBSCRIBE] = m_forward,
-	[METHOD_UNSUBSCRIBE] = m_forward,
-	[METHOD_SET_LEVEL] = m_forward,
+#define METHOD(id, name, flags, name_param, kind, route, capability, feature, unknown, handler) \
+	[METHOD_##id] = handler,
+#include "methods.def"
+#undef METHOD
 };
 
 /* In this request's era, and, for what upstreams serve, offered by one of them the
@@ -259,7 +249,7 @@ mcp_method_offered(struct exchange *x, const struct method *mm)
 {
 	struct fed_admit a = { admit_upstream, x };
 
-	return mm && handlers[mm->id] && (mm->flags & (x->modern ? MF_MODERN : MF_LEGACY)) &&
+	return mm && (mm->flags & (x->modern ? MF_MODERN : MF_LEGACY)) &&
 	    (!(mm->flags & MF_UPSTREAM) || fed_offers(mcp_catalog(x), mm->name, &a));
 }
 

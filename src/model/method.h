@@ -1,17 +1,16 @@
-/* method — the one table of the MCP methods the gateway knows, by name: in which
- * revisions the exchange offers each (mcp_methods.c keeps each row's handler, by the
- * same id), which catalog kind it lists or names, and, for what an upstream serves,
- * how federation finds that upstream (federate.c). */
+/* method — the one table of the MCP methods the gateway knows, by name, made from
+ * methods.def: in which revisions the exchange offers each (mcp_methods.c takes each
+ * row's handler from the same file), which catalog kind it lists or names, and, for
+ * what an upstream serves, how federation finds that upstream (federate.c). */
 #ifndef GW_METHOD_H
 #define GW_METHOD_H
 
 #include "catalog.h"
 
 enum method_id {
-	METHOD_INITIALIZE, METHOD_PING, METHOD_DISCOVER,
-	METHOD_TOOLS_LIST, METHOD_PROMPTS_LIST, METHOD_RESOURCES_LIST, METHOD_TEMPLATES_LIST,
-	METHOD_TOOLS_CALL, METHOD_PROMPTS_GET, METHOD_RESOURCES_READ, METHOD_COMPLETE,
-	METHOD_SUBSCRIBE, METHOD_UNSUBSCRIBE, METHOD_SET_LEVEL,
+#define METHOD(id, name, flags, name_param, kind, route, capability, feature, unknown, handler) METHOD_##id,
+#include "methods.def"
+#undef METHOD
 	METHOD_N
 };
 

@@ -22,12 +22,13 @@ src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 
 # The layers, bottom first (docs/ARCHITECTURE.md §1): a module may include the headers
 # of its own layer and of the layers below. A module is a .c/.h pair; handlers.h is the
-# h_*.c handlers' header; autoconf.h is configure's.
+# h_*.c handlers' header; autoconf.h is configure's; methods.def is the method table's
+# rows (method.h, method.c and mcp_methods.c read it).
 LAYERS='
 base      autoconf buf err clock log secret jws joseload dynload url netaddr sink str jsonw claims uritemplate
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload metrics
 clients   token_cache ratelimit rstore session replay introspect jwks upstream upstream_pool upstream_post upstream_listen
-model     catalog method policy
+model     catalog method methods policy
 access    auth dpop jwt limiter federate
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
 handlers  handlers h_health h_meta h_mcp h_metrics
@@ -95,7 +96,7 @@ layers() {
 			echo "${f#"$dir"/}: in no layer (add it to the table in tests/lint/check.sh)"; bad=1; continue
 		fi
 		while IFS=: read -r line inc; do
-			inc=${inc%.h}
+			inc=${inc%.h}; inc=${inc%.def}	# x.def: a table its readers include
 			if [ -z "${rank[$inc]+x}" ]; then
 				echo "${f#"$dir"/}:$line: includes $inc.h, in no layer"; bad=1
 			elif [ "${rank[$inc]}" -gt "${rank[$base]}" ]; then
