@@ -399,19 +399,9 @@ void
 auth_cache_key(const unsigned char *digest_key, const struct config *cfg, const char *tok, size_t len,
     unsigned char key[TC_KEY_BYTES])
 {
-	const char *ctx[] = { cfg->resource, cfg->issuer, cfg->introspection_endpoint,
-	    cfg->client_id, cfg->groups_claim, cfg->tenant_claim, cfg->scope_claim, cfg->jwks_uri,
-	    cfg->verify_context };
-	struct secret_part parts[sizeof(ctx) / sizeof(ctx[0]) + 1];
-	size_t i;
+	const struct secret_part parts[2] = { { cfg->accept, sizeof(cfg->accept) }, { tok, len } };
 
-	for (i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
-		parts[i].p = ctx[i] ? ctx[i] : "";
-		parts[i].n = strlen(parts[i].p) + 1;	/* with its NUL: fields cannot run together */
-	}
-	parts[i].p = tok;
-	parts[i].n = len;
-	secret_keyed_digest_parts(digest_key, parts, i + 1, key);
+	secret_keyed_digest_parts(digest_key, parts, 2, key);
 }
 
 /* The caller's token's cache key, and the parts of it the caller carries. */

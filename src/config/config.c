@@ -711,25 +711,6 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 	return 0;
 }
 
-/* verify_context: how tokens are checked, in words (config.h). */
-static int
-verify_context(struct config *cfg)
-{
-	struct buf b;
-	size_t i;
-	int bad;
-
-	buf_init(&b, CFG_LINE_MAX + 256);	/* audiences is one line */
-	bad = buf_printf(&b, "verify %d introspect-jwt %d algs %x typ %d skew %ld dpop %d audiences", cfg->verify,
-	    cfg->introspect_jwt, cfg->jwt_algs, cfg->jwt_typ, cfg->clock_skew, cfg->dpop) < 0;
-	for (i = 0; i < cfg->audiences.n; i++)
-		bad |= buf_printf(&b, " %s", cfg->audiences.v[i]) < 0;
-	if (!bad)
-		cfg->verify_context = strdup(buf_str(&b));
-	buf_free(&b);
-	return cfg->verify_context ? 0 : -1;
-}
-
 /* trusted-proxies: addresses and CIDR ranges, each checked. */
 static int
 parse_trusted(struct loader *ld, struct config *cfg)
@@ -864,7 +845,7 @@ derive(struct loader *ld, const char *path)
 	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||
 	    parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||
 	    parse_algs(ld, cfg, "dpop-algs", &cfg->dpop_algs_list, &cfg->dpop_algs) < 0 ||
-	    parse_jwks_uri(ld, cfg) < 0 || verify_context(cfg) < 0)
+	    parse_jwks_uri(ld, cfg) < 0 || cfg_accept_digest(cfg, cfg->accept) < 0)
 		return -1;
 	cfg->limits_on = config_rate_on(&cfg->limit_gateway) || config_rate_on(&cfg->limit_ip) ||
 	    config_rate_on(&cfg->limit_tenant) || config_rate_on(&cfg->limit_token) ||

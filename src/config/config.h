@@ -224,10 +224,12 @@ struct config {
 	char *origin;		/* scheme://host[:port] of resource */
 	char *prm_url;		/* RFC 9728 path-suffixed metadata URL */
 	const char *prm_path;	/* its path, which the router serves (points into prm_url) */
-	/* How a token is checked, in words, for the token cache's key (auth_cache_key): the
-	 * verify mode and what a local verification accepts (algorithms, typ, clock skew,
-	 * audiences). */
-	char *verify_context;
+	/* The digest of what decides whether a token is accepted (the keys flagged
+	 * CK_ACCEPT in config_keys.c: resource, issuer, introspection client, claim names,
+	 * verify mode, algorithms, audiences, …), at the start of every token cache key
+	 * (auth_cache_key): a reload that changes one of them meets none of the old
+	 * acceptances. */
+	unsigned char accept[32];
 
 	/* Provenance, for change detection. */
 	struct cfg_file *files;

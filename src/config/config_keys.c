@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "config_keys.h"
 #include "secret.h"
 #include "url.h"
@@ -26,126 +27,126 @@ static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
 #define C(f)	offsetof(struct config, f)
 static const struct cfg_key gateway_keys[] = {
-	{ "resource", T_URL, C(resource), 0, 0, NULL, NULL },
-	{ "docs-url", T_URL, C(docs_url), 0, 0, NULL, NULL },
-	{ "name", T_STR, C(name), 0, 0, NULL, NULL },
-	{ "title", T_STR, C(title), 0, 0, NULL, NULL },
-	{ "description", T_STR, C(description), 0, 0, NULL, NULL },
-	{ "version", T_STR, C(version), 0, 0, NULL, NULL },
-	{ "website-url", T_URL, C(website_url), 0, 0, NULL, NULL },
-	{ "instructions", T_STR, C(instructions), 0, 0, NULL, NULL },
-	{ "allowed-origins", T_LIST, C(allowed_origins), 0, 0, NULL, NULL },
-	{ "max-body", T_INT, C(max_body), 64, 64L << 20, NULL, "1048576" },
-	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100" },
-	{ "catalog-ttl", T_INT, C(catalog_ttl), 1, 86400, NULL, "60" },
-	{ "page-size", T_INT, C(page_size), 1, 10000, NULL, "100" },
-	{ "state", T_STR, C(state), 0, 0, NULL, NULL },
-	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL },
-	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400" },
-	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL },
-	{ "log-level", T_ENUM, C(log_level), 0, 0, log_levels, "info" },
-	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL },
-	{ "workers", T_INT, C(workers), 1, 256, NULL, "4" },
-	{ "max-workers", T_INT, C(max_workers), 1, 1024, NULL, "64" },
-	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden" },
+	{ "resource", T_URL, C(resource), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "docs-url", T_URL, C(docs_url), 0, 0, NULL, NULL, 0 },
+	{ "name", T_STR, C(name), 0, 0, NULL, NULL, 0 },
+	{ "title", T_STR, C(title), 0, 0, NULL, NULL, 0 },
+	{ "description", T_STR, C(description), 0, 0, NULL, NULL, 0 },
+	{ "version", T_STR, C(version), 0, 0, NULL, NULL, 0 },
+	{ "website-url", T_URL, C(website_url), 0, 0, NULL, NULL, 0 },
+	{ "instructions", T_STR, C(instructions), 0, 0, NULL, NULL, 0 },
+	{ "allowed-origins", T_LIST, C(allowed_origins), 0, 0, NULL, NULL, 0 },
+	{ "max-body", T_INT, C(max_body), 64, 64L << 20, NULL, "1048576", 0 },
+	{ "max-batch", T_INT, C(max_batch), 1, 10000, NULL, "100", 0 },
+	{ "catalog-ttl", T_INT, C(catalog_ttl), 1, 86400, NULL, "60", 0 },
+	{ "page-size", T_INT, C(page_size), 1, 10000, NULL, "100", 0 },
+	{ "state", T_STR, C(state), 0, 0, NULL, NULL, 0 },
+	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL, 0 },
+	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400", 0 },
+	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL, 0 },
+	{ "log-level", T_ENUM, C(log_level), 0, 0, log_levels, "info", 0 },
+	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL, 0 },
+	{ "workers", T_INT, C(workers), 1, 256, NULL, "4", 0 },
+	{ "max-workers", T_INT, C(max_workers), 1, 1024, NULL, "64", 0 },
+	{ "deny-style", T_ENUM, C(deny_style), 0, 0, deny_styles, "forbidden", 0 },
 	/* No default in the table: the longest upstream timeout-ms (derive). */
-	{ "request-timeout-ms", T_INT, C(request_timeout_ms), 1, 3600000, NULL, NULL },
-	{ "client-timeout-ms", T_INT, C(client_timeout_ms), 100, 3600000, NULL, "10000" },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "request-timeout-ms", T_INT, C(request_timeout_ms), 1, 3600000, NULL, NULL, 0 },
+	{ "client-timeout-ms", T_INT, C(client_timeout_ms), 100, 3600000, NULL, "10000", 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 
 static const struct cfg_key auth_keys[] = {
-	{ "issuer", T_URL, C(issuer), 0, 0, NULL, NULL },
-	{ "introspection-endpoint", T_URL, C(introspection_endpoint), 0, 0, NULL, NULL },
-	{ "client-id", T_STR, C(client_id), 0, 0, NULL, NULL },
-	{ "client-secret-file", T_STR, C(client_secret_file), 0, 0, NULL, NULL },
-	{ "client-auth", T_ENUM, C(client_auth), 0, 0, client_auths, "client_secret_basic" },
-	{ "required-scopes", T_LIST, C(required_scopes), 0, 0, NULL, NULL },
-	{ "scopes-supported", T_LIST, C(scopes_supported), 0, 0, NULL, NULL },
-	{ "cache-ttl", T_INT, C(cache_ttl), 0, 86400, NULL, "300" },
-	{ "cache-entries", T_INT, C(cache_entries), 64, 1 << 20, NULL, "4096" },
-	{ "shared-cache", T_BOOL, C(shared_cache), 0, 0, NULL, "no" },
-	{ "negative-ttl", T_INT, C(negative_ttl), 0, 3600, NULL, "10" },
-	{ "timeout-ms", T_INT, C(auth_timeout_ms), 1, 60000, NULL, "3000" },
-	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups" },
-	{ "tenant-claim", T_STR, C(tenant_claim), 0, 0, NULL, "tenant" },
-	{ "as-metadata", T_STR, C(as_metadata), 0, 0, NULL, "fetch" },
-	{ "ca-file", T_STR, C(auth_ca_file), 0, 0, NULL, NULL },
-	{ "verify", T_ENUM, C(verify), 0, 0, verifies, "introspection" },
-	{ "jwks-uri", T_STR, C(jwks_uri), 0, 0, NULL, NULL },
-	{ "jwt-algs", T_LIST, C(jwt_algs_list), 0, 0, NULL, NULL },
-	{ "jwt-typ", T_ENUM, C(jwt_typ), 0, 0, jwt_typs, "strict" },
-	{ "introspect-jwt", T_BOOL, C(introspect_jwt), 0, 0, NULL, "no" },
-	{ "jwks-ttl", T_INT, C(jwks_ttl), 60, 86400, NULL, "600" },
-	{ "jwks-max-age", T_INT, C(jwks_max_age), 60, 2678400, NULL, NULL },	/* jwks-ttl + 3600 */
-	{ "jwks-min-interval", T_INT, C(jwks_min_interval), 1, 3600, NULL, "30" },
-	{ "clock-skew", T_INT, C(clock_skew), 0, 600, NULL, "60" },
-	{ "audiences", T_LIST, C(audiences), 0, 0, NULL, NULL },
-	{ "scope-claim", T_STR, C(scope_claim), 0, 0, NULL, "scope" },
-	{ "dpop", T_ENUM, C(dpop), 0, 0, dpop_modes, "allowed" },
-	{ "dpop-algs", T_LIST, C(dpop_algs_list), 0, 0, NULL, NULL },
-	{ "dpop-window", T_INT, C(dpop_window), 1, 600, NULL, "60" },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "issuer", T_URL, C(issuer), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "introspection-endpoint", T_URL, C(introspection_endpoint), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "client-id", T_STR, C(client_id), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "client-secret-file", T_STR, C(client_secret_file), 0, 0, NULL, NULL, 0 },
+	{ "client-auth", T_ENUM, C(client_auth), 0, 0, client_auths, "client_secret_basic", 0 },
+	{ "required-scopes", T_LIST, C(required_scopes), 0, 0, NULL, NULL, 0 },
+	{ "scopes-supported", T_LIST, C(scopes_supported), 0, 0, NULL, NULL, 0 },
+	{ "cache-ttl", T_INT, C(cache_ttl), 0, 86400, NULL, "300", 0 },
+	{ "cache-entries", T_INT, C(cache_entries), 64, 1 << 20, NULL, "4096", 0 },
+	{ "shared-cache", T_BOOL, C(shared_cache), 0, 0, NULL, "no", 0 },
+	{ "negative-ttl", T_INT, C(negative_ttl), 0, 3600, NULL, "10", 0 },
+	{ "timeout-ms", T_INT, C(auth_timeout_ms), 1, 60000, NULL, "3000", 0 },
+	{ "groups-claim", T_STR, C(groups_claim), 0, 0, NULL, "groups", CK_ACCEPT },
+	{ "tenant-claim", T_STR, C(tenant_claim), 0, 0, NULL, "tenant", CK_ACCEPT },
+	{ "as-metadata", T_STR, C(as_metadata), 0, 0, NULL, "fetch", 0 },
+	{ "ca-file", T_STR, C(auth_ca_file), 0, 0, NULL, NULL, 0 },
+	{ "verify", T_ENUM, C(verify), 0, 0, verifies, "introspection", CK_ACCEPT },
+	{ "jwks-uri", T_STR, C(jwks_uri), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "jwt-algs", T_LIST, C(jwt_algs_list), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "jwt-typ", T_ENUM, C(jwt_typ), 0, 0, jwt_typs, "strict", CK_ACCEPT },
+	{ "introspect-jwt", T_BOOL, C(introspect_jwt), 0, 0, NULL, "no", CK_ACCEPT },
+	{ "jwks-ttl", T_INT, C(jwks_ttl), 60, 86400, NULL, "600", 0 },
+	{ "jwks-max-age", T_INT, C(jwks_max_age), 60, 2678400, NULL, NULL, 0 },	/* jwks-ttl + 3600 */
+	{ "jwks-min-interval", T_INT, C(jwks_min_interval), 1, 3600, NULL, "30", 0 },
+	{ "clock-skew", T_INT, C(clock_skew), 0, 600, NULL, "60", CK_ACCEPT },
+	{ "audiences", T_LIST, C(audiences), 0, 0, NULL, NULL, CK_ACCEPT },
+	{ "scope-claim", T_STR, C(scope_claim), 0, 0, NULL, "scope", CK_ACCEPT },
+	{ "dpop", T_ENUM, C(dpop), 0, 0, dpop_modes, "allowed", CK_ACCEPT },
+	{ "dpop-algs", T_LIST, C(dpop_algs_list), 0, 0, NULL, NULL, 0 },
+	{ "dpop-window", T_INT, C(dpop_window), 1, 600, NULL, "60", 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 
 static const struct cfg_key limits_keys[] = {
-	{ "gateway", T_RATE, C(limit_gateway), 0, 0, NULL, "0/1" },
-	{ "ip", T_RATE, C(limit_ip), 0, 0, NULL, "0/1" },
-	{ "tenant", T_RATE, C(limit_tenant), 0, 0, NULL, "0/1" },
-	{ "token", T_RATE, C(limit_token), 0, 0, NULL, "0/1" },
-	{ "tool", T_RATE, C(limit_tool), 0, 0, NULL, "0/1" },
-	{ "store", T_STR, C(limit_store), 0, 0, NULL, "shm" },
-	{ "redis-timeout-ms", T_INT, C(redis_timeout_ms), 1, 10000, NULL, "20" },
-	{ "redis-fail", T_ENUM, C(redis_fail), 0, 0, redis_fails, "closed" },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "gateway", T_RATE, C(limit_gateway), 0, 0, NULL, "0/1", 0 },
+	{ "ip", T_RATE, C(limit_ip), 0, 0, NULL, "0/1", 0 },
+	{ "tenant", T_RATE, C(limit_tenant), 0, 0, NULL, "0/1", 0 },
+	{ "token", T_RATE, C(limit_token), 0, 0, NULL, "0/1", 0 },
+	{ "tool", T_RATE, C(limit_tool), 0, 0, NULL, "0/1", 0 },
+	{ "store", T_STR, C(limit_store), 0, 0, NULL, "shm", 0 },
+	{ "redis-timeout-ms", T_INT, C(redis_timeout_ms), 1, 10000, NULL, "20", 0 },
+	{ "redis-fail", T_ENUM, C(redis_fail), 0, 0, redis_fails, "closed", 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 
 static const struct cfg_key metrics_keys[] = {
-	{ "path", T_STR, C(metrics_path), 0, 0, NULL, "/metrics" },
-	{ "allow", T_LIST, C(metrics_allow), 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "path", T_STR, C(metrics_path), 0, 0, NULL, "/metrics", 0 },
+	{ "allow", T_LIST, C(metrics_allow), 0, 0, NULL, NULL, 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 #undef C
 
 #define U(f)	offsetof(struct cfg_upstream, f)
 static const struct cfg_key upstream_keys[] = {
-	{ "url", T_URL, U(url), 0, 0, NULL, NULL },
-	{ "prefix", T_STR, U(prefix), 0, 0, NULL, "" },
-	{ "group", T_STR, U(group), 0, 0, NULL, NULL },
-	{ "auth-header-file", T_STR, U(auth_header_file), 0, 0, NULL, NULL },
-	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL },
-	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no" },
-	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "url", T_URL, U(url), 0, 0, NULL, NULL, 0 },
+	{ "prefix", T_STR, U(prefix), 0, 0, NULL, "", 0 },
+	{ "group", T_STR, U(group), 0, 0, NULL, NULL, 0 },
+	{ "auth-header-file", T_STR, U(auth_header_file), 0, 0, NULL, NULL, 0 },
+	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL, 0 },
+	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no", 0 },
+	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT, 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 #undef U
 
 #define G(f)	offsetof(struct cfg_group, f)
 static const struct cfg_key group_keys[] = {
-	{ "tools", T_LIST, G(tools), 0, 0, NULL, NULL },
-	{ "prompts", T_LIST, G(prompts), 0, 0, NULL, NULL },
-	{ "resources", T_LIST, G(resources), 0, 0, NULL, NULL },
-	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL },
-	{ "members", T_LIST, G(members), 0, 0, NULL, NULL },
-	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL },
-	{ "limit-tool", T_RATE, G(limit_tool), 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "tools", T_LIST, G(tools), 0, 0, NULL, NULL, 0 },
+	{ "prompts", T_LIST, G(prompts), 0, 0, NULL, NULL, 0 },
+	{ "resources", T_LIST, G(resources), 0, 0, NULL, NULL, 0 },
+	{ "scopes", T_LIST, G(scopes), 0, 0, NULL, NULL, 0 },
+	{ "members", T_LIST, G(members), 0, 0, NULL, NULL, 0 },
+	{ "feature", T_STR, G(feature), 0, 0, NULL, NULL, 0 },
+	{ "limit-tool", T_RATE, G(limit_tool), 0, 0, NULL, NULL, 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 #undef G
 
 #define N(f)	offsetof(struct cfg_tenant, f)
 static const struct cfg_key tenant_keys[] = {
-	{ "groups", T_LIST, N(groups), 0, 0, NULL, NULL },
-	{ "access-mode", T_ENUM, N(access_mode), 0, 0, access_modes, "read-write" },
-	{ "features", T_LIST, N(features), 0, 0, NULL, NULL },
-	{ "deny", T_LIST, N(deny), 0, 0, NULL, NULL },
-	{ "allow", T_LIST, N(allow), 0, 0, NULL, NULL },
-	{ "limit-gateway", T_RATE, N(limit_gateway), 0, 0, NULL, NULL },
-	{ "limit-ip", T_RATE, N(limit_ip), 0, 0, NULL, NULL },
-	{ "limit-tenant", T_RATE, N(limit_tenant), 0, 0, NULL, NULL },
-	{ "limit-token", T_RATE, N(limit_token), 0, 0, NULL, NULL },
-	{ "limit-tool", T_RATE, N(limit_tool), 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+	{ "groups", T_LIST, N(groups), 0, 0, NULL, NULL, 0 },
+	{ "access-mode", T_ENUM, N(access_mode), 0, 0, access_modes, "read-write", 0 },
+	{ "features", T_LIST, N(features), 0, 0, NULL, NULL, 0 },
+	{ "deny", T_LIST, N(deny), 0, 0, NULL, NULL, 0 },
+	{ "allow", T_LIST, N(allow), 0, 0, NULL, NULL, 0 },
+	{ "limit-gateway", T_RATE, N(limit_gateway), 0, 0, NULL, NULL, 0 },
+	{ "limit-ip", T_RATE, N(limit_ip), 0, 0, NULL, NULL, 0 },
+	{ "limit-tenant", T_RATE, N(limit_tenant), 0, 0, NULL, NULL, 0 },
+	{ "limit-token", T_RATE, N(limit_token), 0, 0, NULL, NULL, 0 },
+	{ "limit-tool", T_RATE, N(limit_tool), 0, 0, NULL, NULL, 0 },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 #undef N
 
@@ -367,6 +368,55 @@ cfg_where(const struct cfg_section *sec, enum kind kind, const char *key)
 	return &none;
 }
 
+/* One value into b, in words: absent and empty differ. */
+static int
+put_value(struct buf *b, const void *base, const struct cfg_key *k)
+{
+	const void *field = (const char *)base + k->offset;
+	const struct strlist *l;
+	size_t i;
+	int rc = 0;
+
+	switch (k->type) {
+	case T_STR: case T_URL:
+		return *(char *const *)field ? buf_printf(b, "=%s", *(char *const *)field) : 0;
+	case T_INT:
+		return buf_printf(b, "=%ld", *(const long *)field);
+	case T_BOOL: case T_ENUM:
+		return buf_printf(b, "=%d", *(const int *)field);
+	case T_LIST:
+		l = field;
+		rc = buf_putc(b, '=');
+		for (i = 0; i < l->n && rc == 0; i++)
+			rc = buf_printf(b, "%s%s", i ? " " : "", l->v[i]);
+		return rc;
+	case T_RATE:
+		return buf_printf(b, "=%ld/%ld+%ld", ((const struct rate *)field)->n,
+		    ((const struct rate *)field)->per, ((const struct rate *)field)->burst);
+	}
+	return -1;
+}
+
+int
+cfg_accept_digest(const struct config *cfg, unsigned char out[32])
+{
+	const struct cfg_kind *k;
+	const struct cfg_key *key;
+	struct buf b;
+	int rc = 0;
+
+	buf_init(&b, 1 << 20);
+	for (k = cfg_kinds; k < cfg_kinds + K_MAX && rc == 0; k++)
+		for (key = k->keys; !k->named && key->key && rc == 0; key++)
+			if (key->flags & CK_ACCEPT)
+				rc = buf_printf(&b, "%s.%s", k->name, key->key) < 0 ||
+				    put_value(&b, cfg, key) < 0 || buf_putc(&b, '\n') < 0 ? -1 : 0;
+	if (rc == 0)
+		secret_digest(b.data ? b.data : "", b.len, out, 32);
+	buf_free(&b);
+	return rc;
+}
+
 /* The defaults are valid values (test_config loads them): only memory can fail. */
 static int
 apply_defaults(void *base, struct cfg_section *sec, const struct cfg_key *keys)
@@ -464,7 +514,6 @@ config_unref(struct config *cfg)
 	secret_wipe(cfg->session_key, sizeof(cfg->session_key));
 	free(cfg->origin);
 	free(cfg->prm_url);
-	free(cfg->verify_context);
 	if (cfg->client_secret) {
 		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
 		free(cfg->client_secret);

@@ -29,6 +29,14 @@ struct cfg_key {
 	long min, max;		/* T_INT */
 	const char *const *names;	/* T_ENUM */
 	const char *def;	/* default, parsed like a value; NULL = none */
+	unsigned flags;		/* CK_* */
+};
+
+/* What a key is part of, besides its own value. */
+enum {
+	/* How a token is accepted: a cached acceptance holds only while every key so
+	 * flagged keeps its value (cfg_accept_digest, in every token cache key). */
+	CK_ACCEPT = 1 << 0,
 };
 
 /* Section kinds. Singletons live inside struct config; named ones in arrays. */
@@ -50,6 +58,9 @@ extern const struct cfg_kind cfg_kinds[K_MAX];
 int cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen);
 /* Every key's default where the files did not set it: 0, or -1 without memory. */
 int cfg_defaults(struct config *cfg) __attribute__((warn_unused_result));
+/* The digest of every CK_ACCEPT key's value (singleton sections), with its name:
+ * 0, or -1 without memory. */
+int cfg_accept_digest(const struct config *cfg, unsigned char out[32]) __attribute__((warn_unused_result));
 /* Where key of a section of kind was set ({ NULL, 0 } when it was not). */
 const struct cfg_where *cfg_where(const struct cfg_section *sec, enum kind kind, const char *key);
 /* What a key that loads but that nothing implements yet does not do, or NULL. */

@@ -107,6 +107,15 @@ test_cache_context(void)
 		    variants[i].status == 500 ? "introspected: 500 here" : "not a JWT: 401");
 		config_unref(b);
 	}
+	/* Keys that do not decide acceptance leave the key alone (a reload that changes
+	 * them keeps the cache). */
+	if ((b = conf("https://gw.example.com/mcp", "cache-ttl = 10\nnegative-ttl = 5\ncache-entries = 128\n")) != NULL) {
+		auth_cache_key(dkey, b, token, strlen(token), kb);
+		ok(memcmp(ka, kb, sizeof(ka)) == 0, "cache-ttl, negative-ttl, cache-entries changed: the same cache key");
+		config_unref(b);
+	} else {
+		ok(0, "a variant of cache lifetimes loads");
+	}
 
 	/* Syntax and size, decided before the cache and the (down) authorization server. */
 	is_int(authreq(&env, a, padding, NULL, desc, sizeof(desc)), 401, "padding alone is no token: 401");
