@@ -33,11 +33,11 @@ access    auth dpop jwt limiter federate
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
 handlers  handlers h_health h_meta h_mcp h_metrics
 router    router
-front     kept front main
+front     kept front front_fcgi front_crew front_watch main
 '
 # The libraries only some modules may include: the header's start, then those modules.
 LIBS='
-fcgi      front
+fcgi      front front_fcgi front_crew
 curl/     httpc curlload introspect upstream_pool
 dlfcn     dynload
 hiredis/  rstore
