@@ -7,7 +7,7 @@
 #define GW_MCP_H
 
 #include "auth.h"
-#include "catalog.h"
+#include "catalog_store.h"
 #include "config.h"
 #include "fragcache.h"
 #include "limiter.h"

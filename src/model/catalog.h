@@ -1,9 +1,6 @@
 /* catalog — the tools of every upstream as the gateway exposes them: names mapped with
- * the upstream's prefix, a description on every tool, sorted by name. Built by one
- * worker of the host at a time and kept in the host's state file for catalog-ttl, so
- * that neither FastCGI workers nor CGI runs fetch per request; each worker keeps the
- * parsed copy of the generation it last saw. An upstream that is down or slow is left
- * out (its tools disappear, the others stay) and retried sooner.
+ * the upstream's prefix, a description on every tool, sorted by name. A document type,
+ * pure: fetched by catalog_fetch.h, kept in the state file by catalog_store.h.
  *
  * The gateway decides on a record by its key (and a tool's readOnlyHint) and sends the
  * rest as the upstream wrote it, so the document keeps two things of each record: an
@@ -23,8 +20,6 @@
 
 #include "buf.h"
 #include "config.h"
-#include "metrics.h"
-#include "upstream.h"
 
 #define CATALOG_MAX_BYTES	(4u << 20)	/* the serialized catalog in the state file */
 /* Of CATALOG_MAX_BYTES, what the document's own members may take (the upstreams' status
@@ -38,8 +33,6 @@
 #define CATALOG_RECORD_MAX	(256u << 10)	/* one record's JSON: a larger one is left out */
 #define CATALOG_RECORD_MAX_TEXT	"256 KiB"
 #define CATALOG_NOTE_MAX	512		/* catalog_note's text */
-#define CATALOG_MAX_PAGES	64		/* tools/list pages followed per upstream */
-#define CATALOG_RETRY_MS	5000		/* refetch sooner while an upstream is left out */
 
 #define CATALOG_URI_MAX		2048		/* a resource URI or URI template */
 
@@ -74,31 +67,6 @@ extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
  *               inputSchema), each as compact JSON, in the index's order, separated
  *               by newlines (compact JSON has none); "prompts", "resources",
  *               "resourceTemplates": the same}} */
-
-/* The catalog's region of the state file (opaque; its init is a state_layout's). */
-struct catalog_region;
-size_t catalog_region_size(void);
-void catalog_region_init(void *region, size_t size, int shared);
-
-/* A worker's parsed copy. */
-struct catalog_view {
-	uint64_t generation;
-	json_t *doc;
-	int64_t local_until_ms;	/* a catalog too large for the state file: this worker's own */
-	uint64_t serial;	/* bumped whenever doc changes: what was derived from it is stale */
-	uint64_t key_of;	/* the serial of the configuration key was made for; 0: none */
-	unsigned char key[16];	/* what the catalog depends on in that configuration */
-};
-
-void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
-
-/* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
- * fetched from every upstream by this caller (or, while another worker fetches, the
- * previous one). A new reference, the caller's to release (json_decref): the view may
- * move on to a newer document while the caller still reads this one. Never NULL. A
- * fetch tells m (may be NULL) whether each upstream answered (metrics_observe_upstream). */
-json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms, struct metrics *m);
 
 /* Builds the document from what each upstream offers: lists[i] is, for
  * cfg->upstreams[i], an object {"caps": {...}, "tools": [...], "prompts": [...],
@@ -164,18 +132,16 @@ struct policy_tool;
 void catalog_policy_tool(const struct config *cfg, json_t *doc, size_t ix, struct policy_tool *t,
     const char **upstream, const char **orig);
 
-/* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
- * when it was built for cfg's upstreams: a new document, or NULL with why. */
-json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
-
 /* Which upstreams of doc were cut to their share, in words ("upstream NAME: N records
  * left out (...)", joined by "; ", as many as fit len): 1 when any was, else 0 and "". */
 int catalog_note(json_t *doc, char *out, size_t len);
-/* The same of the stored catalog (no fetch, no parse), into out (CATALOG_NOTE_MAX). */
-int catalog_region_note(struct catalog_region *region, char *out, size_t len);
 
-/* 1 when an upstream was left out of doc; of the stored catalog (no fetch, no parse). */
+/* 1 when an upstream was left out of doc. */
 int catalog_degraded(json_t *doc);
-int catalog_region_degraded(const struct catalog_region *region);
+
+/* 1 when doc's index reads back (catalog_unpack's, parsed now), else 0. */
+int catalog_index_ok(json_t *doc);
+/* 1 when a and b hold the same index (the same records, routes and upstreams). */
+int catalog_same(json_t *a, json_t *b);
 
 #endif

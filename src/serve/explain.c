@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "auth.h"
-#include "catalog.h"
+#include "catalog_store.h"
 #include "clock.h"
 #include "explain.h"
 #include "jwt.h"

@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include "catalog.h"
+#include "catalog_store.h"
 #include "config.h"
 #include "fragcache.h"
 #include "introspect.h"

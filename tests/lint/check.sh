@@ -29,7 +29,7 @@ base      autoconf buf err clock log secret jws joseload dynload url netaddr sin
 parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload metrics
 clients   token_cache ratelimit rstore session replay introspect jwks upstream upstream_pool upstream_post upstream_listen
 model     catalog method methods policy
-access    auth dpop jwt limiter federate
+access    auth dpop jwt limiter federate catalog_fetch catalog_store
 exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
 handlers  handlers h_health h_meta h_mcp h_metrics
 router    router

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "catalog.h"
+#include "catalog_store.h"
 #include "fixture.h"
 #include "tap.h"
 

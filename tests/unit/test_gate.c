@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "catalog.h"
+#include "catalog_store.h"
 #include "log.h"
 #include "mcp.h"
 #include "chunk.h"

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "catalog.h"
+#include "catalog_store.h"
 #include "clock.h"
 #include "gateway.h"
 #include "introspect.h"

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "catalog.h"
+#include "catalog_store.h"
 #include "clock.h"
 #include "config.h"
 #include "curlload.h"

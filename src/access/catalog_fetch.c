@@ -1,0 +1,116 @@
+/* catalog_fetch — what every upstream offers, asked of each (catalog_fetch.h). */
+#include "autoconf.h"
+
+#include <stdlib.h>
+
+#include "catalog_fetch.h"
+#include "clock.h"
+#include "log.h"
+#include "method.h"
+#include "str.h"
+
+/* One upstream's records of a kind, following its pages. NULL with *reason on failure. */
+static json_t *
+fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
+    const struct catalog_kind_info *k, int64_t now_ms, char *reason, size_t rlen)
+{
+	const char *method = method_list_of((enum catalog_kind)(k - catalog_kinds))->name;
+	struct upstream_call call = { .cfg = cfg, .up = u, .method = method };
+	struct gw_error err = { GW_OK, 0, "" };
+	json_t *all = json_array(), *resp, *result, *params = NULL;
+	const char *cursor;
+	int page;
+
+	for (page = 0; page < CATALOG_MAX_PAGES; page++) {
+		call.params = params;
+		call.now_ms = page == 0 ? now_ms : clock_mono_us() / 1000;	/* each page its own deadline */
+		if (upstream_request(pool, &call, &resp, &err) < 0) {
+			snprintf(reason, rlen, "%s", err.detail);
+			goto fail;
+		}
+		result = json_object_get(resp, "result");
+		if (!json_is_array(json_object_get(result, k->array))) {
+			snprintf(reason, rlen, "upstream %s: %s answered %s", u->s.name, method,
+			    json_object_get(resp, "error") ? "an error" : "no array");
+			json_decref(resp);
+			goto fail;
+		}
+		json_array_extend(all, json_object_get(result, k->array));
+		cursor = json_string_value(json_object_get(result, "nextCursor"));
+		json_decref(params);
+		params = cursor && *cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
+		json_decref(resp);
+		if (params == NULL)
+			return all;
+	}
+	snprintf(reason, rlen, "upstream %s: more than %d pages of %s", u->s.name, CATALOG_MAX_PAGES, k->array);
+fail:
+	json_decref(params);
+	json_decref(all);
+	return NULL;
+}
+
+/* What one upstream offers: {"caps": its capabilities, and an array for each kind its
+ * capabilities announce}. NULL with *reason when it is down or any list fails. */
+static json_t *
+fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
+    int64_t now_ms, char *reason, size_t rlen)
+{
+	struct upstream_call call = { .cfg = cfg, .up = u, .method = "initialize", .now_ms = now_ms };
+	struct gw_error err = { GW_OK, 0, "" };
+	json_t *caps, *out, *list;
+	int k;
+
+	call.method = "tools/list";	/* what the capabilities are wanted for, in the log */
+	if ((caps = upstream_capabilities(pool, &call, &err)) == NULL) {
+		snprintf(reason, rlen, "%s", err.detail);
+		return NULL;
+	}
+	out = json_pack("{s:o}", "caps", caps);
+	for (k = 0; out && k < CATALOG_NKINDS; k++) {
+		if (!json_object_get(caps, method_list_of((enum catalog_kind)k)->capability))
+			continue;
+		if ((list = fetch_list(pool, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, reason, rlen)) == NULL) {
+			json_decref(out);
+			return NULL;
+		}
+		json_object_set_new(out, catalog_kinds[k].array, list);
+	}
+	return out;
+}
+
+json_t *
+catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m, json_t *prev)
+{
+	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
+	char (*reasons)[256] = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
+	const char **why = calloc(cfg->n_upstreams + 1, sizeof(*why));
+	char brief[METRICS_DETAIL_MAX];
+	size_t i;
+
+	if (lists == NULL || reasons == NULL || why == NULL) {
+		free(lists);
+		free(reasons);
+		free(why);
+		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");	/* the empty catalog */
+	}
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
+		why[i] = lists[i] ? NULL : reasons[i];
+		if (lists[i] == NULL) {
+			log_warn(NULL, "catalog: %s; what it offers is left out", reasons[i]);
+			/* what happened, not where, for /mcp/health */
+			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(reasons[i]), reasons[i]);
+		}
+		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
+		    lists[i] ? NULL : brief);
+	}
+	doc = catalog_build_bound(cfg, lists, why, prev);
+	for (i = 0; i < cfg->n_upstreams; i++)
+		json_decref(lists[i]);
+	free(lists);
+	free(reasons);
+	free(why);
+	return doc;
+}
+

@@ -1,0 +1,24 @@
+/* catalog_fetch — the catalog made from what every upstream offers now: each is asked
+ * for its capabilities and for the lists they announce (following their pages), one
+ * after the other, and the document built from the answers (catalog_build_bound). */
+#ifndef GW_CATALOG_FETCH_H
+#define GW_CATALOG_FETCH_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "metrics.h"
+#include "upstream.h"
+
+#define CATALOG_MAX_PAGES	64		/* list pages followed per upstream and kind */
+
+/* The catalog of cfg's upstreams at now_ms (monotonic), prev the one before (may be
+ * NULL: what a down upstream held stays its). An upstream that fails is left out, named
+ * in the log and in its status; m (may be NULL) is told whether each answered. Never
+ * NULL: without memory, the empty catalog. */
+json_t *catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m,
+    json_t *prev);
+
+#endif

@@ -1,0 +1,55 @@
+/* catalog_store — the catalog kept in the host's state file: built by one worker of
+ * the host at a time and kept for catalog-ttl, so that neither FastCGI workers nor CGI
+ * runs fetch per request; each worker keeps the parsed copy of the generation it last
+ * saw. An upstream that is down or slow is left out (its tools disappear, the others
+ * stay) and the catalog fetched again sooner. */
+#ifndef GW_CATALOG_STORE_H
+#define GW_CATALOG_STORE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "metrics.h"
+#include "upstream.h"
+
+#define CATALOG_RETRY_MS	5000		/* refetch sooner while an upstream is left out */
+
+/* The catalog's region of the state file (opaque; its init is a state_layout's). */
+struct catalog_region;
+size_t catalog_region_size(void);
+void catalog_region_init(void *region, size_t size, int shared);
+
+/* A worker's parsed copy. */
+struct catalog_view {
+	uint64_t generation;
+	json_t *doc;
+	int64_t local_until_ms;	/* a catalog too large for the state file: this worker's own */
+	uint64_t serial;	/* bumped whenever doc changes: what was derived from it is stale */
+	uint64_t key_of;	/* the serial of the configuration key was made for; 0: none */
+	unsigned char key[16];	/* what the catalog depends on in that configuration */
+};
+
+void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
+
+/* The catalog for cfg at now_ms (monotonic): from the state file while fresh, else
+ * fetched from every upstream by this caller (or, while another worker fetches, the
+ * previous one). A new reference, the caller's to release (json_decref): the view may
+ * move on to a newer document while the caller still reads this one. Never NULL. A
+ * fetch tells m (may be NULL) whether each upstream answered (metrics_observe_upstream). */
+json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
+    const struct config *cfg, int64_t now_ms, struct metrics *m);
+
+/* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
+ * when it was built for cfg's upstreams: a new document, or NULL with why. */
+json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
+
+/* Which upstreams of the stored catalog were cut to their share (catalog_note; no
+ * fetch, no parse), into out (CATALOG_NOTE_MAX). */
+int catalog_region_note(struct catalog_region *region, char *out, size_t len);
+
+/* 1 when an upstream was left out of the stored catalog (no fetch, no parse). */
+int catalog_region_degraded(const struct catalog_region *region);
+
+#endif
