@@ -53,11 +53,7 @@ catalog_region_init(void *region, size_t size, int shared)
 static int
 region_lock(struct catalog_region *c)
 {
-	if (__atomic_load_n(&c->magic, __ATOMIC_RELAXED) != CATALOG_MAGIC) {
-		state_failed(c);
-		return -1;
-	}
-	return state_lock(&c->lock) < 0 ? -1 : 0;
+	return state_region_lock(&c->lock, &c->magic, CATALOG_MAGIC) < 0 ? -1 : 0;
 }
 
 void

@@ -80,11 +80,7 @@ introspect_asmeta_region_init(void *region, size_t size, int shared)
 static int
 asmeta_lock(struct asmeta_region *a)
 {
-	if (__atomic_load_n(&a->magic, __ATOMIC_RELAXED) != ASMETA_MAGIC) {
-		state_failed(a);
-		return -1;
-	}
-	return state_lock(&a->lock) < 0 ? -1 : 0;
+	return state_region_lock(&a->lock, &a->magic, ASMETA_MAGIC) < 0 ? -1 : 0;
 }
 
 /* Is the mirror, locked, of this issuer? (Its strings may lack their NUL.) */

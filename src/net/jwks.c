@@ -87,11 +87,7 @@ region_lock(struct jwks_region *r)
 
 	if (r == NULL)
 		return -1;
-	if (__atomic_load_n(&r->magic, __ATOMIC_RELAXED) != JWKS_MAGIC) {
-		state_failed(r);
-		return -1;
-	}
-	if ((rc = state_lock(&r->lock)) < 0)
+	if ((rc = state_region_lock(&r->lock, &r->magic, JWKS_MAGIC)) < 0)
 		return -1;
 	if (rc == 1 || r->len > sizeof(r->doc)) {
 		r->fetched_ms = 0;

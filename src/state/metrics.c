@@ -115,11 +115,7 @@ region(struct metrics *m)
 {
 	if (m == NULL)
 		return NULL;
-	if (__atomic_load_n(&m->r->magic, __ATOMIC_RELAXED) != M_MAGIC) {
-		state_failed(m->r);
-		return NULL;
-	}
-	return m->r;
+	return state_owned(&m->r->magic, M_MAGIC) ? m->r : NULL;
 }
 
 static void

@@ -152,10 +152,8 @@ lock_stripe(struct ratelimit *rl, const unsigned char *key)
 	uint32_t h;
 	int rc;
 
-	if (__atomic_load_n(&rl->r->magic, __ATOMIC_RELAXED) != RL_MAGIC) {
-		state_failed(rl->r);
+	if (!state_owned(&rl->r->magic, RL_MAGIC))
 		return NULL;
-	}
 	memcpy(&h, key, sizeof(h));	/* the key is a keyed digest: uniform */
 	s = &rl->r->s[h % rl->nstripes];
 	if ((rc = state_lock(&s->lock)) < 0)

@@ -52,11 +52,8 @@ replay_once(struct replay *r, const unsigned char key[REPLAY_KEY_BYTES], int64_t
 	struct rp_set *s;
 	int i, victim = 0, rc = 1;
 
-	if (r == NULL || __atomic_load_n(&r->magic, __ATOMIC_RELAXED) != RP_MAGIC) {
-		if (r)
-			state_failed(r);
+	if (r == NULL || !state_owned(&r->magic, RP_MAGIC))
 		return -1;
-	}
 	s = &r->sets[(key[0] | key[1] << 8) % RP_SETS];
 	/* A dead owner may have left an entry half-written: a key nobody makes, no harm. */
 	if (state_lock(&s->lock) < 0)

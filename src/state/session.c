@@ -136,11 +136,7 @@ tomb_find(struct tombstones *ts, const unsigned char d[16], int64_t exp, int64_t
 static int
 tomb_lock(struct tombstones *ts)
 {
-	if (__atomic_load_n(&ts->magic, __ATOMIC_RELAXED) != TOMB_MAGIC) {
-		state_failed(ts);
-		return -1;
-	}
-	return state_lock(&ts->lock) < 0 ? -1 : 0;
+	return state_region_lock(&ts->lock, &ts->magic, TOMB_MAGIC) < 0 ? -1 : 0;
 }
 
 /* Whether the session with digest d and expiry exp was ended: 0 no, -1 yes, -2 the

@@ -156,6 +156,21 @@ state_failed(const void *p)
 	}
 }
 
+int
+state_owned(const uint32_t *magic, uint32_t want)
+{
+	if (__atomic_load_n(magic, __ATOMIC_RELAXED) == want)
+		return 1;
+	state_failed(magic);
+	return 0;
+}
+
+int
+state_region_lock(pthread_mutex_t *lock, const uint32_t *magic, uint32_t want)
+{
+	return state_owned(magic, want) ? state_lock(lock) : -1;
+}
+
 /* --- the header -------------------------------------------------------------- */
 
 static size_t

@@ -114,5 +114,11 @@ void state_unlock(pthread_mutex_t *m);
  * matches): counted against its mapping like a failed lock, so that a region written
  * over breaks the mapping too and the file gets rebuilt. */
 void state_failed(const void *p);
+/* Whether a region still holds its magic (read at *magic): 1, or 0 after state_failed.
+ * A broken mapping reads as zeros, one written over as anything. */
+int state_owned(const uint32_t *magic, uint32_t want);
+/* A region's one lock, taken when the region is still owned (state_owned): state_lock's
+ * 0 or 1, or -1 (not locked). */
+int state_region_lock(pthread_mutex_t *lock, const uint32_t *magic, uint32_t want);
 
 #endif

@@ -117,11 +117,7 @@ lock_stripe(struct token_cache *tc, struct tc_stripe *s)
 {
 	int rc;
 
-	if (__atomic_load_n(&tc->r->magic, __ATOMIC_RELAXED) != TC_MAGIC) {
-		state_failed(tc->r);
-		return -1;
-	}
-	if ((rc = state_lock(&s->lock)) < 0)
+	if (!state_owned(&tc->r->magic, TC_MAGIC) || (rc = state_lock(&s->lock)) < 0)
 		return -1;
 	if (rc == 1)
 		memset(s->e, 0, sizeof(s->e));
