@@ -75,7 +75,6 @@ struct gateway {
 /* What one thread needs for the outbound calls of its requests. */
 struct worker {
 	struct gateway *gw;
-	struct shared *sh;	/* while a request runs: its reference (router_dispatch) */
 	struct introspect *ix;	/* one reused connection to the authorization server */
 	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
 	struct catalog_view cat;	/* the catalog as this thread last parsed it */
@@ -83,7 +82,6 @@ struct worker {
 	struct jws_keycache *proof_keys;	/* DPoP proofs' keys this thread imported */
 	struct fragcache *pages;	/* list pages it serialized from cat */
 	struct session_memo *sessions;	/* the last session it opened */
-	struct limiter *lim;	/* while a request runs: its rate limits (router_dispatch) */
 	struct rstore *rs;	/* its connection to the Redis store, opened on first use */
 };
 

@@ -64,55 +64,54 @@ upstream_from_catalog(const struct worker *w, const char *name, const char **why
 }
 
 void
-h_health(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_health(struct req_ctx *rc)
 {
-	struct metrics *m = w->sh->metrics;
-	int64_t now_s = (int64_t)req->now, since;
+	struct metrics *m = rc->sh->metrics;
+	int64_t now_s = (int64_t)rc->req->now, since;
 	char ts[32], detail[METRICS_DETAIL_MAX], state[600], note[CATALOG_NOTE_MAX];
 	json_t *doc, *deps = json_array(), *reasons = json_array();
 	const char *why;
 	size_t i, down_before;
 	int st;
 
-	clock_rfc3339(req->now, ts, sizeof(ts));
+	clock_rfc3339(rc->req->now, ts, sizeof(ts));
 	/* The authorization server: its metadata (when it is fetched: the introspection
 	 * endpoint comes from it, or /.well-known/oauth-authorization-server mirrors it),
 	 * and the introspection of tokens. */
-	if (!cfg->introspection_endpoint || strcmp(cfg->as_metadata, "fetch") == 0) {
-		st = introspect_asmeta_state(w->sh->asmeta, cfg, now_s * 1000, &since);
+	if (!rc->cfg->introspection_endpoint || strcmp(rc->cfg->as_metadata, "fetch") == 0) {
+		st = introspect_asmeta_state(rc->sh->asmeta, rc->cfg, now_s * 1000, &since);
 		dependency(deps, reasons, "authorization_server_metadata", NULL, st, since / 1000,
 		    "the issuer's metadata could not be fetched");
 	}
 	/* Introspection, unless tokens are only verified here; the issuer's JWK set when
 	 * they may be. */
-	if (cfg->verify != VERIFY_JWT || cfg->introspect_jwt) {
+	if (rc->cfg->verify != VERIFY_JWT || rc->cfg->introspect_jwt) {
 		st = metrics_dep_state(m, METRICS_DEP_INTROSPECTION, now_s, &since, detail, sizeof(detail));
 		dependency(deps, reasons, "introspection", NULL, st, since, detail);
 	}
-	if (cfg->verify != VERIFY_INTROSPECTION) {
+	if (rc->cfg->verify != VERIFY_INTROSPECTION) {
 		st = metrics_dep_state(m, METRICS_DEP_JWKS, now_s, &since, detail, sizeof(detail));
 		dependency(deps, reasons, "jwk_set", NULL, st, since, detail);
 	}
 	down_before = json_array_size(reasons);
-	for (i = 0; i < cfg->n_upstreams; i++) {
-		const char *name = cfg->upstreams[i].s.name;
+	for (i = 0; i < rc->cfg->n_upstreams; i++) {
+		const char *name = rc->cfg->upstreams[i].s.name;
 
 		st = metrics_upstream_state(m, name, now_s, &since, detail, sizeof(detail));
-		if (st == METRICS_UNKNOWN && (st = upstream_from_catalog(w, name, &why)) != METRICS_UNKNOWN)
+		if (st == METRICS_UNKNOWN && (st = upstream_from_catalog(rc->w, name, &why)) != METRICS_UNKNOWN)
 			snprintf(detail, sizeof(detail), "%s", why ? why : "");
 		dependency(deps, reasons, "upstream", name, st, since, detail);
 	}
 	/* An upstream left out that no record names (the records are the state file's:
 	 * built anew, they know nothing yet). */
-	if (json_array_size(reasons) == down_before && catalog_region_degraded(w->sh->catalog))
+	if (json_array_size(reasons) == down_before && catalog_region_degraded(rc->sh->catalog))
 		json_array_append_new(reasons, json_string("an upstream is left out of the catalog"));
 	/* An upstream whose lists were over its share of the catalog: served, but not all of it. */
-	if (catalog_region_note(w->sh->catalog, note, sizeof(note)))
+	if (catalog_region_note(rc->sh->catalog, note, sizeof(note)))
 		json_array_append_new(reasons, json_pack("s++", "catalog: ", note, ""));
-	st = gateway_state_health(w->sh, now_s, &since, state, sizeof(state));
+	st = gateway_state_health(rc->sh, now_s, &since, state, sizeof(state));
 	dependency(deps, reasons, "state_file", NULL, st, since, state);
-	if (cfg->redis_on) {
+	if (rc->cfg->redis_on) {
 		st = metrics_dep_state(m, METRICS_DEP_REDIS, now_s, &since, detail, sizeof(detail));
 		dependency(deps, reasons, "redis", NULL, st, since, detail);
 	}
@@ -124,6 +123,6 @@ h_health(struct worker *w, const struct config *cfg, struct request *req,
 		json_object_set(doc, "dependencies", deps);
 	json_decref(reasons);
 	json_decref(deps);
-	response_set_json(resp, 200, doc);
-	response_set_header(resp, "Cache-Control", "no-store");
+	response_set_json(rc->resp, 200, doc);
+	response_set_header(rc->resp, "Cache-Control", "no-store");
 }

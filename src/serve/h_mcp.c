@@ -6,24 +6,23 @@
 #include "mcp.h"
 
 void
-h_mcp(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_mcp(struct req_ctx *rc)
 {
 	struct mcp_env env = {
-		.session_key = gateway_session_key(w->sh, cfg), .tombstones = w->sh->tombs,
-		.catalog = w->sh->catalog, .view = &w->cat, .pool = w->ups, .pages = w->pages,
-		.sessions = w->sessions,
-		.listeners = &w->gw->listeners,
-		.listen_max = __atomic_load_n(&w->gw->listen_max, __ATOMIC_ACQUIRE),
-		.lim = w->lim,
-		.rs = worker_rstore(w, cfg), .shared_key = cfg->shared_key, .cfg = cfg,
-		.metrics = w->sh->metrics,
+		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
+		.catalog = rc->sh->catalog, .view = &rc->w->cat, .pool = rc->w->ups, .pages = rc->w->pages,
+		.sessions = rc->w->sessions,
+		.listeners = &rc->w->gw->listeners,
+		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),
+		.lim = rc->lim,
+		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key, .cfg = rc->cfg,
+		.metrics = rc->sh->metrics,
 	};
 
-	if (req->method == M_GET)
-		mcp_listen(&env, cfg, caller, req, resp);
-	else if (req->method == M_DELETE)
-		mcp_end_session(&env, cfg, caller, req, resp);
+	if (rc->req->method == M_GET)
+		mcp_listen(&env, rc->cfg, rc->caller, rc->req, rc->resp);
+	else if (rc->req->method == M_DELETE)
+		mcp_end_session(&env, rc->cfg, rc->caller, rc->req, rc->resp);
 	else
-		mcp_exchange(&env, cfg, caller, req, resp);
+		mcp_exchange(&env, rc->cfg, rc->caller, rc->req, rc->resp);
 }

@@ -39,54 +39,52 @@ set_opt(json_t *o, const char *key, const char *s)
 }
 
 void
-h_mcp_metadata(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_mcp_metadata(struct req_ctx *rc)
 {
 	char openapi[1024];
 	json_t *doc, *authz;
 
-	snprintf(openapi, sizeof(openapi), "%s/openapi.json", cfg->docs_url);
+	snprintf(openapi, sizeof(openapi), "%s/openapi.json", rc->cfg->docs_url);
 	authz = json_pack("{s:s, s:s, s:[s], s:o, s:o}",
-	    "resource_metadata", cfg->prm_url,
-	    "issuer", cfg->issuer,
-	    "authorization_servers", cfg->issuer,
-	    "scopes_supported", strlist_json(&cfg->scopes_supported),
-	    "required_scopes", strlist_json(&cfg->required_scopes));
+	    "resource_metadata", rc->cfg->prm_url,
+	    "issuer", rc->cfg->issuer,
+	    "authorization_servers", rc->cfg->issuer,
+	    "scopes_supported", strlist_json(&rc->cfg->scopes_supported),
+	    "required_scopes", strlist_json(&rc->cfg->required_scopes));
 	doc = json_object();
-	set_opt(doc, "name", cfg->name);
-	set_opt(doc, "title", cfg->title);
-	set_opt(doc, "description", cfg->description);
-	set_opt(doc, "version", cfg->version);
-	json_object_set_new(doc, "endpoint", json_string(cfg->resource));
+	set_opt(doc, "name", rc->cfg->name);
+	set_opt(doc, "title", rc->cfg->title);
+	set_opt(doc, "description", rc->cfg->description);
+	set_opt(doc, "version", rc->cfg->version);
+	json_object_set_new(doc, "endpoint", json_string(rc->cfg->resource));
 	json_object_set_new(doc, "transport", json_string("streamable-http"));
 	json_object_set_new(doc, "authorization", authz);
 	json_object_set_new(doc, "documentation", json_string(openapi));
-	set_opt(doc, "website_url", cfg->website_url);
-	response_set_json(resp, 200, doc);
+	set_opt(doc, "website_url", rc->cfg->website_url);
+	response_set_json(rc->resp, 200, doc);
 }
 
 void
-h_protected_resource(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_protected_resource(struct req_ctx *rc)
 {
 	json_t *doc, *dpop = json_array();
 	char algs[128], *save = NULL, *a;
 
 	doc = json_pack("{s:s, s:[s], s:o, s:[s], s:s}",
-	    "resource", cfg->resource,
-	    "authorization_servers", cfg->issuer,
-	    "scopes_supported", strlist_json(&cfg->scopes_supported),
+	    "resource", rc->cfg->resource,
+	    "authorization_servers", rc->cfg->issuer,
+	    "scopes_supported", strlist_json(&rc->cfg->scopes_supported),
 	    "bearer_methods_supported", "header",
-	    "resource_documentation", cfg->docs_url);
-	set_opt(doc, "resource_name", cfg->title);
+	    "resource_documentation", rc->cfg->docs_url);
+	set_opt(doc, "resource_name", rc->cfg->title);
 	/* RFC 9728 §2: the DPoP proofs this resource verifies, and whether only bound tokens do */
-	jws_alg_names(cfg->dpop_algs, algs, sizeof(algs));
+	jws_alg_names(rc->cfg->dpop_algs, algs, sizeof(algs));
 	for (a = strtok_r(algs, " ", &save); a; a = strtok_r(NULL, " ", &save))
 		json_array_append_new(dpop, json_string(a));
 	json_object_set_new(doc, "dpop_signing_alg_values_supported", dpop);
-	if (cfg->dpop == DPOP_REQUIRED)
+	if (rc->cfg->dpop == DPOP_REQUIRED)
 		json_object_set_new(doc, "dpop_bound_access_tokens_required", json_true());
-	response_set_json(resp, 200, doc);
+	response_set_json(rc->resp, 200, doc);
 }
 
 /* The document the as-metadata file holds: a regular file judged as at load (another
@@ -126,42 +124,40 @@ out:
  * served stale while the issuer is unreachable; 500 when never fetched), or the file
  * named by as-metadata. */
 void
-h_authorization_server(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_authorization_server(struct req_ctx *rc)
 {
 	json_t *doc;
 
-	if (strcmp(cfg->as_metadata, "fetch") == 0) {
+	if (strcmp(rc->cfg->as_metadata, "fetch") == 0) {
 		struct gw_error err = { GW_OK, 0, "" };
 
-		if (introspect_as_metadata(w->ix, w->sh->asmeta, cfg, clock_wall_ms(), &doc, &err) < 0) {
-			log_warn(req->id, "as-metadata: %s", err.detail);
-			response_set_error(resp, GW_EASMETA, NULL);
-			response_set_header(resp, "Retry-After", "10");
+		if (introspect_as_metadata(rc->w->ix, rc->sh->asmeta, rc->cfg, clock_wall_ms(), &doc, &err) < 0) {
+			log_warn(rc->req->id, "as-metadata: %s", err.detail);
+			response_set_error(rc->resp, GW_EASMETA, NULL);
+			response_set_header(rc->resp, "Retry-After", "10");
 			return;
 		}
-		response_set_json(resp, 200, doc);
+		response_set_json(rc->resp, 200, doc);
 		return;
 	}
-	if ((doc = metadata_file(cfg, req->id)) == NULL) {
-		response_set_error(resp, GW_EASMETA, "authorization server metadata file is unusable");
+	if ((doc = metadata_file(rc->cfg, rc->req->id)) == NULL) {
+		response_set_error(rc->resp, GW_EASMETA, "authorization server metadata file is unusable");
 		return;
 	}
-	response_set_json(resp, 200, doc);
+	response_set_json(rc->resp, 200, doc);
 }
 
 void
-h_server_json(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_server_json(struct req_ctx *rc)
 {
 	json_t *doc;
 
-	doc = json_pack("{s:s, s:s}", "$schema", REGISTRY_SCHEMA, "name", cfg->name);
-	set_opt(doc, "title", cfg->title);
-	set_opt(doc, "description", cfg->description);
-	json_object_set_new(doc, "version", json_string(cfg->version));
-	set_opt(doc, "websiteUrl", cfg->website_url);
+	doc = json_pack("{s:s, s:s}", "$schema", REGISTRY_SCHEMA, "name", rc->cfg->name);
+	set_opt(doc, "title", rc->cfg->title);
+	set_opt(doc, "description", rc->cfg->description);
+	json_object_set_new(doc, "version", json_string(rc->cfg->version));
+	set_opt(doc, "websiteUrl", rc->cfg->website_url);
 	json_object_set_new(doc, "remotes", json_pack("[{s:s, s:s}]",
-	    "type", "streamable-http", "url", cfg->resource));
-	response_set_json(resp, 200, doc);
+	    "type", "streamable-http", "url", rc->cfg->resource));
+	response_set_json(rc->resp, 200, doc);
 }

@@ -11,28 +11,27 @@
 #define METRICS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
 void
-h_metrics(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp)
+h_metrics(struct req_ctx *rc)
 {
 	struct netaddr client;
 	struct buf out;
 	int64_t now_ms = clock_wall_ms();
 
-	response_set_header(resp, "Cache-Control", "no-store");
-	if (req->remote_addr == NULL ||
-	    netaddr_client(req->remote_addr, req->forwarded_for, cfg->trusted, cfg->n_trusted, &client) < 0 ||
-	    !netaddr_in(&client, cfg->metrics_from, cfg->n_metrics_from)) {
-		response_set_error(resp, GW_EADDRESS, "this address is not in [metrics] allow");
+	response_set_header(rc->resp, "Cache-Control", "no-store");
+	if (rc->req->remote_addr == NULL ||
+	    netaddr_client(rc->req->remote_addr, rc->req->forwarded_for, rc->cfg->trusted, rc->cfg->n_trusted, &client) < 0 ||
+	    !netaddr_in(&client, rc->cfg->metrics_from, rc->cfg->n_metrics_from)) {
+		response_set_error(rc->resp, GW_EADDRESS, "this address is not in [metrics] allow");
 		return;
 	}
 	buf_init(&out, METRICS_RENDER_MAX);
-	if (metrics_render(w->sh->metrics, now_ms / 1000, &out) < 0 ||
-	    (w->sh->tokens && (buf_printf(&out, "# HELP mcpgate_token_cache_entries Entries of the host's token "
+	if (metrics_render(rc->sh->metrics, now_ms / 1000, &out) < 0 ||
+	    (rc->sh->tokens && (buf_printf(&out, "# HELP mcpgate_token_cache_entries Entries of the host's token "
 	    "cache in use (accepted and refused tokens, introspections under way).\n# TYPE "
 	    "mcpgate_token_cache_entries gauge\nmcpgate_token_cache_entries %zu\n",
-	    token_cache_count(w->sh->tokens, now_ms)) < 0)))
-		response_set_error(resp, GW_EINTERNAL, "the metrics do not fit");
-	else if (response_set_body(resp, 200, METRICS_TYPE, buf_str(&out), out.len) < 0)
-		response_set_error(resp, GW_EINTERNAL, "out of memory");
+	    token_cache_count(rc->sh->tokens, now_ms)) < 0)))
+		response_set_error(rc->resp, GW_EINTERNAL, "the metrics do not fit");
+	else if (response_set_body(rc->resp, 200, METRICS_TYPE, buf_str(&out), out.len) < 0)
+		response_set_error(rc->resp, GW_EINTERNAL, "out of memory");
 	buf_free(&out);
 }

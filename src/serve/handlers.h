@@ -8,10 +8,23 @@
 #include "response.h"
 
 struct caller;
+struct limiter;
 
-/* caller is NULL on public routes. */
-typedef void route_fn(struct worker *w, const struct config *cfg, struct request *req,
-    const struct caller *caller, struct response *resp);
+/* One request, as the router hands it to a handler: what it holds for the whole
+ * request (the worker of the thread, the shared state and the configuration it took
+ * at the start, even if a reload or the tick swaps in others meanwhile), the request
+ * and its response, and on a route that needs one the caller and its rate limits. */
+struct req_ctx {
+	struct worker *w;
+	struct shared *sh;
+	const struct config *cfg;
+	struct request *req;
+	struct response *resp;
+	const struct caller *caller;	/* NULL on public routes */
+	struct limiter *lim;		/* the caller's rate limits; NULL: none */
+};
+
+typedef void route_fn(struct req_ctx *rc);
 
 route_fn h_health;		/* h_health.c */
 route_fn h_mcp_metadata;	/* h_meta.c */

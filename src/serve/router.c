@@ -246,52 +246,57 @@ limited(const struct limiter *lim, int rc, const struct request *req, struct res
 }
 
 /* The caller of a route that needs one: its token and its rate limits, in their order
- * (docs/ARCHITECTURE.md §8). 0 with *caller (and lim, when limits are on, for the rest
- * of the request), or -1 with the answer made. */
+ * (docs/ARCHITECTURE.md §8). 0 with *caller (and rc->lim = lim, when limits are on, for
+ * the rest of the request), or -1 with the answer made. */
 static int
-gate(struct worker *w, const struct config *cfg, struct request *req, struct caller *caller,
-    struct limiter *lim, struct response *resp)
+gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 {
+	struct worker *w = rc->w;
+	const struct config *cfg = rc->cfg;
 	struct auth_env env = {
-		w->ix, w->sh->tokens, w->sh->asmeta, gateway_digest_key(w->sh, cfg),
-		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &w->jwks, w->sh->jwks, w->sh->replay,
-		worker_rstore(w, cfg), w->proof_keys, w->sh->metrics,
+		w->ix, rc->sh->tokens, rc->sh->asmeta, gateway_digest_key(rc->sh, cfg),
+		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &w->jwks, rc->sh->jwks, rc->sh->replay,
+		worker_rstore(w, cfg), w->proof_keys, rc->sh->metrics,
 	};
-	int known = 0, rc;
+	int known = 0, rc_limit;
 
 	if (cfg->limits_on) {
 		/* A caller the token cache knows reaches nothing before its limits are
 		 * decided, all in one decision of the store (limiter.h). */
-		known = auth_cached(&env, cfg, req, caller);
-		limiter_init(lim, w->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, req);
-		lim->metrics = cfg->metrics_on ? w->sh->metrics : NULL;
-		if ((rc = limiter_before_auth(lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
-			limited(lim, rc, req, resp);
+		known = auth_cached(&env, cfg, rc->req, caller);
+		limiter_init(lim, rc->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, rc->req);
+		lim->metrics = cfg->metrics_on ? rc->sh->metrics : NULL;
+		if ((rc_limit = limiter_before_auth(lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
+			limited(lim, rc_limit, rc->req, rc->resp);
 			return -1;
 		}
-		limiter_headers(lim, LIMIT_PASS, resp);
+		limiter_headers(lim, LIMIT_PASS, rc->resp);
 	}
-	if (!known && auth_authenticate(&env, cfg, req, caller, resp) < 0) {
-		response_set_header(resp, "Cache-Control", "no-store");
+	if (!known && auth_authenticate(&env, cfg, rc->req, caller, rc->resp) < 0) {
+		response_set_header(rc->resp, "Cache-Control", "no-store");
 		return -1;
 	}
 	if (!cfg->limits_on)
 		return 0;
+	rc->lim = lim;
 	limiter_caller(lim, caller->claims.tenant, caller->token_key);
 	/* A POST pays per JSON-RPC request (mcp.c); the others once. */
-	if (req->method != M_POST && (rc = limiter_element(lim, 1, clock_mono_us() * 1000)) != LIMIT_PASS) {
-		limited(lim, rc, req, resp);
+	if (rc->req->method != M_POST &&
+	    (rc_limit = limiter_element(lim, 1, clock_mono_us() * 1000)) != LIMIT_PASS) {
+		limited(lim, rc_limit, rc->req, rc->resp);
 		return -1;
 	}
-	limiter_headers(lim, LIMIT_PASS, resp);
+	limiter_headers(lim, LIMIT_PASS, rc->resp);
 	return 0;
 }
 
 static void
-dispatch(struct worker *w, const struct config *cfg, struct request *req, struct response *resp,
-    unsigned *route_ix, const char **route_label)
+dispatch(struct req_ctx *rc, unsigned *route_ix, const char **route_label)
 {
-	struct caller caller, *who = NULL;
+	const struct config *cfg = rc->cfg;
+	struct request *req = rc->req;
+	struct response *resp = rc->resp;
+	struct caller caller;
 	struct limiter lim;
 	const struct route *rt;
 	char allow[64];
@@ -308,7 +313,7 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 		response_set_error(resp, GW_ECONFIG, NULL);
 		return;
 	}
-	if (w->sh == NULL) {	/* never a silent private fallback: the log says why */
+	if (rc->sh == NULL) {	/* never a silent private fallback: the log says why */
 		response_set_error(resp, GW_EINTERNAL, "the shared state file is unavailable");
 		return;
 	}
@@ -335,19 +340,18 @@ dispatch(struct worker *w, const struct config *cfg, struct request *req, struct
 		memset(&caller, 0, sizeof(caller));
 		(void)gate, (void)lim;
 #else
-		if (gate(w, cfg, req, &caller, &lim, resp) < 0)
+		if (gate(rc, &caller, &lim) < 0)
 			return;
-		if (cfg->limits_on)
-			w->lim = &lim;
 #endif
-		who = &caller;
+		rc->caller = &caller;
 	}
 
 	resp->headers_only = req->method == M_HEAD;
-	rt->fn(w, cfg, req, who, resp);
-	if (w->lim)
-		limiter_settle(w->lim, clock_mono_us() * 1000);
-	w->lim = NULL;
+	rt->fn(rc);
+	if (rc->lim)
+		limiter_settle(rc->lim, clock_mono_us() * 1000);
+	rc->lim = NULL;
+	rc->caller = NULL;
 	if (rt->flags & R_DOC)
 		finish_document(req, resp);
 }
@@ -356,18 +360,17 @@ void
 router_dispatch(struct worker *w, const struct config *cfg, struct request *req,
     struct response *resp)
 {
+	/* The shared state the whole request uses, even if the tick swaps in another. */
+	struct req_ctx rc = { .w = w, .sh = gateway_shared(w->gw), .cfg = cfg, .req = req, .resp = resp };
 	unsigned route = 0;
 	const char *label = NULL;
 
-	/* The shared state the whole request uses, even if the tick swaps in another. */
-	w->sh = gateway_shared(w->gw);
-	rstore_observe(w->rs, w->sh ? w->sh->metrics : NULL);	/* health: whether Redis answered */
-	dispatch(w, cfg, req, resp, &route, &label);
-	if (cfg && cfg->metrics_on && w->sh)
-		metrics_request(w->sh->metrics, route, label, resp->status);
+	rstore_observe(w->rs, rc.sh ? rc.sh->metrics : NULL);	/* health: whether Redis answered */
+	dispatch(&rc, &route, &label);
+	if (cfg && cfg->metrics_on && rc.sh)
+		metrics_request(rc.sh->metrics, route, label, resp->status);
 	rstore_observe(w->rs, NULL);
-	shared_unref(w->sh);
-	w->sh = NULL;
+	shared_unref(rc.sh);
 }
 
 void
