@@ -322,16 +322,32 @@ fail_upstream(const struct request *req, struct response *resp, const struct gw_
 	response_set_header(resp, "Retry-After", AUTH_RETRY_AFTER);
 }
 
-/* Introspects the token: 0 accepted with c, 1 refused with *reason, -1 answered (the
- * authorization server failed). */
+/* One token under check (auth_authenticate): where, for which request and answer, the
+ * token and its cache key, the caller it makes and, when refused, why. */
+struct check {
+	const struct auth_env *env;
+	const struct config *cfg;
+	const struct request *req;
+	struct response *resp;
+	const char *tok;
+	size_t len;
+	unsigned char key[TC_KEY_BYTES];
+	struct caller *caller;
+	const char *reason;
+	char reason_buf[TC_REASON_MAX];
+};
+
+/* Introspects the token: 0 accepted with its claims, 1 refused with k->reason, -1
+ * answered (the authorization server failed). */
 static int
-introspect_check(const struct auth_env *env, const struct config *cfg, const struct request *req,
-    const char *tok, size_t len, struct claims *c, const char **reason, struct response *resp)
+introspect_check(struct check *k)
 {
+	const struct auth_env *env = k->env;
+	const struct config *cfg = k->cfg;
 	struct gw_error err = { GW_OK, 0, "" };
 	int64_t now_ms = clock_wall_ms(), t0 = clock_mono_us();
 	json_t *ir = NULL;
-	int rc = introspect_token(env->ix, env->asmeta, cfg, tok, len, now_ms, &ir, &err);
+	int rc = introspect_token(env->ix, env->asmeta, cfg, k->tok, k->len, now_ms, &ir, &err);
 
 	if (cfg->metrics_on)
 		metrics_introspection(env->metrics, clock_mono_us() - t0, rc == 0);
@@ -339,10 +355,10 @@ introspect_check(const struct auth_env *env, const struct config *cfg, const str
 	metrics_observe(env->metrics, METRICS_DEP_INTROSPECTION, rc == 0, now_ms / 1000,
 	    rc == 0 ? NULL : "the introspection failed (unreachable, slow, or a broken answer)");
 	if (rc < 0) {
-		fail_upstream(req, resp, &err);
+		fail_upstream(k->req, k->resp, &err);
 		return -1;
 	}
-	rc = auth_check_claims(cfg, ir, clock_wall_ms() / 1000, c, reason) < 0 ? 1 : 0;
+	rc = auth_check_claims(cfg, ir, clock_wall_ms() / 1000, &k->caller->claims, &k->reason) < 0 ? 1 : 0;
 	json_decref(ir);
 	return rc;
 }
@@ -350,47 +366,48 @@ introspect_check(const struct auth_env *env, const struct config *cfg, const str
 /* Verifies the token on a cache miss — locally when it is a JWT to verify here (then
  * introspected too with introspect-jwt), else by introspection — and records the outcome. */
 static int
-verify(const struct auth_env *env, const struct config *cfg, const struct request *req,
-    const char *tok, size_t len, const unsigned char *key, const char *key_hex, int cached,
-    struct claims *c, const char **reason, struct response *resp)
+verify(struct check *k, int cached)
 {
+	const struct auth_env *env = k->env;
+	const struct config *cfg = k->cfg;
+	struct claims *c = &k->caller->claims;
 	struct gw_error err = { GW_OK, 0, "" };
 	const struct jwks_env jenv = { env->ix, env->asmeta, env->jwks_region, env->metrics };
 	struct jwks_view scratch = { 0 };
 	int64_t now_ms, until;
-	int rc = 0, local = jwt_local(cfg, tok, len);
+	int rc = 0, local = jwt_local(cfg, k->tok, k->len);
 
 	if (local) {
-		rc = jwt_verify(env->jwks ? env->jwks : &scratch, &jenv, cfg, req->id, tok, len, clock_wall_ms(), c,
-		    reason, &err);
+		rc = jwt_verify(env->jwks ? env->jwks : &scratch, &jenv, cfg, k->req->id, k->tok, k->len, clock_wall_ms(),
+		    c, &k->reason, &err);
 		jwks_view_free(&scratch);
 		if (cfg->metrics_on)
 			metrics_jwt(env->metrics, rc == 0 ? METRICS_JWT_ACCEPTED : rc == 1 ? METRICS_JWT_REFUSED :
 			    METRICS_JWT_ERROR);
 		if (rc < 0)
-			fail_upstream(req, resp, &err);
+			fail_upstream(k->req, k->resp, &err);
 	}
 	if (rc == 0 && (!local || cfg->introspect_jwt))
-		rc = introspect_check(env, cfg, req, tok, len, c, reason, resp);
+		rc = introspect_check(k);
 	if (rc < 0) {
 		if (cached)
-			token_cache_release(env->tokens, key);
+			token_cache_release(env->tokens, k->key);
 		return -1;
 	}
 	now_ms = clock_wall_ms();
 	if (rc == 1) {
 		/* Logged where it is decided; later hits of the negative entry are not. */
-		log_info(req->id, "auth: token %.8s rejected: %s", key_hex, *reason);
+		log_info(k->req->id, "auth: token %.8s rejected: %s", k->caller->token_id, k->reason);
 		if (cached)
-			token_cache_fill_negative(env->tokens, key, now_ms, *reason,
+			token_cache_fill_negative(env->tokens, k->key, now_ms, k->reason,
 			    now_ms + cfg->negative_ttl * 1000);
 		return 1;
 	}
 	if (cached) {
 		until = entry_until(cfg, c, now_ms);
-		token_cache_fill(env->tokens, key, now_ms, c, until);
+		token_cache_fill(env->tokens, k->key, now_ms, c, until);
 		if (env->rs)
-			shared_store(env, cfg, key, c, now_ms, until);
+			shared_store(env, cfg, k->key, c, now_ms, until);
 	}
 	return 0;
 }
@@ -468,21 +485,21 @@ auth_cached(const struct auth_env *env, const struct config *cfg, const struct r
 }
 
 /* The token's claims: from the cache, or verified (and cached). 0 accepted, 1 refused
- * with *reason, -1 answered. */
+ * with k->reason, -1 answered. */
 static int
-token_claims(const struct auth_env *env, const struct config *cfg, const struct request *req,
-    const char *tok, size_t len, const unsigned char *key, struct caller *caller, char *reason_buf,
-    size_t reason_len, const char **reason, struct response *resp)
+token_claims(struct check *k)
 {
+	const struct auth_env *env = k->env;
+	const struct config *cfg = k->cfg;
 	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
-	struct claims *c = &caller->claims;
+	struct claims *c = &k->caller->claims;
 	int64_t deadline, until, now_ms = clock_wall_ms();
 	int rc = 2, cached = env->tokens != NULL, counted = !cfg->metrics_on;	/* rc: 0 accepted, 1 rejected, -1 answered */
 
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
 	while (cached && rc == 2) {
-		enum tc_status st = token_cache_lookup(env->tokens, key, now_ms, cfg->auth_timeout_ms + 500, &life, c,
-		    reason_buf, reason_len);
+		enum tc_status st = token_cache_lookup(env->tokens, k->key, now_ms, cfg->auth_timeout_ms + 500, &life, c,
+		    k->reason_buf, sizeof(k->reason_buf));
 
 		if (!counted && st != TC_BUSY) {	/* one count a check: its first answer */
 			metrics_token_cache(env->metrics, st == TC_HIT || st == TC_NEGATIVE);
@@ -493,16 +510,16 @@ token_claims(const struct auth_env *env, const struct config *cfg, const struct 
 			rc = 0;
 			break;
 		case TC_NEGATIVE:
-			*reason = reason_buf;
+			k->reason = k->reason_buf;
 			rc = 1;
 			break;
 		case TC_MISS:	/* another host may have accepted it already */
-			if (env->rs && shared_lookup(env, cfg, key, now_ms, c, &until) == 1) {
-				token_cache_fill(env->tokens, key, now_ms, c, until);
+			if (env->rs && shared_lookup(env, cfg, k->key, now_ms, c, &until) == 1) {
+				token_cache_fill(env->tokens, k->key, now_ms, c, until);
 				rc = 0;
 				break;
 			}
-			rc = verify(env, cfg, req, tok, len, key, caller->token_id, 1, c, reason, resp);
+			rc = verify(k, 1);
 			break;
 		case TC_UNAVAILABLE:	/* the shared cache cannot be used now: no caching */
 			cached = 0;
@@ -524,7 +541,7 @@ token_claims(const struct auth_env *env, const struct config *cfg, const struct 
 	if (rc == 2) {
 		if (!counted)
 			metrics_token_cache(env->metrics, 0);
-		rc = verify(env, cfg, req, tok, len, key, caller->token_id, 0, c, reason, resp);
+		rc = verify(k, 0);
 	}
 	return rc;
 }
@@ -532,9 +549,11 @@ token_claims(const struct auth_env *env, const struct config *cfg, const struct 
 /* A token accepted, sent under scheme with a checked proof (DPoP) or none: its binding
  * (RFC 9449 §7): 0, or -1 answered. */
 static int
-binding(const struct auth_env *env, const struct config *cfg, const struct request *req, int scheme,
-    const struct dpop_proof *proof, const struct claims *c, struct response *resp)
+binding(const struct check *k, int scheme, const struct dpop_proof *proof)
 {
+	const struct config *cfg = k->cfg;
+	const struct claims *c = &k->caller->claims;
+	struct response *resp = k->resp;
 	int seen;
 
 	if (scheme == AUTH_BEARER) {
@@ -559,12 +578,12 @@ binding(const struct auth_env *env, const struct config *cfg, const struct reque
 		return -1;
 	}
 	/* Last: only a proof of the token's own key is remembered. */
-	if ((seen = dpop_once(env->replay, env->dpop_rs, cfg, proof, clock_wall_ms())) == 0) {
+	if ((seen = dpop_once(k->env->replay, k->env->dpop_rs, cfg, proof, clock_wall_ms())) == 0) {
 		challenge_as(cfg, resp, GW_EDPOP, "DPoP proof replayed (jti seen)", NULL, AUTH_DPOP, 0);
 		return -1;
 	}
 	if (seen < 0) {
-		log_err(req->id, "dpop: whether a proof was seen cannot be told (state file and Redis unusable)");
+		log_err(k->req->id, "dpop: whether a proof was seen cannot be told (state file and Redis unusable)");
 		response_set_error(resp, GW_EREPLAY, NULL);
 		response_set_header(resp, "Retry-After", "1");
 		return -1;
@@ -576,11 +595,9 @@ int
 auth_authenticate(const struct auth_env *env, const struct config *cfg,
     const struct request *req, struct caller *caller, struct response *resp)
 {
-	unsigned char key[TC_KEY_BYTES];
-	char reason_buf[TC_REASON_MAX];
-	const char *tok, *reason = NULL;
+	struct check k = { .env = env, .cfg = cfg, .req = req, .resp = resp, .caller = caller };
+	const char *reason = NULL;
 	struct dpop_proof proof;
-	size_t len;
 	int rc, scheme = AUTH_BEARER;
 
 	memset(caller, 0, sizeof(*caller));
@@ -588,27 +605,26 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
-	if ((rc = auth_parse_credentials(req->authorization, &scheme, &tok, &len)) < 0) {
+	if ((rc = auth_parse_credentials(req->authorization, &scheme, &k.tok, &k.len)) < 0) {
 		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
 		return -1;
 	}
 	/* The proof before the token: a request with a bad one costs the authorization
 	 * server nothing. */
 	if (scheme == AUTH_DPOP && dpop_check(cfg, env->digest_key, env->proof_keys, req->dpop,
-	    req->method_name ? req->method_name : "", tok, len, clock_wall_ms(), &proof, &reason) < 0) {
+	    req->method_name ? req->method_name : "", k.tok, k.len, clock_wall_ms(), &proof, &reason) < 0) {
 		log_info(req->id, "auth: DPoP proof refused: %s", reason);
 		challenge_as(cfg, resp, GW_EDPOP, reason, NULL, AUTH_DPOP, 0);
 		return -1;
 	}
-	caller_key(env, cfg, tok, len, caller, key);
-	rc = token_claims(env, cfg, req, tok, len, key, caller, reason_buf, sizeof(reason_buf), &reason, resp);
-	if (rc < 0)
+	caller_key(env, cfg, k.tok, k.len, caller, k.key);
+	if ((rc = token_claims(&k)) < 0)
 		return -1;
 	if (rc == 1) {
-		challenge_as(cfg, resp, GW_EBADTOKEN, reason, NULL, scheme, 0);
+		challenge_as(cfg, resp, GW_EBADTOKEN, k.reason, NULL, scheme, 0);
 		return -1;
 	}
-	if (binding(env, cfg, req, scheme, &proof, &caller->claims, resp) < 0)
+	if (binding(&k, scheme, &proof) < 0)
 		return -1;
 	if (!has_required_scopes(cfg, &caller->claims)) {
 		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
