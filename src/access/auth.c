@@ -22,6 +22,50 @@
 #define AUTH_RETRY_AFTER	"5"	/* seconds, on authorization-server failures */
 #define AUTH_WAIT_STEP_MS	5	/* polling a concurrent introspection of the same token */
 
+/* One token under check (auth_authenticate): where, for which request and answer, the
+ * token and its cache key, the caller it makes and, when refused, why. */
+struct check {
+	const struct auth_env *env;
+	const struct config *cfg;
+	const struct request *req;
+	struct response *resp;
+	const char *tok;
+	size_t len;
+	unsigned char key[TC_KEY_BYTES];
+	struct caller *caller;
+	const char *reason;
+	char reason_buf[TC_REASON_MAX];
+	struct dpop_proof proof;	/* under DPoP: the proof checked */
+};
+
+static int dpop_proof(struct check *k);
+static int bind_bearer(const struct check *k);
+static int bind_dpop(const struct check *k);
+
+/* The schemes of the Authorization header, one row each: its name, the proof a request
+ * under it carries beside the token (checked before the token costs anything: 0, or -1
+ * answered), and what an accepted token must be bound to under it (0, or -1 answered). */
+static const struct scheme {
+	const char *name;
+	enum auth_scheme id;
+	int (*proof)(struct check *k);		/* NULL: none */
+	int (*bind)(const struct check *k);
+} schemes[] = {
+	{ "Bearer", AUTH_BEARER, NULL, bind_bearer },	/* RFC 6750 */
+	{ "DPoP", AUTH_DPOP, dpop_proof, bind_dpop },	/* RFC 9449 */
+};
+
+static const struct scheme *
+scheme_of(int id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if ((int)schemes[i].id == id)
+			return &schemes[i];
+	return &schemes[0];
+}
+
 static int
 b64token_char(int c)
 {
@@ -31,19 +75,20 @@ b64token_char(int c)
 int
 auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len)
 {
-	const char *p, *t;
+	const char *p = NULL, *t;
+	size_t i, n;
 
 	if (h == NULL)
 		return -1;
-	if (strncasecmp(h, "Bearer ", 7) == 0) {
-		*scheme = AUTH_BEARER;
-		p = h + 7;
-	} else if (strncasecmp(h, "DPoP ", 5) == 0) {
-		*scheme = AUTH_DPOP;
-		p = h + 5;
-	} else {
-		return -1;
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && p == NULL; i++) {
+		n = strlen(schemes[i].name);
+		if (strncasecmp(h, schemes[i].name, n) == 0 && h[n] == ' ') {
+			*scheme = schemes[i].id;
+			p = h + n + 1;
+		}
 	}
+	if (p == NULL)
+		return -1;
 	for (; *p == ' '; p++)
 		;
 	for (t = p; b64token_char((unsigned char)*p); p++)
@@ -322,20 +367,6 @@ fail_upstream(const struct request *req, struct response *resp, const struct gw_
 	response_set_header(resp, "Retry-After", AUTH_RETRY_AFTER);
 }
 
-/* One token under check (auth_authenticate): where, for which request and answer, the
- * token and its cache key, the caller it makes and, when refused, why. */
-struct check {
-	const struct auth_env *env;
-	const struct config *cfg;
-	const struct request *req;
-	struct response *resp;
-	const char *tok;
-	size_t len;
-	unsigned char key[TC_KEY_BYTES];
-	struct caller *caller;
-	const char *reason;
-	char reason_buf[TC_REASON_MAX];
-};
 
 /* Introspects the token: 0 accepted with its claims, 1 refused with k->reason, -1
  * answered (the authorization server failed). */
@@ -546,39 +577,60 @@ token_claims(struct check *k)
 	return rc;
 }
 
-/* A token accepted, sent under scheme with a checked proof (DPoP) or none: its binding
- * (RFC 9449 §7): 0, or -1 answered. */
+/* A bearer token accepted: one bound to a DPoP key needs its proof, and with dpop =
+ * required every token does (RFC 9449 §7). */
 static int
-binding(const struct check *k, int scheme, const struct dpop_proof *proof)
+bind_bearer(const struct check *k)
+{
+	if (k->caller->claims.jkt[0]) {
+		challenge_as(k->cfg, k->resp, GW_EBADTOKEN, "a DPoP-bound token needs its DPoP proof (Authorization: DPoP)",
+		    NULL, AUTH_BEARER, 1);
+		return -1;
+	}
+	if (k->cfg->dpop == DPOP_REQUIRED) {
+		challenge_as(k->cfg, k->resp, GW_EBADTOKEN, "only DPoP-bound tokens are accepted", NULL, AUTH_BEARER, 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* The proof before the token: a request with a bad one costs the authorization server
+ * nothing. */
+static int
+dpop_proof(struct check *k)
+{
+	const struct request *req = k->req;
+	const char *reason = NULL;
+
+	if (dpop_check(k->cfg, k->env->digest_key, k->env->proof_keys, req->dpop,
+	    req->method_name ? req->method_name : "", k->tok, k->len, clock_wall_ms(), &k->proof, &reason) < 0) {
+		log_info(req->id, "auth: DPoP proof refused: %s", reason);
+		challenge_as(k->cfg, k->resp, GW_EDPOP, reason, NULL, AUTH_DPOP, 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* A DPoP token accepted: bound to the key that signed its proof, and the proof new. */
+static int
+bind_dpop(const struct check *k)
 {
 	const struct config *cfg = k->cfg;
 	const struct claims *c = &k->caller->claims;
 	struct response *resp = k->resp;
 	int seen;
 
-	if (scheme == AUTH_BEARER) {
-		if (c->jkt[0]) {
-			challenge_as(cfg, resp, GW_EBADTOKEN, "a DPoP-bound token needs its DPoP proof (Authorization: DPoP)",
-			    NULL, AUTH_BEARER, 1);
-			return -1;
-		}
-		if (cfg->dpop == DPOP_REQUIRED) {
-			challenge_as(cfg, resp, GW_EBADTOKEN, "only DPoP-bound tokens are accepted", NULL, AUTH_BEARER, 1);
-			return -1;
-		}
-		return 0;
-	}
 	if (c->jkt[0] == '\0') {
 		challenge_as(cfg, resp, GW_EBADTOKEN, "the token is not DPoP-bound", NULL, AUTH_DPOP, 0);
 		return -1;
 	}
-	if (strcmp(c->jkt, proof->jkt) != 0) {
+	if (strcmp(c->jkt, k->proof.jkt) != 0) {
 		challenge_as(cfg, resp, GW_EBADTOKEN, "the DPoP proof is signed by another key than the token's",
 		    NULL, AUTH_DPOP, 0);
 		return -1;
 	}
 	/* Last: only a proof of the token's own key is remembered. */
-	if ((seen = dpop_once(k->env->replay, k->env->dpop_rs, cfg, proof, clock_wall_ms())) == 0) {
+	if ((seen = dpop_once(k->env->replay, k->env->dpop_rs, cfg, &k->proof, clock_wall_ms())) == 0) {
 		challenge_as(cfg, resp, GW_EDPOP, "DPoP proof replayed (jti seen)", NULL, AUTH_DPOP, 0);
 		return -1;
 	}
@@ -596,8 +648,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
     const struct request *req, struct caller *caller, struct response *resp)
 {
 	struct check k = { .env = env, .cfg = cfg, .req = req, .resp = resp, .caller = caller };
-	const char *reason = NULL;
-	struct dpop_proof proof;
+	const struct scheme *sc;
 	int rc, scheme = AUTH_BEARER;
 
 	memset(caller, 0, sizeof(*caller));
@@ -609,14 +660,9 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
 		return -1;
 	}
-	/* The proof before the token: a request with a bad one costs the authorization
-	 * server nothing. */
-	if (scheme == AUTH_DPOP && dpop_check(cfg, env->digest_key, env->proof_keys, req->dpop,
-	    req->method_name ? req->method_name : "", k.tok, k.len, clock_wall_ms(), &proof, &reason) < 0) {
-		log_info(req->id, "auth: DPoP proof refused: %s", reason);
-		challenge_as(cfg, resp, GW_EDPOP, reason, NULL, AUTH_DPOP, 0);
+	sc = scheme_of(scheme);
+	if (sc->proof && sc->proof(&k) < 0)
 		return -1;
-	}
 	caller_key(env, cfg, k.tok, k.len, caller, k.key);
 	if ((rc = token_claims(&k)) < 0)
 		return -1;
@@ -624,7 +670,7 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 		challenge_as(cfg, resp, GW_EBADTOKEN, k.reason, NULL, scheme, 0);
 		return -1;
 	}
-	if (binding(&k, scheme, &proof) < 0)
+	if (sc->bind(&k) < 0)
 		return -1;
 	if (!has_required_scopes(cfg, &caller->claims)) {
 		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
