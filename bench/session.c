@@ -153,8 +153,7 @@ main(int argc, char **argv)
 	unlink(path);	/* state_open creates it with its own mode and checks */
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	memset(&lay, 0, sizeof(lay));
-	lay.region[GW_REGION_TOMBS].size = session_tombstones_size();
-	lay.region[GW_REGION_TOMBS].init = session_tombstones_init;
+	lay.region[GW_REGION_TOMBS].def = &session_tombstones_def;
 	if (state_open(path, &lay, NULL, &state, &err) < 0) {
 		fprintf(stderr, "session_bench: state_open %s: %s\n", path, err.detail);
 		return 1;

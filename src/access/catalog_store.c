@@ -28,25 +28,24 @@ struct catalog_region {
 	char data[CATALOG_MAX_BYTES];
 };
 
-size_t
-catalog_region_size(void)
-{
-	return sizeof(struct catalog_region);
-}
-
-void
+/* A random start: a worker's view of another (replaced) file's region never takes this
+ * one's generation for the one it has parsed. */
+static void
 catalog_region_init(void *region, size_t size, int shared)
 {
 	struct catalog_region *c = region;
 
-	memset(c, 0, offsetof(struct catalog_region, data));
-	state_mutex_init(&c->lock, shared);
-	/* A random start: a worker's view of another (replaced) file's region never
-	 * takes this one's generation for the one it has parsed. */
+	(void)size;
+	(void)shared;
 	secret_random_bytes(&c->generation, sizeof(c->generation));
 	c->generation |= 1;
-	c->magic = CATALOG_MAGIC;
 }
+
+/* Only the head is zeroed: the 4 MiB of data are read through lens, never past them. */
+const struct state_region catalog_region_def = {
+	"catalog", sizeof(struct catalog_region), CATALOG_MAGIC, offsetof(struct catalog_region, magic),
+	offsetof(struct catalog_region, lock), offsetof(struct catalog_region, data), catalog_region_init, NULL, NULL,
+};
 
 /* Takes the region's lock: 0, or -1 when it cannot be had or the region is no longer
  * ours (a broken mapping reads as zeros): not locked then. */

@@ -12,14 +12,14 @@
 #include "catalog.h"
 #include "config.h"
 #include "metrics.h"
+#include "state.h"
 #include "upstream.h"
 
 #define CATALOG_RETRY_MS	5000		/* refetch sooner while an upstream is left out */
 
 /* The catalog's region of the state file (opaque; its init is a state_layout's). */
 struct catalog_region;
-size_t catalog_region_size(void);
-void catalog_region_init(void *region, size_t size, int shared);
+extern const struct state_region catalog_region_def;
 
 /* A worker's parsed copy. */
 struct catalog_view {

@@ -59,21 +59,10 @@ introspect_free(struct introspect *ix)
 	free(ix);
 }
 
-size_t
-introspect_asmeta_region_size(void)
-{
-	return sizeof(struct asmeta_region);
-}
-
-void
-introspect_asmeta_region_init(void *region, size_t size, int shared)
-{
-	struct asmeta_region *a = region;
-
-	memset(a, 0, size);
-	state_mutex_init(&a->lock, shared);
-	a->magic = ASMETA_MAGIC;
-}
+const struct state_region introspect_asmeta_region_def = {
+	"asmeta", sizeof(struct asmeta_region), ASMETA_MAGIC, offsetof(struct asmeta_region, magic),
+	offsetof(struct asmeta_region, lock), 0, NULL, NULL, NULL,
+};
 
 /* Takes the mirror's lock: 0, or -1 when it cannot be had or the region is no longer
  * ours (a broken mapping reads as zeros): not locked then, and no mirror to use. */

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "err.h"
 #include "metrics.h"
+#include "state.h"
 
 #define INTROSPECT_MAX_RESPONSE	(64 * 1024)
 #define ASMETA_MAX_DOC		(60 * 1024)
@@ -28,8 +29,7 @@ void introspect_free(struct introspect *ix);
 /* The shared mirror of the issuer's metadata (a state-file region; opaque, its init
  * is a state_layout's). */
 struct asmeta_region;
-size_t introspect_asmeta_region_size(void);
-void introspect_asmeta_region_init(void *region, size_t size, int shared);
+extern const struct state_region introspect_asmeta_region_def;
 
 /* The issuer's metadata: fresh from the mirror, refetched when old, stale when the
  * issuer fails. *doc is a new reference. -1 with err when none was ever fetched. */

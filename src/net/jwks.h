@@ -24,14 +24,14 @@
 #include "introspect.h"
 #include "jws.h"
 #include "metrics.h"
+#include "state.h"
 
 #define JWKS_SOURCE_MAX		1100	/* "issuer " + an issuer, or jwks-uri */
 #define JWKS_RETRY_MS		(10 * 1000)	/* after a failure, wait before the schedule tries again */
 #define JWKS_LOOK_MS		1000	/* a worker's keys are taken as they are for this long */
 
 struct jwks_region;	/* a state-file region (opaque) */
-size_t jwks_region_size(void);
-void jwks_region_init(void *region, size_t size, int shared);
+extern const struct state_region jwks_region_def;
 
 /* A worker's parsed copy of the set. Zeroed to start; jwks_view_free when done. */
 struct jwks_view {

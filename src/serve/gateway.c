@@ -27,28 +27,27 @@ reopen_log(const struct config *cfg)
 
 #define STATE_RETRY_MS	5000	/* the tick's pause after a failed re-open */
 
+/* The regions of the state file, one row each: their owners define them. */
+static const struct state_region *const regions[GW_REGIONS] = {
+	[GW_REGION_ASMETA] = &introspect_asmeta_region_def,
+	[GW_REGION_CACHE] = &token_cache_region_def,	/* its size: cache-entries; an existing file's wins */
+	[GW_REGION_TOMBS] = &session_tombstones_def,
+	[GW_REGION_CATALOG] = &catalog_region_def,
+	[GW_REGION_LIMITS] = &ratelimit_region_def,
+	[GW_REGION_METRICS] = &metrics_region_def,
+	[GW_REGION_JWKS] = &jwks_region_def,
+	[GW_REGION_REPLAY] = &replay_region_def,
+};
+
 static void
 layout_of(const struct config *cfg, struct state_layout *lay)
 {
+	int i;
+
 	memset(lay, 0, sizeof(*lay));
-	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
+	for (i = 0; i < GW_REGIONS; i++)
+		lay->region[i].def = regions[i];
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
-	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
-	lay->region[GW_REGION_CACHE].size_ok = token_cache_region_size_ok;	/* the file's size wins */
-	lay->region[GW_REGION_TOMBS].size = session_tombstones_size();
-	lay->region[GW_REGION_TOMBS].init = session_tombstones_init;
-	lay->region[GW_REGION_TOMBS].carry = session_tombstones_carry;
-	lay->region[GW_REGION_CATALOG].size = catalog_region_size();
-	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
-	lay->region[GW_REGION_LIMITS].size = ratelimit_region_size();
-	lay->region[GW_REGION_LIMITS].init = ratelimit_region_init;
-	lay->region[GW_REGION_METRICS].size = metrics_region_size();
-	lay->region[GW_REGION_METRICS].init = metrics_region_init;
-	lay->region[GW_REGION_JWKS].size = jwks_region_size();
-	lay->region[GW_REGION_JWKS].init = jwks_region_init;
-	lay->region[GW_REGION_REPLAY].size = replay_region_size();
-	lay->region[GW_REGION_REPLAY].init = replay_region_init;
 }
 
 /* The state file's path: `state`, else the default in a private directory (made). */

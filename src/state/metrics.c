@@ -75,21 +75,10 @@ struct metrics {
 	struct m_region *r;
 };
 
-size_t
-metrics_region_size(void)
-{
-	return sizeof(struct m_region);
-}
-
-void
-metrics_region_init(void *region, size_t size, int shared)
-{
-	struct m_region *r = region;
-
-	memset(r, 0, size);
-	state_mutex_init(&r->lock, shared);
-	r->magic = M_MAGIC;
-}
+const struct state_region metrics_region_def = {
+	"metrics", sizeof(struct m_region), M_MAGIC, offsetof(struct m_region, magic),
+	offsetof(struct m_region, lock), 0, NULL, NULL, NULL,
+};
 
 struct metrics *
 metrics_attach(void *region, size_t size)

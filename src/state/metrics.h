@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "state.h"
 
 #define METRICS_ROUTES		16	/* routes, by the router's index */
 #define METRICS_METHODS		32	/* JSON-RPC methods, by the method table's index */
@@ -56,9 +57,8 @@ enum metrics_state { METRICS_UNKNOWN = 0, METRICS_UP = 1, METRICS_DOWN = 2 };
 
 struct metrics;
 
-size_t metrics_region_size(void);
-void metrics_region_init(void *region, size_t size, int shared);
-/* NULL when region is not of metrics_region_size(). */
+extern const struct state_region metrics_region_def;
+/* NULL when region is not of metrics_region_def.size. */
 struct metrics *metrics_attach(void *region, size_t size);
 void metrics_detach(struct metrics *m);
 

@@ -104,31 +104,28 @@ ratelimit_gcra(int64_t tat, const struct rate *r, int64_t now_ns, struct rl_verd
 
 /* --- the shared region --------------------------------------------------------------- */
 
-size_t
-ratelimit_region_size(void)
-{
-	return sizeof(struct rl_region) + (size_t)RL_STRIPES * sizeof(struct rl_stripe);
-}
-
-void
+static void
 ratelimit_region_init(void *region, size_t size, int shared)
 {
 	struct rl_region *r = region;
 	uint32_t i;
 
-	memset(r, 0, size);
 	r->nstripes = (uint32_t)((size - sizeof(*r)) / sizeof(struct rl_stripe));
 	for (i = 0; i < r->nstripes; i++)
 		state_mutex_init(&r->s[i].lock, shared);
-	r->magic = RL_MAGIC;
 }
+
+const struct state_region ratelimit_region_def = {
+	"limits", sizeof(struct rl_region) + (size_t)RL_STRIPES * sizeof(struct rl_stripe), RL_MAGIC,
+	offsetof(struct rl_region, magic), STATE_NO_LOCK, 0, ratelimit_region_init, NULL, NULL,
+};
 
 struct ratelimit *
 ratelimit_attach(void *region, size_t size)
 {
 	struct ratelimit *rl;
 
-	if (region == NULL || size != ratelimit_region_size())
+	if (region == NULL || size != ratelimit_region_def.size)
 		return NULL;
 	if ((rl = malloc(sizeof(*rl))) != NULL) {
 		rl->r = region;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "state.h"
 
 #define RL_KEY_BYTES	16
 #define RL_BUCKETS	8192	/* keys tracked at once per host (about 200 KiB) */
@@ -60,8 +61,7 @@ struct rl_take {
 
 struct ratelimit;
 
-size_t ratelimit_region_size(void);
-void ratelimit_region_init(void *region, size_t size, int shared);
+extern const struct state_region ratelimit_region_def;
 /* The region's geometry comes from size, checked once. NULL when it is not ours. */
 struct ratelimit *ratelimit_attach(void *region, size_t size);
 void ratelimit_detach(struct ratelimit *rl);

@@ -28,23 +28,21 @@ struct replay {
 	struct rp_set sets[RP_SETS];
 };
 
-size_t
-replay_region_size(void)
-{
-	return sizeof(struct replay);
-}
-
-void
+static void
 replay_region_init(void *region, size_t size, int shared)
 {
 	struct replay *r = region;
 	size_t i;
 
-	memset(r, 0, size);
+	(void)size;
 	for (i = 0; i < RP_SETS; i++)
 		state_mutex_init(&r->sets[i].lock, shared);
-	r->magic = RP_MAGIC;
 }
+
+const struct state_region replay_region_def = {
+	"replay", sizeof(struct replay), RP_MAGIC, offsetof(struct replay, magic), STATE_NO_LOCK, 0,
+	replay_region_init, NULL, NULL,
+};
 
 int
 replay_once(struct replay *r, const unsigned char key[REPLAY_KEY_BYTES], int64_t until_ms, int64_t now_ms)

@@ -11,12 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "state.h"
+
 #define REPLAY_KEY_BYTES	16
 
 struct replay;	/* the region (opaque; its init is a state_layout's) */
 
-size_t replay_region_size(void);
-void replay_region_init(void *region, size_t size, int shared);
+extern const struct state_region replay_region_def;
 /* Records key until until_ms: 1 when it was not seen before, 0 when it was (or its
  * set's floor covers it), -1 when the region cannot be used now (a lock not had, a
  * region that is not ours any more): nothing recorded. */

@@ -285,21 +285,10 @@ session_clear(struct session *s)
 	s->upstreams = NULL;
 }
 
-size_t
-session_tombstones_size(void)
-{
-	return sizeof(struct tombstones);
-}
-
-void
-session_tombstones_init(void *region, size_t size, int shared)
-{
-	struct tombstones *ts = region;
-
-	memset(ts, 0, size);
-	state_mutex_init(&ts->lock, shared);
-	ts->magic = TOMB_MAGIC;
-}
+const struct state_region session_tombstones_def = {
+	"tombstones", sizeof(struct tombstones), TOMB_MAGIC, offsetof(struct tombstones, magic),
+	offsetof(struct tombstones, lock), 0, NULL, NULL, session_tombstones_carry,
+};
 
 int
 session_tombstones_carry(void *dst, void *src, size_t size)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "state.h"
+
 #define SESSION_ID_MAX	1024
 #define SESSION_KEY_BYTES 32
 
@@ -57,8 +59,7 @@ int session_open_memo(struct session_memo *m, const unsigned char *key, struct t
 void session_tomb_key(const unsigned char *key, const char *id, unsigned char out[16]);
 
 /* Tombstones: a bounded region of the state file. */
-size_t session_tombstones_size(void);
-void session_tombstones_init(void *region, size_t size, int shared);
+extern const struct state_region session_tombstones_def;
 /* Copies the tombstones of src into the fresh dst (a rebuilt state file): 0, or -1
  * when src cannot be read. */
 int session_tombstones_carry(void *dst, void *src, size_t size);

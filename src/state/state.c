@@ -216,6 +216,15 @@ plan(const uint64_t *sizes, struct state_header *h)
 	return 0;
 }
 
+/* Region i's size in lay: its own, else its definition's. */
+static size_t
+region_size(const struct state_layout *lay, int i)
+{
+	if (lay->region[i].size)
+		return lay->region[i].size;
+	return lay->region[i].def ? lay->region[i].def->size : 0;
+}
+
 /* Is have (read from a file of file_size bytes) a header this layout can use? Regions
  * with size_ok are taken at the file's size, the others must be as asked. */
 static int
@@ -231,11 +240,13 @@ header_valid(const struct state_header *have, const struct state_layout *lay, ui
 	    have->nregions != STATE_NREGIONS || have->check != header_check(have))
 		return 0;
 	for (i = 0; i < STATE_NREGIONS; i++) {
-		sizes[i] = lay->region[i].size;
+		const struct state_region *def = lay->region[i].def;
+
+		sizes[i] = region_size(lay, i);
 		if (have->size[i] == sizes[i])
 			continue;
-		if (lay->region[i].size_ok == NULL || have->size[i] > STATE_MAX_SIZE ||
-		    !lay->region[i].size_ok((size_t)have->size[i]))
+		if (def == NULL || def->size_ok == NULL || have->size[i] > STATE_MAX_SIZE ||
+		    !def->size_ok((size_t)have->size[i]))
 			return 0;
 		sizes[i] = have->size[i];
 		*adopted |= 1u << i;
@@ -243,6 +254,17 @@ header_valid(const struct state_header *have, const struct state_layout *lay, ui
 	return plan(sizes, &want) == 0 && have->file_size == want.file_size &&
 	    have->file_size == file_size &&
 	    memcmp(have->offset, want.offset, sizeof(want.offset)) == 0;
+}
+
+void
+state_region_make(const struct state_region *def, void *mem, size_t size, int shared)
+{
+	memset(mem, 0, def->clear && def->clear < size ? def->clear : size);
+	if (def->lock_off != STATE_NO_LOCK)
+		state_mutex_init((pthread_mutex_t *)(void *)((char *)mem + def->lock_off), shared);
+	if (def->init)
+		def->init(mem, size, shared);
+	__atomic_store_n((uint32_t *)(void *)((char *)mem + def->magic_off), def->magic, __ATOMIC_RELEASE);
 }
 
 /* Fresh regions in map with header h: from's keys and carried regions when from is
@@ -263,11 +285,11 @@ init_regions(void *map, struct state_header *h, const struct state_layout *lay, 
 	int i, carried = from != NULL && readable(from);
 
 	for (i = 0; i < STATE_NREGIONS; i++)
-		if (lay->region[i].init)
-			lay->region[i].init((char *)map + h->offset[i], h->size[i], shared);
+		if (lay->region[i].def)
+			state_region_make(lay->region[i].def, (char *)map + h->offset[i], h->size[i], shared);
 	for (i = 0; carried && i < STATE_NREGIONS; i++)
-		if (lay->region[i].carry && (from->hdr.size[i] != h->size[i] ||
-		    lay->region[i].carry((char *)map + h->offset[i],
+		if (lay->region[i].def && lay->region[i].def->carry && (from->hdr.size[i] != h->size[i] ||
+		    lay->region[i].def->carry((char *)map + h->offset[i],
 		    (char *)from->map + from->hdr.offset[i], h->size[i]) < 0))
 			carried = 0;
 	if (carried) {
@@ -277,8 +299,8 @@ init_regions(void *map, struct state_header *h, const struct state_layout *lay, 
 		secret_random_bytes(h->digest_key, STATE_KEY_BYTES);
 		secret_random_bytes(h->session_key, STATE_KEY_BYTES);
 		for (i = 0; from != NULL && i < STATE_NREGIONS; i++)	/* undo a partial carry */
-			if (lay->region[i].carry && lay->region[i].init)
-				lay->region[i].init((char *)map + h->offset[i], h->size[i], shared);
+			if (lay->region[i].def && lay->region[i].def->carry)
+				state_region_make(lay->region[i].def, (char *)map + h->offset[i], h->size[i], shared);
 	}
 	h->check = header_check(h);
 	memcpy(map, h, sizeof(*h));
@@ -496,7 +518,7 @@ state_open(const char *path, const struct state_layout *lay, const struct state 
 
 	*out = NULL;
 	for (i = 0; i < STATE_NREGIONS; i++)
-		sizes[i] = lay->region[i].size;
+		sizes[i] = region_size(lay, i);
 	if ((st = calloc(1, sizeof(*st))) == NULL || plan(sizes, &want) < 0) {
 		free(st);
 		gw_error_set(err, GW_EINTERNAL, "state: layout too large");

@@ -37,20 +37,40 @@
  * (gateway.h's enum gw_region): the state file knows sizes, not owners. */
 #define STATE_NREGIONS		8
 
-/* Each region's size and its initialiser, run once when the file is (re)built, with
- * the file locked; shared = 1 for a file, 0 for a private mapping. size_ok, when set,
- * accepts an existing file's region of another size (adopted as it is). carry, when
- * set, copies what must survive a rebuild from the previous mapping's region (same
- * size) into the fresh one: 0, or -1 when it could not be read (then nothing is
- * carried, keys included). */
+/* A region as its owner defines it (one per module: introspect_asmeta_region_def,
+ * catalog_region_def, ...; the layout's composer lists them, gateway.c). When the file
+ * is (re)built, with the file locked, state_region_make makes each: its first `clear`
+ * bytes zeroed (0: all of it), its robust lock made when it has one (at lock_off), init
+ * (NULL: none) for what zeros and the lock are not, and its magic (at magic_off) set
+ * last, so that a region half made is never taken for one. size_ok, when set, accepts
+ * an existing file's region of another size (adopted as it is). carry, when set, copies
+ * what must survive a rebuild from the previous mapping's region (same size) into the
+ * fresh one: 0, or -1 when it could not be read (then nothing is carried, keys
+ * included). */
+#define STATE_NO_LOCK	((size_t)-1)
+struct state_region {
+	const char *name;
+	size_t size;		/* 0: the layout gives it */
+	uint32_t magic;
+	size_t magic_off;	/* of a uint32_t */
+	size_t lock_off;	/* of its pthread_mutex_t, or STATE_NO_LOCK */
+	size_t clear;		/* bytes zeroed; 0: all */
+	void (*init)(void *region, size_t size, int shared);
+	int (*size_ok)(size_t size);
+	int (*carry)(void *dst, void *src, size_t size);
+};
+
+/* What a file holds: region i is def (NULL: an empty region) of size bytes (0: def's). */
 struct state_layout {
 	struct {
+		const struct state_region *def;
 		size_t size;
-		void (*init)(void *region, size_t size, int shared);
-		int (*size_ok)(size_t size);
-		int (*carry)(void *dst, void *src, size_t size);
 	} region[STATE_NREGIONS];
 };
+
+/* Makes region def in mem (size bytes) as a file's build does: shared = 1 for a file,
+ * 0 for a private mapping. */
+void state_region_make(const struct state_region *def, void *mem, size_t size, int shared);
 
 struct state;	/* opaque */
 

@@ -65,18 +65,22 @@ token_cache_region_entries(size_t size)
 	    (size - sizeof(struct tc_region)) / sizeof(struct tc_stripe) * TC_WAYS : 0;
 }
 
-void
+static void
 token_cache_region_init(void *region, size_t size, int shared)
 {
 	struct tc_region *r = region;
 	uint32_t i;
 
-	memset(r, 0, size);
 	r->nstripes = (uint32_t)((size - sizeof(*r)) / sizeof(struct tc_stripe));
 	for (i = 0; i < r->nstripes; i++)
 		state_mutex_init(&r->stripes[i].lock, shared);
-	r->magic = TC_MAGIC;
 }
+
+/* Its size is the layout's: token_cache_region_size(cache-entries). */
+const struct state_region token_cache_region_def = {
+	"tokens", 0, TC_MAGIC, offsetof(struct tc_region, magic), STATE_NO_LOCK, 0, token_cache_region_init,
+	token_cache_region_size_ok, NULL,
+};
 
 struct token_cache *
 token_cache_attach(void *region, size_t size)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "claims.h"
+#include "state.h"
 
 #define TC_KEY_BYTES	32
 #define TC_REASON_MAX	96
@@ -29,7 +30,7 @@ size_t token_cache_region_size(uint32_t entries);
 /* A region size some entries count gives (an existing file's cache is adopted). */
 int token_cache_region_size_ok(size_t size);
 size_t token_cache_region_entries(size_t size);
-void token_cache_region_init(void *region, size_t size, int shared);
+extern const struct state_region token_cache_region_def;	/* of token_cache_region_size() */
 /* The region's geometry comes from size (validated once, kept in process memory),
  * never from the shared memory. NULL when size is not a cache region's. */
 struct token_cache *token_cache_attach(void *region, size_t size);

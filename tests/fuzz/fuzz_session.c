@@ -32,8 +32,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	session_who(gw, "alice", "client-1", "acme", alice);
 	session_who(gw, "bob", "client-1", "acme", bob);
 	session_who(gw2, "alice", "client-1", "acme", alice2);
-	FUZZ_CHECK((tombs = malloc(session_tombstones_size())) != NULL);
-	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	FUZZ_CHECK((tombs = malloc(session_tombstones_def.size)) != NULL);
+	state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
 	return 0;
 }
 
@@ -114,7 +114,7 @@ round_trip(const uint8_t *data, size_t size)
 	if (s.exp > 1 && session_seal(key, &s, id) == 0) {
 		/* Fresh tombstones: ended sessions of earlier inputs fill buckets, and a full
 		 * bucket ends every session expiring before its floor — by design. */
-		session_tombstones_init(tombs, session_tombstones_size(), 0);
+		state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
 		FUZZ_CHECK(strlen(id) < SESSION_ID_MAX);
 		FUZZ_CHECK(session_open(key, tombs, id, alice, s.exp - 1, &t) == 0);
 		FUZZ_CHECK(same(&s, &t));

@@ -67,7 +67,7 @@ test_cache_context(void)
 	int64_t now = clock_wall_ms();
 
 	secret_random_bytes(dkey, sizeof(dkey));
-	token_cache_region_init(region, size, 0);
+	state_region_make(&token_cache_region_def, region, size, 0);
 	memset(&env, 0, sizeof(env));
 	env.ix = introspect_new();
 	env.tokens = token_cache_attach(region, size);

@@ -184,14 +184,14 @@ test_proofs(void)
 static void
 test_replay(void)
 {
-	size_t size = replay_region_size(), i;
+	size_t size = replay_region_def.size, i;
 	void *region = calloc(1, size);
 	struct replay *r = region;
 	unsigned char k[REPLAY_KEY_BYTES] = { 0 }, other[REPLAY_KEY_BYTES];
 	int64_t now = (int64_t)NOW * 1000;
 	int refused = 0, fresh_refused = 0;
 
-	replay_region_init(region, size, 0);
+	state_region_make(&replay_region_def, region, size, 0);
 	memcpy(k, "proof-one-------", REPLAY_KEY_BYTES);
 	is_int(replay_once(r, k, now + 60000, now), 1, "a proof not seen: 1");
 	is_int(replay_once(r, k, now + 60000, now + 1000), 0, "the same proof again: 0 (a replay)");
@@ -260,7 +260,7 @@ test_auth(void)
 {
 	struct config *cfg = fixture_config("[gateway]\nresource = " RES "\n[auth]\nissuer = https://idp.example.com\n"
 	    "introspection-endpoint = http://127.0.0.1:1/introspect\ntimeout-ms = 500\n");
-	size_t csize = token_cache_region_size(64), rsize = replay_region_size();
+	size_t csize = token_cache_region_size(64), rsize = replay_region_def.size;
 	void *cregion = calloc(1, csize), *rregion = calloc(1, rsize);
 	unsigned char key[TC_KEY_BYTES];
 	int64_t now = clock_wall_ms();
@@ -270,8 +270,8 @@ test_auth(void)
 	struct dpop_proof p;
 	struct claims c;
 
-	token_cache_region_init(cregion, csize, 0);
-	replay_region_init(rregion, rsize, 0);
+	state_region_make(&token_cache_region_def, cregion, csize, 0);
+	state_region_make(&replay_region_def, rregion, rsize, 0);
 	memset(&env, 0, sizeof(env));
 	env.ix = introspect_new();
 	env.tokens = token_cache_attach(cregion, csize);

@@ -422,8 +422,8 @@ test_rotation(void)
 {
 	char conf[512], *set1 = set_of(pub(rsa, "r1", NULL), NULL), *t1, *t2, *t3;
 	const char *path = fixture_file("keys.json", set1), *why;
-	size_t size = jwks_region_size();
-	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_size());
+	size_t size = jwks_region_def.size;
+	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_def.size);
 	struct jwks_view v = { 0 };
 	struct jwks_env env = { NULL, NULL, region, NULL };
 	struct gw_error err = { GW_OK, 0, "" };
@@ -431,9 +431,9 @@ test_rotation(void)
 	struct config *cfg;
 	int64_t now = (int64_t)NOW * 1000;
 
-	jwks_region_init(region, size, 0);
-	metrics_region_init(mregion, metrics_region_size(), 0);
-	env.metrics = metrics_attach(mregion, metrics_region_size());
+	state_region_make(&jwks_region_def, region, size, 0);
+	state_region_make(&metrics_region_def, mregion, metrics_region_def.size, 0);
+	env.metrics = metrics_attach(mregion, metrics_region_def.size);
 	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
 	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
 	if ((cfg = fixture_config(conf)) == NULL) {
@@ -489,7 +489,7 @@ test_rotation(void)
 	{
 		struct jwks_view w = { 0 };
 
-		jwks_region_init(region, size, 0);
+		state_region_make(&jwks_region_def, region, size, 0);
 		is_int(jwt_verify(&w, &env, cfg, "t", t3, strlen(t3), now + 800000, &c, &why, &err), -1,
 		    "no keys ever had and none to be had: a failure (500), not a refusal");
 		ok(strstr(err.detail, "keys.json") != NULL, "its error names the source: %s", err.detail);
@@ -521,8 +521,8 @@ test_withdrawn(void)
 {
 	char conf[512], *t1, *t2;
 	const char *path = fixture_file("keys.json", set_of(pub(rsa, "r1", NULL), NULL)), *why;
-	size_t size = jwks_region_size();
-	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_size());
+	size_t size = jwks_region_def.size;
+	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_def.size);
 	struct jwks_view v = { 0 }, w = { 0 };
 	struct jwks_env env = { NULL, NULL, region, NULL };
 	struct gw_error err = { GW_OK, 0, "" };
@@ -531,9 +531,9 @@ test_withdrawn(void)
 	struct config *cfg;
 	int64_t now = (int64_t)NOW * 1000, since;
 
-	jwks_region_init(region, size, 0);
-	metrics_region_init(mregion, metrics_region_size(), 0);
-	env.metrics = metrics_attach(mregion, metrics_region_size());
+	state_region_make(&jwks_region_def, region, size, 0);
+	state_region_make(&metrics_region_def, mregion, metrics_region_def.size, 0);
+	env.metrics = metrics_attach(mregion, metrics_region_def.size);
 	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
 	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
 	if ((cfg = fixture_config(conf)) == NULL) {

@@ -193,12 +193,12 @@ other_thread(void *arg)
 static void
 test_gateway_key(void)
 {
-	size_t size = ratelimit_region_size();
+	size_t size = ratelimit_region_def.size;
 	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pthread_t t;
 	int rc[2] = { -9, -9 };
 
-	ratelimit_region_init(region, size, 1);
+	state_region_make(&ratelimit_region_def, region, size, 1);
 	rl = ratelimit_attach(region, size);
 	ok(rl != NULL, "buckets attached");
 	gcfg = calloc(1, sizeof(*gcfg));
@@ -225,12 +225,12 @@ test_gateway_key(void)
 static void
 test_owed(void)
 {
-	size_t size = ratelimit_region_size();
+	size_t size = ratelimit_region_def.size;
 	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsigned char tok[RL_KEY_BYTES] = { 5 };
 	struct limiter l;
 
-	ratelimit_region_init(region, size, 1);
+	state_region_make(&ratelimit_region_def, region, size, 1);
 	rl = ratelimit_attach(region, size);
 	gcfg = calloc(1, sizeof(*gcfg));
 	gcfg->limit_gateway = (struct rate){ 3, 3600, 0 };
@@ -270,14 +270,14 @@ test_owed(void)
 static void
 test_group_take(void)
 {
-	size_t size = ratelimit_region_size();
+	size_t size = ratelimit_region_def.size;
 	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsigned char tok[RL_KEY_BYTES] = { 7 };
 	struct policy_tool gen = { "gen_image", NULL, 0, POLICY_TOOL }, other = { "other", NULL, 0, POLICY_TOOL };
 	struct limiter l;
 	int i, rc[3];
 
-	ratelimit_region_init(region, size, 1);
+	state_region_make(&ratelimit_region_def, region, size, 1);
 	rl = ratelimit_attach(region, size);
 	gcfg = calloc(1, sizeof(*gcfg));
 	groups_init(gcfg);	/* [limits] tool = 0: only groups limit tools */

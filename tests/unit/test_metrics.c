@@ -176,13 +176,13 @@ static void
 test_killed_claimer(void)
 {
 	struct metrics *fresh;
-	void *r2 = mmap(NULL, metrics_region_size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *r2 = mmap(NULL, metrics_region_def.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const char *t;
 	pid_t pid;
 	int ws;
 
-	metrics_region_init(r2, metrics_region_size(), 1);
-	fresh = metrics_attach(r2, metrics_region_size());
+	state_region_make(&metrics_region_def, r2, metrics_region_def.size, 1);
+	fresh = metrics_attach(r2, metrics_region_def.size);
 	if ((pid = fork()) == 0) {
 		state_lock((pthread_mutex_t *)(void *)((char *)r2 + 8));	/* after magic and pad */
 		raise(SIGKILL);
@@ -201,7 +201,7 @@ test_killed_claimer(void)
 	    "the claimer died holding the lock: the next claim takes the slot");
 	ok(t && sample(t, "mcpgate_upstream_up{upstream=\"up_after_death\"}") == 0, "… and an upstream's too");
 	metrics_detach(fresh);
-	munmap(r2, metrics_region_size());
+	munmap(r2, metrics_region_def.size);
 }
 
 static void
@@ -242,7 +242,7 @@ static void
 test_overwritten(void)
 {
 	unsigned char *p = region;
-	size_t size = metrics_region_size(), i;
+	size_t size = metrics_region_def.size, i;
 	char detail[METRICS_DETAIL_MAX];
 	int64_t since;
 	const char *t;
@@ -269,10 +269,10 @@ test_overwritten(void)
 int
 main(void)
 {
-	size_t size = metrics_region_size();
+	size_t size = metrics_region_def.size;
 
 	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	metrics_region_init(region, size, 1);
+	state_region_make(&metrics_region_def, region, size, 1);
 	ok(metrics_attach(region, size - 1) == NULL, "a region of another size is refused");
 	m = metrics_attach(region, size);
 	ok(m != NULL, "attached");

@@ -153,14 +153,14 @@ key(const char *name, unsigned char k[RL_KEY_BYTES])
 static void
 test_region(void)
 {
-	size_t size = ratelimit_region_size();
+	size_t size = ratelimit_region_def.size;
 	struct rate r = rate(3, 60, 0);
 	struct rl_verdict v;
 	unsigned char a[RL_KEY_BYTES], b[RL_KEY_BYTES];
 	int i, n = 0;
 
 	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ratelimit_region_init(region, size, 1);
+	state_region_make(&ratelimit_region_def, region, size, 1);
 	ok(ratelimit_attach(region, size - 1) == NULL, "a region of another size is refused");
 	rl = ratelimit_attach(region, size);
 	ok(rl != NULL, "attached");
@@ -216,7 +216,7 @@ test_killed_holder(void)
 		/* every stripe's lock: the key's is among them */
 		struct { uint32_t magic, n; } *h = region;
 		char *s = (char *)region + 8;
-		size_t stripe = (ratelimit_region_size() - 8) / h->n;
+		size_t stripe = (ratelimit_region_def.size - 8) / h->n;
 		uint32_t i;
 
 		for (i = 0; i < h->n; i++)

@@ -169,7 +169,7 @@ test_tombstone_flood(void)
 	/* A flood of DELETEs (here 20,000 ended sessions, some 39 per bucket, expiring
 	 * later) cannot bring an ended session back: when a live tombstone must give way,
 	 * the sessions of its bucket expiring by then count as ended. */
-	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
 	s.exp = 1000;
 	ok(session_seal(key, &s, id) == 0 && session_end(tombs, id, s.exp, 10) == 0, "a session ended");
 	for (j = 0; j < 20000; j++) {
@@ -198,7 +198,7 @@ test_memo(void)
 	char second[SESSION_ID_MAX], bob[33];
 	struct session got;
 
-	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
 	memset(&s, 0, sizeof(s));
 	strcpy(s.version, "2025-11-25");
 	memcpy(s.who, alice, 33);
@@ -244,8 +244,8 @@ int
 main(void)
 {
 	secret_init();
-	tombs = malloc(session_tombstones_size());
-	session_tombstones_init(tombs, session_tombstones_size(), 0);
+	tombs = malloc(session_tombstones_def.size);
+	state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
 	test_who();
 	test_seal_open();
 	test_end();

@@ -97,16 +97,12 @@ static void
 layout(struct state_layout *lay, uint32_t entries)
 {
 	memset(lay, 0, sizeof(*lay));
-	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
+	lay->region[GW_REGION_ASMETA].def = &introspect_asmeta_region_def;
+	lay->region[GW_REGION_CACHE].def = &token_cache_region_def;
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
-	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
-	lay->region[GW_REGION_CACHE].size_ok = token_cache_region_size_ok;
-	lay->region[GW_REGION_TOMBS].size = session_tombstones_size();
-	lay->region[GW_REGION_TOMBS].init = session_tombstones_init;
-	lay->region[GW_REGION_TOMBS].carry = session_tombstones_carry;
-	lay->region[GW_REGION_CATALOG].size = catalog_region_size();
-	lay->region[GW_REGION_CATALOG].init = catalog_region_init;
+	lay->region[GW_REGION_TOMBS].def = &session_tombstones_def;
+	lay->region[GW_REGION_CATALOG].def = &catalog_region_def;
+	lay->region[GW_REGION_CATALOG].size = catalog_region_def.size;
 }
 
 static struct state *

@@ -13,6 +13,7 @@
 #include "gateway.h"
 #include "introspect.h"
 #include "secret.h"
+#include "session.h"
 #include "state.h"
 #include "token_cache.h"
 #include "fixture.h"
@@ -51,10 +52,9 @@ static void
 layout(struct state_layout *lay, uint32_t entries)
 {
 	memset(lay, 0, sizeof(*lay));
-	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
+	lay->region[GW_REGION_ASMETA].def = &introspect_asmeta_region_def;
+	lay->region[GW_REGION_CACHE].def = &token_cache_region_def;
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
-	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
 }
 
 /* What the tests share: the state file, its layout, its mapping and the cache in it. */
@@ -278,7 +278,7 @@ test_reopen(void)
 	state_close(st2);
 }
 
-/* A different layout rebuilds the file, with fresh keys. */
+/* A different layout (one more region) rebuilds the file, with fresh keys. */
 static void
 test_new_layout(void)
 {
@@ -286,6 +286,7 @@ test_new_layout(void)
 	struct state *st2;
 
 	layout(&lay, 128);
+	lay.region[GW_REGION_TOMBS].def = &session_tombstones_def;
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st) && !state_stale(st2),
 	    "new layout: file rebuilt");
 	ok(memcmp(state_digest_key(st), state_digest_key(st2), STATE_KEY_BYTES) != 0, "with fresh keys");

@@ -510,7 +510,7 @@ test_auth_header_config(void)
 static void
 test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 {
-	size_t size = catalog_region_size();
+	size_t size = catalog_region_def.size;
 	void *region = calloc(1, size);
 	struct catalog_view v = { 0 }, w = { 0 };
 	json_t *doc, *again;
@@ -518,7 +518,7 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	int64_t now = clock_mono_us() / 1000, ttl = cfg->catalog_ttl * 1000 + 1;
 	int nreq;
 
-	catalog_region_init(region, size, 0);
+	state_region_make(&catalog_region_def, region, size, 0);
 	stub_reset("tools");
 	stub.tool = "alpha";
 	doc = catalog_get(region, &v, pool, cfg, now, NULL);
