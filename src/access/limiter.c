@@ -1,6 +1,7 @@
 /* limiter — keys, order and answers of the rate limits; the buckets are ratelimit.c's. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,6 +146,7 @@ key_of(const struct limiter *l, enum limit_class c, const struct policy_tool *to
 		p[n++] = (struct secret_part){ l->token, RL_KEY_BYTES };
 		break;
 	case LIMIT_TOOL:
+		assert(tool != NULL);	/* the tool class is decided for a call, with its tool */
 		p[n++] = (struct secret_part){ tool->name, strlen(tool->name) + 1 };
 		/* FALLTHROUGH */
 	case LIMIT_TENANT:

@@ -5,6 +5,7 @@
  * methods themselves are in mcp_methods.c. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +333,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 		fail(&x, e, NULL, why, NULL);
 		goto out;
 	}
+	assert(json_is_object(payload) || json_is_array(payload));	/* jsonrpc_parse's */
 	x.modern = payload_is_modern(payload, req);
 	if (x.modern && json_is_array(payload)) {
 		fail(&x, GW_EINVALID, NULL, "2026-07-28 has no batches", NULL);

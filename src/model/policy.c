@@ -8,6 +8,7 @@
  * the caller asks for them (why != NULL), never for a list filter. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -391,6 +392,7 @@ explain_step3(const struct policy_caller *c, const struct policy_tool *t, const 
 		    "[tenant \"%s\"] groups does not list %s", tn->s.name, b->name);
 		break;
 	case R_FEATURE:
+		assert(b->g != NULL);	/* reach_of: only a [group] has a feature */
 		refuse(why, POLICY_GROUP, "feature_disabled", config_group_where(b->g, "feature"), &b->g->s.where,
 		    "[group \"%s\"] feature = %s, which [tenant \"%s\"] features does not list", b->name,
 		    b->g->feature, tn->s.name);

@@ -1,6 +1,7 @@
 /* fragcache — per-worker cache of serialized JSON fragments. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ fragcache_release_cb(void *text)
 static void
 drop(struct fragcache *fc, struct frag *f)
 {
+	assert(f->text != NULL);	/* a slot in use holds its text */
 	fc->bytes -= f->len;
 	fragcache_release(f->text->bytes);
 	memset(f, 0, sizeof(*f));
