@@ -778,12 +778,14 @@ parse_metrics(struct loader *ld, struct config *cfg)
 	return 0;
 }
 
+/* What the resource and issuer make: the origin, the gateway's binding, the metadata
+ * and documentation URLs. */
 static int
-derive(struct loader *ld, const char *path)
+derive_urls(struct loader *ld, const char *path)
 {
 	struct config *cfg = ld->cfg;
 	const char *rpath;
-	size_t n, i;
+	size_t n;
 
 	if (!cfg->resource) {
 		lerr(ld, path, 0, "[gateway] resource: required (the canonical MCP URL)");
@@ -821,8 +823,16 @@ derive(struct loader *ld, const char *path)
 			return -1;
 		snprintf(cfg->docs_url, n, "%s/docs", cfg->origin);
 	}
-	if (read_credentials(ld, cfg) < 0)
-		return -1;
+	return 0;
+}
+
+/* The defaults that depend on other keys. */
+static int
+derive_defaults(struct loader *ld)
+{
+	struct config *cfg = ld->cfg;
+	size_t i;
+
 	if (!cfg->name && (cfg->name = strdup("mcpgate")) == NULL)
 		return -1;
 	if (!cfg->version && (cfg->version = strdup("1.0.0")) == NULL)
@@ -842,11 +852,20 @@ derive(struct loader *ld, const char *path)
 			if (cfg->upstreams[i].timeout_ms > cfg->request_timeout_ms)
 				cfg->request_timeout_ms = cfg->upstreams[i].timeout_ms;
 	}
-	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||
-	    parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||
-	    parse_algs(ld, cfg, "dpop-algs", &cfg->dpop_algs_list, &cfg->dpop_algs) < 0 ||
-	    parse_jwks_uri(ld, cfg) < 0 || cfg_accept_digest(cfg, cfg->accept) < 0)
-		return -1;
+	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {
+		for (i = 0; i < cfg->required_scopes.n; i++)
+			if (strlist_split(&cfg->scopes_supported, cfg->required_scopes.v[i]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* Whether any rate limit is on, anywhere, and whether groups have their own. */
+static void
+derive_limits(struct config *cfg)
+{
+	size_t i;
+
 	cfg->limits_on = config_rate_on(&cfg->limit_gateway) || config_rate_on(&cfg->limit_ip) ||
 	    config_rate_on(&cfg->limit_tenant) || config_rate_on(&cfg->limit_token) ||
 	    config_rate_on(&cfg->limit_tool);
@@ -858,14 +877,24 @@ derive(struct loader *ld, const char *path)
 		cfg->item_grants |= cfg->groups[i].prompts.n > 0 || cfg->groups[i].resources.n > 0;
 	}
 	cfg->limits_on |= cfg->group_limits;
-	if (parse_store(ld, cfg) < 0)
+}
+
+/* What the keys make together, after the files are read: 0, or -1 (an error named, or
+ * out of memory when none is). */
+static int
+derive(struct loader *ld, const char *path)
+{
+	struct config *cfg = ld->cfg;
+
+	if (derive_urls(ld, path) < 0 || read_credentials(ld, cfg) < 0 || derive_defaults(ld) < 0)
 		return -1;
-	if (!cfg->scopes_supported.n && cfg->required_scopes.n) {
-		for (i = 0; i < cfg->required_scopes.n; i++)
-			if (strlist_split(&cfg->scopes_supported, cfg->required_scopes.v[i]) < 0)
-				return -1;
-	}
-	return 0;
+	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||
+	    parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||
+	    parse_algs(ld, cfg, "dpop-algs", &cfg->dpop_algs_list, &cfg->dpop_algs) < 0 ||
+	    parse_jwks_uri(ld, cfg) < 0 || cfg_accept_digest(cfg, cfg->accept) < 0)
+		return -1;
+	derive_limits(cfg);
+	return parse_store(ld, cfg);
 }
 
 /* Cross-references: every tenant group exists as a [group] or an upstream's group. */
