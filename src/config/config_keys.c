@@ -238,6 +238,8 @@ strlist_split(struct strlist *l, const char *value)
 		start = p;
 		while (*p && *p != ' ' && *p != '\t')
 			p++;
+		/* l owns what it holds (strlist_free); gcc -fanalyzer takes the realloc'd
+		 * array's new element for a leak. */
 		if ((nv = realloc(l->v, (l->n + 1) * sizeof(*nv))) == NULL)
 			return -1;
 		l->v = nv;
@@ -304,7 +306,8 @@ store(void *base, const struct cfg_key *k, const char *value, char *why, size_t 
 		if (url_check(value) < 0)
 			return "expected an absolute http:// or https:// URL without fragment";
 		/* FALLTHROUGH */
-	case T_STR:
+	case T_STR:	/* what field holds is the configuration's: config_unref frees it (not a leak,
+			 * whatever gcc -fanalyzer says of a pointer stored through a cast) */
 		free(*(char **)field);
 		if ((*(char **)field = strdup(value)) == NULL)
 			return "out of memory";

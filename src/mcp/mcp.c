@@ -314,7 +314,7 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	struct exchange x = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp, .vis_kind = -1 };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
-	struct jr_msg m;
+	struct jr_msg m = { 0 };	/* jsonrpc_validate fills it (another file: the analyzer cannot see) */
 	struct buf body;
 	json_t *payload = NULL, *id;
 	enum gw_err e;

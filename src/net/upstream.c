@@ -97,7 +97,7 @@ upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up)
 		c = &p->conns[i];
 		if (strcmp(c->name, up->s.name) != 0)
 			continue;
-		if (strcmp(c->url, up->url) != 0) {
+		if (strcmp(c->url, up->url) != 0) {	/* (the same for url: the pool's) */
 			if ((url = strdup(up->url)) == NULL)
 				return NULL;
 			free(c->url);
@@ -109,6 +109,8 @@ upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up)
 	if ((nc = realloc(p->conns, (p->n + 1) * sizeof(*nc))) == NULL)
 		return NULL;
 	p->conns = nc;
+	/* The pool owns what its connections hold (upstream_pool_free); gcc -fanalyzer
+	 * takes strings stored in the realloc'd array for leaks. */
 	c = &p->conns[p->n];
 	memset(c, 0, sizeof(*c));
 	c->name = strdup(up->s.name);

@@ -164,6 +164,7 @@ store(struct fragcache *fc, uint64_t epoch, const void *key, size_t klen, struct
 		drop(fc, f);
 	if ((f = free_slot(fc)) == NULL) {
 		f = oldest(fc);
+		assert(f != NULL);	/* no free slot: every one is in use, one of them the oldest */
 		drop(fc, f);
 	}
 	memcpy(f->key, key, klen);
