@@ -71,7 +71,8 @@ conn_state(struct thread *t, int state)
 	pthread_mutex_unlock(&t->mu);
 }
 
-/* The connection is gone (libfcgi closed its descriptor): the duplicate too. */
+/* The connection is no longer the thread's (libfcgi closed it, or it is parked): the
+ * watchdog's duplicate closed, nothing to watch. */
 static void
 conn_gone(struct thread *t)
 {
@@ -174,13 +175,7 @@ conn_next(struct thread *t, int timeout_ms)
 static void
 conn_park(struct thread *t, FCGX_Request *fr)
 {
-	pthread_mutex_lock(&t->mu);
-	if (t->fd >= 0)
-		close(t->fd);
-	t->fd = -1;
-	t->cut = 0;
-	t->state = CONN_NONE;
-	pthread_mutex_unlock(&t->mu);
+	conn_gone(t);
 	kept_park(&t->crew->kept, fr->ipcFd, clock_mono_us());
 	fr->ipcFd = -1;
 }
