@@ -290,49 +290,60 @@ gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 	return 0;
 }
 
-static void
-dispatch(struct req_ctx *rc, unsigned *route_ix, const char **route_label)
+/* The checks of rt before its caller is known, in their order (docs/ARCHITECTURE.md
+ * §1): 1 with the answer made, or 0. */
+static int
+refused(const struct route *rt, const struct req_ctx *rc)
 {
 	const struct config *cfg = rc->cfg;
-	struct request *req = rc->req;
+	const struct request *req = rc->req;
 	struct response *resp = rc->resp;
-	struct caller caller;
-	struct limiter lim;
-	const struct route *rt;
 	char allow[64];
 
-	if ((rt = route_find(cfg, req->path, route_ix, route_label)) == NULL) {
-		/* Readable cross-origin, so a browser client can report the request id. */
-		response_set_header(resp, "Access-Control-Allow-Origin", "*");
-		response_set_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
-		response_set_error(resp, GW_ENOTFOUND, NULL);
-		return;
-	}
 	allow_list(route_methods(rt), allow, sizeof(allow));
 	if (cfg == NULL) {
 		response_set_error(resp, GW_ECONFIG, NULL);
-		return;
+		return 1;
 	}
 	if (rc->sh == NULL) {	/* never a silent private fallback: the log says why */
 		response_set_error(resp, GW_EINTERNAL, "the shared state file is unavailable");
-		return;
+		return 1;
 	}
 	if (cors(rt, cfg, req, allow, resp))
-		return;
+		return 1;
 	if (!(route_methods(rt) & req->method) &&
 	    !(req->method == M_GET && (rt->flags & R_SESSION_GET) && req->session_id)) {
 		response_set_error(resp, GW_EMETHOD, NULL);
 		response_set_header(resp, "Allow", "%s", allow);
-		return;
+		return 1;
 	}
 	if ((rt->flags & R_BODY) && req->content_length == -2) {
 		response_set_error(resp, GW_EBADREQUEST, "Content-Length is not a number");
-		return;
+		return 1;
 	}
 	if ((rt->flags & R_BODY) && req->content_length > cfg->max_body) {
 		response_set_error(resp, GW_ETOOLARGE, "request body exceeds max-body");
+		return 1;
+	}
+	return 0;
+}
+
+static void
+dispatch(struct req_ctx *rc, unsigned *route_ix, const char **route_label)
+{
+	struct caller caller;
+	struct limiter lim;
+	const struct route *rt;
+
+	if ((rt = route_find(rc->cfg, rc->req->path, route_ix, route_label)) == NULL) {
+		/* Readable cross-origin, so a browser client can report the request id. */
+		response_set_header(rc->resp, "Access-Control-Allow-Origin", "*");
+		response_set_header(rc->resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+		response_set_error(rc->resp, GW_ENOTFOUND, NULL);
 		return;
 	}
+	if (refused(rt, rc))
+		return;
 	if (rt->flags & R_AUTH) {
 #ifdef MCPGATE_BENCH_NO_AUTH
 		/* Built only by bench/ as the baseline of the auth benchmark: the same request
@@ -346,14 +357,14 @@ dispatch(struct req_ctx *rc, unsigned *route_ix, const char **route_label)
 		rc->caller = &caller;
 	}
 
-	resp->headers_only = req->method == M_HEAD;
+	rc->resp->headers_only = rc->req->method == M_HEAD;
 	rt->fn(rc);
 	if (rc->lim)
 		limiter_settle(rc->lim, clock_mono_us() * 1000);
 	rc->lim = NULL;
 	rc->caller = NULL;
 	if (rt->flags & R_DOC)
-		finish_document(req, resp);
+		finish_document(rc->req, rc->resp);
 }
 
 void
