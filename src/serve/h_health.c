@@ -63,28 +63,23 @@ upstream_from_catalog(const struct worker *w, const char *name, const char **why
 	return METRICS_DOWN;
 }
 
-void
-h_health(struct req_ctx *rc)
+/* The authorization server: its metadata (when it is fetched: the introspection
+ * endpoint comes from it, or /.well-known/oauth-authorization-server mirrors it), the
+ * introspection of tokens unless they are only verified here, and the issuer's JWK set
+ * when they may be. */
+static void
+auth_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, json_t *reasons)
 {
 	struct metrics *m = rc->sh->metrics;
-	int64_t now_s = (int64_t)rc->req->now, since;
-	char ts[32], detail[METRICS_DETAIL_MAX], state[600], note[CATALOG_NOTE_MAX];
-	json_t *doc, *deps = json_array(), *reasons = json_array();
-	const char *why;
-	size_t i, down_before;
+	char detail[METRICS_DETAIL_MAX];
+	int64_t since;
 	int st;
 
-	clock_rfc3339(rc->req->now, ts, sizeof(ts));
-	/* The authorization server: its metadata (when it is fetched: the introspection
-	 * endpoint comes from it, or /.well-known/oauth-authorization-server mirrors it),
-	 * and the introspection of tokens. */
 	if (!rc->cfg->introspection_endpoint || strcmp(rc->cfg->as_metadata, "fetch") == 0) {
 		st = introspect_asmeta_state(rc->sh->asmeta, rc->cfg, now_s * 1000, &since);
 		dependency(deps, reasons, "authorization_server_metadata", NULL, st, since / 1000,
 		    "the issuer's metadata could not be fetched");
 	}
-	/* Introspection, unless tokens are only verified here; the issuer's JWK set when
-	 * they may be. */
 	if (rc->cfg->verify != VERIFY_JWT || rc->cfg->introspect_jwt) {
 		st = metrics_dep_state(m, METRICS_DEP_INTROSPECTION, now_s, &since, detail, sizeof(detail));
 		dependency(deps, reasons, "introspection", NULL, st, since, detail);
@@ -93,26 +88,49 @@ h_health(struct req_ctx *rc)
 		st = metrics_dep_state(m, METRICS_DEP_JWKS, now_s, &since, detail, sizeof(detail));
 		dependency(deps, reasons, "jwk_set", NULL, st, since, detail);
 	}
-	down_before = json_array_size(reasons);
+}
+
+/* Each upstream, as requests and catalog fetches saw it; and the catalog: an upstream
+ * left out that no record names (the records are the state file's: built anew, they
+ * know nothing yet), an upstream over its share (served, but not all of it). */
+static void
+upstream_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, json_t *reasons)
+{
+	char detail[METRICS_DETAIL_MAX], note[CATALOG_NOTE_MAX];
+	size_t i, down_before = json_array_size(reasons);
+	const char *why;
+	int64_t since;
+	int st;
+
 	for (i = 0; i < rc->cfg->n_upstreams; i++) {
 		const char *name = rc->cfg->upstreams[i].s.name;
 
-		st = metrics_upstream_state(m, name, now_s, &since, detail, sizeof(detail));
+		st = metrics_upstream_state(rc->sh->metrics, name, now_s, &since, detail, sizeof(detail));
 		if (st == METRICS_UNKNOWN && (st = upstream_from_catalog(rc->w, name, &why)) != METRICS_UNKNOWN)
 			snprintf(detail, sizeof(detail), "%s", why ? why : "");
 		dependency(deps, reasons, "upstream", name, st, since, detail);
 	}
-	/* An upstream left out that no record names (the records are the state file's:
-	 * built anew, they know nothing yet). */
 	if (json_array_size(reasons) == down_before && catalog_region_degraded(rc->sh->catalog))
 		json_array_append_new(reasons, json_string("an upstream is left out of the catalog"));
-	/* An upstream whose lists were over its share of the catalog: served, but not all of it. */
 	if (catalog_region_note(rc->sh->catalog, note, sizeof(note)))
 		json_array_append_new(reasons, json_pack("s++", "catalog: ", note, ""));
+}
+
+void
+h_health(struct req_ctx *rc)
+{
+	int64_t now_s = (int64_t)rc->req->now, since;
+	char ts[32], detail[METRICS_DETAIL_MAX], state[600];
+	json_t *doc, *deps = json_array(), *reasons = json_array();
+	int st;
+
+	clock_rfc3339(rc->req->now, ts, sizeof(ts));
+	auth_dependencies(rc, now_s, deps, reasons);
+	upstream_dependencies(rc, now_s, deps, reasons);
 	st = gateway_state_health(rc->sh, now_s, &since, state, sizeof(state));
 	dependency(deps, reasons, "state_file", NULL, st, since, state);
 	if (rc->cfg->redis_on) {
-		st = metrics_dep_state(m, METRICS_DEP_REDIS, now_s, &since, detail, sizeof(detail));
+		st = metrics_dep_state(rc->sh->metrics, METRICS_DEP_REDIS, now_s, &since, detail, sizeof(detail));
 		dependency(deps, reasons, "redis", NULL, st, since, detail);
 	}
 	doc = json_pack("{s:s, s:s, s:s, s:s}", "status", json_array_size(reasons) ? "degraded" : "ok",
