@@ -354,15 +354,43 @@ remember_file(struct loader *ld, const char *path, const struct stat *st)
 /* One line of a configuration file: its number and text (without the newline) in line. */
 static void parse_line(struct loader *ld, const char *file, int lineno, char *line, int depth);
 
+/* Each line of a file's text (len bytes) parsed in turn; a line too long or with a
+ * NUL byte is an error at its number, and the next line counts. */
+static void
+parse_text(struct loader *ld, const char *file, const char *text, size_t len, int depth)
+{
+	char line[CFG_LINE_MAX + 1];
+	size_t pos, n;
+	int lineno = 0;
+
+	for (pos = 0; pos < len; pos += n + 1) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+
+		n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		lineno++;
+		if (n + 1 > CFG_LINE_MAX) {	/* the newline counts */
+			lerr(ld, file, lineno, "line longer than %d bytes", CFG_LINE_MAX);
+			continue;
+		}
+		if (memchr(text + pos, '\0', n) != NULL) {
+			lerr(ld, file, lineno, "NUL byte in line");
+			continue;
+		}
+		memcpy(line, text + pos, n);
+		line[n] = '\0';
+		parse_line(ld, file, lineno, line, depth);
+	}
+}
+
 static int
 load_file(struct loader *ld, const char *path, const char *from, int from_line, int depth)
 {
-	char line[CFG_LINE_MAX + 1], judged[CFGFILE_WHY_MAX];
+	char judged[CFGFILE_WHY_MAX];
 	const char *file, *why;
 	char *text = NULL;
-	size_t i, len, pos, n;
+	size_t i, len;
 	struct stat st;
-	int fd, lineno = 0, rc = -1;
+	int fd, rc = -1;
 
 	if (depth > CFG_MAX_DEPTH) {
 		lerr(ld, from, from_line, "include: nested deeper than %d (a cycle?)", CFG_MAX_DEPTH);
@@ -416,23 +444,7 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 		goto out;
 	}
 	ld->bytes += len;
-	for (pos = 0; pos < len; pos += n + 1) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-
-		n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		lineno++;
-		if (n + 1 > CFG_LINE_MAX) {	/* the newline counts */
-			lerr(ld, file, lineno, "line longer than %d bytes", CFG_LINE_MAX);
-			continue;
-		}
-		if (memchr(text + pos, '\0', n) != NULL) {
-			lerr(ld, file, lineno, "NUL byte in line");
-			continue;
-		}
-		memcpy(line, text + pos, n);
-		line[n] = '\0';
-		parse_line(ld, file, lineno, line, depth);
-	}
+	parse_text(ld, file, text, len, depth);
 	rc = 0;
 out:
 	free(text);
