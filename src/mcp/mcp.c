@@ -307,6 +307,38 @@ exchange_one(struct exchange *x, const struct jr_msg *m, int stream)
 		answer(resp, stream, out);
 }
 
+/* The revisions of initialize: the version header, if any, one of them, and the
+ * session, if any, the caller's own and not ended: 0 (x->sess set then), or -1 answered. */
+static int
+legacy_gate(struct exchange *x, struct session *sess)
+{
+	const struct request *req = x->req;
+
+	if (req->protocol_version && !mcp_version_supported(req->protocol_version)) {
+		response_set_error(x->resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
+		return -1;
+	}
+	if (mcp_check_session(x->env, x->cfg, x->caller, req, sess) < 0) {
+		response_set_error(x->resp, GW_ESESSION, NULL);
+		return -1;
+	}
+	if (req->session_id)
+		x->sess = sess;
+	return 0;
+}
+
+/* A message that is no request: a notification (a cancellation goes on to the
+ * upstreams), or the answer to a request of ours (to the session that asked). 202. */
+static void
+exchange_notice(struct exchange *x, const struct jr_msg *m, json_t *payload)
+{
+	if (m->kind == JR_NOTIFICATION && strcmp(m->method, "notifications/cancelled") == 0)
+		mcp_forward_cancel(x, m->params);
+	else if (m->kind == JR_RESPONSE)
+		mcp_forward_answer(x, payload);
+	response_set_empty(x->resp, 202);
+}
+
 void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)
@@ -351,18 +383,8 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	}
 	if (env->lim)
 		limiter_headers(env->lim, LIMIT_PASS, resp);
-	if (!x.modern) {
-		if (req->protocol_version && !mcp_version_supported(req->protocol_version)) {
-			response_set_error(resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
-			goto out;
-		}
-		if (mcp_check_session(env, cfg, caller, req, &sess) < 0) {
-			response_set_error(resp, GW_ESESSION, NULL);
-			goto out;
-		}
-		if (req->session_id)
-			x.sess = &sess;
-	}
+	if (!x.modern && legacy_gate(&x, &sess) < 0)
+		goto out;
 	if (json_is_array(payload)) {
 		if (json_array_size(payload) > (size_t)cfg->max_batch)
 			response_set_error(resp, GW_EINVALID, "batch larger than max-batch");
@@ -370,15 +392,10 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 			exchange_batch(&x, payload, stream);
 		goto out;
 	}
-	if (m.kind != JR_REQUEST) {	/* a notification, or the answer to a request of ours */
-		if (m.kind == JR_NOTIFICATION && strcmp(m.method, "notifications/cancelled") == 0)
-			mcp_forward_cancel(&x, m.params);
-		else if (m.kind == JR_RESPONSE)
-			mcp_forward_answer(&x, payload);
-		response_set_empty(resp, 202);
-		goto out;
-	}
-	exchange_one(&x, &m, stream);
+	if (m.kind != JR_REQUEST)
+		exchange_notice(&x, &m, payload);
+	else
+		exchange_one(&x, &m, stream);
 out:
 	free(x.vis);
 	json_decref(x.doc);
