@@ -382,29 +382,41 @@ parse_text(struct loader *ld, const char *file, const char *text, size_t len, in
 	}
 }
 
+/* Whether path may not be read as one more file of this configuration (nested too
+ * deep, read already, one file too many): 1 with the error named at the include, or 0. */
+static int
+include_refused(struct loader *ld, const char *path, const char *from, int from_line, int depth)
+{
+	size_t i;
+
+	if (depth > CFG_MAX_DEPTH) {
+		lerr(ld, from, from_line, "include: nested deeper than %d (a cycle?)", CFG_MAX_DEPTH);
+		return 1;
+	}
+	for (i = 0; i < ld->cfg->n_files; i++)
+		if (strcmp(ld->cfg->files[i].path, path) == 0) {
+			lerr(ld, from, from_line, "include: %s is already included", path);
+			return 1;
+		}
+	if (ld->cfg->n_files >= CFG_MAX_FILES) {
+		lerr(ld, from, from_line, "include: %s: more than %d files in one configuration", path, CFG_MAX_FILES);
+		return 1;
+	}
+	return 0;
+}
+
 static int
 load_file(struct loader *ld, const char *path, const char *from, int from_line, int depth)
 {
 	char judged[CFGFILE_WHY_MAX];
 	const char *file, *why;
 	char *text = NULL;
-	size_t i, len;
+	size_t len;
 	struct stat st;
 	int fd, rc = -1;
 
-	if (depth > CFG_MAX_DEPTH) {
-		lerr(ld, from, from_line, "include: nested deeper than %d (a cycle?)", CFG_MAX_DEPTH);
+	if (include_refused(ld, path, from, from_line, depth))
 		return -1;
-	}
-	for (i = 0; i < ld->cfg->n_files; i++)
-		if (strcmp(ld->cfg->files[i].path, path) == 0) {
-			lerr(ld, from, from_line, "include: %s is already included", path);
-			return -1;
-		}
-	if (ld->cfg->n_files >= CFG_MAX_FILES) {
-		lerr(ld, from, from_line, "include: %s: more than %d files in one configuration", path, CFG_MAX_FILES);
-		return -1;
-	}
 	if ((fd = cfgfile_open(path, &st, &why)) < 0) {
 		if (from)
 			lerr(ld, from, from_line, "include: %s: %s", path, why);
