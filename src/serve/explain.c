@@ -558,6 +558,33 @@ claims_from_arg(struct explain *x, const char *arg)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The catalog to explain: the file --catalog names (its notes in x), or asked of the
+ * upstreams now (no shared state: this run's own fetch). NULL when the file is unusable. */
+static json_t *
+catalog_for(struct explain *x, const char *catalog_in, struct upstream_pool *pool, struct catalog_view *view)
+{
+	if (catalog_in)
+		return explain_catalog_load(x->cfg, catalog_in, x->notes);
+	return catalog_get(NULL, view, pool, x->cfg, clock_mono_us() / 1000, NULL);
+}
+
+/* A note for each upstream left out of doc; how many were. */
+static size_t
+note_left_out(struct explain *x, json_t *doc)
+{
+	const char *name;
+	size_t n = 0;
+	json_t *st;
+
+	json_object_foreach(catalog_upstreams(doc), name, st)
+		if (!json_is_true(json_object_get(st, "ok"))) {
+			note(x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
+			    json_string_value(json_object_get(st, "reason")));
+			n++;
+		}
+	return n;
+}
+
 int
 explain_main(int argc, char **argv, const char *config_path)
 {
@@ -576,8 +603,8 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct config *cfg = NULL;
 	struct catalog_view view;
 	struct upstream_pool *pool = NULL;
-	json_t *doc = NULL, *st;
-	const char *claims_arg = NULL, *name, *catalog_in = NULL, *catalog_out = NULL;
+	json_t *doc = NULL;
+	const char *claims_arg = NULL, *catalog_in = NULL, *catalog_out = NULL;
 	size_t i, left_out = 0;
 	int c, rc = EXPLAIN_ERROR;
 
@@ -616,19 +643,10 @@ explain_main(int argc, char **argv, const char *config_path)
 		fprintf(stderr, "mcpgate explain: out of memory\n");
 		goto out;
 	}
-	if (catalog_in) {
-		if ((doc = explain_catalog_load(cfg, catalog_in, x.notes)) == NULL)
-			goto out;
-	} else
-		doc = catalog_get(NULL, &view, pool, cfg, clock_mono_us() / 1000, NULL);	/* NULL: no shared state, our own fetch */
-	if (catalog_out && catalog_save(doc, catalog_out) < 0)
+	if ((doc = catalog_for(&x, catalog_in, pool, &view)) == NULL ||
+	    (catalog_out && catalog_save(doc, catalog_out) < 0))
 		goto out;
-	json_object_foreach(catalog_upstreams(doc), name, st)
-		if (!json_is_true(json_object_get(st, "ok"))) {
-			note(&x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
-			    json_string_value(json_object_get(st, "reason")));
-			left_out++;
-		}
+	left_out = note_left_out(&x, doc);
 	rc = answer(&x, doc);
 	/* Asked live, an upstream that did not answer makes the answer incomplete: say so
 	 * and fail, so that a CI job does not pass on a catalog that lacks its tools. (From
