@@ -629,8 +629,9 @@ test_config(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
 	rsa = cjose_jwk_create_RSA_random(2048, NULL, 0, NULL);
 	rsa2 = cjose_jwk_create_RSA_random(2048, NULL, 0, NULL);
@@ -639,15 +640,15 @@ main(void)
 		printf("Bail out! cjose made no keys\n");
 		return 1;
 	}
-	test_algs();
-	test_keys();
-	test_verify();
-	test_thumbprint();
-	test_header();
-	test_claims();
-	test_rotation();
-	test_withdrawn();
-	test_config();
+	run_case(test_algs);
+	run_case(test_keys);
+	run_case(test_verify);
+	run_case(test_thumbprint);
+	run_case(test_header);
+	run_case(test_claims);
+	run_case(test_rotation);
+	run_case(test_withdrawn);
+	run_case(test_config);
 	cjose_jwk_release(rsa);
 	cjose_jwk_release(rsa2);
 	cjose_jwk_release(ec);

@@ -175,14 +175,15 @@ test_bearer(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
-	test_cgi();
-	test_body_cap();
-	test_short_body();
-	test_nginx();
-	test_odd();
-	test_bearer();
+	run_case(test_cgi);
+	run_case(test_body_cap);
+	run_case(test_short_body);
+	run_case(test_nginx);
+	run_case(test_odd);
+	run_case(test_bearer);
 	return done_testing();
 }

@@ -268,11 +268,12 @@ test_no_config(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char text[1024];
 	struct cfg_errors errs;
 
+	tap_args(argc, argv);
 	secret_init();
 	snprintf(text, sizeof(text), "[gateway]\nstate = %s/state\n"
 	    "resource = https://gw.example.com/mcp\nmax-body = 1000\n"
@@ -284,14 +285,14 @@ main(void)
 	}
 	cfg = gw.cfg;
 
-	test_route_table();
-	test_head();
-	test_health();
-	test_documents();
-	test_cors_rules();
-	test_gate();
-	test_prm();
-	test_no_config();
+	run_case(test_route_table);
+	run_case(test_head);
+	run_case(test_health);
+	run_case(test_documents);
+	run_case(test_cors_rules);
+	run_case(test_gate);
+	run_case(test_prm);
+	run_case(test_no_config);
 	worker_free(&wk);
 	gateway_free(&gw);
 	return done_testing();

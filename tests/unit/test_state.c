@@ -661,28 +661,29 @@ test_private(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char buf[512];
 
+	tap_args(argc, argv);
 	*(void **)&real_unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
 	secret_init();
 	mkdtemp(dir);
 	snprintf(path, sizeof(path), "%s/state", dir);
 	atexit(unlink_quietly);
-	test_allocated();
-	test_sparse();
-	test_no_room();
-	test_faults();
-	test_killed_stripe_lock();
-	test_killed_tombs_lock();
-	test_stopped_stripe_lock();
-	test_cache_adopted();
-	test_fixed_region();
-	test_removed();
-	test_exposed();
-	test_default_path();
-	test_private();
+	run_case(test_allocated);
+	run_case(test_sparse);
+	run_case(test_no_room);
+	run_case(test_faults);
+	run_case(test_killed_stripe_lock);
+	run_case(test_killed_tombs_lock);
+	run_case(test_stopped_stripe_lock);
+	run_case(test_cache_adopted);
+	run_case(test_fixed_region);
+	run_case(test_removed);
+	run_case(test_exposed);
+	run_case(test_default_path);
+	run_case(test_private);
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
 	unlink(buf);
 	snprintf(buf, sizeof(buf), "%s/small.lock", dir);

@@ -341,25 +341,26 @@ test_private(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
 	snprintf(path, sizeof(path), "%s/state", fixture_dir());
 	layout(&lay, 64);
-	test_open();
-	test_fill();
-	test_exp_rechecked();
-	test_negative();
-	test_life_bound();
-	test_overdue_claim();
-	test_bounded();
-	test_shared();
-	test_robust_lock();
+	run_case(test_open);
+	run_case(test_fill);
+	run_case(test_exp_rechecked);
+	run_case(test_negative);
+	run_case(test_life_bound);
+	run_case(test_overdue_claim);
+	run_case(test_bounded);
+	run_case(test_shared);
+	run_case(test_robust_lock);
 	token_cache_detach(tc);
-	test_reopen();
-	test_new_layout();
-	test_corrupt_header();
-	test_foreign_file();
-	test_private();
+	run_case(test_reopen);
+	run_case(test_new_layout);
+	run_case(test_corrupt_header);
+	run_case(test_foreign_file);
+	run_case(test_private);
 	return done_testing();
 }

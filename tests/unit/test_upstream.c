@@ -857,12 +857,13 @@ test_env(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	dir = fixture_dir();
-	test_env();
+	run_case(test_env);
 	log_init(2, GW_LOG_ERR);	/* the warnings of the faults below are expected */
-	test_auth_header_config();
-	test_client();
+	run_case(test_auth_header_config);
+	run_case(test_client);
 	return done_testing();
 }
