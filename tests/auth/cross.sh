@@ -11,9 +11,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
+suite_begin curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 IDP1_PID= IDP2_PID=
 stop_idps() { IDP_PID=$IDP1_PID stop_idp; IDP_PID=$IDP2_PID stop_idp; }
 trap 'stop_idps; stop_all' EXIT

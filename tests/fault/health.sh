@@ -27,12 +27,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server \
 	--node @modelcontextprotocol/sdk/package.json
-suite_begin
 FIXTURE=$top/tests/upstream/fixture.mjs
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- the dependencies ----------------------------------------------------------------------
 declare -A fx_pid=() fx_url=()

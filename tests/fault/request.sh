@@ -24,14 +24,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq python3:python3 \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq python3:python3 \
 	--node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 BOUND=1000	# [gateway] client-timeout-ms
 DEADLINE=2500	# [gateway] request-timeout-ms, for the batch (4)

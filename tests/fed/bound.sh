@@ -17,10 +17,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 declare -A fx_pid=()
 start_fixture() {	# start_fixture NAME PORT [OPTIONS...]

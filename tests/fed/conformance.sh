@@ -39,7 +39,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
 nm=$top/tests/node_modules
 CONF=$nm/@modelcontextprotocol/conformance/dist/index.js
 FIXTURE=$top/tests/upstream/fixture.mjs
@@ -48,7 +48,6 @@ BASELINE=$here/conformance-expected.yml
 for f in "$nm/@modelcontextprotocol/sdk/package.json" "$CONF"; do
 	[ -f "$f" ] || { echo "Bail out! ${f#"$top/"} is missing (npm ci --prefix tests)"; exit 1; }
 done
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 # Scenarios the baseline may not list: they use only what the gateway relays already
 # (initialize, ping, tools/list, tools/call with its progress and log notifications and
 # the sampling and elicitation requests of the upstream). ALSO_NEED would name those
@@ -60,11 +59,6 @@ ALSO_NEED='^$'
 # reaching the client.
 NOT_RELAYED='^(Failed: MCP error -32601: Method not found|Server did not request (sampling|elicitation) from client)$'
 CLI_SECS=50	# the suite takes about 10 s
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- the baseline ----------------------------------------------------------------------
 # "scenario<TAB>reason" for each entry of the server: list, the reason being the comment

@@ -33,16 +33,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
+suite_begin nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 FIXTURE=$top/tests/upstream/fixture.mjs
 CLIENT=$here/gateway-client.mjs
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 PAGE=50		# [gateway] page-size
 B_TIMEOUT=6000	# [upstream "beta"] timeout-ms

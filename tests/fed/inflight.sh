@@ -18,10 +18,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 CALLS=8
 SLOW_MS=8000

@@ -21,10 +21,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the upstream, the authorization server, the gateway ----------------------------------
 node "$top/tests/upstream/fixture.mjs" --port 0 --notes --ready-file "$T/up.ready" --name notes \

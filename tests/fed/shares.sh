@@ -13,10 +13,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 node "$top/tests/upstream/fixture.mjs" --port 0 --json --padded-tools 1800 --ready-file "$T/big.ready" --name big \
 	--quiet >/dev/null 2>"$T/big.log" &

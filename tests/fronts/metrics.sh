@@ -20,11 +20,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq promtool:prometheus \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq promtool:prometheus \
 	--node @modelcontextprotocol/sdk/package.json
-suite_begin
 FIXTURE=$top/tests/upstream/fixture.mjs
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- the fixture, the IdP, the gateway ------------------------------------------------------
 node "$FIXTURE" --port 0 --ready-file "$T/fx.ready" --name fx --quiet > /dev/null 2> "$T/fx.log" &

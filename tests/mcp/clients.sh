@@ -19,7 +19,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq
+suite_begin nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq
 nm=$top/tests/node_modules
 CONF_STABLE=$nm/@modelcontextprotocol/conformance/dist/index.js
 CONF_ALPHA=$nm/conformance-alpha/dist/index.js
@@ -28,11 +28,6 @@ for f in "$nm/@modelcontextprotocol/sdk/package.json" "$CONF_STABLE" "$CONF_ALPH
 	[ -f "$f" ] || { echo "Bail out! ${f#"$top/"} is missing (npm ci --prefix tests)"; exit 1; }
 done
 BASELINE=$here/expected-failures-2026.yml
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # relay FILE: the "ok"/"not ok" lines of a node TAP producer, renumbered into ours; its
 # "#" lines passed through. Prints the number of tests seen to $T/relayed.

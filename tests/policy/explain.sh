@@ -24,13 +24,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need jq:jq --node @modelcontextprotocol/sdk/package.json
-. "$top/tests/lib/node.sh"
+suite_begin jq:jq --node @modelcontextprotocol/sdk/package.json
 command -v node > /dev/null || { echo "Bail out! node is needed"; exit 1; }
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 FIXTURE=$top/tests/upstream/fixture.mjs
-mg_init
-T=$MG_DIR
 
 # --- the upstreams ----------------------------------------------------------------------
 declare -A fx_url=()

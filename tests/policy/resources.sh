@@ -16,10 +16,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap "stop_idp; stop_all" EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the files, the upstream, the authorization server, the gateway ------------------------
 mkdir -p "$T/root/docs/x" "$T/root/etc" "$T/root/secret" "$T/root/docs..x"

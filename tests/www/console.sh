@@ -18,15 +18,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq chromium:chromium \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq chromium:chromium \
 	--node playwright-core/package.json oidc-provider/package.json @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 ART=${WWW_ARTIFACTS:-$top/_build/logs/www-console}
 { rm -rf "$ART" && mkdir -p "$ART"; } || bail "the artifacts directory $ART"
 
