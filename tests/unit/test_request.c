@@ -7,22 +7,8 @@
 #include "auth.h"
 #include "request.h"
 #include "secret.h"
+#include "params.h"
 #include "tap.h"
-
-struct env {
-	const char *const *kv;	/* name, value, ..., NULL */
-};
-
-static const char *
-get(void *ctx, const char *name)
-{
-	const char *const *kv = ((struct env *)ctx)->kv;
-
-	for (; *kv; kv += 2)
-		if (strcmp(kv[0], name) == 0)
-			return kv[1];
-	return NULL;
-}
 
 struct chunks {
 	const char *data;
@@ -47,10 +33,10 @@ read_chunks(void *ctx, void *p, size_t n)
 static int
 init(struct request *r, const char *const *kv, struct chunks *body)
 {
-	struct env e = { kv };
+	struct params e = { kv };
 	struct source src = { read_chunks, body };
 
-	return request_init(r, get, &e, body ? &src : NULL, 1, 1000);
+	return request_init(r, params_get, &e, body ? &src : NULL, 1, 1000);
 }
 
 static const char *const cgi[] = {
