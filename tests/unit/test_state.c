@@ -27,6 +27,7 @@
 #include "session.h"
 #include "state.h"
 #include "token_cache.h"
+#include "tcache.h"
 #include "tap.h"
 
 /* pthread_mutex_unlock, interposed for the tests of processes that die (or stop)
@@ -96,11 +97,7 @@ static const int64_t now = 1700000000000LL;	/* ms */
 static void
 layout(struct state_layout *lay, uint32_t entries)
 {
-	memset(lay, 0, sizeof(*lay));
-	lay->region[GW_REGION_ASMETA].size = introspect_asmeta_region_size();
-	lay->region[GW_REGION_ASMETA].init = introspect_asmeta_region_init;
-	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
-	lay->region[GW_REGION_CACHE].init = token_cache_region_init;
+	cache_layout(lay, entries);
 	lay->region[GW_REGION_CACHE].size_ok = token_cache_region_size_ok;
 	lay->region[GW_REGION_TOMBS].size = session_tombstones_size();
 	lay->region[GW_REGION_TOMBS].init = session_tombstones_init;
@@ -122,23 +119,6 @@ open_state(const struct state *from)
 	return st;
 }
 
-static struct token_cache *
-attach(struct state *st)
-{
-	size_t size;
-	void *region = state_region(st, GW_REGION_CACHE, &size);
-
-	return token_cache_attach(region, size);
-}
-
-static void
-key_of(const char *token, unsigned char key[TC_KEY_BYTES])
-{
-	static const unsigned char k[32] = { 1, 2, 3 };
-
-	secret_keyed_digest(k, token, strlen(token), key);
-}
-
 static enum tc_status
 lookup(struct token_cache *tc, const char *token)
 {
@@ -146,7 +126,7 @@ lookup(struct token_cache *tc, const char *token)
 	char reason[TC_REASON_MAX];
 	unsigned char key[TC_KEY_BYTES];
 
-	key_of(token, key);
+	cache_key(token, key);
 	return token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 }
 
@@ -160,7 +140,7 @@ fill(struct token_cache *tc, const char *token)
 	memset(&c, 0, sizeof(c));
 	snprintf(c.subject, sizeof(c.subject), "%s", token);
 	c.exp = now / 1000 + 1000;
-	key_of(token, key);
+	cache_key(token, key);
 	token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 	token_cache_fill(tc, key, now, &c, now + 600000);
 }
@@ -216,6 +196,18 @@ file_size(void)
 
 /* --- the faults ------------------------------------------------------------------- */
 
+/* The end of a fault: tc (of st, now broken) detached; the cache of st2, the file
+ * re-opened, works; both closed. */
+static void
+rebuilt_works(struct state *st, struct state *st2, struct token_cache *tc)
+{
+	token_cache_detach(tc);
+	check(st2 && (tc = cache_of(st2)) != NULL && lookup(tc, "token-a") == TC_MISS, "the new cache works");
+	token_cache_detach(tc);
+	state_close(st);
+	state_close(st2);
+}
+
 /* `: > state` under a running process: the next access faults. */
 static void
 shrunk(void)
@@ -226,7 +218,7 @@ shrunk(void)
 	char id[SESSION_ID_MAX];
 	const char *why;
 
-	check(st != NULL && (tc = attach(st)) != NULL, "a state file with a cache");
+	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
 	check(lookup(tc, "token-a") == TC_HIT, "a token cached");
 	memcpy(key, state_session_key(st), 32);
@@ -246,11 +238,7 @@ shrunk(void)
 	check(st2 != NULL && state_broken(st2) == NULL && file_size() > 0, "re-opened: the file rebuilt");
 	check(st2 && memcmp(state_session_key(st2), key, 32) != 0,
 	    "with fresh keys (the tombstones were lost: old sessions must not come back)");
-	token_cache_detach(tc);
-	check(st2 && (tc = attach(st2)) != NULL && lookup(tc, "token-a") == TC_MISS, "the new cache works");
-	token_cache_detach(tc);
-	state_close(st);
-	state_close(st2);
+	rebuilt_works(st, st2, tc);
 }
 
 /* The file overwritten in place: with 0xff, then with random bytes. */
@@ -264,7 +252,7 @@ overwritten_with(int byte)
 	off_t size = file_size();
 	struct stat before, after;
 
-	check(st != NULL && (tc = attach(st)) != NULL, "a state file with a cache");
+	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
 	memcpy(key, state_session_key(st), 32);
 	seal(key, now / 1000 + 100, id);
@@ -276,11 +264,7 @@ overwritten_with(int byte)
 	st2 = open_state(st);
 	stat(path, &after);
 	check(st2 != NULL && state_broken(st2) == NULL && after.st_ino != before.st_ino, "re-opened: the file rebuilt");
-	token_cache_detach(tc);
-	check(st2 && (tc = attach(st2)) != NULL && lookup(tc, "token-a") == TC_MISS, "the new cache works");
-	token_cache_detach(tc);
-	state_close(st);
-	state_close(st2);
+	rebuilt_works(st, st2, tc);
 }
 
 static void
@@ -303,7 +287,7 @@ nstripes_overwritten(void)
 	struct token_cache *tc;
 	int i, fine = 1;
 
-	check(st != NULL && (tc = attach(st)) != NULL, "a state file with a cache");
+	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
 	/* The regions start a page after the header (the asmeta region first);
 	 * struct tc_region is uint32_t magic, uint32_t nstripes, then the stripes. */
@@ -429,7 +413,7 @@ test_killed_stripe_lock(void)
 	int64_t t0;
 
 	st = open_state(NULL);
-	tc = attach(st);
+	tc = cache_of(st);
 	pid = fork();
 	if (pid == 0) {
 		hold = SIGKILL;
@@ -510,7 +494,7 @@ test_stopped_stripe_lock(void)
 	ok(st2 && memcmp(state_session_key(st2), state_session_key(st), 32) == 0,
 	    "with the keys (only a lock was stuck: the tombstones could be carried)");
 	token_cache_detach(tc);
-	tc = st2 ? attach(st2) : NULL;
+	tc = st2 ? cache_of(st2) : NULL;
 	ok(tc && lookup(tc, "token-s") == TC_MISS, "the new file's cache works");
 	kill(pid, SIGKILL);
 	waitpid(pid, &ws, 0);
@@ -654,7 +638,7 @@ test_private(void)
 
 	layout(&lay, 64);
 	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && state_is_private(st) && !state_stale(st) &&
-	    state_broken(st) == NULL && (tc = attach(st)) != NULL && lookup(tc, "x") == TC_MISS,
+	    state_broken(st) == NULL && (tc = cache_of(st)) != NULL && lookup(tc, "x") == TC_MISS,
 	    "private mapping");
 	token_cache_detach(tc);
 	state_close(st);
