@@ -78,6 +78,30 @@ start_gateway() {
 	fi
 }
 
+# The MCP fixture upstream (tests/upstream/fixture.mjs), as many as a suite starts, each
+# under a NAME of the suite's: its ready file $T/NAME.ready, its stderr (the requests it
+# logs) $T/NAME.log, its pid FIXTURE_PID[NAME], its URL FIXTURE_URL[NAME].
+#   start_fixture NAME ARG...   fixture.mjs ARG... (--port, --name, what it serves) in the
+#                               background, stopped by stop_all
+#   wait_fixture NAME           waits until it is ready (60 s at most: node on a loaded
+#                               machine) and sets FIXTURE_URL[NAME]; fails when it did not start
+declare -A FIXTURE_PID=() FIXTURE_URL=()
+start_fixture() {
+	local name=$1
+	shift
+	rm -f "$T/$name.ready"
+	node "$top/tests/upstream/fixture.mjs" --ready-file "$T/$name.ready" "$@" > /dev/null 2> "$T/$name.log" &
+	FIXTURE_PID[$name]=$!
+	mg_track "${FIXTURE_PID[$name]}"
+	disown "${FIXTURE_PID[$name]}"	# no "Killed" notice when a suite kills one on purpose
+}
+wait_fixture() {
+	wait_until 60 fixture_settled "$1"
+	FIXTURE_URL[$1]=$(sed -n 's/^ready //p' "$T/$1.ready" 2>/dev/null)
+	[ -n "${FIXTURE_URL[$1]}" ]
+}
+fixture_settled() { [ -s "$T/$1.ready" ] || ! mg_alive "${FIXTURE_PID[$1]}"; }
+
 # suite_begin NEED... [--node FILE...]: what a suite with real servers does first:
 # suite_need NEED... [--node FILE...]; MCPGATE_BIN must be an executable; a temp dir of
 # its own, $T (deploy/lib.sh's mg_init); the authorization server's, node's and the
