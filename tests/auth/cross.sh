@@ -11,9 +11,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
+suite_begin curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 IDP1_PID= IDP2_PID=
 stop_idps() { IDP_PID=$IDP1_PID stop_idp; IDP_PID=$IDP2_PID stop_idp; }
 trap 'stop_idps; stop_all' EXIT
@@ -24,10 +22,9 @@ start_idp "$URL_A"
 IDP1=$IDP IDP1_PID=$IDP_PID
 start_idp "$URL_B"
 IDP2=$IDP IDP2_PID=$IDP_PID
-node "$top/tests/upstream/fixture.mjs" --port 0 --tools 3 --ready-file "$T/up.ready" --quiet > /dev/null 2> "$T/up.log" &
-mg_track $!
-wait_until 60 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP=$(sed -n 's/^ready //p' "$T/up.ready")
+start_fixture up --port 0 --tools 3 --quiet
+wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
+UP=${FIXTURE_URL[up]}
 pass "two issuers (oidc-provider) and an upstream (the SDK fixture) started"
 
 # conf OUT RESOURCE ISSUER [LINES...]: a gateway of that resource and issuer on the one

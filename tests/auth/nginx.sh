@@ -6,11 +6,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
 
 port=$(free_port)
 base=http://127.0.0.1:$port

@@ -12,11 +12,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
+suite_begin curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
 	--node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
 . "$top/tests/lib/redis.sh"
 start_redis || bail "redis-server ($LISTEN_MAIN)" "$(tail -n 5 "$T/redis.log")"
 URL=http://127.0.0.1:8080/mcp

@@ -3,6 +3,20 @@
 . "$(dirname "$0")/lib.sh"
 write_conf
 
+# tcheck [FILE]: mcpgate -t on FILE ($T/gw.conf): its output (stdout and stderr) in out,
+# its exit status in rc.
+tcheck() { out=$("$MCPGATE_BIN" -t -c "${1:-$T/gw.conf}" 2>&1); rc=$?; }
+# try_conf NAME FORMAT [ARG...]: tcheck on gw.conf with printf FORMAT ARG... appended, as
+# $T/NAME.conf.
+try_conf() {
+	local f=$T/$1.conf fmt=$2
+	shift 2
+	cp "$T/gw.conf" "$f"
+	# shellcheck disable=SC2059 # the format is the caller's
+	printf "$fmt" "$@" >> "$f"
+	tcheck "$f"
+}
+
 out=$("$MCPGATE_BIN" --version)
 like "--version" "$out" '^mcpgate [0-9]+\.[0-9]+\.[0-9]+$'
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf"); rc=$?
@@ -12,7 +26,7 @@ out=$(MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" -t); rc=$?
 is "\$MCPGATE_CONFIG is the default path" "$rc" 0
 
 printf '[gateway]\nresource = ftp://x\nmax-body = 1\n[auth]\nissuer = http://i\n[tenant "t"]\ngroups = g\n' > "$T/bad.conf"
-out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+tcheck "$T/bad.conf"
 is "-t on a bad file: exit 1" "$rc" 1
 like "-t: first error with file:line and key" "$out" "$T/bad.conf:2: resource: expected an absolute"
 like "-t: every error reported" "$out" "$T/bad.conf:3: max-body"
@@ -33,25 +47,19 @@ unlike "-t: trusted-proxies: no warning" "$err" "trusted-proxies"
 for bad in "ip = 10" "ip = 10/0" "ip = -1/60" "ip = 10/60 burst" "ip = 10/60 burst x" "ip = 10/60 bust 5" \
     "ip = 10/60x" "ip = 10/60 burst 5 6" "ip = 99999999999/60" "store = redis://127.0.0.1:6379/0" \
     "store = memcached://127.0.0.1" "redis-timeout-ms = 0" "redis-fail = maybe"; do
-	cp "$T/gw.conf" "$T/bad.conf"
-	printf '[limits]\n%s\n' "$bad" >> "$T/bad.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	try_conf bad '[limits]\n%s\n' "$bad"
 	is "-t refuses [limits] $bad: exit 1" "$rc" 1
 	like "-t refuses [limits] $bad: file:line" "$out" "$T/bad.conf:[0-9]+: "
 done
 # A [group]'s limit-tool: a bad value refused at its file:line; 0 (none of its own) and
 # a rate accepted, without a warning.
 for bad in "10" "10/0" "-1/60" "10/60 bust 5" "99999999999/60"; do
-	cp "$T/gw.conf" "$T/bad.conf"
-	printf '[group "g"]\ntools = *\nlimit-tool = %s\n' "$bad" >> "$T/bad.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	try_conf bad '[group "g"]\ntools = *\nlimit-tool = %s\n' "$bad"
 	is "-t refuses [group] limit-tool = $bad: exit 1" "$rc" 1
 	like "-t refuses [group] limit-tool = $bad: its file:line" "$out" "$T/bad.conf:$(wc -l < "$T/bad.conf"): limit-tool: expected N/SECONDS"
 done
 for good in "0" "2/60" "2/60 burst 1"; do
-	cp "$T/gw.conf" "$T/good.conf"
-	printf '[group "g"]\ntools = *\nlimit-tool = %s\n' "$good" >> "$T/good.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
+	try_conf good '[group "g"]\ntools = *\nlimit-tool = %s\n' "$good"
 	is "-t accepts [group] limit-tool = $good: exit 0" "$rc" 0
 	if [ "$good" = 0 ]; then	# no tenant and no limit of its own: its tools do nothing
 		like "… its tools (no tenant, no limit) said to have no effect" "$out" \
@@ -64,15 +72,11 @@ done
 # --- [metrics] -------------------------------------------------------------------------
 for bad in "path = /mcp" "path = /mcp/health" "path = /.well-known/metrics" "path = metrics" \
     "allow = 10.0.0.1/8" "allow = example.com"; do
-	cp "$T/gw.conf" "$T/bad.conf"
-	printf '[metrics]\n%s\n' "$bad" >> "$T/bad.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	try_conf bad '[metrics]\n%s\n' "$bad"
 	is "-t refuses [metrics] $bad: exit 1" "$rc" 1
 	like "-t refuses [metrics] $bad: its file:line and key" "$out" "$T/bad.conf:$(wc -l < "$T/bad.conf"): ${bad%% *}: "
 done
-cp "$T/gw.conf" "$T/good.conf"
-printf '[metrics]\npath = /internal/metrics\nallow = 127.0.0.1 10.0.0.0/8 ::1\n' >> "$T/good.conf"
-out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
+try_conf good '[metrics]\npath = /internal/metrics\nallow = 127.0.0.1 10.0.0.0/8 ::1\n'
 is "-t accepts [metrics] with path and allow: exit 0, no warning" "$rc $(grep -c warning <<<"$out")" "0 0"
 
 # --- -t warns about what cannot do what it seems to (exit 0 all the same) -------------------
@@ -206,7 +210,7 @@ for bad in "rediss://127.0.0.1" "memcached://127.0.0.1" "redis://" "redis://:637
     "unix:///run/r.sock?db=1&db=2" "unix:///run/r.sock?password=x" "unix:///run/r.sock?timeout=5" \
     "unix:///run/r%01.sock" "unix:///run/r sock" "unix:///$(printf 'p%.0s' $(seq 1 110))" "redis+unix://"; do
 	printf '[limits]\nstore = %s\n' "$bad" | cat "$T/redis.conf" - > "$T/bad.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	tcheck "$T/bad.conf"
 	is "-t refuses store = $bad: exit 1" "$rc" 1
 	like "-t refuses store = $bad: file:line, the key named" "$out" "$T/bad.conf:[0-9]+: store: "
 done
@@ -214,7 +218,7 @@ for good in "redis://127.0.0.1" "redis://127.0.0.1:6380/2" "redis://:secret@127.
     "redis://app:p%40ss@[::1]:6379/15" "redis://redis.internal:6379" "unix:///run/redis/redis.sock" \
     "unix://:secret@/run/redis/redis.sock?db=3" "redis+unix://app:p%40ss@/var/run/redis%20a/r.sock?db=15"; do
 	printf '[limits]\nstore = %s\ntoken = 10/60\nredis-timeout-ms = 5\nredis-fail = open\n' "$good" | cat "$T/redis.conf" - > "$T/good.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/good.conf" 2>&1); rc=$?
+	tcheck "$T/good.conf"
 	is "-t accepts store = $good (and redis-timeout-ms, redis-fail): exit 0" "$rc" 0
 	unlike "… and never prints its password" "$out" "secret|p@ss|p%40ss"
 	case $good in
@@ -224,13 +228,13 @@ for good in "redis://127.0.0.1" "redis://127.0.0.1:6380/2" "redis://:secret@127.
 done
 for bad in "10.0.0.1/8" "10.0.0.0/33" "proxy.example" "::1/129"; do
 	sed "s|^\\[gateway\\]$|[gateway]\\ntrusted-proxies = $bad|" "$T/gw.conf" > "$T/bad.conf"
-	out=$("$MCPGATE_BIN" -t -c "$T/bad.conf" 2>&1); rc=$?
+	tcheck "$T/bad.conf"
 	is "-t refuses trusted-proxies = $bad: exit 1" "$rc" 1
 	like "-t refuses trusted-proxies = $bad: names it" "$out" "$T/bad.conf:[0-9]+: trusted-proxies: $bad is not an address"
 done
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1 >/dev/null)
 is "-t without such keys: no warning" "$out" ""
-out=$("$MCPGATE_BIN" -t -c "$T/nonexistent.conf" 2>&1); rc=$?
+tcheck "$T/nonexistent.conf"
 is "-t on a missing file: exit 1" "$rc" 1
 like "-t on a missing file: says why" "$out" 'No such file'
 
@@ -254,7 +258,7 @@ for inc in "$T/fifo" /dev/zero conf.d; do
 	like "-t with include = $inc: file:line says why" "$out" "gw.conf:[0-9]+: include: .*: not a regular file"
 done
 printf '[gateway]\nresource = http://127.0.0.1:8080/mcp\ntitle = a\0b\n[auth]\nissuer = http://i\n' > "$T/nul.conf"
-out=$("$MCPGATE_BIN" -t -c "$T/nul.conf" 2>&1); rc=$?
+tcheck "$T/nul.conf"
 is "-t on a NUL byte: exit 1" "$rc" 1
 like "-t on a NUL byte: names the line" "$out" "nul.conf:3: NUL byte in line"
 write_conf "include = conf.d/*.conf"
@@ -264,7 +268,7 @@ write_conf "include = conf.d/*.conf"
 write_conf 'client-secret-file = /nonexistent/mcpgate/introspection.secret' \
 	'[gateway]' 'session-key-file = /nonexistent/mcpgate/session.key' \
 	'[upstream "a"]' 'url = http://127.0.0.1:9/mcp' 'auth-header-file = /nonexistent/mcpgate/a.header'
-out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+tcheck
 is "-t with three missing secret files: exit 1" "$rc" 1
 is "… all three named, each at its line" "$(grep -c "^$T/gw.conf:[0-9]*: [a-z-]*-file: /nonexistent/mcpgate/.*: No such file" <<<"$out")" 3
 
@@ -282,7 +286,6 @@ write_conf 'client-id = mcpgate' "client-secret-file = $T/sec/client.secret" \
 	'[gateway]' "session-key-file = $T/sec/session.key" \
 	'[upstream "a"]' 'url = http://127.0.0.1:9/mcp' "auth-header-file = $T/sec/a.header"
 lineof() { grep -n "^$1 = " "${2:-$T/gw.conf}" | head -n 1 | cut -d: -f1; }
-tcheck() { out=$("$MCPGATE_BIN" -t -c "${1:-$T/gw.conf}" 2>&1); rc=$?; }
 chmod 600 "$T"/sec/*
 tcheck
 is "secret files 0600: exit 0, no warning" "rc=$rc $(grep -c warning <<<"$out")" "rc=0 0"
@@ -395,7 +398,7 @@ write_conf "include = conf.d/*.conf"
 # log-level: error, warn or info; another value is refused at its line. At warn, a
 # CGI run writes no request line; at info (the default) it does.
 write_conf '[gateway]' 'log-level = loud'
-out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); rc=$?
+tcheck
 like "-t refuses log-level = loud at its line" "rc=$rc $out" "^rc=1 $T/gw.conf:[0-9]+: log-level: unknown value"
 for lv in error warn info; do
 	write_conf '[gateway]' "log-level = $lv"

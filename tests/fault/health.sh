@@ -27,28 +27,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server \
 	--node @modelcontextprotocol/sdk/package.json
-suite_begin
-FIXTURE=$top/tests/upstream/fixture.mjs
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- the dependencies ----------------------------------------------------------------------
-declare -A fx_pid=() fx_url=()
-start_fixture() {	# start_fixture NAME PORT: fixture.mjs on 127.0.0.1:PORT; sets fx_url[NAME]
-	rm -f "$T/$1.ready"
-	node "$FIXTURE" --port "$2" --ready-file "$T/$1.ready" --name "$1" --bulk --quiet > /dev/null 2>> "$T/$1.log" &
-	fx_pid[$1]=$!
-	mg_track "${fx_pid[$1]}"
-	disown "${fx_pid[$1]}"	# no "Killed" notice
-	wait_until 60 test -s "$T/$1.ready" || return 1
-	fx_url[$1]=$(sed -n 's/^ready //p' "$T/$1.ready")
-}
+# fixture_up NAME PORT: the fixture NAME on 127.0.0.1:PORT, ready; sets FIXTURE_URL[NAME].
+fixture_up() { start_fixture "$1" --port "$2" --name "$1" --bulk --quiet && wait_fixture "$1"; }
 . "$top/tests/lib/redis.sh"
 PORT_B=$(free_port)
-start_fixture a 0 || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
-start_fixture b "$PORT_B" || bail "fixture b started on port $PORT_B" "$(tail -n 5 "$T/b.log")"
+fixture_up a 0 || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
+fixture_up b "$PORT_B" || bail "fixture b started on port $PORT_B" "$(tail -n 5 "$T/b.log")"
 start_redis || bail "redis-server on 127.0.0.1:$RPORT" "$(tail -n 5 "$T/redis.log")"
 NGX_PORT=$(free_port)
 NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
@@ -63,10 +51,10 @@ store = redis://127.0.0.1:$RPORT/0
 redis-fail = open
 redis-timeout-ms = 200
 [upstream "a"]
-url = ${fx_url[a]}
+url = ${FIXTURE_URL[a]}
 prefix = a_
 [upstream "b"]
-url = ${fx_url[b]}
+url = ${FIXTURE_URL[b]}
 prefix = b_
 timeout-ms = 5000
 CONF
@@ -139,8 +127,8 @@ jcheck "… health: still ok, a and b up (one call's answer is not its upstream'
 
 # --- an upstream goes down: its first failed call names it -------------------------------------
 b_since_up=$(dep "$h" upstream b | jq -r .since)
-kill -9 "${fx_pid[b]}" 2>/dev/null
-wait_until 30 bash -c "! kill -0 ${fx_pid[b]} 2>/dev/null" || fail "fixture b killed"
+kill -9 "${FIXTURE_PID[b]}" 2>/dev/null
+wait_until 30 bash -c "! kill -0 ${FIXTURE_PID[b]} 2>/dev/null" || fail "fixture b killed"
 t_kill=$(date -u +%s)
 st=$(ngx "$(call b_echo)")
 jcheck "b killed: a call to b_echo answers -32603 at once" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \
@@ -160,7 +148,7 @@ jcheck "… a's tools are still served" "$(cat "$T/b")" '.result.content | lengt
 
 # --- back: a call that succeeds ------------------------------------------------------------------
 sleep 1	# so that the new since is later than the one of the failure
-start_fixture b "$PORT_B" || bail "fixture b started again on port $PORT_B" "$(tail -n 5 "$T/b.log")"
+fixture_up b "$PORT_B" || bail "fixture b started again on port $PORT_B" "$(tail -n 5 "$T/b.log")"
 t_back=$(date -u +%s)
 ok_call=no
 for _ in 1 2 3 4 5; do	# the first call may meet the connection the old b left

@@ -24,14 +24,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq python3:python3 \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi cgi-fcgi:libfcgi-bin curl:curl jq:jq python3:python3 \
 	--node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 BOUND=1000	# [gateway] client-timeout-ms
 DEADLINE=2500	# [gateway] request-timeout-ms, for the batch (4)
@@ -39,28 +33,17 @@ SLOW=15000	# a call the client does not wait for (ms)
 UP_TIMEOUT=20000	# [upstream] timeout-ms
 QUICK=6000	# "at once": a worker held by the slow call would answer after ~SLOW
 
-now_ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
-# wait_for SECONDS CMD...: until CMD succeeds (polled every 0.1 s); its status.
-wait_for() {
-	local end=$(( $(now_ms) + $1 * 1000 ))
-	shift
-	until "$@"; do
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.1
-	done
-}
+now_ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }	# (wait.sh's, without a fork: the timings below)
 count() { grep -c -- "$1" "$2" 2>/dev/null; }
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
 
 # --- the upstream, the authorization server, the gateway ---------------------------------
-rm -f "$T/up.ready"
-node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$T/up.ready" --name up > /dev/null 2> "$T/up.log" &
-mg_track $!
+start_fixture up --port 0 --name up
 NGX_PORT=$(free_port)
 NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
 start_idp "$NGX_URL"
-wait_for 30 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP_URL=$(sed -n 's/^ready //p' "$T/up.ready")
+wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
+UP_URL=${FIXTURE_URL[up]}
 
 conf() {	# conf [GATEWAY-LINE...]: the gateway's configuration, with more [gateway] lines
 	GW_CACHE_TTL=300 GW_AUTH_TIMEOUT_MS=3000 gateway_conf "$T/gw.conf.new" "$NGX_URL" "client-timeout-ms = $BOUND" "$@"
@@ -127,7 +110,7 @@ gone() {
 		fail "$label: the client hung up after 1 s; the next request on the one worker is answered at once" \
 			"next request: $ms ms; the hung-up request: HTTP $st, $(head -c 300 "$T/gone.b")"
 	fi
-	if wait_for 10 more_than 'cancelled after' "$T/up.log" "$c0" && sleep 0.5 \
+	if wait_until 10 more_than 'cancelled after' "$T/up.log" "$c0" && sleep 0.5 \
 		&& [ "$(count 'cancelled after' "$T/up.log")" -eq $((c0 + want)) ]; then
 		pass "$label: the upstream received notifications/cancelled for the call ($(grep 'cancelled after' "$T/up.log" | tail -n 1 | sed 's/^upstream\[up\]: //'))"
 	else
@@ -168,7 +151,7 @@ cgi_gone() {
 	else
 		fail "CGI: stdout closed after 1 s: the run ends at once" "it took $ms ms; $(tail -n 3 "$T/cgi.err")"
 	fi
-	if wait_for 10 more_than 'cancelled after' "$T/up.log" "$c0"; then
+	if wait_until 10 more_than 'cancelled after' "$T/up.log" "$c0"; then
 		pass "CGI: the upstream received notifications/cancelled for the call"
 	else
 		fail "CGI: the upstream received notifications/cancelled for the call" "$(tail -n 5 "$T/up.log")"
@@ -181,7 +164,7 @@ STALL=$T/stall.sock
 spawn-fcgi -s "$STALL" -P "$T/stall.pid" -- "$MCPGATE_BIN" -c "$T/gw.conf" -w 2 > /dev/null 2>> "$T/stall.err"
 STALL_PID=$(cat "$T/stall.pid" 2>/dev/null)
 [ -n "$STALL_PID" ] && mg_track "$STALL_PID"
-wait_for 10 test -S "$STALL" || fail "a second mcpgate (2 worker threads) on its own socket" "$(cat "$T/stall.err")"
+wait_until 10 test -S "$STALL" || fail "a second mcpgate (2 worker threads) on its own socket" "$(cat "$T/stall.err")"
 health() {	# cgi-fcgi GET /mcp/health on the stalled process: "ms status"
 	local t0
 	t0=$(now_ms)
@@ -192,7 +175,7 @@ health() {	# cgi-fcgi GET /mcp/health on the stalled process: "ms status"
 for kind in header trickle body kept; do
 	python3 "$here/fcgi-stall.py" "$STALL" "$kind" 2 20 > "$T/stall.$kind" 2> "$T/stall.$kind.err" &
 	NODE_PID=$!
-	if ! wait_for 15 grep -q '^ready' "$T/stall.$kind"; then
+	if ! wait_until 15 grep -q '^ready' "$T/stall.$kind"; then
 		fail "slowloris ($kind): two stalled connections opened" "$(cat "$T/stall.$kind.err")"
 		stop_node
 		continue
@@ -231,11 +214,11 @@ stream_checks() {
 }
 r0=$(count 'config: reloaded' "$T/gw.log")
 stream_call "$(slow 10 3000 tok-hup)" "$T/hup.b"
-if wait_for 15 progressed "$T/hup.b"; then
+if wait_until 15 progressed "$T/hup.b"; then
 	kill -HUP "$PID"
 	wait "$CURL_PID"
 	stream_checks "SIGHUP during an event-stream call (3000 ms; client-timeout-ms $BOUND)" "$T/hup.b" 10 3000
-	if wait_for 10 more_than 'config: reloaded' "$T/gw.log" "$r0"; then pass "SIGHUP: the configuration was reloaded"
+	if wait_until 10 more_than 'config: reloaded' "$T/gw.log" "$r0"; then pass "SIGHUP: the configuration was reloaded"
 	else fail "SIGHUP: the configuration was reloaded" "$(tail -n 5 "$T/gw.log")"; fi
 else
 	fail "SIGHUP during an event-stream call: progress arrives" "$(head -c 300 "$T/hup.b")"
@@ -246,7 +229,7 @@ fi
 r0=$(count 'config: reloaded' "$T/gw.log")
 conf "request-timeout-ms = $DEADLINE"
 kill -HUP "$PID"
-wait_for 10 more_than 'config: reloaded' "$T/gw.log" "$r0" || fail "request-timeout-ms = $DEADLINE: reloaded" "$(tail -n 5 "$T/gw.log")"
+wait_until 10 more_than 'config: reloaded' "$T/gw.log" "$r0" || fail "request-timeout-ms = $DEADLINE: reloaded" "$(tail -n 5 "$T/gw.log")"
 batch="[$(rpc 21 tools/call '{"name":"echo","arguments":{"kept":true}}'),$(slow 22 3000),$(slow 23 3000),$(slow 24 3000),$(rpc 25 ping '{}')]"
 t0=$(now_ms)
 st=$(post "$batch" application/json 60)
@@ -266,9 +249,9 @@ jcheck "the batch: the answer already made is kept; the call under way ends with
 r0=$(count 'config: reloaded' "$T/gw.log")
 conf	# back to the default request-timeout-ms: the call below must not meet the deadline
 kill -HUP "$PID"
-wait_for 10 more_than 'config: reloaded' "$T/gw.log" "$r0" || fail "request-timeout-ms unset again: reloaded" "$(tail -n 5 "$T/gw.log")"
+wait_until 10 more_than 'config: reloaded' "$T/gw.log" "$r0" || fail "request-timeout-ms unset again: reloaded" "$(tail -n 5 "$T/gw.log")"
 stream_call "$(slow 30 2000 tok-term)" "$T/term.b"
-if wait_for 15 progressed "$T/term.b"; then
+if wait_until 15 progressed "$T/term.b"; then
 	kill -TERM "$PID"
 	wait "$CURL_PID"
 	stream_checks "SIGTERM during an event-stream call (2000 ms)" "$T/term.b" 30 2000
@@ -278,7 +261,7 @@ else
 	kill "$CURL_PID" 2>/dev/null
 fi
 exited() { ! mg_alive "$PID"; }
-if wait_for 15 exited; then
+if wait_until 15 exited; then
 	pass "SIGTERM: the process exited after the call"
 else
 	fail "SIGTERM: the process exited after the call" "still running; $(tail -n 3 "$T/gw.log")"

@@ -19,15 +19,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq python3:python3 \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq python3:python3 \
 	--node @modelcontextprotocol/sdk/package.json oidc-provider/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
 HANG_TIMEOUT=3000
 STUBS="s500:500 garbage:garbage big:big bigchunked:big-chunked hang:hang ssedie:sse-die sseend:sse-end refused:500"
 

@@ -17,26 +17,17 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
-declare -A fx_pid=()
-start_fixture() {	# start_fixture NAME PORT [OPTIONS...]
+# fixture_up NAME PORT [OPTION...]: the fixture NAME (--json) on 127.0.0.1:PORT, ready.
+fixture_up() {
 	local name=$1 port=$2
 	shift 2
-	rm -f "$T/$name.ready"
-	node "$top/tests/upstream/fixture.mjs" --port "$port" --json --ready-file "$T/$name.ready" --name "$name" "$@" \
-		>/dev/null 2>>"$T/$name.log" &
-	fx_pid[$name]=$!
-	mg_track "${fx_pid[$name]}"
-	disown "${fx_pid[$name]}"
-	wait_until 60 test -s "$T/$name.ready"
+	start_fixture "$name" --port "$port" --json --name "$name" "$@" && wait_fixture "$name"
 }
 PORT_A=$(free_port)
-start_fixture a "$PORT_A" || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
-start_fixture b 0 --notes || bail "fixture b started" "$(tail -n 5 "$T/b.log")"
+fixture_up a "$PORT_A" || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
+fixture_up b 0 --notes || bail "fixture b started" "$(tail -n 5 "$T/b.log")"
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
@@ -46,7 +37,7 @@ cat >> "$T/gw.conf" <<CONF
 url = http://127.0.0.1:$PORT_A/mcp
 timeout-ms = 3000
 [upstream "b"]
-url = $(sed -n 's/^ready //p' "$T/b.ready")
+url = ${FIXTURE_URL[b]}
 CONF
 start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a and b, the same tools, no prefixes"
 TOKEN=$(mint_cc machine-acme)
@@ -74,8 +65,8 @@ like "mcpgate -t warns, at b's section, that echo is also a's" "$out" \
 	"warning: $T/gw.conf:[0-9]+: \[upstream \"b\"\]: tool echo is also upstream a's"
 
 # --- a down, the catalog rebuilt without it --------------------------------------------------
-kill -9 "${fx_pid[a]}"
-wait_until 30 bash -c "! kill -0 ${fx_pid[a]} 2>/dev/null" || fail "fixture a killed"
+kill -9 "${FIXTURE_PID[a]}"
+wait_until 30 bash -c "! kill -0 ${FIXTURE_PID[a]} 2>/dev/null" || fail "fixture a killed"
 rebuilt() { names > "$T/names.down"; ! grep -qx test_simple_text "$T/names.down" || ! grep -qx note_get "$T/names.down"; }
 # (test_simple_text is a's and b's; once a is left out and the names are held, it is gone)
 wait_until 60 rebuilt
@@ -95,7 +86,7 @@ grep -Eq 'name [a-z_]+ of upstream b is not served: upstream a offered it first 
 	|| fail "the log says b's echo is not served: a offered it first and is down" "$(grep catalog "$T/gw.log" | tail -5)"
 
 # --- a back --------------------------------------------------------------------------------
-start_fixture a "$PORT_A" || bail "fixture a started again" "$(tail -n 5 "$T/a.log")"
+fixture_up a "$PORT_A" || bail "fixture a started again" "$(tail -n 5 "$T/a.log")"
 back() { names > "$T/names.back"; grep -qx echo "$T/names.back"; }
 wait_until 60 back && pass "a back: echo is listed again" || fail "a back: echo is listed again" "$(cat "$T/names.back")"
 b0=$(calls b)

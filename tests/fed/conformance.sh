@@ -39,16 +39,11 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq
-nm=$top/tests/node_modules
-CONF=$nm/@modelcontextprotocol/conformance/dist/index.js
-FIXTURE=$top/tests/upstream/fixture.mjs
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq \
+	--node @modelcontextprotocol/sdk/package.json @modelcontextprotocol/conformance/dist/index.js
+CONF=$top/tests/node_modules/@modelcontextprotocol/conformance/dist/index.js
 PRELOAD=$top/tests/mcp/bearer-preload.mjs
 BASELINE=$here/conformance-expected.yml
-for f in "$nm/@modelcontextprotocol/sdk/package.json" "$CONF"; do
-	[ -f "$f" ] || { echo "Bail out! ${f#"$top/"} is missing (npm ci --prefix tests)"; exit 1; }
-done
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 # Scenarios the baseline may not list: they use only what the gateway relays already
 # (initialize, ping, tools/list, tools/call with its progress and log notifications and
 # the sampling and elicitation requests of the upstream). ALSO_NEED would name those
@@ -60,11 +55,6 @@ ALSO_NEED='^$'
 # reaching the client.
 NOT_RELAYED='^(Failed: MCP error -32601: Method not found|Server did not request (sampling|elicitation) from client)$'
 CLI_SECS=50	# the suite takes about 10 s
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- the baseline ----------------------------------------------------------------------
 # "scenario<TAB>reason" for each entry of the server: list, the reason being the comment
@@ -92,17 +82,10 @@ done < <(baseline_entries)
 PORT=$(free_port)
 ORIGIN=http://localhost:$PORT
 URL=$ORIGIN/mcp
-node "$FIXTURE" --port 0 --ready-file "$T/fixture.ready" > /dev/null 2> "$T/fixture.log" &
-FIXTURE_PID=$!
-mg_track "$FIXTURE_PID"
+start_fixture fixture --port 0
 start_idp "$URL"
-for _ in $(seq 1 600); do
-	[ -s "$T/fixture.ready" ] && break
-	mg_alive "$FIXTURE_PID" || break
-	sleep 0.1
-done
-UP_URL=$(sed -n 's/^ready //p' "$T/fixture.ready" 2>/dev/null)
-[ -n "$UP_URL" ] || bail "the fixture upstream started" "$(tail -n 5 "$T/fixture.log")"
+wait_fixture fixture || bail "the fixture upstream started" "$(tail -n 5 "$T/fixture.log")"
+UP_URL=${FIXTURE_URL[fixture]}
 
 gateway_conf "$T/gw.conf" "$URL"
 sed -i "/^resource = /a allowed-origins = $ORIGIN" "$T/gw.conf"

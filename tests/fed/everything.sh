@@ -16,16 +16,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi apache2:apache2 curl:curl jq:jq \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi apache2:apache2 curl:curl jq:jq \
 	--node @modelcontextprotocol/server-everything/dist/index.js @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 EVERYTHING=$top/tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 CLIENT=$here/gateway-client.mjs
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- server-everything --------------------------------------------------------------------
 EV_PORT=$(free_port)

@@ -33,16 +33,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-FIXTURE=$top/tests/upstream/fixture.mjs
+suite_begin nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 CLIENT=$here/gateway-client.mjs
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 PAGE=50		# [gateway] page-size
 B_TIMEOUT=6000	# [upstream "beta"] timeout-ms
@@ -53,28 +45,7 @@ A_SECRET='Bearer upstream-alpha-secret-7f3a'
 B_SECRET='upstream-beta-key-91c2'
 
 # --- fixtures --------------------------------------------------------------------------
-declare -A fx_pid=() fx_url=()
-# start_fixture NAME ARGS...: fixture.mjs on loopback, its request log in $T/NAME.log.
-start_fixture() {
-	local name=$1
-	shift
-	rm -f "$T/$name.ready"
-	node "$FIXTURE" --ready-file "$T/$name.ready" --name "$name" "$@" > /dev/null 2> "$T/$name.log" &
-	fx_pid[$name]=$!
-	mg_track "${fx_pid[$name]}"
-	disown "${fx_pid[$name]}"	# no "Killed" notice when beta is killed on purpose
-}
-# wait_fixture NAME: waits (60 s at most: node on a loaded machine) for its ready line; sets fx_url[NAME].
-wait_fixture() {
-	local name=$1
-	for _ in $(seq 1 600); do
-		[ -s "$T/$name.ready" ] && break
-		mg_alive "${fx_pid[$name]}" || break
-		sleep 0.1
-	done
-	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
-	[ -n "${fx_url[$name]}" ]
-}
+# The fixtures: start_fixture and wait_fixture (tests/lib/suite.sh), FIXTURE_PID[NAME], FIXTURE_URL[NAME].
 # lists NAME: how many tools/list requests the fixture has answered so far.
 lists() { grep -c 'POST tools/list ' "$T/$1.log"; }
 
@@ -108,7 +79,7 @@ fixture_session() {
 # fixture_tools NAME PREFIX OUT: every tool of the fixture (following its cursors) as it
 # lists them, each name with PREFIX, into OUT (a JSON array); the pages in OUT.pages.
 fixture_tools() {
-	local name=$1 prefix=$2 out=$3 url=${fx_url[$1]} sid cursor='' i r params
+	local prefix=$2 out=$3 url=${FIXTURE_URL[$1]} sid cursor='' i r params
 	sid=$(fixture_session "$url") || return 1
 	: > "$out.jsonl"
 	for i in $(seq 1 30); do
@@ -126,7 +97,7 @@ fixture_tools() {
 }
 # fixture_call NAME TOOL ARGS: the fixture's own JSON-RPC answer to tools/call.
 fixture_call() {
-	local url=${fx_url[$1]} sid
+	local url=${FIXTURE_URL[$1]} sid
 	sid=$(fixture_session "$url") || return 1
 	fixture_rpc "$url" "$sid" 1 tools/call "$(jq -nc --arg n "$2" --argjson a "$3" '{name: $n, arguments: $a}')"
 }
@@ -242,12 +213,12 @@ LTY_PORT=$(free_port)
 DOWN_PORT=$(free_port)
 NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
 LTY_URL=http://127.0.0.1:$LTY_PORT/mcp
-start_fixture alpha --port 0 --tools 150
-start_fixture beta --port 0 --page-size 8
+start_fixture alpha --port 0 --name alpha --tools 150
+start_fixture beta --port 0 --name beta --page-size 8
 start_idp "$NGX_URL"
 wait_fixture alpha && wait_fixture beta \
 	|| bail "the fixture upstreams started" "$(tail -n 5 "$T/alpha.log" "$T/beta.log")"
-pass "fixture upstreams: alpha (--tools 150) at ${fx_url[alpha]}, beta (--page-size 8) at ${fx_url[beta]}; gamma down at :$DOWN_PORT"
+pass "fixture upstreams: alpha (--tools 150) at ${FIXTURE_URL[alpha]}, beta (--page-size 8) at ${FIXTURE_URL[beta]}; gamma down at :$DOWN_PORT"
 
 (umask 077 && printf 'Authorization: %s\n' "$A_SECRET" > "$T/alpha.header" &&
 	printf 'X-Api-Key: %s\n' "$B_SECRET" > "$T/beta.header")
@@ -260,12 +231,12 @@ gw_conf() {
 GW_STATE=$3 GW_LOG=$4 gateway_conf "$1" "$NGX_URL" "catalog-ttl = $2" "page-size = $PAGE"
 cat >> "$1" <<CONF
 [upstream "alpha"]
-url = ${fx_url[alpha]}
+url = ${FIXTURE_URL[alpha]}
 prefix = a_
 auth-header-file = $T/alpha.header
 timeout-ms = $A_TIMEOUT
 [upstream "beta"]
-url = ${fx_url[beta]}
+url = ${FIXTURE_URL[beta]}
 auth-header-file = $T/beta.header
 timeout-ms = $B_TIMEOUT
 [upstream "gamma"]
@@ -642,7 +613,7 @@ jcheck "SDK/lighttpd: a_slow 1500 ms: progress arrives as it happens, long befor
 [ -s "$L" ] || fail "SDK client run through lighttpd printed its results" "$(tail -n 10 "$T/lty.err")"
 
 # --- 2. the down upstream comes up -----------------------------------------------------------
-start_fixture gamma --port "$DOWN_PORT" --tools 3
+start_fixture gamma --port "$DOWN_PORT" --name gamma --tools 3
 if wait_fixture gamma && fixture_tools gamma c_ "$T/gamma.expect"; then
 	jq -s 'add | sort_by(.name)' "$T/alpha.expect" "$T/beta.expect" "$T/gamma.expect" > "$T/expect3.tools"
 	sleep "$STALE"
@@ -664,7 +635,7 @@ else
 fi
 
 # --- 4. an upstream that dies ---------------------------------------------------------------
-B_PID=${fx_pid[beta]}
+B_PID=${FIXTURE_PID[beta]}
 MCP_BEARER_TOKEN=$TOKEN WATCHDOG_MS=80000 run_bounded 90 "$T/kill.out" "$T/kill.err" node "$CLIENT" "$NGX_URL" \
 	"{\"tag\":\"midcall\",\"op\":\"call\",\"name\":\"slow\",\"arguments\":{\"ms\":30000},\"progress\":true,\"killAfterProgress\":$B_PID,\"timeout\":40000}" \
 	'{"tag":"dead","op":"call","name":"test_simple_text","timeout":40000}' \
@@ -702,11 +673,11 @@ jcheck "nginx: a dead upstream's tool, once out of the catalog (not listed) → 
 # --- an upstream that forgets a caller's session -----------------------------------------
 st=$(post_ngx "$(rpc 40 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
 SID2=$(hdr Mcp-Session-Id)
-a_port=${fx_url[alpha]##*:}
+a_port=${FIXTURE_URL[alpha]##*:}
 a_port=${a_port%%/*}
-kill "${fx_pid[alpha]}" 2>/dev/null
-wait_until 30 eval '! mg_alive "${fx_pid[alpha]}"'
-start_fixture alpha --port "$a_port" --tools 150
+kill "${FIXTURE_PID[alpha]}" 2>/dev/null
+wait_until 30 eval '! mg_alive "${FIXTURE_PID[alpha]}"'
+start_fixture alpha --port "$a_port" --name alpha --tools 150
 if wait_fixture alpha; then
 	st=$(post_sid "$(rpc 41 tools/call '{"name":"a_echo","arguments":{"x":1}}')" "$SID2" 'application/json')
 	jcheck "alpha restarted (it forgot the caller's session): the call answers 404 session_not_found, so the client initializes again" \

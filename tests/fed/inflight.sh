@@ -18,10 +18,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 CALLS=8
 SLOW_MS=8000
@@ -31,13 +28,10 @@ MAX=12
 # --- the upstream, the authorization server, the gateway ----------------------------------
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
-rm -f "$T/up.ready"
-node "$top/tests/upstream/fixture.mjs" --port 0 --json --ready-file "$T/up.ready" --name up \
-	>/dev/null 2>"$T/up.log" &
-mg_track $!
+start_fixture up --port 0 --json --name up
 start_idp "$URL"
-wait_until 60 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP=$(sed -n 's/^ready //p' "$T/up.ready")
+wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
+UP=${FIXTURE_URL[up]}
 TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$URL")
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a client_credentials token" "$(tail -n 5 "$T/idp.log")"
 gateway_conf "$T/gw.conf" "$URL" "workers = $WORKERS" "max-workers = $MAX" "client-timeout-ms = 30000"

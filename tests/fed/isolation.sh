@@ -21,22 +21,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the upstream, the authorization server, the gateway ----------------------------------
-node "$top/tests/upstream/fixture.mjs" --port 0 --notes --ready-file "$T/up.ready" --name notes \
-	>/dev/null 2>"$T/up.log" &
-mg_track $!
+start_fixture up --port 0 --notes --name notes
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
-wait_until 60 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP=$(sed -n 's/^ready //p' "$T/up.ready")
+wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
 gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600" "workers = 1" "max-workers = 1"
-printf '[upstream "notes"]\nurl = %s\n' "$UP" >> "$T/gw.conf"
+printf '[upstream "notes"]\nurl = %s\n' "${FIXTURE_URL[up]}" >> "$T/gw.conf"
 start_gateway "$MG_PORT" "nginx + one mcpgate process of one worker thread, in front of a stateful upstream" 1 1
 
 ACME=$(mint_cc machine-acme)

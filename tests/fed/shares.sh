@@ -13,28 +13,21 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
-node "$top/tests/upstream/fixture.mjs" --port 0 --json --padded-tools 1800 --ready-file "$T/big.ready" --name big \
-	--quiet >/dev/null 2>"$T/big.log" &
-mg_track $!
-node "$top/tests/upstream/fixture.mjs" --port 0 --json --ready-file "$T/hon.ready" --name hon --quiet \
-	>/dev/null 2>"$T/hon.log" &
-mg_track $!
+start_fixture big --port 0 --json --padded-tools 1800 --name big --quiet
+start_fixture hon --port 0 --json --name hon --quiet
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
-wait_until 60 test -s "$T/big.ready" || bail "upstream big started" "$(tail -n 5 "$T/big.log")"
-wait_until 60 test -s "$T/hon.ready" || bail "upstream hon started" "$(tail -n 5 "$T/hon.log")"
+wait_fixture big || bail "upstream big started" "$(tail -n 5 "$T/big.log")"
+wait_fixture hon || bail "upstream hon started" "$(tail -n 5 "$T/hon.log")"
 gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600" "page-size = 1000"
 cat >> "$T/gw.conf" <<CONF
 [upstream "big"]
-url = $(sed -n 's/^ready //p' "$T/big.ready")
+url = ${FIXTURE_URL[big]}
 [upstream "hon"]
-url = $(sed -n 's/^ready //p' "$T/hon.ready")
+url = ${FIXTURE_URL[hon]}
 prefix = hon_
 CONF
 start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of big (1,800 tools of 4 KiB) and hon"

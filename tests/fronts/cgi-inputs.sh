@@ -22,11 +22,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-. "$top/tests/lib/wait.sh"
 
-suite_need spawn-fcgi:spawn-fcgi curl:curl jq:jq python3:python3 nginx:nginx-light lighttpd:lighttpd \
+suite_begin spawn-fcgi:spawn-fcgi curl:curl jq:jq python3:python3 nginx:nginx-light lighttpd:lighttpd \
 	apache2:apache2 fcgiwrap:fcgiwrap
-suite_begin
 # Apache runs as www-data: the FastCGI socket is 0666 (start_mcpgate_fcgi). The CGI
 # programs run as this user (lighttpd and fcgiwrap here run as it).
 cp "$MCPGATE_BIN" "$T/mcpgate"

@@ -20,21 +20,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq promtool:prometheus \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq promtool:prometheus \
 	--node @modelcontextprotocol/sdk/package.json
-suite_begin
-FIXTURE=$top/tests/upstream/fixture.mjs
-trap 'stop_node; stop_idp; stop_all' EXIT
 
 # --- the fixture, the IdP, the gateway ------------------------------------------------------
-node "$FIXTURE" --port 0 --ready-file "$T/fx.ready" --name fx --quiet > /dev/null 2> "$T/fx.log" &
-mg_track $!
+start_fixture fx --port 0 --name fx --quiet
 NGX_PORT=$(free_port)
 NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
 start_idp "$NGX_URL"
-for _ in $(seq 1 600); do [ -s "$T/fx.ready" ] && break; sleep 0.1; done
-FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready" 2>/dev/null)
-[ -n "$FX_URL" ] || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+FX_URL=${FIXTURE_URL[fx]}
 
 gateway_conf "$T/gw.conf" "$NGX_URL" 'trusted-proxies = 127.0.0.1'
 cat >> "$T/gw.conf" <<CONF

@@ -1,5 +1,6 @@
-/* fuzz.h — what every libFuzzer harness of tests/fuzz/ shares: a quiet logger, inputs
- * as C strings, a fixed configuration, and a check that stops the run. Each harness
+/* fuzz.h — what every libFuzzer harness of tests/fuzz/ shares: its LLVMFuzzerInitialize
+ * (a quiet logger, libsodium, then the harness's own fuzz_setup if it has one), inputs as
+ * C strings, a fixed configuration, and a check that stops the run. Each harness
  * includes it once. */
 #ifndef GW_FUZZ_H
 #define GW_FUZZ_H
@@ -28,15 +29,24 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* A harness's own set-up, when it has one: it defines fuzz_setup, which runs once before
+ * the first input, after what LLVMFuzzerInitialize below makes ready. */
+void fuzz_setup(void) __attribute__((weak));
 
-/* Logs go nowhere (the catalog and the loader log what they refuse); libsodium is ready. */
-static void __attribute__((unused))
-fuzz_init(void)
+/* Every harness's start: logs go nowhere (the catalog and the loader log what they
+ * refuse); libsodium is ready; then the harness's fuzz_setup, if it defines one. */
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
+	(void)argc;
+	(void)argv;
 	log_init(fd < 0 ? 2 : fd, GW_LOG_ERR);
 	FUZZ_CHECK(secret_init() == 0);
+	if (fuzz_setup != NULL)
+		fuzz_setup();
+	return 0;
 }
 
 /* Every field of c a terminated string within its size. */

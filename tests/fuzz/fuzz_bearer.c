@@ -9,15 +9,6 @@
 #include "auth.h"
 #include "fuzz.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
 static int
 b64token_char(int c)
 {

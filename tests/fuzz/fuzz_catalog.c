@@ -22,19 +22,15 @@
 
 static struct config *cfg;
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\n"
 	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
 	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n"
 	    "[upstream \"c\"]\nurl = http://127.0.0.1:9/mcp\nprefix = c_\n");
 	FUZZ_CHECK(cfg->n_upstreams == UPSTREAMS);
-	return 0;
 }
 
 static void

@@ -14,16 +14,12 @@
 
 static struct config *cfg;
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n"
 	    "groups-claim = roles\ntenant-claim = org\ncache-ttl = 300\n");
-	return 0;
 }
 
 int

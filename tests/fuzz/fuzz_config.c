@@ -17,16 +17,12 @@
 
 static char dir[512];
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	snprintf(dir, sizeof(dir), "%s/mcpgate-fuzz-config-XXXXXX", fuzz_tmpdir());
 	FUZZ_CHECK(mkdtemp(dir) != NULL);
 	FUZZ_CHECK(chdir(dir) == 0);
-	return 0;
 }
 
 static void

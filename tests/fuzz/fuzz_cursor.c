@@ -16,14 +16,10 @@ static unsigned char key[SESSION_KEY_BYTES];
 /* two gateways sharing the key (a state file, a session-key-file) */
 static const unsigned char gw[SESSION_BIND_BYTES] = "fuzz gateway 01", gw2[SESSION_BIND_BYTES] = "fuzz gateway 02";
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	memset(key, 0xa5, sizeof(key));
-	return 0;
 }
 
 int

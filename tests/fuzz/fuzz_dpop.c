@@ -14,17 +14,13 @@ static struct config *cfg;
 static unsigned char key[32];
 static struct jws_keycache *keys;	/* a worker's: the second check of a proof takes its key from it */
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\ndpop-window = 60\n");
 	memset(key, 7, sizeof(key));
 	keys = jws_keycache_new();
-	return 0;
 }
 
 int

@@ -16,15 +16,6 @@
 #include "jsonrpc.h"
 #include "jsonw.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
 static void
 validate(json_t *m)
 {

@@ -11,15 +11,6 @@
 #include "jws.h"
 
 int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
-int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char why[256] = "", a[JWS_B64_SHA256], b[JWS_B64_SHA256];

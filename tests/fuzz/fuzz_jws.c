@@ -28,19 +28,15 @@ static const char jwks[] =
 	    "rKdFaCBvM_6SpMw3s4BGk\",\"crv\":\"P-256\",\"kid\":\"e1\",\"use\":\"sig\",\"alg\":\"ES256"
 	    "\"}]}";
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
 	char why[256];
 
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\nverify = jwt\nclock-skew = 60\n");
 	keys = jws_keys_parse(jwks, sizeof(jwks) - 1, why, sizeof(why));
 	FUZZ_CHECK(keys != NULL && jws_keys_count(keys) == 2);
-	return 0;
 }
 
 int

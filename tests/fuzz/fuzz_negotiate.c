@@ -9,15 +9,6 @@
 #include "negotiate.h"
 
 int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
-int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char out[NEGOTIATE_HEADER_MAX], *h, *enc;

@@ -19,17 +19,13 @@ static const char *const trusted_text[] = {
 #define NTRUSTED	(sizeof(trusted_text) / sizeof(trusted_text[0]))
 static struct netaddr_range trusted[NTRUSTED];
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
 	size_t i;
 
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	for (i = 0; i < NTRUSTED; i++)
 		FUZZ_CHECK(netaddr_parse_range(trusted_text[i], &trusted[i]) == 0);
-	return 0;
 }
 
 static int

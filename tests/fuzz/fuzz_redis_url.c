@@ -14,15 +14,6 @@
 #include "fuzz.h"
 #include "url.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
 /* Appends s percent-encoded (everything but letters and digits, and keep's characters). */
 static size_t
 put_encoded(char *out, size_t at, const char *s, const char *keep)

@@ -22,19 +22,15 @@ static void *tombs;
 static const unsigned char gw[SESSION_BIND_BYTES] = "fuzz gateway 01", gw2[SESSION_BIND_BYTES] = "fuzz gateway 02";
 static char alice[33], bob[33], alice2[33];
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	memset(key, 0x5a, sizeof(key));
 	session_who(gw, "alice", "client-1", "acme", alice);
 	session_who(gw, "bob", "client-1", "acme", bob);
 	session_who(gw2, "alice", "client-1", "acme", alice2);
 	FUZZ_CHECK((tombs = malloc(session_tombstones_def.size)) != NULL);
 	state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
-	return 0;
 }
 
 static int

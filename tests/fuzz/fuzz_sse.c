@@ -56,15 +56,6 @@ run(const char *stream, size_t n, size_t max_line, size_t max_event, uint32_t se
 }
 
 int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
-int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct seen whole = { .stop_at = 0 }, cut = { .stop_at = 0 };

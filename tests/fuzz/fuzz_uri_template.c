@@ -11,15 +11,6 @@
 #include "uritemplate.h"
 #include "fuzz.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init();
-	return 0;
-}
-
 /* The characters of a variable name (RFC 6570 §2.3, pct-encoded loosely). */
 #define VARCHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.%"
 

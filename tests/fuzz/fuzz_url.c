@@ -16,16 +16,12 @@
 
 static struct config *cfg;
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+void
+fuzz_setup(void)
 {
-	(void)argc;
-	(void)argv;
-	fuzz_init();
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "allowed-origins = https://app.example.com http://localhost:8080\n"
 	    "[auth]\nissuer = https://idp.example.com\n");
-	return 0;
 }
 
 static void

@@ -28,7 +28,7 @@ start_idp() {
 	echo "Bail out! the authorization server did not start: $(tail -3 "$T/idp.log")"
 	exit 1
 }
-stop_idp() { [ -n "${IDP_PID:-}" ] && kill "$IDP_PID" 2>/dev/null; wait "$IDP_PID" 2>/dev/null; IDP_PID=; }
+stop_idp() { [ -n "${IDP_PID:-}" ] && kill "$IDP_PID" 2>/dev/null; wait "${IDP_PID:-}" 2>/dev/null; IDP_PID=; }
 
 # mint ARGS... → prints the access token (client: --client ID; user: --user NAME; --scope, --resource)
 mint() { node "$IDP_DIR/token.mjs" --issuer "$IDP" "$@" | jq -r .access_token; }

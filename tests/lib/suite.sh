@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # tests/lib/suite.sh — the start of a suite that runs the gateway behind real fronts:
-# TAP, deploy/lib.sh, MCPGATE_BIN (default: the in-tree build), suite_need and start_ok.
-# Source it after setting $top (the source tree).
+# TAP, deploy/lib.sh, MCPGATE_BIN (default: the in-tree build), suite_need, suite_begin
+# and start_ok. Source it after setting $top (the source tree); a suite's start is then
+#   suite_begin CMD:PACKAGE... [--node FILE...]
+# (below), and what is its own.
 : "${top:?set top before sourcing tests/lib/suite.sh}"
 . "$top/tests/lib/tap.sh"
 # shellcheck disable=SC2034 # read by deploy/lib.sh
@@ -76,14 +78,51 @@ start_gateway() {
 	fi
 }
 
-# suite_begin: what a suite with real servers does first: MCPGATE_BIN must be an
-# executable; a temp dir of its own, $T (deploy/lib.sh's mg_init); the authorization
-# server's and node's helpers (tests/lib/idp.sh, node.sh).
+# The MCP fixture upstream (tests/upstream/fixture.mjs), as many as a suite starts, each
+# under a NAME of the suite's: its ready file $T/NAME.ready, its stderr (the requests it
+# logs) $T/NAME.log, its pid FIXTURE_PID[NAME], its URL FIXTURE_URL[NAME].
+#   start_fixture NAME ARG...   fixture.mjs ARG... (--port, --name, what it serves) in the
+#                               background, stopped by stop_all
+#   wait_fixture NAME           waits until it is ready (60 s at most: node on a loaded
+#                               machine) and sets FIXTURE_URL[NAME]; fails when it did not start
+declare -A FIXTURE_PID=() FIXTURE_URL=()
+start_fixture() {
+	local name=$1
+	shift
+	rm -f "$T/$name.ready"
+	node "$top/tests/upstream/fixture.mjs" --ready-file "$T/$name.ready" "$@" > /dev/null 2> "$T/$name.log" &
+	FIXTURE_PID[$name]=$!
+	mg_track "${FIXTURE_PID[$name]}"
+	disown "${FIXTURE_PID[$name]}"	# no "Killed" notice when a suite kills one on purpose
+}
+wait_fixture() {
+	wait_until 60 fixture_settled "$1"
+	FIXTURE_URL[$1]=$(sed -n 's/^ready //p' "$T/$1.ready" 2>/dev/null)
+	[ -n "${FIXTURE_URL[$1]}" ]
+}
+fixture_settled() { [ -s "$T/$1.ready" ] || ! mg_alive "${FIXTURE_PID[$1]}"; }
+
+# suite_begin NEED... [--node FILE...]: what a suite with real servers does first:
+# suite_need NEED... [--node FILE...]; MCPGATE_BIN must be an executable; a temp dir of
+# its own, $T (deploy/lib.sh's mg_init); the authorization server's, node's and the
+# waiting helpers (tests/lib/idp.sh, node.sh, wait.sh); and on exit suite_end (a suite
+# with more to stop sets an EXIT trap of its own in its place).
 suite_begin() {
+	suite_need "$@"
 	[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
 	mg_init || exit 1
 	# shellcheck disable=SC2034 # the suite's
 	T=$MG_DIR
 	. "$top/tests/lib/idp.sh"
 	. "$top/tests/lib/node.sh"
+	. "$top/tests/lib/wait.sh"
+	trap suite_end EXIT
+}
+
+# suite_end: stops the node helper, the authorization server and what deploy/lib.sh's
+# start_* functions started (each stop does nothing when that was not started).
+suite_end() {
+	stop_node
+	stop_idp
+	stop_all
 }

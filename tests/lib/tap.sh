@@ -40,19 +40,20 @@ unlike() {
 want no match: '$3'"; fi
 }
 
-# tap_relay FILE: the "ok"/"not ok" lines of another TAP producer, renumbered into ours
-# (a "# SKIP" stays); its "#" lines as they are, its plan dropped, anything else as a
-# comment. Sets tap_relayed to the number of tests it relayed.
+# tap_relay FILE [PREFIX]: the "ok"/"not ok" lines of another TAP producer, renumbered
+# into ours, PREFIX before each description (a "# SKIP" stays); its "#" lines as they are,
+# its plan dropped, anything else as a comment. Sets tap_relayed to the number of tests
+# it relayed.
 tap_relayed=0
 tap_relay() {
 	local line
 	tap_relayed=0
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*) tap_relayed=$((tap_relayed + 1)); pass "$(printf '%s' "$line" | sed -E 's/^ok [0-9]+ - //')" ;;
+		"ok "*) tap_relayed=$((tap_relayed + 1)); pass "${2:-}$(printf '%s' "$line" | sed -E 's/^ok [0-9]+ - //')" ;;
 		"not ok "*)
 			tap_relayed=$((tap_relayed + 1)); tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
-			printf 'not ok %d - %s\n' "$tap_n" "$(printf '%s' "$line" | sed -E 's/^not ok [0-9]+ - //')" ;;
+			printf 'not ok %d - %s%s\n' "$tap_n" "${2:-}" "$(printf '%s' "$line" | sed -E 's/^not ok [0-9]+ - //')" ;;
 		"#"*) printf '%s\n' "$line" ;;
 		1..[0-9]*) ;;
 		*) [ -z "$line" ] || printf '# %s\n' "$line" ;;

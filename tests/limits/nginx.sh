@@ -17,22 +17,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-. "$top/tests/lib/wait.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
-node "$top/tests/upstream/fixture.mjs" --port 0 --name fx --ready-file "$T/fx.ready" --quiet > /dev/null 2> "$T/fx.log" &
-mg_track $!
+start_fixture fx --port 0 --name fx --quiet
 NGX_PORT=$(free_port)
 URL=http://127.0.0.1:$NGX_PORT/mcp
 start_idp "$URL"
-wait_until 60 test -s "$T/fx.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
-FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready")
+wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+FX_URL=${FIXTURE_URL[fx]}
 gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
 [upstream "fx"]

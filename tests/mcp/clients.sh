@@ -19,37 +19,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq
+suite_begin nginx:nginx-light lighttpd:lighttpd spawn-fcgi:spawn-fcgi curl:curl jq:jq \
+	--node @modelcontextprotocol/sdk/package.json @modelcontextprotocol/conformance/dist/index.js \
+	conformance-alpha/dist/index.js @modelcontextprotocol/inspector-cli/build/cli.js
 nm=$top/tests/node_modules
 CONF_STABLE=$nm/@modelcontextprotocol/conformance/dist/index.js
 CONF_ALPHA=$nm/conformance-alpha/dist/index.js
 INSPECTOR=$nm/@modelcontextprotocol/inspector-cli/build/cli.js
-for f in "$nm/@modelcontextprotocol/sdk/package.json" "$CONF_STABLE" "$CONF_ALPHA" "$INSPECTOR"; do
-	[ -f "$f" ] || { echo "Bail out! ${f#"$top/"} is missing (npm ci --prefix tests)"; exit 1; }
-done
 BASELINE=$here/expected-failures-2026.yml
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
-
-# relay FILE: the "ok"/"not ok" lines of a node TAP producer, renumbered into ours; its
-# "#" lines passed through. Prints the number of tests seen to $T/relayed.
-relay() {
-	local line steps=0
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) steps=$((steps + 1)); pass "$(printf '%s' "$line" | sed -E 's/^ok [0-9]+ - //')" ;;
-		"not ok "*)
-			steps=$((steps + 1)); tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
-			printf 'not ok %d - %s\n' "$tap_n" "$(printf '%s' "$line" | sed -E 's/^not ok [0-9]+ - //')" ;;
-		"#"*) printf '%s\n' "$line" ;;
-		*) [ -z "$line" ] || printf '# %s\n' "$line" ;;
-		esac
-	done < "$1"
-	echo "$steps" > "$T/relayed"
-}
 
 # --- the two stacks ------------------------------------------------------------------
 fronts=(nginx lighttpd)
@@ -87,12 +64,12 @@ sdk_client() {
 	MCP_BEARER_TOKEN=${token[$f]} run_bounded 130 "$T/$f.sdk.tap" "$T/$f.sdk.err" \
 		node "$here/sdk-client.mjs" "${url[$f]}" --label "$f: SDK" --no-plan
 	rc=$?
-	relay "$T/$f.sdk.tap"
-	if [ "$rc" -eq 0 ] && [ "$(cat "$T/relayed")" -ge 46 ]; then
-		pass "$f: sdk-client.mjs ran every step ($(cat "$T/relayed")) and exited 0"
+	tap_relay "$T/$f.sdk.tap"
+	if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 46 ]; then
+		pass "$f: sdk-client.mjs ran every step ($tap_relayed) and exited 0"
 	else
 		fail "$f: sdk-client.mjs ran every step and exited 0" \
-			"exit $rc after $(cat "$T/relayed") steps; stderr: $(tail -n 15 "$T/$f.sdk.err")"
+			"exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/$f.sdk.err")"
 	fi
 }
 

@@ -11,12 +11,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-. "$top/tests/lib/wait.sh"
-suite_need logrotate:logrotate nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl
+suite_begin logrotate:logrotate nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl
 
-mg_init || exit 1
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-T=$MG_DIR
 mkdir -p "$T/log"
 port=$(free_port)
 gen_config "$T/mcpgate.conf" "http://127.0.0.1:$port" /mcp "$T/state"

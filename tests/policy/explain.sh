@@ -24,25 +24,12 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need jq:jq --node @modelcontextprotocol/sdk/package.json
-. "$top/tests/lib/node.sh"
+suite_begin jq:jq --node @modelcontextprotocol/sdk/package.json
 command -v node > /dev/null || { echo "Bail out! node is needed"; exit 1; }
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-FIXTURE=$top/tests/upstream/fixture.mjs
-mg_init
-T=$MG_DIR
 
 # --- the upstreams ----------------------------------------------------------------------
-declare -A fx_url=()
-for name in gh fs; do
-	node "$FIXTURE" --port 0 --ready-file "$T/$name.ready" --name "$name" --tools 495 --quiet > /dev/null 2> "$T/$name.log" &
-	mg_track $!
-done
-for name in gh fs; do
-	for _ in $(seq 1 600); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
-	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
-	[ -n "${fx_url[$name]}" ] || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"
-done
+for name in gh fs; do start_fixture "$name" --port 0 --name "$name" --tools 495 --quiet; done
+for name in gh fs; do wait_fixture "$name" || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"; done
 
 # --- the configuration --------------------------------------------------------------------
 mkdir -p "$T/tenants.d"
@@ -58,12 +45,12 @@ tenant-claim = org
 token = 120/60
 tool = 600/60
 [upstream "gh"]
-url = ${fx_url[gh]}
+url = ${FIXTURE_URL[gh]}
 prefix = gh_
 group = github
 read-only-tools = gh_test_simple_text
 [upstream "fs"]
-url = ${fx_url[fs]}
+url = ${FIXTURE_URL[fs]}
 prefix = fs_
 read-only-tools = fs_echo fs_test_simple_text
 [group "github"]

@@ -28,26 +28,11 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-FIXTURE=$top/tests/upstream/fixture.mjs
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-trap 'stop_idp; stop_all' EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the upstreams, the authorization server, the gateway -----------------------------
-declare -A fx_url=()
-for name in gh fs; do
-	node "$FIXTURE" --port 0 --ready-file "$T/$name.ready" --name "$name" > /dev/null 2> "$T/$name.log" &
-	mg_track $!
-done
-for name in gh fs; do
-	for _ in $(seq 1 600); do [ -s "$T/$name.ready" ] && break; sleep 0.1; done
-	fx_url[$name]=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
-	[ -n "${fx_url[$name]}" ] || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"
-done
+for name in gh fs; do start_fixture "$name" --port 0 --name "$name"; done
+for name in gh fs; do wait_fixture "$name" || bail "fixture $name started" "$(tail -n 5 "$T/$name.log")"; done
 NGX_PORT=$(free_port)
 NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
 start_idp "$NGX_URL"
@@ -55,11 +40,11 @@ gateway_conf "$T/gw.conf" "$NGX_URL"
 cat >> "$T/gw.conf" <<CONF
 page-size = 7
 [upstream "gh"]
-url = ${fx_url[gh]}
+url = ${FIXTURE_URL[gh]}
 prefix = gh_
 group = github
 [upstream "fs"]
-url = ${fx_url[fs]}
+url = ${FIXTURE_URL[fs]}
 prefix = fs_
 read-only-tools = fs_test_simple_text
 [group "github"]
@@ -132,11 +117,11 @@ list() {
 # is taken from the upstreams' own tool names)
 ALL=$(for n in gh fs; do
 	curl -sS --max-time 10 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-		-D "$T/init.h" -o /dev/null --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "${fx_url[$n]}"
+		-D "$T/init.h" -o /dev/null --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "${FIXTURE_URL[$n]}"
 	sid=$(grep -i '^mcp-session-id:' "$T/init.h" | sed 's/^[^:]*: *//' | tr -d '\r')
 	curl -sS --max-time 10 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		-H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' \
-		--data '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}' "${fx_url[$n]}" |
+		--data '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}' "${FIXTURE_URL[$n]}" |
 		sed -n 's/^data: //p' | jq -r --arg p "${n}_" '.result.tools[]?.name | $p + .'
 done | jq -R . | jq -sc 'sort')
 jcheck "the catalog: the fixture's tools twice, as gh_* and fs_*" "$(jq -c '{n: length, gh: map(select(startswith("gh_"))) | length}' <<<"$ALL")" \

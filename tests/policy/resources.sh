@@ -16,24 +16,19 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
-suite_begin
-. "$top/tests/lib/wait.sh"
-trap "stop_idp; stop_all" EXIT
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the files, the upstream, the authorization server, the gateway ------------------------
 mkdir -p "$T/root/docs/x" "$T/root/etc" "$T/root/secret" "$T/root/docs..x"
 echo 'the docs: readme' > "$T/root/docs/readme.txt"
 echo 'root:SECRET-PASSWD:0:0' > "$T/root/etc/passwd"
 echo 'SECRET-KEY-MATERIAL' > "$T/root/secret/key.txt"
-node "$top/tests/upstream/fixture.mjs" --port 0 --files "$T/root" --ready-file "$T/up.ready" --name files \
-	>/dev/null 2>"$T/up.log" &
-mg_track $!
+start_fixture up --port 0 --files "$T/root" --name files
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
-wait_until 60 test -s "$T/up.ready" || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP=$(sed -n 's/^ready //p' "$T/up.ready")
+wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
+UP=${FIXTURE_URL[up]}
 gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
 [upstream "files"]

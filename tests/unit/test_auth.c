@@ -259,18 +259,19 @@ test_challenges(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\n[auth]\nissuer = https://idp.example.com\n"
 	    "required-scopes = mcp:tools\ngroups-claim = groups\n");
 	if (cfg == NULL)
 		return printf("Bail out! the configuration does not load\n"), 1;
 
-	test_rows();
-	test_machine_token();
-	test_user_token();
-	test_challenges();
+	run_case(test_rows);
+	run_case(test_machine_token);
+	run_case(test_user_token);
+	run_case(test_challenges);
 	config_unref(cfg);
-	test_cache_context();
+	run_case(test_cache_context);
 	return done_testing();
 }

@@ -375,18 +375,19 @@ test_str_join0(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_buf_cap();
-	test_buf_growth();
-	test_sink_mem();
-	test_sink_gone();
-	test_clock();
-	test_secret();
-	test_unique_ids();
-	test_log_line();
-	test_str_u64();
-	test_str_join0();
-	test_jsonw();
+	tap_args(argc, argv);
+	run_case(test_buf_cap);
+	run_case(test_buf_growth);
+	run_case(test_sink_mem);
+	run_case(test_sink_gone);
+	run_case(test_clock);
+	run_case(test_secret);
+	run_case(test_unique_ids);
+	run_case(test_log_line);
+	run_case(test_str_u64);
+	run_case(test_str_join0);
+	run_case(test_jsonw);
 	return done_testing();
 }

@@ -367,10 +367,11 @@ test_bound(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	json_t *doc;
 
+	tap_args(argc, argv);
 	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
 	    "[auth]\nissuer = https://idp.example.com\n"
 	    "[upstream \"github\"]\nurl = http://127.0.0.1:9001/mcp\nprefix = gh_\n"
@@ -391,20 +392,20 @@ main(void)
 	    "name", "gh_create_issue");
 	lists[2] = NULL;
 	doc = catalog_build(cfg, lists, reasons);
-	test_order(doc);
-	test_find(doc);
-	test_page(doc);
-	test_pack(doc);
-	test_shared_name(doc);
-	test_defaults(doc);
-	test_not_exposed(doc);
-	test_left_out(doc);
+	run_case(test_order, doc);
+	run_case(test_find, doc);
+	run_case(test_page, doc);
+	run_case(test_pack, doc);
+	run_case(test_shared_name, doc);
+	run_case(test_defaults, doc);
+	run_case(test_not_exposed, doc);
+	run_case(test_left_out, doc);
 	json_decref(doc);
 
-	test_all_answered();
-	test_listed_twice();
-	test_shares();
-	test_bound();
+	run_case(test_all_answered);
+	run_case(test_listed_twice);
+	run_case(test_shares);
+	run_case(test_bound);
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	json_decref(lists[2]);

@@ -469,20 +469,21 @@ test_many_errors(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines out before an alarm ends the run */
 	dir = fixture_dir();
 
-	test_cases();
-	test_long_line();
-	test_defaults();
-	test_request_timeout();
-	test_group_limit();
-	test_includes();
-	test_broken();
-	test_many_errors();
-	files_not_regular_or_too_big();
-	files_trusted();
+	run_case(test_cases);
+	run_case(test_long_line);
+	run_case(test_defaults);
+	run_case(test_request_timeout);
+	run_case(test_group_limit);
+	run_case(test_includes);
+	run_case(test_broken);
+	run_case(test_many_errors);
+	run_case(files_not_regular_or_too_big);
+	run_case(files_trusted);
 	return done_testing();
 }

@@ -329,8 +329,9 @@ test_claims(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
 	secret_random_bytes(dkey, sizeof(dkey));
 	keycache = jws_keycache_new();
@@ -341,11 +342,11 @@ main(void)
 		printf("Bail out! cjose made no keys\n");
 		return 1;
 	}
-	test_proofs();
-	test_replay();
-	test_schemes();
-	test_auth();
-	test_claims();
+	run_case(test_proofs);
+	run_case(test_replay);
+	run_case(test_schemes);
+	run_case(test_auth);
+	run_case(test_claims);
 	jws_keycache_free(keycache);
 	cjose_jwk_release(ec);
 	cjose_jwk_release(rsa);

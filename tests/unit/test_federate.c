@@ -296,13 +296,14 @@ test_prompt_owner(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	json_t *lists[2], *doc;
 
-	test_templates();
-	test_backtracking();
-	test_ambiguous();
+	tap_args(argc, argv);
+	run_case(test_templates);
+	run_case(test_backtracking);
+	run_case(test_ambiguous);
 
 	if ((cfg = fixture_config("[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
 	    "[auth]\nissuer = https://idp.example.com\n"
@@ -320,14 +321,14 @@ main(void)
 	lists[1] = NULL;
 	doc = catalog_build(cfg, lists, reasons);
 	json_decref(lists[0]);
-	test_names(doc);
-	test_capabilities(doc);
-	test_refusals(doc);
+	run_case(test_names, doc);
+	run_case(test_capabilities, doc);
+	run_case(test_refusals, doc);
 	json_decref(doc);
 
-	test_unowned_uri();
-	test_subscriptions();
-	test_prompt_owner();
+	run_case(test_unowned_uri);
+	run_case(test_subscriptions);
+	run_case(test_prompt_owner);
 
 	config_unref(cfg);
 	return done_testing();

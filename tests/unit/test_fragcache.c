@@ -136,18 +136,19 @@ test_free_null(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct fragcache *fc = fragcache_new(32, 3);
 
-	test_get_put(fc);
-	test_evict_by_count(fc);
-	test_replace(fc);
-	test_evict_by_bytes(fc);
-	test_key_max(fc);
-	test_epoch(fc);
+	tap_args(argc, argv);
+	run_case(test_get_put, fc);
+	run_case(test_evict_by_count, fc);
+	run_case(test_replace, fc);
+	run_case(test_evict_by_bytes, fc);
+	run_case(test_key_max, fc);
+	run_case(test_epoch, fc);
 	fragcache_free(fc);
-	test_hold();
-	test_free_null();
+	run_case(test_hold);
+	run_case(test_free_null);
 	return done_testing();
 }

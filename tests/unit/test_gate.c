@@ -421,14 +421,15 @@ test_no_drift(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	log_init(2, GW_LOG_ERR);	/* not the audit lines and upstream warnings of thousands of requests */
 	srand(20261124);
 	env.pages = fragcache_new(1 << 20, 16);
 	env.pool = upstream_pool_new();
-	test_configurations();
-	test_no_drift();
+	run_case(test_configurations);
+	run_case(test_no_drift);
 	catalog_view_free(&view);
 	fragcache_free(env.pages);
 	upstream_pool_free(env.pool);

@@ -108,10 +108,11 @@ test_batch(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_validate();
-	test_parse_errors();
-	test_batch();
+	tap_args(argc, argv);
+	run_case(test_validate);
+	run_case(test_parse_errors);
+	run_case(test_batch);
 	return done_testing();
 }

@@ -414,33 +414,49 @@ jwks_health(struct metrics *m, int64_t now)
 	return metrics_dep_state(m, METRICS_DEP_JWKS, now / 1000, &since, detail, sizeof(detail));
 }
 
+/* The JWK set mirror jwt_verify uses in test_rotation and test_withdrawn: env over region
+ * (initialized here), a metrics region of its own (*mregion) for the health record and an
+ * introspection client; the configuration verifies JWTs with the JWK set file path
+ * (jwks-min-interval 30 s, jwks-ttl 600 s). NULL, a failed check, when it does not load. */
+static struct config *
+jwks_setup(struct jwks_env *env, void *region, void **mregion, const char *path)
+{
+	char conf[512];
+	struct config *cfg;
+
+	state_region_make(&jwks_region_def, region, jwks_region_def.size, 0);
+	*mregion = calloc(1, metrics_region_def.size);
+	state_region_make(&metrics_region_def, *mregion, metrics_region_def.size, 0);
+	*env = (struct jwks_env){ NULL, NULL, region, metrics_attach(*mregion, metrics_region_def.size) };
+	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
+	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
+	if ((cfg = fixture_config(conf)) == NULL) {
+		ok(0, "configuration with a JWK set file loads");
+		return NULL;
+	}
+	env->ix = introspect_new();
+	return cfg;
+}
+
 /* jwt_verify through a JWK set file and a mirror region: the keys fetched once, again
  * for an unknown kid at most once per jwks-min-interval, stale while the file is gone;
  * each fetch's outcome recorded for /mcp/health. */
 static void
 test_rotation(void)
 {
-	char conf[512], *set1 = set_of(pub(rsa, "r1", NULL), NULL), *t1, *t2, *t3;
+	char *set1 = set_of(pub(rsa, "r1", NULL), NULL), *t1, *t2, *t3;
 	const char *path = fixture_file("keys.json", set1), *why;
 	size_t size = jwks_region_def.size;
-	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_def.size);
+	void *region = calloc(1, size), *mregion;
 	struct jwks_view v = { 0 };
-	struct jwks_env env = { NULL, NULL, region, NULL };
+	struct jwks_env env;
 	struct gw_error err = { GW_OK, 0, "" };
 	struct claims c;
 	struct config *cfg;
 	int64_t now = (int64_t)NOW * 1000;
 
-	state_region_make(&jwks_region_def, region, size, 0);
-	state_region_make(&metrics_region_def, mregion, metrics_region_def.size, 0);
-	env.metrics = metrics_attach(mregion, metrics_region_def.size);
-	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
-	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
-	if ((cfg = fixture_config(conf)) == NULL) {
-		ok(0, "configuration with a JWK set file loads");
+	if ((cfg = jwks_setup(&env, region, &mregion, path)) == NULL)
 		return;
-	}
-	env.ix = introspect_new();
 	t1 = sign(rsa, "{\"alg\":\"RS256\",\"kid\":\"r1\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
 	t2 = sign(rsa2, "{\"alg\":\"RS256\",\"kid\":\"r2\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
 	t3 = sign(ec, "{\"alg\":\"ES256\",\"kid\":\"e3\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
@@ -519,28 +535,19 @@ test_rotation(void)
 static void
 test_withdrawn(void)
 {
-	char conf[512], *t1, *t2;
+	char *t1, *t2;
 	const char *path = fixture_file("keys.json", set_of(pub(rsa, "r1", NULL), NULL)), *why;
-	size_t size = jwks_region_def.size;
-	void *region = calloc(1, size), *mregion = calloc(1, metrics_region_def.size);
+	void *region = calloc(1, jwks_region_def.size), *mregion;
 	struct jwks_view v = { 0 }, w = { 0 };
-	struct jwks_env env = { NULL, NULL, region, NULL };
+	struct jwks_env env;
 	struct gw_error err = { GW_OK, 0, "" };
 	char detail[METRICS_DETAIL_MAX];
 	struct claims c;
 	struct config *cfg;
 	int64_t now = (int64_t)NOW * 1000, since;
 
-	state_region_make(&jwks_region_def, region, size, 0);
-	state_region_make(&metrics_region_def, mregion, metrics_region_def.size, 0);
-	env.metrics = metrics_attach(mregion, metrics_region_def.size);
-	snprintf(conf, sizeof(conf), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\nverify = jwt\n"
-	    "jwks-uri = %s\njwks-min-interval = 30\njwks-ttl = 600\n", path);
-	if ((cfg = fixture_config(conf)) == NULL) {
-		ok(0, "configuration with a JWK set file loads");
+	if ((cfg = jwks_setup(&env, region, &mregion, path)) == NULL)
 		return;
-	}
-	env.ix = introspect_new();
 	t1 = sign(rsa, "{\"alg\":\"RS256\",\"kid\":\"r1\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
 	t2 = sign(rsa2, "{\"alg\":\"RS256\",\"kid\":\"r2\",\"typ\":\"at+jwt\"}", claims_with(exp_ok()));
 	is_int(jwt_verify(&v, &env, cfg, "t", t1, strlen(t1), now, &c, &why, &err), 0, "a token of the published key");
@@ -629,8 +636,9 @@ test_config(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
 	rsa = cjose_jwk_create_RSA_random(2048, NULL, 0, NULL);
 	rsa2 = cjose_jwk_create_RSA_random(2048, NULL, 0, NULL);
@@ -639,15 +647,15 @@ main(void)
 		printf("Bail out! cjose made no keys\n");
 		return 1;
 	}
-	test_algs();
-	test_keys();
-	test_verify();
-	test_thumbprint();
-	test_header();
-	test_claims();
-	test_rotation();
-	test_withdrawn();
-	test_config();
+	run_case(test_algs);
+	run_case(test_keys);
+	run_case(test_verify);
+	run_case(test_thumbprint);
+	run_case(test_header);
+	run_case(test_claims);
+	run_case(test_rotation);
+	run_case(test_withdrawn);
+	run_case(test_config);
 	cjose_jwk_release(rsa);
 	cjose_jwk_release(rsa2);
 	cjose_jwk_release(ec);

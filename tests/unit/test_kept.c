@@ -106,19 +106,20 @@ test_full(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	int l[2];
 
+	tap_args(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, l) < 0 || kept_init(&k, l[0], CAP) < 0) {
 		ok(0, "kept_init (errno %d)", errno);
 		return done_testing();
 	}
 	ok(fcntl(l[0], F_GETFL) & O_NONBLOCK, "kept_init makes the listening socket non-blocking");
-	test_park_wait(l);
-	test_expire();
-	test_full();
+	run_case(test_park_wait, l);
+	run_case(test_expire);
+	run_case(test_full);
 	kept_free(&k);
 	close(l[1]);
 	return done_testing();

@@ -310,13 +310,14 @@ test_group_take(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
-	test_rate();
-	test_group_rate();
-	test_gateway_key();
-	test_owed();
-	test_group_take();
+	run_case(test_rate);
+	run_case(test_group_rate);
+	run_case(test_gateway_key);
+	run_case(test_owed);
+	run_case(test_group_take);
 	return done_testing();
 }

@@ -441,17 +441,18 @@ streams(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	buf_init(&raw, 1 << 20);
 	env.pages = fragcache_new(1 << 20, 4);
 	snprintf(conf, sizeof(conf), "%s", fixture_file("gw.conf",
 	    "[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 9.9.9\nmax-batch = 4\n"
 	    "instructions = Use the tools.\n[auth]\nissuer = https://idp.example.com\n"));
-	legacy();
-	batches();
-	modern();
-	streams();
+	run_case(legacy);
+	run_case(batches);
+	run_case(modern);
+	run_case(streams);
 	buf_free(&raw);
 	catalog_view_free(&view);
 	fragcache_free(env.pages);

@@ -267,21 +267,22 @@ test_overwritten(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	size_t size = metrics_region_def.size;
 
+	tap_args(argc, argv);
 	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	state_region_make(&metrics_region_def, region, size, 1);
 	ok(metrics_attach(region, size - 1) == NULL, "a region of another size is refused");
 	m = metrics_attach(region, size);
 	ok(m != NULL, "attached");
-	test_counts();
-	test_names();
-	test_processes();
-	test_killed_claimer();
-	test_dependencies();
-	test_overwritten();
+	run_case(test_counts);
+	run_case(test_names);
+	run_case(test_processes);
+	run_case(test_killed_claimer);
+	run_case(test_dependencies);
+	run_case(test_overwritten);
 	metrics_detach(m);
 	return done_testing();
 }

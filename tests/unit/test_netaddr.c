@@ -380,15 +380,16 @@ test_limit_key(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_parse();
-	test_parse_len();
-	test_format();
-	test_range();
-	test_in();
-	test_client();
-	test_client_many();
-	test_limit_key();
+	tap_args(argc, argv);
+	run_case(test_parse);
+	run_case(test_parse_len);
+	run_case(test_format);
+	run_case(test_range);
+	run_case(test_in);
+	run_case(test_client);
+	run_case(test_client_many);
+	run_case(test_limit_key);
 	return done_testing();
 }

@@ -135,10 +135,11 @@ config_under_oom(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	json_set_alloc_funcs(json_alloc, free);
-	config_under_oom();
+	run_case(config_under_oom);
 	return done_testing();
 }

@@ -1031,11 +1031,12 @@ kinds(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_words();
-	table();
-	kinds();
-	properties();
+	tap_args(argc, argv);
+	run_case(test_words);
+	run_case(table);
+	run_case(kinds);
+	run_case(properties);
 	return done_testing();
 }

@@ -241,19 +241,20 @@ test_overwritten(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
-	test_window();
-	test_first_remaining();
-	test_burst();
-	test_steady_rate();
-	test_clock_back();
-	test_extremes();
-	test_region();
-	test_processes();
-	test_killed_holder();
-	test_overwritten();
+	run_case(test_window);
+	run_case(test_first_remaining);
+	run_case(test_burst);
+	run_case(test_steady_rate);
+	run_case(test_clock_back);
+	run_case(test_extremes);
+	run_case(test_region);
+	run_case(test_processes);
+	run_case(test_killed_holder);
+	run_case(test_overwritten);
 	ratelimit_detach(rl);
 	return done_testing();
 }

@@ -7,22 +7,8 @@
 #include "auth.h"
 #include "request.h"
 #include "secret.h"
+#include "params.h"
 #include "tap.h"
-
-struct env {
-	const char *const *kv;	/* name, value, ..., NULL */
-};
-
-static const char *
-get(void *ctx, const char *name)
-{
-	const char *const *kv = ((struct env *)ctx)->kv;
-
-	for (; *kv; kv += 2)
-		if (strcmp(kv[0], name) == 0)
-			return kv[1];
-	return NULL;
-}
 
 struct chunks {
 	const char *data;
@@ -47,10 +33,10 @@ read_chunks(void *ctx, void *p, size_t n)
 static int
 init(struct request *r, const char *const *kv, struct chunks *body)
 {
-	struct env e = { kv };
+	struct params e = { kv };
 	struct source src = { read_chunks, body };
 
-	return request_init(r, get, &e, body ? &src : NULL, 1, 1000);
+	return request_init(r, params_get, &e, body ? &src : NULL, 1, 1000);
 }
 
 static const char *const cgi[] = {
@@ -175,14 +161,15 @@ test_bearer(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
-	test_cgi();
-	test_body_cap();
-	test_short_body();
-	test_nginx();
-	test_odd();
-	test_bearer();
+	run_case(test_cgi);
+	run_case(test_body_cap);
+	run_case(test_short_body);
+	run_case(test_nginx);
+	run_case(test_odd);
+	run_case(test_bearer);
 	return done_testing();
 }

@@ -217,17 +217,18 @@ test_error_table(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_json();
-	test_no_content();
-	test_spliced();
-	test_headers();
-	test_header_room();
-	test_not_found();
-	test_parse_error();
-	test_bad_utf8();
-	test_status_text();
-	test_error_table();
+	tap_args(argc, argv);
+	run_case(test_json);
+	run_case(test_no_content);
+	run_case(test_spliced);
+	run_case(test_headers);
+	run_case(test_header_room);
+	run_case(test_not_found);
+	run_case(test_parse_error);
+	run_case(test_bad_utf8);
+	run_case(test_status_text);
+	run_case(test_error_table);
 	return done_testing();
 }

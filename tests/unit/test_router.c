@@ -9,45 +9,43 @@
 #include "router.h"
 #include "secret.h"
 #include "fixture.h"
+#include "params.h"
 #include "tap.h"
 
 static struct config *cfg;
 static struct gateway gw;
 static struct worker wk;
 
-struct kv {
-	const char *const *v;
-};
-
-static const char *
-get(void *ctx, const char *name)
-{
-	const char *const *v = ((struct kv *)ctx)->v;
-
-	for (; *v; v += 2)
-		if (strcmp(v[0], name) == 0)
-			return v[1];
-	return NULL;
-}
-
 /* Dispatches method path with extra header pairs; returns the status. */
 static int
 run(struct response *resp, const char *method, const char *path, const char *const *extra)
 {
 	const char *v[40] = { "REQUEST_METHOD", method, "SCRIPT_NAME", path };
-	struct kv ctx = { v };
+	struct params ctx = { v };
 	struct request req;
 	size_t n = 4;
 
 	while (extra && *extra && n < 36)
 		v[n++] = *extra++;
 	v[n] = NULL;
-	request_init(&req, get, &ctx, NULL, 0, 1700000000);
+	request_init(&req, params_get, &ctx, NULL, 0, 1700000000);
 	response_init(resp, req.id);
 	router_dispatch(&wk, cfg, &req, resp);
 	response_serialize(resp);
 	request_free(&req);
 	return resp->status;
+}
+
+/* The status of method path (run), its response freed: for the checks that look at
+ * nothing else. */
+static int
+status_of(const char *method, const char *path, const char *const *extra)
+{
+	struct response r;
+	int status = run(&r, method, path, extra);
+
+	response_free(&r);
+	return status;
 }
 
 static const char *
@@ -150,12 +148,9 @@ test_cors_rules(void)
 	is_str(field(&r, "error"), "forbidden_origin", "… forbidden_origin");
 	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "… and no CORS grant (was: the Origin reflected)");
 	response_free(&r);
-	is_int(run(&r, "GET", "/metrics", own), 403, "… with the resource's own origin too: 403");
-	response_free(&r);
-	is_int(run(&r, "GET", "/metrics", allowed), 403, "… and with an allowed origin: 403");
-	response_free(&r);
-	is_int(run(&r, "OPTIONS", "/metrics", evil), 403, "… its preflight: 403");
-	response_free(&r);
+	is_int(status_of("GET", "/metrics", own), 403, "… with the resource's own origin too: 403");
+	is_int(status_of("GET", "/metrics", allowed), 403, "… and with an allowed origin: 403");
+	is_int(status_of("OPTIONS", "/metrics", evil), 403, "… its preflight: 403");
 	is_int(run(&r, "OPTIONS", "/metrics", local), 204, "OPTIONS without an Origin: 204");
 	is_str(hdr(&r, "Access-Control-Allow-Methods"), "", "… no CORS headers");
 	response_free(&r);
@@ -214,18 +209,14 @@ test_gate(void)
 	is_int(run(&r, "POST", "/mcp", bad_auth), 401, "Basic credentials");
 	ok(strstr(hdr(&r, "WWW-Authenticate"), "error=\"invalid_token\"") != NULL, "invalid_token when a credential was sent");
 	response_free(&r);
-	is_int(run(&r, "POST", "/mcp", big), 413, "Content-Length over max-body → 413 before auth");
-	response_free(&r);
-	is_int(run(&r, "POST", "/mcp", badlen), 400, "unreadable Content-Length → 400");
-	response_free(&r);
+	is_int(status_of("POST", "/mcp", big), 413, "Content-Length over max-body → 413 before auth");
+	is_int(status_of("POST", "/mcp", badlen), 400, "unreadable Content-Length → 400");
 	is_int(run(&r, "POST", "/mcp", evil_origin), 403, "foreign Origin → 403");
 	is_str(field(&r, "error"), "forbidden_origin", "reason");
 	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "no CORS grant for a foreign origin");
 	response_free(&r);
-	is_int(run(&r, "OPTIONS", "/mcp", evil_origin), 403, "foreign Origin preflight → 403");
-	response_free(&r);
-	is_int(run(&r, "POST", "/mcp", own_origin), 401, "own Origin passes the gate");
-	response_free(&r);
+	is_int(status_of("OPTIONS", "/mcp", evil_origin), 403, "foreign Origin preflight → 403");
+	is_int(status_of("POST", "/mcp", own_origin), 401, "own Origin passes the gate");
 	is_int(run(&r, "OPTIONS", "/mcp", allowed_origin), 204, "allowed Origin preflight");
 	is_str(hdr(&r, "Access-Control-Allow-Origin"), "https://app.example.com", "echoes the allowed origin");
 	is_str(hdr(&r, "Vary"), "Origin", "varies on Origin");
@@ -268,11 +259,12 @@ test_no_config(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char text[1024];
 	struct cfg_errors errs;
 
+	tap_args(argc, argv);
 	secret_init();
 	snprintf(text, sizeof(text), "[gateway]\nstate = %s/state\n"
 	    "resource = https://gw.example.com/mcp\nmax-body = 1000\n"
@@ -284,14 +276,14 @@ main(void)
 	}
 	cfg = gw.cfg;
 
-	test_route_table();
-	test_head();
-	test_health();
-	test_documents();
-	test_cors_rules();
-	test_gate();
-	test_prm();
-	test_no_config();
+	run_case(test_route_table);
+	run_case(test_head);
+	run_case(test_health);
+	run_case(test_documents);
+	run_case(test_cors_rules);
+	run_case(test_gate);
+	run_case(test_prm);
+	run_case(test_no_config);
 	worker_free(&wk);
 	gateway_free(&gw);
 	return done_testing();

@@ -241,19 +241,20 @@ test_memo(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
 	tombs = malloc(session_tombstones_def.size);
 	state_region_make(&session_tombstones_def, tombs, session_tombstones_def.size, 0);
-	test_who();
-	test_seal_open();
-	test_end();
-	test_second_spelling();
-	test_nonce();
-	test_no_upstreams();
-	test_tombstone_flood();
-	test_memo();
+	run_case(test_who);
+	run_case(test_seal_open);
+	run_case(test_end);
+	run_case(test_second_spelling);
+	run_case(test_nonce);
+	run_case(test_no_upstreams);
+	run_case(test_tombstone_flood);
+	run_case(test_memo);
 	free(tombs);
 	return done_testing();
 }

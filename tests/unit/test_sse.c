@@ -125,12 +125,13 @@ test_framing(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	buf_init(&seen, 1 << 16);
-	test_rows();
-	test_limits();
-	test_framing();
+	run_case(test_rows);
+	run_case(test_limits);
+	run_case(test_framing);
 	buf_free(&seen);
 	return done_testing();
 }

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "catalog_store.h"
+#include "catalog.h"
 #include "clock.h"
 #include "gateway.h"
 #include "introspect.h"
@@ -27,6 +27,7 @@
 #include "session.h"
 #include "state.h"
 #include "token_cache.h"
+#include "tcache.h"
 #include "tap.h"
 
 /* pthread_mutex_unlock, interposed for the tests of processes that die (or stop)
@@ -96,10 +97,7 @@ static const int64_t now = 1700000000000LL;	/* ms */
 static void
 layout(struct state_layout *lay, uint32_t entries)
 {
-	memset(lay, 0, sizeof(*lay));
-	lay->region[GW_REGION_ASMETA].def = &introspect_asmeta_region_def;
-	lay->region[GW_REGION_CACHE].def = &token_cache_region_def;
-	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
+	cache_layout(lay, entries);	/* the cache's definition adopts a file's other size */
 	lay->region[GW_REGION_TOMBS].def = &session_tombstones_def;
 	lay->region[GW_REGION_CATALOG].def = &catalog_region_def;
 	lay->region[GW_REGION_CATALOG].size = catalog_region_def.size;
@@ -118,23 +116,6 @@ open_state(const struct state *from)
 	return st;
 }
 
-static struct token_cache *
-attach(struct state *st)
-{
-	size_t size;
-	void *region = state_region(st, GW_REGION_CACHE, &size);
-
-	return token_cache_attach(region, size);
-}
-
-static void
-key_of(const char *token, unsigned char key[TC_KEY_BYTES])
-{
-	static const unsigned char k[32] = { 1, 2, 3 };
-
-	secret_keyed_digest(k, token, strlen(token), key);
-}
-
 static enum tc_status
 lookup(struct token_cache *tc, const char *token)
 {
@@ -142,7 +123,7 @@ lookup(struct token_cache *tc, const char *token)
 	char reason[TC_REASON_MAX];
 	unsigned char key[TC_KEY_BYTES];
 
-	key_of(token, key);
+	cache_key(token, key);
 	return token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 }
 
@@ -156,7 +137,7 @@ fill(struct token_cache *tc, const char *token)
 	memset(&c, 0, sizeof(c));
 	snprintf(c.subject, sizeof(c.subject), "%s", token);
 	c.exp = now / 1000 + 1000;
-	key_of(token, key);
+	cache_key(token, key);
 	token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
 	token_cache_fill(tc, key, now, &c, now + 600000);
 }
@@ -212,6 +193,18 @@ file_size(void)
 
 /* --- the faults ------------------------------------------------------------------- */
 
+/* The end of a fault: tc (of st, now broken) detached; the cache of st2, the file
+ * re-opened, works; both closed. */
+static void
+rebuilt_works(struct state *st, struct state *st2, struct token_cache *tc)
+{
+	token_cache_detach(tc);
+	check(st2 && (tc = cache_of(st2)) != NULL && lookup(tc, "token-a") == TC_MISS, "the new cache works");
+	token_cache_detach(tc);
+	state_close(st);
+	state_close(st2);
+}
+
 /* `: > state` under a running process: the next access faults. */
 static void
 shrunk(void)
@@ -222,7 +215,7 @@ shrunk(void)
 	char id[SESSION_ID_MAX];
 	const char *why;
 
-	check(st != NULL && (tc = attach(st)) != NULL, "a state file with a cache");
+	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
 	check(lookup(tc, "token-a") == TC_HIT, "a token cached");
 	memcpy(key, state_session_key(st), 32);
@@ -242,11 +235,7 @@ shrunk(void)
 	check(st2 != NULL && state_broken(st2) == NULL && file_size() > 0, "re-opened: the file rebuilt");
 	check(st2 && memcmp(state_session_key(st2), key, 32) != 0,
 	    "with fresh keys (the tombstones were lost: old sessions must not come back)");
-	token_cache_detach(tc);
-	check(st2 && (tc = attach(st2)) != NULL && lookup(tc, "token-a") == TC_MISS, "the new cache works");
-	token_cache_detach(tc);
-	state_close(st);
-	state_close(st2);
+	rebuilt_works(st, st2, tc);
 }
 
 /* The file overwritten in place: with 0xff, then with random bytes. */
@@ -260,7 +249,7 @@ overwritten_with(int byte)
 	off_t size = file_size();
 	struct stat before, after;
 
-	check(st != NULL && (tc = attach(st)) != NULL, "a state file with a cache");
+	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
 	memcpy(key, state_session_key(st), 32);
 	seal(key, now / 1000 + 100, id);
@@ -272,11 +261,7 @@ overwritten_with(int byte)
 	st2 = open_state(st);
 	stat(path, &after);
 	check(st2 != NULL && state_broken(st2) == NULL && after.st_ino != before.st_ino, "re-opened: the file rebuilt");
-	token_cache_detach(tc);
-	check(st2 && (tc = attach(st2)) != NULL && lookup(tc, "token-a") == TC_MISS, "the new cache works");
-	token_cache_detach(tc);
-	state_close(st);
-	state_close(st2);
+	rebuilt_works(st, st2, tc);
 }
 
 static void
@@ -299,7 +284,7 @@ nstripes_overwritten(void)
 	struct token_cache *tc;
 	int i, fine = 1;
 
-	check(st != NULL && (tc = attach(st)) != NULL, "a state file with a cache");
+	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
 	/* The regions start a page after the header (the asmeta region first);
 	 * struct tc_region is uint32_t magic, uint32_t nstripes, then the stripes. */
@@ -425,7 +410,7 @@ test_killed_stripe_lock(void)
 	int64_t t0;
 
 	st = open_state(NULL);
-	tc = attach(st);
+	tc = cache_of(st);
 	pid = fork();
 	if (pid == 0) {
 		hold = SIGKILL;
@@ -506,7 +491,7 @@ test_stopped_stripe_lock(void)
 	ok(st2 && memcmp(state_session_key(st2), state_session_key(st), 32) == 0,
 	    "with the keys (only a lock was stuck: the tombstones could be carried)");
 	token_cache_detach(tc);
-	tc = st2 ? attach(st2) : NULL;
+	tc = st2 ? cache_of(st2) : NULL;
 	ok(tc && lookup(tc, "token-s") == TC_MISS, "the new file's cache works");
 	kill(pid, SIGKILL);
 	waitpid(pid, &ws, 0);
@@ -650,35 +635,36 @@ test_private(void)
 
 	layout(&lay, 64);
 	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && state_is_private(st) && !state_stale(st) &&
-	    state_broken(st) == NULL && (tc = attach(st)) != NULL && lookup(tc, "x") == TC_MISS,
+	    state_broken(st) == NULL && (tc = cache_of(st)) != NULL && lookup(tc, "x") == TC_MISS,
 	    "private mapping");
 	token_cache_detach(tc);
 	state_close(st);
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char buf[512];
 
+	tap_args(argc, argv);
 	*(void **)&real_unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
 	secret_init();
 	mkdtemp(dir);
 	snprintf(path, sizeof(path), "%s/state", dir);
 	atexit(unlink_quietly);
-	test_allocated();
-	test_sparse();
-	test_no_room();
-	test_faults();
-	test_killed_stripe_lock();
-	test_killed_tombs_lock();
-	test_stopped_stripe_lock();
-	test_cache_adopted();
-	test_fixed_region();
-	test_removed();
-	test_exposed();
-	test_default_path();
-	test_private();
+	run_case(test_allocated);
+	run_case(test_sparse);
+	run_case(test_no_room);
+	run_case(test_faults);
+	run_case(test_killed_stripe_lock);
+	run_case(test_killed_tombs_lock);
+	run_case(test_stopped_stripe_lock);
+	run_case(test_cache_adopted);
+	run_case(test_fixed_region);
+	run_case(test_removed);
+	run_case(test_exposed);
+	run_case(test_default_path);
+	run_case(test_private);
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
 	unlink(buf);
 	snprintf(buf, sizeof(buf), "%s/small.lock", dir);

@@ -17,15 +17,8 @@
 #include "state.h"
 #include "token_cache.h"
 #include "fixture.h"
+#include "tcache.h"
 #include "tap.h"
-
-static void
-key_of(const char *token, unsigned char key[TC_KEY_BYTES])
-{
-	static const unsigned char k[32] = { 1, 2, 3 };
-
-	secret_keyed_digest(k, token, strlen(token), key);
-}
 
 static struct claims
 claims(const char *sub, int64_t exp)
@@ -37,24 +30,6 @@ claims(const char *sub, int64_t exp)
 	snprintf(c.scope, sizeof(c.scope), "mcp:tools");
 	c.exp = exp;
 	return c;
-}
-
-static struct token_cache *
-attach(struct state *st)
-{
-	size_t size;
-	void *region = state_region(st, GW_REGION_CACHE, &size);
-
-	return token_cache_attach(region, size);
-}
-
-static void
-layout(struct state_layout *lay, uint32_t entries)
-{
-	memset(lay, 0, sizeof(*lay));
-	lay->region[GW_REGION_ASMETA].def = &introspect_asmeta_region_def;
-	lay->region[GW_REGION_CACHE].def = &token_cache_region_def;
-	lay->region[GW_REGION_CACHE].size = token_cache_region_size(entries);
 }
 
 /* What the tests share: the state file, its layout, its mapping and the cache in it. */
@@ -71,7 +46,7 @@ test_open(void)
 	struct gw_error err = { GW_OK, 0, "" };
 
 	ok(state_open(path, &lay, NULL, &st, &err) == 0, "state file created: %s", err.detail);
-	tc = attach(st);
+	tc = cache_of(st);
 	ok(tc != NULL, "cache attached");
 }
 
@@ -83,7 +58,7 @@ test_fill(void)
 	struct claims got, c;
 	unsigned char a[TC_KEY_BYTES];
 
-	key_of("token-a", a);
+	cache_key("token-a", a);
 	is_int(token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "first lookup: miss, claimed");
 	is_int(token_cache_lookup(tc, a, now + 10, 3000, NULL, &got, reason, sizeof(reason)), TC_BUSY, "a concurrent lookup waits");
 	c = claims("alice", now / 1000 + 100);
@@ -104,7 +79,7 @@ test_exp_rechecked(void)
 	struct claims got, c;
 	unsigned char b[TC_KEY_BYTES];
 
-	key_of("token-b", b);
+	cache_key("token-b", b);
 	is_int(token_cache_lookup(tc, b, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "b: miss");
 	c = claims("bob", now / 1000 + 5);
 	token_cache_fill(tc, b, now, &c, now + 300000);
@@ -121,7 +96,7 @@ test_negative(void)
 	struct claims got;
 	unsigned char a[TC_KEY_BYTES];
 
-	key_of("token-a", a);
+	cache_key("token-a", a);
 	is_int(token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "a: miss");
 	token_cache_fill_negative(tc, a, now, "token is not active", now + 10000);
 	is_int(token_cache_lookup(tc, a, now + 9999, 3000, NULL, &got, reason, sizeof(reason)), TC_NEGATIVE, "negative within its TTL");
@@ -144,8 +119,8 @@ test_life_bound(void)
 	memset(&c, 0, sizeof(c));
 	strcpy(c.subject, "alice");
 	c.exp = now / 1000 + 3600;
-	key_of("token-life-a", a);
-	key_of("token-life-b", b);
+	cache_key("token-life-a", a);
+	cache_key("token-life-b", b);
 	is_int(token_cache_lookup(tc, a, now, 3000, &life, &got, reason, sizeof(reason)), TC_MISS, "life: a claimed");
 	token_cache_fill(tc, a, now, &c, now + 60000);	/* stored under cache-ttl 60 s */
 	is_int(token_cache_lookup(tc, a, now + 1000, 3000, NULL, &got, reason, sizeof(reason)), TC_HIT,
@@ -174,7 +149,7 @@ test_overdue_claim(void)
 	struct claims got;
 	unsigned char a[TC_KEY_BYTES];
 
-	key_of("token-a", a);
+	cache_key("token-a", a);
 	is_int(token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "claim");
 	is_int(token_cache_lookup(tc, a, now + 3001, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "overdue claim taken over");
 	token_cache_release(tc, a);
@@ -193,7 +168,7 @@ test_bounded(void)
 		unsigned char k[TC_KEY_BYTES];
 
 		snprintf(t, sizeof(t), "many-%d", i);
-		key_of(t, k);
+		cache_key(t, k);
 		if (token_cache_lookup(tc, k, now, 3000, NULL, &got, reason, sizeof(reason)) == TC_MISS) {
 			c = claims(t, now / 1000 + 1000);
 			token_cache_fill(tc, k, now, &c, now + 60000 + i);
@@ -215,7 +190,7 @@ test_shared(void)
 
 	/* Shared between processes: a child sees what the parent stored, and a child killed
 	 * while holding a claim blocks nobody. */
-	key_of("shared", a);
+	cache_key("shared", a);
 	token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason));
 	c = claims("carol", now / 1000 + 100);
 	token_cache_fill(tc, a, now, &c, now + 60000);
@@ -231,17 +206,17 @@ test_shared(void)
 
 		if (state_open(path, &lay, NULL, &cs, &err) < 0)
 			_exit(2);
-		ctc = attach(cs);
+		ctc = cache_of(cs);
 		okc = token_cache_lookup(ctc, a, now + 1, 3000, NULL, &cg, r, sizeof(r)) == TC_HIT &&
 		    strcmp(cg.subject, "carol") == 0;
-		key_of("orphan", k);
+		cache_key("orphan", k);
 		/* Claims, then dies. */
 		token_cache_lookup(ctc, k, now, 60000, NULL, &cg, r, sizeof(r));
 		_exit(okc ? 0 : 1);
 	}
 	waitpid(pid, &ws, 0);
 	ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "another process reads the shared entry");
-	key_of("orphan", b);
+	cache_key("orphan", b);
 	is_int(token_cache_lookup(tc, b, now + 5, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS,
 	    "a dead process's claim does not block (owner gone)");
 	token_cache_release(tc, b);
@@ -285,7 +260,7 @@ test_new_layout(void)
 	struct gw_error err = { GW_OK, 0, "" };
 	struct state *st2;
 
-	layout(&lay, 128);
+	cache_layout(&lay, 128);
 	lay.region[GW_REGION_TOMBS].def = &session_tombstones_def;
 	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && state_stale(st) && !state_stale(st2),
 	    "new layout: file rebuilt");
@@ -303,7 +278,7 @@ test_corrupt_header(void)
 
 	(void)!write(fd, "garbage!", 8);
 	close(fd);
-	ok(state_open(path, &lay, NULL, &st, &err) == 0 && (tc = attach(st)) != NULL,
+	ok(state_open(path, &lay, NULL, &st, &err) == 0 && (tc = cache_of(st)) != NULL,
 	    "corrupt header: rebuilt, usable");
 	token_cache_detach(tc);
 	state_close(st);
@@ -335,32 +310,33 @@ test_private(void)
 {
 	struct gw_error err = { GW_OK, 0, "" };
 
-	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && (tc = attach(st)) != NULL,
+	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && (tc = cache_of(st)) != NULL,
 	    "private mapping works the same");
 	token_cache_detach(tc);
 	state_close(st);
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	secret_init();
 	snprintf(path, sizeof(path), "%s/state", fixture_dir());
-	layout(&lay, 64);
-	test_open();
-	test_fill();
-	test_exp_rechecked();
-	test_negative();
-	test_life_bound();
-	test_overdue_claim();
-	test_bounded();
-	test_shared();
-	test_robust_lock();
+	cache_layout(&lay, 64);
+	run_case(test_open);
+	run_case(test_fill);
+	run_case(test_exp_rechecked);
+	run_case(test_negative);
+	run_case(test_life_bound);
+	run_case(test_overdue_claim);
+	run_case(test_bounded);
+	run_case(test_shared);
+	run_case(test_robust_lock);
 	token_cache_detach(tc);
-	test_reopen();
-	test_new_layout();
-	test_corrupt_header();
-	test_foreign_file();
-	test_private();
+	run_case(test_reopen);
+	run_case(test_new_layout);
+	run_case(test_corrupt_header);
+	run_case(test_foreign_file);
+	run_case(test_private);
 	return done_testing();
 }

@@ -356,23 +356,46 @@ collect(void *ctx, json_t *msg)
 	return ctx ? -1 : 0;
 }
 
+/* c: a call of method to cfg's first upstream, made now (the rest zero). */
+static void
+call_init(struct upstream_call *c, const struct config *cfg, const char *method)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg;
+	c->up = &cfg->upstreams[0];
+	c->method = method;
+	c->now_ms = clock_mono_us() / 1000;
+}
+
 static int
 call(struct upstream_pool *pool, const struct config *cfg, const char *method, json_t **resp,
     struct gw_error *err)
 {
 	struct upstream_call c;
 
-	memset(&c, 0, sizeof(c));
-	c.cfg = cfg;
-	c.up = &cfg->upstreams[0];
-	c.method = method;
+	call_init(&c, cfg, method);
 	c.on_msg = collect;
-	c.now_ms = clock_mono_us() / 1000;
 	nmsgs = 0;
 	last_msg[0] = '\0';
 	err->code = GW_OK;
 	err->detail[0] = '\0';
 	return upstream_request(pool, &c, resp, err);
+}
+
+/* The stub answering as mode, a method call through pool: what the call failed with
+ * (err, its detail returned), or "" when it did not fail. */
+static const char *
+failure(struct upstream_pool *pool, const struct config *cfg, const char *mode, const char *method,
+    struct gw_error *err)
+{
+	json_t *resp = NULL;
+
+	stub_reset(mode);
+	if (call(pool, cfg, method, &resp, err) == 0) {
+		json_decref(resp);
+		return "";
+	}
+	return err->detail;
 }
 
 /* A call for who (NULL: the gateway itself): the session that carried it, in sid. */
@@ -384,12 +407,8 @@ call_as(struct upstream_pool *pool, const struct config *cfg, const char *who, c
 	json_t *resp = NULL;
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	c.cfg = cfg;
-	c.up = &cfg->upstreams[0];
-	c.method = "tools/call";
+	call_init(&c, cfg, "tools/call");
 	c.who = who;
-	c.now_ms = clock_mono_us() / 1000;
 	rc = upstream_request(pool, &c, &resp, &err);
 	snprintf(sid, 32, "%.31s", rc == 0 ? json_string_value(json_object_get(json_object_get(resp, "result"), "session")) :
 	    err.detail);
@@ -674,27 +693,17 @@ test_client(void)
 	json_decref(resp);
 
 	/* Faults. */
-	stub_reset("wrongid");
-	rc = call(pool, cfg, "tools/call", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: an answer that is not a JSON-RPC response to our request",
+	is_str(failure(pool, cfg, "wrongid", "tools/call", &err), "upstream stub: an answer that is not a JSON-RPC response to our request",
 	    "an answer to another id");
-	stub_reset("noresult");
-	rc = call(pool, cfg, "tools/call", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: an answer that is not a JSON-RPC response to our request",
+	is_str(failure(pool, cfg, "noresult", "tools/call", &err), "upstream stub: an answer that is not a JSON-RPC response to our request",
 	    "an answer without result or error");
-	stub_reset("html");
-	rc = call(pool, cfg, "tools/call", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: an answer of type text/html", "an answer of another type");
-	stub_reset("500");
-	rc = call(pool, cfg, "tools/call", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: HTTP 500", "HTTP 500");
+	is_str(failure(pool, cfg, "html", "tools/call", &err), "upstream stub: an answer of type text/html", "an answer of another type");
+	is_str(failure(pool, cfg, "500", "tools/call", &err), "upstream stub: HTTP 500", "HTTP 500");
 	is_int(err.code, GW_EUPSTREAM, "… the upstream's failure (health: down)");
-	stub_reset("sse-end");
-	rc = call(pool, cfg, "tools/call", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: the event stream ended before the answer", "a stream without the answer");
-	stub_reset("bigline");
-	rc = call(pool, cfg, "tools/call", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: event-stream line over 8 MiB", "an event-stream line over the cap");
+	is_str(failure(pool, cfg, "sse-end", "tools/call", &err), "upstream stub: the event stream ended before the answer",
+	    "a stream without the answer");
+	is_str(failure(pool, cfg, "bigline", "tools/call", &err), "upstream stub: event-stream line over 8 MiB",
+	    "an event-stream line over the cap");
 	is_int(err.code, GW_ECALL, "… that call's failure, not the upstream's");
 	stub_reset("hang");
 	t0 = clock_mono_us();
@@ -709,11 +718,7 @@ test_client(void)
 	{
 		struct upstream_call c;
 
-		memset(&c, 0, sizeof(c));
-		c.cfg = cfg;
-		c.up = &cfg->upstreams[0];
-		c.method = "tools/call";
-		c.now_ms = clock_mono_us() / 1000;
+		call_init(&c, cfg, "tools/call");
 		c.until_ms = c.now_ms + 300;
 		t0 = clock_mono_us();
 		rc = upstream_request(pool, &c, &resp, &err);
@@ -737,12 +742,8 @@ test_client(void)
 		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 		sk.watch_fd = sv[0];
 		sk.watch_events = POLLRDHUP;
-		memset(&c, 0, sizeof(c));
-		c.cfg = cfg;
-		c.up = &cfg->upstreams[0];
-		c.method = "tools/call";
+		call_init(&c, cfg, "tools/call");
 		c.client = &sk;
-		c.now_ms = clock_mono_us() / 1000;
 		shutdown(sv[1], SHUT_WR);	/* the front closed the connection: the client left */
 		t0 = clock_mono_us();
 		rc = upstream_request(pool, &c, &resp, &err);
@@ -773,13 +774,9 @@ test_client(void)
 	{
 		struct upstream_call c;
 
-		memset(&c, 0, sizeof(c));
-		c.cfg = cfg;
-		c.up = &cfg->upstreams[0];
-		c.method = "tools/call";
+		call_init(&c, cfg, "tools/call");
 		c.on_msg = collect;
 		c.ctx = &c;	/* non-NULL: collect returns -1 */
-		c.now_ms = clock_mono_us() / 1000;
 		rc = upstream_request(pool, &c, &resp, &err);
 		is_str(rc < 0 ? err.detail : "", "upstream stub: call abandoned", "on_msg -1 abandons the call");
 
@@ -807,13 +804,10 @@ test_client(void)
 	/* Initialize answers the gateway refuses. */
 	upstream_pool_free(pool);
 	pool = upstream_pool_new();
-	stub_reset("badversion");
-	rc = call(pool, cfg, "tools/list", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: initialize answered a protocol version the gateway does not speak",
+	is_str(failure(pool, cfg, "badversion", "tools/list", &err), "upstream stub: initialize answered a protocol version the gateway does not speak",
 	    "an unknown protocol version");
-	stub_reset("badsession");
-	rc = call(pool, cfg, "tools/list", &resp, &err);
-	is_str(rc < 0 ? err.detail : "", "upstream stub: initialize answered an unusable Mcp-Session-Id", "an unusable session id");
+	is_str(failure(pool, cfg, "badsession", "tools/list", &err), "upstream stub: initialize answered an unusable Mcp-Session-Id",
+	    "an unusable session id");
 
 	/* Down: nothing listens. */
 	stub.stop = 1;
@@ -857,12 +851,13 @@ test_env(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	tap_args(argc, argv);
 	dir = fixture_dir();
-	test_env();
+	run_case(test_env);
 	log_init(2, GW_LOG_ERR);	/* the warnings of the faults below are expected */
-	test_auth_header_config();
-	test_client();
+	run_case(test_auth_header_config);
+	run_case(test_client);
 	return done_testing();
 }

@@ -161,21 +161,11 @@ fi
 if start_fixture extras --tools 50 --page-size 20; then
 	timeout -k 2 130 node "$here/extras.mjs" "$URL" extras --no-plan > "$T/extras.tap" 2> "$T/extras.err"
 	rc=$?
-	steps=0
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) steps=$((steps + 1)); pass "extras: $(printf '%s' "$line" | sed -E 's/^ok [0-9]+ - //')" ;;
-		"not ok "*)
-			steps=$((steps + 1)); tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
-			printf 'not ok %d - extras: %s\n' "$tap_n" "$(printf '%s' "$line" | sed -E 's/^not ok [0-9]+ - //')" ;;
-		"#"*) printf '%s\n' "$line" ;;
-		*) [ -z "$line" ] || printf '# %s\n' "$line" ;;
-		esac
-	done < "$T/extras.tap"
-	if [ "$rc" -eq 0 ] && [ "$steps" -ge 30 ]; then
-		pass "extras.mjs ran every check ($steps) and exited 0"
+	tap_relay "$T/extras.tap" "extras: "
+	if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 30 ]; then
+		pass "extras.mjs ran every check ($tap_relayed) and exited 0"
 	else
-		fail "extras.mjs ran every check and exited 0" "exit $rc after $steps checks; stderr: $(tail -n 15 "$T/extras.err")"
+		fail "extras.mjs ran every check and exited 0" "exit $rc after $tap_relayed checks; stderr: $(tail -n 15 "$T/extras.err")"
 	fi
 fi
 

@@ -18,24 +18,15 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_need nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq chromium:chromium \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq chromium:chromium \
 	--node playwright-core/package.json oidc-provider/package.json @modelcontextprotocol/sdk/package.json
-[ -x "$MCPGATE_BIN" ] || { echo "Bail out! $MCPGATE_BIN is not an executable"; exit 1; }
-mg_init
-T=$MG_DIR
-. "$top/tests/lib/idp.sh"
-. "$top/tests/lib/node.sh"
-. "$top/tests/lib/wait.sh"
-trap 'stop_node; stop_idp; stop_all' EXIT
 ART=${WWW_ARTIFACTS:-$top/_build/logs/www-console}
 { rm -rf "$ART" && mkdir -p "$ART"; } || bail "the artifacts directory $ART"
 
 # --- the upstream, the authorization server, the gateway ------------------------------
-node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$T/fx.ready" --name fx > /dev/null 2> "$T/fx.log" &
-mg_track $!
-wait_until 60 test -s "$T/fx.ready"
-FX_URL=$(sed -n 's/^ready //p' "$T/fx.ready" 2>/dev/null)
-[ -n "$FX_URL" ] || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+start_fixture fx --port 0 --name fx
+wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
+FX_URL=${FIXTURE_URL[fx]}
 NGX_PORT=$(free_port)
 BASE=http://127.0.0.1:$NGX_PORT
 IDP_OPTS=--login-pages start_idp "$BASE/mcp"
