@@ -17,6 +17,8 @@ string_claim(json_t *payload, const char *name)
 	return s && *s ? s : NULL;
 }
 
+/* Long: the checks of RFC 9449 §4.3, one after the other in the RFC's order, each with
+ * the reason it gives. */
 int
 dpop_check(const struct config *cfg, const unsigned char *digest_key, struct jws_keycache *keys,
     const char *proof, const char *method, const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p,

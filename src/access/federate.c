@@ -152,7 +152,10 @@ owner_of_name(struct fed_call *f, const struct method *r, enum catalog_kind kind
 }
 
 /* The upstream for one request, and the params to send it (a new reference); NULL
- * with f->err when there is none, or the caller's gate refuses it. */
+ * with f->err when there is none, or the caller's gate refuses it.
+ * Long: one way to find the upstream per route kind (a name, a URI, a reference, all),
+ * then the checks every kind shares, in their order (an ambiguous URI, a held name,
+ * the owner, the caller's gate, the name upstream). */
 static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out)
 {

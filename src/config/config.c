@@ -120,6 +120,8 @@ section_base(struct loader *ld, struct cfg_section **sec)
 	return *sec;
 }
 
+/* Long: a section header's cases (a kind, a named kind with its name checked and its
+ * array grown, a duplicate), each naming its error at its line. */
 static int
 open_section(struct loader *ld, const char *file, int line, const char *name, const char *sub)
 {

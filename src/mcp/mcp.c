@@ -339,6 +339,8 @@ exchange_notice(struct exchange *x, const struct jr_msg *m, json_t *payload)
 	response_set_empty(x->resp, 202);
 }
 
+/* Long: the exchange's gates in the specification's order (body, JSON-RPC, era,
+ * limits, session), then a batch, a notice or a request, with one cleanup. */
 void
 mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
     struct request *req, struct response *resp)

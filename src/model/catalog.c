@@ -388,6 +388,9 @@ catalog_build(const struct config *cfg, json_t *const *lists, const char *const 
 	return catalog_build_bound(cfg, lists, reasons, NULL);
 }
 
+/* Long: the build's steps over every kind (what each upstream needs, the shares, the
+ * records kept or cut, the names held, the document), whose arrays are freed at one
+ * exit. */
 json_t *
 catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *const *reasons, json_t *prev)
 {

@@ -233,6 +233,8 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 	return NULL;
 }
 
+/* Long: the host's mirror read and, when stale and this worker's turn, fetched,
+ * validated and written back under one hold of its lock. */
 int
 introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err)
@@ -378,6 +380,9 @@ endpoint_of(struct introspect *ix, struct asmeta_region *region, const struct co
 	return 0;
 }
 
+/* Long: one RFC 7662 request (the form with the token escaped, the client's
+ * credentials as client-auth says, the POST, the answer checked), and everything that
+ * held the token or the secret wiped at its one exit. */
 int
 introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err)

@@ -100,7 +100,9 @@ region_lock(struct jwks_region *r)
 /* The JWK set document: read from the file, or fetched from jwks-uri or the metadata's
  * jwks_uri. A new string and its keys, or NULL with err. A JWK set without a usable key
  * is one (what the issuer publishes: it may have withdrawn every key): its keys are
- * none, and why says so. */
+ * none, and why says so.
+ * Long: the three places keys come from (a file, jwks-uri, the metadata's jwks_uri),
+ * each with its own error, then the one parse. */
 static char *
 fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size_t *len,
     struct jws_keys **keys, char *why, size_t whylen, struct gw_error *err)
@@ -316,6 +318,9 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
 	return 0;
 }
 
+/* Long: where a worker's keys come from, in order (its own parsed view while fresh,
+ * the host's mirror, waiting for another worker's fetch, a fetch of its own, the keys
+ * held): one decision read from top to bottom. */
 int
 jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
     int64_t now_ms, int unknown_kid, const struct jws_keys **keys, struct gw_error *err)

@@ -143,7 +143,10 @@ why_of(const struct rstore *rs, const redisReply *r)
 }
 
 /* Connected to the configured Redis, authenticated, its database selected and the
- * script loaded, in one round trip after the connect: 0, or -1 (failed() called). */
+ * script loaded, in one round trip after the connect: 0, or -1 (failed() called).
+ * Long: the connect, then AUTH, SELECT and SCRIPT LOAD written in one write and their
+ * answers read in order: the one round trip a connection costs, which pieces would
+ * hide. */
 static int
 connect_to(struct rstore *rs, const struct config *cfg, int64_t now_ms)
 {
@@ -297,6 +300,8 @@ key_name(char *out, const char *kind, const unsigned char *key)
 
 #define KEY_NAME_MAX	(sizeof("mcpgate:xx:") + 2 * RSTORE_KEY_BYTES)
 
+/* Long: the arguments of the one script call built, the call made, and its answer
+ * checked item by item before anything of it is believed. */
 int
 rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
     const unsigned char *probe, int *probed, int64_t now_ms)

@@ -126,7 +126,10 @@ upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up)
 
 /* The lifecycle on a new session: initialize (with the client capabilities caps),
  * then notifications/initialized. 0 with *session (malloc'd; NULL when the upstream
- * keeps none), version and *server_caps (a new reference); -1 with err. */
+ * keeps none), version and *server_caps (a new reference); -1 with err.
+ * Long: the lifecycle's two messages (initialize, whose version and session are
+ * checked, then notifications/initialized), with one cleanup of what initialize
+ * returned. */
 static int
 handshake(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
     json_t *caps, int64_t deadline_ms, char **session, char version[16], json_t **server_caps,

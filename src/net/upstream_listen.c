@@ -79,6 +79,9 @@ listen_body(char *p, size_t size, size_t n, void *ud)
 	return sse_parser_feed(&l->sse, p, size * n) == SSE_OK ? size * n : 0;
 }
 
+/* Long: one event loop over the n streams (each started, the multi handle run with its
+ * ticks and keep-alives until every stream ends or the client leaves, each cleaned
+ * up), whose state is the loop's own locals. */
 int
 upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
     int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms)

@@ -318,7 +318,9 @@ on_body(char *p, size_t size, size_t n, void *ud)
 /* Runs the transfer on the pool's multi handle. Sets *finished and *rc when curl
  * completed it; returns early (the connection is then dropped) a grace period after
  * our answer, when the caller went away (the request is abandoned), or past the
- * deadline should curl's own timeout not fire. */
+ * deadline should curl's own timeout not fire.
+ * Long: one wait loop whose exits (curl finished, the caller gone, the deadline past)
+ * are a few lines each. */
 static void
 run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *rc)
 {
@@ -539,7 +541,10 @@ post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_
 }
 
 /* One POST of one JSON-RPC message. 0: for a request, its answer in *resp; for a
- * notification, it was accepted. -1 with err (q->status holds the HTTP status). */
+ * notification, it was accepted. -1 with err (q->status holds the HTTP status).
+ * Long: one transfer from its set-up to its cleanup (the handle, the body, the
+ * headers, the run, the outcome): the handle is left clean in one place, at its one
+ * exit. */
 int
 upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
     struct post *q, int64_t deadline_ms, json_t **resp, struct gw_error *err)

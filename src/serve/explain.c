@@ -179,7 +179,9 @@ limit_key_text(const struct explain *x, enum limit_class c, const char *tenant)
  * the configuration line it comes from, and what its bucket is keyed by. The caller's
  * tenant is the limiter's (the tenant claim, "*" without one), whether or not the
  * policy knows it: an unknown tenant's requests are counted before the policy refuses
- * them. */
+ * them.
+ * Long: one object per limit class with its rate, its configuration line and its key,
+ * in the order the gateway takes them. */
 static json_t *
 limits_json(const struct explain *x, const struct policy_tool *t)
 {
@@ -470,7 +472,9 @@ print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *u
 	print_items(items);
 }
 
-/* Decides every tool of doc (or --tool's) and prints the answer. The exit code. */
+/* Decides every tool of doc (or --tool's) and prints the answer. The exit code.
+ * Long: the decision of every tool, then the answer's two forms (text and JSON), which
+ * share what was decided. */
 static int
 answer(struct explain *x, json_t *doc)
 {
@@ -585,6 +589,8 @@ note_left_out(struct explain *x, json_t *doc)
 	return n;
 }
 
+/* Long: the option table, then the run's steps (options, configuration, claims,
+ * catalog, answer) with one cleanup. */
 int
 explain_main(int argc, char **argv, const char *config_path)
 {

@@ -180,6 +180,8 @@ serve(const char *path, long workers)
 	return rc;
 }
 
+/* Long: the option table, then each mode of the command line (explain, -t, CGI,
+ * FastCGI) in a few lines of its own. */
 int
 main(int argc, char **argv)
 {

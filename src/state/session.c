@@ -206,6 +206,9 @@ session_copy(const struct session *s, struct session *t)
 	return t->upstreams ? 0 : -1;
 }
 
+/* Long: the sealed layout read field by field (layout, version, caller, expiry,
+ * upstream sessions), then the tombstone and the worker's memo, and the plaintext
+ * wiped at the one exit. */
 int
 session_open_memo(struct session_memo *m, const unsigned char *key, struct tombstones *tombstones,
     const char *id, const char *who, int64_t now, struct session *s)

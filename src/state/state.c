@@ -506,6 +506,9 @@ unmap(struct state *st)
 	st->map = NULL;
 }
 
+/* Long: the open-or-build protocol under the host's opener lock (map a valid file,
+ * else build it, rename it and map it again, a few tries), with one release of the
+ * lock and the descriptors. */
 int
 state_open(const char *path, const struct state_layout *lay, const struct state *from,
     struct state **out, struct gw_error *err)
