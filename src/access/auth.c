@@ -55,25 +55,15 @@ static const struct scheme {
 	{ "DPoP", AUTH_DPOP, dpop_proof, bind_dpop },	/* RFC 9449 */
 };
 
-static const struct scheme *
-scheme_of(int id)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
-		if ((int)schemes[i].id == id)
-			return &schemes[i];
-	return &schemes[0];
-}
-
 static int
 b64token_char(int c)
 {
 	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
 }
 
-int
-auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len)
+/* auth_parse_credentials, with the scheme's row. */
+static int
+parse_credentials(const char *h, const struct scheme **sc, const char **tok, size_t *len)
 {
 	const char *p = NULL, *t;
 	size_t i, n;
@@ -83,7 +73,7 @@ auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len
 	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && p == NULL; i++) {
 		n = strlen(schemes[i].name);
 		if (strncasecmp(h, schemes[i].name, n) == 0 && h[n] == ' ') {
-			*scheme = schemes[i].id;
+			*sc = &schemes[i];
 			p = h + n + 1;
 		}
 	}
@@ -104,6 +94,17 @@ auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len
 	*tok = t;
 	*len = (size_t)(p - t);
 	return 0;
+}
+
+int
+auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len)
+{
+	const struct scheme *sc;
+	int rc = parse_credentials(h, &sc, tok, len);
+
+	if (rc == 0)
+		*scheme = sc->id;
+	return rc;
 }
 
 int
@@ -649,31 +650,30 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 {
 	struct check k = { .env = env, .cfg = cfg, .req = req, .resp = resp, .caller = caller };
 	const struct scheme *sc;
-	int rc, scheme = AUTH_BEARER;
+	int rc;
 
 	memset(caller, 0, sizeof(*caller));
 	if (req->authorization == NULL || *req->authorization == '\0') {
 		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
-	if ((rc = auth_parse_credentials(req->authorization, &scheme, &k.tok, &k.len)) < 0) {
+	if ((rc = parse_credentials(req->authorization, &sc, &k.tok, &k.len)) < 0) {
 		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
 		return -1;
 	}
-	sc = scheme_of(scheme);
 	if (sc->proof && sc->proof(&k) < 0)
 		return -1;
 	caller_key(env, cfg, k.tok, k.len, caller, k.key);
 	if ((rc = token_claims(&k)) < 0)
 		return -1;
 	if (rc == 1) {
-		challenge_as(cfg, resp, GW_EBADTOKEN, k.reason, NULL, scheme, 0);
+		challenge_as(cfg, resp, GW_EBADTOKEN, k.reason, NULL, sc->id, 0);
 		return -1;
 	}
 	if (sc->bind(&k) < 0)
 		return -1;
 	if (!has_required_scopes(cfg, &caller->claims)) {
-		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, scheme, 0);
+		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, sc->id, 0);
 		return -1;
 	}
 	accepted(cfg, caller);
