@@ -9,7 +9,7 @@
 #   stack K   the same with FastCGI keep-alive: fastcgi_keep_conn on, through an
 #             upstream {} keeping BENCH_KEEPALIVE (64) idle connections — more than
 #             mcpgate's threads (BENCH_PROCS x BENCH_WORKERS), which park between
-#             requests (src/serve/kept.h)
+#             requests (src/front/kept.h)
 #
 # Requests per second and p50/p99 latency of POST /mcp ping in a session (a cached
 # bearer token, one initialize's Mcp-Session-Id) through each, with 16 and with 64

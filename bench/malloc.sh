@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/malloc.sh — what mcpgate's malloc settings cost: one arena for the worker threads
-# (mallopt M_ARENA_MAX 1, src/serve/front.c) and no per-thread cache of freed blocks
+# (mallopt M_ARENA_MAX 1, src/front/front.c) and no per-thread cache of freed blocks
 # (GLIBC_TUNABLES=glibc.malloc.tcache_count=0, set by the deploy recipes), against
 # glibc's defaults (an arena per thread, a tcache of 7 blocks per size).
 #

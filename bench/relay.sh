@@ -7,7 +7,7 @@
 # spawn-fcgi + mcpgate (BENCH_PROCS x BENCH_WORKERS), the same binary:
 #
 #   stack E   as shipped: more threads while calls are held by the upstream, up to
-#             [gateway] max-workers (64) a process (src/serve/front.c)
+#             [gateway] max-workers (64) a process (src/front/front.c)
 #   stack F   the same with max-workers = workers: never more than the workers
 #
 # Requests per second, p50/p99 latency and CPU per request of:

@@ -70,7 +70,7 @@ like "mcpgate.conf(5): include" "$(cat "$M5")" '^\.Ic include No = Ar GLOB'
 # 3. command-line options
 help=$("$MCPGATE_BIN" -h)
 opts=$( { grep -oE '(^|[ [|])--?[a-z][a-z-]*' <<<"$help" | sed 's/^[ [|]//'
-	sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", [a-z_]*_argument,.*/--\1/p' "$top/src/serve/main.c" "$top/src/serve/explain.c"
+	sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", [a-z_]*_argument,.*/--\1/p' "$top/src/front/main.c" "$top/src/serve/explain.c"
 	} | sort -u)
 check "mcpgate -h and the sources name options ($(wc -w <<<"$opts"))" test "$(wc -w <<<"$opts")" -ge 12
 missing=

@@ -4,7 +4,7 @@
 # of the SDK fixture upstream, takes 8 calls of its `slow` tool (SLOW_MS each) at once.
 # Every call holds its thread on the upstream, so with 2 threads the calls would run two
 # at a time (4 rounds); the process starts more threads while calls are held
-# (src/serve/front.c: after UPSTREAM_SLOW_MS with CPU to spare, after a second whatever
+# (src/front/front.c: after UPSTREAM_SLOW_MS with CPU to spare, after a second whatever
 # the load), so that all 8 are in flight together: the process runs at least 8 worker
 # threads meanwhile, and all 8 are done in less than 3 x SLOW_MS (two at a time: 4 x).
 # Then the extra threads, idle, stop (after 10 s), and the process serves on with its 2.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fronts/keepalive.sh — FastCGI keep-alive: nginx keeps up to 32 idle connections
 # to one mcpgate process of 2 worker threads (spawn-fcgi -F 1), far more connections than
-# threads. No thread waits on a kept connection (src/serve/kept.h): every request is
+# threads. No thread waits on a kept connection (src/front/kept.h): every request is
 # answered at once, where a thread pinned to an idle connection would hold the next
 # requests for client-timeout-ms (30 s here; each request may take 15 s at most). Then
 # the kept connections idle longer than client-timeout-ms (lowered to 1 s by a reload)

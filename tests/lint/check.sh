@@ -2,9 +2,11 @@
 # tests/lint/check.sh [SRC-DIR] — the source rules `make check` and `make lint` enforce,
 # as TAP. Each rule is first shown to catch what it is for (a small tree written here
 # that breaks it), then run over SRC-DIR ($MCPGATE_SRCDIR/src by default) and its folders
-# (src/ is one folder per concern; a module's layer goes by its name, wherever it is):
-#   layers   every #include "x.h" points to a module of the same layer or one below
-#            (the table below; docs/ARCHITECTURE.md §1); a file in no layer fails too.
+# (src/ is one folder per concern, and a folder is a layer):
+#   layers   every #include "x.h" points into the file's own folder or a folder below
+#            it, in the order docs/ARCHITECTURE.md §1 gives ("**Layers.**", the one
+#            place it is written); a file in a folder not in that order fails too, as
+#            does an include of a header no folder holds.
 #   banned   no call of a function with a safer form in use here (comments and string
 #            literals do not count).
 #   libs     a library's headers are included only by the modules named for it (the
@@ -20,21 +22,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 src=${1:-${MCPGATE_SRCDIR:-$here/../..}/src}
 
-# The layers, bottom first (docs/ARCHITECTURE.md §1): a module may include the headers
-# of its own layer and of the layers below. A module is a .c/.h pair; handlers.h is the
-# h_*.c handlers' header; autoconf.h is configure's; methods.def is the method table's
-# rows (method.h, method.c and mcp_methods.c read it).
-LAYERS='
-base      autoconf buf err clock log secret jws joseload dynload url netaddr sink str jsonw claims uritemplate
-parts     config config_keys cfgfile request response sse jsonrpc negotiate state state_path fragcache httpc curlload metrics
-clients   token_cache ratelimit rstore session replay introspect jwks upstream upstream_pool upstream_post upstream_listen
-model     catalog method methods policy
-access    auth dpop jwt limiter federate catalog_fetch catalog_store
-exchange  mcp mcp_call mcp_methods mcp_list mcp_access mcp_session explain confcheck gateway
-handlers  handlers h_health h_meta h_mcp h_metrics
-router    router
-front     kept front front_fcgi front_crew front_watch main
-'
+# The design document: its "**Layers.**" line names the folders, lowest first.
+doc=${2:-$(dirname "$src")/docs/ARCHITECTURE.md}
+# folder_order DOC: the folders of its **Layers.** line, one a line.
+folder_order() {
+	grep -m1 '^\*\*Layers\.\*\*' "$1" | grep -o '`[a-z_]*/`' | tr -d '`/'
+}
 # The libraries only some modules may include: the header's start, then those modules.
 LIBS='
 fcgi      front front_fcgi front_crew
@@ -80,27 +73,31 @@ code() {
 	}' "$1"
 }
 
-# layers DIR: prints each include that points up, or a file in no layer; status 1 then.
+# layers DIR ORDER: prints each include that points into a folder above the file's, a
+# file in a folder ORDER (the folders, lowest first, one a line) does not name, or an
+# include of a header no folder holds; status 1 then. autoconf.h is configure's (base).
 layers() {
-	local dir=$1 f base bad=0
-	declare -A rank=()
-	local i=0 name mods m
-	while read -r name mods; do
-		[ -n "$name" ] || continue
-		for m in $mods; do rank[$m]=$i; done
-		i=$((i + 1))
-	done <<< "$LAYERS"
+	local dir=$1 f folder line inc bad=0 i=0 name h
+	declare -A rank=() home=()
+	while read -r name; do [ -n "$name" ] && rank[$name]=$i && i=$((i + 1)); done <<< "$2"
+	[ "$i" -gt 0 ] || { echo "no **Layers.** line naming the folders"; return 1; }
+	home[autoconf]=base
 	while IFS= read -r f; do
-		base=$(basename "$f"); base=${base%.*}
-		if [ -z "${rank[$base]+x}" ]; then
-			echo "${f#"$dir"/}: in no layer (add it to the table in tests/lint/check.sh)"; bad=1; continue
+		h=${f#"$dir"/}
+		case $h in */*) folder=${h%%/*};; *) folder="";; esac	# src/ itself: no folder
+		h=$(basename "$f"); home[${h%.*}]=$folder
+	done < <(sources "$dir"; find "$dir" -type f -name '*.def')
+	while IFS= read -r f; do
+		h=${f#"$dir"/}; folder=${h%%/*}
+		if [ "$folder" = "$h" ] || [ -z "${rank[$folder]+x}" ]; then
+			echo "$h: in no layer (its folder is not on the **Layers.** line of docs/ARCHITECTURE.md)"; bad=1; continue
 		fi
 		while IFS=: read -r line inc; do
 			inc=${inc%.h}; inc=${inc%.def}	# x.def: a table its readers include
-			if [ -z "${rank[$inc]+x}" ]; then
-				echo "${f#"$dir"/}:$line: includes $inc.h, in no layer"; bad=1
-			elif [ "${rank[$inc]}" -gt "${rank[$base]}" ]; then
-				echo "${f#"$dir"/}:$line: includes $inc.h, a layer above it"; bad=1
+			if [ -z "${home[$inc]+x}" ]; then
+				echo "$h:$line: includes $inc, which no folder holds"; bad=1
+			elif [ -z "${rank[${home[$inc]}]+x}" ] || [ "${rank[${home[$inc]}]}" -gt "${rank[$folder]}" ]; then
+				echo "$h:$line: includes $inc.h of ${home[$inc]}/, a layer above $folder/"; bad=1
 			fi
 		done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):#include "\([^"]*\)".*/\1:\2/')
 	done < <(sources "$dir")
@@ -156,8 +153,10 @@ catalog() {
 t=$(mktemp -d /tmp/mcpgate-lint.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 # Trees shaped like src/: each breaking file in a folder.
-mkdir -p "$t/up/base" "$t/none/new" "$t/ban/base" "$t/word/mcp" "$t/lib/access" "$t/cat/serve" "$t/cat/model"
+mkdir -p "$t/up/base" "$t/up/mcp" "$t/up/state" "$t/none/new" "$t/ban/base" "$t/word/mcp" "$t/lib/access" "$t/cat/serve" "$t/cat/model"
+order=$(printf 'base\nstate\nmcp\n')
 printf '#include "mcp.h"\n' > "$t/up/base/buf.c"
+printf 'struct mcp;\n' > "$t/up/mcp/mcp.h"; printf 'struct state;\n' > "$t/up/state/state.h"
 printf '#include "buf.h"\n' > "$t/none/new/newthing.c"
 printf 'void f(char *d) { strcpy(d, "x"); }\n' > "$t/ban/base/buf.c"
 printf '/* the checks in the order of iss%s #4 */\n' ue > "$t/word/mcp/mcp.c"
@@ -165,18 +164,24 @@ printf '#include <cjose/cjose.h>\n' > "$t/lib/access/auth.c"
 printf 'n = json_array_size(json_object_get(w->cat.doc, "tools"));\n' > "$t/cat/serve/h_health.c"
 printf 'json_t *items = json_object_get(doc, k->array);\n' > "$t/cat/model/catalog.c"	# its own
 for r in layers:up layers:none banned:ban words:word libs:lib catalog:cat; do
-	if out=$(${r%%:*} "$t/${r#*:}"); then fail "${r%%:*} fails on a tree that breaks it (${r#*:})"
+	if out=$(${r%%:*} "$t/${r#*:}" "$order"); then fail "${r%%:*} fails on a tree that breaks it (${r#*:})"
 	else pass "${r%%:*} fails on a tree that breaks it: $out"; fi
 done
-printf '#include "state.h"\n#include "buf.h"\n' > "$t/up/session.c"	# across and down
+printf '#include "state.h"\n#include "buf.h"\n' > "$t/up/mcp/session.c"	# down
+printf '#include "session.h"\n' > "$t/up/mcp/mcp.c"; : > "$t/up/mcp/session.h"	# across
 printf '/* strcpy(d, s) would be wrong here */\nconst char *s = "strcat(";\nint my_rand(void);\nint x = my_rand();\n' > "$t/ban/mcp.c"
 rm "$t/up/base/buf.c" "$t/ban/base/buf.c"
-out=$(layers "$t/up") && pass "layers: an include across or down is fine" || fail "layers: an include across or down is fine" "$out"
+printf '#include "buf.h"\n' > "$t/up/base/buf.h"
+out=$(layers "$t/up" "$order") && pass "layers: an include across or down is fine" || fail "layers: an include across or down is fine" "$out"
 out=$(banned "$t/ban") && pass "banned: comments, strings and longer names do not count" || fail "banned: comments, strings and longer names do not count" "$out"
 
 # --- the tree ---------------------------------------------------------------------------------
 [ -d "$src" ] || { echo "Bail out! no source directory $src"; exit 1; }
-out=$(layers "$src") && pass "layers: every include in src/ points across or down" || fail "layers: every include in src/ points across or down" "$out"
+order=$(folder_order "$doc")
+out=$(layers "$src" "$order") && pass "layers: every include in src/ points across or down ($(echo $order | sed 's/ / < /g'))" || fail "layers: every include in src/ points across or down" "$out"
+# The order names each folder of src/ once, and no other.
+out=$(diff <(echo "$order" | sort) <(find "$src" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)) &&
+	pass "layers: the **Layers.** line names every folder of src/, once" || fail "layers: the **Layers.** line names every folder of src/, once" "$out"
 out=$(banned "$src") && pass "banned: no $(echo $BANNED | wc -w) banned functions called in src/" || fail "banned: none called in src/" "$out"
 out=$(libs "$src") && pass "libs: each library's headers included only where docs/ARCHITECTURE.md §1 says" || fail "libs: each library's headers included only where docs/ARCHITECTURE.md §1 says" "$out"
 out=$(words "$src") && pass "words: no tracker words or outside pointers in src/" || fail "words: no tracker words or outside pointers in src/" "$out"
