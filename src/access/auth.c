@@ -490,10 +490,37 @@ has_required_scopes(const struct config *cfg, const struct claims *c)
 	return 1;
 }
 
-int
-auth_cached(const struct auth_env *env, const struct config *cfg, const struct request *req,
-    struct caller *caller)
+void *
+auth_thread_new(void)
 {
+	struct auth_thread *th = calloc(1, sizeof(*th));
+
+	if (th && ((th->ix = introspect_new()) == NULL || (th->proof_keys = jws_keycache_new()) == NULL)) {
+		auth_thread_free(th);
+		th = NULL;
+	}
+	return th;
+}
+
+void
+auth_thread_free(void *p)
+{
+	struct auth_thread *th = p;
+
+	if (th == NULL)
+		return;
+	introspect_free(th->ix);
+	jwks_view_free(&th->jwks);
+	jws_keycache_free(th->proof_keys);
+	free(th);
+}
+
+int
+auth_cached(const struct req_ctx *rc, struct caller *caller)
+{
+	const struct auth_env *env = rc->slot[REQ_SLOT_AUTH];
+	const struct config *cfg = rc->cfg;
+	const struct request *req = rc->req;
 	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
 	unsigned char key[TC_KEY_BYTES];
 	const char *tok;
@@ -645,28 +672,31 @@ bind_dpop(const struct check *k)
 }
 
 int
-auth_authenticate(const struct auth_env *env, const struct config *cfg,
-    const struct request *req, struct caller *caller, struct response *resp)
+auth_authenticate(const struct req_ctx *rc, struct caller *caller)
 {
+	const struct auth_env *env = rc->slot[REQ_SLOT_AUTH];
+	const struct config *cfg = rc->cfg;
+	const struct request *req = rc->req;
+	struct response *resp = rc->resp;
 	struct check k = { .env = env, .cfg = cfg, .req = req, .resp = resp, .caller = caller };
 	const struct scheme *sc;
-	int rc;
+	int st;
 
 	memset(caller, 0, sizeof(*caller));
 	if (req->authorization == NULL || *req->authorization == '\0') {
 		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
-	if ((rc = parse_credentials(req->authorization, &sc, &k.tok, &k.len)) < 0) {
-		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
+	if ((st = parse_credentials(req->authorization, &sc, &k.tok, &k.len)) < 0) {
+		challenge(cfg, resp, GW_EBADTOKEN, st == -2 ? "token too long" : "malformed Authorization header", NULL);
 		return -1;
 	}
 	if (sc->proof && sc->proof(&k) < 0)
 		return -1;
 	caller_key(env, cfg, k.tok, k.len, caller, k.key);
-	if ((rc = token_claims(&k)) < 0)
+	if ((st = token_claims(&k)) < 0)
 		return -1;
-	if (rc == 1) {
+	if (st == 1) {
 		challenge_as(cfg, resp, GW_EBADTOKEN, k.reason, NULL, sc->id, 0);
 		return -1;
 	}

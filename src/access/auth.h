@@ -15,6 +15,7 @@
 #include "jwks.h"
 #include "metrics.h"
 #include "replay.h"
+#include "req_ctx.h"
 #include "request.h"
 #include "response.h"
 #include "rstore.h"
@@ -30,7 +31,21 @@ struct caller {
 					 * its sessions and cursors */
 };
 
-/* What auth uses, owned by the gateway and the worker. tokens/asmeta may be NULL. */
+/* What auth keeps for one thread (the worker's REQ_SLOT_AUTH slot): its connection to
+ * the authorization server, the issuer's keys as it last parsed them, and the DPoP
+ * proofs' keys it imported. */
+struct auth_thread {
+	struct introspect *ix;
+	struct jwks_view jwks;
+	struct jws_keycache *proof_keys;
+};
+
+/* A new one (NULL when out of memory), and its end. */
+void *auth_thread_new(void);
+void auth_thread_free(void *th);
+
+/* What auth uses, owned by the gateway and the worker (a request's REQ_SLOT_AUTH slot;
+ * the router's gate fills it). tokens/asmeta may be NULL. */
 struct auth_env {
 	struct introspect *ix;
 	struct token_cache *tokens;
@@ -87,12 +102,10 @@ void auth_scope_challenge(const struct config *cfg, const struct request *req, s
  * no DPoP key); else 0 with nothing answered, claimed or changed: what may be known before
  * anything reaches the network. A DPoP request is never decided here (its proof is
  * recorded as seen). */
-int auth_cached(const struct auth_env *env, const struct config *cfg, const struct request *req,
-    struct caller *caller);
+int auth_cached(const struct req_ctx *rc, struct caller *caller);
 /* 0 with *caller when the request carries an accepted token (for a DPoP-bound one, with
  * its proof: dpop.c); else -1 with resp filled (401, 403; 500 + Retry-After when the
  * authorization server fails; 503 + Retry-After when a proof's replay cannot be told). */
-int auth_authenticate(const struct auth_env *env, const struct config *cfg,
-    const struct request *req, struct caller *caller, struct response *resp);
+int auth_authenticate(const struct req_ctx *rc, struct caller *caller);
 
 #endif

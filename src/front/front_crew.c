@@ -327,7 +327,7 @@ start_thread(struct thread *t, int extra)
 		worker_free(&t->w);
 		return -1;
 	}
-	upstream_pool_on_wait(t->w.ups, on_upstream_wait, t->crew);
+	upstream_pool_on_wait(worker_mcp(&t->w)->ups, on_upstream_wait, t->crew);
 	t->done = 0;
 	t->extra = extra;
 	t->freed = 0;

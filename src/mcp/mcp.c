@@ -156,9 +156,9 @@ count_rpc(const struct exchange *x, const struct jr_msg *m)
 static int
 element_limit(const struct exchange *x, size_t nth)
 {
-	if (x->env->lim == NULL)
+	if (x->lim == NULL)
 		return LIMIT_PASS;
-	return limiter_element(x->env->lim, nth == 0, clock_mono_us() * 1000);
+	return limiter_element(x->lim, nth == 0, clock_mono_us() * 1000);
 }
 
 /* A batch element a limit refused: its JSON-RPC error, the facts in data. */
@@ -167,8 +167,8 @@ limit_error(const struct exchange *x, json_t *id, int rc)
 {
 	struct gw_error err;
 
-	limiter_error(x->env->lim, rc, &err);
-	return jsonrpc_error(id, gw_error_rpc(&err), err.detail, limiter_data(x->env->lim, rc));
+	limiter_error(x->lim, rc, &err);
+	return jsonrpc_error(id, gw_error_rpc(&err), err.detail, limiter_data(x->lim, rc));
 }
 
 /* The elements run one after another under the request's one deadline: those not
@@ -227,8 +227,8 @@ exchange_batch(struct exchange *x, json_t *payload, int stream)
 		response_set_json(resp, 200, out);
 	if (n == 0)
 		json_decref(out);
-	if (x->env->lim && !resp->streamed)
-		limiter_headers(x->env->lim, LIMIT_PASS, resp);
+	if (x->lim && !resp->streamed)
+		limiter_headers(x->lim, LIMIT_PASS, resp);
 }
 
 /* The HTTP side of the exchange, before any JSON: the caller's tenant, the media type,
@@ -290,7 +290,7 @@ exchange_one(struct exchange *x, const struct jr_msg *m, int stream)
 	if (el.denied != GW_OK && !resp->streamed) {	/* the policy's 403, a limit's 429 */
 		json_decref(out);
 		if (el.limit_rc != LIMIT_PASS)
-			limiter_answer(x->env->lim, el.limit_rc, x->modern, m->id, resp);
+			limiter_answer(x->lim, el.limit_rc, x->modern, m->id, resp);
 		else if (el.denied == GW_ESCOPE)
 			auth_scope_challenge(x->cfg, x->req, resp, el.denied_scopes);
 		else
@@ -318,7 +318,7 @@ legacy_gate(struct exchange *x, struct session *sess)
 		response_set_error(x->resp, GW_EBADREQUEST, "unsupported MCP-Protocol-Version");
 		return -1;
 	}
-	if (mcp_check_session(x->env, x->cfg, x->caller, req, sess) < 0) {
+	if (mcp_check_session(x->rc, sess) < 0) {
 		response_set_error(x->resp, GW_ESESSION, NULL);
 		return -1;
 	}
@@ -339,24 +339,67 @@ exchange_notice(struct exchange *x, const struct jr_msg *m, json_t *payload)
 	response_set_empty(x->resp, 202);
 }
 
+/* Each thread's cache of serialized list pages: a 200-tool page is about 45 kB. */
+#define MCP_PAGE_CACHE_BYTES	(1u << 20)
+#define MCP_PAGE_CACHE_ENTRIES	16
+
+void *
+mcp_thread_new(void)
+{
+	struct mcp_thread *th = calloc(1, sizeof(*th));
+
+	if (th && ((th->ups = upstream_pool_new()) == NULL ||
+	    (th->pages = fragcache_new(MCP_PAGE_CACHE_BYTES, MCP_PAGE_CACHE_ENTRIES)) == NULL ||
+	    (th->sessions = session_memo_new()) == NULL)) {
+		mcp_thread_free(th);
+		th = NULL;
+	}
+	return th;
+}
+
+void
+mcp_thread_end(void *p, const struct config *cfg)
+{
+	struct mcp_thread *th = p;
+
+	upstream_pool_end(th->ups, cfg);
+}
+
+void
+mcp_thread_free(void *p)
+{
+	struct mcp_thread *th = p;
+
+	if (th == NULL)
+		return;
+	upstream_pool_free(th->ups);
+	fragcache_free(th->pages);
+	session_memo_free(th->sessions);
+	catalog_view_free(&th->cat);
+	free(th);
+}
+
 /* Long: the exchange's gates in the specification's order (body, JSON-RPC, era,
  * limits, session), then a batch, a notice or a request, with one cleanup. */
 void
-mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    struct request *req, struct response *resp)
+mcp_exchange(struct req_ctx *rc)
 {
-	struct exchange x = { .env = env, .cfg = cfg, .caller = caller, .req = req, .resp = resp, .vis_kind = -1 };
+	const struct config *cfg = rc->cfg;
+	struct request *req = rc->req;
+	struct response *resp = rc->resp;
+	struct exchange x = { .rc = rc, .env = rc->slot[REQ_SLOT_MCP], .cfg = cfg, .caller = rc->caller,
+		.req = req, .resp = resp, .lim = rc->lim, .vis_kind = -1 };
 	struct session sess = { "", "", 0, NULL };
 	const char *why = NULL;
 	struct jr_msg m = { 0 };	/* jsonrpc_validate fills it (another file: the analyzer cannot see) */
 	struct buf body;
 	json_t *payload = NULL, *id;
 	enum gw_err e;
-	int stream, rc;
+	int stream, limit_rc;
 
 	buf_init(&body, (size_t)cfg->max_body);
 	response_set_header(resp, "Cache-Control", "no-store");
-	policy_caller_init(&x.pc, cfg, &caller->claims);
+	policy_caller_init(&x.pc, cfg, &x.caller->claims);
 	policy_profile(&x.pc, x.profile);
 	if (exchange_begin(&x, req, &body, &stream) < 0)
 		goto out;
@@ -379,12 +422,12 @@ mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct c
 	}
 	if (json_is_object(payload))
 		count_rpc(&x, &m);
-	if (json_is_object(payload) && (rc = element_limit(&x, 0)) != LIMIT_PASS) {
-		limiter_answer(env->lim, rc, x.modern, m.id, resp);
+	if (json_is_object(payload) && (limit_rc = element_limit(&x, 0)) != LIMIT_PASS) {
+		limiter_answer(x.lim, limit_rc, x.modern, m.id, resp);
 		goto out;
 	}
-	if (env->lim)
-		limiter_headers(env->lim, LIMIT_PASS, resp);
+	if (x.lim)
+		limiter_headers(x.lim, LIMIT_PASS, resp);
 	if (!x.modern && legacy_gate(&x, &sess) < 0)
 		goto out;
 	if (json_is_array(payload)) {

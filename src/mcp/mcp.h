@@ -12,6 +12,7 @@
 #include "fragcache.h"
 #include "limiter.h"
 #include "metrics.h"
+#include "req_ctx.h"
 #include "request.h"
 #include "response.h"
 #include "session.h"
@@ -21,7 +22,24 @@
 #define MCP_LISTEN_MAX_MS	300000	/* a standalone stream ends after this; the client reconnects */
 #define MCP_LISTEN_TICK_MS	5000	/* keep-alive comments: how soon a gone client is noticed */
 
-/* What the exchange uses from the gateway. */
+/* What the exchange keeps for one thread (the worker's REQ_SLOT_MCP slot): the catalog
+ * as it last parsed it, its upstream connections and sessions, the list pages it
+ * serialized, the last session it opened. */
+struct mcp_thread {
+	struct catalog_view cat;
+	struct upstream_pool *ups;
+	struct fragcache *pages;
+	struct session_memo *sessions;
+};
+
+/* A new one (NULL when out of memory); the end of the sessions it opened at the
+ * upstreams for itself (not its callers'), with cfg (may be NULL); its end. */
+void *mcp_thread_new(void);
+void mcp_thread_end(void *th, const struct config *cfg);
+void mcp_thread_free(void *th);
+
+/* What the exchange uses from the gateway: a request's REQ_SLOT_MCP slot (h_mcp fills
+ * it). The configuration, the caller and the rate limits are the request's (req_ctx). */
 struct mcp_env {
 	const unsigned char *session_key;	/* 32 bytes */
 	struct tombstones *tombstones;			/* may be NULL */
@@ -32,10 +50,8 @@ struct mcp_env {
 	struct session_memo *sessions;		/* the worker's last opened session; may be NULL */
 	long *listeners;			/* the process's open standalone streams (__atomic) */
 	long listen_max;			/* how many it may have */
-	struct limiter *lim;			/* the request's rate limits; NULL: none */
 	struct rstore *rs;			/* the Redis store (tombstones); NULL: none */
 	const unsigned char *shared_key;	/* with rs: what names its records */
-	const struct config *cfg;		/* with rs: where it is */
 	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
 };
 
@@ -52,17 +68,14 @@ int mcp_cursor_seal(const unsigned char *key, const char *list, const char *who,
 int mcp_cursor_open(const unsigned char *key, const char *list, const char *who, const char *cursor,
     size_t *off);
 /* The exchange after the gate (origin, size, token): fills resp. */
-void mcp_exchange(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    struct request *req, struct response *resp);
+void mcp_exchange(struct req_ctx *rc);
 /* GET /mcp with a session: the caller's standalone stream, carrying what its upstream
  * sessions send outside of calls (resource updates, log messages, requests for the
  * client), with keep-alive comments, until the client leaves, the upstreams end their
  * streams, or MCP_LISTEN_MAX_MS. 405 when there is nothing to listen to or every slot
  * is taken. */
-void mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    struct request *req, struct response *resp);
+void mcp_listen(struct req_ctx *rc);
 /* DELETE /mcp: ends the caller's session (204), 404 when it is not one, 400 without it. */
-void mcp_end_session(const struct mcp_env *env, const struct config *cfg,
-    const struct caller *caller, struct request *req, struct response *resp);
+void mcp_end_session(struct req_ctx *rc);
 
 #endif

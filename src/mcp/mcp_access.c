@@ -119,7 +119,7 @@ refuse(struct element *el, const struct policy_why *why, struct gw_error *err)
 static int
 gate_limit(struct element *el, const struct policy_tool *t, struct gw_error *err)
 {
-	struct limiter *lim = el->x->env->lim;
+	struct limiter *lim = el->x->lim;
 	int rc;
 
 	if (lim == NULL || (rc = limiter_tool(lim, t, clock_mono_us() * 1000)) == LIMIT_PASS)

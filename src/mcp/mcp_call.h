@@ -23,11 +23,13 @@
 
 /* What holds for the whole HTTP request. */
 struct exchange {
+	const struct req_ctx *rc;	/* the request, as the router made it */
 	const struct mcp_env *env;
 	const struct config *cfg;
 	const struct caller *caller;
 	const struct request *req;
 	struct response *resp;
+	struct limiter *lim;		/* the request's rate limits; NULL: none */
 	int64_t until_ms;		/* the request's deadline (request-timeout-ms), monotonic */
 	int modern;			/* 2026-07-28: JSON-RPC error bodies on 4xx, results with resultType */
 	int stream_ok;			/* the client takes an event stream */
@@ -118,7 +120,6 @@ void mcp_caller_who(const struct config *cfg, const struct caller *caller, char 
 void mcp_issue_session(struct exchange *x, json_t *params, json_t *answer);
 /* A presented Mcp-Session-Id opened for this caller into *s (none: stateless, 0); -1
  * when it is not one, -2 when its tombstones cannot be read. */
-int mcp_check_session(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    const struct request *req, struct session *s);
+int mcp_check_session(const struct req_ctx *rc, struct session *s);
 
 #endif

@@ -62,38 +62,43 @@ mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
  * round trip of the request's first limit decision when there was one, limiter.h);
  * while Redis does not answer, the host's own tombstones decide (rstore.c logs it). */
 int
-mcp_check_session(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    const struct request *req, struct session *s)
+mcp_check_session(const struct req_ctx *rc, struct session *s)
 {
+	const struct mcp_env *env = rc->slot[REQ_SLOT_MCP];
+	const struct request *req = rc->req;
 	unsigned char key[RSTORE_KEY_BYTES];
 	char who[33];
-	int rc, seen;
+	int st, seen;
 
 	memset(s, 0, sizeof(*s));
 	if (req->session_id == NULL)
 		return 0;
-	mcp_caller_who(cfg, caller, who);
+	mcp_caller_who(rc->cfg, rc->caller, who);
 	if (env->session_key == NULL)
 		return -1;
-	rc = session_open_memo(env->sessions, env->session_key, env->tombstones, req->session_id, who, req->now, s);
-	if (rc == 0 && env->rs) {
+	st = session_open_memo(env->sessions, env->session_key, env->tombstones, req->session_id, who, req->now, s);
+	if (st == 0 && env->rs) {
 		session_tomb_key(env->shared_key, req->session_id, key);
-		if ((seen = env->lim ? limiter_probed(env->lim, key) : -1) < 0)
-			seen = rstore_has(env->rs, env->cfg, RS_TOMB, key, clock_mono_us() / 1000);
+		if ((seen = rc->lim ? limiter_probed(rc->lim, key) : -1) < 0)
+			seen = rstore_has(env->rs, rc->cfg, RS_TOMB, key, clock_mono_us() / 1000);
 		if (seen == 1) {
 			session_clear(s);
-			rc = -1;
+			st = -1;
 		}
 	}
-	return rc;
+	return st;
 }
 
 void
-mcp_end_session(const struct mcp_env *env, const struct config *cfg,
-    const struct caller *caller, struct request *req, struct response *resp)
+mcp_end_session(struct req_ctx *rc)
 {
+	const struct mcp_env *env = rc->slot[REQ_SLOT_MCP];
+	const struct config *cfg = rc->cfg;
+	const struct caller *caller = rc->caller;
+	struct request *req = rc->req;
+	struct response *resp = rc->resp;
 	struct session s;
-	int rc;
+	int st;
 
 	response_set_header(resp, "Cache-Control", "no-store");
 	if (mcp_tenant_check(cfg, caller, resp) < 0)
@@ -102,9 +107,9 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
 		return;
 	}
-	if ((rc = mcp_check_session(env, cfg, caller, req, &s)) < 0 || env->tombstones == NULL) {
+	if ((st = mcp_check_session(rc, &s)) < 0 || env->tombstones == NULL) {
 		/* A DELETE whose end could not be recorded is not answered as done. */
-		if (rc == -2)
+		if (st == -2)
 			response_set_error(resp, GW_EINTERNAL, "the session's end cannot be recorded now");
 		else
 			response_set_error(resp, GW_ESESSION, NULL);
@@ -150,9 +155,13 @@ listen_tick(void *ctx)
 }
 
 void
-mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct caller *caller,
-    struct request *req, struct response *resp)
+mcp_listen(struct req_ctx *rc)
 {
+	const struct mcp_env *env = rc->slot[REQ_SLOT_MCP];
+	const struct config *cfg = rc->cfg;
+	const struct caller *caller = rc->caller;
+	struct request *req = rc->req;
+	struct response *resp = rc->resp;
 	struct session s;
 	struct fed_call f;
 	int64_t now_ms = clock_mono_us() / 1000;
@@ -164,7 +173,7 @@ mcp_listen(const struct mcp_env *env, const struct config *cfg, const struct cal
 		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
 		return;
 	}
-	if (mcp_check_session(env, cfg, caller, req, &s) < 0) {
+	if (mcp_check_session(rc, &s) < 0) {
 		response_set_error(resp, GW_ESESSION, NULL);
 		return;
 	}

@@ -10,9 +10,18 @@
 #include "gateway.h"
 #include "log.h"
 
-/* Each worker's cache of serialized list pages: a 200-tool page is about 45 kB. */
-#define GW_PAGE_CACHE_BYTES	(1u << 20)
-#define GW_PAGE_CACHE_ENTRIES	16
+/* The modules that keep state per thread, a row each: how a worker makes its slot,
+ * ends what the slot holds at other servers before the process goes (NULL: nothing),
+ * and frees it. A module with a new slot adds its row here and its name to
+ * enum req_slot (req_ctx.h). */
+static const struct worker_slot {
+	void *(*make)(void);
+	void (*end)(void *slot, const struct config *cfg);
+	void (*free)(void *slot);
+} worker_slots[REQ_SLOTS] = {
+	[REQ_SLOT_AUTH] = { auth_thread_new, NULL, auth_thread_free },
+	[REQ_SLOT_MCP] = { mcp_thread_new, mcp_thread_end, mcp_thread_free },
+};
 
 /* The log destination and level follow the configuration; a forced reload (SIGHUP)
  * also reopens it, for logrotate. */
@@ -428,23 +437,28 @@ worker_rstore(const struct worker *w, const struct config *cfg)
 int
 worker_init(struct worker *w, struct gateway *gw)
 {
+	size_t i;
+	int rc = 0;
+
 	memset(w, 0, sizeof(*w));
 	w->gw = gw;
-	w->ix = introspect_new();
-	w->ups = upstream_pool_new();
-	w->pages = fragcache_new(GW_PAGE_CACHE_BYTES, GW_PAGE_CACHE_ENTRIES);
-	w->sessions = session_memo_new();
-	w->rs = rstore_new(&gw->redis_outage);
-	w->proof_keys = jws_keycache_new();
-	return w->ix && w->ups && w->pages && w->sessions && w->rs && w->proof_keys ? 0 : -1;
+	if ((w->rs = rstore_new(&gw->redis_outage)) == NULL)
+		rc = -1;
+	for (i = 0; i < REQ_SLOTS; i++)
+		if ((w->slot[i] = worker_slots[i].make()) == NULL)
+			rc = -1;
+	return rc;
 }
 
 void
 worker_end_sessions(struct worker *w)
 {
 	struct config *cfg = gateway_config(w->gw);
+	size_t i;
 
-	upstream_pool_end(w->ups, cfg);
+	for (i = 0; i < REQ_SLOTS; i++)
+		if (worker_slots[i].end && w->slot[i])
+			worker_slots[i].end(w->slot[i], cfg);
 	if (cfg)
 		config_unref(cfg);
 }
@@ -452,18 +466,12 @@ worker_end_sessions(struct worker *w)
 void
 worker_free(struct worker *w)
 {
-	introspect_free(w->ix);
-	w->ix = NULL;
-	upstream_pool_free(w->ups);
-	w->ups = NULL;
-	fragcache_free(w->pages);
-	w->pages = NULL;
-	session_memo_free(w->sessions);
-	w->sessions = NULL;
+	size_t i;
+
+	for (i = 0; i < REQ_SLOTS; i++) {
+		worker_slots[i].free(w->slot[i]);
+		w->slot[i] = NULL;
+	}
 	rstore_free(w->rs);
 	w->rs = NULL;
-	catalog_view_free(&w->cat);
-	jwks_view_free(&w->jwks);
-	jws_keycache_free(w->proof_keys);
-	w->proof_keys = NULL;
 }

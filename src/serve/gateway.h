@@ -7,10 +7,12 @@
 #include <pthread.h>
 
 #include "catalog_store.h"
+#include "auth.h"
 #include "config.h"
 #include "fragcache.h"
 #include "introspect.h"
 #include "jwks.h"
+#include "mcp.h"
 #include "metrics.h"
 #include "ratelimit.h"
 #include "replay.h"
@@ -72,17 +74,15 @@ struct gateway {
 	int redis_outage;	/* __atomic: Redis failed and has not answered since (rstore.c) */
 };
 
-/* What one thread needs for the outbound calls of its requests. */
+/* What one thread keeps between its requests: its connection to the Redis store (which
+ * auth, the limits and the exchange share), and a slot for each module that keeps state
+ * of its own (worker_slots in gateway.c: auth's connection to the authorization server
+ * and keys, the exchange's catalog view, upstream pool, list pages and last session).
+ * Only the module a slot is named for looks inside it (worker_auth, worker_mcp). */
 struct worker {
 	struct gateway *gw;
-	struct introspect *ix;	/* one reused connection to the authorization server */
-	struct upstream_pool *ups;	/* reused connections and sessions to the upstreams */
-	struct catalog_view cat;	/* the catalog as this thread last parsed it */
-	struct jwks_view jwks;		/* the issuer's keys as this thread last parsed them */
-	struct jws_keycache *proof_keys;	/* DPoP proofs' keys this thread imported */
-	struct fragcache *pages;	/* list pages it serialized from cat */
-	struct session_memo *sessions;	/* the last session it opened */
-	struct rstore *rs;	/* its connection to the Redis store, opened on first use */
+	struct rstore *rs;	/* opened on first use */
+	void *slot[REQ_SLOTS];
 };
 
 /* Loads the configuration and opens the state file; on a configuration failure
@@ -130,6 +130,11 @@ const unsigned char *gateway_digest_key(const struct shared *sh, const struct co
 /* The worker's Redis store when the configuration has one, else NULL. */
 struct rstore *worker_rstore(const struct worker *w, const struct config *cfg);
 
+/* The thread's state of auth and of the exchange. */
+static inline struct auth_thread *worker_auth(const struct worker *w) { return w->slot[REQ_SLOT_AUTH]; }
+static inline struct mcp_thread *worker_mcp(const struct worker *w) { return w->slot[REQ_SLOT_MCP]; }
+
+/* 0, or -1 when out of memory (worker_free it then). */
 int worker_init(struct worker *w, struct gateway *gw);
 void worker_free(struct worker *w);
 /* Ends the sessions the worker opened at the upstreams for itself (not its callers'). */

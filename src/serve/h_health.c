@@ -52,7 +52,7 @@ dependency(json_t *deps, json_t *reasons, const char *kind, const char *name, in
 static int
 upstream_from_catalog(const struct worker *w, const char *name, const char **why)
 {
-	json_t *st = json_object_get(catalog_upstreams(w->cat.doc), name);
+	json_t *st = json_object_get(catalog_upstreams(worker_mcp(w)->cat.doc), name);
 
 	*why = NULL;
 	if (st == NULL)

@@ -8,21 +8,23 @@
 void
 h_mcp(struct req_ctx *rc)
 {
+	struct mcp_thread *th = worker_mcp(rc->w);
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
-		.catalog = rc->sh->catalog, .view = &rc->w->cat, .pool = rc->w->ups, .pages = rc->w->pages,
-		.sessions = rc->w->sessions,
+		.catalog = rc->sh->catalog, .view = &th->cat, .pool = th->ups, .pages = th->pages,
+		.sessions = th->sessions,
 		.listeners = &rc->w->gw->listeners,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),
-		.lim = rc->lim,
-		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key, .cfg = rc->cfg,
+		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key,
 		.metrics = rc->sh->metrics,
 	};
 
+	rc->slot[REQ_SLOT_MCP] = &env;
 	if (rc->req->method == M_GET)
-		mcp_listen(&env, rc->cfg, rc->caller, rc->req, rc->resp);
+		mcp_listen(rc);
 	else if (rc->req->method == M_DELETE)
-		mcp_end_session(&env, rc->cfg, rc->caller, rc->req, rc->resp);
+		mcp_end_session(rc);
 	else
-		mcp_exchange(&env, rc->cfg, rc->caller, rc->req, rc->resp);
+		mcp_exchange(rc);
+	rc->slot[REQ_SLOT_MCP] = NULL;
 }

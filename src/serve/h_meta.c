@@ -131,7 +131,7 @@ h_authorization_server(struct req_ctx *rc)
 	if (strcmp(rc->cfg->as_metadata, "fetch") == 0) {
 		struct gw_error err = { GW_OK, 0, "" };
 
-		if (introspect_as_metadata(rc->w->ix, rc->sh->asmeta, rc->cfg, clock_wall_ms(), &doc, &err) < 0) {
+		if (introspect_as_metadata(worker_auth(rc->w)->ix, rc->sh->asmeta, rc->cfg, clock_wall_ms(), &doc, &err) < 0) {
 			log_warn(rc->req->id, "as-metadata: %s", err.detail);
 			response_set_error(rc->resp, GW_EASMETA, NULL);
 			response_set_header(rc->resp, "Retry-After", "10");

@@ -1,28 +1,13 @@
-/* handlers — one function per endpoint; each describes a response, none writes it. */
+/* handlers — one function per endpoint; each describes a response, none writes it.
+ * A handler takes the request's context (req_ctx.h), made by the router. */
 #ifndef GW_HANDLERS_H
 #define GW_HANDLERS_H
 
 #include "config.h"
 #include "gateway.h"
+#include "req_ctx.h"
 #include "request.h"
 #include "response.h"
-
-struct caller;
-struct limiter;
-
-/* One request, as the router hands it to a handler: what it holds for the whole
- * request (the worker of the thread, the shared state and the configuration it took
- * at the start, even if a reload or the tick swaps in others meanwhile), the request
- * and its response, and on a route that needs one the caller and its rate limits. */
-struct req_ctx {
-	struct worker *w;
-	struct shared *sh;
-	const struct config *cfg;
-	struct request *req;
-	struct response *resp;
-	const struct caller *caller;	/* NULL on public routes */
-	struct limiter *lim;		/* the caller's rate limits; NULL: none */
-};
 
 typedef void route_fn(struct req_ctx *rc);
 

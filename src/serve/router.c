@@ -252,18 +252,21 @@ static int
 gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 {
 	struct worker *w = rc->w;
+	struct auth_thread *th = worker_auth(w);
 	const struct config *cfg = rc->cfg;
 	struct auth_env env = {
-		w->ix, rc->sh->tokens, rc->sh->asmeta, gateway_digest_key(rc->sh, cfg),
-		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &w->jwks, rc->sh->jwks, rc->sh->replay,
-		worker_rstore(w, cfg), w->proof_keys, rc->sh->metrics,
+		th->ix, rc->sh->tokens, rc->sh->asmeta, gateway_digest_key(rc->sh, cfg),
+		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &th->jwks, rc->sh->jwks, rc->sh->replay,
+		worker_rstore(w, cfg), th->proof_keys, rc->sh->metrics,
 	};
 	int known = 0, rc_limit;
+
+	rc->slot[REQ_SLOT_AUTH] = &env;	/* for the gate only: auth keeps nothing of it */
 
 	if (cfg->limits_on) {
 		/* A caller the token cache knows reaches nothing before its limits are
 		 * decided, all in one decision of the store (limiter.h). */
-		known = auth_cached(&env, cfg, rc->req, caller);
+		known = auth_cached(rc, caller);
 		limiter_init(lim, rc->sh->limits, worker_rstore(w, cfg), cfg, env.digest_key, rc->req);
 		lim->metrics = cfg->metrics_on ? rc->sh->metrics : NULL;
 		if ((rc_limit = limiter_before_auth(lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
@@ -272,10 +275,12 @@ gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 		}
 		limiter_headers(lim, LIMIT_PASS, rc->resp);
 	}
-	if (!known && auth_authenticate(&env, cfg, rc->req, caller, rc->resp) < 0) {
+	if (!known && auth_authenticate(rc, caller) < 0) {
 		response_set_header(rc->resp, "Cache-Control", "no-store");
+		rc->slot[REQ_SLOT_AUTH] = NULL;
 		return -1;
 	}
+	rc->slot[REQ_SLOT_AUTH] = NULL;
 	if (!cfg->limits_on)
 		return 0;
 	rc->lim = lim;

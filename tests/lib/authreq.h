@@ -18,6 +18,7 @@ authreq(const struct auth_env *env, const struct config *cfg, const char *author
 	struct request req;
 	struct response r;
 	struct caller who;
+	struct req_ctx rc = { .cfg = cfg, .req = &req, .resp = &r, .slot[REQ_SLOT_AUTH] = env };
 	int status;
 
 	memset(&req, 0, sizeof(req));
@@ -26,7 +27,7 @@ authreq(const struct auth_env *env, const struct config *cfg, const char *author
 	req.dpop = dpop ? strdup(dpop) : NULL;
 	req.method_name = post;
 	response_init(&r, "t");
-	status = auth_authenticate(env, cfg, &req, &who, &r) == 0 ? 0 : r.status;
+	status = auth_authenticate(&rc, &who) == 0 ? 0 : r.status;
 	snprintf(challenge, n, "%s", response_get_header(&r, "WWW-Authenticate") ?
 	    response_get_header(&r, "WWW-Authenticate") : "");
 	response_free(&r);

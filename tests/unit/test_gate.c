@@ -63,7 +63,12 @@ post(const struct config *cfg, const struct claims *claims, const char *body, js
 	req.body.read = chunk_read;
 	req.now = 1000;
 	response_init(&resp, "rid");
-	mcp_exchange(&env, cfg, &caller, &req, &resp);
+	{
+		struct req_ctx rc = { .cfg = cfg, .req = &req, .resp = &resp, .caller = &caller,
+			.slot[REQ_SLOT_MCP] = &env };
+
+		mcp_exchange(&rc);
+	}
 	status = resp.status;
 	/* a list page from the cache is held apart from resp.body: the body as written */
 	buf_init(&raw, 16u << 20);

@@ -85,7 +85,12 @@ post(const struct hdrs *h, const char *body, json_t **out)
 	flushes = 0;
 	response_init(&resp, "rid");
 	resp.sink = &sk;
-	mcp_exchange(&env, cfg, &caller, &req, &resp);
+	{
+		struct req_ctx rc = { .cfg = cfg, .req = &req, .resp = &resp, .caller = &caller,
+			.slot[REQ_SLOT_MCP] = &env };
+
+		mcp_exchange(&rc);
+	}
 	response_send(&resp, &sk);
 	buf_str(&raw);
 	status = resp.status;
