@@ -2,8 +2,11 @@
 """bench/shape.py -- the shape of src/: what a change costs to read and to extend.
 
 Prints the functions over 60 lines (and how many say why they are long: a "Long:"
-sentence in the comment above them), the files over 600 lines, and the functions with
-more than 6 parameters (the widest first). A function is recognised as this tree writes
+sentence in the comment above them), the files over 600 lines, the functions with
+more than 6 parameters (the widest first), and the error channels: how the functions a
+header declares report a failure besides their return value -- through struct gw_error
+(the one channel), or through another out-parameter (a "why" or "reason" string, a
+caller's buffer for words, an enum gw_err of its own), listed by kind. A function is recognised as this tree writes
 one: its return type on the line before, its name at the start of a line, its body from
 a lone "{" to a lone "}". Not a test: the figures go in the notes and bench/RESULTS.md.
 
@@ -60,6 +63,36 @@ def functions(path):
     return out
 
 
+PROTO = re.compile(r"\b([a-z_][a-z0-9_]*)\(([^;{}()]*(?:\([^()]*\)[^;{}()]*)*)\)\s*(?:__attribute__\(\(.*?\)\)\s*)*;", re.S)
+OTHER = [
+    ("a why/reason string", re.compile(r"const\s+char\s*\*\s*\*\s*(why|reason)\b")),
+    ("a caller's buffer for words", re.compile(r"\bchar\s*\*\s*(why|reason|err|errbuf|msg)\s*,\s*size_t")),
+    ("an enum gw_err out-parameter", re.compile(r"enum\s+gw_err\s*\*")),
+    ("the configuration loader's list", re.compile(r"struct\s+cfg_errors\s*\*")),
+]
+# A function whose result is its words of failure: "NULL, or why not".
+RETURNS_WHY = re.compile(r"/\*(?:(?!\*/).)*?\bor why( not)?\b(?:(?!\*/).)*\*/\s*const\s+char\s*\*\s*([a-z_][a-z0-9_]*)\(", re.S)
+
+
+def channels(src):
+    """{channel: [(header, function)]} of the functions the headers declare."""
+    out = {"struct gw_error": []}
+    for h in sorted(glob.glob(os.path.join(src, "**", "*.h"), recursive=True)):
+        raw = open(h, encoding="utf-8").read()
+        for m in RETURNS_WHY.finditer(raw):
+            out.setdefault("a result that is its why", []).append((os.path.relpath(h, src), m.group(2)))
+        text = re.sub(r"/\*.*?\*/", "", raw, flags=re.S)
+        for m in PROTO.finditer(text):
+            name, params = m.group(1), m.group(2)
+            where = (os.path.relpath(h, src), name)
+            if "struct gw_error" in params:
+                out["struct gw_error"].append(where)
+            for kind, rx in OTHER:
+                if rx.search(params):
+                    out.setdefault(kind, []).append(where)
+    return out
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "src"
     files = sorted(glob.glob(os.path.join(src, "**", "*.c"), recursive=True))
@@ -84,6 +117,12 @@ def main():
           f" (widest: {max((p for p, _, _ in wide_fns), default=0)})")
     for params, f, name in sorted(wide_fns, reverse=True):
         print(f"  {params:4d}  {f}  {name}")
+    ch = channels(src)
+    print(f"error channels: {sum(1 for v in ch.values() if v)} "
+          f"({len(ch['struct gw_error'])} interfaces through struct gw_error)")
+    for kind, where in ch.items():
+        if kind != "struct gw_error" and where:
+            print(f"  {kind}: {len(where)}: " + ", ".join(n for _, n in where))
 
 
 if __name__ == "__main__":
