@@ -30,10 +30,7 @@ start_gateway "$GW_PORT" "nginx + spawn-fcgi + mcpgate in front of big (1,800 to
 TOKEN=$(mint_cc machine-acme)
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a token" "$(tail -n 5 "$T/idp.log")"
 
-post() {	# post BODY: through nginx; the JSON-RPC answer on stdout
-	curl -s --max-time 120 -H 'Content-Type: application/json' -H 'Accept: application/json' \
-		-H "Authorization: Bearer $TOKEN" --data-binary "$1" "$GW_URL"
-}
+post() { mcp_post "$GW_URL" "$TOKEN" "$1" 120; }	# post BODY: through nginx; the JSON-RPC answer on stdout
 # every page of tools/list: the names, one a line
 : > "$T/names"
 cursor=

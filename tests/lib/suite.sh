@@ -51,6 +51,13 @@ gone() {
 	echo "${out:-none}"
 }
 
+# mcp_post URL TOKEN BODY [SECS]: the JSON-RPC BODY posted to URL with the bearer TOKEN
+# (Accept: application/json); the answer on stdout. SECS: curl's limit (60).
+mcp_post() {
+	curl -s --max-time "${4:-60}" -H 'Content-Type: application/json' -H 'Accept: application/json' \
+		-H "Authorization: Bearer $2" --data-binary "$3" "$1"
+}
+
 # start_ok DESC CMD...: runs CMD in this shell (it starts processes that
 # stop_all must know about), passes or fails with its output.
 start_ok() {
