@@ -144,9 +144,13 @@ function sdkParams(e) {
   return extractWWWAuthenticateParams(new Response(null, { status: e.status, headers: e.resHeaders }));
 }
 function json(e) {
-  // A metadata document, as the client was served it.
-  if (e?.text === undefined) throw new Error(`no document at ${e?.url}`);
-  return JSON.parse(e.text);
+  // A metadata document, as the client was served it, or { error } saying why there is none.
+  if (e?.text === undefined) return { error: `Error: no document at ${e?.url}` };
+  try {
+    return JSON.parse(e.text);
+  } catch (err) {
+    return { error: String(err) };
+  }
 }
 
 // --- 1. connect: 401 → discovery → registration → authorization --------------------------
@@ -158,14 +162,7 @@ const provider = newProvider();
 const clientInfo = { name: 'mcpgate-sdk-discovery', version: '1.0.0' };
 const client1 = new Client(clientInfo);
 const transport1 = new StreamableHTTPClientTransport(gatewayUrl, { authProvider: provider });
-let connectError;
-flog.tag = 'connect#1';
-try {
-  await client1.connect(transport1);
-} catch (e) {
-  connectError = e;
-}
-flog.tag = '';
+const { error: connectError } = await flog.attempt('connect#1', () => client1.connect(transport1));
 ok(connectError instanceof UnauthorizedError,
   'first connect() stops for authorization (UnauthorizedError after redirectToAuthorization)',
   connectError ? `${connectError.name}: ${connectError.message}` : 'connect() succeeded without a token');
@@ -189,12 +186,7 @@ const prmEntry = log[1];
 ok(prmEntry && prmEntry.method === 'GET' && prmEntry.url === parsed.resourceMetadataUrl?.href && prmEntry.status === 200,
   'next request: GET of exactly the resource_metadata URL → 200 (no guessing, no fallback)',
   prmEntry && { url: prmEntry.url, status: prmEntry.status ?? prmEntry.error });
-let prm = {};
-try {
-  prm = json(prmEntry);
-} catch (e) {
-  prm = { error: String(e) };
-}
+const prm = json(prmEntry);
 ok(prm.resource === GATEWAY, 'protected-resource metadata: resource is the gateway URL byte for byte', { resource: prm.resource });
 const issuer = prm.authorization_servers?.[0];
 ok(typeof issuer === 'string' && /^https?:\/\//.test(issuer), `protected-resource metadata names the authorization server (${issuer})`, prm);
@@ -208,12 +200,7 @@ ok(asEntry && asEntry.url === expectAs && asEntry.status === 200 && asTried.leng
   `authorization-server metadata fetched from the issuer: GET ${expectAs} → 200, first try`,
   asTried.map((e) => `${e.url} → ${e.status ?? e.error}`).join('\n'));
 diag(`AS metadata came from ${asEntry && sameOrigin(asEntry.url, GATEWAY) ? "the gateway's mirror" : 'the issuer itself'} (${asEntry?.url})`);
-let asMeta = {};
-try {
-  asMeta = json(asEntry);
-} catch (e) {
-  asMeta = { error: String(e) };
-}
+const asMeta = json(asEntry);
 ok(asMeta.issuer === issuer, 'authorization-server metadata: issuer matches authorization_servers[0]', { issuer: asMeta.issuer });
 
 // Dynamic client registration.
@@ -252,14 +239,7 @@ ok(loginHops.length > 0 && loginHops.every((e) => sameOrigin(e.url, issuer) && e
 // --- 2. finishAuth: the code for a token ------------------------------------------------
 
 const beforeFinish = log.length;
-let finishError;
-flog.tag = 'finishAuth';
-try {
-  await transport1.finishAuth(provider.code);
-} catch (e) {
-  finishError = e;
-}
-flog.tag = '';
+const { error: finishError } = await flog.attempt('finishAuth', () => transport1.finishAuth(provider.code));
 const tokEntry = since(beforeFinish).find((e) => e.method === 'POST' && e.url === asMeta.token_endpoint);
 const tf = form(tokEntry);
 ok(!finishError && tokEntry?.status === 200, `transport.finishAuth(code): POST ${asMeta.token_endpoint} → 200`,
@@ -296,13 +276,8 @@ if (jwtMode) {
 const beforeConnect = log.length;
 const client2 = new Client(clientInfo);
 const transport2 = new StreamableHTTPClientTransport(gatewayUrl, { authProvider: provider });
-let connect2Error;
-flog.tag = 'connect#2';
-try {
-  await client2.connect(transport2);
-} catch (e) {
-  connect2Error = e;
-}
+flog.tag = 'connect#2'; // until the client is closed: its optional GET stream too
+const { error: connect2Error } = await flog.attempt('connect#2', () => client2.connect(transport2));
 const init2 = since(beforeConnect).find((e) => e.method === 'POST' && isGateway(e.url) && /"method":"initialize"/.test(e.body));
 ok(!connect2Error && init2?.status === 200 && init2.reqHeaders.get('authorization') === `Bearer ${tokens?.access_token}`,
   'initialize accepted after authorization: POST /mcp with the Bearer token → 200',
@@ -313,22 +288,10 @@ ok(SUPPORTED_PROTOCOL_VERSIONS.includes(negotiated) && client2.getServerVersion(
 const initd = since(beforeConnect).find((e) => e.method === 'POST' && isGateway(e.url) && /"method":"notifications\/initialized"/.test(e.body));
 ok(initd?.status === 202, 'notifications/initialized → 202', { status: initd?.status ?? initd?.error });
 
-let tools;
-let toolsError;
-try {
-  tools = await client2.listTools();
-} catch (e) {
-  toolsError = e;
-}
+const { value: tools, error: toolsError } = await flog.attempt('connect#2', () => client2.listTools());
 ok(!toolsError && Array.isArray(tools?.tools), `tools/list answered (${tools?.tools?.length ?? '?'} tools)`,
   toolsError ? `${toolsError.name}: ${toolsError.message}` : tools);
-let pong;
-let pingError;
-try {
-  pong = await client2.ping();
-} catch (e) {
-  pingError = e;
-}
+const { value: pong, error: pingError } = await flog.attempt('connect#2', () => client2.ping());
 ok(!pingError && pong && typeof pong === 'object', 'ping answered', pingError ? `${pingError.name}: ${pingError.message}` : pong);
 await new Promise((r) => { setTimeout(r, 200); }); // let the optional GET stream attempt land in the log
 await client2.close().catch(() => {});
@@ -346,15 +309,8 @@ ok(gwRedirects.length === 0, 'the gateway never answered with a redirect (the SD
 // The 2025-03-26 fallback: a client without protected-resource metadata takes the MCP
 // origin as the authorization server; the gateway's mirror must then serve the issuer's
 // RFC 8414 document (the SDK's own discovery function, pointed at the gateway).
-let mirrored;
-let mirrorError;
-flog.tag = 'legacy';
-try {
-  mirrored = await discoverAuthorizationServerMetadata(new URL('/', GATEWAY));
-} catch (e) {
-  mirrorError = e;
-}
-flog.tag = '';
+const { value: mirrored, error: mirrorError } = await flog.attempt('legacy',
+  () => discoverAuthorizationServerMetadata(new URL('/', GATEWAY)));
 const mirrorEntry = log.filter((e) => e.tag === 'legacy')[0];
 ok(mirrored?.issuer === issuer && mirrored?.token_endpoint === asMeta.token_endpoint
   && mirrorEntry?.url === `${gatewayUrl.origin}/.well-known/oauth-authorization-server` && mirrorEntry?.status === 200,
@@ -406,14 +362,7 @@ if (!otherResource) {
     const transport3 = new StreamableHTTPClientTransport(gatewayUrl, {
       requestInit: { headers: { Authorization: `Bearer ${foreign}` } },
     });
-    let e3;
-    flog.tag = 'foreign';
-    try {
-      await client3.connect(transport3);
-    } catch (e) {
-      e3 = e;
-    }
-    flog.tag = '';
+    const { error: e3 } = await flog.attempt('foreign', () => client3.connect(transport3));
     await client3.close().catch(() => {});
     const fe = since(beforeForeign).find((e) => e.method === 'POST' && isGateway(e.url));
     ok(e3 instanceof StreamableHTTPError && e3.code === 401 && fe?.status === 401,
@@ -430,14 +379,7 @@ if (!otherResource) {
     const beforeP4 = log.length;
     const client4 = new Client(clientInfo);
     const transport4 = new StreamableHTTPClientTransport(gatewayUrl, { authProvider: p4 });
-    let e4;
-    flog.tag = 'foreign+provider';
-    try {
-      await client4.connect(transport4);
-    } catch (e) {
-      e4 = e;
-    }
-    flog.tag = '';
+    const { error: e4 } = await flog.attempt('foreign+provider', () => client4.connect(transport4));
     await client4.close().catch(() => {});
     const p4first = since(beforeP4).find((e) => e.method === 'POST' && isGateway(e.url));
     ok(p4first?.status === 401 && e4 instanceof UnauthorizedError && p4.events.includes('redirectToAuthorization')

@@ -38,29 +38,24 @@ count() { grep -c -- "$1" "$2" 2>/dev/null; }
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
 
 # --- the upstream, the authorization server, the gateway ---------------------------------
-start_fixture up --port 0 --name up
-NGX_PORT=$(free_port)
-NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
-start_idp "$NGX_URL"
-wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP_URL=${FIXTURE_URL[up]}
+fixture_and_idp up --port 0 --name up
 
 conf() {	# conf [GATEWAY-LINE...]: the gateway's configuration, with more [gateway] lines
-	GW_CACHE_TTL=300 GW_AUTH_TIMEOUT_MS=3000 gateway_conf "$T/gw.conf.new" "$NGX_URL" "client-timeout-ms = $BOUND" "$@"
-	printf '[upstream "up"]\nurl = %s\ntimeout-ms = %s\n' "$UP_URL" "$UP_TIMEOUT" >> "$T/gw.conf.new"
+	GW_CACHE_TTL=300 GW_AUTH_TIMEOUT_MS=3000 gateway_conf "$T/gw.conf.new" "$GW_URL" "client-timeout-ms = $BOUND" "$@"
+	printf '[upstream "up"]\nurl = %s\ntimeout-ms = %s\n' "${FIXTURE_URL[up]}" "$UP_TIMEOUT" >> "$T/gw.conf.new"
 	mv "$T/gw.conf.new" "$T/gw.conf"
 }
 conf
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the configuration" "$out"
 SOCK=$T/mcpgate.sock
-if start_mcpgate_fcgi "$SOCK" "$T/gw.conf" 1 1 >> "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
-	pass "spawn-fcgi (1 process x 1 worker thread) + mcpgate behind nginx, the fixture upstream at $UP_URL"
+if start_mcpgate_fcgi "$SOCK" "$T/gw.conf" 1 1 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" >> "$T/start.out" 2>&1; then
+	pass "spawn-fcgi (1 process x 1 worker thread) + mcpgate behind nginx, the fixture upstream at ${FIXTURE_URL[up]}"
 else
 	bail "spawn-fcgi + mcpgate behind nginx" "$(tail -n 20 "$T/start.out")"
 fi
 PID=$MG_FCGI_PIDS
-TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
-[ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a client_credentials token for $NGX_URL" "$(tail -n 5 "$T/idp.log")"
+TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$GW_URL")
+[ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a client_credentials token for $GW_URL" "$(tail -n 5 "$T/idp.log")"
 
 rpc() {	# rpc ID METHOD PARAMS: a JSON-RPC request body
 	jq -nc --argjson id "$1" --arg m "$2" --argjson p "$3" '{jsonrpc: "2.0", id: $id, method: $m, params: $p}'
@@ -74,7 +69,7 @@ slow() {	# slow ID MS [PROGRESS-TOKEN]: tools/call slow
 post() {
 	curl -sS -N --max-time "${3:-30}" -o "${4:-$T/b}" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
 		-H "Accept: ${2:-application/json}" -H "Authorization: Bearer $TOKEN" \
-		--data-binary "$1" "$NGX_URL" 2>> "$T/curl.err"
+		--data-binary "$1" "$GW_URL" 2>> "$T/curl.err"
 }
 sse_data() { sed -n 's/^data: //p' "$1" | tr -d '\r' | grep -v '^$'; }
 # next_request: how long a ping through nginx takes to be answered (ms); "fail" if not 200.
@@ -139,8 +134,8 @@ like "a batch: the two elements not started are not run, and the log says so" \
 cgi_gone() {
 	local body=$1 c0 t0 ms
 	local env=(PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 SERVER_NAME=127.0.0.1
-		SERVER_PORT="$NGX_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp PATH_INFO=
-		QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT=application/json
+		SERVER_PORT="$GW_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp PATH_INFO=
+		QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT=application/json
 		HTTP_AUTHORIZATION="Bearer $TOKEN" CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
 	c0=$(count 'cancelled after' "$T/up.log")
 	t0=$(now_ms)
@@ -201,7 +196,7 @@ like "the gateway logs a connection that did not deliver its request" \
 # stream_call BODY OUT: an event-stream call through nginx in the background (CURL_PID).
 stream_call() {
 	curl -sS -N --max-time 60 -o "$2" -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
-		-H "Authorization: Bearer $TOKEN" --data-binary "$1" "$NGX_URL" 2>> "$T/curl.err" &
+		-H "Authorization: Bearer $TOKEN" --data-binary "$1" "$GW_URL" 2>> "$T/curl.err" &
 	CURL_PID=$!
 }
 progressed() { grep -qs 'notifications/progress' "$1"; }

@@ -43,10 +43,7 @@ start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a and b, the 
 TOKEN=$(mint_cc machine-acme)
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a token" "$(tail -n 5 "$T/idp.log")"
 
-post() {	# post BODY: through nginx; the JSON-RPC answer on stdout
-	curl -s --max-time 60 -H 'Content-Type: application/json' -H 'Accept: application/json' \
-		-H "Authorization: Bearer $TOKEN" --data-binary "$1" "$URL"
-}
+post() { mcp_post "$URL" "$TOKEN" "$1"; }	# post BODY: through nginx; the JSON-RPC answer on stdout
 names() { post '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | jq -r '.result.tools[].name' | sort; }
 echo_call() { post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"amount":100}}}'; }
 calls() { grep -c 'POST tools/call' "$T/$1.log"; }

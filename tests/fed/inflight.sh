@@ -26,17 +26,12 @@ WORKERS=2
 MAX=12
 
 # --- the upstream, the authorization server, the gateway ----------------------------------
-MG_PORT=$(free_port)
-URL=http://127.0.0.1:$MG_PORT/mcp
-start_fixture up --port 0 --json --name up
-start_idp "$URL"
-wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP=${FIXTURE_URL[up]}
-TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$URL")
+fixture_and_idp up --port 0 --json --name up
+TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$GW_URL")
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a client_credentials token" "$(tail -n 5 "$T/idp.log")"
-gateway_conf "$T/gw.conf" "$URL" "workers = $WORKERS" "max-workers = $MAX" "client-timeout-ms = 30000"
-printf '[upstream "up"]\nurl = %s\nprefix = up_\ntimeout-ms = 60000\n' "$UP" >>"$T/gw.conf"
-start_gateway "$MG_PORT" "nginx + spawn-fcgi + 1 mcpgate process of $WORKERS worker threads" 1 "$WORKERS"
+gateway_conf "$T/gw.conf" "$GW_URL" "workers = $WORKERS" "max-workers = $MAX" "client-timeout-ms = 30000"
+printf '[upstream "up"]\nurl = %s\nprefix = up_\ntimeout-ms = 60000\n' "${FIXTURE_URL[up]}" >>"$T/gw.conf"
+start_gateway "$GW_PORT" "nginx + spawn-fcgi + 1 mcpgate process of $WORKERS worker threads" 1 "$WORKERS"
 PID=${MG_FCGI_PIDS%% *}
 # threads: the process's threads (the workers, the main thread, the watchdog)
 threads() { ls "/proc/$PID/task" 2>/dev/null | wc -l; }
@@ -52,7 +47,7 @@ call() {
 	curl -s --max-time 120 -o "$T/call.$1" -w '%{http_code}' -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
 		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"up_slow\",\"arguments\":{\"ms\":$2}}}" \
-		"$URL" >"$T/status.$1"
+		"$GW_URL" >"$T/status.$1"
 }
 st=$(call 0 10; cat "$T/status.0")
 is "one quick call: 200" "$st" 200

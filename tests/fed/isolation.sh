@@ -24,19 +24,15 @@ top=$(cd "$here/../.." && pwd)
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the upstream, the authorization server, the gateway ----------------------------------
-start_fixture up --port 0 --notes --name notes
-MG_PORT=$(free_port)
-URL=http://127.0.0.1:$MG_PORT/mcp
-start_idp "$URL"
-wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600" "workers = 1" "max-workers = 1"
+fixture_and_idp up --port 0 --notes --name notes
+gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600" "workers = 1" "max-workers = 1"
 printf '[upstream "notes"]\nurl = %s\n' "${FIXTURE_URL[up]}" >> "$T/gw.conf"
-start_gateway "$MG_PORT" "nginx + one mcpgate process of one worker thread, in front of a stateful upstream" 1 1
+start_gateway "$GW_PORT" "nginx + one mcpgate process of one worker thread, in front of a stateful upstream" 1 1
 
 ACME=$(mint_cc machine-acme)
 BETA=$(mint_cc machine-beta)
-ALICE=$(mint --user alice --scope mcp:tools --resource "$URL")
-BOB=$(mint --user bob --scope mcp:tools --resource "$URL")
+ALICE=$(mint --user alice --scope mcp:tools --resource "$GW_URL")
+BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
 for t in "$ACME" "$BETA" "$ALICE" "$BOB"; do
 	[ -n "$t" ] && [ "$t" != null ] || bail "tokens for machine-acme, machine-beta, alice and bob" "$(tail -n 5 "$T/idp.log")"
 done
@@ -45,14 +41,14 @@ done
 call() {
 	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		-H "Authorization: Bearer $1" ${4:+-H "Mcp-Session-Id: $4"} ${4:+-H 'MCP-Protocol-Version: 2025-11-25'} \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}" "$URL" |
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}" "$GW_URL" |
 		sed -n 's/^data: //p; /^{/p' | jq -r '.result.content[0].text // .error.message // "?"'
 }
 # call_2026 TOKEN TOOL ARGS: the same in the 2026-07-28 revision (no session exists there).
 call_2026() {
 	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		-H "Authorization: Bearer $1" -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H "Mcp-Name: $2" \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}" "$URL" |
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}" "$GW_URL" |
 		sed -n 's/^data: //p; /^{/p' | jq -r '.result.content[0].text // .error.message // "?"'
 }
 
@@ -71,12 +67,12 @@ is "alice reads hers" "$(call_2026 "$ALICE" note_get '{}')" alice-draft
 logs() {
 	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		-H "Authorization: Bearer $1" \
-		--data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}}' "$URL" |
+		--data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}}' "$GW_URL" |
 		grep -c '"method":"notifications/message"'
 }
 is "before any level is set, beta's call streams the tool's 3 info messages" "$(logs "$BETA")" 3
 out=$(curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-	-H "Authorization: Bearer $ACME" --data-binary '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"emergency"}}' "$URL" |
+	-H "Authorization: Bearer $ACME" --data-binary '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"emergency"}}' "$GW_URL" |
 	sed -n 's/^data: //p; /^{/p')
 jcheck "acme's caller sets its level to emergency (no session)" "$out" '.result == {}'
 is "… its own call streams none" "$(logs "$ACME")" 0
@@ -86,7 +82,7 @@ is "… beta's call still streams 3 (the level was acme's alone)" "$(logs "$BETA
 curl -s --max-time 30 -D "$T/init.h" -o "$T/init.b" -H 'Content-Type: application/json' \
 	-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $BETA" \
 	--data-binary '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
-	"$URL"
+	"$GW_URL"
 SID=$(tr -d '\r' < "$T/init.h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
 [ -n "$SID" ] || bail "a gateway session for beta's caller" "$(cat "$T/init.b")"
 is "beta's caller, in its session: no note" "$(call "$BETA" note_get '{}' "$SID")" "(none)"

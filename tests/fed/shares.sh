@@ -16,13 +16,9 @@ top=$(cd "$here/../.." && pwd)
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 start_fixture big --port 0 --json --padded-tools 1800 --name big --quiet
-start_fixture hon --port 0 --json --name hon --quiet
-MG_PORT=$(free_port)
-URL=http://127.0.0.1:$MG_PORT/mcp
-start_idp "$URL"
+fixture_and_idp hon --port 0 --json --name hon --quiet
 wait_fixture big || bail "upstream big started" "$(tail -n 5 "$T/big.log")"
-wait_fixture hon || bail "upstream hon started" "$(tail -n 5 "$T/hon.log")"
-gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600" "page-size = 1000"
+gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600" "page-size = 1000"
 cat >> "$T/gw.conf" <<CONF
 [upstream "big"]
 url = ${FIXTURE_URL[big]}
@@ -30,14 +26,11 @@ url = ${FIXTURE_URL[big]}
 url = ${FIXTURE_URL[hon]}
 prefix = hon_
 CONF
-start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of big (1,800 tools of 4 KiB) and hon"
+start_gateway "$GW_PORT" "nginx + spawn-fcgi + mcpgate in front of big (1,800 tools of 4 KiB) and hon"
 TOKEN=$(mint_cc machine-acme)
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a token" "$(tail -n 5 "$T/idp.log")"
 
-post() {	# post BODY: through nginx; the JSON-RPC answer on stdout
-	curl -s --max-time 120 -H 'Content-Type: application/json' -H 'Accept: application/json' \
-		-H "Authorization: Bearer $TOKEN" --data-binary "$1" "$URL"
-}
+post() { mcp_post "$GW_URL" "$TOKEN" "$1" 120; }	# post BODY: through nginx; the JSON-RPC answer on stdout
 # every page of tools/list: the names, one a line
 : > "$T/names"
 cursor=
@@ -63,7 +56,7 @@ out=$(post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a000
 jcheck "… and what it keeps answers" "$out" '.result.content[0].text == "padded 0"'
 n=$(grep -c 'catalog: upstream big: [0-9]* of its records left out: over its share' "$T/gw.log")
 is "the cut is logged once (one catalog build)" "$n" 1
-h=$(curl -s --max-time 10 "http://127.0.0.1:$MG_PORT/mcp/health")
+h=$(curl -s --max-time 10 "http://127.0.0.1:$GW_PORT/mcp/health")
 jcheck "/mcp/health: degraded (200), naming big and its share; both upstreams up" "$h" \
 	'.status == "degraded" and (.reasons | any(test("^catalog: upstream big: [0-9]+ records left out \\(over its share of the catalog, [0-9]+ bytes\\)$"))) and
 	 (.reasons | any(test("hon")) | not) and ([.dependencies[] | select(.dependency == "upstream") | .state] | unique) == ["up"]'

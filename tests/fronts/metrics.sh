@@ -24,19 +24,14 @@ suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq promtool:pro
 	--node @modelcontextprotocol/sdk/package.json
 
 # --- the fixture, the IdP, the gateway ------------------------------------------------------
-start_fixture fx --port 0 --name fx --quiet
-NGX_PORT=$(free_port)
-NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
-start_idp "$NGX_URL"
-wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
-FX_URL=${FIXTURE_URL[fx]}
+fixture_and_idp fx --port 0 --name fx --quiet
 
-gateway_conf "$T/gw.conf" "$NGX_URL" 'trusted-proxies = 127.0.0.1'
+gateway_conf "$T/gw.conf" "$GW_URL" 'trusted-proxies = 127.0.0.1'
 cat >> "$T/gw.conf" <<CONF
 [metrics]
 allow = 127.0.0.1 ::1
 [upstream "fx"]
-url = $FX_URL
+url = ${FIXTURE_URL[fx]}
 prefix = fx_
 [group "all"]
 tools = *
@@ -47,11 +42,11 @@ limit-tool = 2/3600
 groups = all rare
 deny = fx_test_error_handling
 CONF
-start_gateway "$NGX_PORT" "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate with [metrics]"
-WARM=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
-TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$NGX_URL")
+start_gateway "$GW_PORT" "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate with [metrics]"
+WARM=$(mint --client machine-acme --scope mcp:tools --resource "$GW_URL")
+TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$GW_URL")
 if [ -z "$TOKEN" ] || [ "$TOKEN" = null ] || [ "$WARM" = "$TOKEN" ]; then
-	bail "two tokens for $NGX_URL" "$(tail -n 5 "$T/idp.log")"
+	bail "two tokens for $GW_URL" "$(tail -n 5 "$T/idp.log")"
 fi
 
 # --- requests ------------------------------------------------------------------------------
@@ -61,14 +56,14 @@ call() { rpc tools/call "$(jq -nc --arg n "$1" '{name: $n, arguments: {}}')"; }
 ngx() {
 	curl -sS --max-time 30 -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer ${2:-$TOKEN}" \
-		--data-binary "$1" "$NGX_URL" 2>> "$T/curl.err"
+		--data-binary "$1" "$GW_URL" 2>> "$T/curl.err"
 }
 # cgi METHOD PATH [BODY [REMOTE_ADDR [CONF]]]: one CGI run; prints the status, the body in $T/b
 # (HTTP_ORIGIN_CGI: an Origin header).
 cgi() {
 	local body=${3:-} env=(PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 SERVER_NAME=127.0.0.1
-		SERVER_PORT="$NGX_PORT" REMOTE_ADDR="${4:-127.0.0.1}" REQUEST_METHOD="$1" SCRIPT_NAME="$2" PATH_INFO=
-		QUERY_STRING= HTTP_HOST="127.0.0.1:$NGX_PORT" HTTP_ACCEPT='application/json, text/event-stream'
+		SERVER_PORT="$GW_PORT" REMOTE_ADDR="${4:-127.0.0.1}" REQUEST_METHOD="$1" SCRIPT_NAME="$2" PATH_INFO=
+		QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT='application/json, text/event-stream'
 		HTTP_AUTHORIZATION="Bearer $TOKEN" ${HTTP_ORIGIN_CGI:+HTTP_ORIGIN="$HTTP_ORIGIN_CGI"})
 	[ "$1" != POST ] || env+=(CONTENT_TYPE=application/json CONTENT_LENGTH="$(printf '%s' "$body" | wc -c)")
 	printf '%s' "$body" | timeout -k 2 60 env -i "${env[@]}" MCPGATE_CONFIG="${5:-$T/gw.conf}" "$MCPGATE_BIN" > "$T/cgi.out" 2>> "$T/cgi.err"
@@ -77,7 +72,7 @@ cgi() {
 	echo "${st:-200}"
 }
 # scrape_ngx OUT / scrape_cgi OUT: the metrics text; the status is checked.
-scrape_ngx() { curl -sS --max-time 10 -o "$1" -w '%{http_code}' "http://127.0.0.1:$NGX_PORT/metrics" 2>> "$T/curl.err"; }
+scrape_ngx() { curl -sS --max-time 10 -o "$1" -w '%{http_code}' "http://127.0.0.1:$GW_PORT/metrics" 2>> "$T/curl.err"; }
 scrape_cgi() { local st; st=$(cgi GET /metrics); cp "$T/b" "$1"; echo "$st"; }
 # v FILE SERIES: a sample's value (0 when absent), SERIES as written, labels and all.
 v() { awk -v s="$2" '$1 == s { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
@@ -104,13 +99,13 @@ jcheck "a tool the catalog lacks, as CGI: 200, -32602" "$(jq -c --arg st "$st" '
 	'.st == "200" and .error.code == -32602'
 st=$(ngx "$(rpc ping)"); is "ping through nginx: 200" "$st" 200
 for i in 1 2; do st=$(ngx "$(rpc tools/list)"); [ "$st" = 200 ] || fail "tools/list through nginx: 200" "$st"; done
-for i in 1 2 3; do curl -sS --max-time 10 -o /dev/null "http://127.0.0.1:$NGX_PORT/mcp/health"; done
+for i in 1 2 3; do curl -sS --max-time 10 -o /dev/null "http://127.0.0.1:$GW_PORT/mcp/health"; done
 st=$(cgi GET /nope); is "an unknown path as CGI: 404" "$st" 404
 
 st=$(scrape_ngx "$T/B")
 is "scrape B through nginx: 200" "$st" 200
 if promtool check metrics < "$T/B" > "$T/promtool.B" 2>&1; then pass "scrape B: promtool check metrics (no problem reported)"; else fail "scrape B: promtool check metrics" "$(head -20 "$T/promtool.B")"; fi
-like "scrape B: the Prometheus text content type" "$(curl -sS -o /dev/null -D - "http://127.0.0.1:$NGX_PORT/metrics" | tr -d '\r' | grep -i '^content-type:')" \
+like "scrape B: the Prometheus text content type" "$(curl -sS -o /dev/null -D - "http://127.0.0.1:$GW_PORT/metrics" | tr -d '\r' | grep -i '^content-type:')" \
 	'text/plain; version=0.0.4'
 
 # --- exact growth, host totals ----------------------------------------------------------------
@@ -156,7 +151,7 @@ if grep -E "^($series)" "$T/G" | cmp -s - "$T/B.sel"; then pass "… the same to
 else fail "… the same totals as through nginx" "$(diff "$T/B.sel" <(grep -E "^($series)" "$T/G") | head -20)"; fi
 
 # --- who may read them ----------------------------------------------------------------------
-st=$(curl -sS --max-time 10 -o "$T/b" -w '%{http_code}' -H 'X-Forwarded-For: 192.0.2.7' "http://127.0.0.1:$NGX_PORT/metrics")
+st=$(curl -sS --max-time 10 -o "$T/b" -w '%{http_code}' -H 'X-Forwarded-For: 192.0.2.7' "http://127.0.0.1:$GW_PORT/metrics")
 jcheck "through nginx, a client that [metrics] allow does not name (X-Forwarded-For from a trusted proxy): 403 HttpError" \
 	"$(jq -c --arg st "$st" '. + {st: $st}' "$T/b" 2>/dev/null)" '.st == "403" and .error == "forbidden_address" and (.request_id | length) > 0'
 st=$(cgi GET /metrics "" 192.0.2.8)
@@ -164,16 +159,16 @@ jcheck "as CGI, REMOTE_ADDR 192.0.2.8: 403 HttpError" "$(jq -c --arg st "$st" '.
 	'.st == "403" and .error == "forbidden_address"'
 unlike "… and no metric in it" "$(cat "$T/b")" 'mcpgate_'
 # Not for web pages: a page opened in a browser on an allowed address must not read them.
-for o in https://evil.example "http://127.0.0.1:$NGX_PORT"; do
-	st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' -H "Origin: $o" "http://127.0.0.1:$NGX_PORT/metrics")
+for o in https://evil.example "http://127.0.0.1:$GW_PORT"; do
+	st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' -H "Origin: $o" "http://127.0.0.1:$GW_PORT/metrics")
 	jcheck "through nginx, GET /metrics with Origin $o: 403 forbidden_origin" \
 		"$(jq -c --arg st "$st" '. + {st: $st}' "$T/b" 2>/dev/null)" '.st == "403" and .error == "forbidden_origin"'
 	unlike "… no Access-Control-Allow-Origin, no metric" "$(cat "$T/h" "$T/b")" '[Aa]ccess-[Cc]ontrol-[Aa]llow-[Oo]rigin|mcpgate_'
 done
 st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' -X OPTIONS -H 'Origin: https://evil.example' \
-	-H 'Access-Control-Request-Method: GET' "http://127.0.0.1:$NGX_PORT/metrics")
+	-H 'Access-Control-Request-Method: GET' "http://127.0.0.1:$GW_PORT/metrics")
 is "… its preflight: 403" "$st" 403
-st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' "http://127.0.0.1:$NGX_PORT/metrics")
+st=$(curl -sS --max-time 10 -o "$T/b" -D "$T/h" -w '%{http_code}' "http://127.0.0.1:$GW_PORT/metrics")
 is "without an Origin: 200" "$st" 200
 unlike "… and no CORS header" "$(cat "$T/h")" '[Aa]ccess-[Cc]ontrol-'
 st=$(HTTP_ORIGIN_CGI=https://evil.example cgi GET /metrics)

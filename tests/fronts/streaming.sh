@@ -68,38 +68,43 @@ stream() {
 	is "$label: not compressed" "$(grep -i '^content-encoding:' "$h" | tr -d '\r')" ""
 }
 
+# through START NAME CONF PATH LABEL [PATH LABEL]...: START (deploy/lib.sh's start_nginx,
+# start_lighttpd or start_apache) on a free port with the extra configuration CONF: passes
+# "NAME starts" and streams from each PATH under its LABEL, or fails with its output.
+through() {
+	local start=$1 name=$2 conf=$3 port
+	shift 3
+	port=$(free_port)
+	if ! "$start" "$port" "$conf" >"$MG_DIR/$start.out" 2>&1; then
+		fail "$name starts" "$(tail -n 20 "$MG_DIR/$start.out")"
+		return
+	fi
+	pass "$name starts"
+	while [ $# -ge 2 ]; do
+		stream "http://127.0.0.1:$port$1" "$2"
+		shift 2
+	done
+}
+
 # nginx, compressing everything it can at the server level.
-port=$(free_port)
 cat >"$MG_DIR/nginx-gzip.conf" <<'CONF'
 gzip on;
 gzip_min_length 1;
 gzip_types text/event-stream application/json;
 CONF
-if start_nginx "$port" "$MG_DIR/nginx-gzip.conf" >"$MG_DIR/nginx.start" 2>&1; then
-	pass "nginx starts"
-	stream "http://127.0.0.1:$port/mcp" "nginx"
-else
-	fail "nginx starts" "$(tail -n 20 "$MG_DIR/nginx.start")"
-fi
+through start_nginx nginx "$MG_DIR/nginx-gzip.conf" /mcp nginx
 
 # lighttpd, with mod_deflate compressing event streams.
-port=$(free_port)
 cat >"$MG_DIR/lighttpd-deflate.conf" <<'CONF'
 server.modules += ( "mod_deflate" )
 deflate.mimetypes = ( "text/event-stream", "application/json" )
 deflate.allowed-encodings = ( "gzip" )
 deflate.min-compress-size = 1
 CONF
-if start_lighttpd "$port" "$MG_DIR/lighttpd-deflate.conf" >"$MG_DIR/lighttpd.start" 2>&1; then
-	pass "lighttpd starts"
-	stream "http://127.0.0.1:$port/mcp" "lighttpd"
-else
-	fail "lighttpd starts" "$(tail -n 20 "$MG_DIR/lighttpd.start")"
-fi
+through start_lighttpd lighttpd "$MG_DIR/lighttpd-deflate.conf" /mcp lighttpd
 
 # Apache, with mod_deflate on event streams; mod_proxy_fcgi to the stub, and
 # a CGI program that streams the same way.
-port=$(free_port)
 mkdir -p "$MG_DIR/cgi"
 cat >"$MG_DIR/cgi/mcpgate" <<'CGI'
 #!/bin/sh
@@ -125,11 +130,6 @@ AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/javasc
     AddOutputFilterByType DEFLATE text/event-stream
 </LocationMatch>
 CONF
-if start_apache "$port" "$MG_DIR/apache-deflate.conf" >"$MG_DIR/apache.start" 2>&1; then
-	pass "Apache starts"
-	stream "http://127.0.0.1:$port/mcp" "Apache mod_proxy_fcgi"
-	stream "http://127.0.0.1:$port/cgi-bin/mcpgate/mcp" "Apache CGI"
-else
-	fail "Apache starts" "$(tail -n 20 "$MG_DIR/apache.start")"
-fi
+through start_apache Apache "$MG_DIR/apache-deflate.conf" \
+	/mcp "Apache mod_proxy_fcgi" /cgi-bin/mcpgate/mcp "Apache CGI"
 tap_done

@@ -8,38 +8,21 @@
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
 // --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
 
-import fs from 'node:fs';
-import { parseArgs } from 'node:util';
+import { announceReady, commandLine } from '../lib/server-cli.mjs';
 
-function usage(msg) {
-  if (msg) process.stderr.write(`server.mjs: ${msg}\n`);
-  process.stderr.write('usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] [--default-user NAME] [--strict-cookies] [--login-pages] [--quiet] [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]\n');
-  process.exit(2);
-}
+const USAGE = 'usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] ' +
+  '[--default-user NAME] [--strict-cookies] [--login-pages] [--quiet] [--token-format opaque|jwt] ' +
+  '[--jwt-alg RS256|PS256|ES256] [--no-introspection]';
 
-let args;
-try {
-  ({ values: args } = parseArgs({
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' },
-      resource: { type: 'string', multiple: true },
-      'ready-file': { type: 'string' },
-      'default-user': { type: 'string', default: 'alice' },
-      'strict-cookies': { type: 'boolean', default: false },
-      'login-pages': { type: 'boolean', default: false },
-      quiet: { type: 'boolean', default: false },
-      'token-format': { type: 'string', default: 'opaque' },
-      'jwt-alg': { type: 'string', default: 'RS256' },
-      'no-introspection': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  }));
-} catch (e) {
-  usage(e.message);
-}
-if (args.help) usage();
+const { args, usage } = commandLine('server.mjs', USAGE, {
+  resource: { type: 'string', multiple: true },
+  'default-user': { type: 'string', default: 'alice' },
+  'strict-cookies': { type: 'boolean', default: false },
+  'login-pages': { type: 'boolean', default: false },
+  'token-format': { type: 'string', default: 'opaque' },
+  'jwt-alg': { type: 'string', default: 'RS256' },
+  'no-introspection': { type: 'boolean', default: false },
+});
 if (args.port === undefined || !/^\d+$/.test(args.port) || Number(args.port) > 65535) {
   usage('--port is required (0 = any free port)');
 }
@@ -76,13 +59,7 @@ try {
   process.exit(1);
 }
 
-const line = `ready ${idp.issuer}\n`;
-if (args['ready-file']) {
-  // Written whole, then renamed: a watcher never reads half a line.
-  fs.writeFileSync(`${args['ready-file']}.tmp`, line);
-  fs.renameSync(`${args['ready-file']}.tmp`, args['ready-file']);
-}
-process.stdout.write(line);
+announceReady(idp.issuer, args['ready-file']);
 log(`issuer ${idp.issuer}; resources ${args.resource.join(' ')}`);
 
 let stopping = false;

@@ -5,6 +5,7 @@
 # "--token-format jwt --no-introspection": JWT access tokens, no introspection endpoint).
 : "${T:?source after creating \$T}"
 IDP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../idp" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
 
 start_idp() {
 	local args=() r try
@@ -15,11 +16,7 @@ start_idp() {
 		node "$IDP_DIR/server.mjs" --port "${IDP_PORT:-0}" "${args[@]}" --ready-file "$T/idp.ready" --quiet \
 			> /dev/null 2> "$T/idp.log" &
 		IDP_PID=$!
-		for _ in $(seq 1 300); do
-			[ -s "$T/idp.ready" ] && break
-			kill -0 "$IDP_PID" 2>/dev/null || break
-			sleep 0.1
-		done
+		wait_until 30 ready_or_gone "$T/idp.ready" "$IDP_PID"
 		IDP=$(sed -n 's/^ready //p' "$T/idp.ready" 2>/dev/null)
 		[ -n "$IDP" ] && return 0
 		echo "start_idp: try $try: no ready line; idp.log: $(tail -5 "$T/idp.log")" >&2

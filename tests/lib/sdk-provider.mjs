@@ -31,7 +31,7 @@ function bodyText(body) {
  * The fetch log. Entries: {i, method, url, reqHeaders (Headers), body (text), tag,
  * status?, resHeaders?, text? (bodies of successful GETs of /.well-known/ documents),
  * error?}. `tag` is the phase a request belongs to: set `flog.tag`, or run a function
- * under a tag with `flog.tagged(tag, fn)`.
+ * under a tag with `flog.tagged(tag, fn)` (or `flog.attempt(tag, fn)`, which catches).
  */
 export class FetchLog {
   constructor({ timeoutMs = 10000 } = {}) {
@@ -82,6 +82,15 @@ export class FetchLog {
       return await fn();
     } finally {
       this.tag = saved;
+    }
+  }
+
+  /** Run fn as tagged() does: { value } with what it returned, or { error } with what it threw. */
+  async attempt(tag, fn) {
+    try {
+      return { value: await this.tagged(tag, fn) };
+    } catch (error) {
+      return { error };
     }
   }
 

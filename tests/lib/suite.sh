@@ -51,6 +51,13 @@ gone() {
 	echo "${out:-none}"
 }
 
+# mcp_post URL TOKEN BODY [SECS]: the JSON-RPC BODY posted to URL with the bearer TOKEN
+# (Accept: application/json); the answer on stdout. SECS: curl's limit (60).
+mcp_post() {
+	curl -s --max-time "${4:-60}" -H 'Content-Type: application/json' -H 'Accept: application/json' \
+		-H "Authorization: Bearer $2" --data-binary "$3" "$1"
+}
+
 # start_ok DESC CMD...: runs CMD in this shell (it starts processes that
 # stop_all must know about), passes or fails with its output.
 start_ok() {
@@ -101,6 +108,20 @@ wait_fixture() {
 	[ -n "${FIXTURE_URL[$1]}" ]
 }
 fixture_settled() { [ -s "$T/$1.ready" ] || ! mg_alive "${FIXTURE_PID[$1]}"; }
+
+# fixture_and_idp NAME ARG...: how most suites begin: the fixture NAME (start_fixture NAME
+# ARG...), a free port for the front, GW_PORT, and the gateway's URL behind it, GW_URL
+# (http://127.0.0.1:GW_PORT/mcp), the authorization server for that URL (start_idp, with
+# IDP_OPTS), then the fixture ready (FIXTURE_URL[NAME]) or a bail-out. The two node
+# servers start at the same time.
+fixture_and_idp() {
+	local name=$1
+	start_fixture "$@"
+	GW_PORT=$(free_port)
+	GW_URL=http://127.0.0.1:$GW_PORT/mcp
+	start_idp "$GW_URL"
+	wait_fixture "$name" || bail "the fixture upstream started" "$(tail -n 5 "$T/$name.log")"
+}
 
 # suite_begin NEED... [--node FILE...]: what a suite with real servers does first:
 # suite_need NEED... [--node FILE...]; MCPGATE_BIN must be an executable; a temp dir of

@@ -7,6 +7,9 @@
 #   sleep_until_ms T            sleeps until now_ms >= T
 #   lifetime_for MS [MIN]       a lifetime in whole seconds that covers a window of MS
 #                               milliseconds three times over, at least MIN (default 2)
+#   ready_or_gone FILE PID      FILE is not empty, or process PID is gone: a server started
+#                               in the background has written its ready file or died
+#                               (wait_until SECS ready_or_gone FILE PID waits for either)
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
@@ -31,3 +34,5 @@ lifetime_for() {
 	[ "$s" -ge "${2:-2}" ] || s=${2:-2}
 	echo "$s"
 }
+
+ready_or_gone() { [ -s "$1" ] || ! kill -0 "$2" 2>/dev/null; }

@@ -19,16 +19,11 @@ top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
-start_fixture fx --port 0 --name fx --quiet
-NGX_PORT=$(free_port)
-URL=http://127.0.0.1:$NGX_PORT/mcp
-start_idp "$URL"
-wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
-FX_URL=${FIXTURE_URL[fx]}
-gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600"
+fixture_and_idp fx --port 0 --name fx --quiet
+gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
 [upstream "fx"]
-url = $FX_URL
+url = ${FIXTURE_URL[fx]}
 [tenant "acme"]
 groups = fx
 limit-tenant = 100/3600
@@ -47,7 +42,7 @@ token = 4/3600
 tool = 3/3600
 CONF
 out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1) || bail "mcpgate -t accepts the limits" "$out"
-start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 > "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 \
+start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 > "$T/start.out" 2>&1 && start_nginx "$GW_PORT" >> "$T/start.out" 2>&1 \
 	|| bail "nginx + spawn-fcgi + mcpgate" "$(tail -n 20 "$T/start.out")"
 pass "nginx + spawn-fcgi (2 x 2) + mcpgate with tenant, token, tool and a group's tool limits"
 
@@ -56,7 +51,7 @@ post() {
 	local tok=$1 body=$2
 	shift 2
 	curl -sS --max-time 30 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
-		-H 'Accept: application/json' -H "Authorization: Bearer $tok" "$@" --data-binary "$body" "$URL" 2>> "$T/curl.err"
+		-H 'Accept: application/json' -H "Authorization: Bearer $tok" "$@" --data-binary "$body" "$GW_URL" 2>> "$T/curl.err"
 }
 hdr() { grep -i "^$1: " "$T/h" | head -n 1 | sed 's/^[^:]*: //' | tr -d '\r'; }
 PING='{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -140,12 +135,12 @@ rm -f "$T/mcpgate.sock"
 sed -i '/^\[limits\]$/,$d; /^\[tenant/,$d' "$T/gw.conf"
 printf '[limits]\ntoken = 10/3600\n[group "costly"]\ntools = test_simple_text\nlimit-tool = 2/60\n[group "fx"]\nlimit-tool = 3/60\n' >> "$T/gw.conf"
 rm -f "$T/state"
-start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 4 2 > "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1 \
+start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 4 2 > "$T/start.out" 2>&1 && start_nginx "$GW_PORT" >> "$T/start.out" 2>&1 \
 	|| bail "nginx + spawn-fcgi -F 4 + mcpgate" "$(tail -n 20 "$T/start.out")"
 E=$(mint --client machine-acme --scope mcp:tools)
 post "$E" '{"jsonrpc":"2.0","id":0,"method":"tools/list"}' > /dev/null	# the token cached, the catalog fetched
 seq 1 39 | xargs -P 40 -I{} curl -sS --max-time 60 -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
-	-H 'Accept: application/json' -H "Authorization: Bearer $E" --data-binary "$PING" "$URL" > "$T/par" 2>> "$T/curl.err"
+	-H 'Accept: application/json' -H "Authorization: Bearer $E" --data-binary "$PING" "$GW_URL" > "$T/par" 2>> "$T/curl.err"
 is "token = 10/3600 across 4 processes x 2 threads: 40 requests (one before, 39 at once), exactly 10 pass" \
 	"$(sort "$T/par" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" "200:9 429:30 "
 

@@ -180,14 +180,19 @@ async function revision(v) {
     ok(false, `${t} ping → {}`, `${errText(e)}\n${show()}`);
   }
 
-  // Control for the 404 below: a fresh transport given the live id (connect() does not
-  // initialize when the transport already has a session id) is served.
-  const resumed = newClient();
-  const tr = transportFor(undefined, sid);
-  try {
-    await resumed.connect(tr, opts);
+  // A client on a fresh transport given the session id (connect() does not initialize
+  // when the transport already has one): its tools/list there.
+  const listOnSession = async (c) => {
+    const tr = transportFor(undefined, sid);
+    await c.connect(tr, opts);
     tr.setProtocolVersion(v);
-    const r = await resumed.listTools(undefined, opts);
+    return c.listTools(undefined, opts);
+  };
+
+  // Control for the 404 below: the live id is served.
+  const resumed = newClient();
+  try {
+    const r = await listOnSession(resumed);
     const last = find((x) => x.rpc === 'tools/list' && x.session === sid);
     ok(Array.isArray(r.tools) && last?.status === 200, `${t} a second transport continues the live session`, show());
   } catch (e) {
@@ -207,11 +212,8 @@ async function revision(v) {
 
   // The ended id, presented the same way: 404, which the SDK reports as such.
   const again = newClient();
-  const t2 = transportFor(undefined, sid);
   try {
-    await again.connect(t2, opts);
-    t2.setProtocolVersion(v);
-    const r = await again.listTools(undefined, opts);
+    const r = await listOnSession(again);
     ok(false, `${t} the ended session id gets 404`, `tools/list answered ${JSON.stringify(r)}\n${show()}`);
   } catch (e) {
     const last = find((x) => x.rpc === 'tools/list' && x.session === sid);

@@ -23,30 +23,25 @@ mkdir -p "$T/root/docs/x" "$T/root/etc" "$T/root/secret" "$T/root/docs..x"
 echo 'the docs: readme' > "$T/root/docs/readme.txt"
 echo 'root:SECRET-PASSWD:0:0' > "$T/root/etc/passwd"
 echo 'SECRET-KEY-MATERIAL' > "$T/root/secret/key.txt"
-start_fixture up --port 0 --files "$T/root" --name files
-MG_PORT=$(free_port)
-URL=http://127.0.0.1:$MG_PORT/mcp
-start_idp "$URL"
-wait_fixture up || bail "the fixture upstream started" "$(tail -n 5 "$T/up.log")"
-UP=${FIXTURE_URL[up]}
-gateway_conf "$T/gw.conf" "$URL" "catalog-ttl = 3600"
+fixture_and_idp up --port 0 --files "$T/root" --name files
+gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
 [upstream "files"]
-url = $UP
+url = ${FIXTURE_URL[up]}
 [group "docs"]
 resources = file:///docs/*
 [tenant "acme"]
 groups = docs
 CONF
-start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a file server; tenant acme granted file:///docs/*"
-TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$URL")
+start_gateway "$GW_PORT" "nginx + spawn-fcgi + mcpgate in front of a file server; tenant acme granted file:///docs/*"
+TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$GW_URL")
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || bail "a token of tenant acme" "$(tail -n 5 "$T/idp.log")"
 
 # rpc METHOD PARAMS [SESSION]: one request through nginx; the body on stdout.
 rpc() {
 	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		-H "Authorization: Bearer $TOKEN" ${3:+-H "Mcp-Session-Id: $3"} -H 'MCP-Protocol-Version: 2025-11-25' \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}" "$URL" |
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}" "$GW_URL" |
 		sed -n 's/^data: //p; /^{/p'
 }
 read_uri() { rpc resources/read "$(jq -nc --arg u "$1" '{uri: $u}')"; }
@@ -92,7 +87,7 @@ jcheck "file:///docs..x/y.txt is outside file:///docs/* (403 group_forbidden)" "
 init=$(curl -s --max-time 30 -D "$T/init.h" -H 'Content-Type: application/json' \
 	-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
 	--data-binary '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
-	"$URL" | sed -n 's/^data: //p; /^{/p')
+	"$GW_URL" | sed -n 's/^data: //p; /^{/p')
 SID=$(tr -d '\r' < "$T/init.h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
 [ -n "$SID" ] || bail "a session with the gateway" "$init"
 out=$(rpc resources/subscribe '{"uri":"file:///docs/readme.txt"}' "$SID")

@@ -104,13 +104,7 @@ function azParams(a) {
   const q = a?.url?.searchParams ?? new URLSearchParams();
   return { scope: q.get('scope'), resource: q.get('resource'), client_id: q.get('client_id'), prompt: q.get('prompt') };
 }
-async function attempt(tag, fn) {
-  try {
-    return { value: await flog.tagged(tag, fn) };
-  } catch (error) {
-    return { error };
-  }
-}
+const attempt = (tag, fn) => flog.attempt(tag, fn);
 // Every page of tools/list: the names, sorted.
 async function listNames(client, tag) {
   const names = [];

@@ -17,13 +17,8 @@ top=$(cd "$here/../.." && pwd)
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
 
 # --- the upstream, the authorization server, the gateway ------------------------------
-start_fixture fx --port 0 --name fx
-wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
-FX_URL=${FIXTURE_URL[fx]}
-NGX_PORT=$(free_port)
-NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
-start_idp "$NGX_URL"
-gateway_conf "$T/gw.conf" "$NGX_URL"
+fixture_and_idp fx --port 0 --name fx
+gateway_conf "$T/gw.conf" "$GW_URL"
 sed -i 's/^scopes-supported = .*/scopes-supported = mcp:tools mcp:admin/' "$T/gw.conf"
 # fx_echo needs mcp:admin, the other fx_ tools do not. An upstream's own group (here
 # "fx") holds all of its tools and one admitting group is enough (docs/ARCHITECTURE.md
@@ -31,7 +26,7 @@ sed -i 's/^scopes-supported = .*/scopes-supported = mcp:tools mcp:admin/' "$T/gw
 # by fnmatch globs.
 cat >> "$T/gw.conf" <<CONF
 [upstream "fx"]
-url = $FX_URL
+url = ${FIXTURE_URL[fx]}
 prefix = fx_
 [group "base"]
 tools = fx_[!e]* fx_e[!c]* fx_ec[!h]* fx_ech[!o]* fx_echo?*
@@ -62,15 +57,15 @@ out=$("$MCPGATE_BIN" explain -c "$T/own-group.conf" --claims "$(claims mcp:tools
 like "explain: a tenant given the upstream's own group \"fx\" would see fx_echo with mcp:tools alone" \
 	"rc=$rc $(tr '\n' ' ' <<<"$out")" 'rc=0 .*fx_echo: visible'
 
-if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
-	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $NGX_URL, oidc-provider at $IDP"
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" >> "$T/start.out" 2>&1; then
+	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $GW_URL, oidc-provider at $IDP"
 else
 	bail "the gateway started" "$(tail -n 20 "$T/start.out")"
 fi
 pids_before=$MG_FCGI_PIDS
 
 # --- the SDK run: 130 s at most (sdk-stepup.mjs stops itself after 120 s) -----------------
-run_bounded 130 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$NGX_URL" --fragments "$T/fragments"
+run_bounded 130 "$T/sdk.tap" "$T/sdk.err" node "$here/sdk-stepup.mjs" "$GW_URL" --fragments "$T/fragments"
 rc=$?
 sdk_afterwards sdk-stepup.mjs "$rc" 15 "$pids_before"
 a=$(grep '"audit":"tools/call"' "$T/gw.log" | grep '"tool":"fx_echo"')

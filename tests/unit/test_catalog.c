@@ -225,6 +225,14 @@ test_listed_twice(void)
 	json_decref(doc);
 }
 
+/* Lets go of the n upstream lists in l. */
+static void
+lists_free(json_t **l, size_t n)
+{
+	while (n > 0)
+		json_decref(l[--n]);
+}
+
 /* n verbose tools named PREFIX0000…, each about size bytes of description. */
 static json_t *
 verbose_tools(const char *prefix, size_t n, size_t size)
@@ -361,9 +369,7 @@ test_bound(void)
 	json_decref(doc);
 	json_decref(again);
 	json_decref(prev);
-	json_decref(l[0]);
-	json_decref(l[1]);
-	json_decref(l[2]);
+	lists_free(l, 3);
 }
 
 int
@@ -406,9 +412,7 @@ main(int argc, char **argv)
 	run_case(test_listed_twice);
 	run_case(test_shares);
 	run_case(test_bound);
-	json_decref(lists[0]);
-	json_decref(lists[1]);
-	json_decref(lists[2]);
+	lists_free(lists, 3);
 	config_unref(cfg);
 	return done_testing();
 }

@@ -164,10 +164,8 @@ test_capabilities(json_t *doc)
 static void
 test_refusals(json_t *doc)
 {
-	struct fed_call f;
+	struct fed_call f = { .cfg = cfg };
 
-	memset(&f, 0, sizeof(f));
-	f.cfg = cfg;
 	f.doc = doc;
 	ok(call(&f, "tools/call", "{\"name\":\"t\"}") == NULL && gw_error_rpc(&f.err) == JSONRPC_INVALID_PARAMS &&
 	    strcmp(f.err.detail, "Unknown tool") == 0, "a tool under its upstream name: unknown tool, -32602");
@@ -203,11 +201,9 @@ test_refusals(json_t *doc)
 static void
 test_unowned_uri(void)
 {
-	struct fed_call f;
+	struct fed_call f = { .cfg = cfg };
 	json_t *lists[2], *doc;
 
-	memset(&f, 0, sizeof(f));
-	f.cfg = cfg;
 	lists[0] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
 	lists[1] = json_pack("{s:{s:{}}, s:[]}", "caps", "resources", "resources");
 	doc = catalog_build(cfg, lists, reasons);
@@ -223,11 +219,9 @@ test_unowned_uri(void)
 static void
 test_subscriptions(void)
 {
-	struct fed_call f;
+	struct fed_call f = { .cfg = cfg };
 	json_t *lists[2], *doc, *caps;
 
-	memset(&f, 0, sizeof(f));
-	f.cfg = cfg;
 	lists[0] = json_pack("{s:{s:{s:b}}, s:[{s:s}]}", "caps", "resources", "subscribe", 1,
 	    "resources", "uri", "test://watched");
 	lists[1] = NULL;
@@ -274,12 +268,9 @@ only_b(struct fed_call *f, const char *method, const struct cfg_upstream *up, en
 static void
 test_prompt_owner(void)
 {
-	struct fed_call f;
+	struct fed_call f = { .cfg = cfg, .gate = only_b };
 	json_t *lists[2], *doc;
 
-	memset(&f, 0, sizeof(f));
-	f.cfg = cfg;
-	f.gate = only_b;
 	f.pool = upstream_pool_new();	/* (b is nowhere: passed to it, the call would fail to connect) */
 	lists[0] = json_pack("{s:{s:{}}, s:[{s:s}]}", "caps", "prompts", "prompts", "name", "greet");
 	lists[1] = json_pack("{s:{s:{}}, s:[{s:s}]}", "caps", "prompts", "prompts", "name", "a_greet");

@@ -167,6 +167,30 @@ test_group_rate(void)
 static struct ratelimit *rl;
 static struct config *gcfg;
 static struct request greq;
+static void *region;
+
+/* Fresh buckets in a shared region (rl), an empty configuration for the case to fill
+ * (gcfg), and a request with no address (greq: the ip limit has no key). */
+static void
+buckets_begin(void)
+{
+	size_t size = ratelimit_region_def.size;
+
+	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	state_region_make(&ratelimit_region_def, region, size, 1);
+	rl = ratelimit_attach(region, size);
+	gcfg = calloc(1, sizeof(*gcfg));
+	memset(&greq, 0, sizeof(greq));
+	snprintf(greq.id, sizeof(greq.id), "test");
+}
+
+static void
+buckets_end(void)
+{
+	ratelimit_detach(rl);
+	munmap(region, ratelimit_region_def.size);
+	free(gcfg);
+}
 
 /* One request's gateway limit under digest key dk at now: LIMIT_PASS or LIMIT_REFUSED. */
 static int
@@ -193,18 +217,12 @@ other_thread(void *arg)
 static void
 test_gateway_key(void)
 {
-	size_t size = ratelimit_region_def.size;
-	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pthread_t t;
 	int rc[2] = { -9, -9 };
 
-	state_region_make(&ratelimit_region_def, region, size, 1);
-	rl = ratelimit_attach(region, size);
+	buckets_begin();
 	ok(rl != NULL, "buckets attached");
-	gcfg = calloc(1, sizeof(*gcfg));
 	gcfg->limit_gateway = (struct rate){ 1, 3600, 0 };
-	memset(&greq, 0, sizeof(greq));
-	snprintf(greq.id, sizeof(greq.id), "test");	/* no address: the ip limit (off here) has no key */
 
 	is_int(gateway_take(key_a, 10 * S), LIMIT_PASS, "gateway = 1/3600, digest key A: the first passes");
 	is_int(gateway_take(key_a, 10 * S), LIMIT_REFUSED, "… the second is refused (the key kept: the same bucket)");
@@ -215,9 +233,7 @@ test_gateway_key(void)
 	pthread_join(t, NULL);
 	ok(rc[0] == LIMIT_REFUSED && rc[1] == LIMIT_REFUSED, "another thread finds the same buckets for A and B");
 	is_int((long long)ratelimit_count(rl, 10 * S), 2, "two buckets in use: one per digest key");
-	ratelimit_detach(rl);
-	munmap(region, size);
-	free(gcfg);
+	buckets_end();
 }
 
 /* A caller the token cache knew: gateway and ip owed, then decided with tenant and token
@@ -225,18 +241,12 @@ test_gateway_key(void)
 static void
 test_owed(void)
 {
-	size_t size = ratelimit_region_def.size;
-	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsigned char tok[RL_KEY_BYTES] = { 5 };
 	struct limiter l;
 
-	state_region_make(&ratelimit_region_def, region, size, 1);
-	rl = ratelimit_attach(region, size);
-	gcfg = calloc(1, sizeof(*gcfg));
+	buckets_begin();
 	gcfg->limit_gateway = (struct rate){ 3, 3600, 0 };
 	gcfg->limit_token = (struct rate){ 1, 3600, 0 };
-	memset(&greq, 0, sizeof(greq));
-	snprintf(greq.id, sizeof(greq.id), "test");
 
 	limiter_init(&l, rl, NULL, gcfg, key_a, &greq);
 	is_int(limiter_before_auth(&l, 1, 10 * S), LIMIT_PASS, "known caller: nothing decided before authentication");
@@ -259,9 +269,7 @@ test_owed(void)
 	limiter_init(&l, rl, NULL, gcfg, key_a, &greq);
 	is_int(limiter_before_auth(&l, 0, 10 * S), LIMIT_REFUSED,
 	    "an answer made before the first element still paid its gateway share (3 of 3 spent)");
-	ratelimit_detach(rl);
-	munmap(region, size);
-	free(gcfg);
+	buckets_end();
 }
 
 /* A group's limit-tool through the buckets: its rate refuses the call and is the one
@@ -270,19 +278,13 @@ test_owed(void)
 static void
 test_group_take(void)
 {
-	size_t size = ratelimit_region_def.size;
-	void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsigned char tok[RL_KEY_BYTES] = { 7 };
 	struct policy_tool gen = { "gen_image", NULL, 0, POLICY_TOOL }, other = { "other", NULL, 0, POLICY_TOOL };
 	struct limiter l;
 	int i, rc[3];
 
-	state_region_make(&ratelimit_region_def, region, size, 1);
-	rl = ratelimit_attach(region, size);
-	gcfg = calloc(1, sizeof(*gcfg));
+	buckets_begin();
 	groups_init(gcfg);	/* [limits] tool = 0: only groups limit tools */
-	memset(&greq, 0, sizeof(greq));
-	snprintf(greq.id, sizeof(greq.id), "test");
 
 	for (i = 0; i < 3; i++) {
 		limiter_init(&l, rl, NULL, gcfg, key_a, &greq);
@@ -304,9 +306,7 @@ test_group_take(void)
 	limiter_caller(&l, "acme", tok);
 	is_int(limiter_tool(&l, &gen, 10 * S), LIMIT_REFUSED,
 	    "[limits] tool = 100/60 now: gen_image still at the group's 2/60, its bucket the same (spent)");
-	ratelimit_detach(rl);
-	munmap(region, size);
-	free(gcfg);
+	buckets_end();
 }
 
 int

@@ -51,8 +51,35 @@ render(void)
 static void
 test_counts(void)
 {
+	/* Each sample: the value it should have, its series, what that shows. */
+	static const struct {
+		long long want;
+		const char *series, *what;
+	} samples[] = {
+		{ 2, "mcpgate_http_requests_total{route=\"/mcp\",status=\"200\"}", "requests by route and status" },
+		{ 1, "mcpgate_http_requests_total{route=\"/mcp\",status=\"403\"}", "… an index keeps its first label" },
+		{ 1, "mcpgate_http_requests_total{route=\"none\",status=\"other\"}", "… a status the table lacks: other" },
+		{ 1, "mcpgate_jsonrpc_requests_total{method=\"ping\"}", "JSON-RPC methods" },
+		{ 1, "mcpgate_tool_calls_total{tool=\"echo\",outcome=\"denied\"}", "tool calls by tool and outcome" },
+		{ 1, "mcpgate_tool_calls_total{tool=\"other\",outcome=\"error\"}", "… no name: other" },
+		{ 2, "mcpgate_token_cache_hits_total", "token cache hits" },
+		{ 1, "mcpgate_token_cache_misses_total", "… and misses" },
+		{ 1, "mcpgate_introspection_duration_seconds_bucket{le=\"0.001\"}", "histogram: the first bucket" },
+		{ 2, "mcpgate_introspection_duration_seconds_bucket{le=\"0.05\"}", "… cumulative" },
+		{ 2, "mcpgate_introspection_duration_seconds_bucket{le=\"10\"}", "… a minute is past 10 s" },
+		{ 3, "mcpgate_introspection_duration_seconds_bucket{le=\"+Inf\"}", "… +Inf holds them all" },
+		{ 3, "mcpgate_introspection_duration_seconds_count", "… the count is the buckets' total" },
+		{ 1, "mcpgate_introspection_errors_total", "introspection errors" },
+		{ 1, "mcpgate_jwt_verifications_total{outcome=\"accepted\"}", "JWT verifications by outcome" },
+		{ 2, "mcpgate_jwt_verifications_total{outcome=\"refused\"}", "… refused" },
+		{ 0, "mcpgate_jwt_verifications_total{outcome=\"error\"}", "… error, shown at 0; nothing past the outcomes" },
+		{ 2, "mcpgate_upstream_request_duration_seconds_count{upstream=\"fx\"}", "upstream histogram, by upstream" },
+		{ 1, "mcpgate_upstream_errors_total{upstream=\"fx\"}", "upstream errors" },
+		{ 1, "mcpgate_rate_limited_total{class=\"tool\"}", "rate-limit refusals by class" },
+		{ 3, "mcpgate_rate_limited_total{class=\"tenant\"}", "… each class on its own" },
+	};
 	const char *t;
-	int i;
+	size_t i;
 
 	metrics_request(m, 0, "/mcp", 200);
 	metrics_request(m, 0, "/mcp", 200);
@@ -84,29 +111,11 @@ test_counts(void)
 	ok(t != NULL, "rendered");
 	if (t == NULL)
 		return;
-	is_int(sample(t, "mcpgate_http_requests_total{route=\"/mcp\",status=\"200\"}"), 2, "requests by route and status");
-	is_int(sample(t, "mcpgate_http_requests_total{route=\"/mcp\",status=\"403\"}"), 1, "… an index keeps its first label");
-	is_int(sample(t, "mcpgate_http_requests_total{route=\"none\",status=\"other\"}"), 1, "… a status the table lacks: other");
-	ok(strstr(t, "/ignored") == NULL && strstr(t, "route=\"x\"") == NULL, "… no later label, nothing past the routes");
-	is_int(sample(t, "mcpgate_jsonrpc_requests_total{method=\"ping\"}"), 1, "JSON-RPC methods");
-	is_int(sample(t, "mcpgate_tool_calls_total{tool=\"echo\",outcome=\"denied\"}"), 1, "tool calls by tool and outcome");
-	is_int(sample(t, "mcpgate_tool_calls_total{tool=\"other\",outcome=\"error\"}"), 1, "… no name: other");
-	is_int(sample(t, "mcpgate_token_cache_hits_total"), 2, "token cache hits");
-	is_int(sample(t, "mcpgate_token_cache_misses_total"), 1, "… and misses");
-	is_int(sample(t, "mcpgate_introspection_duration_seconds_bucket{le=\"0.001\"}"), 1, "histogram: the first bucket");
-	is_int(sample(t, "mcpgate_introspection_duration_seconds_bucket{le=\"0.05\"}"), 2, "… cumulative");
-	is_int(sample(t, "mcpgate_introspection_duration_seconds_bucket{le=\"10\"}"), 2, "… a minute is past 10 s");
-	is_int(sample(t, "mcpgate_introspection_duration_seconds_bucket{le=\"+Inf\"}"), 3, "… +Inf holds them all");
-	is_int(sample(t, "mcpgate_introspection_duration_seconds_count"), 3, "… the count is the buckets' total");
-	ok(strstr(t, "mcpgate_introspection_duration_seconds_sum 60.030800\n") != NULL, "… the sum in seconds");
-	is_int(sample(t, "mcpgate_introspection_errors_total"), 1, "introspection errors");
-	is_int(sample(t, "mcpgate_jwt_verifications_total{outcome=\"accepted\"}"), 1, "JWT verifications by outcome");
-	is_int(sample(t, "mcpgate_jwt_verifications_total{outcome=\"refused\"}"), 2, "… refused");
-	is_int(sample(t, "mcpgate_jwt_verifications_total{outcome=\"error\"}"), 0, "… error, shown at 0; nothing past the outcomes");
-	is_int(sample(t, "mcpgate_upstream_request_duration_seconds_count{upstream=\"fx\"}"), 2, "upstream histogram, by upstream");
-	is_int(sample(t, "mcpgate_upstream_errors_total{upstream=\"fx\"}"), 1, "upstream errors");
-	is_int(sample(t, "mcpgate_rate_limited_total{class=\"tool\"}"), 1, "rate-limit refusals by class");
-	is_int(sample(t, "mcpgate_rate_limited_total{class=\"tenant\"}"), 3, "… each class on its own");
+	for (i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
+		is_int(sample(t, samples[i].series), samples[i].want, "%s", samples[i].what);
+	ok(strstr(t, "/ignored") == NULL && strstr(t, "route=\"x\"") == NULL,
+	    "requests: no later label, nothing past the routes");
+	ok(strstr(t, "mcpgate_introspection_duration_seconds_sum 60.030800\n") != NULL, "introspection: the sum in seconds");
 	ok(strstr(t, "# TYPE mcpgate_tool_calls_total counter\n") && strstr(t, "# HELP mcpgate_tool_calls_total "),
 	    "families have TYPE and HELP");
 }

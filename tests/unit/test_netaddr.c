@@ -8,6 +8,12 @@
 #include "netaddr.h"
 #include "tap.h"
 
+/* A row of the tables that turn one text into another: the text in, the text it must
+ * give (NULL: refused). */
+struct row {
+	const char *in, *want;
+};
+
 /* The text of an address, for is_str. */
 static const char *
 text(const struct netaddr *a)
@@ -35,9 +41,7 @@ shown(const char *s)
 static void
 test_parse(void)
 {
-	static const struct {
-		const char *in, *want;
-	} rows[] = {
+	static const struct row rows[] = {
 		{ "1.2.3.4", "1.2.3.4" },
 		{ "0.0.0.0", "0.0.0.0" },
 		{ "255.255.255.255", "255.255.255.255" },
@@ -134,9 +138,7 @@ test_parse_len(void)
 static void
 test_format(void)
 {
-	static const struct {
-		const char *in, *want;
-	} rows[] = {
+	static const struct row rows[] = {
 		{ "2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1" },	/* the first of equal runs */
 		{ "2001:db8:0:0:0:1:0:0", "2001:db8::1:0:0" },	/* the longest run */
 		{ "2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1" },	/* one zero group stays */
@@ -350,9 +352,7 @@ test_client_many(void)
 static void
 test_limit_key(void)
 {
-	static const struct {
-		const char *in, *want;
-	} rows[] = {
+	static const struct row rows[] = {
 		{ "203.0.113.7", "203.0.113.7" },
 		{ "::ffff:203.0.113.7", "203.0.113.7" },
 		{ "2001:db8:1:2:3:4:5:6", "2001:db8:1:2::" },

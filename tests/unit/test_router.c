@@ -62,6 +62,18 @@ field(struct response *r, const char *key)
 	return json_is_string(j) ? json_string_value(j) : "";
 }
 
+/* A request from a foreign origin: 403, forbidden_origin, and no CORS grant (three checks). */
+static void
+foreign_origin(const char *method, const char *path, const char *const *extra)
+{
+	struct response r;
+
+	is_int(run(&r, method, path, extra), 403, "%s %s with a foreign Origin: 403", method, path);
+	is_str(field(&r, "error"), "forbidden_origin", "… forbidden_origin");
+	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "… and no CORS grant");
+	response_free(&r);
+}
+
 /* Each route answers its status, with its Allow header where listed and an HttpError on errors. */
 static void
 test_route_table(void)
@@ -144,10 +156,7 @@ test_cors_rules(void)
 	is_int(run(&r, "GET", "/metrics", local), 200, "/metrics without an Origin: 200");
 	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "… no CORS grant");
 	response_free(&r);
-	is_int(run(&r, "GET", "/metrics", evil), 403, "/metrics with a foreign Origin: 403");
-	is_str(field(&r, "error"), "forbidden_origin", "… forbidden_origin");
-	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "… and no CORS grant (was: the Origin reflected)");
-	response_free(&r);
+	foreign_origin("GET", "/metrics", evil);
 	is_int(status_of("GET", "/metrics", own), 403, "… with the resource's own origin too: 403");
 	is_int(status_of("GET", "/metrics", allowed), 403, "… and with an allowed origin: 403");
 	is_int(status_of("OPTIONS", "/metrics", evil), 403, "… its preflight: 403");
@@ -211,10 +220,7 @@ test_gate(void)
 	response_free(&r);
 	is_int(status_of("POST", "/mcp", big), 413, "Content-Length over max-body → 413 before auth");
 	is_int(status_of("POST", "/mcp", badlen), 400, "unreadable Content-Length → 400");
-	is_int(run(&r, "POST", "/mcp", evil_origin), 403, "foreign Origin → 403");
-	is_str(field(&r, "error"), "forbidden_origin", "reason");
-	is_str(hdr(&r, "Access-Control-Allow-Origin"), "", "no CORS grant for a foreign origin");
-	response_free(&r);
+	foreign_origin("POST", "/mcp", evil_origin);
 	is_int(status_of("OPTIONS", "/mcp", evil_origin), 403, "foreign Origin preflight → 403");
 	is_int(status_of("POST", "/mcp", own_origin), 401, "own Origin passes the gate");
 	is_int(run(&r, "OPTIONS", "/mcp", allowed_origin), 204, "allowed Origin preflight");

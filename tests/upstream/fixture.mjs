@@ -16,7 +16,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -36,6 +35,7 @@ import {
   UnsubscribeRequestSchema,
   isInitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { announceReady, commandLine } from '../lib/server-cli.mjs';
 
 // ---------------------------------------------------------------------------------------
 // Command line
@@ -44,40 +44,20 @@ const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
   '[--notes] [--bulk] [--padded-tools N] [--quiet]';
 
-function usage(msg) {
-  if (msg) process.stderr.write(`fixture.mjs: ${msg}\n`);
-  process.stderr.write(`${USAGE}\n`);
-  process.exit(2);
-}
-
-let args;
-try {
-  ({ values: args } = parseArgs({
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'ready-file': { type: 'string' },
-      name: { type: 'string', default: 'mcpgate-upstream-fixture' },
-      tools: { type: 'string', default: '0' },
-      'page-size': { type: 'string', default: '0' },
-      json: { type: 'boolean', default: false },
-      'no-resume': { type: 'boolean', default: false },
-      'retry-ms': { type: 'string', default: '500' },
-      'keepalive-ms': { type: 'string', default: '15000' },
-      'allow-host': { type: 'string', multiple: true, default: [] },
-      files: { type: 'string' },
-      notes: { type: 'boolean', default: false },
-      bulk: { type: 'boolean', default: false },
-      'padded-tools': { type: 'string', default: '0' },
-      quiet: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  }));
-} catch (e) {
-  usage(e.message);
-}
-if (args.help) usage();
+const { args, usage } = commandLine('fixture.mjs', USAGE, {
+  name: { type: 'string', default: 'mcpgate-upstream-fixture' },
+  tools: { type: 'string', default: '0' },
+  'page-size': { type: 'string', default: '0' },
+  json: { type: 'boolean', default: false },
+  'no-resume': { type: 'boolean', default: false },
+  'retry-ms': { type: 'string', default: '500' },
+  'keepalive-ms': { type: 'string', default: '15000' },
+  'allow-host': { type: 'string', multiple: true, default: [] },
+  files: { type: 'string' },
+  notes: { type: 'boolean', default: false },
+  bulk: { type: 'boolean', default: false },
+  'padded-tools': { type: 'string', default: '0' },
+});
 
 function count(name, max) {
   const v = args[name];
@@ -638,14 +618,9 @@ httpServer.on('error', (e) => {
 httpServer.listen(port, host, () => {
   const addr = httpServer.address();
   const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const line = `ready http://${h}:${addr.port}/mcp\n`;
-  if (args['ready-file']) {
-    // Written whole, then renamed: a watcher never reads half a line.
-    fs.writeFileSync(`${args['ready-file']}.tmp`, line);
-    fs.renameSync(`${args['ready-file']}.tmp`, args['ready-file']);
-  }
-  process.stdout.write(line);
-  log(`listening on ${line.slice(6).trim()}: ${TOOLS.size} tools, ${RESOURCES.length} resources, ${PROMPTS.size} prompts` +
+  const url = `http://${h}:${addr.port}/mcp`;
+  announceReady(url, args['ready-file']);
+  log(`listening on ${url}: ${TOOLS.size} tools, ${RESOURCES.length} resources, ${PROMPTS.size} prompts` +
     `${args.json ? ', JSON responses' : ', SSE responses'}${args['no-resume'] ? '' : ', resumable'}`);
 });
 

@@ -12,6 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 # shellcheck source=../lib/tap.sh
 . "$top/tests/lib/tap.sh"
+# shellcheck source=../lib/wait.sh
+. "$top/tests/lib/wait.sh"
 nm=$top/tests/node_modules
 conf_stable=$nm/@modelcontextprotocol/conformance/dist/index.js
 conf_alpha=$nm/conformance-alpha/dist/index.js
@@ -36,11 +38,7 @@ start_fixture() {
 	node "$here/fixture.mjs" --port 0 --ready-file "$T/$name.ready" --name "$name" "$@" > /dev/null 2> "$T/$name.log" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 1 600); do
-		[ -s "$T/$name.ready" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_until 60 ready_or_gone "$T/$name.ready" "$pid"
 	URL=$(sed -n 's/^ready //p' "$T/$name.ready" 2>/dev/null)
 	if [ -z "$URL" ]; then
 		fail "fixture $name started" "$(tail -n 5 "$T/$name.log")"

@@ -24,17 +24,13 @@ ART=${WWW_ARTIFACTS:-$top/_build/logs/www-console}
 { rm -rf "$ART" && mkdir -p "$ART"; } || bail "the artifacts directory $ART"
 
 # --- the upstream, the authorization server, the gateway ------------------------------
-start_fixture fx --port 0 --name fx
-wait_fixture fx || bail "the fixture upstream started" "$(tail -n 5 "$T/fx.log")"
-FX_URL=${FIXTURE_URL[fx]}
-NGX_PORT=$(free_port)
-BASE=http://127.0.0.1:$NGX_PORT
-IDP_OPTS=--login-pages start_idp "$BASE/mcp"
+IDP_OPTS=--login-pages fixture_and_idp fx --port 0 --name fx
+BASE=${GW_URL%/mcp}
 gateway_conf "$T/gw.conf" "$BASE/mcp" "docs-url = $BASE/docs"
 sed -i 's/^scopes-supported = .*/scopes-supported = mcp:tools mcp:admin/' "$T/gw.conf"
 cat >> "$T/gw.conf" <<CONF
 [upstream "fx"]
-url = $FX_URL
+url = ${FIXTURE_URL[fx]}
 prefix = fx_
 [group "eng"]
 tools = fx_slow fx_test_simple_text fx_test_tool_with_progress fx_json_schema_2020_12_tool
@@ -69,7 +65,7 @@ jcheck "explain: alice, bob and alice with mcp:admin each see a list of their ow
 	"$(jq -nc --argjson a "${ALICE:-null}" --argjson aa "${ALICE_ADMIN:-null}" --argjson b "${BOB:-null}" '{a: $a, aa: $aa, b: $b}')" \
 	'(.a | length) >= 3 and (.b | length) >= 2 and .a != .b and (.a | index("fx_echo")) == null and (.aa - .a) == ["fx_echo"]'
 
-if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$NGX_PORT" >> "$T/start.out" 2>&1; then
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" >> "$T/start.out" 2>&1; then
 	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $BASE (docs at $BASE/docs/), oidc-provider at $IDP"
 else
 	bail "the gateway started" "$(tail -n 20 "$T/start.out")"

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { done, ok } from '../../lib/tap.mjs';
 
 export const top = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const require = createRequire(join(top, 'tests', 'package.json'));
@@ -52,4 +53,18 @@ export function load() {
     return o;
   };
   return { doc, validator, schema, deref };
+}
+
+// loadChecked(desc): load() as a TAP test named desc; when it throws, the test fails with the
+// stack and the run ends there (done()).
+export function loadChecked(desc) {
+  let api;
+  try {
+    api = load();
+    ok(true, desc);
+  } catch (e) {
+    ok(false, desc, e.stack);
+    done();
+  }
+  return api;
 }
