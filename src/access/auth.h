@@ -69,12 +69,13 @@ void auth_cache_key(const unsigned char *digest_key, const struct config *cfg, c
 /* Who the caller of an introspection response is, whatever the token's acceptance:
  * client_id, sub (else client_id), scope, the groups claim (an array of names or one
  * blank-separated string) and the tenant claim (a string), as configured. 0 with
- * claims, or -1 with *reason (a static string). Used by auth_check_claims and explain. */
-int auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, const char **reason);
+ * claims, or -1 with err (GW_EBADTOKEN, saying why). Used by auth_check_claims and
+ * explain. */
+int auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, struct gw_error *err);
 /* The acceptance of an introspection response (docs/ARCHITECTURE.md §5), pure: 0 with
- * claims, or -1 with *reason (a static string). */
+ * claims, or -1 with err (GW_EBADTOKEN, saying why). */
 int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
-    struct claims *claims, const char **reason);
+    struct claims *claims, struct gw_error *err);
 /* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN, GW_ESCOPE). */
 void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description);

@@ -664,15 +664,15 @@ static int
 parse_algs(struct loader *ld, struct config *cfg, const char *key, const struct strlist *l, unsigned *bits)
 {
 	const struct cfg_where *w;
-	const char *why;
+	struct gw_error err;
 	unsigned bit;
 	size_t i;
 
 	*bits = l->n ? 0 : JWS_ALGS_ALL;
 	for (i = 0; i < l->n; i++) {
-		if (jws_alg_parse(l->v[i], &bit, &why) < 0) {
+		if (jws_alg_parse(l->v[i], &bit, &err) < 0) {
 			w = cfg_where(&cfg->auth, K_AUTH, key);
-			lerr(ld, w->file, w->line, "%s: %s: %s", key, l->v[i], why);
+			lerr(ld, w->file, w->line, "%s: %s: %s", key, l->v[i], err.detail);
 			return -1;
 		}
 		*bits |= bit;
