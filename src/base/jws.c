@@ -372,7 +372,7 @@ key_import(json_t *k, int public_only, unsigned *bits)
 }
 
 struct jws_keys *
-jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
+jws_keys_parse(const char *doc, size_t len, struct gw_error *err)
 {
 	struct jws_keys *ks = NULL;
 	json_error_t jerr;
@@ -382,11 +382,11 @@ jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
 	set = json_loadb(doc, len, JSON_REJECT_DUPLICATES, &jerr);
 	keys = json_object_get(set, "keys");
 	if (!json_is_array(keys)) {
-		snprintf(why, whylen, "not a JWK set (%s)", set ? "no \"keys\" array" : jerr.text);
+		gw_error_set(err, GW_EAUTHSERVER, "not a JWK set (%s)", set ? "no \"keys\" array" : jerr.text);
 		goto out;
 	}
 	if ((ks = calloc(1, sizeof(*ks))) == NULL) {
-		snprintf(why, whylen, "out of memory");
+		gw_error_set(err, GW_EINTERNAL, "out of memory");
 		goto out;
 	}
 	json_array_foreach(keys, i, k) {
@@ -404,7 +404,8 @@ jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
 		ks->n++;
 	}
 	if (ks->n == 0)
-		snprintf(why, whylen, "no usable signing key in the JWK set (%zu keys)", json_array_size(keys));
+		gw_error_set(err, GW_EAUTHSERVER, "no usable signing key in the JWK set (%zu keys)",
+		    json_array_size(keys));
 out:
 	json_decref(set);
 	return ks;

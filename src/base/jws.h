@@ -64,10 +64,11 @@ const char *jws_typ(const struct jws *j);	/* NULL: none */
 /* A JWK set: its usable signing keys. */
 struct jws_keys;
 /* Parses a JWK set document; keys that are not for signatures, symmetric, of an unknown
- * type, too weak or malformed are left out. NULL with why when it is not a JWK set. A
- * set that holds no usable key (none at all: the issuer withdrew them) is one still:
- * empty (jws_keys_count 0, every JWS is JWS_NOKEY), with why saying so. */
-struct jws_keys *jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen);
+ * type, too weak or malformed are left out. NULL with err when it is not a JWK set
+ * (GW_EAUTHSERVER) or out of memory (GW_EINTERNAL). A set that holds no usable key
+ * (none at all: the issuer withdrew them) is one still: empty (jws_keys_count 0, every
+ * JWS is JWS_NOKEY), with err (GW_EAUTHSERVER) saying so. */
+struct jws_keys *jws_keys_parse(const char *doc, size_t len, struct gw_error *err);
 void jws_keys_free(struct jws_keys *k);
 size_t jws_keys_count(const struct jws_keys *k);
 

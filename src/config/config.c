@@ -688,6 +688,7 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w = cfg_where(&cfg->auth, K_AUTH, "jwks-uri");
 	char whybuf[CFGFILE_WHY_MAX], *doc = NULL;
+	struct gw_error err = { GW_OK, 0, "" };
 	struct jws_keys *ks;
 	const char *why;
 	struct stat st;
@@ -726,10 +727,10 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 		free(doc);
 		return -1;
 	}
-	ks = jws_keys_parse(doc, len, whybuf, sizeof(whybuf));
+	ks = jws_keys_parse(doc, len, &err);
 	free(doc);
 	if (jws_keys_count(ks) == 0) {	/* (at load: a file without a key is a mistake) */
-		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, err.detail);
 		jws_keys_free(ks);
 		return -1;
 	}

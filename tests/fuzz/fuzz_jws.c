@@ -31,11 +31,11 @@ static const char jwks[] =
 void
 fuzz_setup(void)
 {
-	char why[256];
+	struct gw_error err;
 
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\nverify = jwt\nclock-skew = 60\n");
-	keys = jws_keys_parse(jwks, sizeof(jwks) - 1, why, sizeof(why));
+	keys = jws_keys_parse(jwks, sizeof(jwks) - 1, &err);
 	FUZZ_CHECK(keys != NULL && jws_keys_count(keys) == 2);
 }
 

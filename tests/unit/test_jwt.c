@@ -142,7 +142,8 @@ test_algs(void)
 static void
 test_keys(void)
 {
-	char why[256], doc[16384], *r = pub(rsa, "r1", NULL), *e = pub(ec, "e1", "ES256");
+	struct gw_error err;
+	char doc[16384], *r = pub(rsa, "r1", NULL), *e = pub(ec, "e1", "ES256");
 	cjose_jwk_t *small = cjose_jwk_create_RSA_random(1024, NULL, 0, NULL);
 	char *weak = pub(small, "weak", NULL), *enc = pub_use(rsa2, "enc", NULL, "enc"), *mismatch = pub(rsa2, "mis", "ES256");
 	struct jws_keys *ks;
@@ -151,21 +152,22 @@ test_keys(void)
 	 * and garbage are left out; the RSA and EC signing keys stay. */
 	snprintf(doc, sizeof(doc), "{\"keys\":[{\"kty\":\"oct\",\"k\":\"c2VjcmV0\",\"kid\":\"o\"},%s,%s,%s,"
 	    "%s,{\"kty\":\"RSA\",\"n\":\"AQAB\"},7,%s]}", r, weak, mismatch, enc, e);
-	ks = jws_keys_parse(doc, strlen(doc), why, sizeof(why));
+	ks = jws_keys_parse(doc, strlen(doc), &err);
 	is_int(jws_keys_count(ks), 2, "a JWK set keeps its usable signing keys only");
 	jws_keys_free(ks);
 	/* An '=' inside a coordinate: cjose's decoder would abort the process on it. */
 	snprintf(doc, sizeof(doc), "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":\"JAGfxbySCVFP8nLYwuEDVsv1HNkvGwM7KNqvCjqPPIw\","
 	    "\"y\":\"TSpwi2did=3CyEqO9VXmOLzwhkRB_MYDvHCeHsFB0Sc\"},%s]}", strchr(doc, '{') ? "{\"kty\":\"oct\",\"k\":\"AA\"}" : "");
-	ks = jws_keys_parse(doc, strlen(doc), why, sizeof(why));
+	ks = jws_keys_parse(doc, strlen(doc), &err);
 	ok(ks && jws_keys_count(ks) == 0, "a key with '=' inside a coordinate is left out");
 	jws_keys_free(ks);
-	ks = jws_keys_parse("{\"keys\":[]}", 11, why, sizeof(why));
-	ok(ks && jws_keys_count(ks) == 0 && strstr(why, "no usable"),
-	    "an empty set is a set without a usable key (what an issuer that withdrew every key publishes): %s", why);
+	ks = jws_keys_parse("{\"keys\":[]}", 11, &err);
+	ok(ks && jws_keys_count(ks) == 0 && strstr(err.detail, "no usable"),
+	    "an empty set is a set without a usable key (what an issuer that withdrew every key publishes): %s",
+	    err.detail);
 	jws_keys_free(ks);
-	ok(jws_keys_parse("[1]", 3, why, sizeof(why)) == NULL && strstr(why, "not a JWK set"),
-	    "a document that is not a set is refused: %s", why);
+	ok(jws_keys_parse("[1]", 3, &err) == NULL && strstr(err.detail, "not a JWK set"),
+	    "a document that is not a set is refused: %s", err.detail);
 	free(r);
 	free(e);
 	free(weak);
@@ -192,8 +194,9 @@ check(const char *tok, unsigned algs, const struct jws_keys *ks)
 static void
 test_verify(void)
 {
-	char why[256], *doc = set_of(pub(rsa, "r1", NULL), pub(ec, "e1", "ES256")), *t, *u, sig[200];
-	struct jws_keys *ks = jws_keys_parse(doc, strlen(doc), why, sizeof(why));
+	struct gw_error err;
+	char *doc = set_of(pub(rsa, "r1", NULL), pub(ec, "e1", "ES256")), *t, *u, sig[200];
+	struct jws_keys *ks = jws_keys_parse(doc, strlen(doc), &err);
 	const char *payload = claims_with(exp_ok());
 	unsigned char raw[66];
 
