@@ -60,15 +60,16 @@ b64token_char(int c)
 	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
 }
 
-/* auth_parse_credentials, with the scheme's row. */
+/* auth_parse_credentials, with the scheme's row: 0, or -1 with err (GW_EBADTOKEN, saying
+ * what is wrong). */
 static int
-parse_credentials(const char *h, const struct scheme **sc, const char **tok, size_t *len)
+parse_credentials(const char *h, const struct scheme **sc, const char **tok, size_t *len, struct gw_error *err)
 {
 	const char *p = NULL, *t;
 	size_t i, n;
 
 	if (h == NULL)
-		return -1;
+		goto malformed;
 	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && p == NULL; i++) {
 		n = strlen(schemes[i].name);
 		if (strncasecmp(h, schemes[i].name, n) == 0 && h[n] == ' ') {
@@ -77,29 +78,33 @@ parse_credentials(const char *h, const struct scheme **sc, const char **tok, siz
 		}
 	}
 	if (p == NULL)
-		return -1;
+		goto malformed;
 	for (; *p == ' '; p++)
 		;
 	for (t = p; b64token_char((unsigned char)*p); p++)
 		;
 	if (p == t)	/* empty, or padding alone ("Bearer ====") */
-		return -1;
+		goto malformed;
 	while (*p == '=')
 		p++;
 	if (*p != '\0')	/* anything after the token (a second header: ", ") */
-		return -1;
+		goto malformed;
 	if ((size_t)(p - t) > AUTH_TOKEN_MAX)
-		return -2;
+		return gw_error_set(err, GW_EBADTOKEN, "token too long"), -1;
 	*tok = t;
 	*len = (size_t)(p - t);
 	return 0;
+malformed:
+	gw_error_set(err, GW_EBADTOKEN, "malformed Authorization header");
+	return -1;
 }
 
 int
 auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len)
 {
 	const struct scheme *sc;
-	int rc = parse_credentials(h, &sc, tok, len);
+	struct gw_error err;
+	int rc = parse_credentials(h, &sc, tok, len, &err);
 
 	if (rc == 0)
 		*scheme = sc->id;
@@ -670,15 +675,14 @@ auth_authenticate(const struct auth_env *env, const struct config *cfg,
 {
 	struct check k = { .env = env, .cfg = cfg, .req = req, .resp = resp, .caller = caller };
 	const struct scheme *sc;
-	int rc;
 
 	memset(caller, 0, sizeof(*caller));
 	if (req->authorization == NULL || *req->authorization == '\0') {
 		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
-	if ((rc = parse_credentials(req->authorization, &sc, &k.tok, &k.len)) < 0) {
-		challenge(cfg, resp, GW_EBADTOKEN, rc == -2 ? "token too long" : "malformed Authorization header", NULL);
+	if (parse_credentials(req->authorization, &sc, &k.tok, &k.len, &k.err) < 0) {
+		challenge_as(cfg, resp, &k.err, NULL, AUTH_BEARER, 0);
 		return -1;
 	}
 	if (sc->proof && sc->proof(&k) < 0)

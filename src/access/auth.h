@@ -52,8 +52,8 @@ struct auth_env {
 /* The schemes of the Authorization header. */
 enum auth_scheme { AUTH_BEARER = 1, AUTH_DPOP };
 /* RFC 6750 §2.1 "Bearer" 1*SP b64token, or RFC 9449 §7.1 "DPoP" 1*SP token68 (any case):
- * *scheme, and *tok pointing into header; 0, -1 when malformed (or another scheme), -2
- * when the token is longer than AUTH_TOKEN_MAX. */
+ * *scheme, and *tok pointing into header; 0, or -1 when malformed (or another scheme, or
+ * the token longer than AUTH_TOKEN_MAX). */
 int auth_parse_credentials(const char *header, int *scheme, const char **tok, size_t *len);
 /* The same, for the Bearer scheme alone. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
