@@ -139,12 +139,12 @@ put_scopes(struct buf *b, const struct strlist *l, const char *granted)
 	return rc;
 }
 
-/* The 401 or 403 for err (its code, and its detail for the error_description; "": none),
- * with its WWW-Authenticate: the scheme the request used (DPoP, or
- * any with dpop = required) names resource_metadata, scope, the error and algs (RFC 9449
- * §7.1); Bearer otherwise, then a DPoP challenge too when dpop_too (a bound token sent as
- * bearer). A challenge longer than its buffer (scopes without end) names the metadata
- * alone, where the rest can be read. */
+/* The 401 or 403 for err (its code; its detail, "" for none, the error_description),
+ * with its WWW-Authenticate: the scheme the request used (DPoP, or any with dpop =
+ * required) names resource_metadata, scope, the error and algs (RFC 9449 §7.1); Bearer
+ * otherwise, then a DPoP challenge too when dpop_too (a bound token sent as bearer). A
+ * challenge longer than its buffer (scopes without end) names the metadata alone, where
+ * the rest can be read. */
 static void
 challenge_as(const struct config *cfg, struct response *resp, const struct gw_error *err, const char *granted,
     int scheme, int dpop_too)

@@ -375,14 +375,12 @@ explain_step2(const struct policy_caller *c, struct policy_why *why)
 	const char *claim = c->claims->tenant;
 
 	if (claim[0] == '\0')
-		refuse(why, REF_TENANT, NULL, NULL,
-		    "%s: no [tenant \"*\"], which tokens without a tenant claim need", file);
+		refuse(why, REF_TENANT, NULL, NULL, "%s: no [tenant \"*\"], which tokens without a tenant claim need", file);
 	else if (strcmp(claim, "*") == 0)
 		refuse(why, REF_TENANT, NULL, NULL,
 		    "%s: the tenant claim \"*\" names no tenant ([tenant \"*\"] is for tokens without the claim)", file);
 	else
-		refuse(why, REF_TENANT, NULL, NULL, "%s: no [tenant \"%s\"] (the token's tenant claim)",
-		    file, claim);
+		refuse(why, REF_TENANT, NULL, NULL, "%s: no [tenant \"%s\"] (the token's tenant claim)", file, claim);
 }
 
 /* Why step 3 fails: b is the group that got furthest; later says whether steps 4
