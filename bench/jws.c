@@ -124,7 +124,7 @@ main(int argc, char **argv)
 {
 	long n = 2000, reps = 11;
 	cjose_jwk_t *rsa, *ec;
-	char *tok[K_N], *set, *rp, *ep, why[256], path[] = "/tmp/mcpgate-jws-bench-XXXXXX";
+	char *tok[K_N], *set, *rp, *ep, path[] = "/tmp/mcpgate-jws-bench-XXXXXX";
 	double sig[K_N][MAX_REPS], full[K_N][MAX_REPS], parse[K_N][MAX_REPS], med[3][K_N];
 	double dp[2][MAX_REPS], dmed[2];
 	char *proofs[2];
@@ -138,7 +138,6 @@ main(int argc, char **argv)
 	struct jwks_env env = { NULL, NULL, NULL, NULL };
 	struct gw_error gerr = { GW_OK, 0, "" };
 	struct claims c;
-	const char *reason;
 	int opt, fd, k;
 	long i, r;
 	FILE *f;
@@ -174,7 +173,7 @@ main(int argc, char **argv)
 			return 1;
 		snprintf(set, len, "{\"keys\":[%s,%s]}", rp, ep);
 	}
-	keys = jws_keys_parse(set, strlen(set), why, sizeof(why));
+	keys = jws_keys_parse(set, strlen(set), &gerr);
 	/* jwt_verify's configuration: the keys from a file (read once into the view) */
 	if (keys == NULL || (fd = mkstemp(path)) < 0 || (f = fdopen(fd, "w")) == NULL)
 		return 1;
@@ -196,12 +195,12 @@ main(int argc, char **argv)
 		unlink(conf);
 	}
 	for (k = 0; k < K_N; k++) {
+		const struct jwt_token t = { tok[k], strlen(tok[k]), "bench", (int64_t)time(NULL) * 1000 };
 		struct jws *j;
 
-		if (jws_parse(tok[k], strlen(tok[k]), JWS_ALGS_ALL, &j, &reason) < 0 || jws_verify(j, keys) != JWS_OK ||
-		    jwt_verify(&view, &env, cfg, "bench", tok[k], strlen(tok[k]), (int64_t)time(NULL) * 1000, &c,
-			&reason, &gerr) != 0) {
-			fprintf(stderr, "%s: not verified (%s)\n", names[k], reason);
+		if (jws_parse(tok[k], strlen(tok[k]), JWS_ALGS_ALL, &j, &gerr) < 0 || jws_verify(j, keys) != JWS_OK ||
+		    jwt_verify(&view, &env, cfg, &t, &c, &gerr) != 0) {
+			fprintf(stderr, "%s: not verified (%s)\n", names[k], gerr.detail);
 			return 1;
 		}
 		jws_free(j);
@@ -210,17 +209,18 @@ main(int argc, char **argv)
 		for (k = 0; k < K_N; k++) {
 			size_t len = strlen(tok[k]);
 			int64_t t0, now_ms = (int64_t)time(NULL) * 1000;
+			const struct jwt_token t = { tok[k], len, "bench", now_ms };
 			struct jws *j;
 
 			t0 = cpu_ns();
 			for (i = 0; i < n; i++) {
-				jws_parse(tok[k], len, JWS_ALGS_ALL, &j, &reason);
+				jws_parse(tok[k], len, JWS_ALGS_ALL, &j, &gerr);
 				jws_free(j);
 			}
 			parse[k][r] = (double)(cpu_ns() - t0) / (double)n;
 			t0 = cpu_ns();
 			for (i = 0; i < n; i++) {
-				jws_parse(tok[k], len, JWS_ALGS_ALL, &j, &reason);
+				jws_parse(tok[k], len, JWS_ALGS_ALL, &j, &gerr);
 				if (jws_verify(j, keys) != JWS_OK)
 					abort();
 				jws_free(j);
@@ -228,25 +228,28 @@ main(int argc, char **argv)
 			sig[k][r] = (double)(cpu_ns() - t0) / (double)n;
 			t0 = cpu_ns();
 			for (i = 0; i < n; i++)
-				if (jwt_verify(&view, &env, cfg, "bench", tok[k], len, now_ms, &c, &reason, &gerr) != 0)
+				if (jwt_verify(&view, &env, cfg, &t, &c, &gerr) != 0)
 					abort();
 			full[k][r] = (double)(cpu_ns() - t0) / (double)n;
 		}
 	proofs[0] = proof(ec, "ES256", tok[K_RS256]);
 	proofs[1] = proof(rsa, "PS256", tok[K_RS256]);
-	for (k = 0; k < 2; k++)
-		if (proofs[k] == NULL || dpop_check(cfg, dkey, kc, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]),
-		    (int64_t)time(NULL) * 1000, &pr, &reason) < 0) {
-			fprintf(stderr, "proof %d: not accepted (%s)\n", k, proofs[k] ? reason : "not made");
+	for (k = 0; k < 2; k++) {
+		const struct dpop_req q = { proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]),
+		    (int64_t)time(NULL) * 1000 };
+
+		if (proofs[k] == NULL || dpop_check(cfg, dkey, kc, &q, &pr, &gerr) < 0) {
+			fprintf(stderr, "proof %d: not accepted (%s)\n", k, proofs[k] ? gerr.detail : "not made");
 			return 1;
 		}
+	}
 	for (r = 0; r < reps; r++)
 		for (k = 0; k < 2; k++) {
 			int64_t t0 = cpu_ns(), now_ms = (int64_t)time(NULL) * 1000;
+			const struct dpop_req q = { proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]), now_ms };
 
 			for (i = 0; i < n; i++)
-				if (dpop_check(cfg, dkey, kc, proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]), now_ms, &pr,
-				    &reason) != 0)
+				if (dpop_check(cfg, dkey, kc, &q, &pr, &gerr) != 0)
 					abort();
 			dp[k][r] = (double)(cpu_ns() - t0) / (double)n;
 		}

@@ -23,7 +23,7 @@
 #define AUTH_WAIT_STEP_MS	5	/* polling a concurrent introspection of the same token */
 
 /* One token under check (auth_authenticate): where, for which request and answer, the
- * token and its cache key, the caller it makes and, when refused, why. */
+ * token and its cache key, the caller it makes and, when it fails, why. */
 struct check {
 	const struct auth_env *env;
 	const struct config *cfg;
@@ -33,8 +33,7 @@ struct check {
 	size_t len;
 	unsigned char key[TC_KEY_BYTES];
 	struct caller *caller;
-	const char *reason;
-	char reason_buf[TC_REASON_MAX];
+	struct gw_error err;	/* GW_EBADTOKEN: refused; else answered */
 	struct dpop_proof proof;	/* under DPoP: the proof checked */
 };
 
@@ -61,15 +60,16 @@ b64token_char(int c)
 	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
 }
 
-/* auth_parse_credentials, with the scheme's row. */
+/* auth_parse_credentials, with the scheme's row: 0, or -1 with err (GW_EBADTOKEN, saying
+ * what is wrong). */
 static int
-parse_credentials(const char *h, const struct scheme **sc, const char **tok, size_t *len)
+parse_credentials(const char *h, const struct scheme **sc, const char **tok, size_t *len, struct gw_error *err)
 {
 	const char *p = NULL, *t;
 	size_t i, n;
 
 	if (h == NULL)
-		return -1;
+		goto malformed;
 	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && p == NULL; i++) {
 		n = strlen(schemes[i].name);
 		if (strncasecmp(h, schemes[i].name, n) == 0 && h[n] == ' ') {
@@ -78,29 +78,33 @@ parse_credentials(const char *h, const struct scheme **sc, const char **tok, siz
 		}
 	}
 	if (p == NULL)
-		return -1;
+		goto malformed;
 	for (; *p == ' '; p++)
 		;
 	for (t = p; b64token_char((unsigned char)*p); p++)
 		;
 	if (p == t)	/* empty, or padding alone ("Bearer ====") */
-		return -1;
+		goto malformed;
 	while (*p == '=')
 		p++;
 	if (*p != '\0')	/* anything after the token (a second header: ", ") */
-		return -1;
+		goto malformed;
 	if ((size_t)(p - t) > AUTH_TOKEN_MAX)
-		return -2;
+		return gw_error_set(err, GW_EBADTOKEN, "token too long"), -1;
 	*tok = t;
 	*len = (size_t)(p - t);
 	return 0;
+malformed:
+	gw_error_set(err, GW_EBADTOKEN, "malformed Authorization header");
+	return -1;
 }
 
 int
 auth_parse_credentials(const char *h, int *scheme, const char **tok, size_t *len)
 {
 	const struct scheme *sc;
-	int rc = parse_credentials(h, &sc, tok, len);
+	struct gw_error err;
+	int rc = parse_credentials(h, &sc, tok, len, &err);
 
 	if (rc == 0)
 		*scheme = sc->id;
@@ -135,15 +139,18 @@ put_scopes(struct buf *b, const struct strlist *l, const char *granted)
 	return rc;
 }
 
-/* The 401 or 403 for e, with its WWW-Authenticate: the scheme the request used (DPoP, or
- * any with dpop = required) names resource_metadata, scope, the error and algs (RFC 9449
- * §7.1); Bearer otherwise, then a DPoP challenge too when dpop_too (a bound token sent as
- * bearer). A challenge longer than its buffer (scopes without end) names the metadata
- * alone, where the rest can be read. */
+/* The 401 or 403 for err (its code; its detail, "" for none, the error_description),
+ * with its WWW-Authenticate: the scheme the request used (DPoP, or any with dpop =
+ * required) names resource_metadata, scope, the error and algs (RFC 9449 §7.1); Bearer
+ * otherwise, then a DPoP challenge too when dpop_too (a bound token sent as bearer). A
+ * challenge longer than its buffer (scopes without end) names the metadata alone, where
+ * the rest can be read. */
 static void
-challenge_as(const struct config *cfg, struct response *resp, enum gw_err e, const char *description,
-    const char *granted, int scheme, int dpop_too)
+challenge_as(const struct config *cfg, struct response *resp, const struct gw_error *err, const char *granted,
+    int scheme, int dpop_too)
 {
+	enum gw_err e = err->code;
+	const char *description = err->detail[0] ? err->detail : NULL;
 	int dpop = scheme == AUTH_DPOP || cfg->dpop == DPOP_REQUIRED, rc;
 	char algs[128];
 	struct buf ch;
@@ -179,11 +186,23 @@ challenge_as(const struct config *cfg, struct response *resp, enum gw_err e, con
 	buf_free(&ch);
 }
 
+/* The challenge for e and description (NULL: none), under scheme; granted as above. */
+static void
+challenge_of(const struct config *cfg, struct response *resp, enum gw_err e, const char *description,
+    const char *granted, int scheme)
+{
+	struct gw_error err = { e, 0, "" };
+
+	if (description)
+		snprintf(err.detail, sizeof(err.detail), "%s", description);
+	challenge_as(cfg, resp, &err, granted, scheme, 0);
+}
+
 static void
 challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description, const char *granted)
 {
-	challenge_as(cfg, resp, e, description, granted, AUTH_BEARER, 0);
+	challenge_of(cfg, resp, e, description, granted, AUTH_BEARER);
 }
 
 void
@@ -203,20 +222,20 @@ auth_scope_challenge(const struct config *cfg, const struct request *req, struct
 
 	if (req == NULL || auth_parse_credentials(req->authorization, &scheme, &tok, &len) < 0)
 		scheme = AUTH_BEARER;
-	challenge_as(cfg, resp, GW_ESCOPE, "this tool needs more scopes", scopes, scheme, 0);
+	challenge_of(cfg, resp, GW_ESCOPE, "this tool needs more scopes", scopes, scheme);
 }
 
 int
-auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, const char **reason)
+auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, struct gw_error *err)
 {
 	const struct claims_names names = { cfg->scope_claim, cfg->groups_claim, cfg->tenant_claim };
 
-	return claims_read(ir, &names, c, reason);
+	return claims_read(ir, &names, c, err);
 }
 
 int
 auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct claims *c,
-    const char **reason)
+    struct gw_error *err)
 {
 	json_t *v;
 	const char *s;
@@ -224,25 +243,25 @@ auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s, struct cl
 
 	memset(c, 0, sizeof(*c));
 	if (!json_is_true(json_object_get(ir, "active")))
-		return *reason = "token is not active", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token is not active"), -1;
 	s = json_string_value(json_object_get(ir, "token_type"));
 	if (s && (strcasecmp(s, "refresh_token") == 0 || strcasecmp(s, "urn:ietf:params:oauth:token-type:refresh_token") == 0))
-		return *reason = "a refresh token is not an access token", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "a refresh token is not an access token"), -1;
 	v = json_object_get(ir, "exp");
 	if (v && !json_is_integer(v))
-		return *reason = "token exp is not a number", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token exp is not a number"), -1;
 	exp = v ? (int64_t)json_integer_value(v) : now_s + cfg->cache_ttl;
 	if (exp <= now_s)
-		return *reason = "token expired", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token expired"), -1;
 	v = json_object_get(ir, "nbf");
 	if (json_is_integer(v) && json_integer_value(v) > now_s)
-		return *reason = "token not yet valid", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token not yet valid"), -1;
 	s = json_string_value(json_object_get(ir, "iss"));
 	if (json_object_get(ir, "iss") && (s == NULL || !url_same(s, cfg->issuer)))
-		return *reason = "token issued by another issuer", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token issued by another issuer"), -1;
 	if (!claims_audience(json_object_get(ir, "aud"), cfg->resource, cfg->audiences.v, cfg->audiences.n))
-		return *reason = "token not issued for this resource", -1;
-	if (auth_claims_read(cfg, ir, c, reason) < 0)
+		return gw_error_set(err, GW_EBADTOKEN, "token not issued for this resource"), -1;
+	if (auth_claims_read(cfg, ir, c, err) < 0)
 		return -1;
 	c->exp = exp;
 	return 0;
@@ -369,17 +388,16 @@ fail_upstream(const struct request *req, struct response *resp, const struct gw_
 }
 
 
-/* Introspects the token: 0 accepted with its claims, 1 refused with k->reason, -1
- * answered (the authorization server failed). */
+/* Introspects the token: 0 accepted with its claims, or -1 with k->err: GW_EBADTOKEN
+ * refused, GW_EAUTHSERVER answered (the authorization server failed). */
 static int
 introspect_check(struct check *k)
 {
 	const struct auth_env *env = k->env;
 	const struct config *cfg = k->cfg;
-	struct gw_error err = { GW_OK, 0, "" };
 	int64_t now_ms = clock_wall_ms(), t0 = clock_mono_us();
 	json_t *ir = NULL;
-	int rc = introspect_token(env->ix, env->asmeta, cfg, k->tok, k->len, now_ms, &ir, &err);
+	int rc = introspect_token(env->ix, env->asmeta, cfg, k->tok, k->len, now_ms, &ir, &k->err);
 
 	if (cfg->metrics_on)
 		metrics_introspection(env->metrics, clock_mono_us() - t0, rc == 0);
@@ -387,53 +405,57 @@ introspect_check(struct check *k)
 	metrics_observe(env->metrics, METRICS_DEP_INTROSPECTION, rc == 0, now_ms / 1000,
 	    rc == 0 ? NULL : "the introspection failed (unreachable, slow, or a broken answer)");
 	if (rc < 0) {
-		fail_upstream(k->req, k->resp, &err);
+		fail_upstream(k->req, k->resp, &k->err);
+		k->err.code = GW_EAUTHSERVER;
 		return -1;
 	}
-	rc = auth_check_claims(cfg, ir, clock_wall_ms() / 1000, &k->caller->claims, &k->reason) < 0 ? 1 : 0;
+	rc = auth_check_claims(cfg, ir, clock_wall_ms() / 1000, &k->caller->claims, &k->err);
 	json_decref(ir);
 	return rc;
 }
 
 /* Verifies the token on a cache miss — locally when it is a JWT to verify here (then
- * introspected too with introspect-jwt), else by introspection — and records the outcome. */
+ * introspected too with introspect-jwt), else by introspection — and records the outcome:
+ * 0 accepted, or -1 with k->err (GW_EBADTOKEN refused; else answered). */
 static int
 verify(struct check *k, int cached)
 {
 	const struct auth_env *env = k->env;
 	const struct config *cfg = k->cfg;
 	struct claims *c = &k->caller->claims;
-	struct gw_error err = { GW_OK, 0, "" };
 	const struct jwks_env jenv = { env->ix, env->asmeta, env->jwks_region, env->metrics };
 	struct jwks_view scratch = { 0 };
 	int64_t now_ms, until;
 	int rc = 0, local = jwt_local(cfg, k->tok, k->len);
 
 	if (local) {
-		rc = jwt_verify(env->jwks ? env->jwks : &scratch, &jenv, cfg, k->req->id, k->tok, k->len, clock_wall_ms(),
-		    c, &k->reason, &err);
+		const struct jwt_token t = { k->tok, k->len, k->req->id, clock_wall_ms() };
+
+		rc = jwt_verify(env->jwks ? env->jwks : &scratch, &jenv, cfg, &t, c, &k->err);
 		jwks_view_free(&scratch);
 		if (cfg->metrics_on)
-			metrics_jwt(env->metrics, rc == 0 ? METRICS_JWT_ACCEPTED : rc == 1 ? METRICS_JWT_REFUSED :
-			    METRICS_JWT_ERROR);
-		if (rc < 0)
-			fail_upstream(k->req, k->resp, &err);
+			metrics_jwt(env->metrics, rc == 0 ? METRICS_JWT_ACCEPTED : k->err.code == GW_EBADTOKEN ?
+			    METRICS_JWT_REFUSED : METRICS_JWT_ERROR);
+		if (rc < 0 && k->err.code != GW_EBADTOKEN) {
+			fail_upstream(k->req, k->resp, &k->err);
+			k->err.code = GW_EAUTHSERVER;
+		}
 	}
 	if (rc == 0 && (!local || cfg->introspect_jwt))
 		rc = introspect_check(k);
-	if (rc < 0) {
+	if (rc < 0 && k->err.code != GW_EBADTOKEN) {
 		if (cached)
 			token_cache_release(env->tokens, k->key);
 		return -1;
 	}
 	now_ms = clock_wall_ms();
-	if (rc == 1) {
+	if (rc < 0) {
 		/* Logged where it is decided; later hits of the negative entry are not. */
-		log_info(k->req->id, "auth: token %.8s rejected: %s", k->caller->token_id, k->reason);
+		log_info(k->req->id, "auth: token %.8s rejected: %s", k->caller->token_id, k->err.detail);
 		if (cached)
-			token_cache_fill_negative(env->tokens, k->key, now_ms, k->reason,
+			token_cache_fill_negative(env->tokens, k->key, now_ms, k->err.detail,
 			    now_ms + cfg->negative_ttl * 1000);
-		return 1;
+		return -1;
 	}
 	if (cached) {
 		until = entry_until(cfg, c, now_ms);
@@ -543,8 +565,8 @@ auth_cached(const struct req_ctx *rc, struct caller *caller)
 	return 1;
 }
 
-/* The token's claims: from the cache, or verified (and cached). 0 accepted, 1 refused
- * with k->reason, -1 answered. */
+/* The token's claims: from the cache, or verified (and cached). 0 accepted, or -1 with
+ * k->err: GW_EBADTOKEN refused, else answered. */
 static int
 token_claims(struct check *k)
 {
@@ -553,12 +575,12 @@ token_claims(struct check *k)
 	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
 	struct claims *c = &k->caller->claims;
 	int64_t deadline, until, now_ms = clock_wall_ms();
-	int rc = 2, cached = env->tokens != NULL, counted = !cfg->metrics_on;	/* rc: 0 accepted, 1 rejected, -1 answered */
+	int rc = 0, decided = 0, cached = env->tokens != NULL, counted = !cfg->metrics_on;
 
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
-	while (cached && rc == 2) {
+	while (cached && !decided) {
 		enum tc_status st = token_cache_lookup(env->tokens, k->key, now_ms, cfg->auth_timeout_ms + 500, &life, c,
-		    k->reason_buf, sizeof(k->reason_buf));
+		    k->err.detail, TC_REASON_MAX);
 
 		if (!counted && st != TC_BUSY) {	/* one count a check: its first answer */
 			metrics_token_cache(env->metrics, st == TC_HIT || st == TC_NEGATIVE);
@@ -566,16 +588,16 @@ token_claims(struct check *k)
 		}
 		switch (st) {
 		case TC_HIT:
-			rc = 0;
+			decided = 1;
 			break;
 		case TC_NEGATIVE:
-			k->reason = k->reason_buf;
-			rc = 1;
+			k->err.code = GW_EBADTOKEN;
+			rc = -1, decided = 1;
 			break;
 		case TC_MISS:	/* another host may have accepted it already */
+			decided = 1;
 			if (env->rs && shared_lookup(env, cfg, k->key, now_ms, c, &until) == 1) {
 				token_cache_fill(env->tokens, k->key, now_ms, c, until);
-				rc = 0;
 				break;
 			}
 			rc = verify(k, 1);
@@ -597,7 +619,7 @@ token_claims(struct check *k)
 			break;
 		}
 	}
-	if (rc == 2) {
+	if (!decided) {
 		if (!counted)
 			metrics_token_cache(env->metrics, 0);
 		rc = verify(k, 0);
@@ -610,13 +632,16 @@ token_claims(struct check *k)
 static int
 bind_bearer(const struct check *k)
 {
+	struct gw_error err;
+
 	if (k->caller->claims.jkt[0]) {
-		challenge_as(k->cfg, k->resp, GW_EBADTOKEN, "a DPoP-bound token needs its DPoP proof (Authorization: DPoP)",
-		    NULL, AUTH_BEARER, 1);
+		gw_error_set(&err, GW_EBADTOKEN, "a DPoP-bound token needs its DPoP proof (Authorization: DPoP)");
+		challenge_as(k->cfg, k->resp, &err, NULL, AUTH_BEARER, 1);
 		return -1;
 	}
 	if (k->cfg->dpop == DPOP_REQUIRED) {
-		challenge_as(k->cfg, k->resp, GW_EBADTOKEN, "only DPoP-bound tokens are accepted", NULL, AUTH_BEARER, 1);
+		gw_error_set(&err, GW_EBADTOKEN, "only DPoP-bound tokens are accepted");
+		challenge_as(k->cfg, k->resp, &err, NULL, AUTH_BEARER, 1);
 		return -1;
 	}
 	return 0;
@@ -628,12 +653,12 @@ static int
 dpop_proof(struct check *k)
 {
 	const struct request *req = k->req;
-	const char *reason = NULL;
+	const struct dpop_req r = { req->dpop, req->method_name ? req->method_name : "", k->tok, k->len,
+	    clock_wall_ms() };
 
-	if (dpop_check(k->cfg, k->env->digest_key, k->env->proof_keys, req->dpop,
-	    req->method_name ? req->method_name : "", k->tok, k->len, clock_wall_ms(), &k->proof, &reason) < 0) {
-		log_info(req->id, "auth: DPoP proof refused: %s", reason);
-		challenge_as(k->cfg, k->resp, GW_EDPOP, reason, NULL, AUTH_DPOP, 0);
+	if (dpop_check(k->cfg, k->env->digest_key, k->env->proof_keys, &r, &k->proof, &k->err) < 0) {
+		log_info(req->id, "auth: DPoP proof refused: %s", k->err.detail);
+		challenge_as(k->cfg, k->resp, &k->err, NULL, AUTH_DPOP, 0);
 		return -1;
 	}
 	return 0;
@@ -646,29 +671,29 @@ bind_dpop(const struct check *k)
 	const struct config *cfg = k->cfg;
 	const struct claims *c = &k->caller->claims;
 	struct response *resp = k->resp;
-	int seen;
+	struct gw_error err;
 
 	if (c->jkt[0] == '\0') {
-		challenge_as(cfg, resp, GW_EBADTOKEN, "the token is not DPoP-bound", NULL, AUTH_DPOP, 0);
+		gw_error_set(&err, GW_EBADTOKEN, "the token is not DPoP-bound");
+		challenge_as(cfg, resp, &err, NULL, AUTH_DPOP, 0);
 		return -1;
 	}
 	if (strcmp(c->jkt, k->proof.jkt) != 0) {
-		challenge_as(cfg, resp, GW_EBADTOKEN, "the DPoP proof is signed by another key than the token's",
-		    NULL, AUTH_DPOP, 0);
+		gw_error_set(&err, GW_EBADTOKEN, "the DPoP proof is signed by another key than the token's");
+		challenge_as(cfg, resp, &err, NULL, AUTH_DPOP, 0);
 		return -1;
 	}
 	/* Last: only a proof of the token's own key is remembered. */
-	if ((seen = dpop_once(k->env->replay, k->env->dpop_rs, cfg, &k->proof, clock_wall_ms())) == 0) {
-		challenge_as(cfg, resp, GW_EDPOP, "DPoP proof replayed (jti seen)", NULL, AUTH_DPOP, 0);
+	if (dpop_once(k->env->replay, k->env->dpop_rs, cfg, &k->proof, clock_wall_ms(), &err) == 0)
+		return 0;
+	if (err.code == GW_EDPOP) {
+		challenge_as(cfg, resp, &err, NULL, AUTH_DPOP, 0);
 		return -1;
 	}
-	if (seen < 0) {
-		log_err(k->req->id, "dpop: whether a proof was seen cannot be told (state file and Redis unusable)");
-		response_set_error(resp, GW_EREPLAY, NULL);
-		response_set_header(resp, "Retry-After", "1");
-		return -1;
-	}
-	return 0;
+	log_err(k->req->id, "dpop: %s", err.detail);
+	response_set_error(resp, GW_EREPLAY, NULL);
+	response_set_header(resp, "Retry-After", "1");
+	return -1;
 }
 
 int
@@ -680,30 +705,28 @@ auth_authenticate(const struct req_ctx *rc, struct caller *caller)
 	struct response *resp = rc->resp;
 	struct check k = { .env = env, .cfg = cfg, .req = req, .resp = resp, .caller = caller };
 	const struct scheme *sc;
-	int st;
 
 	memset(caller, 0, sizeof(*caller));
 	if (req->authorization == NULL || *req->authorization == '\0') {
 		challenge(cfg, resp, GW_ENOTOKEN, NULL, NULL);
 		return -1;
 	}
-	if ((st = parse_credentials(req->authorization, &sc, &k.tok, &k.len)) < 0) {
-		challenge(cfg, resp, GW_EBADTOKEN, st == -2 ? "token too long" : "malformed Authorization header", NULL);
+	if (parse_credentials(req->authorization, &sc, &k.tok, &k.len, &k.err) < 0) {
+		challenge_as(cfg, resp, &k.err, NULL, AUTH_BEARER, 0);
 		return -1;
 	}
 	if (sc->proof && sc->proof(&k) < 0)
 		return -1;
 	caller_key(env, cfg, k.tok, k.len, caller, k.key);
-	if ((st = token_claims(&k)) < 0)
-		return -1;
-	if (st == 1) {
-		challenge_as(cfg, resp, GW_EBADTOKEN, k.reason, NULL, sc->id, 0);
+	if (token_claims(&k) < 0) {
+		if (k.err.code == GW_EBADTOKEN)
+			challenge_as(cfg, resp, &k.err, NULL, sc->id, 0);
 		return -1;
 	}
 	if (sc->bind(&k) < 0)
 		return -1;
 	if (!has_required_scopes(cfg, &caller->claims)) {
-		challenge_as(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, sc->id, 0);
+		challenge_of(cfg, resp, GW_ESCOPE, "the token lacks a required scope", caller->claims.scope, sc->id);
 		return -1;
 	}
 	accepted(cfg, caller);

@@ -67,8 +67,8 @@ struct auth_env {
 /* The schemes of the Authorization header. */
 enum auth_scheme { AUTH_BEARER = 1, AUTH_DPOP };
 /* RFC 6750 §2.1 "Bearer" 1*SP b64token, or RFC 9449 §7.1 "DPoP" 1*SP token68 (any case):
- * *scheme, and *tok pointing into header; 0, -1 when malformed (or another scheme), -2
- * when the token is longer than AUTH_TOKEN_MAX. */
+ * *scheme, and *tok pointing into header; 0, or -1 when malformed (or another scheme, or
+ * the token longer than AUTH_TOKEN_MAX). */
 int auth_parse_credentials(const char *header, int *scheme, const char **tok, size_t *len);
 /* The same, for the Bearer scheme alone. */
 int auth_parse_bearer(const char *header, const char **tok, size_t *len);
@@ -84,12 +84,13 @@ void auth_cache_key(const unsigned char *digest_key, const struct config *cfg, c
 /* Who the caller of an introspection response is, whatever the token's acceptance:
  * client_id, sub (else client_id), scope, the groups claim (an array of names or one
  * blank-separated string) and the tenant claim (a string), as configured. 0 with
- * claims, or -1 with *reason (a static string). Used by auth_check_claims and explain. */
-int auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, const char **reason);
+ * claims, or -1 with err (GW_EBADTOKEN, saying why). Used by auth_check_claims and
+ * explain. */
+int auth_claims_read(const struct config *cfg, json_t *ir, struct claims *c, struct gw_error *err);
 /* The acceptance of an introspection response (docs/ARCHITECTURE.md §5), pure: 0 with
- * claims, or -1 with *reason (a static string). */
+ * claims, or -1 with err (GW_EBADTOKEN, saying why). */
 int auth_check_claims(const struct config *cfg, json_t *ir, int64_t now_s,
-    struct claims *claims, const char **reason);
+    struct claims *claims, struct gw_error *err);
 /* Fills resp with the 401/403 answer for e (GW_ENOTOKEN, GW_EBADTOKEN, GW_ESCOPE). */
 void auth_challenge(const struct config *cfg, struct response *resp, enum gw_err e,
     const char *description);

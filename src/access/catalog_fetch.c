@@ -9,14 +9,14 @@
 #include "method.h"
 #include "str.h"
 
-/* One upstream's records of a kind, following its pages. NULL with *reason on failure. */
+/* One upstream's records of a kind, following its pages. NULL with err on failure (the
+ * call's own, or GW_EUPSTREAM for an answer without the list). */
 static json_t *
 fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
-    const struct catalog_kind_info *k, int64_t now_ms, char *reason, size_t rlen)
+    const struct catalog_kind_info *k, int64_t now_ms, struct gw_error *err)
 {
 	const char *method = method_list_of((enum catalog_kind)(k - catalog_kinds))->name;
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = method };
-	struct gw_error err = { GW_OK, 0, "" };
 	json_t *all = json_array(), *resp, *result, *params = NULL;
 	const char *cursor;
 	int page;
@@ -24,13 +24,11 @@ fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cf
 	for (page = 0; page < CATALOG_MAX_PAGES; page++) {
 		call.params = params;
 		call.now_ms = page == 0 ? now_ms : clock_mono_us() / 1000;	/* each page its own deadline */
-		if (upstream_request(pool, &call, &resp, &err) < 0) {
-			snprintf(reason, rlen, "%s", err.detail);
+		if (upstream_request(pool, &call, &resp, err) < 0)
 			goto fail;
-		}
 		result = json_object_get(resp, "result");
 		if (!json_is_array(json_object_get(result, k->array))) {
-			snprintf(reason, rlen, "upstream %s: %s answered %s", u->s.name, method,
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: %s answered %s", u->s.name, method,
 			    json_object_get(resp, "error") ? "an error" : "no array");
 			json_decref(resp);
 			goto fail;
@@ -43,7 +41,8 @@ fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cf
 		if (params == NULL)
 			return all;
 	}
-	snprintf(reason, rlen, "upstream %s: more than %d pages of %s", u->s.name, CATALOG_MAX_PAGES, k->array);
+	gw_error_set(err, GW_EUPSTREAM, "upstream %s: more than %d pages of %s", u->s.name, CATALOG_MAX_PAGES,
+	    k->array);
 fail:
 	json_decref(params);
 	json_decref(all);
@@ -51,26 +50,23 @@ fail:
 }
 
 /* What one upstream offers: {"caps": its capabilities, and an array for each kind its
- * capabilities announce}. NULL with *reason when it is down or any list fails. */
+ * capabilities announce}. NULL with err when it is down or any list fails. */
 static json_t *
 fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
-    int64_t now_ms, char *reason, size_t rlen)
+    int64_t now_ms, struct gw_error *err)
 {
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = "initialize", .now_ms = now_ms };
-	struct gw_error err = { GW_OK, 0, "" };
 	json_t *caps, *out, *list;
 	int k;
 
 	call.method = "tools/list";	/* what the capabilities are wanted for, in the log */
-	if ((caps = upstream_capabilities(pool, &call, &err)) == NULL) {
-		snprintf(reason, rlen, "%s", err.detail);
+	if ((caps = upstream_capabilities(pool, &call, err)) == NULL)
 		return NULL;
-	}
 	out = json_pack("{s:o}", "caps", caps);
 	for (k = 0; out && k < CATALOG_NKINDS; k++) {
 		if (!json_object_get(caps, method_list_of((enum catalog_kind)k)->capability))
 			continue;
-		if ((list = fetch_list(pool, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, reason, rlen)) == NULL) {
+		if ((list = fetch_list(pool, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, err)) == NULL) {
 			json_decref(out);
 			return NULL;
 		}
@@ -83,24 +79,24 @@ json_t *
 catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m, json_t *prev)
 {
 	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
-	char (*reasons)[256] = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
+	struct gw_error *errs = calloc(cfg->n_upstreams + 1, sizeof(*errs));
 	const char **why = calloc(cfg->n_upstreams + 1, sizeof(*why));
 	char brief[METRICS_DETAIL_MAX];
 	size_t i;
 
-	if (lists == NULL || reasons == NULL || why == NULL) {
+	if (lists == NULL || errs == NULL || why == NULL) {
 		free(lists);
-		free(reasons);
+		free(errs);
 		free(why);
 		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");	/* the empty catalog */
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
-		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, reasons[i], sizeof(reasons[i]));
-		why[i] = lists[i] ? NULL : reasons[i];
+		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, &errs[i]);
+		why[i] = lists[i] ? NULL : errs[i].detail;
 		if (lists[i] == NULL) {
-			log_warn(NULL, "catalog: %s; what it offers is left out", reasons[i]);
+			log_warn(NULL, "catalog: %s; what it offers is left out", errs[i].detail);
 			/* what happened, not where, for /mcp/health */
-			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(reasons[i]), reasons[i]);
+			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(errs[i].detail), errs[i].detail);
 		}
 		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
 		    lists[i] ? NULL : brief);
@@ -109,7 +105,7 @@ catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t 
 	for (i = 0; i < cfg->n_upstreams; i++)
 		json_decref(lists[i]);
 	free(lists);
-	free(reasons);
+	free(errs);
 	free(why);
 	return doc;
 }

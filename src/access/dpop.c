@@ -21,33 +21,35 @@ string_claim(json_t *payload, const char *name)
  * the reason it gives. */
 int
 dpop_check(const struct config *cfg, const unsigned char *digest_key, struct jws_keycache *keys,
-    const char *proof, const char *method, const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p,
-    const char **reason)
+    const struct dpop_req *r, struct dpop_proof *p, struct gw_error *err)
 {
+	const char *proof = r->proof;
 	char ath[JWS_B64_SHA256];
 	const char *typ, *jti, *htm, *htu, *claim;
 	enum jws_verdict vd;
 	struct jws *j = NULL;
 	json_t *payload, *iat;
-	int64_t t, window = cfg->dpop_window;
+	int64_t t, window = cfg->dpop_window, now_ms = r->now_ms;
 	unsigned char d[32];
 	int rc = -1;
 
 	memset(p, 0, sizeof(*p));
 	if (proof == NULL || *proof == '\0')
-		return *reason = "DPoP proof missing", -1;
-	if (strlen(proof) > DPOP_PROOF_MAX || jws_parse(proof, strlen(proof), cfg->dpop_algs, &j, reason) < 0) {
-		if (strlen(proof) > DPOP_PROOF_MAX)
-			*reason = "DPoP proof too long";
+		return gw_error_set(err, GW_EDPOP, "DPoP proof missing"), -1;
+	if (strlen(proof) > DPOP_PROOF_MAX)
+		return gw_error_set(err, GW_EDPOP, "DPoP proof too long"), -1;
+	if (jws_parse(proof, strlen(proof), cfg->dpop_algs, &j, err) < 0) {
+		err->code = GW_EDPOP;	/* whatever failed, the proof is refused */
 		return -1;
 	}
 	typ = jws_typ(j);
 	if (typ == NULL || (strcasecmp(typ, "dpop+jwt") != 0 && strcasecmp(typ, "application/dpop+jwt") != 0)) {
-		*reason = "DPoP proof typ is not dpop+jwt";
+		gw_error_set(err, GW_EDPOP, "DPoP proof typ is not dpop+jwt");
 		goto out;
 	}
 	if ((vd = jws_verify_embedded(j, keys, p->jkt)) != JWS_OK) {
-		*reason = vd == JWS_NOKEY ? "DPoP proof carries no usable public key" : "DPoP proof signature does not verify";
+		gw_error_set(err, GW_EDPOP, "%s", vd == JWS_NOKEY ? "DPoP proof carries no usable public key" :
+		    "DPoP proof signature does not verify");
 		goto out;
 	}
 	payload = jws_payload(j);
@@ -57,30 +59,30 @@ dpop_check(const struct config *cfg, const unsigned char *digest_key, struct jws
 	iat = json_object_get(payload, "iat");
 	claim = json_string_value(json_object_get(payload, "ath"));
 	if (jti == NULL || strlen(jti) > 512) {
-		*reason = "DPoP proof without a usable jti";
+		gw_error_set(err, GW_EDPOP, "DPoP proof without a usable jti");
 		goto out;
 	}
-	if (htm == NULL || strcmp(htm, method) != 0) {
-		*reason = "DPoP proof for another method (htm)";
+	if (htm == NULL || strcmp(htm, r->method) != 0) {
+		gw_error_set(err, GW_EDPOP, "DPoP proof for another method (htm)");
 		goto out;
 	}
 	if (htu == NULL || !url_same_resource(htu, cfg->resource)) {
-		*reason = "DPoP proof for another URL (htu)";
+		gw_error_set(err, GW_EDPOP, "DPoP proof for another URL (htu)");
 		goto out;
 	}
 	if (!json_is_integer(iat)) {
-		*reason = "DPoP proof without an iat";
+		gw_error_set(err, GW_EDPOP, "DPoP proof without an iat");
 		goto out;
 	}
 	t = (int64_t)json_integer_value(iat);
 	/* Compared against now ± window: no sum of the claim's overflows. */
 	if (t < now_ms / 1000 - window || t > now_ms / 1000 + window) {
-		*reason = "DPoP proof iat out of the accepted window";
+		gw_error_set(err, GW_EDPOP, "DPoP proof iat out of the accepted window");
 		goto out;
 	}
-	jws_sha256_b64(tok, len, ath);
+	jws_sha256_b64(r->tok, r->len, ath);
 	if (claim == NULL || strcmp(claim, ath) != 0) {
-		*reason = "DPoP proof for another access token (ath)";
+		gw_error_set(err, GW_EDPOP, "DPoP proof for another access token (ath)");
 		goto out;
 	}
 	{
@@ -98,15 +100,18 @@ out:
 
 int
 dpop_once(struct replay *r, struct rstore *rs, const struct config *cfg, const struct dpop_proof *p,
-    int64_t now_ms)
+    int64_t now_ms, struct gw_error *err)
 {
 	int here = replay_once(r, p->seen, p->until_ms, now_ms), there = -1;
 
 	if (rs && here != 0)
 		there = rstore_once(rs, cfg, RS_DPOP, p->seen, p->until_ms - now_ms, now_ms);
 	if (here == 0 || there == 0)
-		return 0;
-	return here == 1 || there == 1 ? 1 : -1;
+		return gw_error_set(err, GW_EDPOP, "DPoP proof replayed (jti seen)"), -1;
+	if (here < 0 && there < 0)
+		return gw_error_set(err, GW_EREPLAY, "whether a proof was seen cannot be told (state file and Redis "
+		    "unusable)"), -1;
+	return 0;
 }
 
 void

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "err.h"
 #include "jws.h"
 #include "replay.h"
 #include "rstore.h"
@@ -26,18 +27,27 @@ struct dpop_proof {
 	int64_t until_ms;			/* when it would be refused as stale */
 };
 
-/* Checks proof (the DPoP header; NULL: none) for a request of method with the access
- * token tok: 0 with p, or -1 with *reason (static). digest_key names the proof (32
- * bytes: the host's, or the shared key of hosts sharing a Redis store); keys (the
- * worker's, may be NULL) keeps the proof keys imported. */
+/* What a proof is checked against: the request's DPoP header (NULL: none), its method,
+ * the access token it came with, and when (ms since the epoch). */
+struct dpop_req {
+	const char *proof;
+	const char *method;
+	const char *tok;
+	size_t len;
+	int64_t now_ms;
+};
+
+/* Checks the proof r carries: 0 with p, or -1 with err (GW_EDPOP, saying why).
+ * digest_key names the proof (32 bytes: the host's, or the shared key of hosts sharing
+ * a Redis store); keys (the worker's, may be NULL) keeps the proof keys imported. */
 int dpop_check(const struct config *cfg, const unsigned char *digest_key, struct jws_keycache *keys,
-    const char *proof, const char *method, const char *tok, size_t len, int64_t now_ms, struct dpop_proof *p,
-    const char **reason);
+    const struct dpop_req *r, struct dpop_proof *p, struct gw_error *err);
 /* Records the proof as seen, in the host's state (r) and, when rs is not NULL, in
- * Redis: 1 when neither had seen it, 0 when one had (a replay), -1 when the host's
- * state cannot be used and Redis does not answer (or there is none): nobody can tell. */
+ * Redis: 0 when neither had seen it; -1 with err GW_EDPOP when one had (a replay), or
+ * GW_EREPLAY when the host's state cannot be used and Redis does not answer (or there
+ * is none): nobody can tell. */
 int dpop_once(struct replay *r, struct rstore *rs, const struct config *cfg, const struct dpop_proof *p,
-    int64_t now_ms);
+    int64_t now_ms, struct gw_error *err);
 /* The challenge's algs="…" value: the names of dpop-algs. */
 void dpop_algs(const struct config *cfg, char *out, size_t n);
 

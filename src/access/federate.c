@@ -253,6 +253,17 @@ caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct u
 	call->who = f->who;
 }
 
+/* call to the upstream named name as the caller's session with it: 0, or -1 when no
+ * upstream has that name (any more). */
+static int
+session_call(const struct fed_call *f, const char *name, struct upstream_call *call)
+{
+	if ((call->up = config_upstream(f->cfg, name)) == NULL)
+		return -1;
+	caller_session(f, call->up, call);
+	return 0;
+}
+
 /* A request an upstream makes of the caller travels under an id that names the
  * upstream, so that the caller's answer (a POST of its own, to any process) finds the
  * way back: "mcpgate:" length of the upstream's name ":" the name, then the original
@@ -499,12 +510,9 @@ fed_close_sessions(struct fed_call *f)
 	const char *name;
 	json_t *entry;
 
-	json_object_foreach(f->sessions, name, entry) {
-		if ((call.up = config_upstream(f->cfg, name)) == NULL)
-			continue;
-		caller_session(f, call.up, &call);
-		upstream_close(f->pool, &call);
-	}
+	json_object_foreach(f->sessions, name, entry)
+		if (session_call(f, name, &call) == 0)
+			upstream_close(f->pool, &call);
 }
 
 void
@@ -517,9 +525,8 @@ fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
 	json_t *entry;
 
 	json_object_foreach(f->sessions, name, entry) {
-		if ((call.up = config_upstream(f->cfg, name)) == NULL)
+		if (session_call(f, name, &call) < 0)
 			continue;
-		caller_session(f, call.up, &call);
 		call.id = NULL;
 		if (call.session_id)
 			upstream_notify(f->pool, &call, &err);	/* logged when it fails */

@@ -21,14 +21,23 @@
 /* 1 when the token is to be verified here (verify = jwt; verify = auto and it is shaped
  * like a JWS), 0 when it is to be introspected. */
 int jwt_local(const struct config *cfg, const char *tok, size_t len);
-/* The header's acceptance, pure: 0, or -1 with *reason (static). */
-int jwt_check_header(const struct config *cfg, const struct jws *j, const char **reason);
-/* The claims' acceptance, pure: 0 with c, or -1 with *reason (static). */
+/* The header's acceptance, pure: 0, or -1 with err (GW_EBADTOKEN, saying why). */
+int jwt_check_header(const struct config *cfg, const struct jws *j, struct gw_error *err);
+/* The claims' acceptance, pure: 0 with c, or -1 with err (GW_EBADTOKEN, saying why). */
 int jwt_check_claims(const struct config *cfg, json_t *payload, int64_t now_s, struct claims *c,
-    const char **reason);
-/* Verifies tok: 0 accepted with c; 1 refused with *reason (static); -1 with err when no
- * keys can be had (the issuer fails and none were ever fetched). */
-int jwt_verify(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
-    const char *tok, size_t len, int64_t now_ms, struct claims *c, const char **reason, struct gw_error *err);
+    struct gw_error *err);
+/* A token to verify: its text, the request it came with (named in the logs of a fetch of
+ * the keys) and when (ms since the epoch). */
+struct jwt_token {
+	const char *tok;
+	size_t len;
+	const char *rid;
+	int64_t now_ms;
+};
+/* Verifies t: 0 accepted with c; -1 with err: GW_EBADTOKEN refused (the detail says
+ * why), or GW_EAUTHSERVER when no keys can be had (the issuer fails and none were ever
+ * fetched). */
+int jwt_verify(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const struct jwt_token *t,
+    struct claims *c, struct gw_error *err);
 
 #endif

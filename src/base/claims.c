@@ -55,7 +55,7 @@ put_words(char *dst, size_t n, json_t *g)
 }
 
 int
-claims_read(json_t *j, const struct claims_names *names, struct claims *c, const char **reason)
+claims_read(json_t *j, const struct claims_names *names, struct claims *c, struct gw_error *err)
 {
 	static const char *const clients[] = { "client_id", "azp", "appid" };
 	const char *s = NULL;
@@ -66,23 +66,23 @@ claims_read(json_t *j, const struct claims_names *names, struct claims *c, const
 	for (i = 0; s == NULL && i < sizeof(clients) / sizeof(clients[0]); i++)
 		s = json_string_value(json_object_get(j, clients[i]));
 	if (s && claims_set(c->client_id, sizeof(c->client_id), s) < 0)
-		return *reason = "token claims too large", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token claims too large"), -1;
 	s = json_string_value(json_object_get(j, "sub"));
 	c->machine = s == NULL;
 	if (claims_set(c->subject, sizeof(c->subject), s ? s : c->client_id) < 0)
-		return *reason = "token claims too large", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token claims too large"), -1;
 	v = json_object_get(j, names->scope);
 	if ((json_is_string(v) || json_is_array(v)) && put_words(c->scope, sizeof(c->scope), v) < 0)
-		return *reason = "token claims too large", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token claims too large"), -1;
 	if (put_words(c->groups, sizeof(c->groups), json_object_get(j, names->groups)) < 0)
-		return *reason = "token groups claim unusable", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token groups claim unusable"), -1;
 	v = json_object_get(j, names->tenant);
 	if (v && !json_is_null(v) && (!json_is_string(v) || claims_set(c->tenant, sizeof(c->tenant), json_string_value(v)) < 0))
-		return *reason = "token tenant claim unusable", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token tenant claim unusable"), -1;
 	v = json_object_get(json_object_get(j, "cnf"), "jkt");
 	if (v && (!json_is_string(v) || json_string_length(v) != CLAIMS_JKT_MAX - 1 ||
 	    strspn(json_string_value(v), B64URL) != CLAIMS_JKT_MAX - 1))
-		return *reason = "token cnf.jkt unusable", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "token cnf.jkt unusable"), -1;
 	if (v)
 		memcpy(c->jkt, json_string_value(v), CLAIMS_JKT_MAX);
 	return 0;

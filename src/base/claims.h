@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 #define CLAIMS_SUBJECT_MAX	256
 #define CLAIMS_CLIENT_MAX	128
 #define CLAIMS_SCOPE_MAX	512
@@ -38,9 +40,9 @@ struct claims_names {
  * (client_id, else azp, else appid), sub (else the client: a machine token), the scopes
  * (a blank-separated string or an array of names; of another type: none), the groups (the same), the tenant (a
  * string), and the DPoP key it is bound to (cnf.jkt, RFC 9449 §6: 43 base64url
- * characters). 0 with c, or -1 with *reason (static) when a claim does not fit or is of
- * the wrong type. exp is left to the caller. */
-int claims_read(json_t *j, const struct claims_names *names, struct claims *c, const char **reason);
+ * characters). 0 with c, or -1 with err (GW_EBADTOKEN, saying which) when a claim does
+ * not fit or is of the wrong type. exp is left to the caller. */
+int claims_read(json_t *j, const struct claims_names *names, struct claims *c, struct gw_error *err);
 /* Copies src into a field of n bytes: 0, or -1 when it does not fit. */
 int claims_set(char *dst, size_t n, const char *src);
 /* 1 when aud (a string or an array of strings) names resource or one of extra[n]. */

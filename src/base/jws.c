@@ -67,8 +67,9 @@ struct jws_keys {
 };
 
 int
-jws_alg_parse(const char *name, unsigned *bit, const char **why)
+jws_alg_parse(const char *name, unsigned *bit, struct gw_error *err)
 {
+	const char *why = "unknown algorithm (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512)";
 	size_t i;
 
 	for (i = 0; i < NALGS; i++)
@@ -76,10 +77,10 @@ jws_alg_parse(const char *name, unsigned *bit, const char **why)
 			*bit = algs[i].bit;
 			return 0;
 		}
-	*why = "unknown algorithm (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512)";
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		if (strcmp(name, refused[i].name) == 0)
-			*why = refused[i].why;
+			why = refused[i].why;
+	gw_error_set(err, GW_ECONFIG, "%s", why);
 	return -1;
 }
 
@@ -183,7 +184,7 @@ jws_looks_like(const char *tok, size_t len)
 }
 
 int
-jws_parse(const char *tok, size_t len, unsigned allowed, struct jws **out, const char **why)
+jws_parse(const char *tok, size_t len, unsigned allowed, struct jws **out, struct gw_error *err)
 {
 	struct jws *j = NULL;
 	size_t d1, d2, sig_chars;
@@ -191,38 +192,38 @@ jws_parse(const char *tok, size_t len, unsigned allowed, struct jws **out, const
 
 	*out = NULL;
 	if (split(tok, len, &d1, &d2) < 0)
-		return *why = "not a compact JWS", -1;
+		return gw_error_set(err, GW_EBADTOKEN, "not a compact JWS"), -1;
 	if ((j = calloc(1, sizeof(*j))) == NULL)
-		return *why = "out of memory", -1;
+		return gw_error_set(err, GW_EINTERNAL, "out of memory"), -1;
 	if ((j->header = part_object(tok, d1)) == NULL) {
-		*why = "JWS header is not a JSON object";
+		gw_error_set(err, GW_EBADTOKEN, "JWS header is not a JSON object");
 		goto fail;
 	}
 	a = alg_index(json_string_value(json_object_get(j->header, "alg")));
 	if (a < 0 || !(allowed & algs[a].bit)) {
-		*why = "JWS algorithm not accepted";
+		gw_error_set(err, GW_EBADTOKEN, "JWS algorithm not accepted");
 		goto fail;
 	}
 	j->alg = algs[a].bit;
 	if (json_object_get(j->header, "crit")) {
-		*why = "JWS header has critical extensions";
+		gw_error_set(err, GW_EBADTOKEN, "JWS header has critical extensions");
 		goto fail;
 	}
 	sig_chars = len - d2 - 1;
 	if (!b64url_ok_n(tok + d2 + 1, sig_chars)) {
-		*why = "JWS signature is not base64url";
+		gw_error_set(err, GW_EBADTOKEN, "JWS signature is not base64url");
 		goto fail;
 	}
 	if (algs[a].sig_len && sig_chars != (algs[a].sig_len * 4 + 2) / 3) {
-		*why = "JWS signature of the wrong length";
+		gw_error_set(err, GW_EBADTOKEN, "JWS signature of the wrong length");
 		goto fail;
 	}
 	if ((j->payload = part_object(tok + d1 + 1, d2 - d1 - 1)) == NULL) {
-		*why = "JWS payload is not a JSON object";
+		gw_error_set(err, GW_EBADTOKEN, "JWS payload is not a JSON object");
 		goto fail;
 	}
 	if ((j->compact = malloc(len + 1)) == NULL) {
-		*why = "out of memory";
+		gw_error_set(err, GW_EINTERNAL, "out of memory");
 		goto fail;
 	}
 	memcpy(j->compact, tok, len);
@@ -371,7 +372,7 @@ key_import(json_t *k, int public_only, unsigned *bits)
 }
 
 struct jws_keys *
-jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
+jws_keys_parse(const char *doc, size_t len, struct gw_error *err)
 {
 	struct jws_keys *ks = NULL;
 	json_error_t jerr;
@@ -381,11 +382,11 @@ jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
 	set = json_loadb(doc, len, JSON_REJECT_DUPLICATES, &jerr);
 	keys = json_object_get(set, "keys");
 	if (!json_is_array(keys)) {
-		snprintf(why, whylen, "not a JWK set (%s)", set ? "no \"keys\" array" : jerr.text);
+		gw_error_set(err, GW_EAUTHSERVER, "not a JWK set (%s)", set ? "no \"keys\" array" : jerr.text);
 		goto out;
 	}
 	if ((ks = calloc(1, sizeof(*ks))) == NULL) {
-		snprintf(why, whylen, "out of memory");
+		gw_error_set(err, GW_EINTERNAL, "out of memory");
 		goto out;
 	}
 	json_array_foreach(keys, i, k) {
@@ -403,7 +404,8 @@ jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen)
 		ks->n++;
 	}
 	if (ks->n == 0)
-		snprintf(why, whylen, "no usable signing key in the JWK set (%zu keys)", json_array_size(keys));
+		gw_error_set(err, GW_EAUTHSERVER, "no usable signing key in the JWK set (%zu keys)",
+		    json_array_size(keys));
 out:
 	json_decref(set);
 	return ks;

@@ -16,6 +16,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "err.h"
+
 /* Algorithms, as bits of an allow-list. */
 enum jws_alg {
 	JWS_RS256 = 1 << 0,
@@ -37,9 +39,9 @@ enum jws_alg {
 /* A base64url SHA-256 (a thumbprint, a token hash) and its NUL. */
 #define JWS_B64_SHA256	44
 
-/* The bit of an algorithm name: 0, or -1 with *why (static) for a name never accepted
- * ("none", HS256, EdDSA, anything unknown). */
-int jws_alg_parse(const char *name, unsigned *bit, const char **why);
+/* The bit of an algorithm name: 0, or -1 with err (GW_ECONFIG, saying why) for a name
+ * never accepted ("none", HS256, EdDSA, anything unknown). */
+int jws_alg_parse(const char *name, unsigned *bit, struct gw_error *err);
 /* The names of the bits set, blank-separated, into out. */
 void jws_alg_names(unsigned algs, char *out, size_t n);
 
@@ -50,8 +52,9 @@ struct jws;
  * JWT from an opaque token. */
 int jws_looks_like(const char *tok, size_t len);
 /* Parses tok: the header (an allowed alg, no crit) and the payload (a JSON object).
- * 0 with *out, or -1 with *why (static). */
-int jws_parse(const char *tok, size_t len, unsigned algs, struct jws **out, const char **why);
+ * 0 with *out, or -1 with err: GW_EBADTOKEN saying what is wrong with it, or
+ * GW_EINTERNAL (out of memory). */
+int jws_parse(const char *tok, size_t len, unsigned algs, struct jws **out, struct gw_error *err);
 void jws_free(struct jws *j);
 json_t *jws_header(const struct jws *j);	/* borrowed */
 json_t *jws_payload(const struct jws *j);	/* borrowed */
@@ -61,10 +64,11 @@ const char *jws_typ(const struct jws *j);	/* NULL: none */
 /* A JWK set: its usable signing keys. */
 struct jws_keys;
 /* Parses a JWK set document; keys that are not for signatures, symmetric, of an unknown
- * type, too weak or malformed are left out. NULL with why when it is not a JWK set. A
- * set that holds no usable key (none at all: the issuer withdrew them) is one still:
- * empty (jws_keys_count 0, every JWS is JWS_NOKEY), with why saying so. */
-struct jws_keys *jws_keys_parse(const char *doc, size_t len, char *why, size_t whylen);
+ * type, too weak or malformed are left out. NULL with err when it is not a JWK set
+ * (GW_EAUTHSERVER) or out of memory (GW_EINTERNAL). A set that holds no usable key
+ * (none at all: the issuer withdrew them) is one still: empty (jws_keys_count 0, every
+ * JWS is JWS_NOKEY), with err (GW_EAUTHSERVER) saying so. */
+struct jws_keys *jws_keys_parse(const char *doc, size_t len, struct gw_error *err);
 void jws_keys_free(struct jws_keys *k);
 size_t jws_keys_count(const struct jws_keys *k);
 

@@ -664,15 +664,15 @@ static int
 parse_algs(struct loader *ld, struct config *cfg, const char *key, const struct strlist *l, unsigned *bits)
 {
 	const struct cfg_where *w;
-	const char *why;
+	struct gw_error err;
 	unsigned bit;
 	size_t i;
 
 	*bits = l->n ? 0 : JWS_ALGS_ALL;
 	for (i = 0; i < l->n; i++) {
-		if (jws_alg_parse(l->v[i], &bit, &why) < 0) {
+		if (jws_alg_parse(l->v[i], &bit, &err) < 0) {
 			w = cfg_where(&cfg->auth, K_AUTH, key);
-			lerr(ld, w->file, w->line, "%s: %s: %s", key, l->v[i], why);
+			lerr(ld, w->file, w->line, "%s: %s: %s", key, l->v[i], err.detail);
 			return -1;
 		}
 		*bits |= bit;
@@ -688,6 +688,7 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w = cfg_where(&cfg->auth, K_AUTH, "jwks-uri");
 	char whybuf[CFGFILE_WHY_MAX], *doc = NULL;
+	struct gw_error err = { GW_OK, 0, "" };
 	struct jws_keys *ks;
 	const char *why;
 	struct stat st;
@@ -726,10 +727,10 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 		free(doc);
 		return -1;
 	}
-	ks = jws_keys_parse(doc, len, whybuf, sizeof(whybuf));
+	ks = jws_keys_parse(doc, len, &err);
 	free(doc);
 	if (jws_keys_count(ks) == 0) {	/* (at load: a file without a key is a mistake) */
-		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, err.detail);
 		jws_keys_free(ks);
 		return -1;
 	}

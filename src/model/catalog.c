@@ -47,6 +47,13 @@ uri_ok(const char *s)
 #define PAIR_TEXT	4
 #define PAIR_UPSTREAM	5
 #define PAIR_COST	6
+
+/* One kind's pairs, in a growing array. */
+struct pairs {
+	json_t **v;
+	size_t n, cap;
+};
+
 static const char *
 pair_key(json_t *p)
 {
@@ -63,18 +70,17 @@ by_key(const void *a, const void *b)
 	return c ? c : (i > j) - (i < j);
 }
 
-/* One upstream's records of a kind, mapped (prefix, description, schema), onto pairs;
- * what they cost added to *need. A record over CATALOG_RECORD_MAX is left out (counted
- * in *over). */
-static void
+/* One upstream's records of a kind, mapped (prefix, description, schema), onto p: what
+ * they cost. A record over CATALOG_RECORD_MAX is left out (counted in *over). */
+static size_t
 add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_info *k, json_t *list,
-    json_t ***pairs, size_t *n, size_t *cap, size_t *need, size_t *over)
+    struct pairs *p, size_t *over)
 {
 	const struct cfg_upstream *u = &cfg->upstreams[u_ix];
 	char name[2 * TOOL_NAME_MAX + 2], *text;
 	const char *orig;
 	json_t *t, *rec, **more;
-	size_t j, len, cost;
+	size_t j, len, cost, need = 0;
 
 	json_array_foreach(list, j, t) {
 		orig = json_string_value(json_object_get(t, k->key));
@@ -101,23 +107,24 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 			continue;
 		}
 		cost = len + 2 * strlen(k->prefixed ? name : orig) + strlen(u->s.name) + strlen(orig) + 64;
-		if (*n == *cap) {
-			if ((more = realloc(*pairs, (*cap ? 2 * *cap : 64) * sizeof(**pairs))) == NULL) {
+		if (p->n == p->cap) {
+			if ((more = realloc(p->v, (p->cap ? 2 * p->cap : 64) * sizeof(*p->v))) == NULL) {
 				free(text);
 				json_decref(rec);
-				return;
+				return need;
 			}
-			*pairs = more;
-			*cap = *cap ? 2 * *cap : 64;
+			p->v = more;
+			p->cap = p->cap ? 2 * p->cap : 64;
 		}
-		(*pairs)[*n] = json_pack("[o, [s, s], I, s, s%, I, I]", rec, u->s.name, orig, (json_int_t)*n,
+		p->v[p->n] = json_pack("[o, [s, s], I, s, s%, I, I]", rec, u->s.name, orig, (json_int_t)p->n,
 		    k->prefixed ? name : orig, text, len, (json_int_t)u_ix, (json_int_t)cost);
 		free(text);
-		if ((*pairs)[*n] == NULL)
+		if (p->v[p->n] == NULL)
 			continue;
-		(*n)++;
-		*need += cost;
+		p->n++;
+		need += cost;
 	}
+	return need;
 }
 
 /* Each upstream's share of the catalog, of total bytes: what it needs, while the needs
@@ -312,14 +319,15 @@ hold_kind(const struct config *cfg, json_t *const *lists, json_t *prev, enum cat
  * another upstream than the one the name meant). What stays held (no upstream before its
  * holder lists it) goes into out: key → [holder's name, its original key]. */
 static void
-keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, json_t **pairs, size_t *n, json_t *out)
+keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, struct pairs *p, json_t *out)
 {
+	json_t **pairs = p->v;
 	const struct catalog_kind_info *k = &catalog_kinds[kind];
 	const char *key, *pfx;
 	json_t *h, *v;
 	size_t i, j, u, hu, lp, dropped = 0;
 
-	for (i = j = 0; i < *n; i++) {
+	for (i = j = 0; i < p->n; i++) {
 		key = pair_key(pairs[i]);
 		u = (size_t)json_integer_value(json_array_get(pairs[i], PAIR_UPSTREAM));
 		if ((h = json_object_get(held, key)) != NULL && (hu = (size_t)json_integer_value(h)) < u) {
@@ -334,7 +342,7 @@ keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, json_
 			json_object_del(held, key);
 		pairs[j++] = pairs[i];
 	}
-	*n = j;
+	p->n = j;
 	if (dropped > 1)
 		log_warn(NULL, "catalog: %zu %s in all are not served for upstreams that offered them first and are down",
 		    dropped, k->array);
@@ -352,31 +360,33 @@ keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, json_
  * that does not. Counts what each lost in cut[]; the keys it lost stay its in held[kind]
  * (key → its index), so that no upstream after it in the file takes them. */
 static void
-cut_to_shares(json_t **pairs[CATALOG_NKINDS], size_t n[CATALOG_NKINDS], const size_t *share, size_t *cut,
-    size_t nup, json_t *held[CATALOG_NKINDS])
+cut_to_shares(struct pairs ps[CATALOG_NKINDS], const size_t *share, size_t *cut, size_t nup,
+    json_t *held[CATALOG_NKINDS])
 {
 	size_t *spent = calloc(nup ? nup : 1, sizeof(*spent)), i, j, u, cost;
 	unsigned char *full = calloc(nup ? nup : 1, 1);
 	int k;
 
 	for (k = 0; k < CATALOG_NKINDS && spent && full; k++) {
-		for (i = j = 0; i < n[k]; i++) {
-			u = (size_t)json_integer_value(json_array_get(pairs[k][i], PAIR_UPSTREAM));
-			cost = (size_t)json_integer_value(json_array_get(pairs[k][i], PAIR_COST));
+		json_t **pairs = ps[k].v;
+
+		for (i = j = 0; i < ps[k].n; i++) {
+			u = (size_t)json_integer_value(json_array_get(pairs[i], PAIR_UPSTREAM));
+			cost = (size_t)json_integer_value(json_array_get(pairs[i], PAIR_COST));
 			if (u < nup && !full[u] && cost <= share[u] - spent[u]) {
 				spent[u] += cost;
-				pairs[k][j++] = pairs[k][i];
+				pairs[j++] = pairs[i];
 				continue;
 			}
 			if (u < nup) {
 				full[u] = 1;
 				cut[u]++;
-				if (json_object_get(held[k], pair_key(pairs[k][i])) == NULL)
-					json_object_set_new(held[k], pair_key(pairs[k][i]), json_integer((json_int_t)u));
+				if (json_object_get(held[k], pair_key(pairs[i])) == NULL)
+					json_object_set_new(held[k], pair_key(pairs[i]), json_integer((json_int_t)u));
 			}
-			json_decref(pairs[k][i]);
+			json_decref(pairs[i]);
 		}
-		n[k] = j;
+		ps[k].n = j;
 	}
 	free(spent);
 	free(full);
@@ -396,8 +406,8 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 {
 	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *st;
 	json_t *held = json_object(), *hk, *bykey[CATALOG_NKINDS] = { NULL };
-	json_t **pairs[CATALOG_NKINDS] = { NULL };
-	size_t n[CATALOG_NKINDS] = { 0 }, cap[CATALOG_NKINDS] = { 0 }, nup = cfg->n_upstreams, i, j, tools;
+	struct pairs ps[CATALOG_NKINDS] = { { NULL, 0, 0 } };
+	size_t nup = cfg->n_upstreams, i, j, tools;
 	size_t *need = calloc(nup + 1, sizeof(*need)), *share = calloc(nup + 1, sizeof(*share));
 	size_t *cut = calloc(nup + 1, sizeof(*cut)), *over = calloc(nup + 1, sizeof(*over));
 	size_t reserve = CATALOG_RESERVE + nup * CATALOG_RESERVE_UPSTREAM;
@@ -410,13 +420,12 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 			list = json_is_array(lists[i]) ? (k == CATALOG_TOOLS ? lists[i] : NULL) :
 			    json_object_get(lists[i], catalog_kinds[k].array);
 			if (json_is_array(list))
-				add_records(cfg, i, &catalog_kinds[k], list, &pairs[k], &n[k], &cap[k], &need[i],
-				    &over[i]);
+				need[i] += add_records(cfg, i, &catalog_kinds[k], list, &ps[k], &over[i]);
 		}
 	shares(need, share, nup, reserve < CATALOG_MAX_BYTES ? CATALOG_MAX_BYTES - reserve : 0);
 	for (k = 0; k < CATALOG_NKINDS; k++)
 		bykey[k] = json_object();
-	cut_to_shares(pairs, n, share, cut, nup, bykey);
+	cut_to_shares(ps, share, cut, nup, bykey);
 	for (i = 0; i < nup; i++) {
 		const char *name = cfg->upstreams[i].s.name;
 
@@ -425,8 +434,8 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 			    "ok", 0, "tools", 0, "reason", reasons[i] ? reasons[i] : "unavailable"));
 			continue;
 		}
-		for (j = 0, tools = 0; j < n[CATALOG_TOOLS]; j++)
-			tools += (size_t)json_integer_value(json_array_get(pairs[CATALOG_TOOLS][j], PAIR_UPSTREAM)) == i;
+		for (j = 0, tools = 0; j < ps[CATALOG_TOOLS].n; j++)
+			tools += (size_t)json_integer_value(json_array_get(ps[CATALOG_TOOLS].v[j], PAIR_UPSTREAM)) == i;
 		st = json_pack("{s:b, s:I, s:o}", "ok", 1, "tools", (json_int_t)tools, "caps",
 		    json_is_array(lists[i]) ? json_pack("{s:{}}", "tools") : caps_kept(json_object_get(lists[i], "caps")));
 		if (cut[i] || over[i]) {
@@ -443,15 +452,15 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 		hk = json_object();
 		if (prev)
 			hold_kind(cfg, lists, prev, (enum catalog_kind)k, bykey[k]);
-		keep_bound(cfg, bykey[k], (enum catalog_kind)k, pairs[k], &n[k], hk);
+		keep_bound(cfg, bykey[k], (enum catalog_kind)k, &ps[k], hk);
 		if (json_object_size(hk))
 			json_object_set(held, catalog_kinds[k].array, hk);
 		json_decref(hk);
-		put_kind(doc, records, &catalog_kinds[k], pairs[k], n[k]);
+		put_kind(doc, records, &catalog_kinds[k], ps[k].v, ps[k].n);
 	}
 out:
 	for (k = 0; k < CATALOG_NKINDS; k++) {
-		free(pairs[k]);
+		free(ps[k].v);
 		json_decref(bykey[k]);
 	}
 	free(need);

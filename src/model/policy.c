@@ -294,14 +294,29 @@ joined(const struct strlist *l, char *out, size_t n)
 	return out;
 }
 
-static void refuse(struct policy_why *why, enum policy_step step, const char *reason, const struct cfg_where *w,
-    const struct cfg_where *fallback, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* The refusals: each one's reason (the 403 `error` word) and the step that gives it. */
+enum refusal { REF_TENANT, REF_GROUP, REF_FEATURE, REF_SCOPE, REF_DENIED, REF_READ_ONLY };
 
-/* Fills why for a refusal at step with reason, decided by the line w (else the line
- * fallback, e.g. the section header when the key was not set). */
+static const struct {
+	enum policy_step step;
+	const char *reason;
+} refusals[] = {
+	[REF_TENANT] = { POLICY_TENANT, "tenant_forbidden" },
+	[REF_GROUP] = { POLICY_GROUP, "group_forbidden" },
+	[REF_FEATURE] = { POLICY_GROUP, "feature_disabled" },
+	[REF_SCOPE] = { POLICY_GROUP, "insufficient_scope" },
+	[REF_DENIED] = { POLICY_RULE, "tool_denied" },
+	[REF_READ_ONLY] = { POLICY_READ_ONLY, "read_only_mode" },
+};
+
+static void refuse(struct policy_why *why, enum refusal r, const struct cfg_where *w,
+    const struct cfg_where *fallback, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Fills why for the refusal r, decided by the line w (else the line fallback, e.g. the
+ * section header when the key was not set). */
 static void
-refuse(struct policy_why *why, enum policy_step step, const char *reason, const struct cfg_where *w,
-    const struct cfg_where *fallback, const char *fmt, ...)
+refuse(struct policy_why *why, enum refusal r, const struct cfg_where *w, const struct cfg_where *fallback,
+    const char *fmt, ...)
 {
 	char what[POLICY_RULE_MAX - 64];
 	va_list ap;
@@ -309,8 +324,8 @@ refuse(struct policy_why *why, enum policy_step step, const char *reason, const 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	why->step = step;
-	why->reason = reason;
+	why->step = refusals[r].step;
+	why->reason = refusals[r].reason;
 	if ((w == NULL || w->file == NULL) && fallback)
 		w = fallback;
 	if (w && w->file) {
@@ -360,14 +375,12 @@ explain_step2(const struct policy_caller *c, struct policy_why *why)
 	const char *claim = c->claims->tenant;
 
 	if (claim[0] == '\0')
-		refuse(why, POLICY_TENANT, "tenant_forbidden", NULL, NULL,
-		    "%s: no [tenant \"*\"], which tokens without a tenant claim need", file);
+		refuse(why, REF_TENANT, NULL, NULL, "%s: no [tenant \"*\"], which tokens without a tenant claim need", file);
 	else if (strcmp(claim, "*") == 0)
-		refuse(why, POLICY_TENANT, "tenant_forbidden", NULL, NULL,
+		refuse(why, REF_TENANT, NULL, NULL,
 		    "%s: the tenant claim \"*\" names no tenant ([tenant \"*\"] is for tokens without the claim)", file);
 	else
-		refuse(why, POLICY_TENANT, "tenant_forbidden", NULL, NULL, "%s: no [tenant \"%s\"] (the token's tenant claim)",
-		    file, claim);
+		refuse(why, REF_TENANT, NULL, NULL, "%s: no [tenant \"%s\"] (the token's tenant claim)", file, claim);
 }
 
 /* Why step 3 fails: b is the group that got furthest; later says whether steps 4
@@ -381,24 +394,24 @@ explain_step3(const struct policy_caller *c, const struct policy_tool *t, const 
 	size_t i;
 
 	if (!b->found) {
-		refuse(why, POLICY_GROUP, "group_forbidden", NULL, NULL,
+		refuse(why, REF_GROUP, NULL, NULL,
 		    "no group holds %s: no [group] %s glob matches it and it comes from no upstream", t->name,
 		    kind_key(t->kind));
 		return;
 	}
 	switch (b->r) {
 	case R_LISTED:
-		refuse(why, POLICY_GROUP, "group_forbidden", config_tenant_where(tn, "groups"), &tn->s.where,
+		refuse(why, REF_GROUP, config_tenant_where(tn, "groups"), &tn->s.where,
 		    "[tenant \"%s\"] groups does not list %s", tn->s.name, b->name);
 		break;
 	case R_FEATURE:
 		assert(b->g != NULL);	/* reach_of: only a [group] has a feature */
-		refuse(why, POLICY_GROUP, "feature_disabled", config_group_where(b->g, "feature"), &b->g->s.where,
+		refuse(why, REF_FEATURE, config_group_where(b->g, "feature"), &b->g->s.where,
 		    "[group \"%s\"] feature = %s, which [tenant \"%s\"] features does not list", b->name,
 		    b->g->feature, tn->s.name);
 		break;
 	case R_MEMBERS:
-		refuse(why, POLICY_GROUP, "group_forbidden", config_group_where(b->g, "members"), &b->g->s.where,
+		refuse(why, REF_GROUP, config_group_where(b->g, "members"), &b->g->s.where,
 		    "[group \"%s\"] members = %s: the caller is in none of them", b->name,
 		    joined(&b->g->members, list, sizeof(list)));
 		break;
@@ -407,7 +420,7 @@ explain_step3(const struct policy_caller *c, const struct policy_tool *t, const 
 		for (i = 0; i < b->g->scopes.n; i++)
 			if (!str_has_word(c->claims->scope, b->g->scopes.v[i]))
 				add_words(lacks, sizeof(lacks), b->g->scopes.v[i]);
-		refuse(why, POLICY_GROUP, later ? "insufficient_scope" : "group_forbidden",
+		refuse(why, later ? REF_SCOPE : REF_GROUP,
 		    config_group_where(b->g, "scopes"), &b->g->s.where, "[group \"%s\"] scopes: the token lacks %s%s",
 		    b->name, lacks, later ? "" : " (no step-up: a later step refuses the tool too)");
 		if (later) {
@@ -427,10 +440,10 @@ explain_step4(const struct cfg_tenant *tn, const struct policy_tool *t, const ch
 	char list[200];
 
 	if (strcmp(key, "deny") == 0)
-		refuse(why, POLICY_RULE, "tool_denied", config_tenant_where(tn, "deny"), &tn->s.where,
+		refuse(why, REF_DENIED, config_tenant_where(tn, "deny"), &tn->s.where,
 		    "[tenant \"%s\"] deny: %s matches %s", tn->s.name, glob, t->name);
 	else
-		refuse(why, POLICY_RULE, "tool_denied", config_tenant_where(tn, "allow"), &tn->s.where,
+		refuse(why, REF_DENIED, config_tenant_where(tn, "allow"), &tn->s.where,
 		    "[tenant \"%s\"] allow = %s: none matches %s", tn->s.name, joined(&tn->allow, list, sizeof(list)),
 		    t->name);
 }
@@ -448,7 +461,7 @@ explain_step5(const struct cfg_tenant *tn, const struct policy_tool *t, struct p
 	else
 		snprintf(how, sizeof(how), "no read-only-tools of [upstream \"%s\"] matches it%s", t->upstream->s.name,
 		    t->upstream->trust_hints ? ", and it has no readOnlyHint" : "");
-	refuse(why, POLICY_READ_ONLY, "read_only_mode", config_tenant_where(tn, "access-mode"), &tn->s.where,
+	refuse(why, REF_READ_ONLY, config_tenant_where(tn, "access-mode"), &tn->s.where,
 	    "[tenant \"%s\"] access-mode = read-only, and %s is not read-only: %s", tn->s.name, t->name, how);
 }
 

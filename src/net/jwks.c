@@ -109,6 +109,7 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 {
 	char *doc = NULL;
 	const char *url = cfg->jwks_uri, *reason;
+	struct gw_error perr = { GW_OK, 0, "" };
 	json_t *meta = NULL;
 	struct buf b;
 	struct stat st;
@@ -159,8 +160,9 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 		}
 		*len = b.len;
 	}
-	why[0] = '\0';
-	if ((*keys = jws_keys_parse(doc, *len, why, whylen)) == NULL) {
+	*keys = jws_keys_parse(doc, *len, &perr);
+	snprintf(why, whylen, "%s", perr.detail);
+	if (*keys == NULL) {
 		gw_error_set(err, GW_EAUTHSERVER, "JWK set from %s: %s", url ? url : cfg->jwks_uri, why);
 		free(doc);
 		doc = NULL;
@@ -326,6 +328,7 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
     int64_t now_ms, int unknown_kid, const struct jws_keys **keys, struct gw_error *err)
 {
 	char src[JWKS_SOURCE_MAX], why[256];
+	struct gw_error perr = { GW_OK, 0, "" };
 	int64_t deadline = now_ms + cfg->auth_timeout_ms + 1000;
 	struct jws_keys *fresh = NULL;
 	struct mirror m = { 0 };
@@ -357,10 +360,10 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 		return held(v, cfg, now_ms, keys, err);
 	}
 	if (m.doc) {	/* the mirror holds a generation this worker has not parsed */
-		if ((fresh = jws_keys_parse(m.doc, m.len, why, sizeof(why))) != NULL)
+		if ((fresh = jws_keys_parse(m.doc, m.len, &perr)) != NULL)
 			view_take(v, fresh, m.gen, m.fetched_ms);
 		else
-			log_err(rid, "jwks: the mirrored JWK set does not parse: %s", why);
+			log_err(rid, "jwks: the mirrored JWK set does not parse: %s", perr.detail);
 		free(m.doc);
 	} else if (m.mine && m.gen == v->gen) {
 		v->keys_ms = m.fetched_ms;	/* (a generation is fetched once: this is its time) */

@@ -70,7 +70,7 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 	const struct config *cfg = x->cfg;
 	struct claims *c = &x->claims;
 	json_t *v;
-	const char *reason;
+	static struct gw_error err;	/* its detail is *why: one call, in one thread */
 	struct claims scratch;
 	size_t i;
 
@@ -80,15 +80,15 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 	/* What the gateway would ignore, an operator should hear about. */
 	if ((v = json_object_get(j, cfg->scope_claim)) != NULL && !json_is_string(v) && !json_is_array(v))
 		return *why = "the scope claim must be a string of space-separated scopes or an array of them", -1;
-	if (auth_claims_read(cfg, j, c, &reason) < 0)
-		return *why = reason, -1;
+	if (auth_claims_read(cfg, j, c, &err) < 0)
+		return *why = err.detail, -1;
 	/* Step 1, for what it is worth: a full introspection response is checked as
 	 * auth.c would; a bare claims object only for required-scopes. */
-	if (json_object_get(j, "active") && auth_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)
-		note(x, "step 1: the token would be refused (%s): every /mcp request is 401", reason);
+	if (json_object_get(j, "active") && auth_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &err) < 0)
+		note(x, "step 1: the token would be refused (%s): every /mcp request is 401", err.detail);
 	else if (!json_object_get(j, "active") && json_object_get(j, "iss") && cfg->verify != VERIFY_INTROSPECTION &&
-	    jwt_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &reason) < 0)	/* a JWT's payload */
-		note(x, "step 1: a JWT with these claims would be refused (%s): every /mcp request is 401", reason);
+	    jwt_check_claims(cfg, j, (int64_t)clock_wall(), &scratch, &err) < 0)	/* a JWT's payload */
+		note(x, "step 1: a JWT with these claims would be refused (%s): every /mcp request is 401", err.detail);
 	for (i = 0; i < cfg->required_scopes.n; i++)
 		if (!str_has_word(c->scope, cfg->required_scopes.v[i]))
 			note(x, "step 1: the token lacks required scope %s: every POST /mcp is 403 insufficient_scope",

@@ -26,18 +26,19 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct claims c, r;
-	const char *why = NULL, *why2 = NULL, *iss;
+	struct gw_error err = { GW_OK, 0, "" }, err2 = { GW_OK, 0, "" };
+	const char *iss;
 	json_t *ir = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);	/* as introspect.c */
 	int read_rc;
 
 	if (ir == NULL)
 		return 0;
-	read_rc = auth_claims_read(cfg, ir, &r, &why2);
+	read_rc = auth_claims_read(cfg, ir, &r, &err2);
 	if (read_rc == 0)
 		fuzz_claims_ok(&r);
 	else
-		FUZZ_CHECK(why2 != NULL && *why2);
-	if (auth_check_claims(cfg, ir, NOW, &c, &why) == 0) {
+		FUZZ_CHECK(err2.code == GW_EBADTOKEN && *err2.detail);
+	if (auth_check_claims(cfg, ir, NOW, &c, &err) == 0) {
 		fuzz_claims_ok(&c);
 		FUZZ_CHECK(json_is_true(json_object_get(ir, "active")));
 		FUZZ_CHECK(c.exp > NOW);
@@ -47,7 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.exp = c.exp;
 		FUZZ_CHECK(memcmp(&r, &c, sizeof(c)) == 0);
 	} else
-		FUZZ_CHECK(why != NULL && *why);
+		FUZZ_CHECK(err.code == GW_EBADTOKEN && *err.detail);
 	json_decref(ir);
 	return 0;
 }

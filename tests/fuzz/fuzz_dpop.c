@@ -28,16 +28,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 	struct dpop_proof p, q;
-	const char *why = NULL;
+	const struct dpop_req post = { s, "POST", TOKEN, strlen(TOKEN), NOW_MS }, get = { s, "GET", TOKEN, strlen(TOKEN),
+	    NOW_MS };
+	struct gw_error err = { GW_OK, 0, "" };
 
-	if (dpop_check(cfg, key, keys, s, "POST", TOKEN, strlen(TOKEN), NOW_MS, &p, &why) == 0) {
+	if (dpop_check(cfg, key, keys, &post, &p, &err) == 0) {
 		FUZZ_CHECK(strlen(p.jkt) == JWS_B64_SHA256 - 1);
 		FUZZ_CHECK(p.until_ms > NOW_MS && p.until_ms <= NOW_MS + 2 * 60 * 1000 + 1000);
-		FUZZ_CHECK(dpop_check(cfg, key, keys, s, "POST", TOKEN, strlen(TOKEN), NOW_MS, &q, &why) == 0);
+		FUZZ_CHECK(dpop_check(cfg, key, keys, &post, &q, &err) == 0);
 		FUZZ_CHECK(memcmp(&p, &q, sizeof(p)) == 0);
-		FUZZ_CHECK(dpop_check(cfg, key, keys, s, "GET", TOKEN, strlen(TOKEN), NOW_MS, &q, &why) < 0);
+		FUZZ_CHECK(dpop_check(cfg, key, keys, &get, &q, &err) < 0);
 	} else
-		FUZZ_CHECK(why != NULL && *why);
+		FUZZ_CHECK(err.code == GW_EDPOP && *err.detail);
 	free(s);
 	return 0;
 }

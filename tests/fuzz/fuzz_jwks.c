@@ -13,18 +13,19 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char why[256] = "", a[JWS_B64_SHA256], b[JWS_B64_SHA256];
-	struct jws_keys *ks = jws_keys_parse((const char *)data, size, why, sizeof(why));
+	char a[JWS_B64_SHA256], b[JWS_B64_SHA256];
+	struct gw_error err = { GW_OK, 0, "" };
+	struct jws_keys *ks = jws_keys_parse((const char *)data, size, &err);
 	json_t *doc, *k, *copy;
 	size_t i;
 
 	doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	if (ks) {
 		FUZZ_CHECK(jws_keys_count(ks) <= JWS_KEYS_MAX && json_is_array(json_object_get(doc, "keys")));
-		FUZZ_CHECK(jws_keys_count(ks) > 0 || why[0] != '\0');
+		FUZZ_CHECK(jws_keys_count(ks) > 0 || (err.code == GW_EAUTHSERVER && err.detail[0] != '\0'));
 		jws_keys_free(ks);
 	} else
-		FUZZ_CHECK(why[0] != '\0' && !json_is_array(json_object_get(doc, "keys")));
+		FUZZ_CHECK(err.detail[0] != '\0' && !json_is_array(json_object_get(doc, "keys")));
 	json_array_foreach(json_object_get(doc, "keys"), i, k) {
 		if (jws_thumbprint(k, a) < 0)
 			continue;

@@ -31,11 +31,11 @@ static const char jwks[] =
 void
 fuzz_setup(void)
 {
-	char why[256];
+	struct gw_error err;
 
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\nverify = jwt\nclock-skew = 60\n");
-	keys = jws_keys_parse(jwks, sizeof(jwks) - 1, why, sizeof(why));
+	keys = jws_keys_parse(jwks, sizeof(jwks) - 1, &err);
 	FUZZ_CHECK(keys != NULL && jws_keys_count(keys) == 2);
 }
 
@@ -44,29 +44,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size), thumb[JWS_B64_SHA256];
 	size_t n = strlen(s);
-	const char *why = NULL, *alg;
+	struct gw_error err = { GW_OK, 0, "" };
+	const char *alg;
 	unsigned bit;
 	struct claims c;
 	struct jws *j;
 	int looks = jws_looks_like(s, n);
 
-	if (jws_parse(s, n, JWS_ALGS_ALL, &j, &why) == 0) {
+	if (jws_parse(s, n, JWS_ALGS_ALL, &j, &err) == 0) {
 		FUZZ_CHECK(looks || strncmp(s, "eyJ", 3) != 0);
 		alg = json_string_value(json_object_get(jws_header(j), "alg"));
-		FUZZ_CHECK(alg != NULL && jws_alg_parse(alg, &bit, &why) == 0);
+		FUZZ_CHECK(alg != NULL && jws_alg_parse(alg, &bit, &err) == 0);
 		FUZZ_CHECK(json_is_object(jws_payload(j)));
 		(void)jws_verify(j, keys);
 		if (jws_verify_embedded(j, NULL, thumb) != JWS_NOKEY)
 			FUZZ_CHECK(strlen(thumb) == JWS_B64_SHA256 - 1);
-		(void)jwt_check_header(cfg, j, &why);
-		if (jwt_check_claims(cfg, jws_payload(j), NOW, &c, &why) == 0) {
+		(void)jwt_check_header(cfg, j, &err);
+		if (jwt_check_claims(cfg, jws_payload(j), NOW, &c, &err) == 0) {
 			fuzz_claims_ok(&c);
 			FUZZ_CHECK(c.exp > NOW - 60);
 		} else
-			FUZZ_CHECK(why != NULL && *why);
+			FUZZ_CHECK(err.code == GW_EBADTOKEN && *err.detail);
 		jws_free(j);
 	} else
-		FUZZ_CHECK(why != NULL && *why);
+		FUZZ_CHECK((err.code == GW_EBADTOKEN || err.code == GW_EINTERNAL) && *err.detail);
 	free(s);
 	return 0;
 }

@@ -167,18 +167,18 @@ test_rows(void)
 		{ "{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"tenant\":[\"a\"]}", "token tenant claim unusable" },
 	};
 	struct claims c;
-	const char *reason;
+	struct gw_error err;
 	json_t *j;
 	size_t i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		j = json_loads(rows[i].json, 0, NULL);
-		reason = NULL;
+		err.detail[0] = '\0';
 		if (rows[i].reason == NULL)
-			ok(auth_check_claims(cfg, j, NOW, &c, &reason) == 0, "row %zu accepted (%s)", i, reason ? reason : "");
+			ok(auth_check_claims(cfg, j, NOW, &c, &err) == 0, "row %zu accepted (%s)", i, err.detail);
 		else
-			ok(auth_check_claims(cfg, j, NOW, &c, &reason) < 0 && reason && !strcmp(reason, rows[i].reason),
-			    "row %zu: %s (got %s)", i, rows[i].reason, reason ? reason : "accepted");
+			ok(auth_check_claims(cfg, j, NOW, &c, &err) < 0 && err.code == GW_EBADTOKEN &&
+			    !strcmp(err.detail, rows[i].reason), "row %zu: %s (got %s)", i, rows[i].reason, err.detail);
 		json_decref(j);
 	}
 }
@@ -188,12 +188,12 @@ static void
 test_machine_token(void)
 {
 	struct claims c;
-	const char *reason;
+	struct gw_error err;
 	json_t *j;
 
 	j = json_loads("{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"exp\":1700000100,\"client_id\":\"m1\","
 	    "\"scope\":\"mcp:tools mcp:admin\",\"groups\":[\"engineering\",\"ops\",\"bad group\",3],\"tenant\":\"acme\"}", 0, NULL);
-	ok(auth_check_claims(cfg, j, NOW, &c, &reason) == 0, "machine token accepted");
+	ok(auth_check_claims(cfg, j, NOW, &c, &err) == 0, "machine token accepted");
 	is_str(c.subject, "m1", "machine token: subject is the client id");
 	ok(c.machine, "machine token flagged");
 	is_str(c.groups, "engineering ops", "groups joined, unusable names skipped");
@@ -207,11 +207,11 @@ static void
 test_user_token(void)
 {
 	struct claims c;
-	const char *reason;
+	struct gw_error err;
 	json_t *j;
 
 	j = json_loads("{\"active\":true,\"aud\":\"https://gw.example.com/mcp\",\"sub\":\"alice\",\"groups\":\"a b\"}", 0, NULL);
-	ok(auth_check_claims(cfg, j, NOW, &c, &reason) == 0 && !c.machine && !strcmp(c.groups, "a b"),
+	ok(auth_check_claims(cfg, j, NOW, &c, &err) == 0 && !c.machine && !strcmp(c.groups, "a b"),
 	    "user token, groups as a string");
 	is_int(c.exp, NOW + 300, "no exp: cache-ttl bounds it");
 	json_decref(j);

@@ -87,10 +87,12 @@ payload_with(const char *over)
 static const char *
 check(const struct config *cfg, const char *proof, const char *method, struct dpop_proof *p)
 {
-	const char *why = NULL;
+	const struct dpop_req r = { proof, method, TOKEN, strlen(TOKEN), (int64_t)NOW * 1000 + 500 };
+	static struct gw_error err;	/* its detail is returned */
 
-	return dpop_check(cfg, dkey, keycache, proof, method, TOKEN, strlen(TOKEN), (int64_t)NOW * 1000 + 500, p, &why) == 0 ?
-	    "ok" : why;
+	if (dpop_check(cfg, dkey, keycache, &r, p, &err) == 0)
+		return "ok";
+	return err.code == GW_EDPOP ? err.detail : "(not GW_EDPOP)";
 }
 
 static void
@@ -265,7 +267,8 @@ test_auth(void)
 	unsigned char key[TC_KEY_BYTES];
 	int64_t now = clock_wall_ms();
 	char ch[1024], *t = proof_now(now), *t2 = proof_now(now);
-	const char *why = NULL;
+	const struct dpop_req r = { t, "POST", TOKEN, strlen(TOKEN), now };
+	struct gw_error err = { GW_OK, 0, "" };
 	struct auth_env env;
 	struct dpop_proof p;
 	struct claims c;
@@ -277,8 +280,8 @@ test_auth(void)
 	env.tokens = token_cache_attach(cregion, csize);
 	env.digest_key = dkey;
 	env.replay = rregion;
-	if (cfg == NULL || dpop_check(cfg, dkey, NULL, t, "POST", TOKEN, strlen(TOKEN), now, &p, &why) < 0) {
-		ok(0, "the test's configuration and proof (%s)", why ? why : "");
+	if (cfg == NULL || dpop_check(cfg, dkey, NULL, &r, &p, &err) < 0) {
+		ok(0, "the test's configuration and proof (%s)", err.detail);
 		goto out;
 	}
 	memset(&c, 0, sizeof(c));
@@ -313,18 +316,18 @@ test_claims(void)
 {
 	const struct claims_names names = { "scope", "groups", "tenant" };
 	struct claims c;
-	const char *why;
+	struct gw_error err;
 	json_t *j;
 
 	j = json_loads("{\"sub\":\"a\",\"cnf\":{\"jkt\":\"0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I\"}}", 0, NULL);
-	ok(claims_read(j, &names, &c, &why) == 0 && strcmp(c.jkt, "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I") == 0,
+	ok(claims_read(j, &names, &c, &err) == 0 && strcmp(c.jkt, "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I") == 0,
 	    "cnf.jkt read");
 	json_decref(j);
 	j = json_loads("{\"sub\":\"a\",\"cnf\":{\"jkt\":\"short\"}}", 0, NULL);
-	ok(claims_read(j, &names, &c, &why) < 0 && strcmp(why, "token cnf.jkt unusable") == 0, "a cnf.jkt too short: refused");
+	ok(claims_read(j, &names, &c, &err) < 0 && strcmp(err.detail, "token cnf.jkt unusable") == 0, "a cnf.jkt too short: refused");
 	json_decref(j);
 	j = json_loads("{\"sub\":\"a\",\"cnf\":{\"x5t#S256\":\"abc\"}}", 0, NULL);
-	ok(claims_read(j, &names, &c, &why) == 0 && c.jkt[0] == '\0', "no cnf.jkt: not bound");
+	ok(claims_read(j, &names, &c, &err) == 0 && c.jkt[0] == '\0', "no cnf.jkt: not bound");
 	json_decref(j);
 }
 
