@@ -204,28 +204,28 @@ store(struct catalog_region *c, const unsigned char key[16], json_t *doc, int64_
 }
 
 json_t *
-catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why)
+catalog_region_read(const void *copy, size_t size, const struct config *cfg, struct gw_error *err)
 {
 	const struct catalog_region *c = copy;
 	unsigned char key[16];
 	json_t *doc;
 
 	if (size != sizeof(*c) || c->magic != CATALOG_MAGIC) {
-		*why = "the state file's catalog region is not one";
+		gw_error_set(err, GW_EINTERNAL, "the state file's catalog region is not one");
 		return NULL;
 	}
 	config_key(cfg, key);
 	if (c->fresh_until_ms == 0 || c->lens[0] == 0 || parts_len(c->lens) > CATALOG_MAX_BYTES) {
-		*why = "the state file holds no catalog yet";
+		gw_error_set(err, GW_ECONFIG, "the state file holds no catalog yet");
 		return NULL;
 	}
 	if (memcmp(c->key, key, sizeof(key)) != 0) {
-		*why = "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)";
+		gw_error_set(err, GW_ECONFIG, "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)");
 		return NULL;
 	}
 	if ((doc = catalog_unpack(c->data, c->lens)) == NULL || !catalog_index_ok(doc)) {
 		json_decref(doc);
-		*why = "the state file's catalog does not parse";
+		gw_error_set(err, GW_EINTERNAL, "the state file's catalog does not parse");
 		return NULL;
 	}
 	return doc;

@@ -42,8 +42,9 @@ json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struc
     const struct config *cfg, int64_t now_ms, struct metrics *m);
 
 /* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
- * when it was built for cfg's upstreams: a new document, or NULL with why. */
-json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, const char **why);
+ * when it was built for cfg's upstreams: a new document, or NULL with err (GW_ECONFIG:
+ * none for cfg; GW_EINTERNAL: the copy is not a catalog region or does not parse). */
+json_t *catalog_region_read(const void *copy, size_t size, const struct config *cfg, struct gw_error *err);
 
 /* Which upstreams of the stored catalog were cut to their share (catalog_note; no
  * fetch, no parse), into out (CATALOG_NOTE_MAX). */

@@ -78,6 +78,7 @@ check_warnings(const struct config *cfg, const char *catalog_path, char *line, s
 {
 	static struct confcheck cc;
 	json_t *notes = json_array(), *doc, *n;
+	struct gw_error err = { GW_OK, 0, "" };
 	char why[600] = "";
 	size_t i;
 
@@ -87,8 +88,10 @@ check_warnings(const struct config *cfg, const char *catalog_path, char *line, s
 			return -1;
 		}
 		snprintf(why, sizeof(why), "checked against %s", catalog_path);
-	} else if ((doc = gateway_saved_catalog(cfg, why, sizeof(why) - 64)) != NULL)
+	} else if ((doc = gateway_saved_catalog(cfg, &err)) != NULL)
 		snprintf(why, sizeof(why), "checked against the catalog the gateway saved in its state file");
+	else
+		snprintf(why, sizeof(why), "%s", err.detail);
 	confcheck_run(cfg, doc, &cc);
 	json_array_foreach(notes, i, n)
 		fprintf(stderr, "note: %s\n", json_string_value(n));

@@ -281,27 +281,27 @@ gateway_state_note(const struct config *cfg, char *out, size_t n)
 }
 
 json_t *
-gateway_saved_catalog(const struct config *cfg, char *why, size_t n)
+gateway_saved_catalog(const struct config *cfg, struct gw_error *err)
 {
-	struct gw_error err = { GW_OK, 0, "" };
 	struct state_layout lay;
 	char path[4096];
-	const char *reason = NULL;
 	void *copy = NULL;
 	size_t size;
 	json_t *doc = NULL;
 
 	if (cfg->state)
 		snprintf(path, sizeof(path), "%s", cfg->state);
-	else if (state_default_path(path, sizeof(path), 0, &err) < 0) {
-		snprintf(why, n, "%s", err.detail);
+	else if (state_default_path(path, sizeof(path), 0, err) < 0)
 		return NULL;
-	}
 	layout_of(cfg, &lay);
 	if (state_peek_region(path, &lay, GW_REGION_CATALOG, &copy, &size) < 0)
-		snprintf(why, n, "no state file at %s that this user may read", path);
-	else if ((doc = catalog_region_read(copy, size, cfg, &reason)) == NULL)
-		snprintf(why, n, "%s: %s", path, reason);
+		gw_error_set(err, GW_ECONFIG, "no state file at %s that this user may read", path);
+	else if ((doc = catalog_region_read(copy, size, cfg, err)) == NULL) {
+		char words[sizeof(err->detail)];
+
+		memcpy(words, err->detail, sizeof(words));
+		gw_error_set(err, err->code, "%s: %s", path, words);
+	}
 	free(copy);
 	return doc;
 }

@@ -118,8 +118,8 @@ void gateway_state_note(const struct config *cfg, char *out, size_t n);
 
 /* For `mcpgate -t`: the catalog the gateway last stored in the state file cfg would use
  * (read, not mapped), when it was fetched for cfg's upstreams: a new document, or NULL
- * with why (n bytes). */
-json_t *gateway_saved_catalog(const struct config *cfg, char *why, size_t n);
+ * with err. */
+json_t *gateway_saved_catalog(const struct config *cfg, struct gw_error *err);
 
 /* The key that seals sessions: session-key-file when configured, else the host's. */
 const unsigned char *gateway_session_key(const struct shared *sh, const struct config *cfg);
