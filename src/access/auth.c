@@ -301,7 +301,7 @@ shared_lookup(const struct auth_env *env, const struct config *cfg, const unsign
 	json_int_t exp, at, until;
 	int rc = 0, machine;
 
-	if (rstore_get(env->rs, cfg, RS_TOKEN, key, sealed, sizeof(sealed), clock_mono_us() / 1000) != 1)
+	if (rstore_get(env->rs, cfg, &(struct rs_key){ RS_TOKEN, key }, sealed, sizeof(sealed), clock_mono_us() / 1000) != 1)
 		return 0;
 	shared_ad(key, ad);
 	if (secret_open(cfg->shared_key, sealed, ad, plain, sizeof(plain)) < 0 ||
@@ -355,7 +355,7 @@ shared_store(const struct auth_env *env, const struct config *cfg, const unsigne
 		return;
 	shared_ad(key, ad);
 	if (until_ms > now_ms && secret_seal(cfg->shared_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
-		(void)rstore_put(env->rs, cfg, RS_TOKEN, key, sealed, until_ms - now_ms, clock_mono_us() / 1000);
+		(void)rstore_put(env->rs, cfg, &(struct rs_key){ RS_TOKEN, key }, sealed, until_ms - now_ms, clock_mono_us() / 1000);
 	secret_wipe(plain, strlen(plain));
 	free(plain);
 }

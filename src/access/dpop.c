@@ -103,7 +103,7 @@ dpop_once(struct replay *r, struct rstore *rs, const struct config *cfg, const s
 	int here = replay_once(r, p->seen, p->until_ms, now_ms), there = -1;
 
 	if (rs && here != 0)
-		there = rstore_once(rs, cfg, RS_DPOP, p->seen, p->until_ms - now_ms, now_ms);
+		there = rstore_once(rs, cfg, &(struct rs_key){ RS_DPOP, p->seen }, p->until_ms - now_ms, now_ms);
 	if (here == 0 || there == 0)
 		return 0;
 	return here == 1 || there == 1 ? 1 : -1;

@@ -79,7 +79,7 @@ mcp_check_session(const struct mcp_env *env, const struct config *cfg, const str
 	if (rc == 0 && env->rs) {
 		session_tomb_key(env->shared_key, req->session_id, key);
 		if ((seen = env->lim ? limiter_probed(env->lim, key) : -1) < 0)
-			seen = rstore_has(env->rs, env->cfg, RS_TOMB, key, clock_mono_us() / 1000);
+			seen = rstore_has(env->rs, env->cfg, &(struct rs_key){ RS_TOMB, key }, clock_mono_us() / 1000);
 		if (seen == 1) {
 			session_clear(s);
 			rc = -1;
@@ -120,7 +120,8 @@ mcp_end_session(const struct mcp_env *env, const struct config *cfg,
 		unsigned char key[RSTORE_KEY_BYTES];
 
 		session_tomb_key(env->shared_key, req->session_id, key);
-		if (rstore_put(env->rs, cfg, RS_TOMB, key, "1", (s.exp - req->now + 1) * 1000, clock_mono_us() / 1000) < 0)
+		if (rstore_put(env->rs, cfg, &(struct rs_key){ RS_TOMB, key }, "1", (s.exp - req->now + 1) * 1000,
+		    clock_mono_us() / 1000) < 0)
 			log_warn(req->id, "this session's end is recorded on this host only: Redis does not answer");
 	}
 	{
