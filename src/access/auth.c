@@ -378,8 +378,9 @@ introspect_check(struct check *k)
 	const struct config *cfg = k->cfg;
 	struct gw_error err = { GW_OK, 0, "" };
 	int64_t now_ms = clock_wall_ms(), t0 = clock_mono_us();
-	json_t *ir = NULL;
-	int rc = introspect_token(env->ix, env->asmeta, cfg, k->tok, k->len, now_ms, &ir, &err);
+	json_t *ir = introspect_token(env->ix, env->asmeta, cfg, &(struct secret_part){ k->tok, k->len }, now_ms,
+	    &err);
+	int rc = ir ? 0 : -1;
 
 	if (cfg->metrics_on)
 		metrics_introspection(env->metrics, clock_mono_us() - t0, rc == 0);
