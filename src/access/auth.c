@@ -525,14 +525,14 @@ token_claims(struct check *k)
 	const struct auth_env *env = k->env;
 	const struct config *cfg = k->cfg;
 	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
+	const struct tc_lookup how = { &life, cfg->auth_timeout_ms + 500 };
 	struct claims *c = &k->caller->claims;
 	int64_t deadline, until, now_ms = clock_wall_ms();
 	int rc = 2, cached = env->tokens != NULL, counted = !cfg->metrics_on;	/* rc: 0 accepted, 1 rejected, -1 answered */
 
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
 	while (cached && rc == 2) {
-		enum tc_status st = token_cache_lookup(env->tokens, k->key, now_ms, cfg->auth_timeout_ms + 500, &life, c,
-		    k->reason_buf, sizeof(k->reason_buf));
+		enum tc_status st = token_cache_lookup(env->tokens, k->key, now_ms, &how, c, k->reason_buf);
 
 		if (!counted && st != TC_BUSY) {	/* one count a check: its first answer */
 			metrics_token_cache(env->metrics, st == TC_HIT || st == TC_NEGATIVE);
