@@ -75,7 +75,8 @@ mcp_check_session(const struct mcp_env *env, const struct config *cfg, const str
 	mcp_caller_who(cfg, caller, who);
 	if (env->session_key == NULL)
 		return -1;
-	rc = session_open_memo(env->sessions, env->session_key, env->tombstones, req->session_id, who, req->now, s);
+	rc = session_open_memo(&(struct session_opener){ env->session_key, env->tombstones, env->sessions },
+	    req->session_id, who, req->now, s);
 	if (rc == 0 && env->rs) {
 		session_tomb_key(env->shared_key, req->session_id, key);
 		if ((seen = env->lim ? limiter_probed(env->lim, key) : -1) < 0)
