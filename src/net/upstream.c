@@ -136,9 +136,10 @@ post_on(struct post *q, const struct upstream_call *call, const struct up_sessio
 }
 
 /* The lifecycle on a new session: initialize (with the client capabilities caps),
- * then notifications/initialized, by the call's deadline. 0 with s->session (malloc'd;
- * NULL when the upstream keeps none), s->version and s->caps (a new reference), s
- * otherwise untouched; -1 with err, s->session and s->caps NULL.
+ * then notifications/initialized, by the call's deadline, into s (its who, ready and
+ * used are left as they are). 0 with s->session (malloc'd; NULL when the upstream keeps
+ * none), s->version and s->caps (a new reference); -1 with err, s->session and s->caps
+ * NULL.
  * Long: the lifecycle's two messages (initialize, whose version and session are
  * checked, then notifications/initialized), with one cleanup of what initialize
  * returned. */
