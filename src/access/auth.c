@@ -320,7 +320,7 @@ shared_lookup(const struct auth_env *env, const struct config *cfg, const unsign
 	json_int_t exp, at, until;
 	int rc = 0, machine;
 
-	if (rstore_get(env->rs, cfg, RS_TOKEN, key, sealed, sizeof(sealed), clock_mono_us() / 1000) != 1)
+	if (rstore_get(env->rs, cfg, &(struct rs_key){ RS_TOKEN, key }, sealed, sizeof(sealed), clock_mono_us() / 1000) != 1)
 		return 0;
 	shared_ad(key, ad);
 	if (secret_open(cfg->shared_key, sealed, ad, plain, sizeof(plain)) < 0 ||
@@ -374,7 +374,7 @@ shared_store(const struct auth_env *env, const struct config *cfg, const unsigne
 		return;
 	shared_ad(key, ad);
 	if (until_ms > now_ms && secret_seal(cfg->shared_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
-		(void)rstore_put(env->rs, cfg, RS_TOKEN, key, sealed, until_ms - now_ms, clock_mono_us() / 1000);
+		(void)rstore_put(env->rs, cfg, &(struct rs_key){ RS_TOKEN, key }, sealed, until_ms - now_ms, clock_mono_us() / 1000);
 	secret_wipe(plain, strlen(plain));
 	free(plain);
 }
@@ -396,8 +396,9 @@ introspect_check(struct check *k)
 	const struct auth_env *env = k->env;
 	const struct config *cfg = k->cfg;
 	int64_t now_ms = clock_wall_ms(), t0 = clock_mono_us();
-	json_t *ir = NULL;
-	int rc = introspect_token(env->ix, env->asmeta, cfg, k->tok, k->len, now_ms, &ir, &k->err);
+	json_t *ir = introspect_token(env->ix, env->asmeta, cfg, &(struct secret_part){ k->tok, k->len }, now_ms,
+	    &k->err);
+	int rc = ir ? 0 : -1;
 
 	if (cfg->metrics_on)
 		metrics_introspection(env->metrics, clock_mono_us() - t0, rc == 0);
@@ -573,14 +574,14 @@ token_claims(struct check *k)
 	const struct auth_env *env = k->env;
 	const struct config *cfg = k->cfg;
 	const struct tc_life life = { cfg->cache_ttl * 1000, cfg->negative_ttl * 1000 };
+	const struct tc_lookup how = { &life, cfg->auth_timeout_ms + 500 };
 	struct claims *c = &k->caller->claims;
 	int64_t deadline, until, now_ms = clock_wall_ms();
 	int rc = 0, decided = 0, cached = env->tokens != NULL, counted = !cfg->metrics_on;
 
 	deadline = now_ms + cfg->auth_timeout_ms + 1000;
 	while (cached && !decided) {
-		enum tc_status st = token_cache_lookup(env->tokens, k->key, now_ms, cfg->auth_timeout_ms + 500, &life, c,
-		    k->err.detail, TC_REASON_MAX);
+		enum tc_status st = token_cache_lookup(env->tokens, k->key, now_ms, &how, c, k->err.detail);
 
 		if (!counted && st != TC_BUSY) {	/* one count a check: its first answer */
 			metrics_token_cache(env->metrics, st == TC_HIT || st == TC_NEGATIVE);

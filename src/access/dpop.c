@@ -105,7 +105,7 @@ dpop_once(struct replay *r, struct rstore *rs, const struct config *cfg, const s
 	int here = replay_once(r, p->seen, p->until_ms, now_ms), there = -1;
 
 	if (rs && here != 0)
-		there = rstore_once(rs, cfg, RS_DPOP, p->seen, p->until_ms - now_ms, now_ms);
+		there = rstore_once(rs, cfg, &(struct rs_key){ RS_DPOP, p->seen }, p->until_ms - now_ms, now_ms);
 	if (here == 0 || there == 0)
 		return gw_error_set(err, GW_EDPOP, "DPoP proof replayed (jti seen)"), -1;
 	if (here < 0 && there < 0)

@@ -542,6 +542,7 @@ fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t t
 	const struct cfg_upstream *up;
 	const char *name;
 	json_t *entry;
+	const struct upstream_tick every = { tick, tick_ctx, tick_ms };
 	int rc = -1;
 
 	if (calls == NULL || ctxs == NULL)
@@ -558,7 +559,7 @@ fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t t
 		if (calls[k].session_id)
 			k++;
 	}
-	rc = k ? upstream_listen(f->pool, calls, k, tick, tick_ctx, tick_ms, until_ms) : -1;
+	rc = k ? upstream_listen(f->pool, calls, k, &every, until_ms) : -1;
 out:
 	free(calls);
 	free(ctxs);

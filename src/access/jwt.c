@@ -105,12 +105,12 @@ jwt_verify(struct jwks_view *v, const struct jwks_env *env, const struct config 
 	}
 	if (jwt_check_header(cfg, j, err) < 0)
 		goto out;
-	if (jwks_keys(v, env, cfg, t->rid, t->now_ms, 0, &keys, err) < 0)
+	if (jwks_keys(v, env, cfg, &(struct jwks_ask){ t->rid, t->now_ms, 0 }, &keys, err) < 0)
 		goto out;
 	/* A key the set lacks: the issuer may have rotated its keys. Fetched again at most
 	 * once per jwks-min-interval for the host (jwks.c), whoever asks. */
 	if ((vd = jws_verify(j, keys)) == JWS_NOKEY) {
-		if (jwks_keys(v, env, cfg, t->rid, t->now_ms, 1, &keys, err) < 0)
+		if (jwks_keys(v, env, cfg, &(struct jwks_ask){ t->rid, t->now_ms, 1 }, &keys, err) < 0)
 			goto out;
 		vd = jws_verify(j, keys);
 	}

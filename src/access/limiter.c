@@ -199,7 +199,7 @@ decide(struct limiter *l, unsigned want, const struct policy_tool *tool, int64_t
 	enum limit_class cls[LIMIT_CLASSES];
 	const struct rate *r;
 	size_t n = 0, i;
-	int c, k, seen;
+	int c, k;
 
 	for (c = 0; c < LIMIT_CLASSES; c++) {
 		if (!(want & (1u << c)) || !applies(l, (enum limit_class)c, r = rate_of(l, (enum limit_class)c, tool)))
@@ -211,11 +211,12 @@ decide(struct limiter *l, unsigned want, const struct policy_tool *tool, int64_t
 	if (n == 0)
 		return LIMIT_PASS;
 	if (l->rs) {
-		k = rstore_take_all(l->rs, l->cfg, t, n, l->probe_state == 1 ? l->probe : NULL, &seen,
-		    now_ns / 1000000);
+		struct rs_probe probe = { l->probe, -1 };
+
+		k = rstore_take_all(l->rs, l->cfg, t, n, l->probe_state == 1 ? &probe : NULL, now_ns / 1000000);
 		if (l->probe_state == 1) {
 			l->probe_state = 2;
-			l->probe_seen = seen;
+			l->probe_seen = probe.seen;
 		}
 	} else
 		k = l->rl ? ratelimit_take_all(l->rl, t, n, now_ns) : -1;

@@ -76,11 +76,12 @@ mcp_check_session(const struct req_ctx *rc, struct session *s)
 	mcp_caller_who(rc->cfg, rc->caller, who);
 	if (env->session_key == NULL)
 		return -1;
-	st = session_open_memo(env->sessions, env->session_key, env->tombstones, req->session_id, who, req->now, s);
+	st = session_open_memo(&(struct session_opener){ env->session_key, env->tombstones, env->sessions },
+	    req->session_id, who, req->now, s);
 	if (st == 0 && env->rs) {
 		session_tomb_key(env->shared_key, req->session_id, key);
 		if ((seen = rc->lim ? limiter_probed(rc->lim, key) : -1) < 0)
-			seen = rstore_has(env->rs, rc->cfg, RS_TOMB, key, clock_mono_us() / 1000);
+			seen = rstore_has(env->rs, rc->cfg, &(struct rs_key){ RS_TOMB, key }, clock_mono_us() / 1000);
 		if (seen == 1) {
 			session_clear(s);
 			st = -1;
@@ -125,7 +126,8 @@ mcp_end_session(struct req_ctx *rc)
 		unsigned char key[RSTORE_KEY_BYTES];
 
 		session_tomb_key(env->shared_key, req->session_id, key);
-		if (rstore_put(env->rs, cfg, RS_TOMB, key, "1", (s.exp - req->now + 1) * 1000, clock_mono_us() / 1000) < 0)
+		if (rstore_put(env->rs, cfg, &(struct rs_key){ RS_TOMB, key }, "1", (s.exp - req->now + 1) * 1000,
+		    clock_mono_us() / 1000) < 0)
 			log_warn(req->id, "this session's end is recorded on this host only: Redis does not answer");
 	}
 	{

@@ -17,6 +17,8 @@
 
 #define ASMETA_MAGIC	0x41534d31u	/* "ASM1" */
 
+#define ENDPOINT_MAX	1024	/* an introspection endpoint's URL, with its NUL */
+
 struct asmeta_region {
 	pthread_mutex_t lock;
 	uint32_t magic;
@@ -27,7 +29,7 @@ struct asmeta_region {
 	int32_t up;		/* enum metrics_state of the last fetch */
 	uint32_t pad;
 	char issuer[512];	/* whose document this is */
-	char endpoint[1024];	/* its introspection_endpoint, so introspection needs no parse */
+	char endpoint[ENDPOINT_MAX];	/* its introspection_endpoint, so introspection needs no parse */
 	char doc[ASMETA_MAX_DOC];
 };
 
@@ -86,11 +88,19 @@ on_data(char *p, size_t size, size_t n, void *ud)
 	return buf_append(ud, p, size * n) < 0 ? 0 : size * n;	/* 0 aborts: over the cap */
 }
 
-/* One HTTP exchange on the reused handle. post NULL = GET. Returns the HTTP status,
- * or -1 with err. The body is in body (its ceiling bounds it). */
+/* One HTTP request to the authorization server: post NULL = GET. */
+struct http_req {
+	const char *url;
+	const char *post;		/* the body of a POST, post_len bytes */
+	size_t post_len;
+	struct curl_slist *headers;	/* NULL = libcurl's */
+};
+
+/* One HTTP exchange on the reused handle. Returns the HTTP status, or -1 with err. The
+ * body is in body (its ceiling bounds it). */
 static long
-http_into(struct introspect *ix, const struct config *cfg, const char *url, const char *post,
-    size_t post_len, struct curl_slist *headers, struct buf *body, struct gw_error *err)
+http_into(struct introspect *ix, const struct config *cfg, const struct http_req *q, struct buf *body,
+    struct gw_error *err)
 {
 	long timeout_ms = cfg->auth_timeout_ms;
 	CURL *h;
@@ -102,17 +112,17 @@ http_into(struct introspect *ix, const struct config *cfg, const char *url, cons
 		return -1;
 	}
 	h = ix->h;
-	httpc_reset(h, url, timeout_ms, timeout_ms);
+	httpc_reset(h, q->url, timeout_ms, timeout_ms);
 	buf_reset(body);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
 	if (cfg->auth_ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->auth_ca_file);
-	if (headers)
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	if (post) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, post);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)post_len);
+	if (q->headers)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->headers);
+	if (q->post) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->post);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)q->post_len);
 	}
 	rc = curl_easy_perform(h);
 	if (rc == CURLE_WRITE_ERROR) {
@@ -127,11 +137,11 @@ http_into(struct introspect *ix, const struct config *cfg, const char *url, cons
 	return status;
 }
 
+/* http_into the worker's own buffer (ix->body). */
 static long
-http(struct introspect *ix, const struct config *cfg, const char *url, const char *post,
-    size_t post_len, struct curl_slist *headers, struct gw_error *err)
+http(struct introspect *ix, const struct config *cfg, const struct http_req *q, struct gw_error *err)
 {
-	return http_into(ix, cfg, url, post, post_len, headers, &ix->body, err);
+	return http_into(ix, cfg, q, &ix->body, err);
 }
 
 long
@@ -144,7 +154,7 @@ introspect_get(struct introspect *ix, const struct config *cfg, const char *url,
 
 	headers = httpc_header(headers, "Accept: application/json, application/jwk-set+json", &bad);
 	st = bad ? (gw_error_set(err, GW_EAUTHSERVER, "out of memory"), -1) :
-	    http_into(ix, cfg, url, NULL, 0, headers, out, err);
+	    http_into(ix, cfg, &(struct http_req){ url, NULL, 0, headers }, out, err);
 	httpc_free_headers(headers);
 	return st;
 }
@@ -210,7 +220,7 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 	json_t *doc;
 
 	for (i = 0; i < n; i++) {
-		st = http(ix, cfg, urls[i], NULL, 0, NULL, err);
+		st = http(ix, cfg, &(struct http_req){ urls[i], NULL, 0, NULL }, err);
 		if (st < 0)
 			return NULL;
 		if (st >= 400 && st < 500)
@@ -342,9 +352,10 @@ form_escape(struct buf *b, const char *s, size_t n)
  * string when the mirror is fresh: no JSON parse on the hot path). */
 static int
 endpoint_of(struct introspect *ix, struct asmeta_region *region, const struct config *cfg, int64_t now_ms,
-    char *out, size_t n, struct gw_error *err)
+    char out[ENDPOINT_MAX], struct gw_error *err)
 {
 	struct asmeta_region *a = region;
+	const size_t n = ENDPOINT_MAX;
 	json_t *meta = NULL;
 	const char *ep;
 	size_t elen;
@@ -383,25 +394,27 @@ endpoint_of(struct introspect *ix, struct asmeta_region *region, const struct co
 /* Long: one RFC 7662 request (the form with the token escaped, the client's
  * credentials as client-auth says, the POST, the answer checked), and everything that
  * held the token or the secret wiped at its one exit. */
-int
+json_t *
 introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
-    const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err)
+    const struct secret_part *tok, int64_t now_ms, struct gw_error *err)
 {
+	const char *token = tok->p;
+	size_t token_len = tok->n;
 	struct curl_slist *headers = NULL;
 	struct buf form, cred, hdr;
-	char endpoint[1024];
+	char endpoint[ENDPOINT_MAX];
+	json_t *resp = NULL;
 	char *b64 = NULL;
 	size_t b64len;
 	long st;
-	int rc = -1, bad = 0;
+	int bad = 0;
 
-	*resp = NULL;
 	/* Every byte escaped at worst: the form always fits, whatever the token's length. */
 	buf_init(&form, 3 * (token_len + (cfg->client_id ? strlen(cfg->client_id) : 0) +
 	    (cfg->client_secret ? strlen(cfg->client_secret) : 0)) + 128);
 	buf_init(&cred, 4096);
 	buf_init(&hdr, 8192);
-	if (endpoint_of(ix, asmeta, cfg, now_ms, endpoint, sizeof(endpoint), err) < 0)
+	if (endpoint_of(ix, asmeta, cfg, now_ms, endpoint, err) < 0)
 		goto out;
 	if (buf_puts(&form, "token=") < 0 || form_escape(&form, token, token_len) < 0 ||
 	    buf_puts(&form, "&token_type_hint=access_token") < 0)
@@ -429,22 +442,21 @@ introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const stru
 	if (bad)
 		goto toolong;
 
-	st = http(ix, cfg, endpoint, form.data, form.len, headers, err);
+	st = http(ix, cfg, &(struct http_req){ endpoint, form.data, form.len, headers }, err);
 	if (st < 0)
 		goto out;
 	if (st != 200) {
 		gw_error_set(err, GW_EAUTHSERVER, "introspection endpoint answered %ld", st);
 		goto out;
 	}
-	if ((*resp = parse_object(ix, "introspection response", err)) == NULL)
+	if ((resp = parse_object(ix, "introspection response", err)) == NULL)
 		goto out;
-	if (!json_is_boolean(json_object_get(*resp, "active"))) {
-		json_decref(*resp);
-		*resp = NULL;
+	if (!json_is_boolean(json_object_get(resp, "active"))) {
+		json_decref(resp);
+		resp = NULL;
 		gw_error_set(err, GW_EAUTHSERVER, "introspection response without a boolean \"active\"");
 		goto out;
 	}
-	rc = 0;
 	goto out;
 toolong:
 	gw_error_set(err, GW_EAUTHSERVER, "introspection request could not be built");
@@ -464,5 +476,5 @@ out:
 	buf_free(&form);
 	buf_free(&cred);
 	buf_free(&hdr);
-	return rc;
+	return resp;
 }

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "err.h"
 #include "metrics.h"
+#include "secret.h"
 #include "state.h"
 
 #define INTROSPECT_MAX_RESPONSE	(64 * 1024)
@@ -51,9 +52,10 @@ int introspect_url_usable(const struct config *cfg, const char *url);
 int introspect_asmeta_state(struct asmeta_region *asmeta, const struct config *cfg, int64_t now_ms,
     int64_t *since_ms);
 
-/* POSTs the token to the introspection endpoint; *resp is the parsed JSON object.
- * -1 with err (and a reason fit for the log) on any transport or format failure. */
-int introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
-    const char *token, size_t token_len, int64_t now_ms, json_t **resp, struct gw_error *err);
+/* POSTs the token (its bytes) to the introspection endpoint: the parsed JSON object
+ * (a new reference, with a boolean "active"), or NULL with err (and a reason fit for
+ * the log) on any transport or format failure. */
+json_t *introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
+    const struct secret_part *token, int64_t now_ms, struct gw_error *err);
 
 #endif

@@ -34,6 +34,15 @@ struct jwks_region {
 	char doc[JWS_SET_MAX];
 };
 
+/* What a fetch brought: the document (a new string) and its keys, and the parse's
+ * word on them. */
+struct fetched {
+	char *doc;
+	size_t len;
+	struct jws_keys *keys;
+	char why[256];
+};
+
 /* What the mirror told a worker, read under its lock. */
 struct mirror {
 	int mine;		/* it holds this source's keys */
@@ -98,16 +107,17 @@ region_lock(struct jwks_region *r)
 }
 
 /* The JWK set document: read from the file, or fetched from jwks-uri or the metadata's
- * jwks_uri. A new string and its keys, or NULL with err. A JWK set without a usable key
- * is one (what the issuer publishes: it may have withdrawn every key): its keys are
- * none, and why says so.
+ * jwks_uri. 0 with f->doc and its keys, or -1 with err (f->doc and f->keys NULL). A
+ * JWK set without a usable key is one (what the issuer publishes: it may have withdrawn
+ * every key): its keys are none, and f->why says so.
  * Long: the three places keys come from (a file, jwks-uri, the metadata's jwks_uri),
  * each with its own error, then the one parse. */
-static char *
-fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size_t *len,
-    struct jws_keys **keys, char *why, size_t whylen, struct gw_error *err)
+static int
+fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, struct fetched *f,
+    struct gw_error *err)
 {
-	char *doc = NULL;
+	char *doc = NULL, *why = f->why;
+	size_t *len = &f->len, whylen = sizeof(f->why);
 	const char *url = cfg->jwks_uri, *reason;
 	struct gw_error perr = { GW_OK, 0, "" };
 	json_t *meta = NULL;
@@ -116,6 +126,9 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 	long status;
 	int fd, rc;
 
+	f->doc = NULL;
+	f->len = 0;
+	f->keys = NULL;
 	buf_init(&b, JWS_SET_MAX);
 	if (cfg->jwks_file) {
 		if ((fd = cfgfile_open(cfg->jwks_uri, &st, &reason)) < 0) {
@@ -160,9 +173,9 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 		}
 		*len = b.len;
 	}
-	*keys = jws_keys_parse(doc, *len, &perr);
+	f->keys = jws_keys_parse(doc, *len, &perr);
 	snprintf(why, whylen, "%s", perr.detail);
-	if (*keys == NULL) {
+	if (f->keys == NULL) {
 		gw_error_set(err, GW_EAUTHSERVER, "JWK set from %s: %s", url ? url : cfg->jwks_uri, why);
 		free(doc);
 		doc = NULL;
@@ -170,7 +183,8 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, size
 out:
 	json_decref(meta);
 	buf_free(&b);
-	return doc;
+	f->doc = doc;
+	return doc ? 0 : -1;
 }
 
 /* What health says of the JWK set after a fetch: keys had (NULL: none had), usable or
@@ -227,8 +241,10 @@ held(const struct jwks_view *v, const struct config *cfg, int64_t now_ms, const 
  * 0 not, 2 another's fetch this request should wait for, -1 the region is unusable. */
 static int
 mirror_read(struct jwks_region *r, const struct config *cfg, const struct jwks_view *v, const char *src,
-    int64_t now_ms, int unknown_kid, struct mirror *m)
+    const struct jwks_ask *ask, struct mirror *m)
 {
+	int64_t now_ms = ask->now_ms;
+	int unknown_kid = ask->unknown_kid;
 	int64_t ttl = cfg->jwks_ttl * 1000, gap = cfg->jwks_min_interval * 1000;
 	int due, busy, claimed = 0;
 
@@ -287,13 +303,14 @@ mirror_store(struct jwks_region *r, const char *src, int64_t now_ms, const char 
 
 /* Without a usable region: the view's own schedule, per worker. */
 static int
-private_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
-    int64_t now_ms, int unknown_kid, struct gw_error *err)
+private_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg,
+    const struct jwks_ask *ask, struct gw_error *err)
 {
-	struct jws_keys *keys = NULL;
-	char why[256], src[JWKS_SOURCE_MAX];
-	size_t len = 0;
-	char *doc;
+	const char *rid = ask->rid;
+	int64_t now_ms = ask->now_ms;
+	int unknown_kid = ask->unknown_kid;
+	char src[JWKS_SOURCE_MAX];
+	struct fetched f;
 	int due;
 
 	due = unknown_kid && now_ms - v->forced_ms >= cfg->jwks_min_interval * 1000;
@@ -303,18 +320,18 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
 		return v->keys ? 0 : (gw_error_set(err, GW_EAUTHSERVER, "JWK set unavailable (recent failure)"), -1);
 	if (unknown_kid)
 		v->forced_ms = now_ms;
-	doc = fetch(env, cfg, now_ms, &len, &keys, why, sizeof(why), err);
-	observe(env, keys, now_ms);
-	if (doc == NULL) {
+	fetch(env, cfg, now_ms, &f, err);
+	observe(env, f.keys, now_ms);
+	if (f.doc == NULL) {
 		v->failed_ms = now_ms;
 		if (v->keys)
 			log_warn(rid, "jwks: %s; the keys fetched before are used", err->detail);
 		return v->keys ? 0 : -1;
 	}
-	free(doc);
+	free(f.doc);
 	source_of(cfg, src, sizeof(src));
-	log_fetched(rid, keys, src, why, unknown_kid);
-	view_take(v, keys, 0, now_ms);
+	log_fetched(rid, f.keys, src, f.why, unknown_kid);
+	view_take(v, f.keys, 0, now_ms);
 	v->fetched_ms = now_ms;
 	v->failed_ms = 0;
 	return 0;
@@ -324,17 +341,18 @@ private_keys(struct jwks_view *v, const struct jwks_env *env, const struct confi
  * the host's mirror, waiting for another worker's fetch, a fetch of its own, the keys
  * held): one decision read from top to bottom. */
 int
-jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
-    int64_t now_ms, int unknown_kid, const struct jws_keys **keys, struct gw_error *err)
+jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg,
+    const struct jwks_ask *ask, const struct jws_keys **keys, struct gw_error *err)
 {
-	char src[JWKS_SOURCE_MAX], why[256];
+	struct jwks_ask a = *ask;	/* its time and kid move on while it waits */
+	const char *rid = a.rid;
+	char src[JWKS_SOURCE_MAX];
 	struct gw_error perr = { GW_OK, 0, "" };
-	int64_t deadline = now_ms + cfg->auth_timeout_ms + 1000;
+	int64_t deadline = a.now_ms + cfg->auth_timeout_ms + 1000;
 	struct jws_keys *fresh = NULL;
 	struct mirror m = { 0 };
+	struct fetched f;
 	uint64_t gen = 0;
-	size_t len = 0;
-	char *doc;
 	int st;
 
 	*keys = NULL;
@@ -343,21 +361,21 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 		jwks_view_free(v);
 		snprintf(v->source, sizeof(v->source), "%s", src);
 	}
-	if (v->keys && !unknown_kid && v->checked_ms <= now_ms && now_ms - v->checked_ms < JWKS_LOOK_MS)
-		return held(v, cfg, now_ms, keys, err);	/* looked a moment ago */
-	v->checked_ms = now_ms;
-	while ((st = mirror_read(env->region, cfg, v, src, now_ms, unknown_kid, &m)) == 2 && now_ms < deadline) {
+	if (v->keys && !a.unknown_kid && v->checked_ms <= a.now_ms && a.now_ms - v->checked_ms < JWKS_LOOK_MS)
+		return held(v, cfg, a.now_ms, keys, err);	/* looked a moment ago */
+	v->checked_ms = a.now_ms;
+	while ((st = mirror_read(env->region, cfg, v, src, &a, &m)) == 2 && a.now_ms < deadline) {
 		struct timespec ts = { 0, JWKS_WAIT_STEP_MS * 1000000L };
 
 		free(m.doc);
 		nanosleep(&ts, NULL);
-		now_ms = clock_wall_ms();
-		unknown_kid = 0;	/* the fetch under way is the one it asked for */
+		a.now_ms = clock_wall_ms();
+		a.unknown_kid = 0;	/* the fetch under way is the one it asked for */
 	}
 	if (st < 0) {
-		if (private_keys(v, env, cfg, rid, now_ms, unknown_kid, err) < 0)
+		if (private_keys(v, env, cfg, &a, err) < 0)
 			return -1;
-		return held(v, cfg, now_ms, keys, err);
+		return held(v, cfg, a.now_ms, keys, err);
 	}
 	if (m.doc) {	/* the mirror holds a generation this worker has not parsed */
 		if ((fresh = jws_keys_parse(m.doc, m.len, &perr)) != NULL)
@@ -369,15 +387,15 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 		v->keys_ms = m.fetched_ms;	/* (a generation is fetched once: this is its time) */
 	}
 	if (st == 1) {
-		doc = fetch(env, cfg, now_ms, &len, &fresh, why, sizeof(why), err);
-		observe(env, doc ? fresh : NULL, now_ms);
-		if (doc != NULL) {
-			mirror_store(env->region, src, now_ms, doc, len, &gen);
-			view_take(v, fresh, gen, now_ms);
-			log_fetched(rid, fresh, src, why, unknown_kid);
-			free(doc);
+		fetch(env, cfg, a.now_ms, &f, err);
+		observe(env, f.keys, a.now_ms);
+		if (f.doc != NULL) {
+			mirror_store(env->region, src, a.now_ms, f.doc, f.len, &gen);
+			view_take(v, f.keys, gen, a.now_ms);
+			log_fetched(rid, f.keys, src, f.why, a.unknown_kid);
+			free(f.doc);
 		} else {
-			mirror_store(env->region, src, now_ms, NULL, 0, &gen);
+			mirror_store(env->region, src, a.now_ms, NULL, 0, &gen);
 			if (v->keys)
 				log_warn(rid, "jwks: %s; the keys fetched before are used", err->detail);
 		}
@@ -388,5 +406,5 @@ jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *
 			    st == 2 ? "another fetch is still under way" : "a fetch failed moments ago");
 		return -1;
 	}
-	return held(v, cfg, now_ms, keys, err);
+	return held(v, cfg, a.now_ms, keys, err);
 }

@@ -56,13 +56,20 @@ struct jwks_env {
 	struct metrics *metrics;
 };
 
+/* A request for the keys: whose (the request's id, for the log), when (wall clock),
+ * and whether its token names a key the set lacks. */
+struct jwks_ask {
+	const char *rid;
+	int64_t now_ms;
+	int unknown_kid;
+};
+
 /* The keys to verify a token with (*keys borrowed from v, valid until its next call;
- * possibly none usable). unknown_kid: the token names a key the set lacks: fetch again
- * unless the host did within jwks-min-interval (or a fetch is under way: wait for it).
- * 0, or -1 with err when there are no keys (never fetched, and the fetch fails; or
- * fetched longer than jwks-max-age ago, and none since). rid: the request's id, for
- * the log. */
-int jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg, const char *rid,
-    int64_t now_ms, int unknown_kid, const struct jws_keys **keys, struct gw_error *err);
+ * possibly none usable). ask->unknown_kid: fetch again unless the host did within
+ * jwks-min-interval (or a fetch is under way: wait for it). 0, or -1 with err when
+ * there are no keys (never fetched, and the fetch fails; or fetched longer than
+ * jwks-max-age ago, and none since). */
+int jwks_keys(struct jwks_view *v, const struct jwks_env *env, const struct config *cfg,
+    const struct jwks_ask *ask, const struct jws_keys **keys, struct gw_error *err);
 
 #endif

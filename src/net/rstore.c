@@ -49,6 +49,15 @@ static const char take_script[] =
 	"end\n"
 	"return out\n";
 
+/* One command's words (argc of them, with their lengths); script: argv[1] is the
+ * script's digest, set by command(). */
+struct cmd {
+	int argc;
+	const char **argv;
+	size_t *len;
+	int script;
+};
+
 struct rstore {
 	redisContext *c;
 	int *outage;
@@ -236,13 +245,12 @@ broken(const struct rstore *rs)
 	    (rs->c->err == REDIS_ERR_IO && !strstr(rs->c->errstr, "temporarily unavailable")));
 }
 
-/* One command (argv; with script, argv[1] is the script's digest, set here), its reply
+/* One command (with script, its argv[1] is the script's digest, set here), its reply
  * (free it), or NULL (failed() called). A kept connection that turns out broken (Redis
  * restarted since) is replaced at once, and so is one whose server forgot the script;
  * a timeout is not tried again. */
 static redisReply *
-command(struct rstore *rs, const struct config *cfg, int argc, const char **argv, size_t *len,
-    int script, int64_t now_ms)
+command(struct rstore *rs, const struct config *cfg, const struct cmd *cmd, int64_t now_ms)
 {
 	redisReply *r = NULL;
 	int attempt, kept;
@@ -251,12 +259,12 @@ command(struct rstore *rs, const struct config *cfg, int argc, const char **argv
 		kept = rs->c != NULL;
 		if (connect_to(rs, cfg, now_ms) < 0)
 			return NULL;
-		if (script) {
-			argv[1] = rs->sha;
-			len[1] = strlen(rs->sha);
+		if (cmd->script) {
+			cmd->argv[1] = rs->sha;
+			cmd->len[1] = strlen(rs->sha);
 		}
 		rs->trips++;
-		if ((r = redisCommandArgv(rs->c, argc, argv, len)) == NULL) {
+		if ((r = redisCommandArgv(rs->c, cmd->argc, cmd->argv, cmd->len)) == NULL) {
 			if (kept && attempt == 0 && broken(rs)) {
 				disconnect(rs);
 				continue;
@@ -304,18 +312,19 @@ key_name(char *out, const char *kind, const unsigned char *key)
  * checked item by item before anything of it is believed. */
 int
 rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
-    const unsigned char *probe, int *probed, int64_t now_ms)
+    struct rs_probe *probe, int64_t now_ms)
 {
 	const char *argv[5 + 3 * TAKE_MAX];
 	size_t len[5 + 3 * TAKE_MAX], i, k, nk = n + (probe != NULL), argc = 3 + nk + 1 + 2 * n;
 	char keys[TAKE_MAX + 1][KEY_NAME_MAX], nkeys[8], nb[8], num[2 * TAKE_MAX][24];
+	const struct cmd cmd = { (int)argc, argv, len, 1 };
 	struct rl_params p[TAKE_MAX];
 	redisReply *r;
 	long long refused, seen;
 	int rc = -1;
 
-	if (probed)
-		*probed = -1;
+	if (probe)
+		probe->seen = -1;
 	if (n == 0)
 		return 0;
 	if (n > TAKE_MAX)
@@ -331,7 +340,7 @@ rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, 
 		snprintf(num[2 * i + 1], sizeof(num[0]), "%lld", (long long)p[i].tau);
 	}
 	if (probe) {
-		key_name(keys[n], "ts", probe);
+		key_name(keys[n], "ts", probe->key);
 		argv[3 + n] = keys[n];
 	}
 	k = 3 + nk;
@@ -340,7 +349,7 @@ rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, 
 		argv[k++] = num[i];
 	for (i = 0; i < argc; i++)
 		len[i] = i == 1 ? 0 : strlen(argv[i]);	/* argv[1]: the digest, set by command() */
-	if ((r = command(rs, cfg, (int)argc, argv, len, 1, now_ms)) == NULL)
+	if ((r = command(rs, cfg, &cmd, now_ms)) == NULL)
 		return -1;
 	if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->elements > n + 2)
 		goto out;
@@ -355,8 +364,8 @@ rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, 
 		goto out;
 	for (i = 0; i + 2 < r->elements; i++)
 		ratelimit_verdict(r->element[i + 2]->integer, &p[i], US, (long long)i == refused, &t[i].v);
-	if (probed)
-		*probed = (int)seen;
+	if (probe)
+		probe->seen = (int)seen;
 	rc = refused < 0 ? (int)n : (int)refused;
 out:
 	if (rc < 0)
@@ -367,43 +376,65 @@ out:
 
 static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp" };
 
-/* SET kind/key value PX ttl_ms [NX]: the reply, or NULL when Redis cannot answer. */
-static redisReply *
-set(struct rstore *rs, const struct config *cfg, enum rs_kind kind, const unsigned char key[RSTORE_KEY_BYTES],
-    const char *value, int64_t ttl_ms, int nx, int64_t now_ms)
-{
+/* A command on one record, and the storage of its words: VERB name, then what the
+ * command adds (SET's value, PX ttl and NX). */
+struct keyed {
 	char name[KEY_NAME_MAX], px[24];
-	const char *argv[6] = { "SET", name, value, "PX", px, "NX" };
+	const char *argv[6];
 	size_t len[6];
-	int i, argc = nx ? 6 : 5;
+	struct cmd cmd;
+};
 
-	key_name(name, kind_names[kind], key);
-	snprintf(px, sizeof(px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
-	for (i = 0; i < argc; i++)
-		len[i] = strlen(argv[i]);
-	return command(rs, cfg, argc, argv, len, 0, now_ms);
+/* verb k: its first two words. */
+static void
+keyed_words(struct keyed *o, const char *verb, const struct rs_key *k)
+{
+	key_name(o->name, kind_names[k->kind], k->digest);
+	o->argv[0] = verb;
+	o->argv[1] = o->name;
+	o->len[0] = strlen(verb);
+	o->len[1] = strlen(o->name);
+	o->cmd = (struct cmd){ 2, o->argv, o->len, 0 };
+}
+
+/* SET k value PX ttl_ms [NX] (nx). */
+static void
+set_words(struct keyed *o, const struct rs_key *k, const char *value, int64_t ttl_ms, int nx)
+{
+	int i;
+
+	keyed_words(o, "SET", k);
+	snprintf(o->px, sizeof(o->px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
+	o->argv[2] = value, o->argv[3] = "PX", o->argv[4] = o->px, o->argv[5] = "NX";
+	o->cmd.argc = nx ? 6 : 5;
+	for (i = 2; i < o->cmd.argc; i++)
+		o->len[i] = strlen(o->argv[i]);
 }
 
 int
-rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], const char *value, int64_t ttl_ms, int64_t now_ms)
+rstore_put(struct rstore *rs, const struct config *cfg, const struct rs_key *k, const char *value,
+    int64_t ttl_ms, int64_t now_ms)
 {
+	struct keyed o;
 	redisReply *r;
 
-	if ((r = set(rs, cfg, kind, key, value, ttl_ms, 0, now_ms)) == NULL)
+	set_words(&o, k, value, ttl_ms, 0);
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
 		return -1;
 	freeReplyObject(r);
 	return 0;
 }
 
 int
-rstore_once(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], int64_t ttl_ms, int64_t now_ms)
+rstore_once(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t ttl_ms,
+    int64_t now_ms)
 {
+	struct keyed o;
 	redisReply *r;
 	int rc;
 
-	if ((r = set(rs, cfg, kind, key, "1", ttl_ms, 1, now_ms)) == NULL)
+	set_words(&o, k, "1", ttl_ms, 1);
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
 		return -1;
 	/* OK when it was set; nil when the key was there already */
 	rc = r->type == REDIS_REPLY_STATUS ? 1 : r->type == REDIS_REPLY_NIL ? 0 : -1;
@@ -414,18 +445,15 @@ rstore_once(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
 }
 
 int
-rstore_get(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], char *out, size_t outlen, int64_t now_ms)
+rstore_get(struct rstore *rs, const struct config *cfg, const struct rs_key *k, char *out, size_t outlen,
+    int64_t now_ms)
 {
-	char name[KEY_NAME_MAX];
-	const char *argv[2] = { "GET", name };
-	size_t len[2];
+	struct keyed o;
 	redisReply *r;
 	int rc = -1;
 
-	key_name(name, kind_names[kind], key);
-	len[0] = 3, len[1] = strlen(name);
-	if ((r = command(rs, cfg, 2, argv, len, 0, now_ms)) == NULL)
+	keyed_words(&o, "GET", k);
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
 		return -1;
 	if (r->type == REDIS_REPLY_NIL) {
 		rc = 0;
@@ -444,18 +472,14 @@ rstore_get(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
 }
 
 int
-rstore_has(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], int64_t now_ms)
+rstore_has(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms)
 {
-	char name[KEY_NAME_MAX];
-	const char *argv[2] = { "EXISTS", name };
-	size_t len[2];
+	struct keyed o;
 	redisReply *r;
 	int rc;
 
-	key_name(name, kind_names[kind], key);
-	len[0] = 6, len[1] = strlen(name);
-	if ((r = command(rs, cfg, 2, argv, len, 0, now_ms)) == NULL)
+	keyed_words(&o, "EXISTS", k);
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
 		return -1;
 	rc = r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
 	freeReplyObject(r);

@@ -43,14 +43,20 @@ void rstore_free(struct rstore *rs);
  * (metrics_observe, for /mcp/health); NULL: nowhere. */
 void rstore_observe(struct rstore *rs, struct metrics *m);
 
+/* A tombstone looked for in the round trip of a rate-limit decision: its key (the
+ * digest of an RS_TOMB record), and whether it exists (1, 0; -1 when not answered). */
+struct rs_probe {
+	const unsigned char *key;	/* RSTORE_KEY_BYTES */
+	int seen;			/* out */
+};
+
 /* The rate-limit decision of t[0..n) (n <= 8) in order, in one script: each bucket
  * charged until one refuses. The index of the refusal, n when all passed, -1 when
  * Redis cannot answer now. Verdicts are filled as ratelimit_take_all's. probe (may be
- * NULL): a tombstone key whose presence the same round trip reports in *probed (1, 0;
- * -1 when not asked or not answered: n == 0 asks nothing). now_ms is the local
- * monotonic clock (for the outage's pause only). */
+ * NULL): a tombstone the same round trip looks for (n == 0 asks nothing: its seen is
+ * -1). now_ms is the local monotonic clock (for the outage's pause only). */
 int rstore_take_all(struct rstore *rs, const struct config *cfg, struct rl_take *t, size_t n,
-    const unsigned char *probe, int *probed, int64_t now_ms);
+    struct rs_probe *probe, int64_t now_ms);
 
 /* Records other than buckets: a value (visible ASCII) under a key of a kind. */
 enum rs_kind {
@@ -58,20 +64,24 @@ enum rs_kind {
 	RS_TOKEN,	/* tc: an accepted token's claims, sealed (auth.c) */
 	RS_DPOP,	/* dp: a DPoP proof seen (value "1") */
 };
-/* Sets kind/key to value until ttl_ms from now: 0, or -1. */
-int rstore_put(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], const char *value, int64_t ttl_ms, int64_t now_ms);
+/* Such a record's key: its kind and the caller's keyed digest (mcpgate:<kind>:<hex>). */
+struct rs_key {
+	enum rs_kind kind;
+	const unsigned char *digest;	/* RSTORE_KEY_BYTES */
+};
+/* Sets k to value until ttl_ms from now: 0, or -1. */
+int rstore_put(struct rstore *rs, const struct config *cfg, const struct rs_key *k, const char *value,
+    int64_t ttl_ms, int64_t now_ms);
 /* 1 with the value in out (NUL-terminated), 0 when there is none (or none that fits,
  * or one with a NUL), -1 when Redis cannot answer now. */
-int rstore_get(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], char *out, size_t outlen, int64_t now_ms);
-/* Sets kind/key until ttl_ms from now unless it exists (SET NX): 1 when it was set, 0
- * when it existed, -1 when Redis cannot answer now. */
-int rstore_once(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], int64_t ttl_ms, int64_t now_ms);
-/* 1 when kind/key exists, 0 when not, -1 when Redis cannot answer now. */
-int rstore_has(struct rstore *rs, const struct config *cfg, enum rs_kind kind,
-    const unsigned char key[RSTORE_KEY_BYTES], int64_t now_ms);
+int rstore_get(struct rstore *rs, const struct config *cfg, const struct rs_key *k, char *out, size_t outlen,
+    int64_t now_ms);
+/* Sets k until ttl_ms from now unless it exists (SET NX): 1 when it was set, 0 when
+ * it existed, -1 when Redis cannot answer now. */
+int rstore_once(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t ttl_ms,
+    int64_t now_ms);
+/* 1 when k exists, 0 when not, -1 when Redis cannot answer now. */
+int rstore_has(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms);
 
 /* Round trips this connection made (benchmarks, tests). */
 uint64_t rstore_round_trips(const struct rstore *rs);

@@ -124,25 +124,38 @@ upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up)
 	return c;
 }
 
+/* q made afresh for a message on a session: the pool's s, else (NULL) the call's own
+ * (its version, else the newest); sent by deadline_ms. */
+static void
+post_on(struct post *q, const struct upstream_call *call, const struct up_session *s, int64_t deadline_ms)
+{
+	memset(q, 0, sizeof(*q));
+	q->session = s ? s->session : call->session_id;
+	q->version = s ? s->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
+	q->deadline_ms = deadline_ms;
+}
+
 /* The lifecycle on a new session: initialize (with the client capabilities caps),
- * then notifications/initialized. 0 with *session (malloc'd; NULL when the upstream
- * keeps none), version and *server_caps (a new reference); -1 with err.
+ * then notifications/initialized, by the call's deadline, into s (its who, ready and
+ * used are left as they are). 0 with s->session (malloc'd; NULL when the upstream keeps
+ * none), s->version and s->caps (a new reference); -1 with err, s->session and s->caps
+ * NULL.
  * Long: the lifecycle's two messages (initialize, whose version and session are
  * checked, then notifications/initialized), with one cleanup of what initialize
  * returned. */
 static int
 handshake(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
-    json_t *caps, int64_t deadline_ms, char **session, char version[16], json_t **server_caps,
-    struct gw_error *err)
+    json_t *caps, struct up_session *s, struct gw_error *err)
 {
 	const char *name = call->up->s.name, *pv;
 	json_t *params, *id, *resp = NULL, *result;
+	int64_t deadline_ms = upstream_deadline(call, call->up->timeout_ms);
 	struct post q;
 	size_t i;
 	int rc = -1;
 
-	*session = NULL;
-	*server_caps = NULL;
+	s->session = NULL;
+	s->caps = NULL;
 	params = json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", UPSTREAM_CLIENT_VERSION,
 	    "capabilities", caps, "clientInfo",
 	    "name", call->cfg && call->cfg->name ? call->cfg->name : PACKAGE_NAME,
@@ -156,7 +169,8 @@ handshake(struct upstream_pool *p, struct up_conn *c, const struct upstream_call
 	q.method = "initialize";
 	q.params = params;
 	q.id = id;
-	if (upstream_post(p, c, call, &q, deadline_ms, &resp, err) < 0)
+	q.deadline_ms = deadline_ms;
+	if (upstream_post(p, c, call, &q, &resp, err) < 0)
 		goto out;
 	if ((result = json_object_get(resp, "result")) == NULL) {
 		json_t *code = json_object_get(json_object_get(resp, "error"), "code");
@@ -177,27 +191,25 @@ handshake(struct upstream_pool *p, struct up_conn *c, const struct upstream_call
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: initialize answered an unusable Mcp-Session-Id", name);
 		goto out;
 	}
-	if (q.session_got[0] && (*session = strdup(q.session_got)) == NULL) {
+	if (q.session_got[0] && (s->session = strdup(q.session_got)) == NULL) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", name);
 		goto out;
 	}
-	snprintf(version, 16, "%s", versions[i]);
-	*server_caps = json_is_object(json_object_get(result, "capabilities")) ?
+	snprintf(s->version, sizeof(s->version), "%s", versions[i]);
+	s->caps = json_is_object(json_object_get(result, "capabilities")) ?
 	    json_incref(json_object_get(result, "capabilities")) : json_object();
 
-	memset(&q, 0, sizeof(q));
+	post_on(&q, call, s, deadline_ms);
 	q.method = "notifications/initialized";
-	q.session = *session;
-	q.version = version;
-	if (upstream_post(p, c, call, &q, deadline_ms, NULL, err) < 0)
+	if (upstream_post(p, c, call, &q, NULL, err) < 0)
 		goto out;
 	rc = 0;
 out:
 	if (rc < 0) {
-		free(*session);
-		*session = NULL;
-		json_decref(*server_caps);
-		*server_caps = NULL;
+		free(s->session);
+		s->session = NULL;
+		json_decref(s->caps);
+		s->caps = NULL;
 	}
 	json_decref(resp);
 	json_decref(params);
@@ -206,16 +218,17 @@ out:
 }
 
 /* A session the pool holds, as the gateway (no client capabilities): its own, or one
- * for a caller. Whether the upstream keeps sessions at all is learnt here. */
+ * for a caller, by the call's deadline. Whether the upstream keeps sessions at all is
+ * learnt here. */
 static int
 initialize(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const struct upstream_call *call,
-    int64_t deadline_ms, struct gw_error *err)
+    struct gw_error *err)
 {
 	json_t *none = json_object();
 	int rc;
 
 	session_forget(s);
-	rc = handshake(p, c, call, none, deadline_ms, &s->session, s->version, &s->caps, err);
+	rc = handshake(p, c, call, none, s, err);
 	json_decref(none);
 	s->ready = rc == 0;
 	if (s->ready)
@@ -292,8 +305,9 @@ cancel(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *c
 	q.session = session;
 	q.version = version && *version ? version : UPSTREAM_CLIENT_VERSION;
 	/* Its own second, even when the request's time is what ran out. */
+	q.deadline_ms = clock_mono_us() / 1000 + UPSTREAM_CANCEL_MS;
 	if (q.params)
-		rc = upstream_post(p, c, call, &q, clock_mono_us() / 1000 + UPSTREAM_CANCEL_MS, NULL, &ignored);
+		rc = upstream_post(p, c, call, &q, NULL, &ignored);
 	json_decref(q.params);
 	return rc;
 }
@@ -354,19 +368,17 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		goto out;
 	}
 	if (own && !(s = pool_session(p, c, call))->ready) {
-		if (initialize(p, c, s, call, deadline, err) < 0)
+		if (initialize(p, c, s, call, err) < 0)
 			goto out;
 		fresh = 1;
 	}
 	for (;;) {
-		memset(&q, 0, sizeof(q));
+		post_on(&q, call, own ? s : NULL, deadline);
 		q.method = call->method;
 		q.params = call->params;
 		q.id = id;
-		q.session = own ? s->session : call->session_id;
-		q.version = own ? s->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
 		q.relay = 1;
-		if (upstream_post(p, c, call, &q, deadline, response, err) == 0) {
+		if (upstream_post(p, c, call, &q, response, err) == 0) {
 			gw_error_set(err, GW_OK, "%s", "");	/* a 404 before may have set it */
 			rc = 0;
 			break;
@@ -378,7 +390,7 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		if (q.status != 404 || !own || fresh || s->session == NULL)
 			break;
 		/* The upstream no longer knows our session (restarted, expired): once more. */
-		if (initialize(p, c, s, call, deadline, err) < 0)
+		if (initialize(p, c, s, call, err) < 0)
 			break;
 		fresh = 1;
 	}
@@ -404,14 +416,12 @@ upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struc
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto out;
 	deadline = upstream_deadline(call, call->up->timeout_ms);
-	if (own && !(s = pool_session(p, c, call))->ready && initialize(p, c, s, call, deadline, err) < 0)
+	if (own && !(s = pool_session(p, c, call))->ready && initialize(p, c, s, call, err) < 0)
 		goto out;
-	memset(&q, 0, sizeof(q));
+	post_on(&q, call, own ? s : NULL, deadline);
 	q.method = call->method;
 	q.params = call->params;
-	q.session = own ? s->session : call->session_id;
-	q.version = own ? s->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
-	rc = upstream_post(p, c, call, &q, deadline, NULL, err);
+	rc = upstream_post(p, c, call, &q, NULL, err);
 out:
 	if (rc < 0)
 		log_failure(call, err, t0, 0);
@@ -426,7 +436,7 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
-	if (!c->own.ready && initialize(p, c, &c->own, call, upstream_deadline(call, call->up->timeout_ms), err) < 0)
+	if (!c->own.ready && initialize(p, c, &c->own, call, err) < 0)
 		goto fail;
 	return json_incref(c->own.caps);
 fail:
@@ -439,8 +449,9 @@ upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t 
     char **session_id, char version[16], struct gw_error *err)
 {
 	int64_t t0 = clock_mono_us();
+	struct up_session got = { .session = NULL };
 	struct up_conn *c;
-	json_t *server_caps = NULL, *none = NULL;
+	json_t *none = NULL;
 	int rc = -1;
 
 	*session_id = NULL;
@@ -448,11 +459,13 @@ upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t 
 		goto out;
 	if (!json_is_object(client_caps))
 		client_caps = none = json_object();
-	rc = handshake(p, c, call, client_caps, upstream_deadline(call, call->up->timeout_ms), session_id, version,
-	    &server_caps, err);
-	if (rc == 0)
+	rc = handshake(p, c, call, client_caps, &got, err);
+	if (rc == 0) {
+		*session_id = got.session;
+		memcpy(version, got.version, sizeof(got.version));
 		c->stateless = *session_id == NULL;
-	json_decref(server_caps);
+	}
+	json_decref(got.caps);
 	json_decref(none);
 out:
 	if (rc < 0)
@@ -471,11 +484,9 @@ upstream_close(struct upstream_pool *p, const struct upstream_call *call)
 
 	if (call->session_id == NULL || (c = begin(p, call, 1, &err)) == NULL)
 		return -1;
-	memset(&q, 0, sizeof(q));
+	post_on(&q, call, NULL, deadline);
 	q.del = 1;
-	q.session = call->session_id;
-	q.version = call->version ? call->version : UPSTREAM_CLIENT_VERSION;
-	if (upstream_post(p, c, call, &q, deadline, NULL, &err) < 0) {
+	if (upstream_post(p, c, call, &q, NULL, &err) < 0) {
 		log_msg(GW_LOG_INFO, NULL, "%s (DELETE of a session: left to expire)", err.detail);
 		return -1;
 	}
@@ -493,11 +504,9 @@ upstream_respond(struct upstream_pool *p, const struct upstream_call *call, json
 
 	if ((c = begin(p, call, 1, err)) == NULL)
 		goto out;
-	memset(&q, 0, sizeof(q));
+	post_on(&q, call, NULL, upstream_deadline(call, call->up->timeout_ms));
 	q.raw = msg;
-	q.session = call->session_id;
-	q.version = call->version ? call->version : UPSTREAM_CLIENT_VERSION;
-	rc = upstream_post(p, c, call, &q, upstream_deadline(call, call->up->timeout_ms), NULL, err);
+	rc = upstream_post(p, c, call, &q, NULL, err);
 out:
 	if (rc < 0)
 		log_failure(call, err, t0, 0);

@@ -114,13 +114,21 @@ int upstream_respond(struct upstream_pool *p, const struct upstream_call *call, 
  * upstream took it, -1 when not (logged; left to expire there). */
 int upstream_close(struct upstream_pool *p, const struct upstream_call *call);
 
+/* What a standalone stream's reader calls every every_ms (the caller's keep-alives):
+ * fn(ctx), which returns -1 to stop, else 0. fn NULL: nothing is called. */
+struct upstream_tick {
+	int (*fn)(void *ctx);
+	void *ctx;
+	int64_t every_ms;
+};
+
 /* Standalone streams: a GET on each of the n calls' sessions (their up, session_id,
  * version, on_msg, ctx), read together until every stream ends, an on_msg returns -1,
- * tick (every tick_ms) returns -1, or until_ms (monotonic). Requests an on_msg
- * declines are answered with an error. 0 when the streams ended or time ran out, 1
- * when stopped by on_msg or tick. */
+ * the tick returns -1, or until_ms (monotonic). Requests an on_msg declines are
+ * answered with an error. 0 when the streams ended or time ran out, 1 when stopped by
+ * on_msg or the tick. */
 int upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
-    int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
+    const struct upstream_tick *tick, int64_t until_ms);
 
 /* Ends the pool's sessions (DELETE, UPSTREAM_CLOSE_MS each at most; once one is not
  * taken, the upstream's others are left to expire): a CGI run that opened them, or a

@@ -84,7 +84,7 @@ listen_body(char *p, size_t size, size_t n, void *ud)
  * up), whose state is the loop's own locals. */
 int
 upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
-    int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms)
+    const struct upstream_tick *tick, int64_t until_ms)
 {
 	struct listen_xfer *l = calloc(n ? n : 1, sizeof(*l));
 	CURLM *multi = curl_multi_init();
@@ -121,7 +121,7 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 		else
 			l[i].done = 1;
 	}
-	next_tick = clock_mono_us() / 1000 + tick_ms;
+	next_tick = clock_mono_us() / 1000 + tick->every_ms;
 	while (running > 0) {
 		if (curl_multi_perform(multi, &running) != CURLM_OK)
 			break;
@@ -142,11 +142,11 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 		if (now_ms >= until_ms)
 			break;
 		if (now_ms >= next_tick) {
-			if (tick && tick(tick_ctx) < 0) {
+			if (tick->fn && tick->fn(tick->ctx) < 0) {
 				rc = 1;
 				break;
 			}
-			next_tick = now_ms + tick_ms;
+			next_tick = now_ms + tick->every_ms;
 		}
 		curl_multi_poll(multi, NULL, 0, (int)(next_tick - now_ms < until_ms - now_ms ?
 		    next_tick - now_ms : until_ms - now_ms) + 1, NULL);

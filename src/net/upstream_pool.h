@@ -60,6 +60,7 @@ struct post {
 	int del;		/* a DELETE of the session, not a POST of method */
 	json_t *raw;		/* borrowed: the message to POST as is (an answer) instead of method */
 	int side;		/* on the pool's side handle: another transfer is running */
+	int64_t deadline_ms;	/* monotonic: the POST ends by then */
 	long status;		/* out: HTTP status, 0 = none */
 	char session_got[UPSTREAM_MAX_SESSION_ID + 1];	/* out: the answer's Mcp-Session-Id */
 	int session_bad;	/* out: it had one, but not a usable one */
@@ -71,10 +72,11 @@ struct post {
 struct up_conn *upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up);
 
 /* upstream_post.c */
-/* One POST of one JSON-RPC message. 0: for a request, its answer in *resp; for a
- * notification, it was accepted. -1 with err (q->status holds the HTTP status). */
+/* One POST of one JSON-RPC message, by q->deadline_ms. 0: for a request, its answer in
+ * *resp; for a notification, it was accepted. -1 with err (q->status holds the HTTP
+ * status). */
 int upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
-    struct post *q, int64_t deadline_ms, json_t **resp, struct gw_error *err);
+    struct post *q, json_t **resp, struct gw_error *err);
 /* Declines a request the upstream made (req) with a JSON-RPC error, on the side
  * handle, at most a second. */
 void upstream_decline(struct upstream_pool *p, const struct upstream_call *call, const char *session,

@@ -43,6 +43,9 @@ struct xfer {
 	size_t discarded;
 	json_t *response;	/* ours, once it came */
 	int64_t done_us;
+	int64_t left_ms;	/* the time the transfer had when it began */
+	int finished;		/* run(): curl completed it, */
+	CURLcode rc;		/* with this */
 	char fail[200];		/* why we stopped reading; "" = we did not */
 	enum gw_err fail_code;	/* and whose fault it is: GW_EUPSTREAM, or GW_ECALL (this answer's) */
 	char errbuf[CURL_ERROR_SIZE];
@@ -192,7 +195,8 @@ upstream_decline(struct upstream_pool *p, const struct upstream_call *call, cons
 	q.side = 1;
 	q.session = session;
 	q.version = version;
-	if (upstream_post(p, c, call, &q, clock_mono_us() / 1000 + 1000, NULL, &err) < 0)
+	q.deadline_ms = clock_mono_us() / 1000 + 1000;
+	if (upstream_post(p, c, call, &q, NULL, &err) < 0)
 		log_msg(GW_LOG_INFO, NULL, "%s (declining %s)", err.detail,
 		    json_string_value(json_object_get(req, "method")));
 	json_decref(ans);
@@ -315,23 +319,24 @@ on_body(char *p, size_t size, size_t n, void *ud)
 	return 0;	/* short count: curl stops with CURLE_WRITE_ERROR */
 }
 
-/* Runs the transfer on the pool's multi handle. Sets *finished and *rc when curl
+/* Runs the transfer on the pool's multi handle. Sets x->finished and x->rc when curl
  * completed it; returns early (the connection is then dropped) a grace period after
  * our answer, when the caller went away (the request is abandoned), or past the
- * deadline should curl's own timeout not fire.
+ * deadline (x->q's) should curl's own timeout not fire.
  * Long: one wait loop whose exits (curl finished, the caller gone, the deadline past)
  * are a few lines each. */
 static void
-run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *rc)
+run(CURLM *multi, struct xfer *x)
 {
+	int64_t deadline_ms = x->q->deadline_ms;
 	struct sink *client = x->q->relay ? x->call->client : NULL;
 	CURLMcode mc;
 	CURLMsg *m;
 	int running = 1, left;
 	int64_t now_us, wait, t0_us = clock_mono_us(), tell_us = t0_us + UPSTREAM_SLOW_MS * 1000;
 
-	*finished = 0;
-	*rc = CURLE_OK;
+	x->finished = 0;
+	x->rc = CURLE_OK;
 	if ((mc = curl_multi_add_handle(multi, x->h)) != CURLM_OK) {
 		set_fail(x, GW_EUPSTREAM, "libcurl: %s", curl_multi_strerror(mc));
 		return;
@@ -343,10 +348,10 @@ run(CURLM *multi, struct xfer *x, int64_t deadline_ms, int *finished, CURLcode *
 		}
 		while ((m = curl_multi_info_read(multi, &left)) != NULL)
 			if (m->msg == CURLMSG_DONE && m->easy_handle == x->h) {
-				*rc = m->data.result;
-				*finished = 1;
+				x->rc = m->data.result;
+				x->finished = 1;
 			}
-		if (*finished || running == 0)
+		if (x->finished || running == 0)
 			break;
 		now_us = clock_mono_us();
 		wait = 1000;
@@ -476,17 +481,20 @@ dropped(CURLcode rc)
 	return rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
 }
 
-/* What the finished (or stopped) transfer x of q amounts to: 0 with *resp (a request's
- * answer, or NULL for an accepted notification), or -1 with err: GW_EUPSTREAM when the
- * upstream cannot be reached or is broken, GW_ECALL when this exchange failed on its own
- * (over the caps, too slow, refused or dropped midway) while the upstream may serve the
- * next. finished and rc: what run() reported; left_ms: the time the transfer had. */
+/* What the finished (or stopped) transfer x amounts to (what run() reported in it): 0
+ * with *resp (a request's answer, or NULL for an accepted notification), or -1 with
+ * err: GW_EUPSTREAM when the upstream cannot be reached or is broken, GW_ECALL when
+ * this exchange failed on its own (over the caps, too slow, refused or dropped midway)
+ * while the upstream may serve the next. */
 static int
-post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_ms, int64_t left_ms,
-    int finished, CURLcode rc, json_t **resp, struct gw_error *err)
+post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 {
 	const struct post *q = x->q;
+	const struct upstream_call *call = x->call;
 	const char *name = call->up->s.name;
+	int64_t deadline_ms = q->deadline_ms, left_ms = x->left_ms;
+	int finished = x->finished;
+	CURLcode rc = x->rc;
 	int64_t now_ms = clock_mono_us() / 1000;
 	json_error_t jerr;
 	json_t *answer;
@@ -540,14 +548,15 @@ post_outcome(struct xfer *x, const struct upstream_call *call, int64_t deadline_
 	return -1;
 }
 
-/* One POST of one JSON-RPC message. 0: for a request, its answer in *resp; for a
- * notification, it was accepted. -1 with err (q->status holds the HTTP status).
+/* One POST of one JSON-RPC message, by q->deadline_ms. 0: for a request, its answer in
+ * *resp; for a notification, it was accepted. -1 with err (q->status holds the HTTP
+ * status).
  * Long: one transfer from its set-up to its cleanup (the handle, the body, the
  * headers, the run, the outcome): the handle is left clean in one place, at its one
  * exit. */
 int
 upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
-    struct post *q, int64_t deadline_ms, json_t **resp, struct gw_error *err)
+    struct post *q, json_t **resp, struct gw_error *err)
 {
 	const struct cfg_upstream *up = call->up;
 	const char *name = up->s.name;
@@ -556,10 +565,8 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	struct buf body;
 	CURLM **multi;
 	CURL **h;
-	int64_t left_ms;
 	long connects = 0;
-	CURLcode rc;
-	int finished, built, ret = -1;
+	int built, ret = -1;
 
 	if (resp)
 		*resp = NULL;
@@ -575,13 +582,13 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	buf_init(&x.body, UPSTREAM_MAX_RESPONSE);
 	buf_init(&body, UPSTREAM_MAX_RESPONSE);
 
-	left_ms = deadline_ms - clock_mono_us() / 1000;
+	x.left_ms = q->deadline_ms - clock_mono_us() / 1000;
 	if (q->relay && call->client && call->client->failed) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: not sent: the caller went away", name);
 		goto out;
 	}
-	if (left_ms <= 0) {
-		timed_out(err, call, deadline_ms);
+	if (x.left_ms <= 0) {
+		timed_out(err, call, q->deadline_ms);
 		goto out;
 	}
 	multi = q->side ? &p->side_multi : &p->multi;
@@ -600,7 +607,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	}
 
 	x.h = *h;
-	httpc_reset(x.h, up->url, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS, (long)left_ms);
+	httpc_reset(x.h, up->url, x.left_ms < CONNECT_MAX_MS ? (long)x.left_ms : CONNECT_MAX_MS, (long)x.left_ms);
 	curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, x.errbuf);
 	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, hdrs);
 	if (q->del)
@@ -614,12 +621,12 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 	curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x);
 
-	run(*multi, &x, deadline_ms, &finished, &rc);
+	run(*multi, &x);
 	if (curl_easy_getinfo(x.h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
 		p->connects += (unsigned long)connects;
 	if (!x.started)
 		curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &q->status);
-	ret = post_outcome(&x, call, deadline_ms, left_ms, finished, rc, resp, err);
+	ret = post_outcome(&x, resp, err);
 	/* Nothing of ours may outlive the call in the handle. */
 	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, NULL);

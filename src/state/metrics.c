@@ -482,20 +482,28 @@ hist_lines(struct buf *out, const char *name, const char *labels, const struct m
 	return rc;
 }
 
+/* A label and the n values it takes, one a counter of a row. */
+struct label_words {
+	const char *key;
+	const char *const *words;
+	size_t n;
+};
+
 /* The samples of a family with two labels for one value of the first (k1 = v1): one a
- * counter of v[0..n) that is not zero, its second label k2 = words[j]. */
+ * counter of v[0..second->n) that is not zero, its second label second->key =
+ * second->words[j]. */
 static int
-render_row(struct buf *out, const char *fam, const char *k1, const char *v1, const char *k2,
-    const char *const *words, const uint64_t *v, size_t n)
+render_row(struct buf *out, const char *fam, const char *k1, const char *v1, const struct label_words *second,
+    const uint64_t *v)
 {
 	uint64_t c;
 	size_t j;
 	int rc = 0;
 
-	for (j = 0; j < n; j++)
+	for (j = 0; j < second->n; j++)
 		if ((c = get(&v[j])) > 0)
-			rc |= buf_printf(out, "%s{%s=\"%s\",%s=\"%s\"} %llu\n", fam, k1, v1, k2, words[j],
-			    (unsigned long long)c);
+			rc |= buf_printf(out, "%s{%s=\"%s\",%s=\"%s\"} %llu\n", fam, k1, v1, second->key,
+			    second->words[j], (unsigned long long)c);
 	return rc;
 }
 
@@ -503,6 +511,7 @@ static int
 render_requests(const struct m_region *r, struct buf *out)
 {
 	const char *fam = "mcpgate_http_requests_total", *route, *words[N_STATUSES];
+	const struct label_words status = { "status", words, N_STATUSES };
 	char label[2 * METRICS_NAME_MAX], text[N_STATUSES][8];
 	size_t rt, s;
 	int rc = family(out, fam, "counter", "HTTP requests answered, by route and status.");
@@ -514,7 +523,7 @@ render_requests(const struct m_region *r, struct buf *out)
 	words[s] = "other";
 	for (rt = 0; rt < METRICS_ROUTES; rt++)
 		if ((route = label_of(&r->route_name[rt], label, sizeof(label))) != NULL)
-			rc |= render_row(out, fam, "route", route, "status", words, r->requests[rt], N_STATUSES);
+			rc |= render_row(out, fam, "route", route, &status, r->requests[rt]);
 	return rc;
 }
 
@@ -538,6 +547,7 @@ static int
 render_tools(const struct m_region *r, struct buf *out)
 {
 	const char *fam = "mcpgate_tool_calls_total", *name;
+	const struct label_words outcome = { "outcome", outcomes, METRICS_OUTCOMES };
 	char label[2 * METRICS_NAME_MAX];
 	size_t i;
 	int rc = family(out, fam, "counter", "tools/call requests, by tool and outcome: allowed (answered), "
@@ -545,7 +555,7 @@ render_tools(const struct m_region *r, struct buf *out)
 
 	for (i = 0; i <= METRICS_TOOLS; i++)
 		if ((name = i < METRICS_TOOLS ? label_of(&r->tool_name[i], label, sizeof(label)) : "other") != NULL)
-			rc |= render_row(out, fam, "tool", name, "outcome", outcomes, r->tool[i], METRICS_OUTCOMES);
+			rc |= render_row(out, fam, "tool", name, &outcome, r->tool[i]);
 	return rc;
 }
 

@@ -159,7 +159,9 @@ int
 session_open(const unsigned char *key, struct tombstones *tombstones, const char *id, const char *who,
     int64_t now, struct session *s)
 {
-	return session_open_memo(NULL, key, tombstones, id, who, now, s);
+	const struct session_opener o = { key, tombstones, NULL };
+
+	return session_open_memo(&o, id, who, now, s);
 }
 
 /* The last session a worker opened: its key and id, and what its blob held. */
@@ -210,9 +212,12 @@ session_copy(const struct session *s, struct session *t)
  * upstream sessions), then the tombstone and the worker's memo, and the plaintext
  * wiped at the one exit. */
 int
-session_open_memo(struct session_memo *m, const unsigned char *key, struct tombstones *tombstones,
-    const char *id, const char *who, int64_t now, struct session *s)
+session_open_memo(const struct session_opener *o, const char *id, const char *who, int64_t now,
+    struct session *s)
 {
+	struct session_memo *m = o->memo;
+	const unsigned char *key = o->key;
+	struct tombstones *tombstones = o->tombstones;
 	unsigned char plain[4096];
 	const unsigned char *p;
 	unsigned char d[16];

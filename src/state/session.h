@@ -50,9 +50,17 @@ void session_clear(struct session *s);
 struct session_memo;
 struct session_memo *session_memo_new(void);
 void session_memo_free(struct session_memo *m);
-/* session_open, remembering in m (NULL: none) or answering from it. */
-int session_open_memo(struct session_memo *m, const unsigned char *key, struct tombstones *tombstones,
-    const char *id, const char *who, int64_t now, struct session *s);
+/* What opens a worker's sessions: the key they are sealed under, the tombstones of
+ * ended ones (NULL: none) and the worker's memo (NULL: none). */
+struct session_opener {
+	const unsigned char *key;
+	struct tombstones *tombstones;
+	struct session_memo *memo;
+};
+/* session_open with o's key and tombstones, remembering in o->memo or answering from
+ * it. */
+int session_open_memo(const struct session_opener *o, const char *id, const char *who, int64_t now,
+    struct session *s);
 
 /* The name of session id's tombstone in a store several hosts share (rstore.h), a
  * keyed digest under their shared key. */

@@ -231,8 +231,9 @@ token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_m
 
 enum tc_status
 token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
-    int64_t pending_ms, const struct tc_life *life, struct claims *claims, char *reason, size_t reason_len)
+    const struct tc_lookup *how, struct claims *claims, char reason[TC_REASON_MAX])
 {
+	const struct tc_life *life = how->life;
 	struct tc_stripe *s = stripe_of(tc, key);
 	struct tc_entry *e;
 	enum tc_status st;
@@ -244,13 +245,13 @@ token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now
 		if (e->kind == E_PENDING) {
 			st = TC_BUSY;
 		} else if (e->kind == E_NEGATIVE) {
-			copy_str(reason, reason_len, e->reason, sizeof(e->reason));
+			copy_str(reason, TC_REASON_MAX, e->reason, sizeof(e->reason));
 			st = TC_NEGATIVE;
 		} else if (e->claims.exp <= now_ms / 1000) {
 			/* exp is re-checked on every hit: an expired token turns negative. */
 			e->kind = E_NEGATIVE;
 			copy_str(e->reason, sizeof(e->reason), "token expired", sizeof("token expired"));
-			copy_str(reason, reason_len, e->reason, sizeof(e->reason));
+			copy_str(reason, TC_REASON_MAX, e->reason, sizeof(e->reason));
 			st = TC_NEGATIVE;
 		} else {
 			copy_claims(claims, e);
@@ -265,7 +266,7 @@ token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now
 	memcpy(e->key, key, TC_KEY_BYTES);
 	e->kind = E_PENDING;
 	e->owner = (int32_t)getpid();
-	e->until_ms = now_ms + pending_ms;
+	e->until_ms = now_ms + how->pending_ms;
 	state_unlock(&s->lock);
 	return TC_MISS;
 }
@@ -279,26 +280,31 @@ claimed(struct tc_stripe *s, const unsigned char *key)
 	return e && e->kind == E_PENDING && e->owner == (int32_t)getpid() ? e : NULL;
 }
 
-/* Our claim for key (or an evicted slot) becomes a result of kind until until_ms.
- * 0, or -1 when the stripe cannot be had. */
-static int
-store(struct token_cache *tc, const unsigned char *key, int64_t now_ms, uint32_t kind,
-    const struct claims *claims, const char *reason, int64_t until_ms)
+/* A result for key, of kind until until_ms (its claims, or its reason), made in r. */
+static void
+result(struct tc_entry *r, const unsigned char *key, uint32_t kind, int64_t until_ms)
 {
-	struct tc_stripe *s = stripe_of(tc, key);
+	memset(r, 0, sizeof(*r));
+	memcpy(r->key, key, TC_KEY_BYTES);
+	r->kind = kind;
+	r->until_ms = until_ms;
+}
+
+/* Our claim for r's key (or an evicted slot) becomes the result r (nothing, when it
+ * ends by now). 0, or -1 when the stripe cannot be had. */
+static int
+store(struct token_cache *tc, const struct tc_entry *r, int64_t now_ms)
+{
+	struct tc_stripe *s = stripe_of(tc, r->key);
 	struct tc_entry *e;
 
 	if (lock_stripe(tc, s) < 0)
 		return -1;
-	if ((e = claimed(s, key)) == NULL)
+	if ((e = claimed(s, r->key)) == NULL)
 		e = victim(s, now_ms);
-	memset(e, 0, sizeof(*e));
-	memcpy(e->key, key, TC_KEY_BYTES);
-	if (claims)
-		e->claims = *claims;
-	copy_str(e->reason, sizeof(e->reason), reason, TC_REASON_MAX);
-	e->until_ms = until_ms;
-	e->kind = until_ms > now_ms ? kind : E_EMPTY;
+	*e = *r;
+	if (r->until_ms <= now_ms)
+		e->kind = E_EMPTY;
 	state_unlock(&s->lock);
 	return 0;
 }
@@ -307,14 +313,22 @@ int
 token_cache_fill(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     const struct claims *claims, int64_t until_ms)
 {
-	return store(tc, key, now_ms, E_POSITIVE, claims, "", until_ms);
+	struct tc_entry r;
+
+	result(&r, key, E_POSITIVE, until_ms);
+	r.claims = *claims;
+	return store(tc, &r, now_ms);
 }
 
 int
 token_cache_fill_negative(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
     const char *reason, int64_t until_ms)
 {
-	return store(tc, key, now_ms, E_NEGATIVE, NULL, reason, until_ms);
+	struct tc_entry r;
+
+	result(&r, key, E_NEGATIVE, until_ms);
+	copy_str(r.reason, sizeof(r.reason), reason, TC_REASON_MAX);
+	return store(tc, &r, now_ms);
 }
 
 void

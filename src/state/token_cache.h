@@ -44,10 +44,16 @@ struct tc_life {
 	int64_t positive_ms, negative_ms;
 };
 
-/* pending_ms: how long a claim made by this lookup may stay pending. */
-enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key,
-    int64_t now_ms, int64_t pending_ms, const struct tc_life *life, struct claims *claims, char *reason,
-    size_t reason_len);
+/* How a lookup treats lifetimes: the bound on the results it takes (NULL: none), and
+ * how long a claim it makes may stay pending. */
+struct tc_lookup {
+	const struct tc_life *life;
+	int64_t pending_ms;
+};
+
+/* reason is filled for TC_NEGATIVE, claims for TC_HIT. */
+enum tc_status token_cache_lookup(struct token_cache *tc, const unsigned char *key, int64_t now_ms,
+    const struct tc_lookup *how, struct claims *claims, char reason[TC_REASON_MAX]);
 /* A positive, unexpired entry for key: TC_HIT with claims; anything else is TC_MISS,
  * and nothing is claimed or changed (what may be decided before the network). */
 enum tc_status token_cache_peek(struct token_cache *tc, const unsigned char *key, int64_t now_ms,

@@ -2,7 +2,9 @@
  *   cache_layout(lay, entries)   a layout of the authorization server metadata's region
  *                                and a cache of that many entries (no other region)
  *   cache_of(st)                 the cache in st's region
- *   cache_key(token, key)        a token's cache key under a fixed digest key */
+ *   cache_key(token, key)        a token's cache key under a fixed digest key
+ *   unbounded                    a lookup that takes results whatever their end, its
+ *                                claim pending 3 s (unbounded_long: 60 s) */
 #ifndef GW_TEST_TCACHE_H
 #define GW_TEST_TCACHE_H
 
@@ -12,6 +14,9 @@
 #include "secret.h"
 #include "state.h"
 #include "token_cache.h"
+
+static const struct tc_lookup unbounded = { NULL, 3000 };
+static const struct tc_lookup unbounded_long = { NULL, 60000 };
 
 static void __attribute__((unused))
 cache_layout(struct state_layout *lay, uint32_t entries)

@@ -194,6 +194,7 @@ static void
 test_memo(void)
 {
 	struct session_memo *m = session_memo_new();
+	const struct session_opener o = { key, tombs, m };
 	unsigned char other[32] = { 3 };
 	char second[SESSION_ID_MAX], bob[33];
 	struct session got;
@@ -205,35 +206,36 @@ test_memo(void)
 	s.exp = 1000;
 	s.upstreams = json_pack("{s:s}", "up", "up-session-7");
 	ok(m && session_seal(key, &s, id) == 0 && session_seal(key, &s, second) == 0, "a memory, two sessions");
-	ok(session_open_memo(m, key, tombs, id, alice, 10, &got) == 0, "opened, and remembered");
+	ok(session_open_memo(&o, id, alice, 10, &got) == 0, "opened, and remembered");
 	session_clear(&got);
-	ok(session_open_memo(m, key, tombs, id, alice, 11, &got) == 0, "the same id again: from the memory");
+	ok(session_open_memo(&o, id, alice, 11, &got) == 0, "the same id again: from the memory");
 	is_str(got.version, "2025-11-25", "… its version");
 	is_str(json_string_value(json_object_get(got.upstreams, "up")), "up-session-7", "… its upstream sessions");
 	{
 		json_t *first = got.upstreams;
 
 		session_clear(&got);	/* the memory keeps its reference */
-		ok(session_open_memo(m, key, tombs, id, alice, 12, &got) == 0 && got.upstreams == first &&
+		ok(session_open_memo(&o, id, alice, 12, &got) == 0 && got.upstreams == first &&
 		    strcmp(json_string_value(json_object_get(got.upstreams, "up")), "up-session-7") == 0,
 		    "… its upstream map shared, not copied, and whole after a request let it go");
 	}
 	session_clear(&got);
 	session_who(gw_a, "bob", "cli", "acme", bob);
-	ok(session_open_memo(m, key, tombs, id, bob, 12, &got) < 0, "another caller's: refused from the memory too");
+	ok(session_open_memo(&o, id, bob, 12, &got) < 0, "another caller's: refused from the memory too");
 	session_who(gw_b, "alice", "cli", "acme", bob);
-	ok(session_open_memo(m, key, tombs, id, bob, 12, &got) < 0,
+	ok(session_open_memo(&o, id, bob, 12, &got) < 0,
 	    "alice of another gateway sharing the key: refused from the memory too");
-	ok(session_open_memo(m, key, tombs, id, alice, 1000, &got) < 0, "expired: refused from the memory too");
-	ok(session_open_memo(m, other, tombs, id, alice, 12, &got) < 0, "another key: opened afresh, refused");
-	ok(session_open_memo(m, key, tombs, "garbage", alice, 12, &got) < 0, "garbage: refused");
-	ok(session_open_memo(m, key, tombs, id, alice, 13, &got) == 0, "… and the memory still answers");
+	ok(session_open_memo(&o, id, alice, 1000, &got) < 0, "expired: refused from the memory too");
+	ok(session_open_memo(&(struct session_opener){ other, tombs, m }, id, alice, 12, &got) < 0,
+	    "another key: opened afresh, refused");
+	ok(session_open_memo(&o, "garbage", alice, 12, &got) < 0, "garbage: refused");
+	ok(session_open_memo(&o, id, alice, 13, &got) == 0, "… and the memory still answers");
 	session_clear(&got);
 	session_end(tombs, id, s.exp, 13);
-	ok(session_open_memo(m, key, tombs, id, alice, 14, &got) < 0, "ended (DELETE): refused from the memory too");
-	ok(session_open_memo(m, key, tombs, second, alice, 14, &got) == 0, "another session of the caller: opened");
+	ok(session_open_memo(&o, id, alice, 14, &got) < 0, "ended (DELETE): refused from the memory too");
+	ok(session_open_memo(&o, second, alice, 14, &got) == 0, "another session of the caller: opened");
 	session_clear(&got);
-	ok(session_open_memo(m, key, tombs, id, alice, 15, &got) < 0, "the ended one, opened afresh: still refused");
+	ok(session_open_memo(&o, id, alice, 15, &got) < 0, "the ended one, opened afresh: still refused");
 	session_memo_free(m);
 	session_memo_free(NULL);
 	json_decref(s.upstreams);

@@ -124,7 +124,7 @@ lookup(struct token_cache *tc, const char *token)
 	unsigned char key[TC_KEY_BYTES];
 
 	cache_key(token, key);
-	return token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
+	return token_cache_lookup(tc, key, now, &unbounded, &got, reason);
 }
 
 static void
@@ -138,7 +138,7 @@ fill(struct token_cache *tc, const char *token)
 	snprintf(c.subject, sizeof(c.subject), "%s", token);
 	c.exp = now / 1000 + 1000;
 	cache_key(token, key);
-	token_cache_lookup(tc, key, now, 3000, NULL, &got, reason, sizeof(reason));
+	token_cache_lookup(tc, key, now, &unbounded, &got, reason);
 	token_cache_fill(tc, key, now, &c, now + 600000);
 }
 

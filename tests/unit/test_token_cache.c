@@ -59,15 +59,15 @@ test_fill(void)
 	unsigned char a[TC_KEY_BYTES];
 
 	cache_key("token-a", a);
-	is_int(token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "first lookup: miss, claimed");
-	is_int(token_cache_lookup(tc, a, now + 10, 3000, NULL, &got, reason, sizeof(reason)), TC_BUSY, "a concurrent lookup waits");
+	is_int(token_cache_lookup(tc, a, now, &unbounded, &got, reason), TC_MISS, "first lookup: miss, claimed");
+	is_int(token_cache_lookup(tc, a, now + 10, &unbounded, &got, reason), TC_BUSY, "a concurrent lookup waits");
 	c = claims("alice", now / 1000 + 100);
 	token_cache_fill(tc, a, now, &c, now + 60000);
-	is_int(token_cache_lookup(tc, a, now + 1000, 3000, NULL, &got, reason, sizeof(reason)), TC_HIT, "filled: hit");
+	is_int(token_cache_lookup(tc, a, now + 1000, &unbounded, &got, reason), TC_HIT, "filled: hit");
 	is_str(got.subject, "alice", "claims come back");
-	is_int(token_cache_lookup(tc, a, now + 60000, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "after its TTL: miss again");
+	is_int(token_cache_lookup(tc, a, now + 60000, &unbounded, &got, reason), TC_MISS, "after its TTL: miss again");
 	token_cache_release(tc, a);
-	is_int(token_cache_lookup(tc, a, now + 60001, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "a released claim can be taken");
+	is_int(token_cache_lookup(tc, a, now + 60001, &unbounded, &got, reason), TC_MISS, "a released claim can be taken");
 	token_cache_release(tc, a);
 }
 
@@ -80,11 +80,11 @@ test_exp_rechecked(void)
 	unsigned char b[TC_KEY_BYTES];
 
 	cache_key("token-b", b);
-	is_int(token_cache_lookup(tc, b, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "b: miss");
+	is_int(token_cache_lookup(tc, b, now, &unbounded, &got, reason), TC_MISS, "b: miss");
 	c = claims("bob", now / 1000 + 5);
 	token_cache_fill(tc, b, now, &c, now + 300000);
-	is_int(token_cache_lookup(tc, b, now + 4000, 3000, NULL, &got, reason, sizeof(reason)), TC_HIT, "b: hit before exp");
-	is_int(token_cache_lookup(tc, b, now + 5000, 3000, NULL, &got, reason, sizeof(reason)), TC_NEGATIVE, "b: expired while cached → negative");
+	is_int(token_cache_lookup(tc, b, now + 4000, &unbounded, &got, reason), TC_HIT, "b: hit before exp");
+	is_int(token_cache_lookup(tc, b, now + 5000, &unbounded, &got, reason), TC_NEGATIVE, "b: expired while cached → negative");
 	is_str(reason, "token expired", "reason");
 }
 
@@ -97,11 +97,11 @@ test_negative(void)
 	unsigned char a[TC_KEY_BYTES];
 
 	cache_key("token-a", a);
-	is_int(token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "a: miss");
+	is_int(token_cache_lookup(tc, a, now, &unbounded, &got, reason), TC_MISS, "a: miss");
 	token_cache_fill_negative(tc, a, now, "token is not active", now + 10000);
-	is_int(token_cache_lookup(tc, a, now + 9999, 3000, NULL, &got, reason, sizeof(reason)), TC_NEGATIVE, "negative within its TTL");
+	is_int(token_cache_lookup(tc, a, now + 9999, &unbounded, &got, reason), TC_NEGATIVE, "negative within its TTL");
 	is_str(reason, "token is not active", "negative reason");
-	is_int(token_cache_lookup(tc, a, now + 10000, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "negative expires");
+	is_int(token_cache_lookup(tc, a, now + 10000, &unbounded, &got, reason), TC_MISS, "negative expires");
 	token_cache_release(tc, a);
 }
 
@@ -112,6 +112,7 @@ static void
 test_life_bound(void)
 {
 	const struct tc_life life = { 10000, 5000 };
+	const struct tc_lookup bounded = { &life, 3000 };
 	char reason[TC_REASON_MAX];
 	struct claims c, got;
 	unsigned char a[TC_KEY_BYTES], b[TC_KEY_BYTES];
@@ -121,21 +122,21 @@ test_life_bound(void)
 	c.exp = now / 1000 + 3600;
 	cache_key("token-life-a", a);
 	cache_key("token-life-b", b);
-	is_int(token_cache_lookup(tc, a, now, 3000, &life, &got, reason, sizeof(reason)), TC_MISS, "life: a claimed");
+	is_int(token_cache_lookup(tc, a, now, &bounded, &got, reason), TC_MISS, "life: a claimed");
 	token_cache_fill(tc, a, now, &c, now + 60000);	/* stored under cache-ttl 60 s */
-	is_int(token_cache_lookup(tc, a, now + 1000, 3000, NULL, &got, reason, sizeof(reason)), TC_HIT,
+	is_int(token_cache_lookup(tc, a, now + 1000, &unbounded, &got, reason), TC_HIT,
 	    "an entry of 60 s, no bound: a hit");
 	is_int(token_cache_peek(tc, a, now + 1000, &life, &got), TC_MISS, "cache-ttl lowered to 10 s: peek misses");
-	is_int(token_cache_lookup(tc, a, now + 1000, 3000, &life, &got, reason, sizeof(reason)), TC_MISS,
+	is_int(token_cache_lookup(tc, a, now + 1000, &bounded, &got, reason), TC_MISS,
 	    "… and a lookup misses, claiming it to verify again");
 	token_cache_fill(tc, a, now + 1000, &c, now + 11000);
-	is_int(token_cache_lookup(tc, a, now + 1000, 3000, &life, &got, reason, sizeof(reason)), TC_HIT,
+	is_int(token_cache_lookup(tc, a, now + 1000, &bounded, &got, reason), TC_HIT,
 	    "refilled under 10 s: a hit");
-	is_int(token_cache_lookup(tc, a, now - 3600000, 3000, &life, &got, reason, sizeof(reason)), TC_MISS,
+	is_int(token_cache_lookup(tc, a, now - 3600000, &bounded, &got, reason), TC_MISS,
 	    "the clock set back an hour: its end lies further than 10 s ahead, a miss");
-	is_int(token_cache_lookup(tc, b, now, 3000, &life, &got, reason, sizeof(reason)), TC_MISS, "life: b claimed");
+	is_int(token_cache_lookup(tc, b, now, &bounded, &got, reason), TC_MISS, "life: b claimed");
 	token_cache_fill_negative(tc, b, now, "token is not active", now + 60000);
-	is_int(token_cache_lookup(tc, b, now + 1000, 3000, &life, &got, reason, sizeof(reason)), TC_MISS,
+	is_int(token_cache_lookup(tc, b, now + 1000, &bounded, &got, reason), TC_MISS,
 	    "a negative entry of 60 s, negative-ttl lowered to 5 s: a miss");
 	token_cache_release(tc, a);
 	token_cache_release(tc, b);
@@ -150,8 +151,8 @@ test_overdue_claim(void)
 	unsigned char a[TC_KEY_BYTES];
 
 	cache_key("token-a", a);
-	is_int(token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "claim");
-	is_int(token_cache_lookup(tc, a, now + 3001, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS, "overdue claim taken over");
+	is_int(token_cache_lookup(tc, a, now, &unbounded, &got, reason), TC_MISS, "claim");
+	is_int(token_cache_lookup(tc, a, now + 3001, &unbounded, &got, reason), TC_MISS, "overdue claim taken over");
 	token_cache_release(tc, a);
 }
 
@@ -169,7 +170,7 @@ test_bounded(void)
 
 		snprintf(t, sizeof(t), "many-%d", i);
 		cache_key(t, k);
-		if (token_cache_lookup(tc, k, now, 3000, NULL, &got, reason, sizeof(reason)) == TC_MISS) {
+		if (token_cache_lookup(tc, k, now, &unbounded, &got, reason) == TC_MISS) {
 			c = claims(t, now / 1000 + 1000);
 			token_cache_fill(tc, k, now, &c, now + 60000 + i);
 		}
@@ -191,7 +192,7 @@ test_shared(void)
 	/* Shared between processes: a child sees what the parent stored, and a child killed
 	 * while holding a claim blocks nobody. */
 	cache_key("shared", a);
-	token_cache_lookup(tc, a, now, 3000, NULL, &got, reason, sizeof(reason));
+	token_cache_lookup(tc, a, now, &unbounded, &got, reason);
 	c = claims("carol", now / 1000 + 100);
 	token_cache_fill(tc, a, now, &c, now + 60000);
 	pid = fork();
@@ -207,17 +208,17 @@ test_shared(void)
 		if (state_open(path, &lay, NULL, &cs, &err) < 0)
 			_exit(2);
 		ctc = cache_of(cs);
-		okc = token_cache_lookup(ctc, a, now + 1, 3000, NULL, &cg, r, sizeof(r)) == TC_HIT &&
+		okc = token_cache_lookup(ctc, a, now + 1, &unbounded, &cg, r) == TC_HIT &&
 		    strcmp(cg.subject, "carol") == 0;
 		cache_key("orphan", k);
 		/* Claims, then dies. */
-		token_cache_lookup(ctc, k, now, 60000, NULL, &cg, r, sizeof(r));
+		token_cache_lookup(ctc, k, now, &unbounded_long, &cg, r);
 		_exit(okc ? 0 : 1);
 	}
 	waitpid(pid, &ws, 0);
 	ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "another process reads the shared entry");
 	cache_key("orphan", b);
-	is_int(token_cache_lookup(tc, b, now + 5, 3000, NULL, &got, reason, sizeof(reason)), TC_MISS,
+	is_int(token_cache_lookup(tc, b, now + 5, &unbounded, &got, reason), TC_MISS,
 	    "a dead process's claim does not block (owner gone)");
 	token_cache_release(tc, b);
 }
