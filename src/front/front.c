@@ -120,7 +120,7 @@ front_cgi(struct gateway *gw)
 	worker_free(&w);
 	/* The state file broke during this run (it shrank, its locks failed): mend it for
 	 * the next runs (no tick in CGI). */
-	if (gw->shared && state_broken(gw->shared->state))
+	if (gw->shared && state_broken(gw->shared->state, NULL))
 		gateway_tick(gw, clock_mono_us() / 1000);
 	return 0;
 }

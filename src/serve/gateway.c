@@ -180,25 +180,26 @@ void
 gateway_tick(struct gateway *gw, int64_t now_ms)
 {
 	struct shared *cur = gw->shared, *next;	/* only this thread replaces it */
-	struct gw_error err = { GW_OK, 0, "" };
+	struct gw_error err = { GW_OK, 0, "" }, berr;
 	struct config *cfg;
-	const char *why;
+	const char *why = NULL;
 
 	if (cur == NULL || gw->state_path == NULL || now_ms < gw->state_retry_ms)
 		return;
 	if (cur->degraded[0])
 		why = "it could not be had";
-	else if ((why = state_broken(cur->state)) == NULL && state_stale(cur->state))
-		why = "it was replaced or removed";
-	else if (why != NULL)
+	else if (state_broken(cur->state, &berr)) {
+		why = berr.detail;
 		broken_since(cur, (int64_t)clock_wall());
+	} else if (state_stale(cur->state))
+		why = "it was replaced or removed";
 	if (why == NULL || (cfg = gateway_config(gw)) == NULL)
 		return;
 	next = open_shared(gw->state_path, cfg, cur->state, &err);
 	config_unref(cfg);
 	/* A private state only replaces a broken mapping: an intact one, even of a
 	 * removed file, still shares with the processes that have it too. */
-	if (next && next->degraded[0] && (cur->degraded[0] || state_broken(cur->state) == NULL)) {
+	if (next && next->degraded[0] && (cur->degraded[0] || !state_broken(cur->state, NULL))) {
 		snprintf(err.detail, sizeof(err.detail), "%s", next->degraded);
 		shared_unref(next);
 		next = NULL;
@@ -226,12 +227,12 @@ gateway_tick(struct gateway *gw, int64_t now_ms)
 void
 gateway_state_degraded(const struct shared *sh, char *out, size_t n)
 {
-	const char *why;
+	struct gw_error err;
 
 	if (sh->degraded[0])
 		snprintf(out, n, "state file: %s", sh->degraded);
-	else if ((why = state_broken(sh->state)) != NULL)
-		snprintf(out, n, "state file: %s (being re-opened)", why);
+	else if (state_broken(sh->state, &err))
+		snprintf(out, n, "state file: %s (being re-opened)", err.detail);
 	else
 		out[0] = '\0';
 }

@@ -494,7 +494,7 @@ unmap(struct state *st)
 		munmap(st->map, st->map_size);
 	} else {
 		m = &maps[st->slot];
-		tainted = state_broken(st) != NULL;
+		tainted = state_broken(st, NULL);
 		if (!tainted)
 			munmap(st->map, st->map_size);
 		else if (__atomic_load_n(&m->fault, __ATOMIC_ACQUIRE) != 2)
@@ -562,7 +562,7 @@ state_open(const char *path, const struct state_layout *lay, const struct state 
 		/* The file from maps and found broken (its locks keep failing, it was written
 		 * over) is not taken again, however valid its header looks now. */
 		if ((from != NULL && from->path != NULL && from->ino == sb.st_ino && from->dev == sb.st_dev &&
-		    state_broken(from) != NULL) ||
+		    state_broken(from, NULL)) ||
 		    pread(fd, &have, sizeof(have), 0) != (ssize_t)sizeof(have) ||
 		    !header_valid(&have, lay, (uint64_t)sb.st_size, &st->adopted) ||
 		    (r = map_file(st, fd, &sb, &have, err)) == 1) {
@@ -614,21 +614,30 @@ state_stale(const struct state *st)
 	return stat(st->path, &sb) < 0 || sb.st_ino != st->ino || sb.st_dev != st->dev;
 }
 
-const char *
-state_broken(const struct state *st)
+/* Broken, with why (err may be NULL): 1. */
+static int
+broken(struct gw_error *err, const char *why)
+{
+	if (err)
+		gw_error_set(err, GW_EINTERNAL, "%s", why);
+	return 1;
+}
+
+int
+state_broken(const struct state *st, struct gw_error *err)
 {
 	int changed;
 
 	if (st->map == NULL)
-		return "not mapped";
+		return broken(err, "not mapped");
 	changed = memcmp(st->map, &st->hdr, sizeof(st->hdr)) != 0;	/* may fault: then zeros */
 	if (st->slot >= 0 && __atomic_load_n(&maps[st->slot].fault, __ATOMIC_ACQUIRE))
-		return "the file shrank under the mapping (SIGBUS)";
+		return broken(err, "the file shrank under the mapping (SIGBUS)");
 	if (changed)
-		return "its header was overwritten in place";
+		return broken(err, "its header was overwritten in place");
 	if (st->slot >= 0 && __atomic_load_n(&maps[st->slot].failures, __ATOMIC_RELAXED) >= STATE_LOCK_FAILURES)
-		return "its locks keep failing";
-	return NULL;
+		return broken(err, "its locks keep failing");
+	return 0;
 }
 
 int

@@ -91,9 +91,10 @@ void state_close(struct state *st);
 /* 1 when path now names another file than the one mapped (replaced or removed). One
  * stat(2): for a periodic tick, not for requests. */
 int state_stale(const struct state *st);
-/* NULL, or why the mapping can no longer be trusted: it faulted (the file shrank), its
- * header changed in place, or its locks (or regions) keep failing. For a periodic tick. */
-const char *state_broken(const struct state *st);
+/* 1 when the mapping can no longer be trusted, with why in err (GW_EINTERNAL; err may be
+ * NULL): it faulted (the file shrank), its header changed in place, or its locks (or
+ * regions) keep failing; else 0. For a periodic tick. */
+int state_broken(const struct state *st, struct gw_error *err);
 int state_is_private(const struct state *st);
 /* The regions whose size was adopted from the file rather than asked for. */
 int state_adopted(const struct state *st, unsigned id);

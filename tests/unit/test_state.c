@@ -213,7 +213,7 @@ shrunk(void)
 	struct token_cache *tc;
 	unsigned char key[32];
 	char id[SESSION_ID_MAX];
-	const char *why;
+	struct gw_error berr;
 
 	check(st != NULL && (tc = cache_of(st)) != NULL, "a state file with a cache");
 	fill(tc, "token-a");
@@ -228,11 +228,10 @@ shrunk(void)
 	check(session_end(state_region(st, GW_REGION_TOMBS, NULL), id, now / 1000 + 100, now / 1000) == -1,
 	    "ending a session fails (nothing recorded)");
 	check(!catalog_region_degraded(state_region(st, GW_REGION_CATALOG, NULL)), "the catalog region reads as none");
-	why = state_broken(st);
-	check(why && strstr(why, "SIGBUS"), "the mapping is reported broken (SIGBUS)");
+	check(state_broken(st, &berr) && strstr(berr.detail, "SIGBUS"), "the mapping is reported broken (SIGBUS)");
 	check(memcmp(state_session_key(st), key, 32) == 0, "the keys in process memory are intact");
 	st2 = open_state(st);
-	check(st2 != NULL && state_broken(st2) == NULL && file_size() > 0, "re-opened: the file rebuilt");
+	check(st2 != NULL && !state_broken(st2, NULL) && file_size() > 0, "re-opened: the file rebuilt");
 	check(st2 && memcmp(state_session_key(st2), key, 32) != 0,
 	    "with fresh keys (the tombstones were lost: old sessions must not come back)");
 	rebuilt_works(st, st2, tc);
@@ -257,10 +256,10 @@ overwritten_with(int byte)
 	overwrite(0, byte, (size_t)size);
 	check(lookup(tc, "token-a") == TC_UNAVAILABLE, "a lookup: the cache unavailable, no crash");
 	check(opens(key, state_region(st, GW_REGION_TOMBS, NULL), id) == -2, "a session: fail closed");
-	check(state_broken(st) != NULL, "the mapping is reported broken");
+	check(state_broken(st, NULL), "the mapping is reported broken");
 	st2 = open_state(st);
 	stat(path, &after);
-	check(st2 != NULL && state_broken(st2) == NULL && after.st_ino != before.st_ino, "re-opened: the file rebuilt");
+	check(st2 != NULL && !state_broken(st2, NULL) && after.st_ino != before.st_ino, "re-opened: the file rebuilt");
 	rebuilt_works(st, st2, tc);
 }
 
@@ -459,6 +458,7 @@ static void
 test_stopped_stripe_lock(void)
 {
 	struct state *st2;
+	struct gw_error berr;
 	struct stat sb, sb2;
 	pid_t pid;
 	int ws, i;
@@ -482,8 +482,9 @@ test_stopped_stripe_lock(void)
 		ok(clock_mono_us() - t0 < (STATE_LOCK_TIMEOUT_MS + 1000) * 1000LL, "after %lld ms",
 		    (long long)(clock_mono_us() - t0) / 1000);
 	}
-	ok(state_broken(st) && strstr(state_broken(st), "locks"), "the mapping is broken: %s",
-	    state_broken(st) ? state_broken(st) : "(not)");
+	berr.detail[0] = '\0';
+	ok(state_broken(st, &berr) && strstr(berr.detail, "locks"), "the mapping is broken: %s",
+	    berr.detail[0] ? berr.detail : "(not)");
 	stat(path, &sb);
 	st2 = open_state(st);
 	stat(path, &sb2);
@@ -553,7 +554,7 @@ test_removed(void)
 	unlink(path);
 	ok(state_stale(st), "removed: stale");
 	st2 = open_state(st);
-	ok(st2 && !state_stale(st2) && state_broken(st2) == NULL, "re-opened: rebuilt");
+	ok(st2 && !state_stale(st2) && !state_broken(st2, NULL), "re-opened: rebuilt");
 	ok(st2 && memcmp(state_session_key(st2), key, 32) == 0 &&
 	    memcmp(state_digest_key(st2), state_digest_key(st), 32) == 0, "with the keys of the intact mapping");
 	is_int(st2 ? opens(key, state_region(st2, GW_REGION_TOMBS, NULL), id) : 9, -1, "an ended session stays ended");
@@ -635,7 +636,7 @@ test_private(void)
 
 	layout(&lay, 64);
 	ok(state_open(NULL, &lay, NULL, &st, &err) == 0 && state_is_private(st) && !state_stale(st) &&
-	    state_broken(st) == NULL && (tc = cache_of(st)) != NULL && lookup(tc, "x") == TC_MISS,
+	    !state_broken(st, NULL) && (tc = cache_of(st)) != NULL && lookup(tc, "x") == TC_MISS,
 	    "private mapping");
 	token_cache_detach(tc);
 	state_close(st);
