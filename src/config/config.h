@@ -238,7 +238,11 @@ struct config {
 };
 
 /* What a load found: errors (the configuration is refused), and warnings about keys
- * that load but that nothing implements yet ("file:line: key: has no effect yet"). */
+ * that load but that nothing implements yet ("file:line: key: has no effect yet").
+ * A load reports every error at once, so it keeps a list, not one struct gw_error:
+ * each entry is "file:line: " and the words, the loader's own or the detail of the
+ * struct gw_error a callee filled (cfgfile's files, cfg_set_value's values, the store's
+ * URL), prefixed with the key. */
 struct cfg_errors {
 	char msg[CFG_MAX_ERRORS][320];
 	size_t n;

@@ -293,67 +293,68 @@ parse_rate(const char *value, struct rate *r)
 	return NULL;
 }
 
-/* One value stored; NULL, or the reason it was refused. */
-static const char *
-store(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen)
+int
+cfg_set_value(void *base, const struct cfg_key *k, const char *value, struct gw_error *err)
 {
 	void *field = (char *)base + k->offset;
+	const char *why;
 	long v;
 	size_t i;
 
 	switch (k->type) {
 	case T_URL:
-		if (url_check(value) < 0)
-			return "expected an absolute http:// or https:// URL without fragment";
+		if (url_check(value) < 0) {
+			gw_error_set(err, GW_ECONFIG, "expected an absolute http:// or https:// URL without fragment");
+			return -1;
+		}
 		/* FALLTHROUGH */
 	case T_STR:	/* what field holds is the configuration's: config_unref frees it (not a leak,
 			 * whatever gcc -fanalyzer says of a pointer stored through a cast) */
 		free(*(char **)field);
 		if ((*(char **)field = strdup(value)) == NULL)
-			return "out of memory";
-		return NULL;
+			goto nomem;
+		return 0;
 	case T_INT:
 		if (parse_long(value, k->min, k->max, &v) < 0) {
-			snprintf(why, whylen, "expected an integer from %ld to %ld", k->min, k->max);
-			return why;
+			gw_error_set(err, GW_ECONFIG, "expected an integer from %ld to %ld", k->min, k->max);
+			return -1;
 		}
 		*(long *)field = v;
-		return NULL;
+		return 0;
 	case T_BOOL:
 		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "on") || !strcmp(value, "1"))
 			*(int *)field = 1;
 		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "off") || !strcmp(value, "0"))
 			*(int *)field = 0;
-		else
-			return "expected yes or no";
-		return NULL;
+		else {
+			gw_error_set(err, GW_ECONFIG, "expected yes or no");
+			return -1;
+		}
+		return 0;
 	case T_LIST:
 		strlist_free(field);
 		if (strlist_split(field, value) < 0)
-			return "out of memory";
-		return NULL;
+			goto nomem;
+		return 0;
 	case T_ENUM:
 		for (i = 0; k->names[i]; i++)
 			if (strcmp(value, k->names[i]) == 0) {
 				*(int *)field = (int)i + 1;
-				return NULL;
+				return 0;
 			}
-		return "unknown value";
+		gw_error_set(err, GW_ECONFIG, "unknown value");
+		return -1;
 	case T_RATE:
-		return parse_rate(value, field);
-	}
-	return "unknown key type";
-}
-
-int
-cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen)
-{
-	const char *reason = store(base, k, value, why, whylen);
-
-	if (reason == NULL)
+		if ((why = parse_rate(value, field)) != NULL) {
+			gw_error_set(err, GW_ECONFIG, "%s", why);
+			return -1;
+		}
 		return 0;
-	if (reason != why)
-		snprintf(why, whylen, "%s", reason);
+	}
+	gw_error_set(err, GW_EINTERNAL, "unknown key type");
+	return -1;
+nomem:
+	gw_error_set(err, GW_EINTERNAL, "out of memory");
 	return -1;
 }
 
@@ -424,12 +425,12 @@ cfg_accept_digest(const struct config *cfg, unsigned char out[32])
 static int
 apply_defaults(void *base, struct cfg_section *sec, const struct cfg_key *keys)
 {
-	char why[128];
+	struct gw_error err;
 	size_t i;
 
 	for (i = 0; keys[i].key; i++)
 		if (keys[i].def && sec->at[i].line == 0 &&
-		    cfg_set_value(base, &keys[i], keys[i].def, why, sizeof(why)) < 0)
+		    cfg_set_value(base, &keys[i], keys[i].def, &err) < 0)
 			return -1;
 	return 0;
 }
