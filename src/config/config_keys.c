@@ -293,68 +293,66 @@ parse_rate(const char *value, struct rate *r)
 	return NULL;
 }
 
-int
-cfg_set_value(void *base, const struct cfg_key *k, const char *value, struct gw_error *err)
+static const char nomem[] = "out of memory";
+
+/* One value stored: NULL, or the reason it was refused (nomem without memory; an
+ * integer's bounds written in err, and its detail returned). */
+static const char *
+store(void *base, const struct cfg_key *k, const char *value, struct gw_error *err)
 {
 	void *field = (char *)base + k->offset;
-	const char *why;
 	long v;
 	size_t i;
 
 	switch (k->type) {
 	case T_URL:
-		if (url_check(value) < 0) {
-			gw_error_set(err, GW_ECONFIG, "expected an absolute http:// or https:// URL without fragment");
-			return -1;
-		}
+		if (url_check(value) < 0)
+			return "expected an absolute http:// or https:// URL without fragment";
 		/* FALLTHROUGH */
 	case T_STR:	/* what field holds is the configuration's: config_unref frees it (not a leak,
 			 * whatever gcc -fanalyzer says of a pointer stored through a cast) */
 		free(*(char **)field);
-		if ((*(char **)field = strdup(value)) == NULL)
-			goto nomem;
-		return 0;
+		return (*(char **)field = strdup(value)) == NULL ? nomem : NULL;
 	case T_INT:
 		if (parse_long(value, k->min, k->max, &v) < 0) {
 			gw_error_set(err, GW_ECONFIG, "expected an integer from %ld to %ld", k->min, k->max);
-			return -1;
+			return err->detail;
 		}
 		*(long *)field = v;
-		return 0;
+		return NULL;
 	case T_BOOL:
 		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "on") || !strcmp(value, "1"))
 			*(int *)field = 1;
 		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "off") || !strcmp(value, "0"))
 			*(int *)field = 0;
-		else {
-			gw_error_set(err, GW_ECONFIG, "expected yes or no");
-			return -1;
-		}
-		return 0;
+		else
+			return "expected yes or no";
+		return NULL;
 	case T_LIST:
 		strlist_free(field);
-		if (strlist_split(field, value) < 0)
-			goto nomem;
-		return 0;
+		return strlist_split(field, value) < 0 ? nomem : NULL;
 	case T_ENUM:
 		for (i = 0; k->names[i]; i++)
 			if (strcmp(value, k->names[i]) == 0) {
 				*(int *)field = (int)i + 1;
-				return 0;
+				return NULL;
 			}
-		gw_error_set(err, GW_ECONFIG, "unknown value");
-		return -1;
+		return "unknown value";
 	case T_RATE:
-		if ((why = parse_rate(value, field)) != NULL) {
-			gw_error_set(err, GW_ECONFIG, "%s", why);
-			return -1;
-		}
-		return 0;
+		return parse_rate(value, field);
 	}
-	gw_error_set(err, GW_EINTERNAL, "unknown key type");
-	return -1;
-nomem:
-	gw_error_set(err, GW_EINTERNAL, "out of memory");
+	return "unknown key type";
+}
+
+int
+cfg_set_value(void *base, const struct cfg_key *k, const char *value, struct gw_error *err)
+{
+	const char *reason = store(base, k, value, err);
+
+	if (reason == NULL)
+		return 0;
+	if (reason != err->detail)
+		gw_error_set(err, reason == nomem ? GW_EINTERNAL : GW_ECONFIG, "%s", reason);
 	return -1;
 }
 
