@@ -40,27 +40,33 @@ static void
 lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+void
+cfg_vsay(char *out, size_t outlen, const char *file, int line, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (line > 0)
+		n = snprintf(out, outlen, "%s:%d: ", file, line);
+	else
+		n = snprintf(out, outlen, "%s: ", file);
+	if (n < 0 || (size_t)n >= outlen)
+		n = 0;
+	vsnprintf(out + n, outlen - (size_t)n, fmt, ap);
+}
+
 static void
 lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 {
 	struct cfg_errors *e = ld->errs;
 	va_list ap;
-	int n;
 
 	if (e->n >= CFG_MAX_ERRORS) {
 		e->dropped++;
 		return;
 	}
-	if (line > 0)
-		n = snprintf(e->msg[e->n], sizeof(e->msg[0]), "%s:%d: ", file, line);
-	else
-		n = snprintf(e->msg[e->n], sizeof(e->msg[0]), "%s: ", file);
-	if (n < 0 || (size_t)n >= sizeof(e->msg[0]))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(e->msg[e->n] + n, sizeof(e->msg[0]) - (size_t)n, fmt, ap);
+	cfg_vsay(e->msg[e->n++], sizeof(e->msg[0]), file, line, fmt, ap);
 	va_end(ap);
-	e->n++;
 }
 
 static void
@@ -73,29 +79,21 @@ lwarn(struct loader *ld, const char *file, int line, const char *fmt, ...)
 {
 	struct cfg_errors *e = ld->errs;
 	va_list ap;
-	int n;
 
 	if (e->n_warn >= CFG_MAX_WARNINGS)
 		return;
-	n = snprintf(e->warn[e->n_warn], sizeof(e->warn[0]), "%s:%d: ", file, line);
-	if (n < 0 || (size_t)n >= sizeof(e->warn[0]))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(e->warn[e->n_warn] + n, sizeof(e->warn[0]) - (size_t)n, fmt, ap);
+	cfg_vsay(e->warn[e->n_warn++], sizeof(e->warn[0]), file, line, fmt, ap);
 	va_end(ap);
-	e->n_warn++;
 }
 
 static void
 lwarn_inert(struct loader *ld, const char *file, int line, const char *key)
 {
-	struct cfg_errors *e = ld->errs;
 	const char *what = cfg_inert((enum kind)ld->kind, key);
 
-	if (what == NULL || e->n_warn >= CFG_MAX_WARNINGS)
-		return;
-	snprintf(e->warn[e->n_warn++], sizeof(e->warn[0]), "%s:%d: %s: has no effect yet (%s)",
-	    file, line, key, what);
+	if (what != NULL)
+		lwarn(ld, file, line, "%s: has no effect yet (%s)", key, what);
 }
 
 static int

@@ -4,6 +4,7 @@
 #ifndef GW_CONFIG_H
 #define GW_CONFIG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -255,6 +256,10 @@ struct cfg_errors {
  * as "file:line: key: reason" in errs and, in *out (may be NULL), a broken
  * configuration that serves only config_changed(): unref it either way. */
 int config_load(const char *path, struct config **out, struct cfg_errors *errs);
+/* One message of such a list into out (outlen bytes, truncated): "file:line: " (line 0:
+ * "file: ") and fmt's words. The loader's errors and warnings, and mcpgate -t's. */
+void cfg_vsay(char *out, size_t outlen, const char *file, int line, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 struct config *config_ref(struct config *cfg);
 void config_unref(struct config *cfg);
 /* 1 when a file it was loaded from changed, vanished, or an include glob matches

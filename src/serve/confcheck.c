@@ -18,7 +18,6 @@ static void
 warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *section, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	if (w == NULL || w->file == NULL)
 		w = section;
@@ -26,13 +25,9 @@ warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *sec
 		o->dropped++;
 		return;
 	}
-	n = snprintf(o->msg[o->n], sizeof(o->msg[0]), "%s:%d: ", w && w->file ? w->file : "?", w ? w->line : 0);
-	if (n < 0 || (size_t)n >= sizeof(o->msg[0]))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(o->msg[o->n] + n, sizeof(o->msg[0]) - (size_t)n, fmt, ap);
+	cfg_vsay(o->msg[o->n++], sizeof(o->msg[0]), w && w->file ? w->file : "?", w ? w->line : 0, fmt, ap);
 	va_end(ap);
-	o->n++;
 }
 
 static const struct cfg_where *
