@@ -238,7 +238,7 @@ static int
 exchange_begin(struct exchange *x, struct request *req, struct buf *body, int *stream)
 {
 	struct response *resp = x->resp;
-	enum gw_err e;
+	struct gw_error unread;
 	unsigned types;
 
 	if (!x->pc.off && x->pc.tenant == NULL) {
@@ -257,8 +257,8 @@ exchange_begin(struct exchange *x, struct request *req, struct buf *body, int *s
 	 * the answer streams and the client takes it). */
 	*stream = !(types & NEGOTIATE_JSON);
 	x->stream_ok = (types & NEGOTIATE_SSE) != 0;
-	if (request_read_body(req, (size_t)x->cfg->max_body, body, &e) < 0) {
-		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
+	if (request_read_body(req, (size_t)x->cfg->max_body, body, &unread) < 0) {
+		response_set_error(resp, unread.code, unread.detail);
 		return -1;
 	}
 	return 0;

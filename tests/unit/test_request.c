@@ -52,7 +52,7 @@ test_cgi(void)
 	struct chunks body = { "hello", 5, 0, 2 };
 	struct request r;
 	struct buf b;
-	enum gw_err why;
+	struct gw_error why;
 
 	ok(init(&r, cgi, &body) == 0, "CGI request parses");
 	is_str(r.path, "/mcp", "PATH_INFO wins when non-empty");
@@ -74,14 +74,14 @@ test_body_cap(void)
 	struct chunks body = { "hello", 5, 0, 2 };
 	struct request r;
 	struct buf b;
-	enum gw_err why;
+	struct gw_error why;
 
 	ok(init(&r, cgi, &body) == 0, "again");
-	ok(request_read_body(&r, 4, &b, &why) < 0 && why == GW_ETOOLARGE && body.off == 0,
+	ok(request_read_body(&r, 4, &b, &why) < 0 && why.code == GW_ETOOLARGE && body.off == 0,
 	    "Content-Length over the cap fails before reading");
 	buf_free(&b);
 	r.content_length = -1;	/* no Content-Length: the cap applies while reading */
-	ok(request_read_body(&r, 4, &b, &why) < 0 && why == GW_ETOOLARGE, "unannounced body over the cap");
+	ok(request_read_body(&r, 4, &b, &why) < 0 && why.code == GW_ETOOLARGE, "unannounced body over the cap");
 	buf_free(&b);
 	request_free(&r);
 }
@@ -93,9 +93,9 @@ test_short_body(void)
 	struct chunks body = { "hello", 3, 0, 2 };
 	struct request r;
 	struct buf b;
-	enum gw_err why;
+	struct gw_error why;
 
-	ok(init(&r, cgi, &body) == 0 && request_read_body(&r, 100, &b, &why) < 0 && why == GW_EBADREQUEST,
+	ok(init(&r, cgi, &body) == 0 && request_read_body(&r, 100, &b, &why) < 0 && why.code == GW_EBADREQUEST,
 	    "a body shorter than its Content-Length is a bad request");
 	buf_free(&b);
 	request_free(&r);
@@ -127,12 +127,12 @@ test_odd(void)
 	};
 	struct request r;
 	struct buf b;
-	enum gw_err why;
+	struct gw_error why;
 
 	ok(init(&r, odd, NULL) == 0, "odd request parses");
 	is_int(r.method, M_OTHER, "unknown method");
 	is_int(r.content_length, -2, "unreadable Content-Length marked");
-	ok(request_read_body(&r, 100, &b, &why) < 0 && why == GW_EBADREQUEST, "and refused");
+	ok(request_read_body(&r, 100, &b, &why) < 0 && why.code == GW_EBADREQUEST, "and refused");
 	request_free(&r);
 }
 
