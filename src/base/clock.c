@@ -6,13 +6,20 @@
 
 #include "clock.h"
 
-int64_t
-clock_mono_us(void)
+/* What clock id reads, in units of 1/per_sec second (per_sec divides 10^9). */
+static int64_t
+clock_units(clockid_t id, int64_t per_sec)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * per_sec + ts.tv_nsec / (1000000000 / per_sec);
+}
+
+int64_t
+clock_mono_us(void)
+{
+	return clock_units(CLOCK_MONOTONIC, 1000000);
 }
 
 time_t
@@ -24,10 +31,7 @@ clock_wall(void)
 int64_t
 clock_wall_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_units(CLOCK_REALTIME, 1000);
 }
 
 void

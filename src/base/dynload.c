@@ -2,7 +2,6 @@
 #include "autoconf.h"
 
 #include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "dynload.h"
@@ -10,20 +9,20 @@
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym's pointers hold functions");
 
 int
-dynload(const char *soname, const struct dynload_sym *syms, size_t n, void *fns, char *why,
-    size_t whylen)
+dynload(const char *soname, const struct dynload_sym *syms, size_t n, void *fns,
+    struct gw_error *err)
 {
 	const char *e;
 	void *lib, *p;
 	size_t i;
 
 	if ((lib = dlopen(soname, RTLD_LAZY | RTLD_LOCAL)) == NULL) {
-		snprintf(why, whylen, "%s", (e = dlerror()) ? e : "dlopen failed");
+		gw_error_set(err, GW_EINTERNAL, "%s", (e = dlerror()) ? e : "dlopen failed");
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
 		if ((p = dlsym(lib, syms[i].name)) == NULL) {
-			snprintf(why, whylen, "%s has no %s", soname, syms[i].name);
+			gw_error_set(err, GW_EINTERNAL, "%s has no %s", soname, syms[i].name);
 			return -1;	/* lib stays loaded: nothing of it runs */
 		}
 		memcpy((char *)fns + syms[i].offset, &p, sizeof(p));

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 /* A function of the library: its name and where its address goes in the caller's
  * table of function pointers. */
 struct dynload_sym {
@@ -13,8 +15,9 @@ struct dynload_sym {
 };
 
 /* Loads soname (dlopen) and stores the address of each of the n syms at its offset in
- * fns. 0, or -1 with the loader's reason in why (then nothing of the library runs). */
-int dynload(const char *soname, const struct dynload_sym *syms, size_t n, void *fns, char *why,
-    size_t whylen);
+ * fns. 0, or -1 with err (GW_EINTERNAL, the loader's reason; then nothing of the
+ * library runs). */
+int dynload(const char *soname, const struct dynload_sym *syms, size_t n, void *fns,
+    struct gw_error *err);
 
 #endif

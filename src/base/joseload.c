@@ -56,12 +56,12 @@ static int usable;	/* written once, under once */
 static void
 load(void)
 {
-	char why[512] = "";
+	struct gw_error err;
 
-	if (dynload(CJOSE_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &fn, why, sizeof(why)) == 0)
+	if (dynload(CJOSE_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &fn, &err) == 0)
 		usable = 1;
 	else
-		log_err(NULL, "cjose: %s; no JWT or DPoP proof can be verified", why);
+		log_err(NULL, "cjose: %s; no JWT or DPoP proof can be verified", err.detail);
 }
 
 /* 1 when cjose is there; else 0 with err set. */

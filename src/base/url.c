@@ -343,13 +343,15 @@ parse_redis(const char *url, struct url_redis *r)
 	return "expected shm, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix://[[USER]:PASSWORD@]/PATH[?db=DB]";
 }
 
-const char *
-url_redis_parse(const char *url, struct url_redis *r)
+int
+url_redis_parse(const char *url, struct url_redis *r, struct gw_error *err)
 {
 	const char *why;
 
 	memset(r, 0, sizeof(*r));
-	if ((why = parse_redis(url, r)) != NULL)
-		url_redis_free(r);
-	return why;
+	if ((why = parse_redis(url, r)) == NULL)
+		return 0;
+	url_redis_free(r);
+	gw_error_set(err, strcmp(why, "out of memory") == 0 ? GW_EINTERNAL : GW_ECONFIG, "%s", why);
+	return -1;
 }

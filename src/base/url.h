@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 /* 0 when s is an absolute http:// or https:// URL with a host, no fragment and no
  * characters that must be escaped; -1 otherwise. */
 int url_check(const char *s);
@@ -40,10 +42,10 @@ struct url_redis {
 #define URL_REDIS_DB_MAX	100000
 /* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (a host in brackets is an IPv6 address), or
  * unix://[[USER]:PASSWORD@]/PATH[?db=DB] (also spelled redis+unix://; PATH absolute), into
- * r: NULL, or why not (r then holds nothing). User, password and path are
- * percent-decoded; the last '@' before the first '/' ends the credentials. Free r with
- * url_redis_free. */
-const char *url_redis_parse(const char *url, struct url_redis *r);
+ * r: 0, or -1 with err (GW_ECONFIG: why not; r then holds nothing). User, password and
+ * path are percent-decoded; the last '@' before the first '/' ends the credentials. Free
+ * r with url_redis_free. */
+int url_redis_parse(const char *url, struct url_redis *r, struct gw_error *err);
 /* Where r points, for people: "HOST port PORT" or "unix socket PATH" (never the
  * credentials), in out (truncated to n). */
 void url_redis_where(const struct url_redis *r, char *out, size_t n);

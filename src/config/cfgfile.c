@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cfgfile.h"
+#include "err.h"
 #include "secret.h"
 
 /* Never blocks: a FIFO or a device is refused by stat() before it is opened, and the
@@ -17,46 +18,46 @@
  * replaced in between). Symbolic links are followed (configuration managers link
  * files into place). */
 int
-cfgfile_open(const char *path, struct stat *st, const char **why)
+cfgfile_open(const char *path, struct stat *st, struct gw_error *err)
 {
 	int fd;
 
 	if (stat(path, st) < 0) {
-		*why = strerror(errno);
+		gw_error_set(err, GW_ECONFIG, "%s", strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		*why = "not a regular file";
+		gw_error_set(err, GW_ECONFIG, "not a regular file");
 		return -1;
 	}
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
-		*why = strerror(errno);
+		gw_error_set(err, GW_ECONFIG, "%s", strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
 		close(fd);
-		*why = "not a regular file";
+		gw_error_set(err, GW_ECONFIG, "not a regular file");
 		return -1;
 	}
 	return fd;
 }
 
 int
-cfgfile_judge(const struct stat *st, enum cfgfile_trust kind, char *why, size_t whylen)
+cfgfile_judge(const struct stat *st, enum cfgfile_trust kind, struct gw_error *err)
 {
 	unsigned mode = (unsigned)(st->st_mode & 07777);
 
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, whylen, "writable by group or others (mode %04o)", mode);
+		gw_error_set(err, GW_ECONFIG, "writable by group or others (mode %04o)", mode);
 		return -1;
 	}
 	if (st->st_uid != 0 && st->st_uid != geteuid()) {
-		snprintf(why, whylen, "owned by uid %ld, neither root nor the user running the gateway (uid %ld)",
+		gw_error_set(err, GW_ECONFIG, "owned by uid %ld, neither root nor the user running the gateway (uid %ld)",
 		    (long)st->st_uid, (long)geteuid());
 		return -1;
 	}
 	if (kind == CFGFILE_SECRET && (st->st_mode & S_IROTH)) {
-		snprintf(why, whylen, "readable by others (mode %04o)", mode);
+		gw_error_set(err, GW_ECONFIG, "readable by others (mode %04o)", mode);
 		return 1;
 	}
 	return 0;
@@ -64,32 +65,31 @@ cfgfile_judge(const struct stat *st, enum cfgfile_trust kind, char *why, size_t 
 
 /* fopen() for the credential files: regular files only, judged as secrets. */
 static FILE *
-open_file(const char *path, char *why, size_t whylen, char *warn, size_t warnlen)
+open_file(const char *path, struct gw_error *err, char *warn, size_t warnlen)
 {
-	char judged[CFGFILE_WHY_MAX];
-	const char *reason;
+	struct gw_error judged;
 	struct stat st;
 	FILE *f;
 	int fd;
 
 	warn[0] = '\0';
-	if ((fd = cfgfile_open(path, &st, &reason)) < 0) {
-		snprintf(why, whylen, "%s: %s", path, reason);
+	if ((fd = cfgfile_open(path, &st, &judged)) < 0) {
+		gw_error_set(err, judged.code, "%s: %s", path, judged.detail);
 		return NULL;
 	}
-	switch (cfgfile_judge(&st, CFGFILE_SECRET, judged, sizeof(judged))) {
+	switch (cfgfile_judge(&st, CFGFILE_SECRET, &judged)) {
 	case -1:
-		snprintf(why, whylen, "%s: %s", path, judged);
+		gw_error_set(err, judged.code, "%s: %s", path, judged.detail);
 		close(fd);
 		return NULL;
 	case 1:
-		snprintf(warn, warnlen, "%s: %s", path, judged);
+		snprintf(warn, warnlen, "%s: %s", path, judged.detail);
 		break;
 	default:
 		break;
 	}
 	if ((f = fdopen(fd, "rb")) == NULL) {
-		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		gw_error_set(err, GW_ECONFIG, "%s: %s", path, strerror(errno));
 		close(fd);
 	}
 	return f;
@@ -97,7 +97,7 @@ open_file(const char *path, char *why, size_t whylen, char *warn, size_t warnlen
 
 /* Read, not stat: the file may be growing. */
 int
-cfgfile_read_all(int fd, size_t max, char **out, size_t *len)
+cfgfile_read_all(int fd, size_t max, char **out, size_t *len, struct gw_error *err)
 {
 	size_t n = 0, cap = 4096;
 	char *b = NULL, *nb;
@@ -111,6 +111,7 @@ cfgfile_read_all(int fd, size_t max, char **out, size_t *len)
 				cap = cap > max / 2 ? max + 1 : cap * 2;
 			if ((nb = realloc(b, cap + 1)) == NULL) {
 				free(b);
+				gw_error_set(err, GW_EINTERNAL, "out of memory");
 				return -1;
 			}
 			b = nb;
@@ -119,6 +120,7 @@ cfgfile_read_all(int fd, size_t max, char **out, size_t *len)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
+			gw_error_set(err, GW_ECONFIG, "read error: %s", strerror(errno));
 			free(b);
 			return -1;
 		}
@@ -127,6 +129,7 @@ cfgfile_read_all(int fd, size_t max, char **out, size_t *len)
 		n += (size_t)r;
 		if (n > max) {
 			free(b);
+			gw_error_set(err, GW_ECONFIG, "larger than %zu bytes", max);
 			return 1;
 		}
 	}
@@ -137,13 +140,13 @@ cfgfile_read_all(int fd, size_t max, char **out, size_t *len)
 }
 
 char *
-cfgfile_secret(const char *path, char *why, size_t whylen, char *warn, size_t warnlen)
+cfgfile_secret(const char *path, struct gw_error *err, char *warn, size_t warnlen)
 {
 	char line[1024], *s;
 	FILE *f;
 	size_t n;
 
-	if ((f = open_file(path, why, whylen, warn, warnlen)) == NULL)
+	if ((f = open_file(path, err, warn, warnlen)) == NULL)
 		return NULL;
 	if (fgets(line, sizeof(line), f) == NULL)
 		line[0] = '\0';
@@ -151,11 +154,11 @@ cfgfile_secret(const char *path, char *why, size_t whylen, char *warn, size_t wa
 	n = strcspn(line, "\r\n");
 	line[n] = '\0';
 	if (n == 0) {
-		snprintf(why, whylen, "%s is empty", path);
+		gw_error_set(err, GW_ECONFIG, "%s is empty", path);
 		return NULL;
 	}
 	if ((s = strdup(line)) == NULL)
-		snprintf(why, whylen, "%s: out of memory", path);
+		gw_error_set(err, GW_EINTERNAL, "%s: out of memory", path);
 	secret_wipe(line, sizeof(line));
 	return s;
 }
@@ -174,14 +177,14 @@ is_tchar(char c)
 }
 
 char *
-cfgfile_header(const char *path, char *why, size_t whylen, char *warn, size_t warnlen)
+cfgfile_header(const char *path, struct gw_error *err, char *warn, size_t warnlen)
 {
 	char raw[8192 + 2], name[64], *header = NULL;
 	size_t n, i, nlen, vstart;
 	const char *bad = NULL;
 	FILE *f;
 
-	if ((f = open_file(path, why, whylen, warn, warnlen)) == NULL)
+	if ((f = open_file(path, err, warn, warnlen)) == NULL)
 		return NULL;
 	n = fread(raw, 1, sizeof(raw) - 1, f);
 	if (ferror(f))
@@ -213,33 +216,33 @@ cfgfile_header(const char *path, char *why, size_t whylen, char *warn, size_t wa
 		name[nlen] = '\0';
 		for (i = 0; reserved_headers[i]; i++)
 			if (strcmp(name, reserved_headers[i]) == 0) {
-				snprintf(why, whylen, "%s: names %s, which the gateway sets itself",
+				gw_error_set(err, GW_ECONFIG, "%s: names %s, which the gateway sets itself",
 				    path, reserved_headers[i]);
 				goto out;
 			}
 	}
 	if (bad) {
-		snprintf(why, whylen, "%s: %s", path, bad);
+		gw_error_set(err, GW_ECONFIG, "%s: %s", path, bad);
 		goto out;
 	}
 	/* Stored as "Name: value" with exactly one blank. */
 	if ((header = malloc(nlen + 2 + (n - vstart) + 1)) != NULL)
 		snprintf(header, nlen + 2 + (n - vstart) + 1, "%.*s: %s", (int)nlen, raw, raw + vstart);
 	else
-		snprintf(why, whylen, "%s: out of memory", path);
+		gw_error_set(err, GW_EINTERNAL, "%s: out of memory", path);
 out:
 	secret_wipe(raw, sizeof(raw));
 	return header;
 }
 
 int
-cfgfile_key32(const char *path, unsigned char key[32], char *why, size_t whylen, char *warn, size_t warnlen)
+cfgfile_key32(const char *path, unsigned char key[32], struct gw_error *err, char *warn, size_t warnlen)
 {
 	unsigned char raw[80];
 	size_t n, i;
 	FILE *f;
 
-	if ((f = open_file(path, why, whylen, warn, warnlen)) == NULL)
+	if ((f = open_file(path, err, warn, warnlen)) == NULL)
 		return -1;
 	n = fread(raw, 1, sizeof(raw), f);
 	fclose(f);
@@ -256,7 +259,7 @@ cfgfile_key32(const char *path, unsigned char key[32], char *why, size_t whylen,
 	secret_wipe(raw, sizeof(raw));
 	if (n != 32 && n != 64) {
 		secret_wipe(key, 32);
-		snprintf(why, whylen, "%s: expected 32 bytes or 64 hex digits", path);
+		gw_error_set(err, GW_ECONFIG, "%s: expected 32 bytes or 64 hex digits", path);
 		return -1;
 	}
 	return 0;

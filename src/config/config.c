@@ -8,7 +8,6 @@
 #include "autoconf.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
@@ -41,27 +40,33 @@ static void
 lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+void
+cfg_vsay(char *out, size_t outlen, const char *file, int line, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (line > 0)
+		n = snprintf(out, outlen, "%s:%d: ", file, line);
+	else
+		n = snprintf(out, outlen, "%s: ", file);
+	if (n < 0 || (size_t)n >= outlen)
+		n = 0;
+	vsnprintf(out + n, outlen - (size_t)n, fmt, ap);
+}
+
 static void
 lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 {
 	struct cfg_errors *e = ld->errs;
 	va_list ap;
-	int n;
 
 	if (e->n >= CFG_MAX_ERRORS) {
 		e->dropped++;
 		return;
 	}
-	if (line > 0)
-		n = snprintf(e->msg[e->n], sizeof(e->msg[0]), "%s:%d: ", file, line);
-	else
-		n = snprintf(e->msg[e->n], sizeof(e->msg[0]), "%s: ", file);
-	if (n < 0 || (size_t)n >= sizeof(e->msg[0]))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(e->msg[e->n] + n, sizeof(e->msg[0]) - (size_t)n, fmt, ap);
+	cfg_vsay(e->msg[e->n++], sizeof(e->msg[0]), file, line, fmt, ap);
 	va_end(ap);
-	e->n++;
 }
 
 static void
@@ -74,29 +79,21 @@ lwarn(struct loader *ld, const char *file, int line, const char *fmt, ...)
 {
 	struct cfg_errors *e = ld->errs;
 	va_list ap;
-	int n;
 
 	if (e->n_warn >= CFG_MAX_WARNINGS)
 		return;
-	n = snprintf(e->warn[e->n_warn], sizeof(e->warn[0]), "%s:%d: ", file, line);
-	if (n < 0 || (size_t)n >= sizeof(e->warn[0]))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(e->warn[e->n_warn] + n, sizeof(e->warn[0]) - (size_t)n, fmt, ap);
+	cfg_vsay(e->warn[e->n_warn++], sizeof(e->warn[0]), file, line, fmt, ap);
 	va_end(ap);
-	e->n_warn++;
 }
 
 static void
 lwarn_inert(struct loader *ld, const char *file, int line, const char *key)
 {
-	struct cfg_errors *e = ld->errs;
 	const char *what = cfg_inert((enum kind)ld->kind, key);
 
-	if (what == NULL || e->n_warn >= CFG_MAX_WARNINGS)
-		return;
-	snprintf(e->warn[e->n_warn++], sizeof(e->warn[0]), "%s:%d: %s: has no effect yet (%s)",
-	    file, line, key, what);
+	if (what != NULL)
+		lwarn(ld, file, line, "%s: has no effect yet (%s)", key, what);
 }
 
 static int
@@ -192,7 +189,7 @@ set_key(struct loader *ld, const char *file, int line, const char *key, const ch
 {
 	const struct cfg_key *keys;
 	struct cfg_section *sec;
-	char why[128];
+	struct gw_error err;
 	void *base;
 	size_t i;
 
@@ -214,8 +211,8 @@ set_key(struct loader *ld, const char *file, int line, const char *key, const ch
 		    sec->at[i].file, sec->at[i].line);
 		return;
 	}
-	if (cfg_set_value(base, &keys[i], value, why, sizeof(why)) < 0) {
-		lerr(ld, file, line, "%s: %s: '%s'", key, why, value);
+	if (cfg_set_value(base, &keys[i], value, &err) < 0) {
+		lerr(ld, file, line, "%s: %s: '%s'", key, err.detail, value);
 		return;
 	}
 	sec->at[i].file = file;
@@ -410,8 +407,8 @@ include_refused(struct loader *ld, const char *path, const char *from, int from_
 static int
 load_file(struct loader *ld, const char *path, const char *from, int from_line, int depth)
 {
-	char judged[CFGFILE_WHY_MAX];
-	const char *file, *why;
+	struct gw_error err;
+	const char *file;
 	char *text = NULL;
 	size_t len;
 	struct stat st;
@@ -419,11 +416,11 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 
 	if (include_refused(ld, path, from, from_line, depth))
 		return -1;
-	if ((fd = cfgfile_open(path, &st, &why)) < 0) {
+	if ((fd = cfgfile_open(path, &st, &err)) < 0) {
 		if (from)
-			lerr(ld, from, from_line, "include: %s: %s", path, why);
+			lerr(ld, from, from_line, "include: %s: %s", path, err.detail);
 		else
-			lerr(ld, path, 0, "%s", why);
+			lerr(ld, path, 0, "%s", err.detail);
 		return -1;
 	}
 	/* Remembered before it is read: a reload notices when an oversized file shrinks, or
@@ -433,24 +430,15 @@ load_file(struct loader *ld, const char *path, const char *from, int from_line, 
 		goto out;
 	}
 	/* What another user may write decides what the gateway believes: refused. */
-	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0) {
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, &err) < 0) {
 		if (from)
-			lerr(ld, from, from_line, "include: %s: %s", path, judged);
+			lerr(ld, from, from_line, "include: %s: %s", path, err.detail);
 		else
-			lerr(ld, path, 0, "%s", judged);
+			lerr(ld, path, 0, "%s", err.detail);
 		goto out;
 	}
-	switch (cfgfile_read_all(fd, CFG_FILE_MAX, &text, &len)) {
-	case 0:
-		break;
-	case 1:
-		lerr(ld, file, 0, "larger than %d bytes", CFG_FILE_MAX);
-		goto out;
-	default:
-		if (errno == ENOMEM)
-			lerr(ld, file, 0, "out of memory");
-		else
-			lerr(ld, file, 0, "read error: %s", strerror(errno));
+	if (cfgfile_read_all(fd, CFG_FILE_MAX, &text, &len, &err) != 0) {
+		lerr(ld, file, 0, "%s", err.detail);
 		goto out;
 	}
 	if (len > CFG_TOTAL_MAX - ld->bytes) {
@@ -529,18 +517,17 @@ parse_line(struct loader *ld, const char *file, int lineno, char *line, int dept
 static int
 trusted_file(struct loader *ld, const struct cfg_where *w, const char *key, const char *path)
 {
-	char judged[CFGFILE_WHY_MAX];
-	const char *why;
+	struct gw_error err;
 	struct stat st;
 	int fd;
 
-	if ((fd = cfgfile_open(path, &st, &why)) < 0) {
-		lerr(ld, w->file, w->line, "%s: %s: %s", key, path, why);
+	if ((fd = cfgfile_open(path, &st, &err)) < 0) {
+		lerr(ld, w->file, w->line, "%s: %s: %s", key, path, err.detail);
 		return -1;
 	}
 	close(fd);
-	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0) {
-		lerr(ld, w->file, w->line, "%s: %s: %s", key, path, judged);
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, &err) < 0) {
+		lerr(ld, w->file, w->line, "%s: %s: %s", key, path, err.detail);
 		return -1;
 	}
 	return 0;
@@ -554,7 +541,8 @@ static int
 state_dir(struct loader *ld, const struct config *cfg)
 {
 	const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "state");
-	char buf[PATH_MAX], judged[CFGFILE_WHY_MAX];
+	struct gw_error err;
+	char buf[PATH_MAX];
 	const char *dir;
 	struct stat st;
 
@@ -563,8 +551,8 @@ state_dir(struct loader *ld, const struct config *cfg)
 	dir = dirname(buf);
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
-	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0) {
-		lerr(ld, w->file, w->line, "state: %s: %s", dir, judged);
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, &err) < 0) {
+		lerr(ld, w->file, w->line, "state: %s: %s", dir, err.detail);
 		return -1;
 	}
 	return 0;
@@ -576,15 +564,16 @@ static int
 read_credentials(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w;
-	char why[CFGFILE_WHY_MAX], warn[CFGFILE_WHY_MAX];
+	char warn[CFGFILE_WHY_MAX];
+	struct gw_error err;
 	size_t i;
 	int bad = 0;
 
 	if (cfg->client_secret_file) {
 		w = cfg_where(&cfg->auth, K_AUTH, "client-secret-file");
-		if ((cfg->client_secret = cfgfile_secret(cfg->client_secret_file, why, sizeof(why), warn,
+		if ((cfg->client_secret = cfgfile_secret(cfg->client_secret_file, &err, warn,
 		    sizeof(warn))) == NULL) {
-			lerr(ld, w->file, w->line, "client-secret-file: %s", why);
+			lerr(ld, w->file, w->line, "client-secret-file: %s", err.detail);
 			bad = 1;
 		} else if (warn[0])
 			lwarn(ld, w->file, w->line, "client-secret-file: %s", warn);
@@ -597,8 +586,8 @@ read_credentials(struct loader *ld, struct config *cfg)
 		bad = 1;
 	if (cfg->session_key_file) {
 		w = cfg_where(&cfg->gateway, K_GATEWAY, "session-key-file");
-		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, why, sizeof(why), warn, sizeof(warn)) < 0) {
-			lerr(ld, w->file, w->line, "session-key-file: %s", why);
+		if (cfgfile_key32(cfg->session_key_file, cfg->session_key, &err, warn, sizeof(warn)) < 0) {
+			lerr(ld, w->file, w->line, "session-key-file: %s", err.detail);
 			bad = 1;
 		} else {
 			cfg->has_session_key = 1;
@@ -612,8 +601,8 @@ read_credentials(struct loader *ld, struct config *cfg)
 		if (u->auth_header_file == NULL)
 			continue;
 		w = cfg_where(&u->s, K_UPSTREAM, "auth-header-file");
-		if ((u->auth_header = cfgfile_header(u->auth_header_file, why, sizeof(why), warn, sizeof(warn))) == NULL) {
-			lerr(ld, w->file, w->line, "auth-header-file: %s", why);
+		if ((u->auth_header = cfgfile_header(u->auth_header_file, &err, warn, sizeof(warn))) == NULL) {
+			lerr(ld, w->file, w->line, "auth-header-file: %s", err.detail);
 			bad = 1;
 		} else if (warn[0])
 			lwarn(ld, w->file, w->line, "auth-header-file: %s", warn);
@@ -631,7 +620,7 @@ parse_store(struct loader *ld, struct config *cfg)
 	const struct cfg_where *w = cfg_where(&cfg->limits, K_LIMITS, "store");
 	static const char label[] = "mcpgate shared store v1";
 	struct secret_part parts[2];
-	const char *why;
+	struct gw_error err;
 
 	if (cfg->limit_store == NULL || strcmp(cfg->limit_store, "shm") == 0) {
 		if (cfg->shared_cache) {
@@ -642,8 +631,8 @@ parse_store(struct loader *ld, struct config *cfg)
 		}
 		return 0;
 	}
-	if ((why = url_redis_parse(cfg->limit_store, &cfg->redis)) != NULL) {
-		lerr(ld, w->file, w->line, "store: %s", why);
+	if (url_redis_parse(cfg->limit_store, &cfg->redis, &err) < 0) {
+		lerr(ld, w->file, w->line, "store: %s", err.detail);
 		return -1;
 	}
 	cfg->redis_on = 1;
@@ -687,10 +676,9 @@ static int
 parse_jwks_uri(struct loader *ld, struct config *cfg)
 {
 	const struct cfg_where *w = cfg_where(&cfg->auth, K_AUTH, "jwks-uri");
-	char whybuf[CFGFILE_WHY_MAX], *doc = NULL;
+	char *doc = NULL;
 	struct gw_error err = { GW_OK, 0, "" };
 	struct jws_keys *ks;
-	const char *why;
 	struct stat st;
 	size_t len;
 	int fd, rc;
@@ -710,20 +698,20 @@ parse_jwks_uri(struct loader *ld, struct config *cfg)
 		return 0;
 	}
 	cfg->jwks_file = 1;
-	if ((fd = cfgfile_open(cfg->jwks_uri, &st, &why)) < 0) {
-		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, why);
+	if ((fd = cfgfile_open(cfg->jwks_uri, &st, &err)) < 0) {
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, err.detail);
 		return -1;
 	}
-	if (cfgfile_judge(&st, CFGFILE_TRUSTED, whybuf, sizeof(whybuf)) < 0) {
-		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, whybuf);
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, &err) < 0) {
+		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri, err.detail);
 		close(fd);
 		return -1;
 	}
-	rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, &len);
+	rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, &len, &err);
 	close(fd);
 	if (rc != 0) {
 		lerr(ld, w->file, w->line, "jwks-uri: %s: %s", cfg->jwks_uri,
-		    rc > 0 ? "larger than a JWK set may be" : strerror(errno));
+		    rc > 0 ? "larger than a JWK set may be" : err.detail);
 		free(doc);
 		return -1;
 	}

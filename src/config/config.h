@@ -4,6 +4,7 @@
 #ifndef GW_CONFIG_H
 #define GW_CONFIG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -238,7 +239,11 @@ struct config {
 };
 
 /* What a load found: errors (the configuration is refused), and warnings about keys
- * that load but that nothing implements yet ("file:line: key: has no effect yet"). */
+ * that load but that nothing implements yet ("file:line: key: has no effect yet").
+ * A load reports every error at once, so it keeps a list, not one struct gw_error:
+ * each entry is "file:line: " and the words, the loader's own or the detail of the
+ * struct gw_error a callee filled (cfgfile's files, cfg_set_value's values, the store's
+ * URL), prefixed with the key. */
 struct cfg_errors {
 	char msg[CFG_MAX_ERRORS][320];
 	size_t n;
@@ -251,6 +256,10 @@ struct cfg_errors {
  * as "file:line: key: reason" in errs and, in *out (may be NULL), a broken
  * configuration that serves only config_changed(): unref it either way. */
 int config_load(const char *path, struct config **out, struct cfg_errors *errs);
+/* One message of such a list into out (outlen bytes, truncated): "file:line: " (line 0:
+ * "file: ") and fmt's words. The loader's errors and warnings, and mcpgate -t's. */
+void cfg_vsay(char *out, size_t outlen, const char *file, int line, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 struct config *config_ref(struct config *cfg);
 void config_unref(struct config *cfg);
 /* 1 when a file it was loaded from changed, vanished, or an include glob matches

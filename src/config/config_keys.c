@@ -293,9 +293,12 @@ parse_rate(const char *value, struct rate *r)
 	return NULL;
 }
 
-/* One value stored; NULL, or the reason it was refused. */
+static const char nomem[] = "out of memory";
+
+/* One value stored: NULL, or the reason it was refused (nomem without memory; an
+ * integer's bounds written in err, and its detail returned). */
 static const char *
-store(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen)
+store(void *base, const struct cfg_key *k, const char *value, struct gw_error *err)
 {
 	void *field = (char *)base + k->offset;
 	long v;
@@ -309,13 +312,11 @@ store(void *base, const struct cfg_key *k, const char *value, char *why, size_t 
 	case T_STR:	/* what field holds is the configuration's: config_unref frees it (not a leak,
 			 * whatever gcc -fanalyzer says of a pointer stored through a cast) */
 		free(*(char **)field);
-		if ((*(char **)field = strdup(value)) == NULL)
-			return "out of memory";
-		return NULL;
+		return (*(char **)field = strdup(value)) == NULL ? nomem : NULL;
 	case T_INT:
 		if (parse_long(value, k->min, k->max, &v) < 0) {
-			snprintf(why, whylen, "expected an integer from %ld to %ld", k->min, k->max);
-			return why;
+			gw_error_set(err, GW_ECONFIG, "expected an integer from %ld to %ld", k->min, k->max);
+			return err->detail;
 		}
 		*(long *)field = v;
 		return NULL;
@@ -329,9 +330,7 @@ store(void *base, const struct cfg_key *k, const char *value, char *why, size_t 
 		return NULL;
 	case T_LIST:
 		strlist_free(field);
-		if (strlist_split(field, value) < 0)
-			return "out of memory";
-		return NULL;
+		return strlist_split(field, value) < 0 ? nomem : NULL;
 	case T_ENUM:
 		for (i = 0; k->names[i]; i++)
 			if (strcmp(value, k->names[i]) == 0) {
@@ -346,14 +345,14 @@ store(void *base, const struct cfg_key *k, const char *value, char *why, size_t 
 }
 
 int
-cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen)
+cfg_set_value(void *base, const struct cfg_key *k, const char *value, struct gw_error *err)
 {
-	const char *reason = store(base, k, value, why, whylen);
+	const char *reason = store(base, k, value, err);
 
 	if (reason == NULL)
 		return 0;
-	if (reason != why)
-		snprintf(why, whylen, "%s", reason);
+	if (reason != err->detail)
+		gw_error_set(err, reason == nomem ? GW_EINTERNAL : GW_ECONFIG, "%s", reason);
 	return -1;
 }
 
@@ -424,12 +423,12 @@ cfg_accept_digest(const struct config *cfg, unsigned char out[32])
 static int
 apply_defaults(void *base, struct cfg_section *sec, const struct cfg_key *keys)
 {
-	char why[128];
+	struct gw_error err;
 	size_t i;
 
 	for (i = 0; keys[i].key; i++)
 		if (keys[i].def && sec->at[i].line == 0 &&
-		    cfg_set_value(base, &keys[i], keys[i].def, why, sizeof(why)) < 0)
+		    cfg_set_value(base, &keys[i], keys[i].def, &err) < 0)
 			return -1;
 	return 0;
 }

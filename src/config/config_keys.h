@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "err.h"
 
 #define UPSTREAM_TIMEOUT_DEFAULT	"30000"	/* [upstream] timeout-ms */
 #define UPSTREAM_TIMEOUT_DEFAULT_MS	30000L
@@ -54,8 +55,9 @@ struct cfg_kind {
 
 extern const struct cfg_kind cfg_kinds[K_MAX];
 
-/* Stores value in base's field of k: 0, or -1 with the reason in why. */
-int cfg_set_value(void *base, const struct cfg_key *k, const char *value, char *why, size_t whylen);
+/* Stores value in base's field of k: 0, or -1 with err (GW_ECONFIG, the reason the
+ * value was refused; GW_EINTERNAL without memory). */
+int cfg_set_value(void *base, const struct cfg_key *k, const char *value, struct gw_error *err);
 /* Every key's default where the files did not set it: 0, or -1 without memory. */
 int cfg_defaults(struct config *cfg) __attribute__((warn_unused_result));
 /* The digest of every CK_ACCEPT key's value (singleton sections), with its name:

@@ -14,8 +14,16 @@ id_ok(json_t *id)
 	return json_is_string(id) || json_is_integer(id);
 }
 
+/* -1, with err: GW_EINVALID and what is wrong. */
+static int
+invalid(struct gw_error *err, const char *what)
+{
+	gw_error_set(err, GW_EINVALID, "%s", what);
+	return -1;
+}
+
 int
-jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **idp)
+jsonrpc_validate(json_t *m, struct jr_msg *out, json_t **idp, struct gw_error *err)
 {
 	json_t *v, *id, *method, *params;
 	const char *key;
@@ -24,15 +32,15 @@ jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **idp)
 	*idp = NULL;
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(m))
-		return *why = "a JSON-RPC message must be an object", -1;
+		return invalid(err, "a JSON-RPC message must be an object");
 	if (json_object_get(m, DUPLICATE_MARK))
-		return *why = "duplicate member name", -1;
+		return invalid(err, "duplicate member name");
 	id = json_object_get(m, "id");
 	if (id && id_ok(id))
 		*idp = id;
 	v = json_object_get(m, "jsonrpc");
 	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0)
-		return *why = "jsonrpc must be exactly \"2.0\"", -1;
+		return invalid(err, "jsonrpc must be exactly \"2.0\"");
 	method = json_object_get(m, "method");
 	has_result = json_object_get(m, "result") != NULL;
 	has_error = json_object_get(m, "error") != NULL;
@@ -42,29 +50,29 @@ jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **idp)
 		json_t *e = json_object_get(m, "error");
 
 		if (!id_ok(id) && !(has_error && json_is_null(id)))
-			return *why = "a response id must be a string or an integer", -1;
+			return invalid(err, "a response id must be a string or an integer");
 		if (has_result == has_error)
-			return *why = "a response has exactly one of result and error", -1;
+			return invalid(err, "a response has exactly one of result and error");
 		if (has_error && (!json_is_object(e) || !json_is_integer(json_object_get(e, "code")) ||
 		    !json_is_string(json_object_get(e, "message"))))
-			return *why = "error must be an object with an integer code and a string message", -1;
+			return invalid(err, "error must be an object with an integer code and a string message");
 		json_object_foreach(m, key, v)
 			if (strcmp(key, "jsonrpc") && strcmp(key, "id") && strcmp(key, "result") && strcmp(key, "error"))
-				return *why = "unexpected member in a response", -1;
+				return invalid(err, "unexpected member in a response");
 		out->kind = JR_RESPONSE;
 		out->id = id;
 		return 0;
 	}
 	if (!json_is_string(method) || json_string_length(method) == 0)
-		return *why = "method must be a non-empty string", -1;
+		return invalid(err, "method must be a non-empty string");
 	if (id != NULL && !id_ok(id))
-		return *why = "id must be a string or an integer", -1;
+		return invalid(err, "id must be a string or an integer");
 	params = json_object_get(m, "params");
 	if (params && !json_is_object(params) && !json_is_array(params))
-		return *why = "params must be an object or an array", -1;
+		return invalid(err, "params must be an object or an array");
 	json_object_foreach(m, key, v)
 		if (strcmp(key, "jsonrpc") && strcmp(key, "id") && strcmp(key, "method") && strcmp(key, "params"))
-			return *why = "unexpected member in a request", -1;
+			return invalid(err, "unexpected member in a request");
 	out->kind = id ? JR_REQUEST : JR_NOTIFICATION;
 	out->id = id;
 	out->method = json_string_value(method);
@@ -116,13 +124,13 @@ parse_elements(const char *body, size_t len)
 }
 
 json_t *
-jsonrpc_parse(const char *body, size_t len, enum gw_err *e, const char **why)
+jsonrpc_parse(const char *body, size_t len, struct gw_error *err)
 {
-	json_error_t err;
+	json_error_t jerr;
 	json_t *j;
 
-	j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-	if (j == NULL && strstr(err.text, "duplicate object key")) {
+	j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (j == NULL && strstr(jerr.text, "duplicate object key")) {
 		/* Valid JSON apart from that? Then a batch judges its elements one by one. */
 		j = json_loadb(body, len, JSON_DECODE_ANY, NULL);
 		if (json_is_array(j)) {
@@ -130,26 +138,22 @@ jsonrpc_parse(const char *body, size_t len, enum gw_err *e, const char **why)
 			j = parse_elements(body, len);
 		} else {
 			json_decref(j);
-			*e = GW_EINVALID;
-			*why = "duplicate member name";
+			gw_error_set(err, GW_EINVALID, "duplicate member name");
 			return NULL;
 		}
 	}
 	if (j == NULL) {
-		*e = GW_EPARSE;
-		*why = "body is not valid JSON";
+		gw_error_set(err, GW_EPARSE, "body is not valid JSON");
 		return NULL;
 	}
 	if (json_is_array(j) && json_array_size(j) == 0) {
 		json_decref(j);
-		*e = GW_EINVALID;
-		*why = "an empty batch";
+		gw_error_set(err, GW_EINVALID, "an empty batch");
 		return NULL;
 	}
 	if (!json_is_object(j) && !json_is_array(j)) {
 		json_decref(j);
-		*e = GW_EINVALID;
-		*why = "a JSON-RPC payload is an object or a non-empty array";
+		gw_error_set(err, GW_EINVALID, "a JSON-RPC payload is an object or a non-empty array");
 		return NULL;
 	}
 	return j;

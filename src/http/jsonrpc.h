@@ -26,12 +26,13 @@ struct jr_msg {
 	json_t *params;		/* borrowed; NULL when absent */
 };
 
-/* Validates one message. 0, or -1 with *why (a static string) and *id set to the
- * message's id when it could be read (borrowed), else NULL. */
-int jsonrpc_validate(json_t *m, struct jr_msg *out, const char **why, json_t **id);
-/* Parses a body: a message or a non-empty array. NULL with *e (GW_EPARSE, -32700, or
- * GW_EINVALID, -32600) and *why on failure. Duplicate member names are GW_EINVALID. */
-json_t *jsonrpc_parse(const char *body, size_t len, enum gw_err *e, const char **why);
+/* Validates one message. *id is set to the message's id when it could be read
+ * (borrowed), else NULL. 0, or -1 with err (GW_EINVALID, what is wrong). */
+int jsonrpc_validate(json_t *m, struct jr_msg *out, json_t **id, struct gw_error *err);
+/* Parses a body: a message or a non-empty array. NULL with err on failure: GW_EPARSE
+ * (-32700) or GW_EINVALID (-32600), and what is wrong. Duplicate member names are
+ * GW_EINVALID. */
+json_t *jsonrpc_parse(const char *body, size_t len, struct gw_error *err);
 
 json_t *jsonrpc_result(json_t *id, json_t *result);	/* steals result; id borrowed (may be NULL) */
 json_t *jsonrpc_error(json_t *id, int code, const char *message, json_t *data);	/* steals data */

@@ -146,19 +146,22 @@ request_free(struct request *r)
 		*field(r, i) = NULL;
 }
 
+static const char unreadable[] = "unreadable request body";
+static const char too_large[] = "request body exceeds max-body";
+
 int
-request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *why)
+request_read_body(struct request *r, size_t max, struct buf *out, struct gw_error *err)
 {
 	char chunk[8192];
 	long n;
 	size_t want;
 
 	if (r->content_length == -2) {
-		*why = GW_EBADREQUEST;
+		gw_error_set(err, GW_EBADREQUEST, "%s", unreadable);
 		return -1;
 	}
 	if (r->content_length > (long long)max) {
-		*why = GW_ETOOLARGE;
+		gw_error_set(err, GW_ETOOLARGE, "%s", too_large);
 		return -1;
 	}
 	if (r->body.read == NULL)
@@ -176,19 +179,19 @@ request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *w
 		}
 		n = r->body.read(r->body.ctx, chunk, want);
 		if (n < 0) {
-			*why = GW_EBADREQUEST;
+			gw_error_set(err, GW_EBADREQUEST, "%s", unreadable);
 			return -1;
 		}
 		if (n == 0)
 			break;
 		r->body_consumed += n;
 		if (buf_append(out, chunk, (size_t)n) < 0) {
-			*why = GW_ETOOLARGE;
+			gw_error_set(err, GW_ETOOLARGE, "%s", too_large);
 			return -1;
 		}
 	}
 	if (r->content_length >= 0 && (long long)out->len != r->content_length) {
-		*why = GW_EBADREQUEST;	/* body shorter than announced */
+		gw_error_set(err, GW_EBADREQUEST, "%s", unreadable);	/* shorter than announced */
 		return -1;
 	}
 	return 0;

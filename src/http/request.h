@@ -64,9 +64,10 @@ int request_init(struct request *r, param_fn get, void *ctx, const struct source
     int64_t start_us, time_t now);
 void request_free(struct request *r);
 unsigned request_method_bit(const char *name);
-/* Reads the whole body into out (capped at max): 0, or -1 with *why = GW_ETOOLARGE or
- * GW_EBADREQUEST. Content-Length over max fails before anything is read. */
-int request_read_body(struct request *r, size_t max, struct buf *out, enum gw_err *why);
+/* Reads the whole body into out (capped at max): 0, or -1 with err: GW_ETOOLARGE
+ * ("request body exceeds max-body") or GW_EBADREQUEST ("unreadable request body").
+ * Content-Length over max fails before anything is read. */
+int request_read_body(struct request *r, size_t max, struct buf *out, struct gw_error *err);
 
 /* Reads and discards what is left of an announced body (at most cap bytes), so a
  * CGI program never exits on unread input (the server then fails writing it, e.g.

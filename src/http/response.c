@@ -184,21 +184,20 @@ response_set_body(struct response *r, int status, const char *content_type, cons
 
 int
 response_set_body_spliced(struct response *r, int status, const char *content_type,
-    const char *head, size_t head_len, const char *mid, size_t mid_len, void (*release)(void *),
-    const char *tail, size_t tail_len)
+    const struct response_parts *p)
 {
-	if (response_set_body(r, status, content_type, head, head_len) < 0 ||
-	    mid_len > r->body.max - r->body.len || buf_append(&r->body, tail, tail_len) < 0 ||
-	    r->body.len > r->body.max - mid_len) {
-		if (release)
-			release((void *)(uintptr_t)mid);
+	if (response_set_body(r, status, content_type, p->head, p->head_len) < 0 ||
+	    p->mid_len > r->body.max - r->body.len || buf_append(&r->body, p->tail, p->tail_len) < 0 ||
+	    r->body.len > r->body.max - p->mid_len) {
+		if (p->release)
+			p->release((void *)(uintptr_t)p->mid);
 		buf_reset(&r->body);
 		return -1;
 	}
-	r->splice = mid;
-	r->splice_len = mid_len;
-	r->splice_at = head_len;
-	r->splice_release = release;
+	r->splice = p->mid;
+	r->splice_len = p->mid_len;
+	r->splice_at = p->head_len;
+	r->splice_release = p->release;
 	return 0;
 }
 

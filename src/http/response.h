@@ -51,13 +51,22 @@ void response_set_json(struct response *r, int status, json_t *body);
 /* A body already serialized (copied); content_type is a static string. 0 or -1 (over
  * the body cap: the response is then empty). */
 int response_set_body(struct response *r, int status, const char *content_type, const char *data, size_t len);
-/* A body of three parts (content_type a static string): head and tail copied, mid held
- * rather than copied (a large cached text): release(mid) is called when the response no
- * longer needs it, and at once on failure. 0 or -1 (over the body cap: the response
- * is then empty). */
+/* A body of three parts: head and tail copied, mid held rather than copied (a large
+ * cached text) until release(mid), which may be NULL. */
+struct response_parts {
+	const char *head;
+	size_t head_len;
+	const char *mid;
+	size_t mid_len;
+	void (*release)(void *);
+	const char *tail;
+	size_t tail_len;
+};
+/* The body of p's three parts (content_type a static string): release(mid) is called
+ * when the response no longer needs it, and at once on failure. 0 or -1 (over the body
+ * cap: the response is then empty). */
 int response_set_body_spliced(struct response *r, int status, const char *content_type,
-    const char *head, size_t head_len, const char *mid, size_t mid_len, void (*release)(void *),
-    const char *tail, size_t tail_len);
+    const struct response_parts *p);
 /* The body's length, a held part included. */
 size_t response_body_len(const struct response *r);
 /* The same, taking b's bytes instead of copying them (b is left empty, to be freed as

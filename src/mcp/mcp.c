@@ -181,7 +181,7 @@ exchange_batch(struct exchange *x, json_t *payload, int stream)
 {
 	struct response *resp = x->resp;
 	json_t *out = stream ? NULL : json_array(), *id, *item, *r;
-	const char *why = NULL;
+	struct gw_error invalid;
 	struct jr_msg m;
 	size_t i, n = 0, nreq = 0;
 	int64_t now_us;
@@ -196,11 +196,11 @@ exchange_batch(struct exchange *x, json_t *payload, int stream)
 			break;
 		}
 		r = NULL;
-		valid = jsonrpc_validate(item, &m, &why, &id) == 0;
+		valid = jsonrpc_validate(item, &m, &id, &invalid) == 0;
 		if (valid)
 			count_rpc(x, &m);
 		if (!valid)
-			r = mcp_error(id, GW_EINVALID, why);
+			r = mcp_error(id, GW_EINVALID, invalid.detail);
 		else if (m.kind == JR_REQUEST && (now_us / 1000 >= x->until_ms ||
 		    (i > 0 && now_us / 1000 + MCP_START_MIN_MS > x->until_ms)))
 			r = mcp_error(m.id, GW_EINTERNAL, "Request timeout: the request's time "
@@ -238,7 +238,7 @@ static int
 exchange_begin(struct exchange *x, struct request *req, struct buf *body, int *stream)
 {
 	struct response *resp = x->resp;
-	enum gw_err e;
+	struct gw_error unread;
 	unsigned types;
 
 	if (!x->pc.off && x->pc.tenant == NULL) {
@@ -257,8 +257,8 @@ exchange_begin(struct exchange *x, struct request *req, struct buf *body, int *s
 	 * the answer streams and the client takes it). */
 	*stream = !(types & NEGOTIATE_JSON);
 	x->stream_ok = (types & NEGOTIATE_SSE) != 0;
-	if (request_read_body(req, (size_t)x->cfg->max_body, body, &e) < 0) {
-		response_set_error(resp, e, e == GW_ETOOLARGE ? "request body exceeds max-body" : "unreadable request body");
+	if (request_read_body(req, (size_t)x->cfg->max_body, body, &unread) < 0) {
+		response_set_error(resp, unread.code, unread.detail);
 		return -1;
 	}
 	return 0;
@@ -390,11 +390,10 @@ mcp_exchange(struct req_ctx *rc)
 	struct exchange x = { .rc = rc, .env = rc->slot[REQ_SLOT_MCP], .cfg = cfg, .caller = rc->caller,
 		.req = req, .resp = resp, .lim = rc->lim, .vis_kind = -1 };
 	struct session sess = { "", "", 0, NULL };
-	const char *why = NULL;
+	struct gw_error invalid;
 	struct jr_msg m = { 0 };	/* jsonrpc_validate fills it (another file: the analyzer cannot see) */
 	struct buf body;
 	json_t *payload = NULL, *id;
-	enum gw_err e;
 	int stream, limit_rc;
 
 	buf_init(&body, (size_t)cfg->max_body);
@@ -406,8 +405,8 @@ mcp_exchange(struct req_ctx *rc)
 	/* The exchange begins: every upstream call of the request ends by this. */
 	x.until_ms = clock_mono_us() / 1000 + cfg->request_timeout_ms;
 	x.modern = req->protocol_version && strcmp(req->protocol_version, MCP_MODERN_VERSION) == 0;
-	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &e, &why)) == NULL) {
-		fail(&x, e, NULL, why, NULL);
+	if ((payload = jsonrpc_parse(buf_str(&body), body.len, &invalid)) == NULL) {
+		fail(&x, invalid.code, NULL, invalid.detail, NULL);
 		goto out;
 	}
 	assert(json_is_object(payload) || json_is_array(payload));	/* jsonrpc_parse's */
@@ -416,8 +415,8 @@ mcp_exchange(struct req_ctx *rc)
 		fail(&x, GW_EINVALID, NULL, "2026-07-28 has no batches", NULL);
 		goto out;
 	}
-	if (json_is_object(payload) && jsonrpc_validate(payload, &m, &why, &id) < 0) {
-		fail(&x, GW_EINVALID, id, why, NULL);
+	if (json_is_object(payload) && jsonrpc_validate(payload, &m, &id, &invalid) < 0) {
+		fail(&x, invalid.code, id, invalid.detail, NULL);
 		goto out;
 	}
 	if (json_is_object(payload))

@@ -224,8 +224,8 @@ mcp_answer_spliced(const struct element *el, json_t *out)
 	if (head == NULL || (at = strstr(head, needle)) == NULL) {
 		fragcache_release(el->splice);
 		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
-	} else if (response_set_body_spliced(resp, 200, "application/json", head, (size_t)(at - head) + n - 4,
-	    el->splice, el->splice_len, fragcache_release_cb, at + n, strlen(at + n)) < 0)
+	} else if (response_set_body_spliced(resp, 200, "application/json", &(struct response_parts){ head,
+	    (size_t)(at - head) + n - 4, el->splice, el->splice_len, fragcache_release_cb, at + n, strlen(at + n) }) < 0)
 		response_set_error(resp, GW_EINTERNAL, "the answer could not be written");
 	buf_free(&b);
 }

@@ -88,18 +88,18 @@ static const char not_loaded[] = "libcurl could not be loaded";
 static void
 load(void)
 {
-	char why[512] = "";
+	struct gw_error err;
 
-	if (dynload(CURL_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &fn, why, sizeof(why)) < 0)
+	if (dynload(CURL_SONAME, syms, sizeof(syms) / sizeof(syms[0]), &fn, &err) < 0)
 		goto out;
 	if (fn.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(why, sizeof(why), "curl_global_init failed");
+		gw_error_set(&err, GW_EINTERNAL, "curl_global_init failed");
 		goto out;
 	}
 	usable = 1;
 out:
 	if (!usable)
-		log_err(NULL, "libcurl: %s; requests needing another server fail", why);
+		log_err(NULL, "libcurl: %s; requests needing another server fail", err.detail);
 }
 
 static int

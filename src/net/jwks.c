@@ -118,8 +118,8 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, stru
 {
 	char *doc = NULL, *why = f->why;
 	size_t *len = &f->len, whylen = sizeof(f->why);
-	const char *url = cfg->jwks_uri, *reason;
-	struct gw_error perr = { GW_OK, 0, "" };
+	const char *url = cfg->jwks_uri;
+	struct gw_error perr = { GW_OK, 0, "" }, file;
 	json_t *meta = NULL;
 	struct buf b;
 	struct stat st;
@@ -131,21 +131,21 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, stru
 	f->keys = NULL;
 	buf_init(&b, JWS_SET_MAX);
 	if (cfg->jwks_file) {
-		if ((fd = cfgfile_open(cfg->jwks_uri, &st, &reason)) < 0) {
-			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, reason);
+		if ((fd = cfgfile_open(cfg->jwks_uri, &st, &file)) < 0) {
+			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, file.detail);
 			goto out;
 		}
 		/* Judged again at every read, as at load: keys another user may write are none. */
-		if (cfgfile_judge(&st, CFGFILE_TRUSTED, why, whylen) < 0) {
-			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, why);
+		if (cfgfile_judge(&st, CFGFILE_TRUSTED, &file) < 0) {
+			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri, file.detail);
 			close(fd);
 			goto out;
 		}
-		rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, len);
+		rc = cfgfile_read_all(fd, JWS_SET_MAX, &doc, len, &file);
 		close(fd);
 		if (rc != 0) {
 			gw_error_set(err, GW_EAUTHSERVER, "JWK set %s: %s", cfg->jwks_uri,
-			    rc > 0 ? "too large" : strerror(errno));
+			    rc > 0 ? "too large" : file.detail);
 			free(doc);
 			doc = NULL;
 			goto out;

@@ -18,7 +18,6 @@ static void
 warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *section, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	if (w == NULL || w->file == NULL)
 		w = section;
@@ -26,13 +25,9 @@ warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *sec
 		o->dropped++;
 		return;
 	}
-	n = snprintf(o->msg[o->n], sizeof(o->msg[0]), "%s:%d: ", w && w->file ? w->file : "?", w ? w->line : 0);
-	if (n < 0 || (size_t)n >= sizeof(o->msg[0]))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(o->msg[o->n] + n, sizeof(o->msg[0]) - (size_t)n, fmt, ap);
+	cfg_vsay(o->msg[o->n++], sizeof(o->msg[0]), w && w->file ? w->file : "?", w ? w->line : 0, fmt, ap);
 	va_end(ap);
-	o->n++;
 }
 
 static const struct cfg_where *
@@ -306,18 +301,42 @@ matches(json_t *doc, enum catalog_kind kind, const char *pattern, const char *up
 	return 0;
 }
 
-/* Each pattern of list (key of section s) that matches no record of kind (nor of also,
- * unless it is CATALOG_NKINDS). */
+/* A key whose words are patterns: the section that sets it (of kind kind_name), its
+ * name, and its words. */
+struct pattern_key {
+	const struct cfg_section *s;
+	const char *kind_name;
+	const char *key;
+	const struct strlist *l;
+};
+
+/* What a key's patterns name in the catalog: records of kind (or of also, unless it is
+ * CATALOG_NKINDS), from upstream only when not NULL; what, in words. */
+struct pattern_target {
+	enum catalog_kind kind, also;
+	const char *upstream;
+	const char *what;
+};
+
+static const struct pattern_target tools = { CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool" };
+static const struct pattern_target prompts = { CATALOG_PROMPTS, CATALOG_NKINDS, NULL, "prompt" };
+static const struct pattern_target resources = { CATALOG_RESOURCES, CATALOG_TEMPLATES, NULL,
+	"resource or resource template" };
+
+/* Each pattern of k that matches no record of t. */
 static void
-patterns(json_t *doc, const struct cfg_section *s, const char *kind_name, const char *key, const struct strlist *l,
-    enum catalog_kind kind, enum catalog_kind also, const char *upstream, const char *what, struct confcheck *o)
+patterns(json_t *doc, const struct pattern_key *k, const struct pattern_target *t, struct confcheck *o)
 {
 	size_t i;
+	const char *v;
 
-	for (i = 0; i < l->n; i++)
-		if (!matches(doc, kind, l->v[i], upstream) && (also == CATALOG_NKINDS || !matches(doc, also, l->v[i], upstream)))
-			warn(o, where(s, kind_name, key), &s->where, "%s: %s matches no %s in the catalog%s", key,
-			    l->v[i], what, catalog_degraded(doc) ? " (an upstream is left out of it)" : "");
+	for (i = 0; i < k->l->n; i++) {
+		v = k->l->v[i];
+		if (!matches(doc, t->kind, v, t->upstream) &&
+		    (t->also == CATALOG_NKINDS || !matches(doc, t->also, v, t->upstream)))
+			warn(o, where(k->s, k->kind_name, k->key), &k->s->where, "%s: %s matches no %s in the catalog%s",
+			    k->key, v, t->what, catalog_degraded(doc) ? " (an upstream is left out of it)" : "");
+	}
 }
 
 static void
@@ -331,21 +350,20 @@ against_catalog(const struct config *cfg, json_t *doc, struct confcheck *o)
 	unseen_tools(cfg, doc, o);
 	for (i = 0; i < cfg->n_groups; i++) {
 		g = &cfg->groups[i];
-		patterns(doc, &g->s, "group", "tools", &g->tools, CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool", o);
-		patterns(doc, &g->s, "group", "prompts", &g->prompts, CATALOG_PROMPTS, CATALOG_NKINDS, NULL, "prompt", o);
-		patterns(doc, &g->s, "group", "resources", &g->resources, CATALOG_RESOURCES, CATALOG_TEMPLATES, NULL,
-		    "resource or resource template", o);
+		patterns(doc, &(struct pattern_key){ &g->s, "group", "tools", &g->tools }, &tools, o);
+		patterns(doc, &(struct pattern_key){ &g->s, "group", "prompts", &g->prompts }, &prompts, o);
+		patterns(doc, &(struct pattern_key){ &g->s, "group", "resources", &g->resources }, &resources, o);
 	}
 	for (i = 0; i < cfg->n_tenants; i++) {
 		t = &cfg->tenants[i];
-		patterns(doc, &t->s, "tenant", "allow", &t->allow, CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool", o);
-		patterns(doc, &t->s, "tenant", "deny", &t->deny, CATALOG_TOOLS, CATALOG_NKINDS, NULL, "tool", o);
+		patterns(doc, &(struct pattern_key){ &t->s, "tenant", "allow", &t->allow }, &tools, o);
+		patterns(doc, &(struct pattern_key){ &t->s, "tenant", "deny", &t->deny }, &tools, o);
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		u = &cfg->upstreams[i];
 		if (offers_more(doc, u->s.name) >= 0)	/* (not for one left out of the catalog) */
-			patterns(doc, &u->s, "upstream", "read-only-tools", &u->read_only_tools, CATALOG_TOOLS,
-			    CATALOG_NKINDS, u->s.name, "tool of this upstream", o);
+			patterns(doc, &(struct pattern_key){ &u->s, "upstream", "read-only-tools", &u->read_only_tools },
+			    &(struct pattern_target){ CATALOG_TOOLS, CATALOG_NKINDS, u->s.name, "tool of this upstream" }, o);
 	}
 }
 

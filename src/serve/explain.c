@@ -430,11 +430,19 @@ print_items(json_t *items)
 	}
 }
 
+/* What answer() decided, which both forms of the answer (text and JSON) say: the tools
+ * visible (names) and hidden (decisions), each upstream's decision, the prompts and
+ * resources (items_json), and with --tool its decision (one; NULL when the catalog
+ * lacks it) and its limits. */
+struct decided {
+	json_t *visible, *hidden, *upstreams, *items;
+	json_t *one, *limits;
+};
+
 /* The answer for people: the notes on stderr, then the tenant, and --tool's decision or
  * every tool, upstream, prompt and resource. */
 static void
-print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *upstreams, json_t *items,
-    json_t *one, json_t *limits)
+print_answer(const struct explain *x, const struct decided *d)
 {
 	json_t *h;
 	size_t i;
@@ -443,33 +451,33 @@ print_answer(const struct explain *x, json_t *visible, json_t *hidden, json_t *u
 		fprintf(stderr, "note: %s\n", json_string_value(h));
 	print_tenant(x);
 	if (x->tool) {
-		if (one == NULL)
+		if (d->one == NULL)
 			printf("%s: not in the catalog (no upstream offers it, or its upstream is left out): "
 			    "a call is -32602 Unknown tool\n", x->tool);
-		else if (json_is_true(json_object_get(one, "visible")))
+		else if (json_is_true(json_object_get(d->one, "visible")))
 			printf("%s: visible (from [upstream \"%s\"], where it is %s)\n", x->tool,
-			    json_string_value(json_object_get(one, "upstream")),
-			    json_string_value(json_object_get(one, "upstream_name")));
+			    json_string_value(json_object_get(d->one, "upstream")),
+			    json_string_value(json_object_get(d->one, "upstream_name")));
 		else
-			print_hidden(one, "tool");
-		print_limits(limits);
+			print_hidden(d->one, "tool");
+		print_limits(d->limits);
 		return;
 	}
-	printf("visible (%zu):\n", json_array_size(visible));
-	json_array_foreach(visible, i, h)
+	printf("visible (%zu):\n", json_array_size(d->visible));
+	json_array_foreach(d->visible, i, h)
 		printf("  %s\n", json_string_value(h));
-	printf("hidden (%zu):\n", json_array_size(hidden));
-	json_array_foreach(hidden, i, h)
+	printf("hidden (%zu):\n", json_array_size(d->hidden));
+	json_array_foreach(d->hidden, i, h)
 		print_hidden(h, "tool");
 	printf("prompts, resources and completions, by upstream as a whole: by its own group (allow, deny and "
 	    "read-only mode are about tools; a group's prompts and resources may grant some on their own, below):\n");
-	json_array_foreach(upstreams, i, h) {
+	json_array_foreach(d->upstreams, i, h) {
 		if (json_is_true(json_object_get(h, "visible")))
 			printf("  %s: visible\n", json_string_value(json_object_get(h, "upstream")));
 		else
 			print_hidden(h, "upstream");
 	}
-	print_items(items);
+	print_items(d->items);
 }
 
 /* Decides every tool of doc (or --tool's) and prints the answer. The exit code.
@@ -481,8 +489,8 @@ answer(struct explain *x, json_t *doc)
 	struct policy_tool t;
 	struct policy_why why;
 	const char *up, *orig;
-	json_t *visible = json_array(), *hidden = json_array(), *upstreams = json_array(), *one = NULL, *limits = NULL;
-	json_t *out = NULL, *items = NULL;
+	struct decided d = { json_array(), json_array(), json_array(), NULL, NULL, NULL };
+	json_t *out = NULL;
 	size_t i, n = catalog_count(doc, CATALOG_TOOLS);
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
@@ -497,49 +505,49 @@ answer(struct explain *x, json_t *doc)
 		if (t.name == NULL)
 			continue;
 		if (policy_decide(&x->pc, &t, &why) == POLICY_VISIBLE)
-			json_array_append_new(visible, json_string(t.name));
+			json_array_append_new(d.visible, json_string(t.name));
 		else
-			json_array_append_new(hidden, decision_json("tool", t.name, &why));
+			json_array_append_new(d.hidden, decision_json("tool", t.name, &why));
 		if (x->tool) {
-			one = decision_json("tool", t.name, &why);
-			json_object_set_new(one, "upstream", json_string(up ? up : ""));
-			json_object_set_new(one, "upstream_name", json_string(orig ? orig : ""));
+			d.one = decision_json("tool", t.name, &why);
+			json_object_set_new(d.one, "upstream", json_string(up ? up : ""));
+			json_object_set_new(d.one, "upstream_name", json_string(orig ? orig : ""));
 			rc = why.step == POLICY_VISIBLE ? EXPLAIN_OK : EXPLAIN_HIDDEN;
 			break;
 		}
 	}
 	if (x->tool)
-		limits = limits_json(x, &t);
+		d.limits = limits_json(x, &t);
 	for (i = 0; i < x->cfg->n_upstreams; i++) {
 		policy_decide_upstream(&x->pc, &x->cfg->upstreams[i], &why);
-		json_array_append_new(upstreams, decision_json("upstream", x->cfg->upstreams[i].s.name, &why));
+		json_array_append_new(d.upstreams, decision_json("upstream", x->cfg->upstreams[i].s.name, &why));
 	}
-	items = items_json(x, doc);
+	d.items = items_json(x, doc);
 	if (x->as_json) {
 		out = json_pack("{s:s, s:b, s:s, s:s?, s:O, s:O, s:O}", "config", x->config_path, "policy", !x->pc.off,
 		    "tenant_claim", x->claims.tenant, "tenant", x->pc.tenant ? x->pc.tenant->s.name : NULL,
-		    "visible", visible, "hidden", hidden, "notes", x->notes);
-		json_object_set(out, "upstreams", upstreams);
-		json_object_update(out, items);
+		    "visible", d.visible, "hidden", d.hidden, "notes", x->notes);
+		json_object_set(out, "upstreams", d.upstreams);
+		json_object_update(out, d.items);
 		if (x->tool) {
-			json_object_set_new(out, "decision", one ? json_incref(one) :
+			json_object_set_new(out, "decision", d.one ? json_incref(d.one) :
 			    json_pack("{s:s, s:b, s:s}", "tool", x->tool, "visible", 0, "reason", "unknown_tool"));
-			json_object_set_new(out, "limits", json_incref(limits));
+			json_object_set_new(out, "limits", json_incref(d.limits));
 		}
 		json_object_set_new(out, "decide_us", json_integer((json_int_t)(clock_mono_us() - t0)));
 		json_dumpf(out, stdout, JSON_INDENT(2));
 		putchar('\n');
 		goto out;
 	}
-	print_answer(x, visible, hidden, upstreams, items, one, limits);
+	print_answer(x, &d);
 out:
-	json_decref(items);
-	json_decref(upstreams);
+	json_decref(d.items);
+	json_decref(d.upstreams);
 	json_decref(out);
-	json_decref(one);
-	json_decref(limits);
-	json_decref(visible);
-	json_decref(hidden);
+	json_decref(d.one);
+	json_decref(d.limits);
+	json_decref(d.visible);
+	json_decref(d.hidden);
 	return rc;
 }
 

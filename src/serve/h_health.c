@@ -16,10 +16,15 @@ static const char *const state_words[] = {
 	[METRICS_UNKNOWN] = "unknown", [METRICS_UP] = "up", [METRICS_DOWN] = "down",
 };
 
+/* The answer being built: each dependency, and the reasons the gateway is degraded. */
+struct health {
+	json_t *deps, *reasons;
+};
+
 /* One dependency: {dependency, name?, state, since?, detail?}; a dependency that is
  * down adds a reason saying so. */
 static void
-dependency(json_t *deps, json_t *reasons, const char *kind, const char *name, int state, int64_t since_s,
+dependency(struct health *h, const char *kind, const char *name, int state, int64_t since_s,
     const char *detail)
 {
 	char ts[32], why[METRICS_NAME_MAX + METRICS_DETAIL_MAX + 128];
@@ -38,13 +43,13 @@ dependency(json_t *deps, json_t *reasons, const char *kind, const char *name, in
 	}
 	if (d && state == METRICS_DOWN && detail && detail[0])
 		json_object_set_new(d, "detail", json_string(detail));
-	json_array_append_new(deps, d);
+	json_array_append_new(h->deps, d);
 	if (state != METRICS_DOWN)
 		return;
 	snprintf(why, sizeof(why), "%s%s%s is down%s%s%s%s", kind, name ? " " : "", name ? name : "",
 	    since_s > 0 ? " since " : "", since_s > 0 ? ts : "", detail && detail[0] ? ": " : "",
 	    detail && detail[0] ? detail : "");
-	json_array_append_new(reasons, json_string(why));
+	json_array_append_new(h->reasons, json_string(why));
 }
 
 /* An upstream never observed since the state file was built: what this worker's copy of
@@ -68,7 +73,7 @@ upstream_from_catalog(const struct worker *w, const char *name, const char **why
  * introspection of tokens unless they are only verified here, and the issuer's JWK set
  * when they may be. */
 static void
-auth_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, json_t *reasons)
+auth_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 {
 	struct metrics *m = rc->sh->metrics;
 	char detail[METRICS_DETAIL_MAX];
@@ -77,16 +82,16 @@ auth_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, json_t 
 
 	if (!rc->cfg->introspection_endpoint || strcmp(rc->cfg->as_metadata, "fetch") == 0) {
 		st = introspect_asmeta_state(rc->sh->asmeta, rc->cfg, now_s * 1000, &since);
-		dependency(deps, reasons, "authorization_server_metadata", NULL, st, since / 1000,
+		dependency(h, "authorization_server_metadata", NULL, st, since / 1000,
 		    "the issuer's metadata could not be fetched");
 	}
 	if (rc->cfg->verify != VERIFY_JWT || rc->cfg->introspect_jwt) {
 		st = metrics_dep_state(m, METRICS_DEP_INTROSPECTION, now_s, &since, detail, sizeof(detail));
-		dependency(deps, reasons, "introspection", NULL, st, since, detail);
+		dependency(h, "introspection", NULL, st, since, detail);
 	}
 	if (rc->cfg->verify != VERIFY_INTROSPECTION) {
 		st = metrics_dep_state(m, METRICS_DEP_JWKS, now_s, &since, detail, sizeof(detail));
-		dependency(deps, reasons, "jwk_set", NULL, st, since, detail);
+		dependency(h, "jwk_set", NULL, st, since, detail);
 	}
 }
 
@@ -94,10 +99,10 @@ auth_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, json_t 
  * left out that no record names (the records are the state file's: built anew, they
  * know nothing yet), an upstream over its share (served, but not all of it). */
 static void
-upstream_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, json_t *reasons)
+upstream_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 {
 	char detail[METRICS_DETAIL_MAX], note[CATALOG_NOTE_MAX];
-	size_t i, down_before = json_array_size(reasons);
+	size_t i, down_before = json_array_size(h->reasons);
 	const char *why;
 	int64_t since;
 	int st;
@@ -108,12 +113,12 @@ upstream_dependencies(const struct req_ctx *rc, int64_t now_s, json_t *deps, jso
 		st = metrics_upstream_state(rc->sh->metrics, name, now_s, &since, detail, sizeof(detail));
 		if (st == METRICS_UNKNOWN && (st = upstream_from_catalog(rc->w, name, &why)) != METRICS_UNKNOWN)
 			snprintf(detail, sizeof(detail), "%s", why ? why : "");
-		dependency(deps, reasons, "upstream", name, st, since, detail);
+		dependency(h, "upstream", name, st, since, detail);
 	}
-	if (json_array_size(reasons) == down_before && catalog_region_degraded(rc->sh->catalog))
-		json_array_append_new(reasons, json_string("an upstream is left out of the catalog"));
+	if (json_array_size(h->reasons) == down_before && catalog_region_degraded(rc->sh->catalog))
+		json_array_append_new(h->reasons, json_string("an upstream is left out of the catalog"));
 	if (catalog_region_note(rc->sh->catalog, note, sizeof(note)))
-		json_array_append_new(reasons, json_pack("s++", "catalog: ", note, ""));
+		json_array_append_new(h->reasons, json_pack("s++", "catalog: ", note, ""));
 }
 
 void
@@ -121,26 +126,27 @@ h_health(struct req_ctx *rc)
 {
 	int64_t now_s = (int64_t)rc->req->now, since;
 	char ts[32], detail[METRICS_DETAIL_MAX], state[600];
-	json_t *doc, *deps = json_array(), *reasons = json_array();
+	struct health h = { json_array(), json_array() };
+	json_t *doc;
 	int st;
 
 	clock_rfc3339(rc->req->now, ts, sizeof(ts));
-	auth_dependencies(rc, now_s, deps, reasons);
-	upstream_dependencies(rc, now_s, deps, reasons);
+	auth_dependencies(rc, now_s, &h);
+	upstream_dependencies(rc, now_s, &h);
 	st = gateway_state_health(rc->sh, now_s, &since, state, sizeof(state));
-	dependency(deps, reasons, "state_file", NULL, st, since, state);
+	dependency(&h, "state_file", NULL, st, since, state);
 	if (rc->cfg->redis_on) {
 		st = metrics_dep_state(rc->sh->metrics, METRICS_DEP_REDIS, now_s, &since, detail, sizeof(detail));
-		dependency(deps, reasons, "redis", NULL, st, since, detail);
+		dependency(&h, "redis", NULL, st, since, detail);
 	}
-	doc = json_pack("{s:s, s:s, s:s, s:s}", "status", json_array_size(reasons) ? "degraded" : "ok",
+	doc = json_pack("{s:s, s:s, s:s, s:s}", "status", json_array_size(h.reasons) ? "degraded" : "ok",
 	    "service", PACKAGE_NAME, "version", PACKAGE_VERSION, "timestamp", ts);
-	if (doc && json_array_size(reasons))
-		json_object_set(doc, "reasons", reasons);
+	if (doc && json_array_size(h.reasons))
+		json_object_set(doc, "reasons", h.reasons);
 	if (doc)
-		json_object_set(doc, "dependencies", deps);
-	json_decref(reasons);
-	json_decref(deps);
+		json_object_set(doc, "dependencies", h.deps);
+	json_decref(h.reasons);
+	json_decref(h.deps);
 	response_set_json(rc->resp, 200, doc);
 	response_set_header(rc->resp, "Cache-Control", "no-store");
 }

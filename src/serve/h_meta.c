@@ -93,18 +93,21 @@ h_protected_resource(struct req_ctx *rc)
 static json_t *
 metadata_file(const struct config *cfg, const char *rid)
 {
-	char judged[CFGFILE_WHY_MAX], *text = NULL;
+	struct gw_error err;
+	char *text = NULL;
 	const char *why = NULL;
 	json_t *doc = NULL;
 	struct stat st;
 	size_t len;
 	int fd;
 
-	if ((fd = cfgfile_open(cfg->as_metadata, &st, &why)) < 0)
+	if ((fd = cfgfile_open(cfg->as_metadata, &st, &err)) < 0) {
+		why = err.detail;
 		goto out;
-	if (cfgfile_judge(&st, CFGFILE_TRUSTED, judged, sizeof(judged)) < 0)
-		why = judged;
-	else if (cfgfile_read_all(fd, AS_METADATA_MAX, &text, &len) != 0)
+	}
+	if (cfgfile_judge(&st, CFGFILE_TRUSTED, &err) < 0)
+		why = err.detail;
+	else if (cfgfile_read_all(fd, AS_METADATA_MAX, &text, &len, &err) != 0)
 		why = "cannot be read, or too large";
 	else if ((doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)) == NULL ||
 	    !json_is_string(json_object_get(doc, "issuer"))) {

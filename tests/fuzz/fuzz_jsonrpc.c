@@ -20,16 +20,16 @@ static void
 validate(json_t *m)
 {
 	struct jr_msg msg;
-	const char *why = NULL;
+	struct gw_error err;
 	json_t *id;
 
-	if (jsonrpc_validate(m, &msg, &why, &id) == 0) {
+	if (jsonrpc_validate(m, &msg, &id, &err) == 0) {
 		FUZZ_CHECK(msg.kind == JR_REQUEST || msg.kind == JR_NOTIFICATION || msg.kind == JR_RESPONSE);
 		FUZZ_CHECK(msg.kind == JR_RESPONSE || (msg.method != NULL && *msg.method));
 		FUZZ_CHECK((msg.kind == JR_NOTIFICATION) == (msg.id == NULL));
 		FUZZ_CHECK(msg.params == NULL || json_is_object(msg.params) || json_is_array(msg.params));
 	} else
-		FUZZ_CHECK(why != NULL && *why);
+		FUZZ_CHECK(err.code == GW_EINVALID && err.detail[0]);
 	FUZZ_CHECK(id == NULL || json_is_string(id) || json_is_integer(id));
 }
 
@@ -52,17 +52,16 @@ same_bytes(json_t *v)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *why = NULL;
+	struct gw_error err;
 	json_t *j, *strict, *loose, *el;
 	size_t i;
-	enum gw_err e = GW_OK;
 
-	j = jsonrpc_parse((const char *)data, size, &e, &why);
+	j = jsonrpc_parse((const char *)data, size, &err);
 	strict = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
 	loose = strict ? NULL : json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
 	if (j == NULL) {
-		FUZZ_CHECK(e == GW_EPARSE || e == GW_EINVALID);
-		FUZZ_CHECK(why != NULL && *why);
+		FUZZ_CHECK(err.code == GW_EPARSE || err.code == GW_EINVALID);
+		FUZZ_CHECK(err.detail[0] != '\0');
 		FUZZ_CHECK(!json_is_array(loose) || json_array_size(loose) == 0);
 	} else {
 		FUZZ_CHECK(json_is_object(j) || (json_is_array(j) && json_array_size(j) > 0));

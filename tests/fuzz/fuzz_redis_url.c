@@ -36,7 +36,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct url_redis r, again;
-	const char *why;
+	struct gw_error err;
 	char *in, *url, where[256], expect[256];
 	size_t n, i;
 
@@ -44,9 +44,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(in, data, size);
 	in[size] = '\0';
-	why = url_redis_parse(in, &r);
-	if (why != NULL) {
-		FUZZ_CHECK(*why != '\0');
+	if (url_redis_parse(in, &r, &err) < 0) {
+		FUZZ_CHECK(err.detail[0] != '\0' && (err.code == GW_ECONFIG || err.code == GW_EINTERNAL));
 		FUZZ_CHECK(r.host == NULL && r.path == NULL && r.user == NULL && r.password == NULL);
 		free(in);
 		return 0;
@@ -91,7 +90,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		i = put_encoded(url, i, r.path, "/.-_");
 		snprintf(url + i, n - i, "?db=%d", r.db);
 	}
-	FUZZ_CHECK(url_redis_parse(url, &again) == NULL);
+	FUZZ_CHECK(url_redis_parse(url, &again, &err) == 0);
 	FUZZ_CHECK((again.host == NULL) == (r.host == NULL) && (!r.host || strcmp(again.host, r.host) == 0));
 	FUZZ_CHECK((again.path == NULL) == (r.path == NULL) && (!r.path || strcmp(again.path, r.path) == 0));
 	FUZZ_CHECK(again.port == r.port && again.db == r.db);

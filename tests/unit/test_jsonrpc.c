@@ -46,20 +46,20 @@ static void
 test_validate(void)
 {
 	struct jr_msg m;
-	const char *why;
+	struct gw_error err;
 	json_t *j, *id;
 	size_t i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		j = json_loads(rows[i].json, JSON_DECODE_ANY, NULL);
 		if (rows[i].valid)
-			ok(jsonrpc_validate(j, &m, &why, &id) == 0 && m.kind == rows[i].kind, "valid: %s", rows[i].json);
+			ok(jsonrpc_validate(j, &m, &id, &err) == 0 && m.kind == rows[i].kind, "valid: %s", rows[i].json);
 		else
-			ok(jsonrpc_validate(j, &m, &why, &id) < 0, "invalid: %s", rows[i].json);
+			ok(jsonrpc_validate(j, &m, &id, &err) < 0, "invalid: %s", rows[i].json);
 		json_decref(j);
 	}
 	j = json_loads("{\"jsonrpc\":\"1.0\",\"id\":42,\"method\":\"x\"}", 0, NULL);
-	ok(jsonrpc_validate(j, &m, &why, &id) < 0 && json_integer_value(id) == 42, "the id of an invalid message is still read");
+	ok(jsonrpc_validate(j, &m, &id, &err) < 0 && json_integer_value(id) == 42, "the id of an invalid message is still read");
 	json_decref(j);
 }
 
@@ -67,14 +67,13 @@ test_validate(void)
 static void
 test_parse_errors(void)
 {
-	const char *why;
-	enum gw_err e;
+	struct gw_error err;
 
-	ok(jsonrpc_parse("{", 1, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32700, "not JSON: -32700");
-	ok(jsonrpc_parse("[]", 2, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "empty batch: -32600");
-	ok(jsonrpc_parse("{\"a\":1,\"a\":2}", 13, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "duplicate keys: -32600");
-	ok(jsonrpc_parse("7", 1, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32600, "a number: -32600");
-	ok(jsonrpc_parse("{} x", 4, &e, &why) == NULL && err_info(e)->jsonrpc_code == -32700, "trailing garbage: -32700");
+	ok(jsonrpc_parse("{", 1, &err) == NULL && gw_error_rpc(&err) == -32700, "not JSON: -32700");
+	ok(jsonrpc_parse("[]", 2, &err) == NULL && gw_error_rpc(&err) == -32600, "empty batch: -32600");
+	ok(jsonrpc_parse("{\"a\":1,\"a\":2}", 13, &err) == NULL && gw_error_rpc(&err) == -32600, "duplicate keys: -32600");
+	ok(jsonrpc_parse("7", 1, &err) == NULL && gw_error_rpc(&err) == -32600, "a number: -32600");
+	ok(jsonrpc_parse("{} x", 4, &err) == NULL && gw_error_rpc(&err) == -32700, "trailing garbage: -32700");
 }
 
 /* A batch split into its elements, a repeated member invalidating only its own. */
@@ -88,21 +87,20 @@ test_batch(void)
 	    "\"params\":{\"k\":[1,{\"d\":1,\"d\":2}]}},"
 	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}]";
 	struct jr_msg m;
-	const char *why;
+	struct gw_error err;
 	json_t *j, *id;
-	enum gw_err e;
 
-	j = jsonrpc_parse(batch, sizeof(batch) - 1, &e, &why);
+	j = jsonrpc_parse(batch, sizeof(batch) - 1, &err);
 	is_int(json_array_size(j), 4, "a batch with a repeated member: still four elements");
-	ok(jsonrpc_validate(json_array_get(j, 0), &m, &why, &id) == 0 &&
+	ok(jsonrpc_validate(json_array_get(j, 0), &m, &id, &err) == 0 &&
 	    strcmp(json_string_value(id), "a],{\"b") == 0,
 	    "brackets and quotes inside strings do not split elements");
-	ok(jsonrpc_validate(json_array_get(j, 1), &m, &why, &id) < 0 &&
-	    strcmp(why, "duplicate member name") == 0,
+	ok(jsonrpc_validate(json_array_get(j, 1), &m, &id, &err) < 0 &&
+	    strcmp(err.detail, "duplicate member name") == 0,
 	    "the element that repeats a member is invalid on its own");
-	ok(jsonrpc_validate(json_array_get(j, 2), &m, &why, &id) < 0,
+	ok(jsonrpc_validate(json_array_get(j, 2), &m, &id, &err) < 0,
 	    "… also when the repetition is nested");
-	ok(jsonrpc_validate(json_array_get(j, 3), &m, &why, &id) == 0 &&
+	ok(jsonrpc_validate(json_array_get(j, 3), &m, &id, &err) == 0 &&
 	    json_integer_value(id) == 5, "the others stay valid");
 	json_decref(j);
 }

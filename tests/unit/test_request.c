@@ -52,7 +52,7 @@ test_cgi(void)
 	struct chunks body = { "hello", 5, 0, 2 };
 	struct request r;
 	struct buf b;
-	enum gw_err why;
+	struct gw_error why;
 
 	ok(init(&r, cgi, &body) == 0, "CGI request parses");
 	is_str(r.path, "/mcp", "PATH_INFO wins when non-empty");
@@ -73,11 +73,11 @@ static int
 read_refused(struct request *r, size_t cap, enum gw_err want)
 {
 	struct buf b = { 0 };	/* a read refused at once leaves it as it is */
-	enum gw_err why;
+	struct gw_error why;
 	int rc = request_read_body(r, cap, &b, &why);
 
 	buf_free(&b);
-	return rc < 0 && why == want;
+	return rc < 0 && why.code == want;
 }
 
 /* A body over the cap fails, announced or not. */
@@ -132,12 +132,12 @@ test_odd(void)
 	};
 	struct request r;
 	struct buf b;
-	enum gw_err why;
+	struct gw_error why;
 
 	ok(init(&r, odd, NULL) == 0, "odd request parses");
 	is_int(r.method, M_OTHER, "unknown method");
 	is_int(r.content_length, -2, "unreadable Content-Length marked");
-	ok(request_read_body(&r, 100, &b, &why) < 0 && why == GW_EBADREQUEST, "and refused");
+	ok(request_read_body(&r, 100, &b, &why) < 0 && why.code == GW_EBADREQUEST, "and refused");
 	request_free(&r);
 }
 

@@ -58,10 +58,11 @@ test_spliced(void)
 	struct response r;
 	struct buf out;
 	char mid[] = "[1,2,3]";
+	const struct response_parts parts = { "[", 1, mid, 7, count_release, "]", 1 };
 
 	response_init(&r, "rid5");
-	is_int(response_set_body_spliced(&r, 200, "application/json", "{\"a\":", 5, mid, 7, count_release,
-	    "}", 1), 0, "a spliced body");
+	is_int(response_set_body_spliced(&r, 200, "application/json",
+	    &(struct response_parts){ "{\"a\":", 5, mid, 7, count_release, "}", 1 }), 0, "a spliced body");
 	mid[1] = '9';	/* held, not copied: what is written is what mid holds then */
 	is_str(send_to_string(&r, &out),
 	    "Status: 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n"
@@ -74,12 +75,12 @@ test_spliced(void)
 	    "Status: 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n"
 	    "X-Request-Id: rid5\r\n\r\n{\"a\":1}", "… which then goes out alone");
 	buf_free(&out);
-	response_set_body_spliced(&r, 200, "application/json", "[", 1, mid, 7, count_release, "]", 1);
+	response_set_body_spliced(&r, 200, "application/json", &parts);
 	response_free(&r);
 	is_int(released, 2, "freeing the response lets the middle go");
 	response_init(&r, "rid6");
 	r.body.max = 8;
-	is_int(response_set_body_spliced(&r, 200, "application/json", "[", 1, mid, 7, count_release, "]", 1), -1,
+	is_int(response_set_body_spliced(&r, 200, "application/json", &parts), -1,
 	    "parts over the body cap: refused");
 	is_int(released, 3, "… and the middle let go at once");
 	ok(response_body_len(&r) == 0 && r.splice == NULL, "… the body left empty");
