@@ -96,7 +96,7 @@ def channels(src):
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "src"
     files = sorted(glob.glob(os.path.join(src, "**", "*.c"), recursive=True))
-    long_fns, wide_fns, big_files = [], [], []
+    long_fns, wide_fns, big_files, widest = [], [], [], (0, "", "")
     for f in files:
         n = sum(1 for _ in open(f, encoding="utf-8"))
         if n > 600:
@@ -106,6 +106,7 @@ def main():
                 long_fns.append((lines, os.path.relpath(f, src), name, why))
             if params > 6:
                 wide_fns.append((params, os.path.relpath(f, src), name))
+            widest = max(widest, (params, os.path.relpath(f, src), name))
     print(f"functions over 60 lines: {len(long_fns)}, "
           f"{sum(1 for *_, why in long_fns if not why)} without a written reason")
     for lines, f, name, why in sorted(long_fns, reverse=True):
@@ -114,7 +115,7 @@ def main():
     for n, f in sorted(big_files, reverse=True):
         print(f"  {n:4d}  {f}")
     print(f"functions with more than 6 parameters: {len(wide_fns)}"
-          f" (widest: {max((p for p, _, _ in wide_fns), default=0)})")
+          f" (the widest: {widest[0]}, {widest[1]} {widest[2]})")
     for params, f, name in sorted(wide_fns, reverse=True):
         print(f"  {params:4d}  {f}  {name}")
     ch = channels(src)

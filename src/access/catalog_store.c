@@ -28,23 +28,11 @@ struct catalog_region {
 	char data[CATALOG_MAX_BYTES];
 };
 
-/* A random start: a worker's view of another (replaced) file's region never takes this
- * one's generation for the one it has parsed. */
-static void
-catalog_region_init(void *region, size_t size, int shared)
-{
-	struct catalog_region *c = region;
-
-	(void)size;
-	(void)shared;
-	secret_random_bytes(&c->generation, sizeof(c->generation));
-	c->generation |= 1;
-}
-
 /* Only the head is zeroed: the 4 MiB of data are read through lens, never past them. */
 const struct state_region catalog_region_def = {
 	"catalog", sizeof(struct catalog_region), CATALOG_MAGIC, offsetof(struct catalog_region, magic),
-	offsetof(struct catalog_region, lock), offsetof(struct catalog_region, data), catalog_region_init, NULL, NULL,
+	offsetof(struct catalog_region, lock), offsetof(struct catalog_region, data), NULL, NULL, NULL,
+	offsetof(struct catalog_region, generation),
 };
 
 /* Takes the region's lock: 0, or -1 when it cannot be had or the region is no longer

@@ -90,19 +90,26 @@ mcp_check_session(const struct req_ctx *rc, struct session *s)
 	return st;
 }
 
+/* What DELETE and GET /mcp begin with: never stored, and only for a caller of a
+ * configured tenant. 0, or -1 answered. */
+static int
+session_route(struct req_ctx *rc)
+{
+	response_set_header(rc->resp, "Cache-Control", "no-store");
+	return mcp_tenant_check(rc->cfg, rc->caller, rc->resp);
+}
+
 void
 mcp_end_session(struct req_ctx *rc)
 {
 	const struct mcp_env *env = rc->slot[REQ_SLOT_MCP];
 	const struct config *cfg = rc->cfg;
-	const struct caller *caller = rc->caller;
 	struct request *req = rc->req;
 	struct response *resp = rc->resp;
 	struct session s;
 	int st;
 
-	response_set_header(resp, "Cache-Control", "no-store");
-	if (mcp_tenant_check(cfg, caller, resp) < 0)
+	if (session_route(rc) < 0)
 		return;
 	if (req->session_id == NULL) {
 		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
@@ -160,16 +167,13 @@ void
 mcp_listen(struct req_ctx *rc)
 {
 	const struct mcp_env *env = rc->slot[REQ_SLOT_MCP];
-	const struct config *cfg = rc->cfg;
-	const struct caller *caller = rc->caller;
 	struct request *req = rc->req;
 	struct response *resp = rc->resp;
 	struct session s;
 	struct fed_call f;
 	int64_t now_ms = clock_mono_us() / 1000;
 
-	response_set_header(resp, "Cache-Control", "no-store");
-	if (mcp_tenant_check(cfg, caller, resp) < 0)
+	if (session_route(rc) < 0)
 		return;
 	if (!(negotiate_accept(req->accept) & NEGOTIATE_SSE)) {
 		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
@@ -196,7 +200,7 @@ mcp_listen(struct req_ctx *rc)
 	 * body begins, and a client waits for them before it sends anything else. */
 	if (response_stream_open(resp) == 0 && response_stream_comment(resp, "stream") == 0) {
 		memset(&f, 0, sizeof(f));
-		f.cfg = cfg;
+		f.cfg = rc->cfg;
 		f.pool = env->pool;
 		f.on_msg = listen_msg;
 		f.ctx = resp;

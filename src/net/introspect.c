@@ -63,7 +63,7 @@ introspect_free(struct introspect *ix)
 
 const struct state_region introspect_asmeta_region_def = {
 	"asmeta", sizeof(struct asmeta_region), ASMETA_MAGIC, offsetof(struct asmeta_region, magic),
-	offsetof(struct asmeta_region, lock), 0, NULL, NULL, NULL,
+	offsetof(struct asmeta_region, lock), 0, NULL, NULL, NULL, 0,
 };
 
 /* Takes the mirror's lock: 0, or -1 when it cannot be had or the region is no longer

@@ -53,21 +53,9 @@ struct mirror {
 	size_t len;
 };
 
-/* A random start: a worker's view of another (replaced) file's region never takes this
- * one's generation for the one it has parsed. */
-static void
-jwks_region_init(void *region, size_t size, int shared)
-{
-	struct jwks_region *r = region;
-
-	(void)size;
-	(void)shared;
-	secret_random_bytes(&r->gen, sizeof(r->gen));
-}
-
 const struct state_region jwks_region_def = {
 	"jwks", sizeof(struct jwks_region), JWKS_MAGIC, offsetof(struct jwks_region, magic),
-	offsetof(struct jwks_region, lock), 0, jwks_region_init, NULL, NULL,
+	offsetof(struct jwks_region, lock), 0, NULL, NULL, NULL, offsetof(struct jwks_region, gen),
 };
 
 void

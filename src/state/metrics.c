@@ -77,7 +77,7 @@ struct metrics {
 
 const struct state_region metrics_region_def = {
 	"metrics", sizeof(struct m_region), M_MAGIC, offsetof(struct m_region, magic),
-	offsetof(struct m_region, lock), 0, NULL, NULL, NULL,
+	offsetof(struct m_region, lock), 0, NULL, NULL, NULL, 0,
 };
 
 struct metrics *

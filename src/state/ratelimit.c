@@ -117,7 +117,7 @@ ratelimit_region_init(void *region, size_t size, int shared)
 
 const struct state_region ratelimit_region_def = {
 	"limits", sizeof(struct rl_region) + (size_t)RL_STRIPES * sizeof(struct rl_stripe), RL_MAGIC,
-	offsetof(struct rl_region, magic), STATE_NO_LOCK, 0, ratelimit_region_init, NULL, NULL,
+	offsetof(struct rl_region, magic), STATE_NO_LOCK, 0, ratelimit_region_init, NULL, NULL, 0,
 };
 
 struct ratelimit *

@@ -41,7 +41,7 @@ replay_region_init(void *region, size_t size, int shared)
 
 const struct state_region replay_region_def = {
 	"replay", sizeof(struct replay), RP_MAGIC, offsetof(struct replay, magic), STATE_NO_LOCK, 0,
-	replay_region_init, NULL, NULL,
+	replay_region_init, NULL, NULL, 0,
 };
 
 int

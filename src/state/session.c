@@ -295,7 +295,7 @@ session_clear(struct session *s)
 
 const struct state_region session_tombstones_def = {
 	"tombstones", sizeof(struct tombstones), TOMB_MAGIC, offsetof(struct tombstones, magic),
-	offsetof(struct tombstones, lock), 0, NULL, NULL, session_tombstones_carry,
+	offsetof(struct tombstones, lock), 0, NULL, NULL, session_tombstones_carry, 0,
 };
 
 int

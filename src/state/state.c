@@ -5,6 +5,7 @@
  * header changes), which splitting would spread over files. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -262,6 +263,13 @@ state_region_make(const struct state_region *def, void *mem, size_t size, int sh
 	memset(mem, 0, def->clear && def->clear < size ? def->clear : size);
 	if (def->lock_off != STATE_NO_LOCK)
 		state_mutex_init((pthread_mutex_t *)(void *)((char *)mem + def->lock_off), shared);
+	if (def->gen_off) {
+		uint64_t *gen = (uint64_t *)(void *)((char *)mem + def->gen_off);
+
+		assert(def->gen_off != def->magic_off && def->gen_off + sizeof(*gen) <= size);
+		secret_random_bytes(gen, sizeof(*gen));
+		*gen |= 1;
+	}
 	if (def->init)
 		def->init(mem, size, shared);
 	__atomic_store_n((uint32_t *)(void *)((char *)mem + def->magic_off), def->magic, __ATOMIC_RELEASE);

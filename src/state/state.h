@@ -58,6 +58,10 @@ struct state_region {
 	void (*init)(void *region, size_t size, int shared);
 	int (*size_ok)(size_t size);
 	int (*carry)(void *dst, void *src, size_t size);
+	/* Of a uint64_t generation that starts at a random odd number (so never 0, and a
+	 * worker's view of another, replaced file's region never takes this one's for the
+	 * one it has parsed); 0: none (offset 0 never holds one). */
+	size_t gen_off;
 };
 
 /* What a file holds: region i is def (NULL: an empty region) of size bytes (0: def's). */

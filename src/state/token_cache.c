@@ -79,7 +79,7 @@ token_cache_region_init(void *region, size_t size, int shared)
 /* Its size is the layout's: token_cache_region_size(cache-entries). */
 const struct state_region token_cache_region_def = {
 	"tokens", 0, TC_MAGIC, offsetof(struct tc_region, magic), STATE_NO_LOCK, 0, token_cache_region_init,
-	token_cache_region_size_ok, NULL,
+	token_cache_region_size_ok, NULL, 0,
 };
 
 struct token_cache *
