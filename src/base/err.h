@@ -58,10 +58,12 @@ const struct gw_err_info *err_info(enum gw_err e);
 /* Caller-owned detail of a failure: the one error channel of every layer (HTTP,
  * JSON-RPC, upstream calls). rpc is set only for a JSON-RPC error passed on as it came
  * (an upstream's own code); otherwise the table's code holds. */
+#define GW_ERROR_DETAIL	320	/* the words of a failure, with their NUL: at most this */
+
 struct gw_error {
 	enum gw_err code;
 	int rpc;		/* 0 = err_info(code)->jsonrpc_code */
-	char detail[256];	/* for people; "" = the table's message */
+	char detail[GW_ERROR_DETAIL];	/* for people; "" = the table's message */
 };
 
 /* Sets code and detail (rpc back to 0). */

@@ -64,9 +64,12 @@ lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
 		e->dropped++;
 		return;
 	}
+	e->err[e->n].code = GW_ECONFIG;
+	e->err[e->n].rpc = 0;
 	va_start(ap, fmt);
-	cfg_vsay(e->msg[e->n++], sizeof(e->msg[0]), file, line, fmt, ap);
+	cfg_vsay(e->err[e->n].detail, sizeof(e->err[0].detail), file, line, fmt, ap);
 	va_end(ap);
+	e->n++;
 }
 
 static void
@@ -967,7 +970,7 @@ config_load(const char *path, struct config **out, struct cfg_errors *errs)
 	*out = NULL;
 	errs->n = errs->dropped = errs->n_warn = 0;
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
-		snprintf(errs->msg[0], sizeof(errs->msg[0]), "%s: out of memory", path);
+		gw_error_set(&errs->err[0], GW_EINTERNAL, "%s: out of memory", path);
 		errs->n = 1;
 		return -1;
 	}

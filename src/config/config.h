@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "err.h"
 #include "netaddr.h"
 #include "url.h"
 
@@ -240,12 +241,12 @@ struct config {
 
 /* What a load found: errors (the configuration is refused), and warnings about keys
  * that load but that nothing implements yet ("file:line: key: has no effect yet").
- * A load reports every error at once, so it keeps a list, not one struct gw_error:
- * each entry is "file:line: " and the words, the loader's own or the detail of the
- * struct gw_error a callee filled (cfgfile's files, cfg_set_value's values, the store's
- * URL), prefixed with the key. */
+ * A load reports every error at once: a list of the one error channel's struct
+ * gw_error (GW_ECONFIG, or GW_EINTERNAL when out of memory), each detail "file:line: "
+ * and the words, the loader's own or those of the struct gw_error a callee filled
+ * (cfgfile's files, cfg_set_value's values, the store's URL), prefixed with the key. */
 struct cfg_errors {
-	char msg[CFG_MAX_ERRORS][320];
+	struct gw_error err[CFG_MAX_ERRORS];
 	size_t n;
 	size_t dropped;
 	char warn[CFG_MAX_WARNINGS][320];

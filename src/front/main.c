@@ -62,7 +62,7 @@ print_errors(const struct cfg_errors *errs)
 	size_t i;
 
 	for (i = 0; i < errs->n; i++)
-		fprintf(stderr, "%s\n", errs->msg[i]);
+		fprintf(stderr, "%s\n", errs->err[i].detail);
 	if (errs->dropped)
 		fprintf(stderr, "(%zu more errors)\n", errs->dropped);
 	for (i = 0; i < errs->n_warn; i++)
@@ -163,7 +163,7 @@ serve(const char *path, long workers)
 		size_t i;
 
 		for (i = 0; i < errs.n; i++)
-			log_err(NULL, "config: %s", errs.msg[i]);
+			log_err(NULL, "config: %s", errs.err[i].detail);
 		if (fastcgi) {	/* refuse to start; a CGI request still gets its 500 */
 			gateway_free(&gw);
 			return 1;

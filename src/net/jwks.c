@@ -40,7 +40,7 @@ struct fetched {
 	char *doc;
 	size_t len;
 	struct jws_keys *keys;
-	char why[256];
+	char why[GW_ERROR_DETAIL];
 };
 
 /* What the mirror told a worker, read under its lock. */

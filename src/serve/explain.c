@@ -644,7 +644,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	x.config_path = config_path;
 	if (config_load(config_path, &cfg, &errs) < 0) {
 		for (i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msg[i]);
+			fprintf(stderr, "%s\n", errs.err[i].detail);
 		if (errs.dropped)
 			fprintf(stderr, "(%zu more errors)\n", errs.dropped);
 		goto out;

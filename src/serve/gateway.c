@@ -113,7 +113,7 @@ open_shared(const char *path, const struct config *cfg, const struct state *from
 {
 	struct state_layout lay;
 	struct state *st;
-	char why[256] = "";
+	char why[GW_ERROR_DETAIL] = "";
 	size_t size;
 	int rc;
 
@@ -391,7 +391,7 @@ gateway_reload(struct gateway *gw, int force)
 		config_unref(gw->failed);
 		gw->failed = next;
 		for (i = 0; i < errs.n; i++)
-			log_err(NULL, "config: %s", errs.msg[i]);
+			log_err(NULL, "config: %s", errs.err[i].detail);
 		log_err(NULL, "config: reload of %s failed; keeping the previous configuration",
 		    gw->config_path);
 		if (force && (cur = gateway_config(gw)) != NULL) {

@@ -53,7 +53,7 @@ struct shared {
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */
-	char degraded[256];		/* "": the host's shared file; else why not (/mcp/health) */
+	char degraded[GW_ERROR_DETAIL];		/* "": the host's shared file; else why not (/mcp/health) */
 };
 
 struct gateway {
@@ -66,7 +66,7 @@ struct gateway {
 	char *state_path;
 	struct shared *shared;	/* current, behind lock; NULL: the state could not be had */
 	int64_t state_retry_ms;	/* the tick's next try after a failed re-open */
-	char state_error[256];	/* the last failure logged by the tick (not repeated) */
+	char state_error[GW_ERROR_DETAIL];	/* the last failure logged by the tick (not repeated) */
 	/* Standalone streams (GET /mcp) hold a worker each: at most listen_max at once in
 	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
 	long listen_max;

@@ -110,7 +110,7 @@ main(int argc, char **argv)
 	log_init(2, GW_LOG_INFO);
 	if (config_load(conf, &cfg, &errs) < 0) {
 		for (k = 0; k < errs.n; k++)
-			fprintf(stderr, "%s\n", errs.msg[k]);
+			fprintf(stderr, "%s\n", errs.err[k].detail);
 		config_unref(cfg);
 		return 2;
 	}

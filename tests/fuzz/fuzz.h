@@ -109,7 +109,7 @@ fuzz_config(const char *text)
 	close(fd);
 	if (config_load(path, &cfg, &errs) < 0) {
 		for (i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msg[i]);
+			fprintf(stderr, "%s\n", errs.err[i].detail);
 		abort();
 	}
 	unlink(path);

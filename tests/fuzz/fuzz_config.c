@@ -75,7 +75,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(errs.n > 0 && cfg->broken);
 		for (i = 0; i < errs.n; i++)
-			FUZZ_CHECK(strncmp(errs.msg[i], dir, strlen(dir)) == 0 && memchr(errs.msg[i], '\0', sizeof(errs.msg[i])));
+			FUZZ_CHECK(strncmp(errs.err[i].detail, dir, strlen(dir)) == 0 && memchr(errs.err[i].detail, '\0', sizeof(errs.err[i].detail)));
 	}
 	config_unref(cfg);
 	for (i = 0; i < nfiles; i++) {

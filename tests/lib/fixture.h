@@ -90,7 +90,7 @@ fixture_config(const char *text)
 	path = fixture_file(name, text);
 	if (config_load(path, &cfg, &errs) < 0) {
 		for (i = 0; i < errs.n; i++)
-			printf("# %s\n", errs.msg[i]);
+			printf("# %s\n", errs.err[i].detail);
 		config_unref(cfg);
 		cfg = NULL;
 	}

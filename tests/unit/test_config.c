@@ -44,7 +44,7 @@ first_error(const char *text)
 	if (rc == 0)
 		return "";
 	/* Strip the directory so expectations read "main.conf:3: …". */
-	const char *m = errs.msg[0];
+	const char *m = errs.err[0].detail;
 	return strncmp(m, dir, strlen(dir)) == 0 ? m + strlen(dir) + 1 : m;
 }
 
@@ -112,8 +112,8 @@ files_not_regular_or_too_big(void)
 	write_bytes("main.conf", nul_text, sizeof(nul_text) - 1);
 	snprintf(path, sizeof(path), "%s/main.conf", dir);
 	i = config_load(path, &cfg, &errs) < 0 && errs.n == 2;
-	ok(i && strstr(errs.msg[0], "main.conf:6: NUL byte in line") && strstr(errs.msg[1], "main.conf:7: bogus"),
-	    "a NUL byte is an error on its line, and the next line counts (got '%s')", errs.n ? errs.msg[0] : "");
+	ok(i && strstr(errs.err[0].detail, "main.conf:6: NUL byte in line") && strstr(errs.err[1].detail, "main.conf:7: bogus"),
+	    "a NUL byte is an error on its line, and the next line counts (got '%s')", errs.n ? errs.err[0].detail : "");
 	config_unref(cfg);
 
 	snprintf(path, sizeof(path), "%s/fifo", dir);
@@ -130,8 +130,8 @@ files_not_regular_or_too_big(void)
 	ok(strstr(got, "main.conf:5: include: ") && strstr(got, "/sub.d: not a regular file"),
 	    "a directory an include glob matches: refused (got '%s')", got);
 	snprintf(path, sizeof(path), "%s/fifo", dir);
-	ok(config_load(path, &cfg, &errs) < 0 && errs.n == 1 && strstr(errs.msg[0], "fifo: not a regular file"),
-	    "a FIFO as the main file: refused (got '%s')", errs.n ? errs.msg[0] : "");
+	ok(config_load(path, &cfg, &errs) < 0 && errs.n == 1 && strstr(errs.err[0].detail, "fifo: not a regular file"),
+	    "a FIFO as the main file: refused (got '%s')", errs.n ? errs.err[0].detail : "");
 	config_unref(cfg);
 	{
 		static const char *const keys[][3] = {
@@ -233,8 +233,8 @@ files_trusted(void)
 		chmod(f, 0622);
 		rc = load_text(text, &errs);
 		snprintf(want, sizeof(want), "%s: %s: writable by group or others (mode 0622)", secrets[i][1], f);
-		ok(rc < 0 && errs.n == 1 && strstr(errs.msg[0], want) && !strstr(errs.msg[0], "s3cret"),
-		    "%s 0622: refused (got '%s')", secrets[i][1], errs.n ? errs.msg[0] : "");
+		ok(rc < 0 && errs.n == 1 && strstr(errs.err[0].detail, want) && !strstr(errs.err[0].detail, "s3cret"),
+		    "%s 0622: refused (got '%s')", secrets[i][1], errs.n ? errs.err[0].detail : "");
 		chmod(f, 0644);
 		rc = load_text(text, &errs);
 		snprintf(want, sizeof(want), "%s: %s: readable by others (mode 0644)", secrets[i][1], f);
@@ -244,8 +244,8 @@ files_trusted(void)
 			chmod(f, 0600);
 			(void)!chown(f, 65534, 65534);
 			rc = load_text(text, &errs);
-			ok(rc < 0 && errs.n == 1 && strstr(errs.msg[0], "owned by uid 65534, neither root nor the user running"),
-			    "%s of another user: refused (got '%s')", secrets[i][1], errs.n ? errs.msg[0] : "");
+			ok(rc < 0 && errs.n == 1 && strstr(errs.err[0].detail, "owned by uid 65534, neither root nor the user running"),
+			    "%s of another user: refused (got '%s')", secrets[i][1], errs.n ? errs.err[0].detail : "");
 		} else {
 			ok(1, "# SKIP not root: %s of another user", secrets[i][1]);
 		}
@@ -254,8 +254,8 @@ files_trusted(void)
 	f = write_file("inc.conf", "# an included file\n");
 	chmod(f, 0666);
 	rc = load_text(BASE "include = inc.conf\n", &errs);
-	ok(rc < 0 && strstr(errs.msg[0], "main.conf:5: include: ") && strstr(errs.msg[0], "inc.conf: writable by group or others (mode 0666)"),
-	    "an included file writable by others: refused at the include (got '%s')", errs.n ? errs.msg[0] : "");
+	ok(rc < 0 && strstr(errs.err[0].detail, "main.conf:5: include: ") && strstr(errs.err[0].detail, "inc.conf: writable by group or others (mode 0666)"),
+	    "an included file writable by others: refused at the include (got '%s')", errs.n ? errs.err[0].detail : "");
 	chmod(f, 0644);
 	rc = load_text(BASE "include = inc.conf\n", &errs);
 	ok(rc == 0 && errs.n_warn == 0, "an included file 0644: loads, no warning");
@@ -265,8 +265,8 @@ files_trusted(void)
 	snprintf(text, sizeof(text), BASE "[gateway]\nstate = %s/state\n", path);
 	rc = load_text(text, &errs);
 	snprintf(want, sizeof(want), "main.conf:6: state: %s: writable by group or others (mode 1777)", path);
-	ok(rc < 0 && strstr(errs.msg[0], want), "state in a directory anyone may write: refused (got '%s')",
-	    errs.n ? errs.msg[0] : "");
+	ok(rc < 0 && strstr(errs.err[0].detail, want), "state in a directory anyone may write: refused (got '%s')",
+	    errs.n ? errs.err[0].detail : "");
 	chmod(path, 0700);
 	ok(load_text(text, &errs) == 0, "that directory 0700: loads");
 	snprintf(text, sizeof(text), BASE "[gateway]\nstate = %s/missing.d/state\n", dir);
@@ -303,7 +303,7 @@ test_long_line(void)
 	snprintf(text, sizeof(text), BASE "[gateway]\ntitle = %s\nbogus = 1\n", longline);
 	ok(strstr(first_error(text), "main.conf:6: line longer than") != NULL, "over-long line named");
 	ok(config_load(write_file("main.conf", text), &cfg, &errs) < 0 && errs.n == 2 &&
-	    strstr(errs.msg[1], "main.conf:7: bogus") != NULL, "line numbers stay right after it");
+	    strstr(errs.err[1].detail, "main.conf:7: bogus") != NULL, "line numbers stay right after it");
 	config_unref(cfg);
 }
 
@@ -361,7 +361,7 @@ test_request_timeout(void)
 	if (config_load(path, &cfg, &errs) == 0)
 		is_int(cfg->request_timeout_ms, 90000, "request-timeout-ms default: the longest upstream timeout-ms");
 	else
-		ok(0, "request-timeout-ms default: loads (%s)", errs.msg[0]);
+		ok(0, "request-timeout-ms default: loads (%s)", errs.err[0].detail);
 	config_unref(cfg);
 	path = write_file("main.conf", BASE "[gateway]\nrequest-timeout-ms = 2500\nclient-timeout-ms = 700\n"
 	    "[upstream \"a\"]\nurl = http://127.0.0.1:1/mcp\ntimeout-ms = 4000\n");
@@ -388,7 +388,7 @@ test_group_limit(void)
 		ok(cfg->group_limits && cfg->limits_on, "a group's limit-tool: group_limits and limits_on");
 		is_int(config_group_where(&cfg->groups[0], "limit-tool")->line, 7, "… its line recorded");
 	} else
-		ok(0, "[group] limit-tool: loads (%s)", errs.msg[0]);
+		ok(0, "[group] limit-tool: loads (%s)", errs.err[0].detail);
 	config_unref(cfg);
 	path = write_file("main.conf", BASE "[group \"free\"]\ntools = *\nlimit-tool = 0\n");
 	ok(config_load(path, &cfg, &errs) == 0 && !cfg->group_limits && !cfg->limits_on,

@@ -628,15 +628,15 @@ test_config(void)
 		snprintf(text, sizeof(text), "[gateway]\nresource = " AUD "\n[auth]\nissuer = " ISS "\n%s\n", rows[i].line);
 		snprintf(path, sizeof(path), "%s", fixture_file("bad.conf", text));
 		rc = config_load(path, &cfg, &errs);
-		ok(rc < 0 && errs.n > 0 && strstr(errs.msg[0], rows[i].error) && strstr(errs.msg[0], ":5:"),
-		    "%s: %s", rows[i].line, errs.n ? errs.msg[0] : "(loaded)");
+		ok(rc < 0 && errs.n > 0 && strstr(errs.err[0].detail, rows[i].error) && strstr(errs.err[0].detail, ":5:"),
+		    "%s: %s", rows[i].line, errs.n ? errs.err[0].detail : "(loaded)");
 		config_unref(cfg);
 	}
 	snprintf(path, sizeof(path), "%s", fixture_file("bad.conf", "[gateway]\nresource = " AUD "\n[auth]\n"
 	    "issuer = " ISS "\njwks-uri = http://idp.example.com/keys\n"));
 	rc = config_load(path, &cfg, &errs);
-	ok(rc < 0 && strstr(errs.msg[0], "http:// URL for an https:// issuer"),
-	    "an http jwks-uri for an https issuer: %s", errs.n ? errs.msg[0] : "(loaded)");
+	ok(rc < 0 && strstr(errs.err[0].detail, "http:// URL for an https:// issuer"),
+	    "an http jwks-uri for an https issuer: %s", errs.n ? errs.err[0].detail : "(loaded)");
 	config_unref(cfg);
 	snprintf(path, sizeof(path), "%s", fixture_file("keys.json", "{\"keys\":[{\"kty\":\"oct\",\"k\":\"AA\"}]}"));
 	{
@@ -646,8 +646,8 @@ test_config(void)
 		snprintf(path, sizeof(path), "%s", fixture_file("bad.conf", text));
 	}
 	rc = config_load(path, &cfg, &errs);
-	ok(rc < 0 && strstr(errs.msg[0], "no usable signing key"),
-	    "a JWK set file without a usable key: %s", errs.n ? errs.msg[0] : "(loaded)");
+	ok(rc < 0 && strstr(errs.err[0].detail, "no usable signing key"),
+	    "a JWK set file without a usable key: %s", errs.n ? errs.err[0].detail : "(loaded)");
 	config_unref(cfg);
 }
 

@@ -107,7 +107,7 @@ config_under_oom(void)
 	path = fixture_file("main.conf", text);
 	rc = config_load(path, &cfg, &errs);
 	if (!ok(rc == 0, "the configuration loads when nothing fails"))
-		printf("# %s\n", errs.n ? errs.msg[0] : "");
+		printf("# %s\n", errs.n ? errs.err[0].detail : "");
 	config_unref(cfg);
 	for (k = 1; k < 100000; k++) {
 		oom_hit = 0;
@@ -123,9 +123,9 @@ config_under_oom(void)
 		if (rc == 0) {
 			if (lied++ < 20)
 				printf("# allocation %ld failed, and the load succeeded\n", k);
-		} else if (errs.n == 0 || !strstr(errs.msg[0], "out of memory")) {
+		} else if (errs.n == 0 || !strstr(errs.err[0].detail, "out of memory")) {
 			if (!unsaid++)
-				printf("# allocation %ld failed: \"%s\"\n", k, errs.n ? errs.msg[0] : "(no error)");
+				printf("# allocation %ld failed: \"%s\"\n", k, errs.n ? errs.err[0].detail : "(no error)");
 		}
 		config_unref(cfg);
 	}

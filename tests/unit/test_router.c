@@ -277,7 +277,7 @@ main(int argc, char **argv)
 	    "allowed-origins = https://app.example.com\nname = com.example/gw\n"
 	    "[auth]\nissuer = https://idp.example.com\nrequired-scopes = mcp:tools\n[metrics]\n", fixture_dir());
 	if (gateway_init(&gw, fixture_file("gw.conf", text), &errs) < 0 || worker_init(&wk, &gw) < 0) {
-		printf("Bail out! %s\n", errs.msg[0]);
+		printf("Bail out! %s\n", errs.err[0].detail);
 		return 1;
 	}
 	cfg = gw.cfg;

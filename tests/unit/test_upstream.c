@@ -506,19 +506,19 @@ test_auth_header_config(void)
 		snprintf(text, sizeof(text), BASE "[upstream \"u\"]\nurl = http://127.0.0.1:1/mcp\nauth-header-file = %s\n", hf);
 		cfg = load(text, &errs);
 		if (cases[i].loads) {
-			is_str(cfg ? cfg->upstreams[0].auth_header : errs.msg[0], cases[i].want,
+			is_str(cfg ? cfg->upstreams[0].auth_header : errs.err[0].detail, cases[i].want,
 			    "auth-header-file %zu: stored as one header line", i);
 		} else {
 			snprintf(want, sizeof(want), "%s/main.conf:9: auth-header-file: %s: %s", dir, hf, cases[i].want);
-			is_str(cfg ? "(loaded)" : errs.msg[0], want, "auth-header-file %zu: refused with file:line", i);
-			ok(cfg == NULL && strstr(errs.msg[0], "s3cret") == NULL, "auth-header-file %zu: the content is not quoted", i);
+			is_str(cfg ? "(loaded)" : errs.err[0].detail, want, "auth-header-file %zu: refused with file:line", i);
+			ok(cfg == NULL && strstr(errs.err[0].detail, "s3cret") == NULL, "auth-header-file %zu: the content is not quoted", i);
 		}
 		config_unref(cfg);
 	}
 	snprintf(text, sizeof(text), BASE "[upstream \"u\"]\nurl = http://127.0.0.1:1/mcp\nauth-header-file = %s/none\n", dir);
 	cfg = load(text, &errs);
-	ok(cfg == NULL && strstr(errs.msg[0], "main.conf:9: auth-header-file: ") && strstr(errs.msg[0], "No such file"),
-	    "auth-header-file missing: %s", cfg ? "(loaded)" : errs.msg[0]);
+	ok(cfg == NULL && strstr(errs.err[0].detail, "main.conf:9: auth-header-file: ") && strstr(errs.err[0].detail, "No such file"),
+	    "auth-header-file missing: %s", cfg ? "(loaded)" : errs.err[0].detail);
 	config_unref(cfg);
 }
 
@@ -605,7 +605,7 @@ test_client(void)
 	snprintf(text, sizeof(text), BASE "[upstream \"stub\"]\nurl = http://127.0.0.1:%d/mcp\n"
 	    "auth-header-file = %s\ntimeout-ms = 3000\n", stub.port, write_file("up.header", "X-Upstream-Key: k-1\n"));
 	if ((cfg = load(text, &errs)) == NULL) {
-		ok(0, "config loads: %s", errs.msg[0]);
+		ok(0, "config loads: %s", errs.err[0].detail);
 		return;
 	}
 	pool = upstream_pool_new();
