@@ -5,7 +5,7 @@ Prints the functions over 60 lines (and how many say why they are long: a "Long:
 sentence in the comment above them), the files over 600 lines, the functions with
 more than 6 parameters (the widest first), and the error channels: how the functions a
 header declares report a failure besides their return value -- through struct gw_error
-(the one channel), or through another out-parameter (a "why" or "reason" string, a
+(the one channel; the configuration loader's struct cfg_errors is a list of them), or through another out-parameter (a "why" or "reason" string, a
 caller's buffer for words, an enum gw_err of its own), listed by kind. A function is recognised as this tree writes
 one: its return type on the line before, its name at the start of a line, its body from
 a lone "{" to a lone "}". Not a test: the figures go in the notes and bench/RESULTS.md.
@@ -68,7 +68,6 @@ OTHER = [
     ("a why/reason string", re.compile(r"const\s+char\s*\*\s*\*\s*(why|reason)\b")),
     ("a caller's buffer for words", re.compile(r"\bchar\s*\*\s*(why|reason|err|errbuf|msg)\s*,\s*size_t")),
     ("an enum gw_err out-parameter", re.compile(r"enum\s+gw_err\s*\*")),
-    ("the configuration loader's list", re.compile(r"struct\s+cfg_errors\s*\*")),
 ]
 # A function whose result is its words of failure: "NULL, or why not".
 RETURNS_WHY = re.compile(r"/\*(?:(?!\*/).)*?\bor why( not)?\b(?:(?!\*/).)*\*/\s*const\s+char\s*\*\s*([a-z_][a-z0-9_]*)\(", re.S)
@@ -85,7 +84,7 @@ def channels(src):
         for m in PROTO.finditer(text):
             name, params = m.group(1), m.group(2)
             where = (os.path.relpath(h, src), name)
-            if "struct gw_error" in params:
+            if "struct gw_error" in params or "struct cfg_errors" in params:	# a list of them
                 out["struct gw_error"].append(where)
             for kind, rx in OTHER:
                 if rx.search(params):
