@@ -355,7 +355,9 @@ async function main() {
 
   // --- counters ------------------------------------------------------------------------------
   await step('stats', async () => {
-    ok(same(await resetStats({ issuer }), { introspections: 0, tokens: 0, jwks: 0 }), 'POST /_stats/reset zeroes');
+    ok(same(await resetStats({ issuer }), {
+      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, exchanges_by_subject: {},
+    }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });
     await introspect({ issuer, token: t.access_token });
     await introspect({ issuer, token: t.access_token });
