@@ -19,6 +19,21 @@ export const USER_CLIENT = Object.freeze({ id: 'cli', redirectUri: 'http://127.0
 /** Confidential clients follow the convention secret = `<client_id>-secret`. */
 export const secretFor = (clientId) => `${clientId}-secret`;
 
+/** Token exchange (RFC 8693): its grant type and the one token type it takes and issues. */
+export const TOKEN_EXCHANGE = Object.freeze({
+  grantType: 'urn:ietf:params:oauth:grant-type:token-exchange',
+  accessTokenType: 'urn:ietf:params:oauth:token-type:access_token',
+});
+
+/** A confidential client whose only grant is token exchange (a gateway's own identity). */
+export const EXCHANGE_CLIENT = Object.freeze({ id: 'gateway-exchange', secret: secretFor('gateway-exchange') });
+
+/**
+ * The clients that may exchange tokens: the flag the grant checks. Any other client is
+ * refused (unauthorized_client), even one registered dynamically with the grant.
+ */
+export const EXCHANGE_CLIENTS = Object.freeze([GATEWAY_CLIENT.id, EXCHANGE_CLIENT.id]);
+
 /**
  * Users. `tenant` absent = no tenant claim; `groups` empty = no groups claim.
  * The claims appear in introspection responses of user tokens.
@@ -47,11 +62,22 @@ export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
 export function staticClients() {
   const clients = [
     {
-      // The gateway: introspection + revocation only; basic or post authentication.
+      // The gateway: introspection, revocation and token exchange; basic or post
+      // authentication.
       client_id: GATEWAY_CLIENT.id,
       client_secret: GATEWAY_CLIENT.secret,
       client_name: 'mcpgate gateway (introspection)',
-      grant_types: [],
+      grant_types: [TOKEN_EXCHANGE.grantType],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    {
+      // Token exchange only (RFC 8693): the gateway asking for upstream tokens.
+      client_id: EXCHANGE_CLIENT.id,
+      client_secret: EXCHANGE_CLIENT.secret,
+      client_name: 'mcpgate gateway (token exchange)',
+      grant_types: [TOKEN_EXCHANGE.grantType],
       response_types: [],
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',

@@ -11,12 +11,14 @@ import {
   ACCOUNTS, DEFAULT_ACCESS_TOKEN_TTL, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES, SCOPES,
   staticClients,
 } from './fixtures.mjs';
+import { actorOf, registerTokenExchange } from './exchange.mjs';
 import { createStore } from './store.mjs';
 
 export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp', 'huge', 'cut']);
 // Faults of the JWK set endpoint (GET /jwks): POST /_fault/jwks {"jwks": MODE}.
 export const JWKS_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'huge', 'no-keys', 'empty']);
 const SLOW_MS = 2000;
+const EXCHANGE_LOG = 1000; // token exchanges GET /_exchanges remembers
 
 const ROUTES = Object.freeze({
   authorization: '/auth',
@@ -255,7 +257,17 @@ export async function createIdp({
 
   const store = createStore();
   const cookieMemory = createCookieMemory();
-  const counters = { introspections: 0, tokens: 0, jwks: 0 };
+  const counters = { introspections: 0, tokens: 0, jwks: 0, exchanges: 0 };
+  // Token exchanges (RFC 8693): tokens issued per subject (user name, or client_id of a
+  // machine token), and the last EXCHANGE_LOG of them, with their audience parameter.
+  const exchangesBySubject = new Map();
+  const exchangeLog = [];
+  const statsOf = () => ({ ...counters, exchanges_by_subject: Object.fromEntries(exchangesBySubject) });
+  function resetCounters() {
+    for (const k of Object.keys(counters)) counters[k] = 0;
+    exchangesBySubject.clear();
+    exchangeLog.length = 0;
+  }
   let fault = { introspection: 'none', delayMs: SLOW_MS };
   let jwksFault = 'none';
   const hanging = new Set();
@@ -266,6 +278,20 @@ export async function createIdp({
   const resourceByHref = new Map(resources.map((r) => [URL.parse(r).href, r]));
   const findResource = (indicator) => (resources.includes(indicator)
     ? indicator : resourceByHref.get(URL.parse(indicator)?.href));
+  // What oidc-provider is told of a resource server (getResourceServerInfo); the token
+  // exchange asks the same.
+  function resourceServerInfo(ctx, indicator, client) {
+    const audience = findResource(indicator);
+    if (!audience) throw new errors.InvalidTarget(`unknown resource: ${indicator}`);
+    return {
+      audience,
+      scope: RESOURCE_SCOPES.join(' '),
+      accessTokenFormat: format.tokenFormat,
+      ...(format.tokenFormat === 'jwt' ? { jwt: { sign: { alg: format.jwtAlg } } } : {}),
+      accessTokenTTL: MACHINE_CLIENTS[client?.clientId]?.accessTokenTTL
+        ?? DEFAULT_ACCESS_TOKEN_TTL,
+    };
+  }
 
   const jwks = makeJwks();
   const configuration = {
@@ -307,11 +333,13 @@ export async function createIdp({
     },
     // groups/tenant on every opaque access token: the account's for user tokens, the client
     // metadata's for client_credentials tokens. They come back in introspection responses.
+    // An exchanged token (exchange.mjs) also carries `act`, the client that exchanged it.
     async extraTokenClaims(ctx, token) {
-      if (token.accountId) return claimsOf(ACCOUNTS[token.accountId]);
+      const act = actorOf(token);
+      if (token.accountId) return { ...claimsOf(ACCOUNTS[token.accountId]), ...(act ? { act } : {}) };
       const client = token.client || await provider.Client.find(token.clientId);
       const meta = client?.metadata() || {};
-      return claimsOf({ tenant: meta.tenant, groups: meta.groups });
+      return { ...claimsOf({ tenant: meta.tenant, groups: meta.groups }), ...(act ? { act } : {}) };
     },
     features: {
       // Replaced by the headless GET /interaction/:uid, unless a browser is to sign in
@@ -323,14 +351,15 @@ export async function createIdp({
         async allowedPolicy(ctx, client, token) {
           if (client.clientId === GATEWAY_CLIENT.id) return true;
           if (client.clientAuthMethod === 'none') return false;
-          return token.clientId === client.clientId;
+          // its own tokens, and those it obtained by token exchange (it is their actor)
+          return token.clientId === client.clientId || token.extra?.act?.sub === client.clientId;
         },
       },
       revocation: {
         enabled: true,
         async allowedPolicy(ctx, client, token) {
           if (client.clientId === GATEWAY_CLIENT.id) return true;
-          return token.clientId === client.clientId;
+          return token.clientId === client.clientId || token.extra?.act?.sub === client.clientId;
         },
       },
       registration: { enabled: true, initialAccessToken: false },
@@ -343,16 +372,7 @@ export async function createIdp({
           return true;
         },
         async getResourceServerInfo(ctx, indicator, client) {
-          const audience = findResource(indicator);
-          if (!audience) throw new errors.InvalidTarget(`unknown resource: ${indicator}`);
-          return {
-            audience,
-            scope: RESOURCE_SCOPES.join(' '),
-            accessTokenFormat: format.tokenFormat,
-            ...(format.tokenFormat === 'jwt' ? { jwt: { sign: { alg: format.jwtAlg } } } : {}),
-            accessTokenTTL: MACHINE_CLIENTS[client?.clientId]?.accessTokenTTL
-              ?? DEFAULT_ACCESS_TOKEN_TTL,
-          };
+          return resourceServerInfo(ctx, indicator, client);
         },
       },
     },
@@ -409,12 +429,33 @@ export async function createIdp({
   provider.on('server_error', (ctx, err) => logError(`server_error: ${err.stack || err}`));
   // JWT access tokens are not stored ("issued", not "saved"): their jti is kept here for
   // the front's introspection and revocation of them (structuredToken).
-  const issuedJwts = new Map(); // jti -> exp (s)
+  // The token exchange takes them as subject tokens too, and needs their kind.
+  const issuedJwts = new Map(); // jti -> { exp (s), kind }
   for (const ev of ['access_token.issued', 'client_credentials.issued']) {
     provider.on(ev, (token) => {
-      if (token.format === 'jwt') issuedJwts.set(token.jti, token.exp);
+      if (token.format === 'jwt') {
+        issuedJwts.set(token.jti, { exp: token.exp ?? epoch() + token.expiration, kind: token.kind });
+      }
     });
   }
+
+  // RFC 8693 token exchange (exchange.mjs), counted per subject.
+  registerTokenExchange(provider, {
+    issuer,
+    jwks,
+    issuedJwts,
+    async resourceServer(ctx, indicator, client) {
+      const identifier = indicator ?? resources[0];
+      return new provider.ResourceServer(identifier, resourceServerInfo(ctx, identifier, client));
+    },
+    onExchange(record) {
+      counters.exchanges += 1;
+      exchangesBySubject.set(record.subject, (exchangesBySubject.get(record.subject) ?? 0) + 1);
+      exchangeLog.push({ at: epoch(), ...record });
+      if (exchangeLog.length > EXCHANGE_LOG) exchangeLog.shift();
+      log(`token exchange: ${record.client_id} for ${record.subject} -> ${record.resource}`);
+    },
+  });
 
   const providerCallback = provider.callback();
 
@@ -587,7 +628,11 @@ export async function createIdp({
       const url = new URL(req.url, issuer);
       const path = url.pathname;
       if (path === '/_stats' && req.method === 'GET') {
-        sendJson(res, 200, { ...counters });
+        sendJson(res, 200, statsOf());
+        return;
+      }
+      if (path === '/_exchanges' && req.method === 'GET') {
+        sendJson(res, 200, { exchanges: [...exchangeLog] });
         return;
       }
       if (path === '/_fault' && req.method === 'GET') {
@@ -598,10 +643,8 @@ export async function createIdp({
         return;
       }
       if (path === '/_stats/reset' && req.method === 'POST') {
-        counters.introspections = 0;
-        counters.tokens = 0;
-        counters.jwks = 0;
-        sendJson(res, 200, { ...counters });
+        resetCounters();
+        sendJson(res, 200, statsOf());
         return;
       }
       if (path === '/_format' && req.method === 'POST') {
@@ -737,7 +780,7 @@ export async function createIdp({
 
   const sweeper = setInterval(() => {
     store.sweep();
-    for (const [jti, exp] of issuedJwts) if (exp <= epoch()) issuedJwts.delete(jti);
+    for (const [jti, { exp }] of issuedJwts) if (exp <= epoch()) issuedJwts.delete(jti);
     cookieMemory.sweep(15 * 60 * 1000);
   }, 30 * 1000);
   sweeper.unref();
@@ -759,12 +802,9 @@ export async function createIdp({
     host,
     provider,
     server,
-    stats: () => ({ ...counters }),
-    resetStats() {
-      counters.introspections = 0;
-      counters.tokens = 0;
-      counters.jwks = 0;
-    },
+    stats: statsOf,
+    exchanges: () => [...exchangeLog],
+    resetStats: resetCounters,
     setFault(mode, delayMs = SLOW_MS) {
       if (!FAULTS.includes(mode)) throw new TypeError(`unknown fault ${mode}`);
       fault = { introspection: mode, delayMs };

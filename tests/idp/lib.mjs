@@ -1,7 +1,7 @@
 // Client side of the test authorization server: mint, revoke and introspect tokens, and start
 // the server as a child process. token.mjs is the command line around these functions.
 //
-//   import { clientToken, userToken, revokeToken, introspect, spawnIdp } from './lib.mjs';
+//   import { clientToken, userToken, exchangeToken, revokeToken, introspect, spawnIdp } from './lib.mjs';
 
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -9,11 +9,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import {
-  ACCOUNTS, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES, SCOPES, USER_CLIENT, secretFor,
+  ACCOUNTS, EXCHANGE_CLIENT, EXCHANGE_CLIENTS, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES,
+  SCOPES, TOKEN_EXCHANGE, USER_CLIENT, secretFor,
 } from './fixtures.mjs';
 
 export {
-  ACCOUNTS, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES, SCOPES, USER_CLIENT, secretFor,
+  ACCOUNTS, EXCHANGE_CLIENT, EXCHANGE_CLIENTS, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES,
+  SCOPES, TOKEN_EXCHANGE, USER_CLIENT, secretFor,
 };
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -272,6 +274,49 @@ export async function getToken(o) {
   throw new TypeError('getToken needs user or client');
 }
 
+/**
+ * RFC 8693 token exchange: subjectToken (an access token of this server) for a token meant
+ * for `resource`, asked by a client allowed the grant. Resolves to the parsed response
+ * ({access_token, issued_token_type, token_type, expires_in, scope?}) or, when the server
+ * refuses, to its OAuth error ({error, error_description?}); throws only when there is no
+ * JSON answer at all.
+ * @param {object} o
+ * @param {string} o.issuer
+ * @param {string} [o.client='gateway-exchange']
+ * @param {string} [o.secret] default `<client>-secret`
+ * @param {string} o.subjectToken
+ * @param {string} [o.resource] default: the server's first --resource
+ * @param {string} [o.scope] default: the subject token's
+ * @param {string|string[]} [o.audience] recorded only (GET /_exchanges)
+ * @param {string} [o.subjectTokenType] default urn:ietf:params:oauth:token-type:access_token
+ * @param {string} [o.requestedTokenType] not sent unless given
+ * @param {'basic'|'post'} [o.auth='basic']
+ */
+export async function exchangeToken({
+  issuer, client = EXCHANGE_CLIENT.id, secret = secretFor(client), subjectToken, resource, scope,
+  audience, subjectTokenType = TOKEN_EXCHANGE.accessTokenType, requestedTokenType, auth = 'basic',
+}) {
+  const md = await discover(issuer);
+  const form = {
+    grant_type: TOKEN_EXCHANGE.grantType,
+    subject_token: subjectToken,
+    subject_token_type: subjectTokenType,
+    requested_token_type: requestedTokenType,
+    resource,
+    scope,
+    audience,
+  };
+  const headers = {};
+  if (auth === 'post') Object.assign(form, { client_id: client, client_secret: secret });
+  else headers.Authorization = basic(client, secret);
+  try {
+    return await postForm(md.token_endpoint, form, headers, 'token (token-exchange)');
+  } catch (e) {
+    if (e.body && typeof e.body === 'object' && typeof e.body.error === 'string') return e.body;
+    throw e;
+  }
+}
+
 /** RFC 7662 introspection as the gateway's client; returns the raw response object. */
 export async function introspect({
   issuer, token, client = GATEWAY_CLIENT.id, secret = secretFor(client), auth = 'basic',
@@ -313,9 +358,14 @@ export async function registerClient({ issuer, metadata }) {
   return jsonOf(res, 'registration');
 }
 
-/** GET /_stats → { introspections, tokens, ... } */
+/** GET /_stats → { introspections, tokens, jwks, exchanges, exchanges_by_subject } */
 export async function stats({ issuer }) {
   return jsonOf(await request(`${issuer}/_stats`), '_stats');
+}
+
+/** GET /_exchanges → the token exchanges since start or reset, oldest first. */
+export async function exchanges({ issuer }) {
+  return (await jsonOf(await request(`${issuer}/_exchanges`), '_exchanges')).exchanges;
 }
 
 /** POST /_stats/reset */

@@ -13,8 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import {
-  ACCOUNTS, CookieJar, SCOPES, clientToken, discover, introspect,
-  refreshToken, registerClient, resetStats, revokeToken, setFault, spawnIdp, stats, userToken,
+  ACCOUNTS, CookieJar, SCOPES, TOKEN_EXCHANGE, clientToken, discover, exchangeToken, exchanges,
+  introspect, refreshToken, registerClient, resetStats, revokeToken, setFault, spawnIdp, stats,
+  userToken,
 } from './lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -54,6 +55,14 @@ async function step(name, fn) {
 const audOf = (r) => [].concat(r.aud ?? []);
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const now = () => Math.floor(Date.now() / 1000);
+const jwtPayload = (t) => JSON.parse(Buffer.from(String(t).split('.')[1] ?? '', 'base64url').toString('utf8') || 'null');
+const ACCESS_TYPE = TOKEN_EXCHANGE.accessTokenType;
+async function setFormat(issuer, format, alg) {
+  const res = await fetch(`${issuer}/_format`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ format, alg }),
+  });
+  if (res.status !== 200) throw new Error(`POST /_format ${format}: HTTP ${res.status}`);
+}
 
 let idp;
 const watchdog = setTimeout(async () => {
@@ -95,6 +104,7 @@ async function main() {
     ok(md.registration_endpoint === `${issuer}/reg`, 'discovery: registration_endpoint (DCR open)');
     ok(same(md.code_challenge_methods_supported, ['S256']), 'discovery: PKCE S256');
     ok(['authorization_code', 'client_credentials', 'refresh_token'].every((g) => md.grant_types_supported.includes(g)), 'discovery: grant types');
+    ok(md.grant_types_supported.includes(TOKEN_EXCHANGE.grantType), 'discovery: grant_types_supported lists token exchange', md.grant_types_supported);
     ok(same(md.scopes_supported, [...SCOPES]), 'discovery: scopes_supported lists every scope', md.scopes_supported);
     const r8414 = await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json();
     ok(r8414.issuer === issuer && r8414.token_endpoint === md.token_endpoint, 'RFC 8414 path serves the same metadata');
@@ -317,6 +327,165 @@ async function main() {
     ok(up.scope === 'mcp:tools mcp:admin', 'DCR client registered with scope mcp:tools may step up to mcp:admin', { narrow, up });
   });
 
+  // --- token exchange (RFC 8693) --------------------------------------------------------------
+  let xAlice; // alice's user token (opaque), exchanged again as a JWT below
+  await step('token exchange: opaque', async () => {
+    const u = await userToken({ issuer, user: 'alice', scope: 'mcp:tools mcp:read' });
+    xAlice = u;
+    const ru = await introspect({ issuer, token: u.access_token });
+    const x = await exchangeToken({ issuer, subjectToken: u.access_token, resource: R2, audience: 'upstream-github' });
+    ok(x.issued_token_type === ACCESS_TYPE && x.token_type === 'Bearer' && x.scope === 'mcp:tools mcp:read'
+      && Number.isInteger(x.expires_in) && x.expires_in > 3500 && x.expires_in <= 3600
+      && typeof x.access_token === 'string' && !x.access_token.includes('.') && x.access_token !== u.access_token,
+    'exchange: RFC 8693 response (issued_token_type, Bearer, expires_in, scope), an opaque token', x);
+    ok(same(Object.keys(x).sort(), ['access_token', 'expires_in', 'issued_token_type', 'scope', 'token_type']),
+      'exchange: no refresh_token, nothing else', Object.keys(x));
+    const r = await introspect({ issuer, token: x.access_token });
+    if (VERBOSE) note(`exchanged token: ${JSON.stringify(r)}`);
+    ok(r.active === true && r.sub === 'alice' && same(audOf(r), [R2]) && r.scope === 'mcp:tools mcp:read',
+      'exchanged token: active, sub alice, aud the requested resource only', r);
+    ok(same(r.act, { sub: 'gateway-exchange' }), 'exchanged token: act {"sub": "gateway-exchange"} in introspection', r.act);
+    ok(r.client_id === 'gateway-exchange' && r.tenant === 'acme' && same(r.groups, ['engineering']),
+      "exchanged token: client_id of the exchanging client, the account's tenant and groups", r);
+    ok(r.exp <= ru.exp, `exchanged token: exp ${r.exp} not after the subject's ${ru.exp}`);
+    const own = await introspect({ issuer, token: x.access_token, client: 'gateway-exchange' });
+    ok(own.active === true && own.sub === 'alice', 'the exchanging client may introspect the token it obtained', own);
+    const subj = await introspect({ issuer, token: u.access_token });
+    ok(subj.active === true, 'the subject token stays active', subj);
+
+    const narrow = await exchangeToken({ issuer, subjectToken: u.access_token, resource: R1, scope: 'mcp:read' });
+    const rn = await introspect({ issuer, token: narrow.access_token });
+    ok(narrow.scope === 'mcp:read' && rn.scope === 'mcp:read' && same(audOf(rn), [R1]), 'exchange: a narrower scope is granted', { narrow, rn });
+    const dflt = await exchangeToken({ issuer, subjectToken: u.access_token });
+    ok(same(audOf(await introspect({ issuer, token: dflt.access_token })), [R1]), 'exchange without resource: the default resource', dflt);
+
+    const gw = await exchangeToken({ issuer, client: 'mcpgate', subjectToken: u.access_token, resource: R2 });
+    const rg = await introspect({ issuer, token: gw.access_token });
+    ok(rg.active && rg.sub === 'alice' && same(rg.act, { sub: 'mcpgate' }), 'the gateway client (mcpgate) may exchange too: act {"sub": "mcpgate"}', rg);
+    const again = await exchangeToken({ issuer, client: 'mcpgate', subjectToken: x.access_token, resource: R1 });
+    const ra = await introspect({ issuer, token: again.access_token });
+    ok(ra.active && ra.sub === 'alice' && same(ra.act, { sub: 'mcpgate', act: { sub: 'gateway-exchange' } }),
+      'an exchanged token exchanged again: the earlier actor nested in act', ra);
+  });
+
+  await step('token exchange: machine subject', async () => {
+    const m = await clientToken({ issuer, client: 'machine-acme', scope: 'mcp:tools mcp:admin' });
+    const x = await exchangeToken({ issuer, subjectToken: m.access_token, resource: R2 });
+    const r = await introspect({ issuer, token: x.access_token });
+    ok(x.scope === 'mcp:tools mcp:admin' && r.active && r.client_id === 'machine-acme' && !('sub' in r)
+      && r.tenant === 'acme' && same(r.groups, ['engineering', 'ops']) && same(audOf(r), [R2])
+      && same(r.act, { sub: 'gateway-exchange' }),
+    'client_credentials subject: the same client identity (client_id, tenant, groups), aud R2, act', r);
+    const own = await introspect({ issuer, token: x.access_token, client: 'gateway-exchange' });
+    ok(own.active === true, 'the exchanging client may introspect a machine token it obtained', own);
+  });
+
+  let shortX; // the exchange of a short-lived token: checked again after it expired
+  await step('token exchange: expiry', async () => {
+    const s0 = await clientToken({ issuer, client: 'short-lived' });
+    const x = await exchangeToken({ issuer, subjectToken: s0.access_token });
+    shortX = { subject: s0.access_token, token: x.access_token, at: Date.now() };
+    const rs = await introspect({ issuer, token: s0.access_token });
+    const rx = await introspect({ issuer, token: x.access_token });
+    ok(x.expires_in >= 1 && x.expires_in <= 5 && rx.exp <= rs.exp,
+      `exchange of a 5 s token: expires_in ${x.expires_in}, exp ${rx.exp} not after the subject's ${rs.exp}`, { x, rs, rx });
+  });
+
+  await step('token exchange: refusals', async () => {
+    const u = await userToken({ issuer, user: 'bob' });
+    const refused = async (what, want, o) => {
+      const e = await exchangeToken({ issuer, subjectToken: u.access_token, ...o });
+      ok(e.error === want && !('access_token' in e), `exchange refused (${what}): ${want}`, e);
+    };
+    await refused('unknown resource', 'invalid_target', { resource: 'http://127.0.0.1:1/unknown' });
+    await refused('two resources', 'invalid_target', { resource: [R1, R2] });
+    await refused('scope beyond the subject token\'s', 'invalid_scope', { scope: 'mcp:tools mcp:admin' });
+    await refused('subject_token_type refresh_token', 'invalid_request', { subjectTokenType: 'urn:ietf:params:oauth:token-type:refresh_token' });
+    await refused('subject_token_type jwt', 'invalid_request', { subjectTokenType: 'urn:ietf:params:oauth:token-type:jwt' });
+    await refused('requested_token_type id_token', 'invalid_request', { requestedTokenType: 'urn:ietf:params:oauth:token-type:id_token' });
+    await refused('client without the grant (machine-acme)', 'unauthorized_client', { client: 'machine-acme' });
+    await refused('wrong client secret', 'invalid_client', { secret: 'wrong' });
+    const ok1 = await exchangeToken({ issuer, subjectToken: u.access_token, requestedTokenType: ACCESS_TYPE });
+    ok(typeof ok1.access_token === 'string', 'requested_token_type access_token: accepted', ok1);
+
+    const dcr = await registerClient({
+      issuer,
+      metadata: {
+        grant_types: [TOKEN_EXCHANGE.grantType], response_types: [], redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    });
+    const d = await exchangeToken({ issuer, client: dcr.client_id, secret: dcr.client_secret, subjectToken: u.access_token });
+    ok(d.error === 'unauthorized_client', 'a client registered dynamically with the grant: unauthorized_client', { dcr, d });
+
+    const missing = await exchangeToken({ issuer, subjectToken: undefined });
+    ok(missing.error === 'invalid_request', 'no subject_token: invalid_request', missing);
+    const unknown = await exchangeToken({ issuer, subjectToken: 'no-such-token' });
+    ok(unknown.error === 'invalid_grant', 'unknown subject token: invalid_grant', unknown);
+    const rt = await userToken({ issuer, user: 'bob', scope: 'mcp:tools offline_access' });
+    const byRefresh = await exchangeToken({ issuer, subjectToken: rt.refresh_token });
+    ok(byRefresh.error === 'invalid_grant', 'a refresh token as subject_token: invalid_grant', byRefresh);
+    await revokeToken({ issuer, token: rt.access_token });
+    const revoked = await exchangeToken({ issuer, subjectToken: rt.access_token });
+    ok(revoked.error === 'invalid_grant', 'revoked subject token: invalid_grant', revoked);
+    const forged = (await (await fetch(`${issuer}/_sign`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ payload: { iss: issuer, sub: 'alice', client_id: 'cli', aud: R1, scope: 'mcp:tools', jti: 'never-issued', iat: now(), exp: now() + 600 } }),
+    })).json()).token;
+    const f = await exchangeToken({ issuer, subjectToken: forged });
+    ok(f.error === 'invalid_grant', 'a JWT signed with its own key but never issued: invalid_grant', f);
+  });
+
+  await step('token exchange: JWT', async () => {
+    await setFormat(issuer, 'jwt');
+    try {
+      const fromOpaque = await exchangeToken({ issuer, subjectToken: xAlice.access_token, resource: R2 });
+      const p0 = jwtPayload(fromOpaque.access_token);
+      ok(p0?.sub === 'alice' && p0.aud === R2 && same(p0.act, { sub: 'gateway-exchange' }),
+        'opaque subject, JWT format: a JWT for alice with act', { fromOpaque, p0 });
+
+      const u = await userToken({ issuer, user: 'carol', scope: 'mcp:tools mcp:write' });
+      const pu = jwtPayload(u.access_token);
+      const x = await exchangeToken({ issuer, subjectToken: u.access_token, resource: R2, scope: 'mcp:write' });
+      const px = jwtPayload(x.access_token);
+      if (VERBOSE) note(`exchanged JWT: ${JSON.stringify(px)}`);
+      ok(x.issued_token_type === ACCESS_TYPE && x.token_type === 'Bearer' && x.scope === 'mcp:write', 'JWT subject: RFC 8693 response', x);
+      ok(px?.sub === 'carol' && px.aud === R2 && px.scope === 'mcp:write' && px.client_id === 'gateway-exchange'
+        && px.iss === issuer && px.tenant === 'beta',
+      'JWT subject: a JWT for carol, aud R2, the asked scope', px);
+      ok(same(px?.act, { sub: 'gateway-exchange' }), 'JWT: act {"sub": "gateway-exchange"} in the payload', px?.act);
+      ok(px?.exp <= pu?.exp, `JWT: exp ${px?.exp} not after the subject's ${pu?.exp}`);
+      const rx = await introspect({ issuer, token: x.access_token });
+      ok(rx.active === true && same(rx.act, { sub: 'gateway-exchange' }), 'JWT exchanged token: active with act in introspection', rx);
+      const wide = await exchangeToken({ issuer, subjectToken: u.access_token, scope: 'mcp:admin' });
+      ok(wide.error === 'invalid_scope', 'JWT subject, scope beyond its own: invalid_scope', wide);
+
+      const m = await clientToken({ issuer, client: 'machine-beta' });
+      const pm = jwtPayload((await exchangeToken({ issuer, subjectToken: m.access_token, resource: R2 })).access_token);
+      ok(pm?.sub === 'machine-beta' && pm.client_id === 'machine-beta' && pm.tenant === 'beta' && same(pm.act, { sub: 'gateway-exchange' }),
+        'JWT client_credentials subject: the same client identity, with act', pm);
+
+      await revokeToken({ issuer, token: u.access_token });
+      const revoked = await exchangeToken({ issuer, subjectToken: u.access_token });
+      ok(revoked.error === 'invalid_grant', 'revoked JWT subject token: invalid_grant', revoked);
+      const [h, , sig] = m.access_token.split('.');
+      const altered = Buffer.from(JSON.stringify({ ...jwtPayload(m.access_token), scope: 'mcp:tools mcp:admin' })).toString('base64url');
+      const t = await exchangeToken({ issuer, subjectToken: `${h}.${altered}.${sig}`, scope: 'mcp:admin' });
+      ok(t.error === 'invalid_grant', 'JWT subject whose payload was altered (signature broken): invalid_grant', t);
+
+      for (const alg of ['PS256', 'ES256']) {
+        await setFormat(issuer, 'jwt', alg);
+        const d = await userToken({ issuer, user: 'dave' });
+        const xd = await exchangeToken({ issuer, subjectToken: d.access_token, resource: R2 });
+        const hd = JSON.parse(Buffer.from(String(xd.access_token).split('.')[0], 'base64url').toString('utf8') || 'null');
+        ok(hd?.alg === alg && jwtPayload(xd.access_token)?.sub === 'dave', `JWT subject signed ${alg}: exchanged for a ${alg} JWT`, xd);
+      }
+    } finally {
+      await setFormat(issuer, 'opaque', 'RS256');
+    }
+  });
+
   await step('no eviction', async () => {
     const first = await clientToken({ issuer, client: 'machine-none' });
     const N = 1100; // oidc-provider's own memory adapter would evict after 1000 entries
@@ -355,7 +524,9 @@ async function main() {
 
   // --- counters ------------------------------------------------------------------------------
   await step('stats', async () => {
-    ok(same(await resetStats({ issuer }), { introspections: 0, tokens: 0, jwks: 0 }), 'POST /_stats/reset zeroes');
+    ok(same(await resetStats({ issuer }), {
+      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, exchanges_by_subject: {},
+    }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });
     await introspect({ issuer, token: t.access_token });
     await introspect({ issuer, token: t.access_token });
@@ -365,7 +536,25 @@ async function main() {
     await userToken({ issuer, user: 'alice' });
     s = await stats({ issuer });
     ok(s.tokens === 2 && s.introspections === 3, 'user token flow: one more token request', s);
+    ok(s.exchanges === 0, 'no exchange counted without one', s);
+    const a1 = await userToken({ issuer, user: 'alice' });
+    const b1 = await userToken({ issuer, user: 'bob' });
+    const m1 = await clientToken({ issuer, client: 'machine-none' });
+    await exchangeToken({ issuer, subjectToken: a1.access_token, resource: R2, audience: 'upstream-a' });
+    await exchangeToken({ issuer, subjectToken: b1.access_token, resource: R2 });
+    await exchangeToken({ issuer, subjectToken: m1.access_token, resource: R2 });
+    await exchangeToken({ issuer, subjectToken: a1.access_token, resource: 'http://127.0.0.1:1/unknown' });
+    await exchangeToken({ issuer, client: 'machine-acme', subjectToken: b1.access_token });
+    s = await stats({ issuer });
+    ok(s.exchanges === 3 && same(s.exchanges_by_subject, { alice: 1, bob: 1, 'machine-none': 1 }),
+      'GET /_stats: 3 exchanges, one per caller (refused ones not counted)', s);
+    ok(s.tokens === 2 + 3 + 5, 'every exchange request is a token request', s);
+    const log = await exchanges({ issuer });
+    ok(log.length === 3 && log[0].subject === 'alice' && log[0].audience === 'upstream-a' && log[0].resource === R2
+      && log[0].client_id === 'gateway-exchange' && log[1].subject === 'bob' && !('audience' in log[1]),
+    'GET /_exchanges: each exchange, with its audience parameter', log);
     await resetStats({ issuer });
+    ok(same((await exchanges({ issuer })), []) && (await stats({ issuer })).exchanges === 0, 'reset empties the exchange log and counters');
   });
 
   // --- faults --------------------------------------------------------------------------------
@@ -440,6 +629,19 @@ async function main() {
     ok(typeof u.refresh_token === 'string' && u.token_type === 'Bearer', 'token.mjs --user with offline_access: refresh_token', u);
     const i = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--introspect', u.access_token])).stdout);
     ok(i.active && i.sub === 'carol' && i.tenant === 'beta', 'token.mjs --introspect: raw response', i);
+    const x = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--exchange', u.access_token, '--resource', R2, '--audience', 'up'])).stdout);
+    const ix = await introspect({ issuer, token: x.access_token });
+    ok(x.issued_token_type === ACCESS_TYPE && ix.sub === 'carol' && same(audOf(ix), [R2]) && same(ix.act, { sub: 'gateway-exchange' }),
+      'token.mjs --exchange: a token for R2 with act', { x, ix });
+    const xg = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--exchange', u.access_token, '--as', 'mcpgate'])).stdout);
+    ok(same((await introspect({ issuer, token: xg.access_token })).act, { sub: 'mcpgate' }), 'token.mjs --exchange --as mcpgate', xg);
+    let xcode;
+    try {
+      await run(process.execPath, [tool, '--issuer', issuer, '--exchange', u.access_token, '--as', 'machine-acme']);
+    } catch (e) {
+      xcode = e.code;
+    }
+    ok(xcode === 1, 'token.mjs --exchange by a client without the grant: exit 1', xcode);
     const v = JSON.parse((await run(process.execPath, [tool, '--issuer', issuer, '--revoke', u.access_token])).stdout);
     ok(same(v, { revoked: true }), 'token.mjs --revoke: {"revoked":true}');
     let code;
@@ -457,6 +659,13 @@ async function main() {
     if (wait > 0) await sleep(wait);
     const r = await introspect({ issuer, token: shortLived.access_token });
     ok(r.active === false, `short-lived: inactive ${((Date.now() - shortLivedAt) / 1000).toFixed(1)} s after issue`, r);
+    if (!shortX) return;
+    const waitX = 6100 - (Date.now() - shortX.at);
+    if (waitX > 0) await sleep(waitX);
+    const e = await exchangeToken({ issuer, subjectToken: shortX.subject });
+    ok(e.error === 'invalid_grant', 'expired subject token: invalid_grant', e);
+    const rx = await introspect({ issuer, token: shortX.token });
+    ok(rx.active === false, 'the exchange of the expired short-lived token expired with it', rx);
   });
 
   // --- stop ----------------------------------------------------------------------------------

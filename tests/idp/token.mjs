@@ -4,23 +4,27 @@
 //   token.mjs --issuer URL --client machine-acme [--scope "mcp:tools"] [--resource URL]
 //   token.mjs --issuer URL --user alice [--scope "mcp:tools offline_access"] [--resource URL]
 //   token.mjs --issuer URL --refresh RT [--resource URL]
+//   token.mjs --issuer URL --exchange TOKEN [--as gateway-exchange] [--resource URL] [--scope S]
 //   token.mjs --issuer URL --revoke TOKEN
 //   token.mjs --issuer URL --introspect TOKEN
 //
 // Prints one JSON object on stdout: {"access_token","refresh_token"?,"expires_in","scope",
-// "token_type"}, {"revoked":true}, or the raw introspection response. Errors: stderr, exit 1.
-// --scope defaults to "mcp:tools"; --scope "" sends no scope. --issuer defaults to $IDP_ISSUER.
+// "token_type"}, {"revoked":true}, the raw introspection response, or the token exchange
+// response (RFC 8693: "issued_token_type" too). Errors: stderr, exit 1.
+// --scope defaults to "mcp:tools" (--exchange: the subject token's); --scope "" sends no
+// scope. --issuer defaults to $IDP_ISSUER.
 
 import { parseArgs } from 'node:util';
 
 import {
-  clientToken, introspect, refreshToken, revokeToken, userToken,
+  EXCHANGE_CLIENT, clientToken, exchangeToken, introspect, refreshToken, revokeToken, userToken,
 } from './lib.mjs';
 
 const USAGE = `usage:
   token.mjs --issuer URL --client ID [--secret S] [--scope "mcp:tools"] [--resource URL] [--auth basic|post]
   token.mjs --issuer URL --user NAME [--scope "mcp:tools offline_access"] [--resource URL] [--redirect-uri URI] [--no-cookies]
   token.mjs --issuer URL --refresh REFRESH_TOKEN [--resource URL] [--scope S]
+  token.mjs --issuer URL --exchange ACCESS_TOKEN [--as CLIENT] [--secret S] [--resource URL] [--scope S] [--audience A]
   token.mjs --issuer URL --revoke TOKEN
   token.mjs --issuer URL --introspect TOKEN [--as CLIENT]
 `;
@@ -45,6 +49,8 @@ try {
       'redirect-uri': { type: 'string' },
       'no-cookies': { type: 'boolean', default: false },
       refresh: { type: 'string' },
+      exchange: { type: 'string' },
+      audience: { type: 'string' },
       revoke: { type: 'string' },
       introspect: { type: 'string' },
       as: { type: 'string' },
@@ -60,8 +66,8 @@ if (a.help) {
   process.exit(0);
 }
 if (!a.issuer) fail('--issuer is required (or set IDP_ISSUER)', 2);
-const modes = ['client', 'user', 'refresh', 'revoke', 'introspect'].filter((m) => a[m] !== undefined);
-if (modes.length !== 1) fail('give exactly one of --client, --user, --refresh, --revoke, --introspect', 2);
+const modes = ['client', 'user', 'refresh', 'exchange', 'revoke', 'introspect'].filter((m) => a[m] !== undefined);
+if (modes.length !== 1) fail('give exactly one of --client, --user, --refresh, --exchange, --revoke, --introspect', 2);
 if (!['basic', 'post'].includes(a.auth)) fail('--auth must be basic or post', 2);
 
 const issuer = a.issuer.replace(/\/+$/, '');
@@ -90,6 +96,21 @@ try {
         issuer, refreshToken: a.refresh, resource: a.resource, scope: a.scope,
       });
       break;
+    case 'exchange': {
+      const client = a.as ?? EXCHANGE_CLIENT.id;
+      out = await exchangeToken({
+        issuer,
+        client,
+        secret: a.secret,
+        subjectToken: a.exchange,
+        resource: a.resource,
+        scope: a.scope || undefined,
+        audience: a.audience,
+        auth: a.auth,
+      });
+      if (out.error) throw new Error(`token exchange: ${out.error}${out.error_description ? `: ${out.error_description}` : ''}`);
+      break;
+    }
     case 'revoke':
       out = await revokeToken({ issuer, token: a.revoke });
       break;
