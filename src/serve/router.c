@@ -245,11 +245,11 @@ limited(const struct limiter *lim, int rc, const struct request *req, struct res
 	limiter_answer(lim, rc, modern, json_null(), resp);
 }
 
-/* The caller of a route that needs one: its token and its rate limits, in their order
- * (docs/ARCHITECTURE.md §8). 0 with *caller (and rc->lim = lim, when limits are on, for
- * the rest of the request), or -1 with the answer made. */
+/* The caller's token, and before it, when limits are on, the limits decided before
+ * auth (docs/ARCHITECTURE.md §8). auth's slot of rc holds its environment for this
+ * call only. 0 with *caller, or -1 answered. */
 static int
-gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
+authenticate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 {
 	struct worker *w = rc->w;
 	struct auth_thread *th = worker_auth(w);
@@ -259,10 +259,9 @@ gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &th->jwks, rc->sh->jwks, rc->sh->replay,
 		worker_rstore(w, cfg), th->proof_keys, rc->sh->metrics,
 	};
-	int known = 0, rc_limit;
+	int known = 0, rc_limit, ret = -1;
 
-	rc->slot[REQ_SLOT_AUTH] = &env;	/* for the gate only: auth keeps nothing of it */
-
+	rc->slot[REQ_SLOT_AUTH] = &env;
 	if (cfg->limits_on) {
 		/* A caller the token cache knows reaches nothing before its limits are
 		 * decided, all in one decision of the store (limiter.h). */
@@ -271,17 +270,31 @@ gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
 		lim->metrics = cfg->metrics_on ? rc->sh->metrics : NULL;
 		if ((rc_limit = limiter_before_auth(lim, known, clock_mono_us() * 1000)) != LIMIT_PASS) {
 			limited(lim, rc_limit, rc->req, rc->resp);
-			return -1;
+			goto out;
 		}
 		limiter_headers(lim, LIMIT_PASS, rc->resp);
 	}
 	if (!known && auth_authenticate(rc, caller) < 0) {
 		response_set_header(rc->resp, "Cache-Control", "no-store");
-		rc->slot[REQ_SLOT_AUTH] = NULL;
-		return -1;
+		goto out;
 	}
-	rc->slot[REQ_SLOT_AUTH] = NULL;
-	if (!cfg->limits_on)
+	ret = 0;
+out:
+	rc->slot[REQ_SLOT_AUTH] = NULL;	/* env ends with this call */
+	return ret;
+}
+
+/* The caller of a route that needs one: its token and its rate limits, in their order
+ * (docs/ARCHITECTURE.md §8). 0 with *caller (and rc->lim = lim, when limits are on, for
+ * the rest of the request), or -1 with the answer made. */
+static int
+gate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
+{
+	int rc_limit;
+
+	if (authenticate(rc, caller, lim) < 0)
+		return -1;
+	if (!rc->cfg->limits_on)
 		return 0;
 	rc->lim = lim;
 	limiter_caller(lim, caller->claims.tenant, caller->token_key);
