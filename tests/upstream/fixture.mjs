@@ -578,13 +578,17 @@ async function handle(req, res) {
   if (!initializing) return rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
 
   const session = { subscriptions: new Set(), open: 0, lastActive: Date.now() };
+  // The client's capabilities name who opened it in the log: a gateway's own (catalog)
+  // session declares none, a caller's session carries the caller's.
+  const init = (Array.isArray(body) ? body : [body]).find(isInitializeRequest);
+  const caps = Object.keys(init?.params?.capabilities ?? {}).sort().join(',') || 'none';
   session.transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     enableJsonResponse: args.json,
     eventStore: args['no-resume'] ? undefined : new SessionEventStore(),
     retryInterval: retryMs,
     keepAliveMs,
-    onsessioninitialized: (id) => { sessions.set(id, session); log(`session ${id} opened (${sessions.size} open)`); },
+    onsessioninitialized: (id) => { sessions.set(id, session); log(`session ${id} opened (${sessions.size} open; client capabilities: ${caps})`); },
   });
   session.transport.onclose = () => {
     const id = session.transport.sessionId;
