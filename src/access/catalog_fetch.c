@@ -9,14 +9,27 @@
 #include "method.h"
 #include "str.h"
 
+/* A call of the fetch: as the gateway, or, at an upstream reached as the caller, as the
+ * caller whose request needs the catalog, on its own pool session. */
+static void
+as_fetcher(const struct catalog_fetcher *by, struct upstream_call *call)
+{
+	if (call->up->credentials != UP_CRED_EXCHANGE)
+		return;
+	call->cred = by->cred;
+	call->who = by->who;
+}
+
 /* One upstream's records of a kind, following its pages. NULL with err on failure (the
  * call's own, or GW_EUPSTREAM for an answer without the list). */
 static json_t *
-fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
+fetch_list(const struct catalog_fetcher *by, const struct config *cfg, const struct cfg_upstream *u,
     const struct catalog_kind_info *k, int64_t now_ms, struct gw_error *err)
 {
 	const char *method = method_list_of((enum catalog_kind)(k - catalog_kinds))->name;
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = method };
+
+	as_fetcher(by, &call);
 	json_t *all = json_array(), *resp, *result, *params = NULL;
 	const char *cursor;
 	int page;
@@ -24,7 +37,7 @@ fetch_list(struct upstream_pool *pool, const struct config *cfg, const struct cf
 	for (page = 0; page < CATALOG_MAX_PAGES; page++) {
 		call.params = params;
 		call.now_ms = page == 0 ? now_ms : clock_mono_us() / 1000;	/* each page its own deadline */
-		if (upstream_request(pool, &call, &resp, err) < 0)
+		if (upstream_request(by->pool, &call, &resp, err) < 0)
 			goto fail;
 		result = json_object_get(resp, "result");
 		if (!json_is_array(json_object_get(result, k->array))) {
@@ -52,21 +65,22 @@ fail:
 /* What one upstream offers: {"caps": its capabilities, and an array for each kind its
  * capabilities announce}. NULL with err when it is down or any list fails. */
 static json_t *
-fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struct cfg_upstream *u,
+fetch_upstream(const struct catalog_fetcher *by, const struct config *cfg, const struct cfg_upstream *u,
     int64_t now_ms, struct gw_error *err)
 {
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = "initialize", .now_ms = now_ms };
 	json_t *caps, *out, *list;
 	int k;
 
+	as_fetcher(by, &call);
 	call.method = "tools/list";	/* what the capabilities are wanted for, in the log */
-	if ((caps = upstream_capabilities(pool, &call, err)) == NULL)
+	if ((caps = upstream_capabilities(by->pool, &call, err)) == NULL)
 		return NULL;
 	out = json_pack("{s:o}", "caps", caps);
 	for (k = 0; out && k < CATALOG_NKINDS; k++) {
 		if (!json_object_get(caps, method_list_of((enum catalog_kind)k)->capability))
 			continue;
-		if ((list = fetch_list(pool, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, err)) == NULL) {
+		if ((list = fetch_list(by, cfg, u, &catalog_kinds[k], clock_mono_us() / 1000, err)) == NULL) {
 			json_decref(out);
 			return NULL;
 		}
@@ -76,7 +90,7 @@ fetch_upstream(struct upstream_pool *pool, const struct config *cfg, const struc
 }
 
 json_t *
-catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m, json_t *prev)
+catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, json_t *prev)
 {
 	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
 	struct gw_error *errs = calloc(cfg->n_upstreams + 1, sizeof(*errs));
@@ -91,14 +105,14 @@ catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t 
 		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");	/* the empty catalog */
 	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
-		lists[i] = fetch_upstream(pool, cfg, &cfg->upstreams[i], now_ms, &errs[i]);
+		lists[i] = fetch_upstream(by, cfg, &cfg->upstreams[i], now_ms, &errs[i]);
 		why[i] = lists[i] ? NULL : errs[i].detail;
 		if (lists[i] == NULL) {
 			log_warn(NULL, "catalog: %s; what it offers is left out", errs[i].detail);
 			/* what happened, not where, for /mcp/health */
 			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(errs[i].detail), errs[i].detail);
 		}
-		metrics_observe_upstream(m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
+		metrics_observe_upstream(by->m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
 		    lists[i] ? NULL : brief);
 	}
 	doc = catalog_build_bound(cfg, lists, why, prev);

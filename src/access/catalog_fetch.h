@@ -14,11 +14,21 @@
 
 #define CATALOG_MAX_PAGES	64		/* list pages followed per upstream and kind */
 
+/* Who fetches: the worker's upstream pool; for the upstreams reached as the caller
+ * (credentials = exchange), the caller whose request needs the catalog (its
+ * credentials and the digest its pool sessions go by; cred NULL: no caller, and such
+ * an upstream is left out); where answers are observed (m, may be NULL). */
+struct catalog_fetcher {
+	struct upstream_pool *pool;
+	const struct upstream_cred *cred;
+	const char *who;
+	struct metrics *m;
+};
+
 /* The catalog of cfg's upstreams at now_ms (monotonic), prev the one before (may be
  * NULL: what a down upstream held stays its). An upstream that fails is left out, named
- * in the log and in its status; m (may be NULL) is told whether each answered. Never
- * NULL: without memory, the empty catalog. */
-json_t *catalog_fetch_all(struct upstream_pool *pool, const struct config *cfg, int64_t now_ms, struct metrics *m,
-    json_t *prev);
+ * in the log and in its status; by->m is told whether each answered. Never NULL:
+ * without memory, the empty catalog. */
+json_t *catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, json_t *prev);
 
 #endif

@@ -220,8 +220,8 @@ catalog_region_read(const void *copy, size_t size, const struct config *cfg, str
 }
 
 json_t *
-catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms, struct metrics *m)
+catalog_get(struct catalog_region *region, struct catalog_view *v, const struct catalog_fetcher *by,
+    const struct config *cfg, int64_t now_ms)
 {
 	struct catalog_region *c = region;
 	const unsigned char *key = v->key;
@@ -239,7 +239,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	}
 	if (c == NULL) {	/* no shared state: this worker's own */
 		if (v->doc == NULL || v->local_until_ms <= now_ms) {
-			view_refresh(v, catalog_fetch_all(pool, cfg, now_ms, m, v->doc), 0);
+			view_refresh(v, catalog_fetch_all(by, cfg, now_ms, v->doc), 0);
 			v->local_until_ms = now_ms + cfg->catalog_ttl * 1000;
 		}
 		return json_incref(v->doc);
@@ -249,7 +249,7 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	 * for a moment. */
 	if (region_lock(c) < 0) {
 		if (v->doc == NULL)
-			view_set(v, catalog_fetch_all(pool, cfg, now_ms, m, v->doc), 0);
+			view_set(v, catalog_fetch_all(by, cfg, now_ms, v->doc), 0);
 		v->local_until_ms = now_ms + CATALOG_RETRY_MS;
 		return json_incref(v->doc);
 	}
@@ -268,6 +268,6 @@ catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstre
 	if (v->doc && (fresh || (!ours && usable)))
 		return json_incref(v->doc);
 	/* Stale and ours to refresh, or nothing usable at all: fetch. */
-	store(c, key, catalog_fetch_all(pool, cfg, now_ms, m, v->doc), now_ms, cfg->catalog_ttl * 1000, v);
+	store(c, key, catalog_fetch_all(by, cfg, now_ms, v->doc), now_ms, cfg->catalog_ttl * 1000, v);
 	return json_incref(v->doc);
 }

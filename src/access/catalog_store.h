@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "catalog_fetch.h"
 #include "config.h"
 #include "metrics.h"
 #include "state.h"
@@ -37,9 +38,9 @@ void catalog_view_free(struct catalog_view *v);	/* keeps serial counting */
  * fetched from every upstream by this caller (or, while another worker fetches, the
  * previous one). A new reference, the caller's to release (json_decref): the view may
  * move on to a newer document while the caller still reads this one. Never NULL. A
- * fetch tells m (may be NULL) whether each upstream answered (metrics_observe_upstream). */
-json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, struct upstream_pool *pool,
-    const struct config *cfg, int64_t now_ms, struct metrics *m);
+ * fetch is by's (catalog_fetch_all). */
+json_t *catalog_get(struct catalog_region *region, struct catalog_view *v, const struct catalog_fetcher *by,
+    const struct config *cfg, int64_t now_ms);
 
 /* The catalog a copy of the region holds (state_peek_region: a file read, not mapped),
  * when it was built for cfg's upstreams: a new document, or NULL with err (GW_ECONFIG:

@@ -251,6 +251,7 @@ caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct u
 	call->version = json_string_value(json_array_get(entry, 1));
 	call->id = call->session_id ? f->id : NULL;
 	call->who = f->who;
+	call->cred = f->cred;
 }
 
 /* call to the upstream named name as the caller's session with it: 0, or -1 when no
@@ -485,7 +486,7 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 json_t *
 fed_open_sessions(struct fed_call *f, json_t *client_caps)
 {
-	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms, .until_ms = f->until_ms };
+	struct upstream_call call = { .cfg = f->cfg, .now_ms = f->now_ms, .until_ms = f->until_ms, .cred = f->cred };
 	struct gw_error err;
 	json_t *map = json_object(), *st;
 	const char *name;

@@ -36,6 +36,9 @@ struct fed_call {
 	/* Whom the calls are for, when the caller has no session of its own at an upstream
 	 * (upstream_call.who): its upstream session there is its alone. "" = the gateway. */
 	char who[UPSTREAM_WHO_MAX];
+	/* The caller's credentials for the upstreams reached as the caller (upcred.h); NULL:
+	 * none (such an upstream is not called). */
+	const struct upstream_cred *cred;
 	json_t *id;			/* the caller's request id (borrowed) */
 	/* May the caller have what method names at up (NULL: always)? key is what it names
 	 * there, a record of kind: an exposed name, a URI (a resource's, or one a template

@@ -601,6 +601,14 @@ read_credentials(struct loader *ld, struct config *cfg)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		struct cfg_upstream *u = &cfg->upstreams[i];
 
+		if (u->client_secret_file) {
+			w = cfg_where(&u->s, K_UPSTREAM, "client-secret-file");
+			if ((u->client_secret = cfgfile_secret(u->client_secret_file, &err, warn, sizeof(warn))) == NULL) {
+				lerr(ld, w->file, w->line, "client-secret-file: %s", err.detail);
+				bad = 1;
+			} else if (warn[0])
+				lwarn(ld, w->file, w->line, "client-secret-file: %s", warn);
+		}
 		if (u->auth_header_file == NULL)
 			continue;
 		w = cfg_where(&u->s, K_UPSTREAM, "auth-header-file");
@@ -897,6 +905,44 @@ derive_limits(struct config *cfg)
 	cfg->limits_on |= cfg->group_limits;
 }
 
+/* An upstream's credentials: the mode, derived when unset (static with an
+ * auth-header-file, else none), and what each mode needs. 0, or -1 with the error at
+ * its key's line. */
+static int
+derive_credentials(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w;
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		struct cfg_upstream *u = &cfg->upstreams[i];
+
+		w = cfg_where(&u->s, K_UPSTREAM, "credentials");
+		if (u->credentials == 0)
+			u->credentials = u->auth_header_file ? UP_CRED_STATIC : UP_CRED_NONE;
+		cfg->as_caller |= u->credentials == UP_CRED_EXCHANGE;
+		if (u->credentials == UP_CRED_STATIC && u->auth_header_file == NULL) {
+			lerr(ld, w->file, w->line, "credentials = static: needs auth-header-file");
+			bad = 1;
+		} else if (u->credentials != UP_CRED_STATIC && u->auth_header_file) {
+			lerr(ld, w->file, w->line, "credentials = %s: auth-header-file is for credentials = static only",
+			    u->credentials == UP_CRED_EXCHANGE ? "exchange" : "none");
+			bad = 1;
+		} else if (u->credentials == UP_CRED_EXCHANGE && !u->client_id && !cfg->client_id) {
+			lerr(ld, w->file, w->line, "credentials = exchange: needs a client at the issuer "
+			    "(this section's client-id, or [auth] client-id)");
+			bad = 1;
+		} else if (u->credentials != UP_CRED_EXCHANGE && (u->token_endpoint || u->exchange_resource ||
+		    u->exchange_audience || u->exchange_scopes.n || u->client_id || u->client_secret_file)) {
+			lerr(ld, w->file, w->line, "token-endpoint, exchange-*, client-id and client-secret-file are for "
+			    "credentials = exchange");
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
 /* What the keys make together, after the files are read: 0, or -1 (an error named, or
  * out of memory when none is). */
 static int
@@ -904,7 +950,8 @@ derive(struct loader *ld, const char *path)
 {
 	struct config *cfg = ld->cfg;
 
-	if (derive_urls(ld, path) < 0 || read_credentials(ld, cfg) < 0 || derive_defaults(ld) < 0)
+	if (derive_urls(ld, path) < 0 || read_credentials(ld, cfg) < 0 || derive_credentials(ld, cfg) < 0 ||
+	    derive_defaults(ld) < 0)
 		return -1;
 	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||
 	    parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||

@@ -61,6 +61,9 @@ enum jwt_typ { JWT_TYP_STRICT = 1, JWT_TYP_LENIENT };
 /* [auth] dpop: a DPoP-bound token needs its proof, an unbound one is a bearer token
  * (allowed); or only DPoP-bound tokens are accepted (required). */
 enum dpop_mode { DPOP_ALLOWED = 1, DPOP_REQUIRED };
+/* [upstream] credentials: what the upstream receives. Unset (0) at parse; derived at
+ * load: static when auth-header-file is set, else none. */
+enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE };
 
 struct cfg_upstream {
 	struct cfg_section s;
@@ -69,6 +72,15 @@ struct cfg_upstream {
 	char *group;
 	char *auth_header_file;
 	char *auth_header;	/* "Name: value" read from auth-header-file; wiped on free */
+	int credentials;	/* enum up_credentials */
+	/* credentials = exchange (RFC 8693): where, as whom, and for what. */
+	char *token_endpoint;		/* NULL: the issuer's, from its metadata */
+	char *exchange_resource;	/* NULL: url */
+	char *exchange_audience;	/* NULL: none sent */
+	struct strlist exchange_scopes;	/* empty: none asked (the caller's token's) */
+	char *client_id;		/* NULL: [auth] client-id */
+	char *client_secret_file;
+	char *client_secret;		/* read from client-secret-file; wiped on free */
 	struct strlist read_only_tools;
 	int trust_hints;
 	long timeout_ms;
@@ -198,6 +210,7 @@ struct config {
 	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
 	int group_limits;	/* some [group] sets limit-tool: made at load */
 	int item_grants;	/* some [group] sets prompts or resources: made at load */
+	int as_caller;		/* some [upstream] is reached as the caller (credentials = exchange) */
 	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
 	 * the state file. */
 	struct url_redis redis;

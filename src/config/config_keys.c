@@ -22,6 +22,7 @@ static const char *const redis_fails[] = { "closed", "open", NULL };
 static const char *const verifies[] = { "introspection", "jwt", "auto", NULL };
 static const char *const jwt_typs[] = { "strict", "lenient", NULL };
 static const char *const dpop_modes[] = { "allowed", "required", NULL };
+static const char *const credentials[] = { "none", "static", "exchange", NULL };
 /* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
 static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
@@ -114,6 +115,13 @@ static const struct cfg_key upstream_keys[] = {
 	{ "prefix", T_STR, U(prefix), 0, 0, NULL, "", 0 },
 	{ "group", T_STR, U(group), 0, 0, NULL, NULL, 0 },
 	{ "auth-header-file", T_STR, U(auth_header_file), 0, 0, NULL, NULL, 0 },
+	{ "credentials", T_ENUM, U(credentials), 0, 0, credentials, NULL, 0 },
+	{ "token-endpoint", T_URL, U(token_endpoint), 0, 0, NULL, NULL, 0 },
+	{ "exchange-resource", T_URL, U(exchange_resource), 0, 0, NULL, NULL, 0 },
+	{ "exchange-audience", T_STR, U(exchange_audience), 0, 0, NULL, NULL, 0 },
+	{ "exchange-scopes", T_LIST, U(exchange_scopes), 0, 0, NULL, NULL, 0 },
+	{ "client-id", T_STR, U(client_id), 0, 0, NULL, NULL, 0 },
+	{ "client-secret-file", T_STR, U(client_secret_file), 0, 0, NULL, NULL, 0 },
 	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL, 0 },
 	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no", 0 },
 	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT, 0 },
@@ -496,6 +504,10 @@ config_unref(struct config *cfg)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		free_section_values(&cfg->upstreams[i], upstream_keys);
 		free(cfg->upstreams[i].s.name);
+		if (cfg->upstreams[i].client_secret) {
+			secret_wipe(cfg->upstreams[i].client_secret, strlen(cfg->upstreams[i].client_secret));
+			free(cfg->upstreams[i].client_secret);
+		}
 		if (cfg->upstreams[i].auth_header) {
 			secret_wipe(cfg->upstreams[i].auth_header, strlen(cfg->upstreams[i].auth_header));
 			free(cfg->upstreams[i].auth_header);

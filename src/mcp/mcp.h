@@ -53,6 +53,9 @@ struct mcp_env {
 	struct rstore *rs;			/* the Redis store (tombstones); NULL: none */
 	const unsigned char *shared_key;	/* with rs: what names its records */
 	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
+	/* The caller's credentials at the upstreams reached as the caller (upcred.h); NULL:
+	 * none configured. */
+	const struct upstream_cred *cred;
 };
 
 #define MCP_CURSOR_MAX	256	/* a sealed list cursor */

@@ -56,9 +56,14 @@ mcp_versions_json(void)
 json_t *
 mcp_catalog(struct exchange *x)
 {
-	if (x->doc == NULL)
-		x->doc = catalog_get(x->env->catalog, x->env->view, x->env->pool, x->cfg, x->req->start_us / 1000,
-		    x->env->metrics);
+	char who[33] = "";
+	struct catalog_fetcher by = { x->env->pool, x->env->cred, who, x->env->metrics };
+
+	if (x->doc == NULL) {
+		if (x->caller)
+			mcp_caller_who(x->cfg, x->caller, who);
+		x->doc = catalog_get(x->env->catalog, x->env->view, &by, x->cfg, x->req->start_us / 1000);
+	}
 	return x->doc;
 }
 
@@ -185,6 +190,7 @@ mcp_fed_init(const struct exchange *x, struct fed_call *f)
 	f->until_ms = x->until_ms;
 	f->sessions = x->sess ? x->sess->upstreams : NULL;
 	f->metrics = x->env->metrics;
+	f->cred = x->env->cred;
 	if (x->caller)
 		mcp_caller_who(x->cfg, x->caller, f->who);
 }

@@ -139,7 +139,7 @@ mcp_end_session(struct req_ctx *rc)
 	}
 	{
 		struct fed_call f = { .cfg = cfg, .pool = env->pool, .now_ms = clock_mono_us() / 1000,
-		    .sessions = s.upstreams };
+		    .sessions = s.upstreams, .cred = env->cred };
 
 		fed_close_sessions(&f);
 	}
@@ -206,6 +206,7 @@ mcp_listen(struct req_ctx *rc)
 		f.ctx = resp;
 		f.now_ms = now_ms;
 		f.sessions = s.upstreams;
+		f.cred = env->cred;
 		fed_listen(&f, listen_tick, resp, MCP_LISTEN_TICK_MS, now_ms + MCP_LISTEN_MAX_MS);
 	}
 	__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);

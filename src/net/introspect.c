@@ -348,6 +348,75 @@ form_escape(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
+int
+introspect_form_add(struct buf *form, const char *name, const char *value, size_t n)
+{
+	if ((form->len > 0 && buf_putc(form, '&') < 0) || buf_puts(form, name) < 0 || buf_putc(form, '=') < 0)
+		return -1;
+	return form_escape(form, value, n);
+}
+
+/* Long: the client's credentials as its auth says (in the form, or a Basic header
+ * built and wiped here), the POST, and everything that held the secret wiped at its
+ * one exit. */
+long
+introspect_post_form(struct introspect *ix, const struct config *cfg, const struct as_post *q,
+    struct gw_error *err)
+{
+	const struct as_client *cl = q->client;
+	const char *secret = cl->secret ? cl->secret : "";
+	struct curl_slist *headers = NULL;
+	struct buf cred, hdr;
+	char *b64 = NULL;
+	size_t b64len;
+	long st = -1;
+	int bad = 0;
+
+	buf_init(&cred, 4096);
+	buf_init(&hdr, 8192);
+	if (cl->id && cl->auth == CLIENT_AUTH_POST) {
+		if (introspect_form_add(q->form, "client_id", cl->id, strlen(cl->id)) < 0 ||
+		    introspect_form_add(q->form, "client_secret", secret, strlen(secret)) < 0)
+			goto toolong;
+	} else if (cl->id) {
+		if (form_escape(&cred, cl->id, strlen(cl->id)) < 0 || buf_putc(&cred, ':') < 0 ||
+		    form_escape(&cred, secret, strlen(secret)) < 0)
+			goto toolong;
+		b64len = cred.len / 3 * 4 + 8;
+		if ((b64 = malloc(b64len)) == NULL || secret_base64(cred.data, cred.len, b64, b64len) < 0 ||
+		    buf_printf(&hdr, "Authorization: Basic %s", b64) < 0)
+			goto toolong;
+		headers = httpc_header(headers, hdr.data, &bad);
+	}
+	headers = httpc_header(headers, "Accept: application/json", &bad);
+	headers = httpc_header(headers, "Content-Type: application/x-www-form-urlencoded", &bad);
+	if (bad)
+		goto toolong;
+	st = http(ix, cfg, &(struct http_req){ q->url, q->form->data, q->form->len, headers }, err);
+	goto out;
+toolong:
+	gw_error_set(err, GW_EAUTHSERVER, "the request to the authorization server could not be built");
+out:
+	if (cred.data)
+		secret_wipe(cred.data, cred.len);
+	if (hdr.data)
+		secret_wipe(hdr.data, hdr.len);
+	if (b64) {
+		secret_wipe(b64, strlen(b64));
+		free(b64);
+	}
+	httpc_free_headers(headers);
+	buf_free(&cred);
+	buf_free(&hdr);
+	return st;
+}
+
+const struct buf *
+introspect_body(const struct introspect *ix)
+{
+	return &ix->body;
+}
+
 /* The introspection endpoint: configured, or from the mirrored metadata (the stored
  * string when the mirror is fresh: no JSON parse on the hot path). */
 static int
@@ -391,58 +460,29 @@ endpoint_of(struct introspect *ix, struct asmeta_region *region, const struct co
 	return 0;
 }
 
-/* Long: one RFC 7662 request (the form with the token escaped, the client's
- * credentials as client-auth says, the POST, the answer checked), and everything that
- * held the token or the secret wiped at its one exit. */
+/* One RFC 7662 request: the form with the token escaped, the POST as the gateway's
+ * client, the answer checked; the form, which held the token, wiped at its one exit. */
 json_t *
 introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     const struct secret_part *tok, int64_t now_ms, struct gw_error *err)
 {
-	const char *token = tok->p;
-	size_t token_len = tok->n;
-	struct curl_slist *headers = NULL;
-	struct buf form, cred, hdr;
+	const struct as_client client = { cfg->client_id, cfg->client_secret, cfg->client_auth };
 	char endpoint[ENDPOINT_MAX];
 	json_t *resp = NULL;
-	char *b64 = NULL;
-	size_t b64len;
+	struct buf form;
 	long st;
-	int bad = 0;
 
 	/* Every byte escaped at worst: the form always fits, whatever the token's length. */
-	buf_init(&form, 3 * (token_len + (cfg->client_id ? strlen(cfg->client_id) : 0) +
+	buf_init(&form, 3 * (tok->n + (cfg->client_id ? strlen(cfg->client_id) : 0) +
 	    (cfg->client_secret ? strlen(cfg->client_secret) : 0)) + 128);
-	buf_init(&cred, 4096);
-	buf_init(&hdr, 8192);
 	if (endpoint_of(ix, asmeta, cfg, now_ms, endpoint, err) < 0)
 		goto out;
-	if (buf_puts(&form, "token=") < 0 || form_escape(&form, token, token_len) < 0 ||
-	    buf_puts(&form, "&token_type_hint=access_token") < 0)
-		goto toolong;
-	if (cfg->client_id && cfg->client_auth == CLIENT_AUTH_POST) {
-		if (buf_puts(&form, "&client_id=") < 0 ||
-		    form_escape(&form, cfg->client_id, strlen(cfg->client_id)) < 0 ||
-		    buf_puts(&form, "&client_secret=") < 0 ||
-		    form_escape(&form, cfg->client_secret ? cfg->client_secret : "",
-			cfg->client_secret ? strlen(cfg->client_secret) : 0) < 0)
-			goto toolong;
-	} else if (cfg->client_id) {
-		if (form_escape(&cred, cfg->client_id, strlen(cfg->client_id)) < 0 || buf_putc(&cred, ':') < 0 ||
-		    form_escape(&cred, cfg->client_secret ? cfg->client_secret : "",
-			cfg->client_secret ? strlen(cfg->client_secret) : 0) < 0)
-			goto toolong;
-		b64len = cred.len / 3 * 4 + 8;
-		if ((b64 = malloc(b64len)) == NULL || secret_base64(cred.data, cred.len, b64, b64len) < 0 ||
-		    buf_printf(&hdr, "Authorization: Basic %s", b64) < 0)
-			goto toolong;
-		headers = httpc_header(headers, hdr.data, &bad);
+	if (introspect_form_add(&form, "token", tok->p, tok->n) < 0 ||
+	    buf_puts(&form, "&token_type_hint=access_token") < 0) {
+		gw_error_set(err, GW_EAUTHSERVER, "introspection request could not be built");
+		goto out;
 	}
-	headers = httpc_header(headers, "Accept: application/json", &bad);
-	headers = httpc_header(headers, "Content-Type: application/x-www-form-urlencoded", &bad);
-	if (bad)
-		goto toolong;
-
-	st = http(ix, cfg, &(struct http_req){ endpoint, form.data, form.len, headers }, err);
+	st = introspect_post_form(ix, cfg, &(struct as_post){ endpoint, &form, &client }, err);
 	if (st < 0)
 		goto out;
 	if (st != 200) {
@@ -455,26 +495,10 @@ introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const stru
 		json_decref(resp);
 		resp = NULL;
 		gw_error_set(err, GW_EAUTHSERVER, "introspection response without a boolean \"active\"");
-		goto out;
 	}
-	goto out;
-toolong:
-	gw_error_set(err, GW_EAUTHSERVER, "introspection request could not be built");
 out:
-	/* The token and the client secret passed through these: wipe them. */
 	if (form.data)
 		secret_wipe(form.data, form.len);
-	if (cred.data)
-		secret_wipe(cred.data, cred.len);
-	if (hdr.data)
-		secret_wipe(hdr.data, hdr.len);
-	if (b64) {
-		secret_wipe(b64, strlen(b64));
-		free(b64);
-	}
-	httpc_free_headers(headers);
 	buf_free(&form);
-	buf_free(&cred);
-	buf_free(&hdr);
 	return resp;
 }

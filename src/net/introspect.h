@@ -52,6 +52,31 @@ int introspect_url_usable(const struct config *cfg, const char *url);
 int introspect_asmeta_state(struct asmeta_region *asmeta, const struct config *cfg, int64_t now_ms,
     int64_t *since_ms);
 
+/* A client of the authorization server, as it authenticates there. */
+struct as_client {
+	const char *id;		/* NULL: none (no credentials sent) */
+	const char *secret;
+	int auth;		/* enum client_auth */
+};
+
+/* A form POSTed to the authorization server as a client. */
+struct as_post {
+	const char *url;
+	struct buf *form;	/* application/x-www-form-urlencoded; the credentials go in it
+				 * for client_secret_post (the caller wipes it) */
+	const struct as_client *client;
+};
+
+/* Appends name=value (value's n bytes, escaped) to a form, with a '&' after what it
+ * holds: 0, or -1 when it does not fit. */
+int introspect_form_add(struct buf *form, const char *name, const char *value, size_t n);
+/* POSTs q on the worker's reused connection, bounded by auth-timeout-ms: the HTTP
+ * status with the answer in introspect_body(ix) (until the next request), or -1 with
+ * err (GW_EAUTHSERVER). */
+long introspect_post_form(struct introspect *ix, const struct config *cfg, const struct as_post *q,
+    struct gw_error *err);
+const struct buf *introspect_body(const struct introspect *ix);
+
 /* POSTs the token (its bytes) to the introspection endpoint: the parsed JSON object
  * (a new reference, with a boolean "active"), or NULL with err (and a reason fit for
  * the log) on any transport or format failure. */

@@ -233,7 +233,9 @@ initialize(struct upstream_pool *p, struct up_conn *c, struct up_session *s, con
 	s->ready = rc == 0;
 	if (s->ready)
 		c->stateless = s->session == NULL;
-	if (s != &c->own) {	/* only the gateway's own capabilities are read */
+	/* Only the capabilities of the session the catalog is fetched on are read: the
+	 * gateway's own, or a caller's at an upstream reached as the caller. */
+	if (s != &c->own && call->up->credentials != UP_CRED_EXCHANGE) {
 		json_decref(s->caps);
 		s->caps = NULL;
 	}
@@ -434,11 +436,15 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 	int64_t t0 = clock_mono_us();
 	struct up_conn *c;
 
+	struct up_session *s;
+
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
-	if (!c->own.ready && initialize(p, c, &c->own, call, err) < 0)
+	/* An upstream reached as the caller is asked on the caller's session. */
+	s = call->up->credentials == UP_CRED_EXCHANGE ? pool_session(p, c, call) : &c->own;
+	if (!s->ready && initialize(p, c, s, call, err) < 0)
 		goto fail;
-	return json_incref(c->own.caps);
+	return json_incref(s->caps);
 fail:
 	log_failure(call, err, t0, 0);
 	return NULL;

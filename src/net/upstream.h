@@ -1,8 +1,10 @@
 /* upstream — mcpgate as an MCP client of its [upstream] servers (Streamable HTTP over
  * libcurl): initialize with the gateway's own identity, the negotiated version and
  * session id per upstream, JSON or event-stream answers (sse.c, with caps), one reused
- * connection per worker and upstream, per-upstream timeouts. Credentials come only
- * from the upstream's auth-header-file; the caller's token is never sent. */
+ * connection per worker and upstream, per-upstream timeouts. Credentials: the
+ * upstream's auth-header-file, or, for an upstream reached as the caller, the token
+ * the call's upstream_cred gives (one obtained for that upstream); the caller's own
+ * token is never sent. */
 #ifndef GW_UPSTREAM_H
 #define GW_UPSTREAM_H
 
@@ -59,6 +61,15 @@ void upstream_pool_on_wait(struct upstream_pool *p, void (*fn)(void *ctx, int64_
 typedef int upstream_msg_fn(void *ctx, json_t *msg);
 #define UPSTREAM_DECLINE	1
 
+/* How an upstream with credentials = exchange is reached as the caller: bearer(ctx, up,
+ * again, &token, err) gives the token to send it (malloc'd, NUL-terminated; the pool
+ * wipes and frees it); again = 1 after the upstream refused the last one (401): that
+ * one is forgotten and another obtained. 0, or -1 with err. */
+struct upstream_cred {
+	int (*bearer)(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
+	void *ctx;
+};
+
 struct upstream_call {
 	const struct config *cfg;	/* the gateway's name and version for clientInfo */
 	const struct cfg_upstream *up;
@@ -73,6 +84,9 @@ struct upstream_call {
 	 * uses; NULL or "" = the gateway itself (the catalog). */
 	const char *who;
 	const char *version;		/* with session_id: its negotiated version (NULL = the newest) */
+	/* The caller's credentials for an upstream reached as the caller (credentials =
+	 * exchange); NULL: a call for no caller, which such an upstream does not get. */
+	const struct upstream_cred *cred;
 	/* The request's JSON-RPC id (borrowed): with a caller's own session, the caller's
 	 * id, so that its notifications/cancelled can name it; NULL = the pool's next. */
 	json_t *id;

@@ -97,13 +97,16 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 		goto out;
 	for (i = 0; i < n; i++) {
 		const struct upstream_call *c = &calls[i];
+		struct gw_error err;
+		char *token = NULL;
 
 		l[i].p = p;
 		l[i].call = c;
-		bad = 0;
+		bad = upstream_bearer(c, 0, &token, &err) < 0;
 		l[i].hdrs = httpc_header(l[i].hdrs, "Accept: text/event-stream", &bad);
 		l[i].hdrs = upstream_mcp_headers(l[i].hdrs, c->up, c->version ? c->version : UPSTREAM_CLIENT_VERSION,
-		    c->session_id ? c->session_id : "", &bad);
+		    c->session_id ? c->session_id : "", token, &bad);
+		upstream_bearer_free(token);
 		if (bad || c->session_id == NULL || !upstream_session_ok(c->session_id, strlen(c->session_id)) ||
 		    (l[i].h = curl_easy_init()) == NULL) {
 			l[i].done = 1;

@@ -60,6 +60,7 @@ struct post {
 	int del;		/* a DELETE of the session, not a POST of method */
 	json_t *raw;		/* borrowed: the message to POST as is (an answer) instead of method */
 	int side;		/* on the pool's side handle: another transfer is running */
+	const char *bearer;	/* the caller's token for the upstream (upstream_post's); NULL = none */
 	int64_t deadline_ms;	/* monotonic: the POST ends by then */
 	long status;		/* out: HTTP status, 0 = none */
 	char session_got[UPSTREAM_MAX_SESSION_ID + 1];	/* out: the answer's Mcp-Session-Id */
@@ -72,9 +73,10 @@ struct post {
 struct up_conn *upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up);
 
 /* upstream_post.c */
-/* One POST of one JSON-RPC message, by q->deadline_ms. 0: for a request, its answer in
- * *resp; for a notification, it was accepted. -1 with err (q->status holds the HTTP
- * status). */
+/* One POST of one JSON-RPC message, by q->deadline_ms, with the upstream's
+ * credentials (the caller's token obtained again, and the POST made once more, after a
+ * 401 on one). 0: for a request, its answer in *resp; for a notification, it was
+ * accepted. -1 with err (q->status holds the HTTP status). */
 int upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
     struct post *q, json_t **resp, struct gw_error *err);
 /* Declines a request the upstream made (req) with a JSON-RPC error, on the side
@@ -84,9 +86,15 @@ void upstream_decline(struct upstream_pool *p, const struct upstream_call *call,
 /* The deadline of a call that takes up to timeout_ms: its own, or its request's. */
 int64_t upstream_deadline(const struct upstream_call *call, long timeout_ms);
 /* The headers of an MCP request to up: version and session when given, and the
- * upstream's own credentials (*bad set when one does not fit). */
+ * credentials: bearer (the caller's token for up) when given, else the upstream's own
+ * header (*bad set when one does not fit). */
 struct curl_slist *upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
-    const char *version, const char *session, int *bad);
+    const char *version, const char *session, const char *bearer, int *bad);
+/* The caller's token for call's upstream when it is reached as the caller
+ * (credentials = exchange; again: the last one was refused): 0 with *token (NULL for
+ * any other upstream; free it with upstream_bearer_free), or -1 with err. */
+int upstream_bearer(const struct upstream_call *call, int again, char **token, struct gw_error *err);
+void upstream_bearer_free(char *token);
 /* An Mcp-Session-Id we can send back: 1 to UPSTREAM_MAX_SESSION_ID visible ASCII. */
 int upstream_session_ok(const char *s, size_t n);
 /* "Name: value" of one header line, the value without blanks around it: 1, or 0. */

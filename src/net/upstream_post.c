@@ -20,6 +20,7 @@
 #include "jsonrpc.h"
 #include "jsonw.h"
 #include "log.h"
+#include "secret.h"
 #include "sse.h"
 #include "upstream_pool.h"
 
@@ -416,12 +417,14 @@ timed_out(struct gw_error *err, const struct upstream_call *call, int64_t deadli
 }
 
 /* The headers of an MCP request to up: the protocol version and the session when
- * given, and the upstream's own credentials. */
+ * given, and the credentials: the caller's bearer token for the upstream when given,
+ * else the upstream's own header. */
 struct curl_slist *
 upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
-    const char *version, const char *session, int *bad)
+    const char *version, const char *session, const char *bearer, int *bad)
 {
 	char line[64 + UPSTREAM_MAX_SESSION_ID];
+	struct buf auth;
 
 	if (version) {
 		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", version);
@@ -431,9 +434,41 @@ upstream_mcp_headers(struct curl_slist *l, const struct cfg_upstream *up,
 		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", session);
 		l = httpc_header(l, line, bad);
 	}
-	if (up->auth_header)
+	if (bearer) {
+		buf_init(&auth, 64 + strlen(bearer));
+		if (buf_printf(&auth, "Authorization: Bearer %s", bearer) < 0)
+			*bad = 1;
+		else
+			l = httpc_header(l, auth.data, bad);
+		if (auth.data)
+			secret_wipe(auth.data, auth.len);
+		buf_free(&auth);
+	} else if (up->auth_header)
 		l = httpc_header(l, up->auth_header, bad);
 	return l;
+}
+
+int
+upstream_bearer(const struct upstream_call *call, int again, char **token, struct gw_error *err)
+{
+	*token = NULL;
+	if (call->up->credentials != UP_CRED_EXCHANGE)
+		return 0;
+	if (call->cred == NULL) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: reached as the caller (credentials = exchange), "
+		    "and this call is for none", call->up->s.name);
+		return -1;
+	}
+	return call->cred->bearer(call->cred->ctx, call->up, again, token, err);
+}
+
+void
+upstream_bearer_free(char *token)
+{
+	if (token) {
+		secret_wipe(token, strlen(token));
+		free(token);
+	}
 }
 
 /* The body and headers of q to up: 0; -2 when the body is over UPSTREAM_MAX_RESPONSE
@@ -461,7 +496,7 @@ build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body
 	*hdrs = httpc_header(NULL, "Content-Type: application/json", &bad);
 	*hdrs = httpc_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
 	*hdrs = httpc_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
-	*hdrs = upstream_mcp_headers(*hdrs, up, q->version, q->session, &bad);
+	*hdrs = upstream_mcp_headers(*hdrs, up, q->version, q->session, q->bearer, &bad);
 	return rc < 0 ? rc : bad ? -1 : 0;
 }
 
@@ -548,14 +583,13 @@ post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 	return -1;
 }
 
-/* One POST of one JSON-RPC message, by q->deadline_ms. 0: for a request, its answer in
- * *resp; for a notification, it was accepted. -1 with err (q->status holds the HTTP
- * status).
+/* One POST of one JSON-RPC message with q's credentials, by q->deadline_ms (what
+ * upstream_post does once).
  * Long: one transfer from its set-up to its cleanup (the handle, the body, the
  * headers, the run, the outcome): the handle is left clean in one place, at its one
  * exit. */
-int
-upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+static int
+post_once(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
     struct post *q, json_t **resp, struct gw_error *err)
 {
 	const struct cfg_upstream *up = call->up;
@@ -639,4 +673,28 @@ out:
 		sse_parser_free(&x.sse);
 	buf_free(&x.body);
 	return ret;
+}
+
+/* With the caller's credential (credentials = exchange), a 401 is the upstream
+ * refusing that token (revoked, or its keys rotated): a fresh one is obtained and the
+ * POST made once more. */
+int
+upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
+    struct post *q, json_t **resp, struct gw_error *err)
+{
+	char *token = NULL;
+	int again, rc = -1;
+
+	for (again = 0; again < 2; again++) {
+		if (upstream_bearer(call, again, &token, err) < 0)
+			break;
+		q->bearer = token;
+		rc = post_once(p, c, call, q, resp, err);
+		q->bearer = NULL;
+		upstream_bearer_free(token);
+		token = NULL;
+		if (rc == 0 || q->status != 401 || call->up->credentials != UP_CRED_EXCHANGE)
+			break;
+	}
+	return rc;
 }

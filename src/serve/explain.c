@@ -577,7 +577,9 @@ catalog_for(struct explain *x, const char *catalog_in, struct upstream_pool *poo
 {
 	if (catalog_in)
 		return explain_catalog_load(x->cfg, catalog_in, x->notes);
-	return catalog_get(NULL, view, pool, x->cfg, clock_mono_us() / 1000, NULL);
+	const struct catalog_fetcher by = { pool, NULL, NULL, NULL };
+
+	return catalog_get(NULL, view, &by, x->cfg, clock_mono_us() / 1000);
 }
 
 /* A note for each upstream left out of doc; how many were. */

@@ -46,6 +46,7 @@ static const struct state_region *const regions[GW_REGIONS] = {
 	[GW_REGION_METRICS] = &metrics_region_def,
 	[GW_REGION_JWKS] = &jwks_region_def,
 	[GW_REGION_REPLAY] = &replay_region_def,
+	[GW_REGION_CREDS] = &credcache_region_def,
 };
 
 static void
@@ -90,6 +91,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->catalog = state_region(st, GW_REGION_CATALOG, NULL);
 	sh->jwks = state_region(st, GW_REGION_JWKS, NULL);
 	sh->replay = state_region(st, GW_REGION_REPLAY, NULL);
+	sh->creds = state_region(st, GW_REGION_CREDS, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");

@@ -9,6 +9,7 @@
 #include "catalog_store.h"
 #include "auth.h"
 #include "config.h"
+#include "credcache.h"
 #include "fragcache.h"
 #include "introspect.h"
 #include "jwks.h"
@@ -36,6 +37,7 @@ enum gw_region {
 	GW_REGION_METRICS,	/* counters and dependency states (metrics.c) */
 	GW_REGION_JWKS,		/* the issuer's JWK set (jwks.c) */
 	GW_REGION_REPLAY,	/* the DPoP proofs seen (replay.c) */
+	GW_REGION_CREDS,	/* upstream credentials obtained for callers (credcache.c) */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
@@ -50,6 +52,7 @@ struct shared {
 	struct ratelimit *limits;			/* rate-limit buckets; NULL: unusable */
 	struct jwks_region *jwks;			/* the issuer's JWK set */
 	struct replay *replay;				/* the DPoP proofs seen */
+	struct credcache *creds;			/* upstream credentials, sealed */
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */

@@ -2,13 +2,41 @@
  * the body size and the token. */
 #include "autoconf.h"
 
+#include "auth.h"
 #include "handlers.h"
 #include "mcp.h"
+#include "upcred.h"
+
+/* The caller as the upstreams reached as the caller see it (credentials = exchange):
+ * its token (parsed again from the header the gate accepted) and its life, the worker's
+ * connection to the authorization server, the host's cache. 0, or -1: none needed. */
+static int
+caller_cred(const struct req_ctx *rc, struct upcred *u)
+{
+	const char *tok;
+	size_t len;
+	int scheme;
+
+	if (!rc->cfg->as_caller || rc->caller == NULL ||
+	    auth_parse_credentials(rc->req->authorization, &scheme, &tok, &len) < 0)
+		return -1;
+	*u = (struct upcred){
+		.cfg = rc->cfg, .ix = worker_auth(rc->w)->ix, .asmeta = rc->sh->asmeta, .cache = rc->sh->creds,
+		.key = gateway_session_key(rc->sh, rc->cfg), .subject = { tok, len },
+		.subject_exp_ms = rc->caller->claims.exp > 0 ? rc->caller->claims.exp * 1000 : 0,
+	};
+	if (u->key == NULL)
+		return -1;
+	upcred_bind(u);
+	return 0;
+}
 
 void
 h_mcp(struct req_ctx *rc)
 {
 	struct mcp_thread *th = worker_mcp(rc->w);
+	struct upcred cred;
+	int as_caller = caller_cred(rc, &cred) == 0;
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
 		.catalog = rc->sh->catalog, .view = &th->cat, .pool = th->ups, .pages = th->pages,
@@ -16,7 +44,7 @@ h_mcp(struct req_ctx *rc)
 		.listeners = &rc->w->gw->listeners,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key,
-		.metrics = rc->sh->metrics,
+		.metrics = rc->sh->metrics, .cred = as_caller ? &cred.cred : NULL,
 	};
 
 	rc->slot[REQ_SLOT_MCP] = &env;
@@ -27,4 +55,6 @@ h_mcp(struct req_ctx *rc)
 	else
 		mcp_exchange(rc);
 	rc->slot[REQ_SLOT_MCP] = NULL;
+	if (as_caller)
+		upcred_clear(&cred);
 }

@@ -1,0 +1,204 @@
+/* upcred — an upstream reached as the caller: RFC 8693 token exchange, cached (upcred.h). */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+#include "tokenep.h"
+#include "upcred.h"
+
+static void
+derive(const unsigned char *key, const char *label, unsigned char out[32])
+{
+	secret_keyed_digest(key, label, strlen(label), out);
+}
+
+void
+upcred_bind(struct upcred *u)
+{
+	derive(u->key, "mcpgate upstream credential seal v1", u->seal_key);
+	derive(u->key, "mcpgate upstream credential name v1", u->name_key);
+	u->cred.bearer = upcred_bearer;
+	u->cred.ctx = u;
+}
+
+void
+upcred_clear(struct upcred *u)
+{
+	secret_wipe(u->seal_key, sizeof(u->seal_key));
+	secret_wipe(u->name_key, sizeof(u->name_key));
+}
+
+/* The cache's name of what up would issue this caller: a keyed digest of the caller's
+ * token and of everything the request to the token endpoint holds besides it. */
+static void
+entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char key[CREDCACHE_KEY_BYTES])
+{
+	struct secret_part parts[16];
+	size_t n = 0, i;
+
+#define PART(s)	(parts[n++] = (struct secret_part){ (s) ? (s) : "", (s) ? strlen(s) + 1 : 1 })
+	PART(u->cfg->issuer);
+	PART(up->s.name);
+	PART(up->url);
+	PART(up->token_endpoint);
+	PART(up->exchange_resource);
+	PART(up->exchange_audience);
+	PART(up->client_id ? up->client_id : u->cfg->client_id);
+	for (i = 0; i < up->exchange_scopes.n && n < 15; i++)
+		PART(up->exchange_scopes.v[i]);
+#undef PART
+	parts[n++] = u->subject;
+	secret_keyed_digest_parts(u->name_key, parts, n, key);
+}
+
+/* What a value is sealed with: the entry's name (a value moved under another name does
+ * not open). */
+static void
+seal_ad(const unsigned char key[CREDCACHE_KEY_BYTES], char ad[2 * CREDCACHE_KEY_BYTES + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < CREDCACHE_KEY_BYTES; i++) {
+		ad[2 * i] = hex[key[i] >> 4];
+		ad[2 * i + 1] = hex[key[i] & 15];
+	}
+	ad[2 * CREDCACHE_KEY_BYTES] = '\0';
+}
+
+/* How long an issued token is kept: its expires_in less a margin, no longer than the
+ * caller's own token, nor than UPCRED_MAX_MS; 0: not at all. */
+static int64_t
+keep_until(const struct upcred *u, long expires_in, int64_t now_ms)
+{
+	int64_t life = expires_in > 0 ? (int64_t)expires_in * 1000 : UPCRED_DEFAULT_MS, until;
+
+	if (life > 2 * UPCRED_EARLY_MS)
+		life -= UPCRED_EARLY_MS;
+	if (life > UPCRED_MAX_MS)
+		life = UPCRED_MAX_MS;
+	until = now_ms + life;
+	if (u->subject_exp_ms > 0 && until > u->subject_exp_ms)
+		until = u->subject_exp_ms;
+	return until > now_ms ? until : 0;
+}
+
+/* One exchange at the token endpoint for up: 0 with the answer's token, or -1 with err. */
+static int
+exchange(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct tokenep_answer *a,
+    struct gw_error *err)
+{
+	const struct config *cfg = u->cfg;
+	const struct as_client client = {
+		up->client_id ? up->client_id : cfg->client_id,
+		up->client_id ? up->client_secret : cfg->client_secret,
+		cfg->client_auth,
+	};
+	const struct tokenep_ask ask = {
+		.endpoint = up->token_endpoint, .client = &client, .subject = &u->subject,
+		.resource = up->exchange_resource ? up->exchange_resource : up->url,
+		.audience = up->exchange_audience, .scopes = &up->exchange_scopes, .now_ms = now_ms,
+	};
+	struct gw_error why;
+	int rc;
+
+	if (u->ix == NULL) {
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: no connection to the authorization server", up->s.name);
+		return -1;
+	}
+	rc = tokenep_exchange(u->ix, u->asmeta, cfg, &ask, a, &why);
+	if (rc == 0)
+		return 0;
+	if (rc == 1) {
+		/* The OAuth error is the caller's to read; its description only the log's. */
+		log_warn(NULL, "upstream %s: the token exchange was refused: %s%s%s", up->s.name, a->error,
+		    a->description[0] ? ": " : "", a->description);
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the token exchange was refused: %s", up->s.name, a->error);
+	} else {
+		log_warn(NULL, "upstream %s: token exchange: %s", up->s.name, why.detail);
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: the token exchange failed; retry later (%s)",
+		    up->s.name, why.detail);
+	}
+	tokenep_answer_clear(a);
+	return -1;
+}
+
+static void
+nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Long: the cache's answer (a hit opened, a miss exchanged and stored, a claim of
+ * another's waited on, up to its deadline, then exchanged regardless), with the
+ * plaintext wiped at the one exit. */
+int
+upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
+{
+	const struct upcred *u = ctx;
+	unsigned char key[CREDCACHE_KEY_BYTES];
+	char ad[2 * CREDCACHE_KEY_BYTES + 1];
+	char *sealed = malloc(CREDCACHE_VALUE_MAX), *plain = malloc(TOKENEP_TOKEN_MAX + 1);
+	const int64_t pending_ms = u->cfg->auth_timeout_ms + 1000;
+	int64_t now_ms = clock_wall_ms(), give_up_ms = now_ms + pending_ms, until;
+	struct tokenep_answer a = { 0 };
+	enum cc_status st = CC_UNAVAILABLE;
+	long n;
+	int rc = -1;
+
+	*token = NULL;
+	if (sealed == NULL || plain == NULL) {
+		gw_error_set(err, GW_EINTERNAL, "out of memory");
+		goto out;
+	}
+	entry_key(u, up, key);
+	seal_ad(key, ad);
+	if (again)
+		credcache_drop(u->cache, key);
+	for (;;) {
+		st = credcache_get(u->cache, key, now_ms, pending_ms, sealed, CREDCACHE_VALUE_MAX);
+		if (st != CC_BUSY || now_ms >= give_up_ms)
+			break;
+		nap_ms(UPCRED_WAIT_STEP_MS);
+		now_ms = clock_wall_ms();
+	}
+	if (st == CC_HIT && (n = secret_open(u->seal_key, sealed, ad, plain, TOKENEP_TOKEN_MAX + 1)) > 0) {
+		if ((*token = strdup(plain)) != NULL)
+			rc = 0;
+		else
+			gw_error_set(err, GW_EINTERNAL, "out of memory");
+		goto out;
+	}
+	if (st == CC_HIT)	/* under another key (a new session key): a miss, not ours to claim */
+		st = CC_UNAVAILABLE;
+	if (exchange(u, up, now_ms, &a, err) < 0) {
+		if (st == CC_MISS)
+			credcache_drop(u->cache, key);
+		goto out;
+	}
+	until = keep_until(u, a.expires_in, now_ms);
+	if (st == CC_MISS || st == CC_UNAVAILABLE) {
+		if (until > 0 && secret_seal(u->seal_key, a.token, a.token_len, ad, sealed, CREDCACHE_VALUE_MAX) == 0)
+			credcache_put(u->cache, key, now_ms, until, sealed);
+		else if (st == CC_MISS)
+			credcache_drop(u->cache, key);
+	}
+	*token = a.token;	/* handed over: the caller wipes it */
+	a.token = NULL;
+	rc = 0;
+out:
+	tokenep_answer_clear(&a);
+	if (plain) {
+		secret_wipe(plain, TOKENEP_TOKEN_MAX + 1);
+		free(plain);
+	}
+	free(sealed);
+	return rc;
+}

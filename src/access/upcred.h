@@ -1,0 +1,52 @@
+/* upcred — an upstream reached as the caller (credentials = exchange, RFC 8693): the
+ * caller's access token traded at the organisation's token endpoint for one meant for
+ * that upstream, and given to the upstream client (struct upstream_cred) for every
+ * request of the call. One exchange per caller token and upstream while the issued
+ * token lives: the host's processes share it through the state file (credcache),
+ * sealed (XChaCha20-Poly1305) under a key derived from the gateway's session key and
+ * named by a keyed digest of the caller's token and what was asked. The caller's own
+ * token goes only to the token endpoint; the issued one only to its upstream. The
+ * issued token lives no longer than the caller's: a caller whose token is refused at
+ * the gate is never reached as again. */
+#ifndef GW_UPCRED_H
+#define GW_UPCRED_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "credcache.h"
+#include "introspect.h"
+#include "secret.h"
+#include "upstream.h"
+
+#define UPCRED_DEFAULT_MS	(300 * 1000)	/* the life of a token issued without expires_in */
+#define UPCRED_MAX_MS		(3600 * 1000)	/* the longest an issued token is cached */
+#define UPCRED_EARLY_MS		(30 * 1000)	/* a cached token is replaced this long before it expires */
+#define UPCRED_WAIT_STEP_MS	10		/* a request waiting on another's exchange looks again */
+
+/* One request's caller, as the upstreams reached as the caller see it. Fill the first
+ * fields, then upcred_bind(); its cred is then what federated calls take. */
+struct upcred {
+	const struct config *cfg;
+	struct introspect *ix;		/* the worker's connection to the authorization server */
+	struct asmeta_region *asmeta;	/* the issuer's metadata mirror (its token_endpoint) */
+	struct credcache *cache;	/* the host's; NULL: each call exchanges */
+	const unsigned char *key;	/* 32 bytes: the gateway's session key */
+	struct secret_part subject;	/* the caller's access token (borrowed) */
+	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
+	/* made by upcred_bind: */
+	unsigned char seal_key[32], name_key[32];
+	struct upstream_cred cred;
+};
+
+void upcred_bind(struct upcred *u);
+/* Wipes the keys upcred_bind derived. */
+void upcred_clear(struct upcred *u);
+/* struct upstream_cred's bearer (ctx: the struct upcred): the token issued for up, from
+ * the cache or a new exchange; with again, the cached one is dropped first. 0 with
+ * *token, or -1 with err: GW_EUPSTREAM naming the upstream and the OAuth error when the
+ * exchange is refused, GW_EAUTHSERVER when the token endpoint cannot be reached or
+ * answers something else. */
+int upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
+
+#endif
