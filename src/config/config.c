@@ -919,6 +919,8 @@ derive_credentials(struct loader *ld, struct config *cfg)
 		struct cfg_upstream *u = &cfg->upstreams[i];
 
 		w = cfg_where(&u->s, K_UPSTREAM, "credentials");
+		if (w->file == NULL)	/* not set: the section's line */
+			w = &u->s.where;
 		if (u->credentials == 0)
 			u->credentials = u->auth_header_file ? UP_CRED_STATIC : UP_CRED_NONE;
 		cfg->as_caller |= u->credentials == UP_CRED_EXCHANGE;
