@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# tests/fed/exchange.sh — an upstream reached as the caller ([upstream] credentials =
+# exchange, RFC 8693). The SDK fixture upstream with --require-bearer: it accepts only
+# tokens whose audience is its own resource, verified by introspection at the test
+# authorization server (oidc-provider with its token exchange grant), and records the
+# digest of every token it is shown. Through nginx + two mcpgate processes, and as CGI:
+#
+#  - the catalog of such an upstream is fetched with the first caller's exchanged token;
+#  - alice and bob each arrive as themselves (whoami: their own subject, the gateway's
+#    exchanging client as the actor), on sessions of their own;
+#  - neither caller's own token ever reaches the upstream (no digest of it, accepted or
+#    refused), nor the gateway's log;
+#  - one exchange per caller and upstream while the token lives, whichever process
+#    serves the call (two FastCGI processes, a CGI run): the cache in the state file;
+#  - the cached token is sealed: no byte of it in the state file;
+#  - a refused exchange (a scope beyond the caller's token: invalid_scope) answers the
+#    call with a JSON-RPC error naming the upstream and the OAuth error, and nothing is
+#    cached for it;
+#  - the token endpoint down: a retryable error, and the upstream never called without
+#    a token.
+#
+# Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+
+# --- the authorization server (the gateway's resource and the upstream's), the upstream ----
+UP_PORT=$(free_port)
+UP_URL=http://127.0.0.1:$UP_PORT/mcp
+GW_PORT=$(free_port)
+GW_URL=http://127.0.0.1:$GW_PORT/mcp
+start_idp "$GW_URL" "$UP_URL"
+start_fixture up --port "$UP_PORT" --name up --require-bearer "$IDP" --resource "$UP_URL"
+wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tail -n 5 "$T/up.log")"
+
+# The upstream's own sections: "up" as alice or bob with the caller's scopes, "wide"
+# (the same server, prefix w_) asking a scope beyond an ordinary caller's token.
+(umask 077 && printf 'gateway-exchange-secret\n' > "$T/exchange-secret")
+gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
+cat >> "$T/gw.conf" <<CONF
+[upstream "up"]
+url = $UP_URL
+credentials = exchange
+client-id = gateway-exchange
+client-secret-file = $T/exchange-secret
+[upstream "wide"]
+url = $UP_URL
+prefix = w_
+credentials = exchange
+exchange-scopes = mcp:tools mcp:admin
+CONF
+start_gateway "$GW_PORT" "nginx + two mcpgate processes, in front of an upstream that takes only its own tokens"
+
+ALICE=$(mint --user alice --scope 'mcp:tools mcp:admin' --resource "$GW_URL")
+BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
+DAVE=$(mint --user dave --scope mcp:tools --resource "$GW_URL")
+for t in "$ALICE" "$BOB" "$DAVE"; do
+	[ -n "$t" ] && [ "$t" != null ] || bail "tokens for alice, bob and dave" "$(tail -n 5 "$T/idp.log")"
+done
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+# rpc TOKEN METHOD PARAMS: one JSON-RPC request through nginx (2025-11-25, no session);
+# the HTTP status on the first line, the JSON-RPC answer on the second.
+rpc() {
+	local st
+	st=$(curl -s --max-time 30 -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $1" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$2\",\"params\":$3}" "$GW_URL")
+	echo "$st"
+	sed -n 's/^data: //p; /^{/p' "$T/b" | head -1
+}
+whoami() { rpc "$1" tools/call "{\"name\":\"${2:-whoami}\",\"arguments\":{}}" | sed -n 2p | jq -c '.result.content[0].text | fromjson? // .'; }
+exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -c ".exchanges_by_subject.${1} // 0"; }
+
+# --- the catalog, and each caller as itself ---------------------------------------------
+out=$(rpc "$ALICE" tools/list '{}')
+jcheck "tools/list as alice: the upstream's tools, fetched with her exchanged token (both sections)" \
+	"$(sed -n 2p <<<"$out" | jq -c --arg st "$(head -1 <<<"$out")" '{status: $st, names: [.result.tools[]?.name], error}')" \
+	'.status == "200" and (.names | index("whoami")) and (.names | index("w_whoami"))'
+jcheck "alice's whoami: the upstream sees alice, through the gateway's exchanging client" "$(whoami "$ALICE")" \
+	'.sub == "alice" and .client_id == "gateway-exchange"'
+jcheck "bob's whoami: bob, not alice" "$(whoami "$BOB")" '.sub == "bob" and .client_id == "gateway-exchange"'
+jcheck "alice again: still alice (bob's token is not hers)" "$(whoami "$ALICE")" '.sub == "alice"'
+for i in 1 2 3 4; do whoami "$ALICE" > /dev/null; whoami "$BOB" > /dev/null; done
+is "one exchange each for alice and bob at 'up', whichever process took the 6 calls (and the catalog's)" \
+	"$(exchanges alice) $(exchanges bob)" "2 1"
+
+# --- as CGI: another process, the same state file ----------------------------------------
+cgi_whoami() {
+	local body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}'
+	printf '%s' "$body" | timeout -k 2 60 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+		SERVER_NAME=127.0.0.1 SERVER_PORT="$GW_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
+		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT='application/json, text/event-stream' \
+		HTTP_AUTHORIZATION="Bearer $1" CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
+		MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" 2>> "$T/cgi.err" | sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' |
+		jq -c '.result.content[0].text | fromjson? // .'
+}
+jcheck "CGI: alice's whoami is alice" "$(cgi_whoami "$ALICE")" '.sub == "alice"'
+is "… with the token the FastCGI processes obtained: no new exchange" "$(exchanges alice)" 2
+
+# --- never the caller's own token ---------------------------------------------------------
+curl -s --max-time 5 "$UP_URL/../_seen" > "$T/seen.json" 2>/dev/null || true
+[ -s "$T/seen.json" ] && jq -e . "$T/seen.json" > /dev/null 2>&1 || curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen.json"
+jcheck "the upstream was shown tokens (the record is there)" "$(jq -c '{accepted: (.accepted | length)}' "$T/seen.json")" \
+	'.accepted >= 10'
+is "no token the upstream was shown, accepted or refused, is alice's, bob's or dave's own" \
+	"$(jq -r '[.accepted[], .rejected[]] | map(.token_sha256) | .[]' "$T/seen.json" |
+		grep -c -e "$(sha "$ALICE")" -e "$(sha "$BOB")" -e "$(sha "$DAVE")")" 0
+is "every request the upstream saw carried an exchanged token: none refused" "$(jq '.rejected | length' "$T/seen.json")" 0
+is "alice's and bob's tokens are in no log of the gateway's" \
+	"$(cat "$T/gw.log" "$T/cgi.err" "$T"/*.err 2>/dev/null | grep -c -e "${ALICE:10:24}" -e "${BOB:10:24}")" 0
+
+# --- sealed at rest -------------------------------------------------------------------------
+# The tokens the upstream accepted are known by digest only: look for each 24-byte window
+# of every JWT-or-opaque token the idp issued by exchange... The idp never tells them, so
+# the test asks the state file for anything the upstream would accept: every printable run
+# of 20+ bytes is tried against the upstream's own record of digests.
+found=0
+while IFS= read -r run; do
+	grep -q "$(sha "$run")" "$T/seen.json" && found=$((found + 1))
+done < <(strings -n 20 "$T/state" | sort -u | head -5000)
+is "no token the upstream accepted is in the state file in clear" "$found" 0
+
+# --- a refused exchange ----------------------------------------------------------------------
+out=$(rpc "$BOB" tools/call '{"name":"w_whoami","arguments":{}}')
+jcheck "bob's call at 'wide' (mcp:admin beyond his token): a JSON-RPC error naming the upstream and invalid_scope" \
+	"$(sed -n 2p <<<"$out" | jq -c --arg st "$(head -1 <<<"$out")" '{status: $st, error}')" \
+	'.error.message | (contains("wide") and contains("invalid_scope"))'
+before=$(exchanges bob)
+rpc "$BOB" tools/call '{"name":"w_whoami","arguments":{}}' > /dev/null
+is "… asked again, asked again at the token endpoint (a refusal is not cached)" "$(exchanges bob)" "$before"
+jcheck "alice's call at 'wide' (her token has mcp:admin): alice" "$(whoami "$ALICE" w_whoami)" '.sub == "alice"'
+
+# --- the token endpoint down ----------------------------------------------------------------
+out=$(rpc "$DAVE" ping '{}')	# dave's token verified and cached at the gate, nothing exchanged
+is "dave's ping: answered (his token accepted, nothing exchanged)" "$(head -1 <<<"$out")" 200
+n0=$(jq '.accepted | length' "$T/seen.json")
+stop_idp
+out=$(rpc "$DAVE" tools/call '{"name":"whoami","arguments":{}}')
+jcheck "the authorization server down: dave's call fails with an error that says to retry, naming the upstream" \
+	"$(sed -n 2p <<<"$out" | jq -c --arg st "$(head -1 <<<"$out")" '{status: $st, error}')" \
+	'.error.message | (contains("up") and contains("retry"))'
+jcheck "… alice's call still goes through with her cached token" "$(whoami "$ALICE")" '.sub == "alice"'
+curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen2.json"
+is "… and the upstream was never called without a token" "$(jq '.rejected | length' "$T/seen2.json")" 0
+tap_done
