@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { exchangeToken, userToken, RESOURCE_SCOPES } from '../idp/lib.mjs';
+import { exchangeToken, setFault, userToken, RESOURCE_SCOPES } from '../idp/lib.mjs';
 import { ok } from '../lib/tap.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -265,7 +265,25 @@ await test('/_seen', async () => {
   await alice.client.close();
 });
 
-// The records and the metadata need no token; the fixture without --require-bearer has none of this.
+// The authorization server failing: no way in, and no challenge (not the token's fault).
+await test('introspection failing', async () => {
+  await setFault({ issuer, introspection: '500' });
+  try {
+    const r = await post(up.url, tok.alice);
+    const body = await r.json();
+    check(r.status === 500 && body.error === 'server_error' && /^introspection failed: HTTP 500/.test(body.error_description) && !r.headers.get('www-authenticate'),
+      'introspection answering 500: the request gets 500 server_error "introspection failed", no WWW-Authenticate', { status: r.status, body });
+  } finally {
+    await setFault({ issuer, introspection: 'none' });
+  }
+  const s = await seen();
+  check(s.accepted.length === 0 && s.rejected.length === 1 && s.rejected[0].token_sha256 === sha256(tok.alice) && /^introspection failed/.test(s.rejected[0].reason),
+    '/_seen: recorded as rejected (introspection failed), nothing accepted', s);
+  const r = await post(up.url, tok.alice);
+  await r.arrayBuffer();
+  check(r.status === 200, 'introspection back: the same token is accepted again', r.status);
+});
+
 await test('the fixture stayed healthy', async () => {
   check(!/request failed/.test(up.log()) && !/request failed/.test(own.log()), 'fixtures: no request failed', up.log().slice(-1500));
 });
