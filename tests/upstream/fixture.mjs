@@ -7,6 +7,7 @@
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
 //        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--padded-tools N] [--quiet]
+//        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL]]
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -15,9 +16,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
+import { InvalidTokenError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -36,13 +39,14 @@ import {
   isInitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { announceReady, commandLine } from '../lib/server-cli.mjs';
+import { GATEWAY_CLIENT, RESOURCE_SCOPES } from '../idp/fixtures.mjs';
 
 // ---------------------------------------------------------------------------------------
 // Command line
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--padded-tools N] [--quiet]';
+  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -57,6 +61,9 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   notes: { type: 'boolean', default: false },
   bulk: { type: 'boolean', default: false },
   'padded-tools': { type: 'string', default: '0' },
+  'require-bearer': { type: 'string' },
+  'introspect-client': { type: 'string' },
+  resource: { type: 'string' },
 });
 
 function count(name, max) {
@@ -76,6 +83,34 @@ const keepAliveMs = count('keepalive-ms', 3600000);
 const host = args.host;
 const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 if (!loopback) usage(`--host must be a loopback address (127.x.x.x, ::1 or localhost), not ${host}`);
+
+// --require-bearer ISSUER: every request to /mcp needs a bearer token that ISSUER's
+// introspection says is active and meant for this server's resource (see "Bearer mode").
+function httpUrl(name) {
+  let u;
+  try { u = new URL(args[name]); } catch { usage(`--${name} must be an http(s) URL`); }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') usage(`--${name} must be an http(s) URL`);
+  return u;
+}
+let bearer = null;
+if (args['require-bearer'] !== undefined) {
+  httpUrl('require-bearer');
+  if (args.resource !== undefined) httpUrl('resource');
+  const ic = args['introspect-client'] ?? `${GATEWAY_CLIENT.id}:${GATEWAY_CLIENT.secret}`;
+  const colon = ic.indexOf(':');
+  if (colon <= 0) usage('--introspect-client must be ID:SECRET');
+  bearer = {
+    issuer: args['require-bearer'].replace(/\/+$/, ''),
+    clientId: ic.slice(0, colon),
+    clientSecret: ic.slice(colon + 1),
+    resource: args.resource ?? null,	// default: this server's own MCP URL, known once listening
+    metadataUrl: null,
+    middleware: null,
+    seen: { accepted: [], rejected: [] },
+  };
+} else if (args['introspect-client'] !== undefined || args.resource !== undefined) {
+  usage('--introspect-client and --resource go with --require-bearer');
+}
 
 const log = args.quiet ? () => {} : (m) => process.stderr.write(`upstream[${args.name}]: ${m}\n`);
 
@@ -298,6 +333,21 @@ tool('update_watched_resource', 'Changes test://watched-resource and notifies ev
     }
     return result(`test://watched-resource is now version ${watched.version}; ${n} subscribed session(s) notified`);
   });
+// --require-bearer: who the verified token says arrived (from its introspection).
+if (bearer) {
+  tool('whoami', 'Returns who the bearer token of this call names, from its introspection: {sub, client_id, aud, scope, act} as JSON text', NO_ARGS,
+    (server, session, a, extra) => {
+      const auth = extra.authInfo;
+      if (!auth) return { isError: true, content: [text('no verified token on this call')] };
+      return result(JSON.stringify({
+        sub: auth.extra?.sub ?? null,
+        client_id: auth.clientId ?? null,
+        aud: auth.extra?.aud ?? null,
+        scope: auth.scopes.join(' '),
+        act: auth.extra?.act ?? null,
+      }));
+    });
+}
 for (let i = 0; i < extraTools; i++) {
   tool(`echo_${i}`, `Echo tool ${i} of ${extraTools}: returns its text argument`, {
     type: 'object', properties: { text: { type: 'string', description: 'Text to echo' } }, required: ['text'], additionalProperties: false,
@@ -534,6 +584,148 @@ function readBody(req) {
   });
 }
 
+// ---------------------------------------------------------------------------------------
+// Bearer mode (--require-bearer)
+//
+// The SDK's own requireBearerAuth middleware checks the Authorization header and builds
+// the 401 answer; the verifier below asks the issuer's RFC 7662 introspection endpoint
+// (found in its RFC 8414 metadata, fetched once) and accepts only an active token whose aud
+// names this server's resource. No caching of introspection answers: every request is
+// verified. Tokens are never logged or kept: records hold their SHA-256.
+
+const sha256 = (t) => createHash('sha256').update(t).digest('hex');
+const FETCH_MS = 10000;
+// RFC 6749 §2.3.1: client credentials are form-urlencoded before base64.
+const formEncode = (v) => encodeURIComponent(v).replace(/%20/g, '+');
+
+let authServer = null;	// promise of the issuer's metadata, kept once it resolves
+function authorizationServer() {
+  authServer ??= (async () => {
+    const url = `${bearer.issuer}/.well-known/oauth-authorization-server`;
+    const r = await fetch(url, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_MS) });
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    const md = await r.json();
+    if (md.issuer !== bearer.issuer) throw new Error(`${url}: issuer is ${md.issuer}, expected ${bearer.issuer}`);
+    if (typeof md.introspection_endpoint !== 'string') throw new Error(`${url}: no introspection_endpoint`);
+    log(`bearer: ${bearer.issuer} introspects at ${md.introspection_endpoint}`);
+    return md;
+  })().catch((e) => { authServer = null; throw e; });
+  return authServer;
+}
+
+// OAuthTokenVerifier: introspection → AuthInfo.
+const verifier = {
+  async verifyAccessToken(token) {
+    let info;
+    try {
+      const md = await authorizationServer();
+      const r = await fetch(md.introspection_endpoint, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Accept: 'application/json',
+          Authorization: `Basic ${Buffer.from(`${formEncode(bearer.clientId)}:${formEncode(bearer.clientSecret)}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ token }),
+        signal: AbortSignal.timeout(FETCH_MS),
+      });
+      if (!r.ok) throw new Error(`HTTP ${r.status}`);
+      info = await r.json();
+    } catch (e) {
+      throw new ServerError(`introspection failed: ${e.message}`);
+    }
+    if (info?.active !== true) throw new InvalidTokenError('Token is not active');
+    const aud = info.aud === undefined ? [] : [].concat(info.aud);
+    if (!aud.includes(bearer.resource)) throw new InvalidTokenError('Token was not issued for this resource');
+    return {
+      token,
+      clientId: info.client_id,
+      scopes: typeof info.scope === 'string' ? info.scope.split(' ').filter(Boolean) : [],
+      expiresAt: info.exp,
+      resource: new URL(bearer.resource),
+      extra: { sub: info.sub, act: info.act, aud: info.aud },
+    };
+  },
+};
+
+// Set once listening (the default resource is this server's own URL).
+function bearerReady(baseUrl) {
+  bearer.resource ??= `${baseUrl}/mcp`;
+  bearer.metadataUrl = `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
+  bearer.middleware = requireBearerAuth({
+    verifier, resourceMetadataUrl: bearer.metadataUrl, expectedResource: new URL(bearer.resource),
+  });
+}
+
+function remember(list, entry) {
+  list.push(entry);
+  if (list.length > 1000) list.shift();
+}
+// The identity a session is bound to: the person (sub), or the client of a machine token.
+const subjectOf = (auth) => (auth.extra?.sub !== undefined ? `sub:${auth.extra.sub}` : `client:${auth.clientId}`);
+
+function reject(reason, token, method) {
+  const digest = token ? sha256(token) : null;
+  remember(bearer.seen.rejected, { at: new Date().toISOString(), reason, method, token_sha256: digest });
+  log(`bearer: rejected ${method} (${reason}), token ${digest ? `sha256:${digest.slice(0, 12)}` : 'none'}`);
+}
+function accept(auth, method) {
+  const digest = sha256(auth.token);
+  const sub = auth.extra?.sub ?? null, act = auth.extra?.act ?? null;
+  remember(bearer.seen.accepted, { at: new Date().toISOString(), method, sub, client_id: auth.clientId ?? null, act, token_sha256: digest });
+  log(`bearer: accepted ${method}: sub ${sub ?? '(none)'}, client_id ${auth.clientId}` +
+    `${act ? `, act ${JSON.stringify(act)}` : ''}, token sha256:${digest.slice(0, 12)}`);
+}
+
+// Runs the SDK middleware with the three calls it makes on res (status, set, json)
+// collected, so that the answer goes out as every other answer here does. Resolves to
+// req.auth when it called next(), to null when it answered (the answer is then sent and
+// recorded as rejected).
+function authenticate(req, res, method) {
+  return new Promise((resolve, reject_) => {
+    const headers = {};
+    let status = 200;
+    const shim = {
+      status(c) { status = c; return shim; },
+      set(k, v) { headers[k] = v; return shim; },
+      json(body) {
+        const [type, token] = (req.headers.authorization ?? '').split(' ');
+        reject(body?.error_description ?? body?.error ?? `HTTP ${status}`, type ? token : undefined, method);
+        sendJson(res, status, body, headers);
+        resolve(null);
+        return shim;
+      },
+    };
+    bearer.middleware(req, shim, (err) => (err ? reject_(err) : resolve(req.auth))).catch(reject_);
+  });
+}
+
+// The unauthenticated endpoints of bearer mode: protected-resource metadata (RFC 9728) and
+// the records of what arrived.
+function bearerEndpoint(req, res, pathname) {
+  if (pathname === '/.well-known/oauth-protected-resource' || pathname === '/.well-known/oauth-protected-resource/mcp') {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD' });
+    return sendJson(res, 200, {
+      resource: bearer.resource,
+      authorization_servers: [bearer.issuer],
+      bearer_methods_supported: ['header'],
+      scopes_supported: RESOURCE_SCOPES,
+    });
+  }
+  if (pathname === '/_seen') {
+    if (req.method !== 'GET') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET' });
+    return sendJson(res, 200, bearer.seen, { 'Cache-Control': 'no-store' });
+  }
+  if (pathname === '/_seen/reset') {
+    if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'POST' });
+    bearer.seen.accepted.length = 0;
+    bearer.seen.rejected.length = 0;
+    return sendJson(res, 200, { reset: true });
+  }
+  return sendJson(res, 404, { error: 'not found' });
+}
+const BEARER_PATHS = new Set(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/_seen', '/_seen/reset']);
+
 function track(session, res) {
   session.open++;
   session.lastActive = Date.now();
@@ -542,7 +734,8 @@ function track(session, res) {
 
 async function handle(req, res) {
   const url = new URL(req.url, 'http://fixture');
-  if (url.pathname !== '/mcp') return sendJson(res, 404, { error: 'not found' });
+  const extraPath = bearer && BEARER_PATHS.has(url.pathname);
+  if (url.pathname !== '/mcp' && !extraPath) return sendJson(res, 404, { error: 'not found' });
 
   // DNS-rebinding protection: loopback (or --allow-host) Host and Origin only.
   const hostName = hostnameOf(`http://${req.headers.host ?? ''}`);
@@ -550,34 +743,57 @@ async function handle(req, res) {
   if (req.headers.origin !== undefined && !allowedHostnames.has(hostnameOf(req.headers.origin))) {
     return rpcError(res, 403, -32000, `Invalid Origin: ${req.headers.origin}`);
   }
+  if (extraPath) return bearerEndpoint(req, res, url.pathname);
   if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
     return rpcError(res, 405, -32000, 'Method not allowed', { Allow: 'GET, POST, DELETE' });
   }
 
-  let body;
+  let body, badJson = false, method = req.method;
   if (req.method === 'POST') {
     let raw;
     try { raw = await readBody(req); } catch (e) { return rpcError(res, e.status ?? 400, -32000, e.message); }
-    try { body = JSON.parse(raw); } catch { return rpcError(res, 400, -32700, 'Parse error: Invalid JSON'); }
-    if (!args.quiet) {
-      const methods = (Array.isArray(body) ? body : [body]).map((m) => m?.method ?? (m?.id !== undefined ? `response ${m.id}` : '?'));
-      res.on('finish', () => log(`POST ${methods.join(',')} → ${res.statusCode}`));
+    try { body = JSON.parse(raw); } catch { badJson = true; }
+    if (!badJson) {
+      method = (Array.isArray(body) ? body : [body]).map((m) => m?.method ?? (m?.id !== undefined ? `response ${m.id}` : '?')).join(',');
+    }
+    if (!args.quiet && !badJson) {
+      const methods = method;
+      res.on('finish', () => log(`POST ${methods} → ${res.statusCode}`));
     }
   } else if (!args.quiet) {
     res.on('finish', () => log(`${req.method} → ${res.statusCode}`));
   }
 
+  // Bearer mode: the token first (a request without one learns nothing else), then the
+  // session's owner.
+  let auth = null;
+  if (bearer) {
+    auth = await authenticate(req, res, badJson ? 'POST (invalid JSON)' : method);
+    if (!auth) return;
+  }
+  if (badJson) {
+    if (auth) accept(auth, 'POST (invalid JSON)');
+    return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+  }
+
   const sid = req.headers['mcp-session-id'];
   if (sid !== undefined) {
     const session = sessions.get(sid);
+    if (auth && session && session.subject !== subjectOf(auth)) {
+      reject('session of another subject', auth.token, method);
+      return rpcError(res, 403, -32000, 'Forbidden: this session was opened by another subject');
+    }
+    if (auth) accept(auth, method);
     if (!session) return rpcError(res, 404, -32001, 'Session not found');
     track(session, res);
     return session.transport.handleRequest(req, res, body);
   }
+  if (auth) accept(auth, method);
   const initializing = req.method === 'POST' && (Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body));
   if (!initializing) return rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
 
   const session = { subscriptions: new Set(), open: 0, lastActive: Date.now() };
+  if (auth) session.subject = subjectOf(auth);	// only this subject may use the session
   // The client's capabilities name who opened it in the log: a gateway's own (catalog)
   // session declares none, a caller's session carries the caller's.
   const init = (Array.isArray(body) ? body : [body]).find(isInitializeRequest);
@@ -588,7 +804,10 @@ async function handle(req, res) {
     eventStore: args['no-resume'] ? undefined : new SessionEventStore(),
     retryInterval: retryMs,
     keepAliveMs,
-    onsessioninitialized: (id) => { sessions.set(id, session); log(`session ${id} opened (${sessions.size} open; client capabilities: ${caps})`); },
+    onsessioninitialized: (id) => {
+      sessions.set(id, session);
+      log(`session ${id} opened (${sessions.size} open; client capabilities: ${caps}${session.subject ? `; ${session.subject}` : ''})`);
+    },
   });
   session.transport.onclose = () => {
     const id = session.transport.sessionId;
@@ -623,9 +842,11 @@ httpServer.listen(port, host, () => {
   const addr = httpServer.address();
   const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${h}:${addr.port}/mcp`;
+  if (bearer) bearerReady(`http://${h}:${addr.port}`);
   announceReady(url, args['ready-file']);
   log(`listening on ${url}: ${TOOLS.size} tools, ${RESOURCES.length} resources, ${PROMPTS.size} prompts` +
-    `${args.json ? ', JSON responses' : ', SSE responses'}${args['no-resume'] ? '' : ', resumable'}`);
+    `${args.json ? ', JSON responses' : ', SSE responses'}${args['no-resume'] ? '' : ', resumable'}` +
+    `${bearer ? `; bearer tokens of ${bearer.issuer} for ${bearer.resource}, introspected as ${bearer.clientId}` : ''}`);
 });
 
 let stopping = false;

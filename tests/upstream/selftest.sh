@@ -4,7 +4,8 @@
 # (one TAP line each, failing and warning checks as "#" lines); then the pending
 # scenarios (0.1.16, plus the alpha's server-sse-polling, which resumes on a 2025-11-25
 # stream), the alpha's 2025-11-25 scenarios, the fixture in --json mode (all but logging
-# and progress, as the SDK), and extras.mjs for the relay helpers. Each fixture listens
+# and progress, as the SDK), extras.mjs for the relay helpers, and bearer-selftest.mjs for
+# --require-bearer (with tests/idp as the authorization server). Each fixture listens
 # on a port of its own choosing (--port 0); everything started here is stopped on exit.
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -17,7 +18,7 @@ top=$(cd "$here/../.." && pwd)
 nm=$top/tests/node_modules
 conf_stable=$nm/@modelcontextprotocol/conformance/dist/index.js
 conf_alpha=$nm/conformance-alpha/dist/index.js
-for f in "$nm/@modelcontextprotocol/sdk/package.json" "$conf_stable" "$conf_alpha"; do
+for f in "$nm/@modelcontextprotocol/sdk/package.json" "$conf_stable" "$conf_alpha" "$nm/oidc-provider/package.json"; do
 	[ -f "$f" ] || { echo "Bail out! $f is missing (npm ci --prefix tests)"; exit 1; }
 done
 command -v jq > /dev/null || { echo "Bail out! jq is required"; exit 1; }
@@ -165,6 +166,18 @@ if start_fixture extras --tools 50 --page-size 20; then
 	else
 		fail "extras.mjs ran every check and exited 0" "exit $rc after $tap_relayed checks; stderr: $(tail -n 15 "$T/extras.err")"
 	fi
+fi
+
+# 6. --require-bearer: tokens introspected at tests/idp, only those meant for the fixture's
+# own resource accepted, sessions bound to their subject, /_seen records. The script starts
+# (and stops) its own idp and fixtures.
+timeout -k 2 100 node "$here/bearer-selftest.mjs" --no-plan > "$T/bearer.tap" 2> "$T/bearer.err"
+rc=$?
+tap_relay "$T/bearer.tap" "bearer: "
+if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 30 ]; then
+	pass "bearer-selftest.mjs ran every check ($tap_relayed) and exited 0"
+else
+	fail "bearer-selftest.mjs ran every check and exited 0" "exit $rc after $tap_relayed checks; stderr: $(tail -n 15 "$T/bearer.err")"
 fi
 
 # The fixtures stayed up and logged no request failure.
