@@ -112,8 +112,10 @@ catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, in
 			/* what happened, not where, for /mcp/health */
 			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(errs[i].detail), errs[i].detail);
 		}
-		metrics_observe_upstream(by->m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
-		    lists[i] ? NULL : brief);
+		/* A caller's credential refused, or not to be had, says nothing of the upstream. */
+		if (lists[i] || (errs[i].code != GW_ECALL && errs[i].code != GW_EAUTHSERVER))
+			metrics_observe_upstream(by->m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
+			    lists[i] ? NULL : brief);
 	}
 	doc = catalog_build_bound(cfg, lists, why, prev);
 	for (i = 0; i < cfg->n_upstreams; i++)

@@ -362,8 +362,10 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 		n = str_what_happened(err.detail);
 		failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
 		/* Down for health is the upstream's failure: not one answer too large or too
-		 * slow (a caller chose the call), nor a forgotten session, nor a caller gone. */
-		if (err.code != GW_ESESSION && err.code != GW_ECALL && !(f->client && f->client->failed))
+		 * slow (a caller chose the call), nor a forgotten session, nor a caller gone, nor
+		 * the caller's credential refused or not to be had (the token endpoint's). */
+		if (err.code != GW_ESESSION && err.code != GW_ECALL && err.code != GW_EAUTHSERVER &&
+		    !(f->client && f->client->failed))
 			metrics_observe_upstream(f->metrics, up->s.name, 0, (int64_t)clock_wall(), f->err.detail);
 		return NULL;
 	}

@@ -112,13 +112,14 @@ exchange(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 		return -1;
 	}
 	rc = tokenep_exchange(u->ix, u->asmeta, cfg, &ask, a, &why);
+	metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, rc >= 0, now_ms / 1000, rc >= 0 ? NULL : "the token endpoint failed");
 	if (rc == 0)
 		return 0;
 	if (rc == 1) {
 		/* The OAuth error is the caller's to read; its description only the log's. */
 		log_warn(NULL, "upstream %s: the token exchange was refused: %s%s%s", up->s.name, a->error,
 		    a->description[0] ? ": " : "", a->description);
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: the token exchange was refused: %s", up->s.name, a->error);
+		gw_error_set(err, GW_ECALL, "upstream %s: the token exchange was refused: %s", up->s.name, a->error);
 	} else {
 		log_warn(NULL, "upstream %s: token exchange: %s", up->s.name, why.detail);
 		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: the token exchange failed; retry later (%s)",

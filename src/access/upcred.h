@@ -16,6 +16,7 @@
 #include "config.h"
 #include "credcache.h"
 #include "introspect.h"
+#include "metrics.h"
 #include "secret.h"
 #include "upstream.h"
 
@@ -34,6 +35,7 @@ struct upcred {
 	const unsigned char *key;	/* 32 bytes: the gateway's session key */
 	struct secret_part subject;	/* the caller's access token (borrowed) */
 	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
+	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	/* made by upcred_bind: */
 	unsigned char seal_key[32], name_key[32];
 	struct upstream_cred cred;
@@ -44,9 +46,10 @@ void upcred_bind(struct upcred *u);
 void upcred_clear(struct upcred *u);
 /* struct upstream_cred's bearer (ctx: the struct upcred): the token issued for up, from
  * the cache or a new exchange; with again, the cached one is dropped first. 0 with
- * *token, or -1 with err: GW_EUPSTREAM naming the upstream and the OAuth error when the
- * exchange is refused, GW_EAUTHSERVER when the token endpoint cannot be reached or
- * answers something else. */
+ * *token, or -1 with err: GW_ECALL naming the upstream and the OAuth error when the
+ * exchange is refused (this caller's, not the upstream's failure), GW_EAUTHSERVER when
+ * the token endpoint cannot be reached or answers something else (observed as the
+ * token_exchange dependency of health). */
 int upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
 
 #endif

@@ -70,8 +70,8 @@ upstream_from_catalog(const struct worker *w, const char *name, const char **why
 
 /* The authorization server: its metadata (when it is fetched: the introspection
  * endpoint comes from it, or /.well-known/oauth-authorization-server mirrors it), the
- * introspection of tokens unless they are only verified here, and the issuer's JWK set
- * when they may be. */
+ * introspection of tokens unless they are only verified here, the issuer's JWK set
+ * when they may be, and its token endpoint when upstreams are reached as the caller. */
 static void
 auth_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 {
@@ -92,6 +92,10 @@ auth_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 	if (rc->cfg->verify != VERIFY_INTROSPECTION) {
 		st = metrics_dep_state(m, METRICS_DEP_JWKS, now_s, &since, detail, sizeof(detail));
 		dependency(h, "jwk_set", NULL, st, since, detail);
+	}
+	if (rc->cfg->as_caller) {	/* the token endpoint, for the upstreams reached as the caller */
+		st = metrics_dep_state(m, METRICS_DEP_EXCHANGE, now_s, &since, detail, sizeof(detail));
+		dependency(h, "token_exchange", NULL, st, since, detail);
 	}
 }
 

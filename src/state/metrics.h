@@ -46,7 +46,7 @@
 enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_OUTCOMES };
 
 /* Dependencies with one record each (upstreams have theirs by name). */
-enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEP_JWKS, METRICS_DEPS };
+enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEP_JWKS, METRICS_DEP_EXCHANGE, METRICS_DEPS };
 
 /* What a JWT access token's verification here came to: accepted, refused (its
  * signature, its claims, a key the issuer does not publish), or error (no keys to verify

@@ -9,7 +9,7 @@ import Provider, { errors } from 'oidc-provider';
 
 import {
   ACCOUNTS, DEFAULT_ACCESS_TOKEN_TTL, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES, SCOPES,
-  staticClients,
+  staticClients, TOKEN_EXCHANGE,
 } from './fixtures.mjs';
 import { actorOf, registerTokenExchange } from './exchange.mjs';
 import { createStore } from './store.mjs';
@@ -17,6 +17,9 @@ import { createStore } from './store.mjs';
 export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp', 'huge', 'cut']);
 // Faults of the JWK set endpoint (GET /jwks): POST /_fault/jwks {"jwks": MODE}.
 export const JWKS_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'huge', 'no-keys', 'empty']);
+// Faults of the token exchange grant (POST /token with the token-exchange grant_type
+// only; every other grant is served): POST /_fault/exchange {"exchange": MODE}.
+export const EXCHANGE_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage']);
 const SLOW_MS = 2000;
 const EXCHANGE_LOG = 1000; // token exchanges GET /_exchanges remembers
 
@@ -270,6 +273,7 @@ export async function createIdp({
   }
   let fault = { introspection: 'none', delayMs: SLOW_MS };
   let jwksFault = 'none';
+  let exchangeFault = 'none';
   const hanging = new Set();
 
   // Resource indicators are matched exactly, or after URL normalisation (so that
@@ -731,7 +735,34 @@ export async function createIdp({
         sendJson(res, 200, { introspection: mode, delay_ms: delayMs });
         return;
       }
+      if (path === '/_fault/exchange' && req.method === 'POST') {
+        const body = await readJson(req, res);
+        if (body === undefined) return;
+        if (!EXCHANGE_FAULTS.includes(body.exchange ?? 'none')) {
+          sendJson(res, 400, { error: 'invalid_request', error_description: `exchange must be one of ${EXCHANGE_FAULTS.join(' ')}` });
+          return;
+        }
+        exchangeFault = body.exchange ?? 'none';
+        log(`fault: exchange=${exchangeFault}`);
+        sendJson(res, 200, { exchange: exchangeFault });
+        return;
+      }
       if (req.method === 'POST' && path === ROUTES.token) counters.tokens += 1;
+      if (req.method === 'POST' && path === ROUTES.token && exchangeFault !== 'none' &&
+          new URLSearchParams((await peekBody(req)).toString()).get('grant_type') === TOKEN_EXCHANGE.grantType) {
+        switch (exchangeFault) {
+          case 'hang':
+            hanging.add(res);
+            res.on('close', () => hanging.delete(res));
+            return;
+          case '500':
+            sendJson(res, 500, { error: 'server_error', error_description: 'injected fault' });
+            return;
+          default: // garbage
+            sendRaw(res, '<html>{"access_token": "x');
+            return;
+        }
+      }
       if (req.method === 'POST' && path === ROUTES.introspection) {
         counters.introspections += 1;
         if (await introspectionFault(req, res)) return;
