@@ -113,6 +113,8 @@ exchange(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 	}
 	rc = tokenep_exchange(u->ix, u->asmeta, cfg, &ask, a, &why);
 	metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, rc >= 0, now_ms / 1000, rc >= 0 ? NULL : "the token endpoint failed");
+	metrics_credential(u->metrics, up->s.name, rc == 0 ? METRICS_CRED_EXCHANGED : rc == 1 ? METRICS_CRED_REFUSED :
+	    METRICS_CRED_FAILED);
 	if (rc == 0)
 		return 0;
 	if (rc == 1) {
@@ -171,8 +173,10 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 		now_ms = clock_wall_ms();
 	}
 	if (st == CC_HIT && (n = secret_open(u->seal_key, sealed, ad, plain, TOKENEP_TOKEN_MAX + 1)) > 0) {
-		if ((*token = strdup(plain)) != NULL)
+		if ((*token = strdup(plain)) != NULL) {
+			metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
 			rc = 0;
+		}
 		else
 			gw_error_set(err, GW_EINTERNAL, "out of memory");
 		goto out;

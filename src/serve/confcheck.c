@@ -401,12 +401,28 @@ shared_names(const struct config *cfg, json_t *doc, struct confcheck *o)
 	}
 }
 
+/* Upstreams reached as the caller: the tokens obtained for callers are sealed under a
+ * key of session-key-file's, else of the state file's (which its reader has too). */
+static void
+credentials(const struct config *cfg, struct confcheck *o)
+{
+	const struct cfg_upstream *u;
+	size_t i;
+
+	for (i = 0; i < cfg->n_upstreams && !cfg->has_session_key; i++)
+		if ((u = &cfg->upstreams[i])->credentials == UP_CRED_EXCHANGE)
+			warn(o, where(&u->s, "upstream", "credentials"), NULL, "credentials = exchange: without [gateway] "
+			    "session-key-file, the tokens obtained for callers are sealed under the state file's own key "
+			    "(whoever can read the state file can open them)");
+}
+
 void
 confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *o)
 {
 	o->n = o->dropped = 0;
 	inert_keys(cfg, o);
 	verify_keys(cfg, o);
+	credentials(cfg, o);
 	if (doc)
 		shared_names(cfg, doc, o);
 	if (cfg->n_tenants == 0) {

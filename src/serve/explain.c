@@ -96,6 +96,14 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 	return 0;
 }
 
+/* What an upstream receives as its callers' credentials (its credentials key). */
+static const char *
+credentials_word(const struct cfg_upstream *u)
+{
+	return u == NULL ? "" : u->credentials == UP_CRED_EXCHANGE ? "exchange" : u->credentials == UP_CRED_STATIC ?
+	    "static" : "none";
+}
+
 /* A decision on a tool or an upstream (what: "tool", "upstream") named name. */
 static json_t *
 decision_json(const char *what, const char *name, const struct policy_why *why)
@@ -455,9 +463,10 @@ print_answer(const struct explain *x, const struct decided *d)
 			printf("%s: not in the catalog (no upstream offers it, or its upstream is left out): "
 			    "a call is -32602 Unknown tool\n", x->tool);
 		else if (json_is_true(json_object_get(d->one, "visible")))
-			printf("%s: visible (from [upstream \"%s\"], where it is %s)\n", x->tool,
+			printf("%s: visible (from [upstream \"%s\"], where it is %s; credentials = %s)\n", x->tool,
 			    json_string_value(json_object_get(d->one, "upstream")),
-			    json_string_value(json_object_get(d->one, "upstream_name")));
+			    json_string_value(json_object_get(d->one, "upstream_name")),
+			    json_string_value(json_object_get(d->one, "credentials")));
 		else
 			print_hidden(d->one, "tool");
 		print_limits(d->limits);
@@ -512,6 +521,7 @@ answer(struct explain *x, json_t *doc)
 			d.one = decision_json("tool", t.name, &why);
 			json_object_set_new(d.one, "upstream", json_string(up ? up : ""));
 			json_object_set_new(d.one, "upstream_name", json_string(orig ? orig : ""));
+			json_object_set_new(d.one, "credentials", json_string(credentials_word(up ? config_upstream(x->cfg, up) : NULL)));
 			rc = why.step == POLICY_VISIBLE ? EXPLAIN_OK : EXPLAIN_HIDDEN;
 			break;
 		}

@@ -28,6 +28,7 @@ static const int64_t bounds_us[] = {
 
 static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error" };
 static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
+static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "exchanged", "refused", "failed" };
 
 /* Every counter is written with __atomic adds and read with __atomic loads. */
 struct m_hist {
@@ -67,6 +68,7 @@ struct m_region {
 	struct m_name up_name[METRICS_UPSTREAMS];
 	struct m_hist up_time[METRICS_UPSTREAMS + 1];
 	uint64_t up_errors[METRICS_UPSTREAMS + 1];
+	uint64_t up_cred[METRICS_UPSTREAMS + 1][METRICS_CRED_OUTCOMES];
 	struct m_dep up_dep[METRICS_UPSTREAMS];
 	struct m_dep dep[METRICS_DEPS];
 };
@@ -324,6 +326,16 @@ metrics_upstream(struct metrics *m, const char *upstream, int64_t us, int ok)
 		add(&r->up_errors[at], 1);
 }
 
+void
+metrics_credential(struct metrics *m, const char *upstream, enum metrics_cred o)
+{
+	struct m_region *r = region(m);
+
+	if (r == NULL || (unsigned)o >= METRICS_CRED_OUTCOMES)
+		return;
+	add(&r->up_cred[slot_of(r, r->up_name, METRICS_UPSTREAMS, upstream, 1)][o], 1);
+}
+
 /* --- dependencies ------------------------------------------------------------------- */
 
 static void
@@ -566,6 +578,7 @@ render_upstreams(const struct m_region *r, int64_t now_s, struct buf *out)
 	char label[2 * METRICS_NAME_MAX], labels[2 * METRICS_NAME_MAX + 16], detail[1];
 	int64_t since;
 	size_t i;
+	const struct label_words cred = { "outcome", cred_outcomes, METRICS_CRED_OUTCOMES };
 	int st, rc = family(out, hist, "histogram", "Requests to upstream MCP servers (calls, not catalog "
 	    "fetches), by upstream: time to the answer or the failure.");
 
@@ -583,6 +596,12 @@ render_upstreams(const struct m_region *r, int64_t now_s, struct buf *out)
 		    get(&r->up_errors[i]) > 0)
 			rc |= buf_printf(out, "mcpgate_upstream_errors_total{upstream=\"%s\"} %llu\n", name,
 			    (unsigned long long)get(&r->up_errors[i]));
+	rc |= family(out, "mcpgate_upstream_credentials_total", "counter",
+	    "Credentials of callers for upstreams reached as the caller (token exchange), by upstream and how they "
+	    "were had: cached, exchanged, refused (by the issuer), failed (the token endpoint).");
+	for (i = 0; i <= METRICS_UPSTREAMS; i++)
+		if ((name = i < METRICS_UPSTREAMS ? label_of(&r->up_name[i], label, sizeof(label)) : "other") != NULL)
+			rc |= render_row(out, "mcpgate_upstream_credentials_total", "upstream", name, &cred, r->up_cred[i]);
 	rc |= family(out, "mcpgate_upstream_up", "gauge",
 	    "1 when the last call or catalog fetch of an upstream succeeded, 0 when it failed (upstreams observed).");
 	for (i = 0; i < METRICS_UPSTREAMS; i++)

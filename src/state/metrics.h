@@ -45,6 +45,12 @@
 
 enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_OUTCOMES };
 
+/* How an upstream reached as the caller got the caller's credential: from the host's
+ * cache, by a new exchange, refused by the issuer, or not at all (the token endpoint
+ * failed). */
+enum metrics_cred { METRICS_CRED_CACHED, METRICS_CRED_EXCHANGED, METRICS_CRED_REFUSED, METRICS_CRED_FAILED,
+	METRICS_CRED_OUTCOMES };
+
 /* Dependencies with one record each (upstreams have theirs by name). */
 enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEP_JWKS, METRICS_DEP_EXCHANGE, METRICS_DEPS };
 
@@ -73,6 +79,7 @@ void metrics_token_cache(struct metrics *m, int hit);
 void metrics_introspection(struct metrics *m, int64_t us, int ok);
 void metrics_jwt(struct metrics *m, enum metrics_jwt o);
 void metrics_upstream(struct metrics *m, const char *upstream, int64_t us, int ok);
+void metrics_credential(struct metrics *m, const char *upstream, enum metrics_cred o);
 void metrics_limited(struct metrics *m, unsigned cls, const char *label);
 
 /* What a request observed of a dependency: up (ok) or down, with why (may be NULL;

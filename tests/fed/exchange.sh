@@ -16,8 +16,11 @@
 #  - a refused exchange (a scope beyond the caller's token: invalid_scope) answers the
 #    call with a JSON-RPC error naming the upstream and the OAuth error, and nothing is
 #    cached for it;
-#  - the token endpoint down: a retryable error, and the upstream never called without
-#    a token.
+#  - the token endpoint failing (500, garbage, hanging): a retryable error naming the
+#    upstream, health's token_exchange down (not the upstream), the upstream never called
+#    without a token, and the callers whose tokens are cached served meanwhile;
+#  - metrics count the credentials by upstream and outcome; mcpgate -t warns when the
+#    tokens are sealed under the state file's own key.
 #
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
@@ -50,8 +53,12 @@ url = $UP_URL
 prefix = w_
 credentials = exchange
 exchange-scopes = mcp:tools mcp:admin
+[metrics]
+allow = 127.0.0.1/32
 CONF
 start_gateway "$GW_PORT" "nginx + two mcpgate processes, in front of an upstream that takes only its own tokens"
+like "mcpgate -t warns that without session-key-file the tokens are sealed under the state file's own key" \
+	"$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1)" "gw.conf:[0-9]+: .*credentials = exchange: without \[gateway\] session-key-file"
 
 ALICE=$(mint --user alice --scope 'mcp:tools mcp:admin' --resource "$GW_URL")
 BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
@@ -173,5 +180,11 @@ jcheck "health: degraded, naming the token exchange (not the upstream)" "$(cat "
 	'.status == "degraded" and ([.dependencies[] | select(.dependency == "token_exchange")][0].state == "down") and ([.dependencies[] | select(.dependency == "upstream" and .state == "down")] | length) == 0'
 curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d '{"exchange":"none"}' "$IDP/_fault/exchange" > /dev/null
 jcheck "the grant back: dave's call is dave" "$(whoami "$DAVE")" '.sub == "dave"'
+curl -s --max-time 5 "http://127.0.0.1:$GW_PORT/metrics" > "$T/metrics.txt"
+m() { sed -n "s/^mcpgate_upstream_credentials_total{upstream=\"$1\",outcome=\"$2\"} //p" "$T/metrics.txt"; }
+is "metrics: credentials at 'up' exchanged (alice, bob, dave, and the test's own is not the gateway's), failed 3" \
+	"$(m up exchanged) $(m up failed)" "3 3"
+like "metrics: … and cached, for every other call" "$(m up cached)" '^[1-9][0-9]+$'
+is "metrics: refused at 'wide' twice (bob), exchanged once (alice)" "$(m wide refused) $(m wide exchanged)" "2 1"
 like "the gateway's log names each failure of the exchange" "$(grep -c 'upstream up: token exchange' "$T/gw.log")" '^[3-9]$'
 tap_done

@@ -151,7 +151,7 @@ like "--tool gh_echo (hidden): exit 2, the step, the reason and the line" "rc=$r
 	"^rc=2 .*gh_echo: hidden at step 3 \(insufficient_scope\) by $T/gw.conf:$L_SCOPES: "
 explain --claims "$ENG" --tool fs_echo
 like "--tool fs_echo (visible): exit 0, its upstream and its name there" "rc=$rc $(flat "$out")" \
-	'^rc=0 tenant: acme .* fs_echo: visible \(from \[upstream "fs"\], where it is echo\)'
+	'^rc=0 tenant: acme .* fs_echo: visible \(from \[upstream "fs"\], where it is echo; credentials = none\)'
 like "… the rate limits: the tenant's limit-token override with its line, keyed by the token" "$out" \
 	"^  token: 10/1 s \(from $T/gw.conf:$L_LIMIT: \[tenant \"acme\"\] limit-token\); keyed by this token's digest \(one bucket per token\)$"
 like "… [limits] tool with its line, keyed by the tool within the tenant" "$out" \
@@ -164,7 +164,7 @@ is "… the five classes, in the order they are taken" "$(sed -n 's/^  \([a-z]*\
 explain --claims "$ENG" --tool fs_echo --json
 jcheck "--tool --json: the decision and five limits (rate, where it comes from, the key)" \
 	"$(jq -c '{d: .decision, l: [.limits[] | [.limit, .on, .n, .per, .burst, .section, .line]], k: [.limits[] | .key], t: .limits[4].tool}' <<<"$out")" \
-	'.d.visible and .d.upstream == "fs" and .d.upstream_name == "echo" and .l == [["gateway",false,0,1,0,"limits",null],["ip",false,0,1,0,"limits",null],["tenant",false,0,1,0,"limits",null],["token",true,10,1,0,"tenant",'"$L_LIMIT"'],["tool",true,600,60,0,"limits",'"$L_TOOL"']] and .k[3] == "this token'"'"'s digest (one bucket per token)" and .k[4] == "tool \"fs_echo\" within tenant \"acme\"" and .t == "fs_echo"'
+	'.d.visible and .d.upstream == "fs" and .d.upstream_name == "echo" and .d.credentials == "none" and .l == [["gateway",false,0,1,0,"limits",null],["ip",false,0,1,0,"limits",null],["tenant",false,0,1,0,"limits",null],["token",true,10,1,0,"tenant",'"$L_LIMIT"'],["tool",true,600,60,0,"limits",'"$L_TOOL"']] and .k[3] == "this token'"'"'s digest (one bucket per token)" and .k[4] == "tool \"fs_echo\" within tenant \"acme\"" and .t == "fs_echo"'
 
 # more limits: trusted proxies, [limits] gateway and ip (a burst), the tenant's
 # limit-tool = 0 (unlimited for it) and its limit-ip (not read: the ip limit is taken
