@@ -9,15 +9,17 @@
 #include "method.h"
 #include "str.h"
 
-/* A call of the fetch: as the gateway, or, at an upstream reached as the caller, as the
- * caller whose request needs the catalog, on its own pool session. */
+/* A call of the fetch: as the gateway (with its own token at a client-credentials
+ * upstream), or, at an upstream reached as the caller, as the caller whose request
+ * needs the catalog, on its own pool session. */
 static void
 as_fetcher(const struct catalog_fetcher *by, struct upstream_call *call)
 {
-	if (call->up->credentials != UP_CRED_EXCHANGE)
+	if (!UP_OBTAINED(call->up))
 		return;
 	call->cred = by->cred;
-	call->who = by->who;
+	if (call->up->credentials == UP_CRED_EXCHANGE)
+		call->who = by->who;
 }
 
 /* One upstream's records of a kind, following its pages. NULL with err on failure (the

@@ -1,4 +1,5 @@
-/* upcred — an upstream reached as the caller: RFC 8693 token exchange, cached (upcred.h). */
+/* upcred — the tokens obtained for upstreams: RFC 8693 token exchange and
+ * client_credentials, cached (upcred.h). */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -33,8 +34,9 @@ upcred_clear(struct upcred *u)
 	secret_wipe(u->name_key, sizeof(u->name_key));
 }
 
-/* The cache's name of what up would issue this caller: a keyed digest of the caller's
- * token and of everything the request to the token endpoint holds besides it. */
+/* The cache's name of what the token endpoint would issue for up: a keyed digest of
+ * everything the request holds (the mode, the endpoint, the client, what is asked for),
+ * then, for an exchange, the caller's token. */
 static void
 entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char key[CREDCACHE_KEY_BYTES])
 {
@@ -42,6 +44,7 @@ entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char k
 	size_t n = 0, i;
 
 #define PART(s)	(parts[n++] = (struct secret_part){ (s) ? (s) : "", (s) ? strlen(s) + 1 : 1 })
+	PART(up->credentials == UP_CRED_EXCHANGE ? "exchange" : "client-credentials");
 	PART(u->cfg->issuer);
 	PART(up->s.name);
 	PART(up->url);
@@ -52,7 +55,8 @@ entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char k
 	for (i = 0; i < up->exchange_scopes.n && n < 15; i++)
 		PART(up->exchange_scopes.v[i]);
 #undef PART
-	parts[n++] = u->subject;
+	if (up->credentials == UP_CRED_EXCHANGE)
+		parts[n++] = u->subject;
 	secret_keyed_digest_parts(u->name_key, parts, n, key);
 }
 
@@ -72,9 +76,9 @@ seal_ad(const unsigned char key[CREDCACHE_KEY_BYTES], char ad[2 * CREDCACHE_KEY_
 }
 
 /* How long an issued token is kept: its expires_in less a margin, no longer than the
- * caller's own token, nor than UPCRED_MAX_MS; 0: not at all. */
+ * caller's own token (an exchange's), nor than UPCRED_MAX_MS; 0: not at all. */
 static int64_t
-keep_until(const struct upcred *u, long expires_in, int64_t now_ms)
+keep_until(const struct upcred *u, const struct cfg_upstream *up, long expires_in, int64_t now_ms)
 {
 	int64_t life = expires_in > 0 ? (int64_t)expires_in * 1000 : UPCRED_DEFAULT_MS, until;
 
@@ -83,16 +87,19 @@ keep_until(const struct upcred *u, long expires_in, int64_t now_ms)
 	if (life > UPCRED_MAX_MS)
 		life = UPCRED_MAX_MS;
 	until = now_ms + life;
-	if (u->subject_exp_ms > 0 && until > u->subject_exp_ms)
+	if (up->credentials == UP_CRED_EXCHANGE && u->subject_exp_ms > 0 && until > u->subject_exp_ms)
 		until = u->subject_exp_ms;
 	return until > now_ms ? until : 0;
 }
 
-/* One exchange at the token endpoint for up: 0 with the answer's token, or -1 with err. */
+/* One request at the token endpoint for up (an exchange of the caller's token, or the
+ * gateway's client_credentials): 0 with the answer's token, or -1 with err. */
 static int
-exchange(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct tokenep_answer *a,
+obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct tokenep_answer *a,
     struct gw_error *err)
 {
+	const int exchange = up->credentials == UP_CRED_EXCHANGE;
+	const char *what = exchange ? "the token exchange" : "the client_credentials grant";
 	const struct config *cfg = u->cfg;
 	const struct as_client client = {
 		up->client_id ? up->client_id : cfg->client_id,
@@ -100,32 +107,33 @@ exchange(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 		cfg->client_auth,
 	};
 	const struct tokenep_ask ask = {
-		.endpoint = up->token_endpoint, .client = &client, .subject = &u->subject,
+		.endpoint = up->token_endpoint, .client = &client, .subject = exchange ? &u->subject : NULL,
 		.resource = up->exchange_resource ? up->exchange_resource : up->url,
 		.audience = up->exchange_audience, .scopes = &up->exchange_scopes, .now_ms = now_ms,
 	};
 	struct gw_error why;
 	int rc;
 
-	if (u->ix == NULL) {
-		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: no connection to the authorization server", up->s.name);
+	if (u->ix == NULL || (exchange && u->subject.p == NULL)) {
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: %s", up->s.name, u->ix == NULL ?
+		    "no connection to the authorization server" : "no caller's token to exchange");
 		return -1;
 	}
-	rc = tokenep_exchange(u->ix, u->asmeta, cfg, &ask, a, &why);
+	rc = tokenep_request(u->ix, u->asmeta, cfg, &ask, a, &why);
 	metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, rc >= 0, now_ms / 1000, rc >= 0 ? NULL : "the token endpoint failed");
-	metrics_credential(u->metrics, up->s.name, rc == 0 ? METRICS_CRED_EXCHANGED : rc == 1 ? METRICS_CRED_REFUSED :
+	metrics_credential(u->metrics, up->s.name, rc == 0 ? METRICS_CRED_OBTAINED : rc == 1 ? METRICS_CRED_REFUSED :
 	    METRICS_CRED_FAILED);
 	if (rc == 0)
 		return 0;
 	if (rc == 1) {
 		/* The OAuth error is the caller's to read; its description only the log's. */
-		log_warn(NULL, "upstream %s: the token exchange was refused: %s%s%s", up->s.name, a->error,
+		log_warn(NULL, "upstream %s: %s was refused: %s%s%s", up->s.name, what, a->error,
 		    a->description[0] ? ": " : "", a->description);
-		gw_error_set(err, GW_ECALL, "upstream %s: the token exchange was refused: %s", up->s.name, a->error);
+		gw_error_set(err, GW_ECALL, "upstream %s: %s was refused: %s", up->s.name, what, a->error);
 	} else {
-		log_warn(NULL, "upstream %s: token exchange: %s", up->s.name, why.detail);
-		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: the token exchange failed; retry later (%s)",
-		    up->s.name, why.detail);
+		log_warn(NULL, "upstream %s: %s: %s", up->s.name, what, why.detail);
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: %s failed; retry later (%s)", up->s.name, what,
+		    why.detail);
 	}
 	tokenep_answer_clear(a);
 	return -1;
@@ -183,12 +191,12 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 	}
 	if (st == CC_HIT)	/* under another key (a new session key): a miss, not ours to claim */
 		st = CC_UNAVAILABLE;
-	if (exchange(u, up, now_ms, &a, err) < 0) {
+	if (obtain(u, up, now_ms, &a, err) < 0) {
 		if (st == CC_MISS)
 			credcache_drop(u->cache, key);
 		goto out;
 	}
-	until = keep_until(u, a.expires_in, now_ms);
+	until = keep_until(u, up, a.expires_in, now_ms);
 	if (st == CC_MISS || st == CC_UNAVAILABLE) {
 		if (until > 0 && secret_seal(u->seal_key, a.token, a.token_len, ad, sealed, CREDCACHE_VALUE_MAX) == 0)
 			credcache_put(u->cache, key, now_ms, until, sealed);

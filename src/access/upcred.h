@@ -1,13 +1,18 @@
-/* upcred — an upstream reached as the caller (credentials = exchange, RFC 8693): the
- * caller's access token traded at the organisation's token endpoint for one meant for
- * that upstream, and given to the upstream client (struct upstream_cred) for every
- * request of the call. One exchange per caller token and upstream while the issued
- * token lives: the host's processes share it through the state file (credcache),
- * sealed (XChaCha20-Poly1305) under a key derived from the gateway's session key and
- * named by a keyed digest of the caller's token and what was asked. The caller's own
- * token goes only to the token endpoint; the issued one only to its upstream. The
- * issued token lives no longer than the caller's: a caller whose token is refused at
- * the gate is never reached as again. */
+/* upcred — the tokens the gateway obtains for upstreams at a token endpoint, given to
+ * the upstream client (struct upstream_cred) for every request of a call:
+ *  - credentials = exchange (RFC 8693): the caller's access token traded at the
+ *    organisation's token endpoint for one meant for that upstream: the upstream sees
+ *    the person. One exchange per caller token and upstream while the issued token
+ *    lives, which is no longer than the caller's: a caller whose token is refused at
+ *    the gate is never reached as again. The caller's own token goes only to the token
+ *    endpoint.
+ *  - credentials = client-credentials: the gateway's own token for the upstream (the
+ *    client_credentials grant at the upstream's token endpoint): one per host while it
+ *    lives, whoever the caller.
+ * The host's processes share them through the state file (credcache), sealed
+ * (XChaCha20-Poly1305) under a key derived from the gateway's session key and named by
+ * a keyed digest of what was asked (and the caller's token). An issued token goes only
+ * to its upstream. */
 #ifndef GW_UPCRED_H
 #define GW_UPCRED_H
 
@@ -33,7 +38,7 @@ struct upcred {
 	struct asmeta_region *asmeta;	/* the issuer's metadata mirror (its token_endpoint) */
 	struct credcache *cache;	/* the host's; NULL: each call exchanges */
 	const unsigned char *key;	/* 32 bytes: the gateway's session key */
-	struct secret_part subject;	/* the caller's access token (borrowed) */
+	struct secret_part subject;	/* the caller's access token (borrowed; p NULL: none) */
 	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	/* made by upcred_bind: */
@@ -44,8 +49,9 @@ struct upcred {
 void upcred_bind(struct upcred *u);
 /* Wipes the keys upcred_bind derived. */
 void upcred_clear(struct upcred *u);
-/* struct upstream_cred's bearer (ctx: the struct upcred): the token issued for up, from
- * the cache or a new exchange; with again, the cached one is dropped first. 0 with
+/* struct upstream_cred's bearer (ctx: the struct upcred): the token obtained for up (as
+ * the caller, or as the gateway: up's credentials), from the cache or the token
+ * endpoint; with again, the cached one is dropped first. 0 with
  * *token, or -1 with err: GW_ECALL naming the upstream and the OAuth error when the
  * exchange is refused (this caller's, not the upstream's failure), GW_EAUTHSERVER when
  * the token endpoint cannot be reached or answers something else (observed as the

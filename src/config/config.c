@@ -911,6 +911,7 @@ derive_limits(struct config *cfg)
 static int
 derive_credentials(struct loader *ld, struct config *cfg)
 {
+	static const char *const names[] = { "", "none", "static", "exchange", "client-credentials" };
 	const struct cfg_where *w;
 	size_t i;
 	int bad = 0;
@@ -923,22 +924,30 @@ derive_credentials(struct loader *ld, struct config *cfg)
 			w = &u->s.where;
 		if (u->credentials == 0)
 			u->credentials = u->auth_header_file ? UP_CRED_STATIC : UP_CRED_NONE;
-		cfg->as_caller |= u->credentials == UP_CRED_EXCHANGE;
+		cfg->obtains |= UP_OBTAINED(u);
 		if (u->credentials == UP_CRED_STATIC && u->auth_header_file == NULL) {
 			lerr(ld, w->file, w->line, "credentials = static: needs auth-header-file");
 			bad = 1;
 		} else if (u->credentials != UP_CRED_STATIC && u->auth_header_file) {
 			lerr(ld, w->file, w->line, "credentials = %s: auth-header-file is for credentials = static only",
-			    u->credentials == UP_CRED_EXCHANGE ? "exchange" : "none");
+			    names[u->credentials]);
 			bad = 1;
-		} else if (u->credentials == UP_CRED_EXCHANGE && !u->client_id && !cfg->client_id) {
-			lerr(ld, w->file, w->line, "credentials = exchange: needs a client at the issuer "
-			    "(this section's client-id, or [auth] client-id)");
+		} else if (UP_OBTAINED(u) && !u->client_id && !cfg->client_id) {
+			lerr(ld, w->file, w->line, "credentials = %s: needs a client at the token endpoint "
+			    "(this section's client-id, or [auth] client-id)", names[u->credentials]);
 			bad = 1;
-		} else if (u->credentials != UP_CRED_EXCHANGE && (u->token_endpoint || u->exchange_resource ||
-		    u->exchange_audience || u->exchange_scopes.n || u->client_id || u->client_secret_file)) {
-			lerr(ld, w->file, w->line, "token-endpoint, exchange-*, client-id and client-secret-file are for "
+		} else if (u->credentials == UP_CRED_CLIENT && !u->token_endpoint) {
+			lerr(ld, w->file, w->line, "credentials = client-credentials: needs token-endpoint "
+			    "(the upstream's authorization server's)");
+			bad = 1;
+		} else if (u->credentials == UP_CRED_CLIENT && u->exchange_audience) {
+			lerr(ld, w->file, w->line, "credentials = client-credentials: exchange-audience is for "
 			    "credentials = exchange");
+			bad = 1;
+		} else if (!UP_OBTAINED(u) && (u->token_endpoint || u->exchange_resource || u->exchange_audience ||
+		    u->exchange_scopes.n || u->client_id || u->client_secret_file)) {
+			lerr(ld, w->file, w->line, "token-endpoint, exchange-*, client-id and client-secret-file are for "
+			    "credentials = exchange or client-credentials");
 			bad = 1;
 		}
 	}
@@ -952,7 +961,7 @@ derive(struct loader *ld, const char *path)
 {
 	struct config *cfg = ld->cfg;
 
-	if (derive_urls(ld, path) < 0 || read_credentials(ld, cfg) < 0 || derive_credentials(ld, cfg) < 0 ||
+	if (derive_urls(ld, path) < 0 || derive_credentials(ld, cfg) < 0 || read_credentials(ld, cfg) < 0 ||
 	    derive_defaults(ld) < 0)
 		return -1;
 	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||

@@ -63,7 +63,10 @@ enum jwt_typ { JWT_TYP_STRICT = 1, JWT_TYP_LENIENT };
 enum dpop_mode { DPOP_ALLOWED = 1, DPOP_REQUIRED };
 /* [upstream] credentials: what the upstream receives. Unset (0) at parse; derived at
  * load: static when auth-header-file is set, else none. */
-enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE };
+enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRED_CLIENT };
+/* Does upstream u get a token the gateway obtains at a token endpoint (exchange: the
+ * caller's, client-credentials: the gateway's own)? */
+#define UP_OBTAINED(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_CLIENT)
 
 struct cfg_upstream {
 	struct cfg_section s;
@@ -210,7 +213,7 @@ struct config {
 	int limits_on;		/* some limit is on (a tenant or group override included): made at load */
 	int group_limits;	/* some [group] sets limit-tool: made at load */
 	int item_grants;	/* some [group] sets prompts or resources: made at load */
-	int as_caller;		/* some [upstream] is reached as the caller (credentials = exchange) */
+	int obtains;		/* some [upstream] gets a token the gateway obtains (UP_OBTAINED) */
 	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
 	 * the state file. */
 	struct url_redis redis;

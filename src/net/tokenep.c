@@ -1,4 +1,5 @@
-/* tokenep — a token endpoint: RFC 8693 token exchange and its answer (tokenep.h). */
+/* tokenep — a token endpoint: RFC 8693 token exchange, client_credentials, and the
+ * answer (tokenep.h). */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -166,11 +167,33 @@ endpoint_of(struct introspect *ix, struct asmeta_region *asmeta, const struct co
 	return 0;
 }
 
+/* The form of a token exchange (the caller's token, the types, the resource, the
+ * audience) or of the client_credentials grant (the resource), then the scope: 0, or -1
+ * when it does not fit. */
+static int
+build_form(struct buf *form, const struct tokenep_ask *ask, const struct buf *scope)
+{
+	const struct secret_part *sub = ask->subject;
+
+	if (sub == NULL) {
+		if (introspect_form_add(form, "grant_type", TOKENEP_GRANT_CLIENT, strlen(TOKENEP_GRANT_CLIENT)) < 0)
+			return -1;
+	} else if (introspect_form_add(form, "grant_type", TOKENEP_GRANT_EXCHANGE, strlen(TOKENEP_GRANT_EXCHANGE)) < 0 ||
+	    introspect_form_add(form, "subject_token", sub->p, sub->n) < 0 ||
+	    introspect_form_add(form, "subject_token_type", TOKENEP_TYPE_ACCESS, strlen(TOKENEP_TYPE_ACCESS)) < 0 ||
+	    introspect_form_add(form, "requested_token_type", TOKENEP_TYPE_ACCESS, strlen(TOKENEP_TYPE_ACCESS)) < 0 ||
+	    (ask->audience && introspect_form_add(form, "audience", ask->audience, strlen(ask->audience)) < 0))
+		return -1;
+	if (introspect_form_add(form, "resource", ask->resource, strlen(ask->resource)) < 0)
+		return -1;
+	return scope->len > 0 ? introspect_form_add(form, "scope", scope->data, scope->len) : 0;
+}
+
 /* Long: the form (each parameter escaped, the scopes joined by spaces), the POST as
  * the client, the answer read; the form, which held the caller's token, wiped at the
  * one exit. */
 int
-tokenep_exchange(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
+tokenep_request(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     const struct tokenep_ask *ask, struct tokenep_answer *out, struct gw_error *err)
 {
 	const struct buf *answer;
@@ -181,20 +204,14 @@ tokenep_exchange(struct introspect *ix, struct asmeta_region *asmeta, const stru
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	buf_init(&form, 3 * ask->subject->n + 16384);
+	buf_init(&form, 3 * (ask->subject ? ask->subject->n : 0) + 16384);
 	buf_init(&scope, 4096);
 	if (endpoint_of(ix, asmeta, cfg, ask, url, err) < 0)
 		goto out;
 	for (i = 0; ask->scopes && i < ask->scopes->n; i++)
 		if ((i > 0 && buf_putc(&scope, ' ') < 0) || buf_puts(&scope, ask->scopes->v[i]) < 0)
 			goto toolong;
-	if (introspect_form_add(&form, "grant_type", TOKENEP_GRANT_EXCHANGE, strlen(TOKENEP_GRANT_EXCHANGE)) < 0 ||
-	    introspect_form_add(&form, "subject_token", ask->subject->p, ask->subject->n) < 0 ||
-	    introspect_form_add(&form, "subject_token_type", TOKENEP_TYPE_ACCESS, strlen(TOKENEP_TYPE_ACCESS)) < 0 ||
-	    introspect_form_add(&form, "requested_token_type", TOKENEP_TYPE_ACCESS, strlen(TOKENEP_TYPE_ACCESS)) < 0 ||
-	    introspect_form_add(&form, "resource", ask->resource, strlen(ask->resource)) < 0 ||
-	    (ask->audience && introspect_form_add(&form, "audience", ask->audience, strlen(ask->audience)) < 0) ||
-	    (scope.len > 0 && introspect_form_add(&form, "scope", scope.data, scope.len) < 0))
+	if (build_form(&form, ask, &scope) < 0)
 		goto toolong;
 	if ((st = introspect_post_form(ix, cfg, &(struct as_post){ url, &form, ask->client }, err)) < 0)
 		goto out;
@@ -205,7 +222,7 @@ tokenep_exchange(struct introspect *ix, struct asmeta_region *asmeta, const stru
 		secret_wipe(answer->data, answer->len);
 	goto out;
 toolong:
-	gw_error_set(err, GW_EAUTHSERVER, "the token exchange request could not be built");
+	gw_error_set(err, GW_EAUTHSERVER, "the token request could not be built");
 out:
 	if (form.data)
 		secret_wipe(form.data, form.len);

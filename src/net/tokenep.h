@@ -1,6 +1,7 @@
 /* tokenep — an authorization server's token endpoint, seen from the gateway: RFC 8693
- * token exchange (a caller's access token traded for one meant for an upstream), and
- * the reading of a token endpoint's answer (RFC 6749 §5.1 and §5.2), which trusts
+ * token exchange (a caller's access token traded for one meant for an upstream) and the
+ * client_credentials grant (the gateway's own token for an upstream), and the reading
+ * of a token endpoint's answer (RFC 6749 §5.1 and §5.2), which trusts
  * nothing of it. The caller's token goes only into the request's body, the issued one
  * only into memory its holder wipes. */
 #ifndef GW_TOKENEP_H
@@ -20,6 +21,7 @@
 #define TOKENEP_EXPIRES_MAX	(366L * 86400)	/* expires_in beyond this is taken as this */
 
 #define TOKENEP_GRANT_EXCHANGE	"urn:ietf:params:oauth:grant-type:token-exchange"
+#define TOKENEP_GRANT_CLIENT	"client_credentials"
 #define TOKENEP_TYPE_ACCESS	"urn:ietf:params:oauth:token-type:access_token"
 
 /* What a token endpoint answered. */
@@ -39,21 +41,24 @@ int tokenep_parse(long status, const char *body, size_t len, struct tokenep_answ
 /* Wipes and frees what out holds. */
 void tokenep_answer_clear(struct tokenep_answer *out);
 
-/* One token exchange's request. */
+/* One token request. */
 struct tokenep_ask {
 	const char *endpoint;		/* NULL: the issuer's token_endpoint, from its metadata */
 	const struct as_client *client;	/* as whom the gateway asks */
-	const struct secret_part *subject;	/* the caller's access token */
+	/* The caller's access token, for a token exchange; NULL: the client_credentials
+	 * grant (the gateway's own token). */
+	const struct secret_part *subject;
 	const char *resource;		/* the upstream's */
-	const char *audience;		/* NULL: none sent */
+	const char *audience;		/* NULL: none sent (exchange only) */
 	const struct strlist *scopes;	/* NULL or empty: none asked */
 	int64_t now_ms;			/* wall clock: the metadata mirror's freshness */
 };
 
-/* POSTs the exchange on the worker's connection to the authorization server:
- * tokenep_parse's answer (0 issued, 1 refused), or -1 with err (the endpoint unknown,
- * unreachable, or answering something else). */
-int tokenep_exchange(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
+/* POSTs the request (a token exchange, or the client_credentials grant) on the worker's
+ * connection to the authorization server (bounded by [auth] timeout-ms): tokenep_parse's
+ * answer (0 issued, 1 refused), or -1 with err (the endpoint unknown, unreachable, or
+ * answering something else). */
+int tokenep_request(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     const struct tokenep_ask *ask, struct tokenep_answer *out, struct gw_error *err);
 
 #endif

@@ -452,11 +452,11 @@ int
 upstream_bearer(const struct upstream_call *call, int again, char **token, struct gw_error *err)
 {
 	*token = NULL;
-	if (call->up->credentials != UP_CRED_EXCHANGE)
+	if (!UP_OBTAINED(call->up))
 		return 0;
 	if (call->cred == NULL) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: reached as the caller (credentials = exchange), "
-		    "and this call is for none", call->up->s.name);
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: its token is obtained at a token endpoint "
+		    "(credentials = exchange or client-credentials), and this call has no way to", call->up->s.name);
 		return -1;
 	}
 	return call->cred->bearer(call->cred->ctx, call->up, again, token, err);
@@ -675,9 +675,9 @@ out:
 	return ret;
 }
 
-/* With the caller's credential (credentials = exchange), a 401 is the upstream
- * refusing that token (revoked, or its keys rotated): a fresh one is obtained and the
- * POST made once more. */
+/* With a token obtained at a token endpoint (credentials = exchange, client-credentials),
+ * a 401 is the upstream refusing that token (revoked, or its keys rotated): a fresh one
+ * is obtained and the POST made once more. */
 int
 upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *call,
     struct post *q, json_t **resp, struct gw_error *err)
@@ -693,7 +693,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 		q->bearer = NULL;
 		upstream_bearer_free(token);
 		token = NULL;
-		if (rc == 0 || q->status != 401 || call->up->credentials != UP_CRED_EXCHANGE)
+		if (rc == 0 || q->status != 401 || !UP_OBTAINED(call->up))
 			break;
 	}
 	return rc;

@@ -401,8 +401,8 @@ shared_names(const struct config *cfg, json_t *doc, struct confcheck *o)
 	}
 }
 
-/* Upstreams reached as the caller: the tokens obtained for callers are sealed under a
- * key of session-key-file's, else of the state file's (which its reader has too). */
+/* Upstreams whose tokens the gateway obtains: they are sealed under a key of
+ * session-key-file's, else of the state file's (which its reader has too). */
 static void
 credentials(const struct config *cfg, struct confcheck *o)
 {
@@ -410,10 +410,11 @@ credentials(const struct config *cfg, struct confcheck *o)
 	size_t i;
 
 	for (i = 0; i < cfg->n_upstreams && !cfg->has_session_key; i++)
-		if ((u = &cfg->upstreams[i])->credentials == UP_CRED_EXCHANGE)
-			warn(o, where(&u->s, "upstream", "credentials"), NULL, "credentials = exchange: without [gateway] "
-			    "session-key-file, the tokens obtained for callers are sealed under the state file's own key "
-			    "(whoever can read the state file can open them)");
+		if (UP_OBTAINED(u = &cfg->upstreams[i]))
+			warn(o, where(&u->s, "upstream", "credentials"), NULL, "credentials = %s: without [gateway] "
+			    "session-key-file, the tokens obtained for it are sealed under the state file's own key "
+			    "(whoever can read the state file can open them)",
+			    u->credentials == UP_CRED_EXCHANGE ? "exchange" : "client-credentials");
 }
 
 void

@@ -100,8 +100,9 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 static const char *
 credentials_word(const struct cfg_upstream *u)
 {
-	return u == NULL ? "" : u->credentials == UP_CRED_EXCHANGE ? "exchange" : u->credentials == UP_CRED_STATIC ?
-	    "static" : "none";
+	static const char *const words[] = { "", "none", "static", "exchange", "client-credentials" };
+
+	return u == NULL || u->credentials < 1 || u->credentials > UP_CRED_CLIENT ? "" : words[u->credentials];
 }
 
 /* A decision on a tool or an upstream (what: "tool", "upstream") named name. */

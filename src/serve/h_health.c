@@ -93,7 +93,7 @@ auth_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 		st = metrics_dep_state(m, METRICS_DEP_JWKS, now_s, &since, detail, sizeof(detail));
 		dependency(h, "jwk_set", NULL, st, since, detail);
 	}
-	if (rc->cfg->as_caller) {	/* the token endpoint, for the upstreams reached as the caller */
+	if (rc->cfg->obtains) {	/* the token endpoints, for the upstreams whose tokens the gateway obtains */
 		st = metrics_dep_state(m, METRICS_DEP_EXCHANGE, now_s, &since, detail, sizeof(detail));
 		dependency(h, "token_exchange", NULL, st, since, detail);
 	}

@@ -7,9 +7,10 @@
 #include "mcp.h"
 #include "upcred.h"
 
-/* The caller as the upstreams reached as the caller see it (credentials = exchange):
- * its token (parsed again from the header the gate accepted) and its life, the worker's
- * connection to the authorization server, the host's cache. 0, or -1: none needed. */
+/* What the upstreams whose tokens the gateway obtains need (credentials = exchange,
+ * client-credentials): the caller's token (parsed again from the header the gate
+ * accepted) and its life, the worker's connection to the authorization server, the
+ * host's cache. 0, or -1: none needed. */
 static int
 caller_cred(const struct req_ctx *rc, struct upcred *u)
 {
@@ -17,9 +18,12 @@ caller_cred(const struct req_ctx *rc, struct upcred *u)
 	size_t len;
 	int scheme;
 
-	if (!rc->cfg->as_caller || rc->caller == NULL ||
-	    auth_parse_credentials(rc->req->authorization, &scheme, &tok, &len) < 0)
+	if (!rc->cfg->obtains || rc->caller == NULL)
 		return -1;
+	if (auth_parse_credentials(rc->req->authorization, &scheme, &tok, &len) < 0) {
+		tok = NULL;	/* none to exchange: a client-credentials upstream is still reached */
+		len = 0;
+	}
 	*u = (struct upcred){
 		.cfg = rc->cfg, .ix = worker_auth(rc->w)->ix, .asmeta = rc->sh->asmeta, .cache = rc->sh->creds,
 		.key = gateway_session_key(rc->sh, rc->cfg), .subject = { tok, len },
@@ -37,7 +41,7 @@ h_mcp(struct req_ctx *rc)
 {
 	struct mcp_thread *th = worker_mcp(rc->w);
 	struct upcred cred;
-	int as_caller = caller_cred(rc, &cred) == 0;
+	int obtains = caller_cred(rc, &cred) == 0;
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
 		.catalog = rc->sh->catalog, .view = &th->cat, .pool = th->ups, .pages = th->pages,
@@ -45,7 +49,7 @@ h_mcp(struct req_ctx *rc)
 		.listeners = &rc->w->gw->listeners,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key,
-		.metrics = rc->sh->metrics, .cred = as_caller ? &cred.cred : NULL,
+		.metrics = rc->sh->metrics, .cred = obtains ? &cred.cred : NULL,
 	};
 
 	rc->slot[REQ_SLOT_MCP] = &env;
@@ -56,6 +60,6 @@ h_mcp(struct req_ctx *rc)
 	else
 		mcp_exchange(rc);
 	rc->slot[REQ_SLOT_MCP] = NULL;
-	if (as_caller)
+	if (obtains)
 		upcred_clear(&cred);
 }

@@ -28,7 +28,7 @@ static const int64_t bounds_us[] = {
 
 static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error" };
 static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
-static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "exchanged", "refused", "failed" };
+static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "obtained", "refused", "failed" };
 
 /* Every counter is written with __atomic adds and read with __atomic loads. */
 struct m_hist {
@@ -597,8 +597,9 @@ render_upstreams(const struct m_region *r, int64_t now_s, struct buf *out)
 			rc |= buf_printf(out, "mcpgate_upstream_errors_total{upstream=\"%s\"} %llu\n", name,
 			    (unsigned long long)get(&r->up_errors[i]));
 	rc |= family(out, "mcpgate_upstream_credentials_total", "counter",
-	    "Credentials of callers for upstreams reached as the caller (token exchange), by upstream and how they "
-	    "were had: cached, exchanged, refused (by the issuer), failed (the token endpoint).");
+	    "Tokens the gateway obtains for upstreams (credentials = exchange, client-credentials), by upstream and how "
+	    "each call had its token: cached, obtained (a token exchange or the client_credentials grant), refused (by "
+	    "the authorization server), failed (the token endpoint).");
 	for (i = 0; i <= METRICS_UPSTREAMS; i++)
 		if ((name = i < METRICS_UPSTREAMS ? label_of(&r->up_name[i], label, sizeof(label)) : "other") != NULL)
 			rc |= render_row(out, "mcpgate_upstream_credentials_total", "upstream", name, &cred, r->up_cred[i]);

@@ -45,10 +45,10 @@
 
 enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_OUTCOMES };
 
-/* How an upstream reached as the caller got the caller's credential: from the host's
- * cache, by a new exchange, refused by the issuer, or not at all (the token endpoint
- * failed). */
-enum metrics_cred { METRICS_CRED_CACHED, METRICS_CRED_EXCHANGED, METRICS_CRED_REFUSED, METRICS_CRED_FAILED,
+/* How an upstream whose token the gateway obtains (credentials = exchange,
+ * client-credentials) got it: from the host's cache, obtained at the token endpoint,
+ * refused there, or not at all (the token endpoint failed). */
+enum metrics_cred { METRICS_CRED_CACHED, METRICS_CRED_OBTAINED, METRICS_CRED_REFUSED, METRICS_CRED_FAILED,
 	METRICS_CRED_OUTCOMES };
 
 /* Dependencies with one record each (upstreams have theirs by name). */

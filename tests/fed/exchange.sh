@@ -19,6 +19,8 @@
 #  - the token endpoint failing (500, garbage, hanging): a retryable error naming the
 #    upstream, health's token_exchange down (not the upstream), the upstream never called
 #    without a token, and the callers whose tokens are cached served meanwhile;
+#  - an upstream with credentials = client-credentials: every caller arrives as the
+#    gateway's service client, with one token for the host;
 #  - metrics count the credentials by upstream and outcome; mcpgate -t warns when the
 #    tokens are sealed under the state file's own key.
 #
@@ -39,8 +41,9 @@ start_fixture up --port "$UP_PORT" --name up --require-bearer "$IDP" --resource 
 wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tail -n 5 "$T/up.log")"
 
 # The upstream's own sections: "up" as alice or bob with the caller's scopes, "wide"
-# (the same server, prefix w_) asking a scope beyond an ordinary caller's token.
-(umask 077 && printf 'gateway-exchange-secret\n' > "$T/exchange-secret")
+# (the same server, prefix w_) asking a scope beyond an ordinary caller's token, and
+# "svc" (prefix s_) as the gateway's own service identity (client-credentials).
+(umask 077 && printf 'gateway-exchange-secret\n' > "$T/exchange-secret" && printf 'machine-acme-secret\n' > "$T/machine-secret")
 gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
 [upstream "up"]
@@ -53,6 +56,15 @@ url = $UP_URL
 prefix = w_
 credentials = exchange
 exchange-scopes = mcp:tools mcp:admin
+[upstream "svc"]
+url = $UP_URL
+prefix = s_
+credentials = client-credentials
+token-endpoint = $IDP/token
+client-id = machine-acme
+client-secret-file = $T/machine-secret
+exchange-resource = $UP_URL
+exchange-scopes = mcp:tools
 [metrics]
 allow = 127.0.0.1/32
 CONF
@@ -85,7 +97,7 @@ exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -c ".exchanges_by_subject.
 out=$(rpc "$ALICE" tools/list '{}')
 jcheck "tools/list as alice: the upstream's tools, fetched with her exchanged token (both sections)" \
 	"$(sed -n 2p <<<"$out" | jq -c --arg st "$(head -1 <<<"$out")" '{status: $st, names: [.result.tools[]?.name], error}')" \
-	'.status == "200" and (.names | index("whoami")) and (.names | index("w_whoami"))'
+	'.status == "200" and (.names | index("whoami")) and (.names | index("w_whoami")) and (.names | index("s_whoami"))'
 jcheck "alice's whoami: the upstream sees alice, through the gateway's exchanging client (act)" "$(whoami "$ALICE")" \
 	'.sub == "alice" and .client_id == "gateway-exchange" and .act.sub == "gateway-exchange"'
 jcheck "bob's whoami: bob, not alice" "$(whoami "$BOB")" '.sub == "bob" and .client_id == "gateway-exchange"'
@@ -93,6 +105,14 @@ jcheck "alice again: still alice (bob's token is not hers)" "$(whoami "$ALICE")"
 for i in 1 2 3 4; do whoami "$ALICE" > /dev/null; whoami "$BOB" > /dev/null; done
 is "one exchange each for alice and bob at 'up', whichever process took the 6 calls (and the catalog's)" \
 	"$(exchanges alice) $(exchanges bob)" "2 1"
+
+# --- client-credentials: the gateway's own identity, one token for the host ----------------
+jcheck "alice's s_whoami (client-credentials): the gateway's service client, not alice" "$(whoami "$ALICE" s_whoami)" \
+	'.client_id == "machine-acme" and .sub != "alice"'
+t0=$(idp_stats tokens)
+for i in 1 2 3; do whoami "$ALICE" s_whoami > /dev/null; whoami "$BOB" s_whoami > /dev/null; done
+jcheck "bob's s_whoami: the same service client" "$(whoami "$BOB" s_whoami)" '.client_id == "machine-acme" and .sub != "bob"'
+is "… 7 calls of two callers through two processes: no new token at the token endpoint" "$(( $(idp_stats tokens) - t0 ))" 0
 
 # --- as CGI: another process, the same state file ----------------------------------------
 cgi_whoami() {
@@ -182,9 +202,10 @@ curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d '{"exchange"
 jcheck "the grant back: dave's call is dave" "$(whoami "$DAVE")" '.sub == "dave"'
 curl -s --max-time 5 "http://127.0.0.1:$GW_PORT/metrics" > "$T/metrics.txt"
 m() { sed -n "s/^mcpgate_upstream_credentials_total{upstream=\"$1\",outcome=\"$2\"} //p" "$T/metrics.txt"; }
-is "metrics: credentials at 'up' exchanged (alice, bob, dave, and the test's own is not the gateway's), failed 3" \
-	"$(m up exchanged) $(m up failed)" "3 3"
+is "metrics: tokens at 'up' obtained 3 (alice, bob, dave; the test's own exchange is not the gateway's), failed 3" \
+	"$(m up obtained) $(m up failed)" "3 3"
 like "metrics: … and cached, for every other call" "$(m up cached)" '^[1-9][0-9]+$'
-is "metrics: refused at 'wide' twice (bob), exchanged once (alice)" "$(m wide refused) $(m wide exchanged)" "2 1"
-like "the gateway's log names each failure of the exchange" "$(grep -c 'upstream up: token exchange' "$T/gw.log")" '^[3-9]$'
+is "metrics: refused at 'wide' twice (bob), exchanged once (alice)" "$(m wide refused) $(m wide obtained)" "2 1"
+is "metrics: one token obtained for 'svc' (client-credentials), the other calls cached" "$(m svc obtained) $(m svc cached | grep -c .)" "1 1"
+like "the gateway's log names each failure of the exchange" "$(grep -c 'upstream up: the token exchange: ' "$T/gw.log")" '^[3-9]$'
 tap_done

@@ -70,18 +70,25 @@ static const struct {
 	{ BASE "[gateway]\ndeny-style = maybe\n", "main.conf:6: deny-style: unknown value: 'maybe'" },
 	/* [upstream] credentials: the default (none), and what each mode needs, at its key's line. */
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = none\n", "" },
-	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\n", "main.conf:7: credentials = exchange: needs a client at the issuer" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\n", "main.conf:7: credentials = exchange: needs a client at the token endpoint" },
 	{ BASE "[auth]\nclient-id = gw\n" "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nexchange-scopes = mcp:read mcp:write\n"
 	    "exchange-audience = u\nexchange-resource = https://u.example.com/mcp\n", "" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw2\ntoken-endpoint = https://idp.example.com/token\n", "" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw2\ntoken-endpoint = ftp://x/token\n",
 	    "main.conf:9: token-endpoint: " },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = static\n", "main.conf:7: credentials = static: needs auth-header-file" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\n", "main.conf:7: credentials = client-credentials: needs token-endpoint" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\ntoken-endpoint = https://as.example.com/token\n"
+	    "exchange-scopes = read\nexchange-resource = https://u.example.com/mcp\n", "" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\ntoken-endpoint = https://as.example.com/token\n"
+	    "exchange-audience = x\n", "main.conf:7: credentials = client-credentials: exchange-audience is for credentials = exchange" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nauth-header-file = /x\n",
+	    "main.conf:7: credentials = client-credentials: auth-header-file is for credentials = static only" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = magic\n", "main.conf:7: credentials: unknown value: 'magic'" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = none\ntoken-endpoint = https://idp.example.com/token\n",
-	    "main.conf:7: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange" },
+	    "main.conf:7: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange or client-credentials" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\nexchange-scopes = mcp:read\n",
-	    "main.conf:5: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange" },
+	    "main.conf:5: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange or client-credentials" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw2\nclient-secret-file = /nonexistent/secret\n",
 	    "main.conf:9: client-secret-file: " },
 	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },
