@@ -21,6 +21,10 @@
 #    without a token, and the callers whose tokens are cached served meanwhile;
 #  - an upstream with credentials = client-credentials: every caller arrives as the
 #    gateway's service client, with one token for the host;
+#  - the upstream refusing a cached token (401): dropped, exchanged once more, then an
+#    error; the upstream back, the last token from the cache;
+#  - a caller's token revoked: refused at the gate within cache-ttl, and the upstream
+#    sees no more of that caller;
 #  - metrics count the credentials by upstream and outcome; mcpgate -t warns when the
 #    tokens are sealed under the state file's own key.
 #
@@ -44,7 +48,7 @@ wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tai
 # (the same server, prefix w_) asking a scope beyond an ordinary caller's token, and
 # "svc" (prefix s_) as the gateway's own service identity (client-credentials).
 (umask 077 && printf 'gateway-exchange-secret\n' > "$T/exchange-secret" && printf 'machine-acme-secret\n' > "$T/machine-secret")
-gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
+GW_CACHE_TTL=3 gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
 [upstream "up"]
 url = $UP_URL
@@ -208,4 +212,39 @@ like "metrics: … and cached, for every other call" "$(m up cached)" '^[1-9][0-
 is "metrics: refused at 'wide' twice (bob), exchanged once (alice)" "$(m wide refused) $(m wide obtained)" "2 1"
 is "metrics: one token obtained for 'svc' (client-credentials), the other calls cached" "$(m svc obtained) $(m svc cached | grep -c .)" "1 1"
 like "the gateway's log names each failure of the exchange" "$(grep -c 'upstream up: the token exchange: ' "$T/gw.log")" '^[3-9]$'
+
+# --- the upstream refusing the cached token (401) --------------------------------------------
+# The upstream restarted under another resource name: every token issued for the old one
+# is refused (wrong audience). The gateway drops the cached token, exchanges once more,
+# and, refused again, answers an error; back under its name, the token exchanged last is
+# taken from the cache.
+up_gone() { ! mg_alive "${FIXTURE_PID[up]}"; }
+restart_up() {
+	kill "${FIXTURE_PID[up]}" 2>/dev/null
+	wait_until 10 up_gone
+	start_fixture up --port "$UP_PORT" --name up --require-bearer "$IDP" --resource "$1"
+	wait_fixture up || bail "the fixture upstream started again (--resource $1)" "$(tail -n 5 "$T/up.log")"
+}
+restart_up "http://127.0.0.1:$UP_PORT/elsewhere"
+x0=$(exchanges dave)
+out=$(rpc "$DAVE" tools/call '{"name":"whoami","arguments":{}}')
+jcheck "the upstream refusing dave's cached token (401): an error naming the upstream" \
+	"$(sed -n 2p <<<"$out" | jq -c '{error}')" '.error.message | contains("upstream up")'
+is "… after exactly one more exchange (the cached token dropped, a new one refused too)" "$(( $(exchanges dave) - x0 ))" 1
+restart_up "$UP_URL"
+x0=$(exchanges dave)
+jcheck "the upstream back under its name: dave's call is dave" "$(whoami "$DAVE")" '.sub == "dave"'
+is "… with the token exchanged last, from the cache" "$(( $(exchanges dave) - x0 ))" 0
+
+# --- a revoked caller token -----------------------------------------------------------------
+# The gate verifies bob's token again after cache-ttl (here GW_CACHE_TTL s): revoked, it is
+# refused there, and the token exchanged for it, still cached, is never used again.
+revoke "$BOB"
+bob_refused() { [ "$(rpc "$BOB" ping '{}' | head -1)" = 401 ]; }
+wait_until 30 bob_refused
+n0=$(curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" | jq '[.accepted[] | select(.sub == "bob")] | length')
+st=$(rpc "$BOB" tools/call '{"name":"whoami","arguments":{}}' | head -1)
+is "bob's token revoked: his call is refused at the gate (401)" "$st" 401
+is "… and the upstream sees no more of bob" \
+	"$(curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" | jq '[.accepted[] | select(.sub == "bob")] | length')" "$n0"
 tap_done
