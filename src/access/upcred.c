@@ -139,6 +139,78 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 	return -1;
 }
 
+/* --- [auth] shared-cache: the hosts' tokens in the Redis store ------------------------ */
+
+#define SHARED_SEALED_MAX	(CREDCACHE_VALUE_MAX + 64)
+
+/* The Redis record's name (a keyed digest of the entry's under the shared key) and what
+ * its sealing is bound to. */
+static void
+shared_name(const struct config *cfg, const unsigned char key[CREDCACHE_KEY_BYTES],
+    unsigned char name[RSTORE_KEY_BYTES], char ad[96])
+{
+	unsigned char d[32];
+	size_t i;
+
+	secret_keyed_digest_parts(cfg->shared_key, (struct secret_part[]){ { "mcpgate upstream token v1", 25 },
+	    { (const char *)key, CREDCACHE_KEY_BYTES } }, 2, d);
+	memcpy(name, d, RSTORE_KEY_BYTES);
+	memcpy(ad, "mcpgate upstream token v1 ", 26);
+	for (i = 0; i < RSTORE_KEY_BYTES; i++)
+		snprintf(ad + 26 + 2 * i, 3, "%02x", name[i]);
+}
+
+/* The token another host obtained for key: its length, the token in plain (NUL-ended)
+ * and its end in *until_ms; 0 when there is none that can be used (absent, forged,
+ * altered, ended, Redis not answering). */
+static long
+shared_get(const struct upcred *u, const unsigned char key[CREDCACHE_KEY_BYTES], int64_t now_ms,
+    char *plain, size_t plainlen, int64_t *until_ms)
+{
+	unsigned char name[RSTORE_KEY_BYTES];
+	char *sealed = malloc(SHARED_SEALED_MAX), ad[96], *sp;
+	long n = 0, got;
+	long long until;
+
+	if (sealed == NULL)
+		return 0;
+	shared_name(u->cfg, key, name, ad);
+	if (rstore_get(u->rs, u->cfg, &(struct rs_key){ RS_UPCRED, name }, sealed, SHARED_SEALED_MAX,
+	    clock_mono_us() / 1000) == 1 && (got = secret_open(u->cfg->shared_key, sealed, ad, plain, plainlen)) > 0 &&
+	    sscanf(plain, "%lld", &until) == 1 && (sp = strchr(plain, ' ')) != NULL && until > now_ms &&
+	    until - now_ms <= UPCRED_MAX_MS) {
+		n = got - (long)(sp + 1 - plain);
+		memmove(plain, sp + 1, (size_t)n + 1);
+		*until_ms = until;
+	}
+	if (n <= 0)
+		secret_wipe(plain, plainlen);
+	free(sealed);
+	return n > 0 ? n : 0;
+}
+
+/* Shares a token just obtained until until_ms (best effort: a host that cannot leaves
+ * the others to obtain their own). */
+static void
+shared_put(const struct upcred *u, const unsigned char key[CREDCACHE_KEY_BYTES], const char *token,
+    int64_t now_ms, int64_t until_ms)
+{
+	unsigned char name[RSTORE_KEY_BYTES];
+	char *sealed = malloc(SHARED_SEALED_MAX), *plain = malloc(TOKENEP_TOKEN_MAX + 32), ad[96];
+	int n;
+
+	if (sealed && plain && (n = snprintf(plain, TOKENEP_TOKEN_MAX + 32, "%lld %s", (long long)until_ms, token)) > 0 &&
+	    n < TOKENEP_TOKEN_MAX + 32) {
+		shared_name(u->cfg, key, name, ad);
+		if (secret_seal(u->cfg->shared_key, plain, (size_t)n, ad, sealed, SHARED_SEALED_MAX) == 0)
+			(void)rstore_put(u->rs, u->cfg, &(struct rs_key){ RS_UPCRED, name }, sealed, until_ms - now_ms,
+			    clock_mono_us() / 1000);
+		secret_wipe(plain, (size_t)n);
+	}
+	free(plain);
+	free(sealed);
+}
+
 static void
 nap_ms(long ms)
 {
@@ -148,8 +220,9 @@ nap_ms(long ms)
 }
 
 /* Long: the cache's answer (a hit opened, a miss exchanged and stored, a claim of
- * another's waited on, up to its deadline, then exchanged regardless), with the
- * plaintext wiped at the one exit. */
+ * another's waited on, up to its deadline, then exchanged regardless), with another
+ * host's token taken from Redis before a token endpoint is asked, and the plaintext
+ * wiped at the one exit. */
 int
 upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
 {
@@ -191,6 +264,20 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 	}
 	if (st == CC_HIT)	/* under another key (a new session key): a miss, not ours to claim */
 		st = CC_UNAVAILABLE;
+	/* Another host's, unless the upstream just refused the one we had (it may be that). */
+	if (u->rs && !again && (n = shared_get(u, key, now_ms, plain, TOKENEP_TOKEN_MAX + 1, &until)) > 0) {
+		if (secret_seal(u->seal_key, plain, (size_t)n, ad, sealed, CREDCACHE_VALUE_MAX) == 0)
+			credcache_put(u->cache, key, now_ms, until, sealed);
+		else if (st == CC_MISS)
+			credcache_drop(u->cache, key);
+		if ((*token = strdup(plain)) == NULL) {
+			gw_error_set(err, GW_EINTERNAL, "out of memory");
+			goto out;
+		}
+		metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
+		rc = 0;
+		goto out;
+	}
 	if (obtain(u, up, now_ms, &a, err) < 0) {
 		if (st == CC_MISS)
 			credcache_drop(u->cache, key);
@@ -203,6 +290,8 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 		else if (st == CC_MISS)
 			credcache_drop(u->cache, key);
 	}
+	if (u->rs && until > now_ms)
+		shared_put(u, key, a.token, now_ms, until);
 	*token = a.token;	/* handed over: the caller wipes it */
 	a.token = NULL;
 	rc = 0;

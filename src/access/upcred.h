@@ -11,8 +11,10 @@
  *    lives, whoever the caller.
  * The host's processes share them through the state file (credcache), sealed
  * (XChaCha20-Poly1305) under a key derived from the gateway's session key and named by
- * a keyed digest of what was asked (and the caller's token). An issued token goes only
- * to its upstream. */
+ * a keyed digest of what was asked (and the caller's token); with [auth] shared-cache,
+ * the hosts share them through the Redis store too, sealed under the shared key with
+ * their own end (a host takes one no longer than that end, whatever Redis keeps). An
+ * issued token goes only to its upstream. */
 #ifndef GW_UPCRED_H
 #define GW_UPCRED_H
 
@@ -22,6 +24,7 @@
 #include "credcache.h"
 #include "introspect.h"
 #include "metrics.h"
+#include "rstore.h"
 #include "secret.h"
 #include "upstream.h"
 
@@ -41,6 +44,7 @@ struct upcred {
 	struct secret_part subject;	/* the caller's access token (borrowed; p NULL: none) */
 	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
+	struct rstore *rs;		/* with [auth] shared-cache: the hosts' store; NULL: none */
 	/* made by upcred_bind: */
 	unsigned char seal_key[32], name_key[32];
 	struct upstream_cred cred;

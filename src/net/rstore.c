@@ -374,7 +374,7 @@ out:
 	return rc;
 }
 
-static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp" };
+static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp", [RS_UPCRED] = "uc" };
 
 /* A command on one record, and the storage of its words: VERB name, then what the
  * command adds (SET's value, PX ttl and NX). */

@@ -12,6 +12,9 @@
  *       with their own end, which the reader checks; expires with the token or cache-ttl
  *   dp  a DPoP proof seen (its key and jti, dpop.c): expires when the proof would be
  *       stale anyway
+ *   uc  with [auth] shared-cache: a token the gateway obtained for an upstream (for a
+ *       caller's token, or its own), sealed under the shared key with its own end
+ *       (upcred.c); expires with it
  * A decision over several buckets is one server-side script (one round trip, atomic):
  * one write and one read on the connection.
  *
@@ -63,6 +66,7 @@ enum rs_kind {
 	RS_TOMB = 1,	/* ts: an ended session (value "1") */
 	RS_TOKEN,	/* tc: an accepted token's claims, sealed (auth.c) */
 	RS_DPOP,	/* dp: a DPoP proof seen (value "1") */
+	RS_UPCRED,	/* uc: a token obtained for an upstream, sealed (upcred.c) */
 };
 /* Such a record's key: its kind and the caller's keyed digest (mcpgate:<kind>:<hex>). */
 struct rs_key {
