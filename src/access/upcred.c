@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "clock.h"
@@ -92,6 +93,92 @@ keep_until(const struct upcred *u, const struct cfg_upstream *up, long expires_i
 	return until > now_ms ? until : 0;
 }
 
+/* An upstream's own authorization server, as discovered. */
+struct up_as {
+	char issuer[UPCRED_URL_MAX];
+	char token_endpoint[UPCRED_URL_MAX];
+};
+
+/* A URL of up's authorization server that may be used: https, or http when up's own
+ * URL is http (a loopback or test set-up), and short enough to keep. */
+static int
+as_url_ok(const struct cfg_upstream *up, const char *url)
+{
+	return url && strlen(url) < UPCRED_URL_MAX && strchr(url, ' ') == NULL &&
+	    (strncasecmp(url, "https://", 8) == 0 ||
+	    (strncasecmp(url, "http://", 7) == 0 && strncasecmp(up->url, "http://", 7) == 0));
+}
+
+/* RFC 9728 then RFC 8414: up's protected resource metadata names its authorization
+ * server, whose metadata names its token endpoint. 0 with as, or -1 with err. */
+static int
+discover_now(const struct upcred *u, const struct cfg_upstream *up, struct up_as *as, struct gw_error *err)
+{
+	json_t *prm, *meta = NULL;
+	const char *issuer, *te;
+	int rc = -1;
+
+	if ((prm = introspect_resource_metadata(u->ix, u->cfg, up->url, err)) == NULL)
+		return -1;
+	issuer = json_string_value(json_array_get(json_object_get(prm, "authorization_servers"), 0));
+	if (!as_url_ok(up, issuer)) {
+		gw_error_set(err, GW_EAUTHSERVER, "its protected resource metadata names no usable authorization server");
+		goto out;
+	}
+	if ((meta = introspect_discover(u->ix, u->cfg, issuer, err)) == NULL)
+		goto out;
+	te = json_string_value(json_object_get(meta, "token_endpoint"));
+	if (!as_url_ok(up, te)) {
+		gw_error_set(err, GW_EAUTHSERVER, "its authorization server's metadata has no usable token_endpoint");
+		goto out;
+	}
+	snprintf(as->issuer, sizeof(as->issuer), "%s", issuer);
+	snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", te);
+	rc = 0;
+out:
+	json_decref(meta);
+	json_decref(prm);
+	return rc;
+}
+
+/* up's authorization server: from the host's cache (kept an hour), else discovered
+ * (discover_now) and kept. 0 with as, or -1 with err (GW_EAUTHSERVER). */
+static int
+discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct up_as *as,
+    struct gw_error *err)
+{
+	unsigned char key[CREDCACHE_KEY_BYTES];
+	char sealed[3 * UPCRED_URL_MAX], plain[2 * UPCRED_URL_MAX + 2], ad[2 * CREDCACHE_KEY_BYTES + 1];
+	enum cc_status st;
+	struct gw_error why;
+	char *sp;
+
+	secret_keyed_digest_parts(u->name_key, (struct secret_part[]){ { "discovery", 10 },
+	    { up->url, strlen(up->url) } }, 2, key);
+	seal_ad(key, ad);
+	st = credcache_get(u->cache, key, now_ms, u->cfg->auth_timeout_ms * 3 + 1000, sealed, sizeof(sealed));
+	if (st == CC_HIT && secret_open(u->seal_key, sealed, ad, plain, sizeof(plain)) > 0 &&
+	    (sp = strchr(plain, ' ')) != NULL && (size_t)(sp - plain) < sizeof(as->issuer) &&
+	    strlen(sp + 1) < sizeof(as->token_endpoint)) {
+		snprintf(as->issuer, sizeof(as->issuer), "%.*s", (int)(sp - plain), plain);
+		snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", sp + 1);
+		return 0;
+	}
+	if (discover_now(u, up, as, &why) < 0) {
+		if (st == CC_MISS)
+			credcache_drop(u->cache, key);
+		log_warn(NULL, "upstream %s: its authorization server: %s", up->s.name, why.detail);
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: its authorization server could not be discovered; "
+		    "retry later (%s)", up->s.name, why.detail);
+		return -1;
+	}
+	snprintf(plain, sizeof(plain), "%s %s", as->issuer, as->token_endpoint);
+	if ((st == CC_MISS || st == CC_UNAVAILABLE || st == CC_HIT) &&
+	    secret_seal(u->seal_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
+		credcache_put(u->cache, key, now_ms, now_ms + UPCRED_DISCOVERY_MS, sealed);
+	return 0;
+}
+
 /* One request at the token endpoint for up (an exchange of the caller's token, or the
  * gateway's client_credentials): 0 with the answer's token, or -1 with err. */
 static int
@@ -106,18 +193,28 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 		up->client_id ? up->client_secret : cfg->client_secret,
 		cfg->client_auth,
 	};
-	const struct tokenep_ask ask = {
+	struct tokenep_ask ask = {
 		.endpoint = up->token_endpoint, .client = &client, .subject = exchange ? &u->subject : NULL,
 		.resource = up->exchange_resource ? up->exchange_resource : up->url,
 		.audience = up->exchange_audience, .scopes = &up->exchange_scopes, .now_ms = now_ms,
 	};
 	struct gw_error why;
+	struct up_as as;
 	int rc;
 
 	if (u->ix == NULL || (exchange && u->subject.p == NULL)) {
 		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: %s", up->s.name, u->ix == NULL ?
 		    "no connection to the authorization server" : "no caller's token to exchange");
 		return -1;
+	}
+	/* The gateway's own token comes from the upstream's authorization server. */
+	if (!exchange && ask.endpoint == NULL) {
+		if (discover(u, up, now_ms, &as, err) < 0) {
+			metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, 0, now_ms / 1000, "an upstream's authorization server could not be discovered");
+			metrics_credential(u->metrics, up->s.name, METRICS_CRED_FAILED);
+			return -1;
+		}
+		ask.endpoint = as.token_endpoint;
 	}
 	rc = tokenep_request(u->ix, u->asmeta, cfg, &ask, a, &why);
 	metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, rc >= 0, now_ms / 1000, rc >= 0 ? NULL : "the token endpoint failed");

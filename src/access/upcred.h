@@ -7,8 +7,9 @@
  *    the gate is never reached as again. The caller's own token goes only to the token
  *    endpoint.
  *  - credentials = client-credentials: the gateway's own token for the upstream (the
- *    client_credentials grant at the upstream's token endpoint): one per host while it
- *    lives, whoever the caller.
+ *    client_credentials grant at the upstream's token endpoint: token-endpoint, else
+ *    discovered from the upstream's RFC 9728 metadata and its authorization server's
+ *    RFC 8414 metadata, kept an hour): one per host while it lives, whoever the caller.
  * The host's processes share them through the state file (credcache), sealed
  * (XChaCha20-Poly1305) under a key derived from the gateway's session key and named by
  * a keyed digest of what was asked (and the caller's token); with [auth] shared-cache,
@@ -32,6 +33,8 @@
 #define UPCRED_MAX_MS		(3600 * 1000)	/* the longest an issued token is cached */
 #define UPCRED_EARLY_MS		(30 * 1000)	/* a cached token is replaced this long before it expires */
 #define UPCRED_WAIT_STEP_MS	10		/* a request waiting on another's exchange looks again */
+#define UPCRED_DISCOVERY_MS	(3600 * 1000)	/* an upstream's authorization server, as discovered, is kept */
+#define UPCRED_URL_MAX		1024		/* its issuer's and token endpoint's URLs, with their NUL */
 
 /* One request's caller, as the upstreams reached as the caller see it. Fill the first
  * fields, then upcred_bind(); its cred is then what federated calls take. */

@@ -936,10 +936,6 @@ derive_credentials(struct loader *ld, struct config *cfg)
 			lerr(ld, w->file, w->line, "credentials = %s: needs a client at the token endpoint "
 			    "(this section's client-id, or [auth] client-id)", names[u->credentials]);
 			bad = 1;
-		} else if (u->credentials == UP_CRED_CLIENT && !u->token_endpoint) {
-			lerr(ld, w->file, w->line, "credentials = client-credentials: needs token-endpoint "
-			    "(the upstream's authorization server's)");
-			bad = 1;
 		} else if (u->credentials == UP_CRED_CLIENT && u->exchange_audience) {
 			lerr(ld, w->file, w->line, "credentials = client-credentials: exchange-audience is for "
 			    "credentials = exchange");

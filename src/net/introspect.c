@@ -209,13 +209,13 @@ discovery_urls(const char *issuer, char urls[3][2200])
 	return (int)n;
 }
 
-/* Fetches the issuer's metadata; first 2xx wins, a 4xx tries the next URL, anything
+/* Fetches an issuer's metadata; first 2xx wins, a 4xx tries the next URL, anything
  * else stops. */
 static json_t *
-fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error *err)
+fetch_metadata(struct introspect *ix, const struct config *cfg, const char *issuer, struct gw_error *err)
 {
 	char urls[3][2200];
-	int i, n = discovery_urls(cfg->issuer, urls);
+	int i, n = discovery_urls(issuer, urls);
 	long st;
 	json_t *doc;
 
@@ -232,15 +232,55 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, struct gw_error 
 		if ((doc = parse_object(ix, "authorization server metadata", err)) == NULL)
 			return NULL;
 		if (!json_is_string(json_object_get(doc, "issuer")) ||
-		    !url_same(json_string_value(json_object_get(doc, "issuer")), cfg->issuer)) {
+		    !url_same(json_string_value(json_object_get(doc, "issuer")), issuer)) {
 			json_decref(doc);
 			gw_error_set(err, GW_EAUTHSERVER, "metadata at %s names another issuer", urls[i]);
 			return NULL;
 		}
 		return doc;
 	}
-	gw_error_set(err, GW_EAUTHSERVER, "no metadata found for issuer %s", cfg->issuer);
+	gw_error_set(err, GW_EAUTHSERVER, "no metadata found for issuer %s", issuer);
 	return NULL;
+}
+
+json_t *
+introspect_discover(struct introspect *ix, const struct config *cfg, const char *issuer, struct gw_error *err)
+{
+	return fetch_metadata(ix, cfg, issuer, err);
+}
+
+json_t *
+introspect_resource_metadata(struct introspect *ix, const struct config *cfg, const char *resource,
+    struct gw_error *err)
+{
+	const char *host = strstr(resource, "://"), *path;
+	char url[2300];
+	json_t *doc;
+	long st;
+
+	host = host ? host + 3 : resource;
+	path = strchr(host, '/');
+	if (path == NULL || strcmp(path, "/") == 0)
+		snprintf(url, sizeof(url), "%.*s/.well-known/oauth-protected-resource", (int)(host - resource + strcspn(host, "/")),
+		    resource);
+	else
+		snprintf(url, sizeof(url), "%.*s/.well-known/oauth-protected-resource%s", (int)(path - resource), resource, path);
+	if ((st = http(ix, cfg, &(struct http_req){ url, NULL, 0, NULL }, err)) < 0)
+		return NULL;
+	if (st != 200) {
+		gw_error_set(err, GW_EAUTHSERVER, "%s answered %ld", url, st);
+		return NULL;
+	}
+	if ((doc = parse_object(ix, "protected resource metadata", err)) == NULL)
+		return NULL;
+	/* RFC 9728 §3.3: the document is the resource's own. */
+	if (!json_is_string(json_object_get(doc, "resource")) ||
+	    !url_same(json_string_value(json_object_get(doc, "resource")), resource)) {
+		json_decref(doc);
+		gw_error_set(err, GW_EAUTHSERVER, "the protected resource metadata at %s names another resource", url);
+		return NULL;
+	}
+	return doc;
 }
 
 /* Long: the host's mirror read and, when stale and this worker's turn, fetched,
@@ -268,7 +308,7 @@ introspect_as_metadata(struct introspect *ix, struct asmeta_region *region, cons
 	}
 
 	if (fetch) {
-		if ((fresh = fetch_metadata(ix, cfg, err)) != NULL &&
+		if ((fresh = fetch_metadata(ix, cfg, cfg->issuer, err)) != NULL &&
 		    (dump = json_dumps(fresh, JSON_COMPACT)) != NULL && strlen(dump) < ASMETA_MAX_DOC) {
 			const char *ep = json_string_value(json_object_get(fresh, "introspection_endpoint"));
 

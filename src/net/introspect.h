@@ -37,6 +37,15 @@ extern const struct state_region introspect_asmeta_region_def;
 int introspect_as_metadata(struct introspect *ix, struct asmeta_region *asmeta, const struct config *cfg,
     int64_t now_ms, json_t **doc, struct gw_error *err);
 
+/* Another authorization server's metadata (RFC 8414, else OpenID discovery), its
+ * "issuer" checked: a new reference, or NULL with err (GW_EAUTHSERVER). Not mirrored:
+ * the caller keeps what it needs. */
+json_t *introspect_discover(struct introspect *ix, const struct config *cfg, const char *issuer, struct gw_error *err);
+/* A resource's RFC 9728 protected resource metadata, at the well-known URL its own
+ * gives, whose "resource" must be that URL: a new reference, or NULL with err. */
+json_t *introspect_resource_metadata(struct introspect *ix, const struct config *cfg, const char *resource,
+    struct gw_error *err);
+
 /* GETs a document of the authorization server's (its JWK set) at url into out, whose
  * ceiling bounds it: the HTTP status, or -1 with err. */
 long introspect_get(struct introspect *ix, const struct config *cfg, const char *url, struct buf *out,

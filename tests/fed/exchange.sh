@@ -19,8 +19,9 @@
 #  - the token endpoint failing (500, garbage, hanging): a retryable error naming the
 #    upstream, health's token_exchange down (not the upstream), the upstream never called
 #    without a token, and the callers whose tokens are cached served meanwhile;
-#  - an upstream with credentials = client-credentials: every caller arrives as the
-#    gateway's service client, with one token for the host;
+#  - an upstream with credentials = client-credentials: its authorization server
+#    discovered (RFC 9728, RFC 8414), every caller arrives as the gateway's service
+#    client, with one token for the host;
 #  - the upstream refusing a cached token (401): dropped, exchanged once more, then an
 #    error; the upstream back, the last token from the cache;
 #  - a caller's token revoked: refused at the gate within cache-ttl, and the upstream
@@ -46,7 +47,8 @@ wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tai
 
 # The upstream's own sections: "up" as alice or bob with the caller's scopes, "wide"
 # (the same server, prefix w_) asking a scope beyond an ordinary caller's token, and
-# "svc" (prefix s_) as the gateway's own service identity (client-credentials).
+# "svc" (prefix s_) as the gateway's own service identity (client-credentials, its token
+# endpoint discovered: the upstream's RFC 9728 metadata names its authorization server).
 (umask 077 && printf 'gateway-exchange-secret\n' > "$T/exchange-secret" && printf 'machine-acme-secret\n' > "$T/machine-secret")
 GW_CACHE_TTL=3 gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
@@ -64,7 +66,6 @@ exchange-scopes = mcp:tools mcp:admin
 url = $UP_URL
 prefix = s_
 credentials = client-credentials
-token-endpoint = $IDP/token
 client-id = machine-acme
 client-secret-file = $T/machine-secret
 exchange-resource = $UP_URL
