@@ -18,7 +18,7 @@ as_fetcher(const struct catalog_fetcher *by, struct upstream_call *call)
 	if (!UP_OBTAINED(call->up))
 		return;
 	call->cred = by->cred;
-	if (call->up->credentials == UP_CRED_EXCHANGE)
+	if (UP_AS_CALLER(call->up))
 		call->who = by->who;
 }
 

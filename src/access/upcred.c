@@ -45,7 +45,8 @@ entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char k
 	size_t n = 0, i;
 
 #define PART(s)	(parts[n++] = (struct secret_part){ (s) ? (s) : "", (s) ? strlen(s) + 1 : 1 })
-	PART(up->credentials == UP_CRED_EXCHANGE ? "exchange" : "client-credentials");
+	PART(up->credentials == UP_CRED_EXCHANGE ? "exchange" : up->credentials == UP_CRED_ID_JAG ? "id-jag" :
+	    "client-credentials");
 	PART(u->cfg->issuer);
 	PART(up->s.name);
 	PART(up->url);
@@ -56,7 +57,7 @@ entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char k
 	for (i = 0; i < up->exchange_scopes.n && n < 15; i++)
 		PART(up->exchange_scopes.v[i]);
 #undef PART
-	if (up->credentials == UP_CRED_EXCHANGE)
+	if (UP_AS_CALLER(up))
 		parts[n++] = u->subject;
 	secret_keyed_digest_parts(u->name_key, parts, n, key);
 }
@@ -88,7 +89,7 @@ keep_until(const struct upcred *u, const struct cfg_upstream *up, long expires_i
 	if (life > UPCRED_MAX_MS)
 		life = UPCRED_MAX_MS;
 	until = now_ms + life;
-	if (up->credentials == UP_CRED_EXCHANGE && u->subject_exp_ms > 0 && until > u->subject_exp_ms)
+	if (UP_AS_CALLER(up) && u->subject_exp_ms > 0 && until > u->subject_exp_ms)
 		until = u->subject_exp_ms;
 	return until > now_ms ? until : 0;
 }
@@ -179,49 +180,31 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 	return 0;
 }
 
-/* One request at the token endpoint for up (an exchange of the caller's token, or the
- * gateway's client_credentials): 0 with the answer's token, or -1 with err. */
+/* Words of each grant, for the log and the caller. */
+static const char *const grant_words[] = {
+	[TOKENEP_CLIENT_CREDENTIALS] = "the client_credentials grant",
+	[TOKENEP_EXCHANGE] = "the token exchange",
+	[TOKENEP_EXCHANGE_ID_JAG] = "the identity assertion (ID-JAG) exchange",
+	[TOKENEP_JWT_BEARER] = "the jwt-bearer grant of the ID-JAG",
+};
+
+/* One request at a token endpoint for up: 0 with the answer's token, or -1 with err
+ * (GW_ECALL naming the upstream and the OAuth error when refused, GW_EAUTHSERVER when
+ * the endpoint failed), observed for health and metrics. */
 static int
-obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct tokenep_answer *a,
-    struct gw_error *err)
+request(const struct upcred *u, const struct cfg_upstream *up, const struct tokenep_ask *ask,
+    struct tokenep_answer *a, struct gw_error *err)
 {
-	const int exchange = up->credentials == UP_CRED_EXCHANGE;
-	const char *what = exchange ? "the token exchange" : "the client_credentials grant";
-	const struct config *cfg = u->cfg;
-	const struct as_client client = {
-		up->client_id ? up->client_id : cfg->client_id,
-		up->client_id ? up->client_secret : cfg->client_secret,
-		cfg->client_auth,
-	};
-	struct tokenep_ask ask = {
-		.endpoint = up->token_endpoint, .client = &client, .subject = exchange ? &u->subject : NULL,
-		.resource = up->exchange_resource ? up->exchange_resource : up->url,
-		.audience = up->exchange_audience, .scopes = &up->exchange_scopes, .now_ms = now_ms,
-	};
+	const char *what = grant_words[ask->grant];
 	struct gw_error why;
-	struct up_as as;
 	int rc;
 
-	if (u->ix == NULL || (exchange && u->subject.p == NULL)) {
-		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: %s", up->s.name, u->ix == NULL ?
-		    "no connection to the authorization server" : "no caller's token to exchange");
-		return -1;
-	}
-	/* The gateway's own token comes from the upstream's authorization server. */
-	if (!exchange && ask.endpoint == NULL) {
-		if (discover(u, up, now_ms, &as, err) < 0) {
-			metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, 0, now_ms / 1000, "an upstream's authorization server could not be discovered");
-			metrics_credential(u->metrics, up->s.name, METRICS_CRED_FAILED);
-			return -1;
-		}
-		ask.endpoint = as.token_endpoint;
-	}
-	rc = tokenep_request(u->ix, u->asmeta, cfg, &ask, a, &why);
-	metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, rc >= 0, now_ms / 1000, rc >= 0 ? NULL : "the token endpoint failed");
-	metrics_credential(u->metrics, up->s.name, rc == 0 ? METRICS_CRED_OBTAINED : rc == 1 ? METRICS_CRED_REFUSED :
-	    METRICS_CRED_FAILED);
+	rc = tokenep_request(u->ix, u->asmeta, u->cfg, ask, a, &why);
+	metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, rc >= 0, ask->now_ms / 1000,
+	    rc >= 0 ? NULL : "the token endpoint failed");
 	if (rc == 0)
 		return 0;
+	metrics_credential(u->metrics, up->s.name, rc == 1 ? METRICS_CRED_REFUSED : METRICS_CRED_FAILED);
 	if (rc == 1) {
 		/* The OAuth error is the caller's to read; its description only the log's. */
 		log_warn(NULL, "upstream %s: %s was refused: %s%s%s", up->s.name, what, a->error,
@@ -234,6 +217,77 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 	}
 	tokenep_answer_clear(a);
 	return -1;
+}
+
+/* The token up gets, obtained now: exchanged for the caller's (exchange), the
+ * gateway's own (client-credentials), or, for id-jag, two requests: the caller's token
+ * exchanged at the organisation's issuer for an ID-JAG whose audience is the
+ * upstream's authorization server, then that assertion traded there (jwt-bearer) for
+ * an access token. The upstream's server, where the mode needs it and the
+ * configuration does not say, is discovered. 0 with the answer's token, or -1 with err.
+ * Long: the modes' three sequences share the checks, the discovery and the answer's
+ * hand-over, one exit for the ID-JAG's wipe. */
+static int
+obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct tokenep_answer *a,
+    struct gw_error *err)
+{
+	const int mode = up->credentials;
+	const struct config *cfg = u->cfg;
+	const struct as_client client = {
+		up->client_id ? up->client_id : cfg->client_id,
+		up->client_id ? up->client_secret : cfg->client_secret,
+		cfg->client_auth,
+	};
+	struct tokenep_ask ask = {
+		.grant = mode == UP_CRED_EXCHANGE ? TOKENEP_EXCHANGE : mode == UP_CRED_ID_JAG ? TOKENEP_EXCHANGE_ID_JAG :
+		    TOKENEP_CLIENT_CREDENTIALS,
+		.endpoint = mode == UP_CRED_CLIENT ? up->token_endpoint : NULL, .client = &client,
+		.subject = UP_AS_CALLER(up) ? &u->subject : NULL,
+		.resource = up->exchange_resource ? up->exchange_resource : up->url,
+		.audience = up->exchange_audience, .scopes = &up->exchange_scopes, .now_ms = now_ms,
+	};
+	struct tokenep_answer jag = { 0 };
+	struct secret_part assertion;
+	struct up_as as = { "", "" };
+	int rc = -1;
+
+	if (u->ix == NULL || (UP_AS_CALLER(up) && u->subject.p == NULL)) {
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: %s", up->s.name, u->ix == NULL ?
+		    "no connection to the authorization server" : "no caller's token to exchange");
+		return -1;
+	}
+	if (mode == UP_CRED_EXCHANGE)
+		ask.endpoint = up->token_endpoint;
+	/* The upstream's own authorization server: its token endpoint, its issuer. */
+	if ((mode == UP_CRED_CLIENT && !up->token_endpoint) ||
+	    (mode == UP_CRED_ID_JAG && (!up->token_endpoint || !up->exchange_audience))) {
+		if (discover(u, up, now_ms, &as, err) < 0) {
+			metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, 0, now_ms / 1000,
+			    "an upstream's authorization server could not be discovered");
+			metrics_credential(u->metrics, up->s.name, METRICS_CRED_FAILED);
+			return -1;
+		}
+		if (mode == UP_CRED_CLIENT)
+			ask.endpoint = as.token_endpoint;
+	}
+	if (mode == UP_CRED_ID_JAG && ask.audience == NULL)
+		ask.audience = as.issuer;
+	if (request(u, up, &ask, mode == UP_CRED_ID_JAG ? &jag : a, err) < 0)
+		goto out;
+	if (mode == UP_CRED_ID_JAG) {
+		assertion = (struct secret_part){ jag.token, jag.token_len };
+		ask = (struct tokenep_ask){
+			.grant = TOKENEP_JWT_BEARER, .endpoint = up->token_endpoint ? up->token_endpoint : as.token_endpoint,
+			.client = &client, .subject = &assertion, .resource = ask.resource, .now_ms = now_ms,
+		};
+		if (request(u, up, &ask, a, err) < 0)
+			goto out;
+	}
+	metrics_credential(u->metrics, up->s.name, METRICS_CRED_OBTAINED);
+	rc = 0;
+out:
+	tokenep_answer_clear(&jag);
+	return rc;
 }
 
 /* --- [auth] shared-cache: the hosts' tokens in the Redis store ------------------------ */

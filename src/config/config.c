@@ -911,7 +911,7 @@ derive_limits(struct config *cfg)
 static int
 derive_credentials(struct loader *ld, struct config *cfg)
 {
-	static const char *const names[] = { "", "none", "static", "exchange", "client-credentials" };
+	static const char *const names[] = { "", "none", "static", "exchange", "client-credentials", "id-jag" };
 	const struct cfg_where *w;
 	size_t i;
 	int bad = 0;
@@ -938,12 +938,12 @@ derive_credentials(struct loader *ld, struct config *cfg)
 			bad = 1;
 		} else if (u->credentials == UP_CRED_CLIENT && u->exchange_audience) {
 			lerr(ld, w->file, w->line, "credentials = client-credentials: exchange-audience is for "
-			    "credentials = exchange");
+			    "credentials = exchange or id-jag");
 			bad = 1;
 		} else if (!UP_OBTAINED(u) && (u->token_endpoint || u->exchange_resource || u->exchange_audience ||
 		    u->exchange_scopes.n || u->client_id || u->client_secret_file)) {
 			lerr(ld, w->file, w->line, "token-endpoint, exchange-*, client-id and client-secret-file are for "
-			    "credentials = exchange or client-credentials");
+			    "credentials = exchange, client-credentials or id-jag");
 			bad = 1;
 		}
 	}

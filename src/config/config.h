@@ -63,10 +63,12 @@ enum jwt_typ { JWT_TYP_STRICT = 1, JWT_TYP_LENIENT };
 enum dpop_mode { DPOP_ALLOWED = 1, DPOP_REQUIRED };
 /* [upstream] credentials: what the upstream receives. Unset (0) at parse; derived at
  * load: static when auth-header-file is set, else none. */
-enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRED_CLIENT };
-/* Does upstream u get a token the gateway obtains at a token endpoint (exchange: the
- * caller's, client-credentials: the gateway's own)? */
-#define UP_OBTAINED(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_CLIENT)
+enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRED_CLIENT, UP_CRED_ID_JAG };
+/* Is upstream u reached as the caller (exchange, id-jag: a token for the caller's)? */
+#define UP_AS_CALLER(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_ID_JAG)
+/* Does it get a token the gateway obtains at a token endpoint (as the caller, or its
+ * own: client-credentials)? */
+#define UP_OBTAINED(u)	(UP_AS_CALLER(u) || (u)->credentials == UP_CRED_CLIENT)
 
 struct cfg_upstream {
 	struct cfg_section s;

@@ -22,7 +22,7 @@ static const char *const redis_fails[] = { "closed", "open", NULL };
 static const char *const verifies[] = { "introspection", "jwt", "auto", NULL };
 static const char *const jwt_typs[] = { "strict", "lenient", NULL };
 static const char *const dpop_modes[] = { "allowed", "required", NULL };
-static const char *const credentials[] = { "none", "static", "exchange", "client-credentials", NULL };
+static const char *const credentials[] = { "none", "static", "exchange", "client-credentials", "id-jag", NULL };
 /* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
 static const char *const log_levels[] = { "error", "warn", "info", NULL };
 

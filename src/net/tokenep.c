@@ -63,9 +63,10 @@ token_ok(const char *t, size_t n)
 }
 
 /* RFC 6749 §5.1 and RFC 8693 §2.2.1: an access token of type Bearer, what it is (when
- * said) an access token or a JWT, and a positive whole lifetime (when said). */
+ * said) an access token or a JWT, and a positive whole lifetime (when said); or, asked
+ * for an ID-JAG, one said to be that, of token_type N_A. */
 static int
-read_issued(json_t *doc, struct tokenep_answer *out, struct gw_error *err)
+read_issued(enum tokenep_grant grant, json_t *doc, struct tokenep_answer *out, struct gw_error *err)
 {
 	json_t *tok = json_object_get(doc, "access_token"), *exp = json_object_get(doc, "expires_in");
 	const char *type = json_string_value(json_object_get(doc, "token_type"));
@@ -76,11 +77,15 @@ read_issued(json_t *doc, struct tokenep_answer *out, struct gw_error *err)
 		gw_error_set(err, GW_EAUTHSERVER, "the token endpoint's answer has no usable access_token");
 		return -1;
 	}
-	if (type == NULL || strcasecmp(type, "Bearer") != 0) {
+	if (grant == TOKENEP_EXCHANGE_ID_JAG) {
+		if (issued == NULL || strcmp(issued, TOKENEP_TYPE_ID_JAG) != 0 || type == NULL || strcmp(type, "N_A") != 0) {
+			gw_error_set(err, GW_EAUTHSERVER, "the token endpoint issued something other than an ID-JAG");
+			return -1;
+		}
+	} else if (type == NULL || strcasecmp(type, "Bearer") != 0) {
 		gw_error_set(err, GW_EAUTHSERVER, "the token endpoint issued a token that is not a Bearer token");
 		return -1;
-	}
-	if (json_object_get(doc, "issued_token_type") && (issued == NULL ||
+	} else if (json_object_get(doc, "issued_token_type") && (issued == NULL ||
 	    (strcmp(issued, TOKENEP_TYPE_ACCESS) != 0 && strcmp(issued, "urn:ietf:params:oauth:token-type:jwt") != 0))) {
 		gw_error_set(err, GW_EAUTHSERVER, "the token endpoint issued something other than an access token");
 		return -1;
@@ -112,7 +117,8 @@ wipe_doc(json_t *doc)
 }
 
 int
-tokenep_parse(long status, const char *body, size_t len, struct tokenep_answer *out, struct gw_error *err)
+tokenep_parse(enum tokenep_grant grant, long status, const char *body, size_t len, struct tokenep_answer *out,
+    struct gw_error *err)
 {
 	json_error_t jerr;
 	json_t *doc;
@@ -121,7 +127,7 @@ tokenep_parse(long status, const char *body, size_t len, struct tokenep_answer *
 	memset(out, 0, sizeof(*out));
 	doc = json_loadb(body ? body : "", body ? len : 0, JSON_REJECT_DUPLICATES, &jerr);
 	if (status == 200 && json_is_object(doc))
-		rc = read_issued(doc, out, err);
+		rc = read_issued(grant, doc, out, err);
 	else if ((status == 400 || status == 401) && json_is_object(doc) && read_refusal(doc, out))
 		rc = 1;
 	else
@@ -167,25 +173,43 @@ endpoint_of(struct introspect *ix, struct asmeta_region *asmeta, const struct co
 	return 0;
 }
 
-/* The form of a token exchange (the caller's token, the types, the resource, the
- * audience) or of the client_credentials grant (the resource), then the scope: 0, or -1
- * when it does not fit. */
+/* Each grant's form: its grant_type; an exchange's subject token and the type it asks
+ * for; the jwt-bearer grant's assertion. */
+static const struct {
+	const char *grant_type;
+	const char *requested;	/* an exchange's requested_token_type; NULL: not an exchange */
+	const char *subject_as;	/* the form's name of ask->subject; NULL: none */
+} grants[] = {
+	[TOKENEP_CLIENT_CREDENTIALS] = { "client_credentials", NULL, NULL },
+	[TOKENEP_EXCHANGE] = { "urn:ietf:params:oauth:grant-type:token-exchange", TOKENEP_TYPE_ACCESS, "subject_token" },
+	[TOKENEP_EXCHANGE_ID_JAG] = { "urn:ietf:params:oauth:grant-type:token-exchange", TOKENEP_TYPE_ID_JAG,
+	    "subject_token" },
+	[TOKENEP_JWT_BEARER] = { "urn:ietf:params:oauth:grant-type:jwt-bearer", NULL, "assertion" },
+};
+
+static int
+add(struct buf *form, const char *name, const char *value)
+{
+	return introspect_form_add(form, name, value, strlen(value));
+}
+
+/* The form of ask (its grant's row, then the resource, an exchange's audience, the
+ * scope): 0, or -1 when it does not fit or the grant lacks its subject. */
 static int
 build_form(struct buf *form, const struct tokenep_ask *ask, const struct buf *scope)
 {
 	const struct secret_part *sub = ask->subject;
+	const char *requested = grants[ask->grant].requested, *subject_as = grants[ask->grant].subject_as;
 
-	if (sub == NULL) {
-		if (introspect_form_add(form, "grant_type", TOKENEP_GRANT_CLIENT, strlen(TOKENEP_GRANT_CLIENT)) < 0)
-			return -1;
-	} else if (introspect_form_add(form, "grant_type", TOKENEP_GRANT_EXCHANGE, strlen(TOKENEP_GRANT_EXCHANGE)) < 0 ||
-	    introspect_form_add(form, "subject_token", sub->p, sub->n) < 0 ||
-	    introspect_form_add(form, "subject_token_type", TOKENEP_TYPE_ACCESS, strlen(TOKENEP_TYPE_ACCESS)) < 0 ||
-	    introspect_form_add(form, "requested_token_type", TOKENEP_TYPE_ACCESS, strlen(TOKENEP_TYPE_ACCESS)) < 0 ||
-	    (ask->audience && introspect_form_add(form, "audience", ask->audience, strlen(ask->audience)) < 0))
+	if (add(form, "grant_type", grants[ask->grant].grant_type) < 0 || (subject_as && sub == NULL) ||
+	    (subject_as && introspect_form_add(form, subject_as, sub->p, sub->n) < 0))
 		return -1;
-	if (introspect_form_add(form, "resource", ask->resource, strlen(ask->resource)) < 0)
+	if (requested && (add(form, "subject_token_type", TOKENEP_TYPE_ACCESS) < 0 ||
+	    add(form, "requested_token_type", requested) < 0 ||
+	    (ask->audience && add(form, "audience", ask->audience) < 0)))
 		return -1;
+	if (ask->grant != TOKENEP_JWT_BEARER && add(form, "resource", ask->resource) < 0)
+		return -1;	/* (the assertion names its resource) */
 	return scope->len > 0 ? introspect_form_add(form, "scope", scope->data, scope->len) : 0;
 }
 
@@ -216,7 +240,7 @@ tokenep_request(struct introspect *ix, struct asmeta_region *asmeta, const struc
 	if ((st = introspect_post_form(ix, cfg, &(struct as_post){ url, &form, ask->client }, err)) < 0)
 		goto out;
 	answer = introspect_body(ix);
-	rc = tokenep_parse(st, answer->data, answer->len, out, err);
+	rc = tokenep_parse(ask->grant, st, answer->data, answer->len, out, err);
 	/* The issued token passed through the worker's buffer: wipe it there. */
 	if (answer->data)
 		secret_wipe(answer->data, answer->len);

@@ -414,7 +414,8 @@ credentials(const struct config *cfg, struct confcheck *o)
 			warn(o, where(&u->s, "upstream", "credentials"), NULL, "credentials = %s: without [gateway] "
 			    "session-key-file, the tokens obtained for it are sealed under the state file's own key "
 			    "(whoever can read the state file can open them)",
-			    u->credentials == UP_CRED_EXCHANGE ? "exchange" : "client-credentials");
+			    u->credentials == UP_CRED_EXCHANGE ? "exchange" : u->credentials == UP_CRED_CLIENT ?
+			    "client-credentials" : "id-jag");
 }
 
 void

@@ -100,9 +100,9 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 static const char *
 credentials_word(const struct cfg_upstream *u)
 {
-	static const char *const words[] = { "", "none", "static", "exchange", "client-credentials" };
+	static const char *const words[] = { "", "none", "static", "exchange", "client-credentials", "id-jag" };
 
-	return u == NULL || u->credentials < 1 || u->credentials > UP_CRED_CLIENT ? "" : words[u->credentials];
+	return u == NULL || u->credentials < 1 || u->credentials > UP_CRED_ID_JAG ? "" : words[u->credentials];
 }
 
 /* A decision on a tool or an upstream (what: "tool", "upstream") named name. */

@@ -1,6 +1,6 @@
 /* A token endpoint's answer (RFC 6749 §5.1/§5.2, RFC 8693 §2.2): tokenep_parse
- * (src/net/tokenep.c). The first byte picks the HTTP status (200, 400, 401 or another),
- * the rest is the body. Properties: an issued token is 1 to TOKENEP_TOKEN_MAX visible
+ * (src/net/tokenep.c). The first byte picks the HTTP status (200, 400, 401 or another:
+ * its two low bits) and the grant asked for (the next two), the rest is the body. Properties: an issued token is 1 to TOKENEP_TOKEN_MAX visible
  * ASCII bytes (it goes into a header line) with a bounded life; a refusal is an OAuth
  * error code of RFC 6749's characters and holds no token; anything else says why and
  * holds nothing. */
@@ -23,6 +23,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const long statuses[] = { 200, 400, 401, 500 };
+	static const enum tokenep_grant grants[] = { TOKENEP_EXCHANGE, TOKENEP_EXCHANGE_ID_JAG, TOKENEP_JWT_BEARER,
+	    TOKENEP_CLIENT_CREDENTIALS };
 	struct gw_error err = { GW_OK, 0, "" };
 	struct tokenep_answer a;
 	size_t i;
@@ -32,7 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	status = statuses[data[0] % 4];
-	rc = tokenep_parse(status, (const char *)data + 1, size - 1, &a, &err);
+	rc = tokenep_parse(grants[(data[0] >> 2) % 4], status, (const char *)data + 1, size - 1, &a, &err);
 	if (rc == 0) {
 		FUZZ_CHECK(status == 200 && a.token != NULL);
 		FUZZ_CHECK(a.token_len >= 1 && a.token_len <= TOKENEP_TOKEN_MAX && strlen(a.token) == a.token_len);

@@ -81,14 +81,14 @@ static const struct {
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\ntoken-endpoint = https://as.example.com/token\n"
 	    "exchange-scopes = read\nexchange-resource = https://u.example.com/mcp\n", "" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\ntoken-endpoint = https://as.example.com/token\n"
-	    "exchange-audience = x\n", "main.conf:7: credentials = client-credentials: exchange-audience is for credentials = exchange" },
+	    "exchange-audience = x\n", "main.conf:7: credentials = client-credentials: exchange-audience is for credentials = exchange or id-jag" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nauth-header-file = /x\n",
 	    "main.conf:7: credentials = client-credentials: auth-header-file is for credentials = static only" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = magic\n", "main.conf:7: credentials: unknown value: 'magic'" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = none\ntoken-endpoint = https://idp.example.com/token\n",
-	    "main.conf:7: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange or client-credentials" },
+	    "main.conf:7: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange, client-credentials or id-jag" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\nexchange-scopes = mcp:read\n",
-	    "main.conf:5: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange or client-credentials" },
+	    "main.conf:5: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange, client-credentials or id-jag" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw2\nclient-secret-file = /nonexistent/secret\n",
 	    "main.conf:9: client-secret-file: " },
 	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },

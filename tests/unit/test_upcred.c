@@ -19,7 +19,7 @@ static int
 parse(long status, const char *body, struct tokenep_answer *a)
 {
 	struct gw_error err = { GW_OK, 0, "" };
-	int rc = tokenep_parse(status, body, strlen(body), a, &err);
+	int rc = tokenep_parse(TOKENEP_EXCHANGE, status, body, strlen(body), a, &err);
 
 	if (rc < 0 && (err.code != GW_EAUTHSERVER || err.detail[0] == '\0'))
 		return -99;	/* a failure says what it was */
@@ -80,6 +80,28 @@ test_parse_issued(void)
 		free(big);
 		free(body);
 	}
+}
+
+static void
+test_parse_id_jag(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct tokenep_answer a;
+	const char *ok = "{\"access_token\":\"eyJ.a.b\",\"issued_token_type\":\"urn:ietf:params:oauth:token-type:id-jag\","
+	    "\"token_type\":\"N_A\",\"expires_in\":300}";
+	const char *bearer = "{\"access_token\":\"t\",\"token_type\":\"Bearer\"}";
+	const char *no_type = "{\"access_token\":\"eyJ.a.b\",\"token_type\":\"N_A\"}";
+
+	is_int(tokenep_parse(TOKENEP_EXCHANGE_ID_JAG, 200, ok, strlen(ok), &a, &err), 0, "an ID-JAG, asked for one");
+	ok(a.token && strcmp(a.token, "eyJ.a.b") == 0 && a.expires_in == 300, "… its assertion and life");
+	tokenep_answer_clear(&a);
+	is_int(tokenep_parse(TOKENEP_EXCHANGE, 200, ok, strlen(ok), &a, &err), -1, "an ID-JAG, asked for an access token: refused");
+	is_int(tokenep_parse(TOKENEP_EXCHANGE_ID_JAG, 200, bearer, strlen(bearer), &a, &err), -1,
+	    "an access token, asked for an ID-JAG: refused");
+	is_int(tokenep_parse(TOKENEP_EXCHANGE_ID_JAG, 200, no_type, strlen(no_type), &a, &err), -1,
+	    "an ID-JAG without its issued_token_type: refused");
+	is_int(tokenep_parse(TOKENEP_JWT_BEARER, 200, bearer, strlen(bearer), &a, &err), 0, "the jwt-bearer grant's access token");
+	tokenep_answer_clear(&a);
 }
 
 static void
@@ -191,6 +213,7 @@ main(int argc, char **argv)
 	if (secret_init() < 0)
 		return 1;
 	run_case(test_parse_issued);
+	run_case(test_parse_id_jag);
 	run_case(test_parse_refused);
 	run_case(test_cache);
 	return done_testing();
