@@ -131,6 +131,8 @@ check_config(const char *path, const char *catalog_path)
 		gateway_state_note(cfg, note, sizeof(note));
 		fputs(note, stdout);
 		fputs(line, stdout);
+		confcheck_credentials_note(cfg, note, sizeof(note));
+		fputs(note, stdout);
 	}
 	config_unref(cfg);
 	return rc < 0 ? 1 : 0;

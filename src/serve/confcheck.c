@@ -419,6 +419,38 @@ credentials(const struct config *cfg, struct confcheck *o)
 }
 
 void
+confcheck_credentials_note(const struct config *cfg, char *out, size_t n)
+{
+	static const char *const how[] = {
+		[UP_CRED_EXCHANGE] = "each caller's token exchanged (RFC 8693) at",
+		[UP_CRED_CLIENT] = "the gateway's own token (client_credentials) from",
+		[UP_CRED_ID_JAG] = "each caller's token exchanged for an ID-JAG at the issuer, traded (jwt-bearer) at",
+	};
+	const struct cfg_upstream *u;
+	char where[1200], line[2048];
+	size_t i, used = 0;
+	int k;
+
+	out[0] = '\0';
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		if (!UP_OBTAINED(u = &cfg->upstreams[i]))
+			continue;
+		if (u->token_endpoint)
+			snprintf(where, sizeof(where), "%s", u->token_endpoint);
+		else
+			snprintf(where, sizeof(where), "%s", u->credentials == UP_CRED_EXCHANGE ?
+			    "the issuer's token endpoint (its metadata)" :
+			    "the token endpoint of the authorization server its protected resource metadata names");
+		k = snprintf(line, sizeof(line), "upstream \"%s\": %s %s, as client %s\n", u->s.name, how[u->credentials],
+		    where, u->client_id ? u->client_id : cfg->client_id);
+		if (k <= 0 || (size_t)k >= sizeof(line) || used + (size_t)k >= n)
+			break;
+		memcpy(out + used, line, (size_t)k + 1);
+		used += (size_t)k;
+	}
+}
+
+void
 confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *o)
 {
 	o->n = o->dropped = 0;

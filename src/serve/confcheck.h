@@ -32,5 +32,9 @@ struct confcheck {
 /* The warnings for cfg into out; doc (catalog.h's document; may be NULL: then nothing
  * that needs one is checked). */
 void confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *out);
+/* For -t: a line for each upstream whose token the gateway obtains, saying how (the
+ * mode, the token endpoint, the client), into out (n bytes, cut at a line's end when
+ * full); "" when there is none. */
+void confcheck_credentials_note(const struct config *cfg, char *out, size_t n);
 
 #endif

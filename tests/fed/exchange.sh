@@ -74,8 +74,13 @@ exchange-scopes = mcp:tools
 allow = 127.0.0.1/32
 CONF
 start_gateway "$GW_PORT" "nginx + two mcpgate processes, in front of an upstream that takes only its own tokens"
+out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1)
 like "mcpgate -t warns that without session-key-file the tokens are sealed under the state file's own key" \
-	"$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1)" "gw.conf:[0-9]+: .*credentials = exchange: without \[gateway\] session-key-file"
+	"$out" "gw.conf:[0-9]+: .*credentials = exchange: without \[gateway\] session-key-file"
+is "mcpgate -t says how each upstream's token is obtained" "$(grep '^upstream "' <<<"$out")" \
+	"upstream \"up\": each caller's token exchanged (RFC 8693) at the issuer's token endpoint (its metadata), as client gateway-exchange
+upstream \"wide\": each caller's token exchanged (RFC 8693) at the issuer's token endpoint (its metadata), as client mcpgate
+upstream \"svc\": the gateway's own token (client_credentials) from the token endpoint of the authorization server its protected resource metadata names, as client machine-acme"
 
 ALICE=$(mint --user alice --scope 'mcp:tools mcp:admin' --resource "$GW_URL")
 BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
