@@ -1,14 +1,18 @@
 // RFC 8693 token exchange for the test authorization server, through oidc-provider's own
 // extension point (provider.registerGrantType): an access token this server issued is
 // exchanged for one meant for one resource, for the same person (or machine client), with an
-// `act` claim naming the client that exchanged it. idp.mjs registers it; README.md ("Token
-// exchange") describes it.
+// `act` claim naming the client that exchanged it; or, with requested_token_type
+// urn:ietf:params:oauth:token-type:id-jag, for an ID-JAG (an identity assertion JWT another
+// authorization server redeems with the jwt-bearer grant: jwtbearer.mjs). idp.mjs registers
+// it; README.md ("Token exchange", "ID-JAG") describes it.
 
 import crypto from 'node:crypto';
 
 import { errors } from 'oidc-provider';
 
-import { EXCHANGE_CLIENTS, TOKEN_EXCHANGE } from './fixtures.mjs';
+import {
+  ACCOUNTS, EXCHANGE_CLIENTS, ID_JAG, RESOURCE_SCOPES, TOKEN_EXCHANGE,
+} from './fixtures.mjs';
 
 // Parameters the grant reads; every other one oidc-provider strips before the handler.
 // actor_token(_type) are read only to refuse them (no delegation by actor token here).
@@ -76,10 +80,20 @@ function verifyOwnJws(jwks, token) {
  *   the provider.ResourceServer of an indicator (undefined: the default); throws
  *   InvalidTarget for one the server does not know
  * @param {(record: object) => void} o.onExchange called once per token issued
+ * @param {string[]} [o.idJagAudiences] the authorization servers (issuer URLs) an ID-JAG may
+ *   be issued for; none: every ID-JAG request is refused (invalid_target)
+ * @param {(header: object, payload: object) => string} [o.signIdJag] a compact JWS of the
+ *   server's own signing key (the alg of its access tokens)
+ * @param {(record: object) => void} [o.onIdJag] called once per ID-JAG issued
  */
 export function registerTokenExchange(provider, {
   issuer, jwks, issuedJwts, resourceServer, onExchange,
+  idJagAudiences = [], signIdJag, onIdJag = () => {},
 }) {
+  // Trusted audiences matched exactly or after URL normalisation (and without a trailing
+  // slash); the ID-JAG's aud is the configured spelling.
+  const normal = (u) => URL.parse(u)?.href.replace(/\/+$/, '');
+  const audienceOf = (value) => idJagAudiences.find((a) => a === value || normal(a) === normal(value));
   // The subject token as { kind, accountId, clientId, scope, exp, act } when it is an access
   // token this server issued and still active; undefined otherwise (unknown, revoked,
   // expired, forged, a refresh token).
@@ -127,11 +141,16 @@ export function registerTokenExchange(provider, {
       throw new errors.InvalidRequest(`unsupported subject_token_type (only ${TOKEN_EXCHANGE.accessTokenType})`);
     }
     if (params.requested_token_type !== undefined
-      && params.requested_token_type !== TOKEN_EXCHANGE.accessTokenType) {
-      throw new errors.InvalidRequest(`unsupported requested_token_type (only ${TOKEN_EXCHANGE.accessTokenType})`);
+      && params.requested_token_type !== TOKEN_EXCHANGE.accessTokenType
+      && params.requested_token_type !== ID_JAG.tokenType) {
+      throw new errors.InvalidRequest(`unsupported requested_token_type (only ${TOKEN_EXCHANGE.accessTokenType} or ${ID_JAG.tokenType})`);
     }
     if (params.actor_token !== undefined || params.actor_token_type !== undefined) {
       throw new errors.InvalidRequest('actor_token is not supported');
+    }
+    if (params.requested_token_type === ID_JAG.tokenType) {
+      await idJag(ctx);
+      return;
     }
     let indicator = params.resource;
     if (Array.isArray(indicator)) {
@@ -194,6 +213,70 @@ export function registerTokenExchange(provider, {
       issued_token_type: TOKEN_EXCHANGE.accessTokenType,
       token_type: token.tokenType,
       expires_in: token.expiration,
+      ...(scope ? { scope } : {}),
+    };
+  }
+
+  // Leg 1 of enterprise-managed authorization: the caller's access token for an ID-JAG, a
+  // JWT signed with this server's key that names the person to another authorization server
+  // (audience), for one of its resources, for the exchanging client.
+  async function idJag(ctx) {
+    const { client, params } = ctx.oidc;
+    let { audience } = params;
+    if (audience === undefined) {
+      throw new errors.InvalidRequest("missing required parameter 'audience' (the authorization server the ID-JAG is for)");
+    }
+    if (Array.isArray(audience)) {
+      if (audience.length !== 1) throw new errors.InvalidTarget('an ID-JAG is for exactly one audience');
+      [audience] = audience;
+    }
+    const aud = audienceOf(audience);
+    if (!aud) throw new errors.InvalidTarget(`audience is not a trusted authorization server: ${audience}`);
+    let { resource } = params;
+    if (Array.isArray(resource)) {
+      if (resource.length !== 1) throw new errors.InvalidTarget('only a single resource indicator value is supported for this grant type');
+      [resource] = resource;
+    }
+    if (resource !== undefined) {
+      const u = URL.parse(resource);
+      if (!u || u.hash) throw new errors.InvalidTarget('resource must be an absolute URI without fragment');
+    }
+    const asked = params.scope ? params.scope.split(' ').filter(Boolean) : [];
+    const unknown = asked.filter((s) => !RESOURCE_SCOPES.includes(s));
+    if (unknown.length) throw new errors.InvalidScope(`unknown scope: ${unknown.join(' ')}`);
+    const scope = [...new Set(asked)].join(' ') || undefined;
+
+    const subject = await findSubject(params.subject_token);
+    if (!subject) {
+      throw invalidGrant('subject_token is not an active access token of this server (unknown, revoked or expired)');
+    }
+    if (subject.kind !== 'AccessToken' || !subject.accountId) {
+      throw invalidGrant("subject_token is a client's token, not a person's: an ID-JAG names a person");
+    }
+    const iat = epoch();
+    const payload = {
+      iss: issuer,
+      sub: subject.accountId,
+      aud,
+      client_id: client.clientId,
+      jti: crypto.randomBytes(16).toString('base64url'),
+      iat,
+      exp: iat + ID_JAG.lifetime,
+      ...(resource !== undefined ? { resource } : {}),
+      ...(scope ? { scope } : {}),
+    };
+    const acct = ACCOUNTS[subject.accountId];
+    if (acct?.tenant !== undefined) payload.tenant = acct.tenant;
+    if (acct?.groups?.length) payload.groups = [...acct.groups];
+    const value = signIdJag({ typ: ID_JAG.typ }, payload);
+    onIdJag({
+      client_id: client.clientId, subject: subject.accountId, audience: aud, resource, scope,
+    });
+    ctx.body = {
+      access_token: value,
+      issued_token_type: ID_JAG.tokenType,
+      token_type: 'N_A',
+      expires_in: ID_JAG.lifetime,
       ...(scope ? { scope } : {}),
     };
   }

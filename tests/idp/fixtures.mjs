@@ -25,6 +25,22 @@ export const TOKEN_EXCHANGE = Object.freeze({
   accessTokenType: 'urn:ietf:params:oauth:token-type:access_token',
 });
 
+/**
+ * ID-JAG (Identity Assertion JWT Authorization Grant, draft-ietf-oauth-identity-assertion-authz-grant;
+ * MCP "Enterprise-Managed Authorization"): the token type asked for at the organisation's
+ * issuer (token exchange), the JWS `typ` of the assertion, its lifetime, and the RFC 7523
+ * grant that redeems it at the upstream's own authorization server.
+ */
+export const ID_JAG = Object.freeze({
+  tokenType: 'urn:ietf:params:oauth:token-type:id-jag',
+  typ: 'oauth-id-jag+jwt',
+  lifetime: 300,
+});
+export const JWT_BEARER = Object.freeze({ grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer' });
+
+/** The scope of a token issued for an ID-JAG that names none (the resource's default). */
+export const DEFAULT_RESOURCE_SCOPE = 'mcp:tools';
+
 /** A confidential client whose only grant is token exchange (a gateway's own identity). */
 export const EXCHANGE_CLIENT = Object.freeze({ id: 'gateway-exchange', secret: secretFor('gateway-exchange') });
 
@@ -58,8 +74,13 @@ export const MACHINE_CLIENTS = Object.freeze({
 /** Default access token lifetime (seconds) when nothing more specific applies. */
 export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
 
-/** Static client metadata handed to oidc-provider. */
-export function staticClients() {
+/**
+ * Static client metadata handed to oidc-provider. jwtBearer: the exchange clients also have
+ * the jwt-bearer grant (only when it is registered: oidc-provider refuses a client whose
+ * grant_types name a grant it does not know).
+ */
+export function staticClients({ jwtBearer = false } = {}) {
+  const exchangeGrants = [TOKEN_EXCHANGE.grantType, ...(jwtBearer ? [JWT_BEARER.grantType] : [])];
   const clients = [
     {
       // The gateway: introspection, revocation and token exchange; basic or post
@@ -67,7 +88,7 @@ export function staticClients() {
       client_id: GATEWAY_CLIENT.id,
       client_secret: GATEWAY_CLIENT.secret,
       client_name: 'mcpgate gateway (introspection)',
-      grant_types: [TOKEN_EXCHANGE.grantType],
+      grant_types: [...exchangeGrants],
       response_types: [],
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',
@@ -77,7 +98,7 @@ export function staticClients() {
       client_id: EXCHANGE_CLIENT.id,
       client_secret: EXCHANGE_CLIENT.secret,
       client_name: 'mcpgate gateway (token exchange)',
-      grant_types: [TOKEN_EXCHANGE.grantType],
+      grant_types: [...exchangeGrants],
       response_types: [],
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',

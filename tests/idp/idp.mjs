@@ -12,6 +12,7 @@ import {
   staticClients, TOKEN_EXCHANGE,
 } from './fixtures.mjs';
 import { actorOf, registerTokenExchange } from './exchange.mjs';
+import { registerJwtBearer } from './jwtbearer.mjs';
 import { createStore } from './store.mjs';
 
 export const FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'slow', 'reset', 'far-exp', 'huge', 'cut']);
@@ -219,6 +220,10 @@ function createCookieMemory() {
  * @param {boolean} [o.strictCookies=false] true: no cookie help for cookie-less clients
  * @param {boolean} [o.loginPages=false] true: oidc-provider's own login and consent pages
  *   (devInteractions, for a browser) instead of the headless interaction
+ * @param {string[]} [o.idJagAudiences] authorization servers (issuer URLs) ID-JAGs may be
+ *   issued for (token exchange with requested_token_type id-jag)
+ * @param {string[]} [o.trustIdJag] issuers whose ID-JAGs the jwt-bearer grant redeems
+ *   (none: no jwt-bearer grant)
  * @param {(msg: string) => void} [o.log] diagnostics (stderr in server.mjs)
  * @param {(msg: string) => void} [o.logError] internal errors (default: stderr)
  * @returns {Promise<{issuer, port, host, provider, server, stats, resetStats, setFault,
@@ -227,7 +232,7 @@ function createCookieMemory() {
 export async function createIdp({
   resources, port = 0, host = '127.0.0.1', defaultUser = 'alice', strictCookies = false,
   tokenFormat = 'opaque', jwtAlg = 'RS256', introspection = true,
-  loginPages = false, log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
+  loginPages = false, idJagAudiences = [], trustIdJag = [], log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
 } = {}) {
   if (!Array.isArray(resources) || resources.length === 0) {
     throw new TypeError('at least one resource is required');
@@ -239,6 +244,12 @@ export async function createIdp({
   if (!(defaultUser in ACCOUNTS)) throw new TypeError(`unknown default user: ${defaultUser}`);
   if (!TOKEN_FORMATS.includes(tokenFormat)) throw new TypeError(`unknown token format: ${tokenFormat}`);
   if (!JWT_ALGS.includes(jwtAlg)) throw new TypeError(`unknown JWT algorithm: ${jwtAlg}`);
+  for (const u of [...idJagAudiences, ...trustIdJag]) {
+    const p = URL.parse(u);
+    if (!p || !/^https?:$/.test(p.protocol) || p.search || p.hash) {
+      throw new TypeError(`an authorization server's issuer must be an http(s) URL without query or fragment: ${u}`);
+    }
+  }
   // Access tokens: opaque (introspected) or JWT (RFC 9068, signed with jwtAlg); POST
   // /_format switches both at run time.
   let format = { tokenFormat, jwtAlg };
@@ -260,15 +271,24 @@ export async function createIdp({
 
   const store = createStore();
   const cookieMemory = createCookieMemory();
-  const counters = { introspections: 0, tokens: 0, jwks: 0, exchanges: 0 };
+  const counters = {
+    introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0,
+  };
   // Token exchanges (RFC 8693): tokens issued per subject (user name, or client_id of a
   // machine token), and the last EXCHANGE_LOG of them, with their audience parameter.
   const exchangesBySubject = new Map();
   const exchangeLog = [];
-  const statsOf = () => ({ ...counters, exchanges_by_subject: Object.fromEntries(exchangesBySubject) });
+  // Tokens issued by the jwt-bearer grant (ID-JAGs redeemed), per subject.
+  const jwtBearerBySubject = new Map();
+  const statsOf = () => ({
+    ...counters,
+    exchanges_by_subject: Object.fromEntries(exchangesBySubject),
+    jwt_bearer_by_subject: Object.fromEntries(jwtBearerBySubject),
+  });
   function resetCounters() {
     for (const k of Object.keys(counters)) counters[k] = 0;
     exchangesBySubject.clear();
+    jwtBearerBySubject.clear();
     exchangeLog.length = 0;
   }
   let fault = { introspection: 'none', delayMs: SLOW_MS };
@@ -300,7 +320,7 @@ export async function createIdp({
   const jwks = makeJwks();
   const configuration = {
     adapter: store.Adapter,
-    clients: staticClients(),
+    clients: staticClients({ jwtBearer: trustIdJag.length > 0 }),
     jwks,
     cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
     scopes: [...SCOPES],
@@ -443,14 +463,25 @@ export async function createIdp({
     });
   }
 
-  // RFC 8693 token exchange (exchange.mjs), counted per subject.
+  async function resourceServer(ctx, indicator, client) {
+    const identifier = indicator ?? resources[0];
+    return new provider.ResourceServer(identifier, resourceServerInfo(ctx, identifier, client));
+  }
+  // RFC 8693 token exchange (exchange.mjs), counted per subject; and ID-JAGs for the
+  // authorization servers of idJagAudiences, signed with the access tokens' key and alg.
   registerTokenExchange(provider, {
     issuer,
     jwks,
     issuedJwts,
-    async resourceServer(ctx, indicator, client) {
-      const identifier = indicator ?? resources[0];
-      return new provider.ResourceServer(identifier, resourceServerInfo(ctx, identifier, client));
+    resourceServer,
+    idJagAudiences,
+    signIdJag(header, payload) {
+      const key = format.jwtAlg === 'ES256' ? 'ec' : 'rsa';
+      return signJws(jwks, { header: { ...header, alg: format.jwtAlg }, payload, key });
+    },
+    onIdJag(record) {
+      counters.id_jags += 1;
+      log(`ID-JAG: ${record.client_id} for ${record.subject} -> ${record.audience}${record.resource ? ` (${record.resource})` : ''}`);
     },
     onExchange(record) {
       counters.exchanges += 1;
@@ -458,6 +489,19 @@ export async function createIdp({
       exchangeLog.push({ at: epoch(), ...record });
       if (exchangeLog.length > EXCHANGE_LOG) exchangeLog.shift();
       log(`token exchange: ${record.client_id} for ${record.subject} -> ${record.resource}`);
+    },
+  });
+
+  // RFC 7523 jwt-bearer grant redeeming the ID-JAGs of trusted issuers (jwtbearer.mjs).
+  const jwtBearer = trustIdJag.length === 0 ? undefined : registerJwtBearer(provider, {
+    issuer,
+    trusted: trustIdJag,
+    resourceServer,
+    log,
+    onIssue(record) {
+      counters.jwt_bearer += 1;
+      jwtBearerBySubject.set(record.subject, (jwtBearerBySubject.get(record.subject) ?? 0) + 1);
+      log(`jwt-bearer: ${record.client_id} for ${record.subject} (ID-JAG of ${record.issuer}) -> ${record.resource}`);
     },
   });
 
@@ -811,6 +855,7 @@ export async function createIdp({
 
   const sweeper = setInterval(() => {
     store.sweep();
+    jwtBearer?.sweep();
     for (const [jti, { exp }] of issuedJwts) if (exp <= epoch()) issuedJwts.delete(jti);
     cookieMemory.sweep(15 * 60 * 1000);
   }, 30 * 1000);

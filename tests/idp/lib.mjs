@@ -5,17 +5,18 @@
 
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import {
-  ACCOUNTS, EXCHANGE_CLIENT, EXCHANGE_CLIENTS, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES,
-  SCOPES, TOKEN_EXCHANGE, USER_CLIENT, secretFor,
+  ACCOUNTS, EXCHANGE_CLIENT, EXCHANGE_CLIENTS, GATEWAY_CLIENT, ID_JAG, JWT_BEARER, MACHINE_CLIENTS,
+  RESOURCE_SCOPES, SCOPES, TOKEN_EXCHANGE, USER_CLIENT, secretFor,
 } from './fixtures.mjs';
 
 export {
-  ACCOUNTS, EXCHANGE_CLIENT, EXCHANGE_CLIENTS, GATEWAY_CLIENT, MACHINE_CLIENTS, RESOURCE_SCOPES,
-  SCOPES, TOKEN_EXCHANGE, USER_CLIENT, secretFor,
+  ACCOUNTS, EXCHANGE_CLIENT, EXCHANGE_CLIENTS, GATEWAY_CLIENT, ID_JAG, JWT_BEARER, MACHINE_CLIENTS,
+  RESOURCE_SCOPES, SCOPES, TOKEN_EXCHANGE, USER_CLIENT, secretFor,
 };
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -317,6 +318,73 @@ export async function exchangeToken({
   }
 }
 
+/**
+ * Leg 1 of enterprise-managed authorization: token exchange of subjectToken (a person's access
+ * token of `issuer`) for an ID-JAG meant for the authorization server `audience` (an issuer
+ * URL the server was given with --id-jag-audience) and its resource. Resolves to the RFC 8693
+ * response ({access_token: the ID-JAG, issued_token_type: ...:id-jag, token_type: "N_A",
+ * expires_in, scope?}) or to the OAuth error, like exchangeToken.
+ * @param {object} o
+ * @param {string} o.issuer the organisation's issuer
+ * @param {string} o.subjectToken
+ * @param {string} o.audience the upstream authorization server's issuer
+ * @param {string} [o.resource] the upstream MCP server's resource URL
+ * @param {string} [o.scope]
+ * @param {string} [o.client='gateway-exchange']
+ * @param {string} [o.secret] default `<client>-secret`
+ */
+export function idJag({
+  issuer, subjectToken, audience, resource, scope, client = EXCHANGE_CLIENT.id, secret, auth,
+}) {
+  return exchangeToken({
+    issuer, client, secret, subjectToken, resource, scope, audience, auth,
+    requestedTokenType: ID_JAG.tokenType,
+  });
+}
+
+/**
+ * Leg 2: RFC 7523 jwt-bearer grant at the upstream's authorization server (`issuer`, started
+ * with --trust-id-jag): the ID-JAG (assertion) for an access token. Resolves to the token
+ * response ({access_token, token_type, expires_in, scope?}) or to the OAuth error.
+ * @param {object} o
+ * @param {string} o.issuer
+ * @param {string} o.assertion
+ * @param {string} [o.client='gateway-exchange']
+ * @param {string} [o.secret] default `<client>-secret`
+ * @param {string} [o.scope] a narrower scope than the ID-JAG's
+ * @param {'basic'|'post'} [o.auth='basic']
+ */
+export async function jwtBearer({
+  issuer, assertion, client = EXCHANGE_CLIENT.id, secret = secretFor(client), scope, auth = 'basic',
+}) {
+  const md = await discover(issuer);
+  const form = { grant_type: JWT_BEARER.grantType, assertion, scope };
+  const headers = {};
+  if (auth === 'post') Object.assign(form, { client_id: client, client_secret: secret });
+  else headers.Authorization = basic(client, secret);
+  try {
+    return await postForm(md.token_endpoint, form, headers, 'token (jwt-bearer)');
+  } catch (e) {
+    if (e.body && typeof e.body === 'object' && typeof e.body.error === 'string') return e.body;
+    throw e;
+  }
+}
+
+/**
+ * A free loopback TCP port (bound to port 0, then released): for servers that must know each
+ * other's URL before either starts (an ID-JAG issuer and the authorization server trusting it).
+ */
+export function freePort(host = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** RFC 7662 introspection as the gateway's client; returns the raw response object. */
 export async function introspect({
   issuer, token, client = GATEWAY_CLIENT.id, secret = secretFor(client), auth = 'basic',
@@ -358,7 +426,10 @@ export async function registerClient({ issuer, metadata }) {
   return jsonOf(res, 'registration');
 }
 
-/** GET /_stats → { introspections, tokens, jwks, exchanges, exchanges_by_subject } */
+/**
+ * GET /_stats → { introspections, tokens, jwks, exchanges, id_jags, jwt_bearer,
+ * exchanges_by_subject, jwt_bearer_by_subject }
+ */
 export async function stats({ issuer }) {
   return jsonOf(await request(`${issuer}/_stats`), '_stats');
 }

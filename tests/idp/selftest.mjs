@@ -3,6 +3,8 @@
 //   node tests/idp/selftest.mjs [-v]      (-v: print the introspection responses as # lines)
 // Starts server.mjs on a free loopback port, exercises every token kind, the fault switches
 // and the counters with real HTTP calls, stops the server. Bounded to 60 s.
+// ID-JAG: two more servers, A (the organisation's issuer) and B (an upstream's own, trusting
+// A's ID-JAGs), on free ports picked before either starts; both stopped at the end.
 
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,10 +14,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import crypto from 'node:crypto';
+
 import {
-  ACCOUNTS, CookieJar, SCOPES, TOKEN_EXCHANGE, clientToken, discover, exchangeToken, exchanges,
-  introspect, refreshToken, registerClient, resetStats, revokeToken, setFault, spawnIdp, stats,
-  userToken,
+  ACCOUNTS, CookieJar, ID_JAG, JWT_BEARER, SCOPES, TOKEN_EXCHANGE, clientToken, discover,
+  exchangeToken, exchanges, freePort, idJag, introspect, jwtBearer, refreshToken, registerClient,
+  resetStats, revokeToken, setFault, spawnIdp, stats, userToken,
 } from './lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -65,10 +69,12 @@ async function setFormat(issuer, format, alg) {
 }
 
 let idp;
+const others = new Set(); // more servers (the ID-JAG pair): stopped at the end whatever happens
 const watchdog = setTimeout(async () => {
   ok(false, `selftest finished within ${OVERALL_MS / 1000} s`);
   process.stdout.write(`1..${n}\n`);
   if (idp) await idp.stop();
+  await Promise.all([...others].map((o) => o.stop()));
   process.exit(1);
 }, OVERALL_MS);
 
@@ -522,10 +528,14 @@ async function main() {
     }
   });
 
+  // --- ID-JAG (enterprise-managed authorization) -------------------------------------------------
+  await step('ID-JAG', () => idJagCases(issuer));
+
   // --- counters ------------------------------------------------------------------------------
   await step('stats', async () => {
     ok(same(await resetStats({ issuer }), {
-      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, exchanges_by_subject: {},
+      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0,
+      exchanges_by_subject: {}, jwt_bearer_by_subject: {},
     }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });
     await introspect({ issuer, token: t.access_token });
@@ -683,12 +693,233 @@ async function main() {
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 
+// Two more servers that must know each other's URL before either starts: A, the
+// organisation's issuer (--id-jag-audience B, and one more authorization server, OTHER), and
+// B, the upstream's own (--trust-id-jag A, --resource RB). Free ports are picked first; a
+// port taken in between (another test run) means picking again.
+async function startPair() {
+  for (let attempt = 1; ; attempt += 1) {
+    const [pa, pb, po] = [await freePort(), await freePort(), await freePort()];
+    const A = `http://127.0.0.1:${pa}`;
+    const B = `http://127.0.0.1:${pb}`;
+    const OTHER = `http://127.0.0.1:${po}`; // an authorization server A trusts, not B
+    const RB = `http://127.0.0.1:${po}/upstream/mcp`;
+    const started = await Promise.allSettled([
+      spawnIdp({ port: pa, resources: [R1], args: ['--id-jag-audience', B, '--id-jag-audience', OTHER] }),
+      spawnIdp({ port: pb, resources: [RB, R2], args: ['--trust-id-jag', A] }),
+    ]);
+    for (const s of started) if (s.status === 'fulfilled') others.add(s.value);
+    if (started.every((s) => s.status === 'fulfilled')) {
+      return { a: started[0].value, b: started[1].value, A, B, OTHER, RB };
+    }
+    await Promise.all(started.filter((s) => s.status === 'fulfilled').map(async (s) => {
+      await s.value.stop();
+      others.delete(s.value);
+    }));
+    if (attempt === 3) throw started.find((s) => s.status === 'rejected').reason;
+  }
+}
+
+// A token response fit for a diagnostic line: the token itself never printed.
+const redacted = (x) => (x && typeof x === 'object' && 'access_token' in x ? { ...x, access_token: '…' } : x);
+const decodePart = (t, i) => JSON.parse(Buffer.from(String(t).split('.')[i] ?? '', 'base64url').toString('utf8') || 'null');
+async function signAt(issuer, body) {
+  const res = await fetch(`${issuer}/_sign`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
+  return (await res.json()).token;
+}
+
+async function idJagCases(mainIssuer) {
+  const {
+    a, b, A, B, OTHER, RB,
+  } = await startPair();
+  try {
+    ok(a.issuer === A && b.issuer === B, `ID-JAG: A ${A} (--id-jag-audience B), B ${B} (--trust-id-jag A)`);
+    const mdB = await discover(B);
+    ok(mdB.grant_types_supported.includes(JWT_BEARER.grantType), "B's metadata lists the jwt-bearer grant", mdB.grant_types_supported);
+    ok(!(await discover(A)).grant_types_supported.includes(JWT_BEARER.grantType), 'A (no --trust-id-jag): no jwt-bearer grant');
+    const alice = await userToken({ issuer: A, user: 'alice', scope: 'mcp:tools mcp:read' });
+
+    // leg 1 at A
+    const j = await idJag({
+      issuer: A, subjectToken: alice.access_token, audience: B, resource: RB, scope: 'mcp:tools mcp:read',
+    });
+    ok(same(Object.keys(j).sort(), ['access_token', 'expires_in', 'issued_token_type', 'scope', 'token_type'])
+      && j.issued_token_type === ID_JAG.tokenType && j.token_type === 'N_A' && j.expires_in === 300
+      && j.scope === 'mcp:tools mcp:read',
+    'leg 1: RFC 8693 response (issued_token_type id-jag, token_type N_A, expires_in 300, scope)', redacted(j));
+    const h = decodePart(j.access_token, 0);
+    const p = decodePart(j.access_token, 1);
+    const jwksA = await (await fetch(`${A}/jwks`)).json();
+    const key = jwksA.keys.find((k) => k.kid === h?.kid);
+    ok(h?.typ === 'oauth-id-jag+jwt' && h.alg === 'RS256' && !!key, 'leg 1: header typ oauth-id-jag+jwt, RS256, kid of a key at A\'s /jwks', h);
+    const [eh, ep, es] = j.access_token.split('.');
+    ok(!!key && crypto.verify('sha256', Buffer.from(`${eh}.${ep}`), crypto.createPublicKey({ key: { kty: key.kty, n: key.n, e: key.e }, format: 'jwk' }), Buffer.from(es, 'base64url')),
+      "leg 1: the signature verifies with A's published key");
+    if (VERBOSE) note(`ID-JAG payload: ${JSON.stringify(p)}`);
+    ok(p?.iss === A && p.sub === 'alice' && p.aud === B && p.client_id === 'gateway-exchange'
+      && p.resource === RB && p.scope === 'mcp:tools mcp:read' && typeof p.jti === 'string' && p.jti.length >= 16
+      && Number.isInteger(p.iat) && p.exp === p.iat + 300 && Math.abs(p.iat - now()) <= 5
+      && p.tenant === 'acme' && same(p.groups, ['engineering']),
+    'leg 1: claims iss A, sub alice, aud B, client_id, jti, iat, exp = iat + 300, resource, scope, tenant, groups', p);
+    const j2 = await idJag({ issuer: A, subjectToken: alice.access_token, audience: B, resource: RB });
+    ok(decodePart(j2.access_token, 1)?.jti !== p?.jti && !('scope' in j2) && !('scope' in (decodePart(j2.access_token, 1) ?? {})),
+      'leg 1: a jti of its own each time; no scope asked, none in the ID-JAG', decodePart(j2.access_token, 1));
+
+    // leg 2 at B
+    const t = await jwtBearer({ issuer: B, assertion: j.access_token });
+    ok(typeof t.access_token === 'string' && t.token_type === 'Bearer' && t.expires_in === 3600 && t.scope === 'mcp:tools mcp:read'
+      && !t.refresh_token,
+    'leg 2: jwt-bearer at B answers an access token (Bearer, 3600 s, the ID-JAG\'s scope)', redacted(t));
+    const r = await introspect({ issuer: B, token: t.access_token });
+    if (VERBOSE) note(`B's token: ${JSON.stringify(r)}`);
+    ok(r.active === true && r.sub === 'alice' && same(audOf(r), [RB]) && r.iss === B && r.client_id === 'gateway-exchange'
+      && r.scope === 'mcp:tools mcp:read' && r.tenant === 'acme' && !('act' in r),
+    'leg 2: introspection at B (as mcpgate): active, sub alice, aud the resource, iss B', r);
+    ok((await introspect({ issuer: A, token: t.access_token })).active === false, "B's token means nothing at A");
+    const again = await jwtBearer({ issuer: B, assertion: j.access_token });
+    ok(again.error === 'invalid_grant' && /replay|already used/.test(again.error_description), 'leg 2: the same ID-JAG again: invalid_grant (replay)', again);
+    const t2 = await jwtBearer({ issuer: B, assertion: j2.access_token });
+    ok(t2.scope === 'mcp:tools' && (await introspect({ issuer: B, token: t2.access_token })).scope === 'mcp:tools',
+      "leg 2: an ID-JAG without scope: the resource's default (mcp:tools)", redacted(t2));
+
+    // leg 2 refusals
+    const refused = async (what, want, got, re) => ok(got.error === want && !('access_token' in got) && (!re || re.test(got.error_description ?? '')),
+      `leg 2 refused (${what}): ${want}`, redacted(got));
+    const fresh = (o = {}) => idJag({
+      issuer: A, subjectToken: alice.access_token, audience: B, resource: RB, ...o,
+    });
+    const other = await fresh({ audience: OTHER });
+    ok(decodePart(other.access_token, 1)?.aud === OTHER, 'leg 1 for another trusted authorization server: aud OTHER');
+    await refused('an ID-JAG for another audience', 'invalid_grant', await jwtBearer({ issuer: B, assertion: other.access_token }), /audience/);
+    const base = () => ({
+      iss: A, sub: 'alice', aud: B, client_id: 'gateway-exchange', jti: crypto.randomBytes(12).toString('base64url'),
+      iat: now(), exp: now() + 300, resource: RB,
+    });
+    const jagHeader = { typ: 'oauth-id-jag+jwt' };
+    const good = await signAt(A, { header: jagHeader, payload: base() });
+    ok(typeof (await jwtBearer({ issuer: B, assertion: good })).access_token === 'string', "control: an ID-JAG made with A's /_sign and A's key is accepted");
+    await refused('signed by a key A does not publish (other-rsa)', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { header: jagHeader, payload: base(), key: 'other-rsa' }) }), /key/);
+    await refused('signed by A\'s key id, by another key', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { header: { ...jagHeader, kid: key?.kid }, payload: base(), key: 'other-rsa' }) }), /signature/);
+    await refused('an issuer B does not trust (the main server)', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(mainIssuer, { header: jagHeader, payload: { ...base(), iss: mainIssuer } }) }), /not trusted/);
+    await refused('alg none', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { header: jagHeader, payload: base(), key: 'none' }) }), /alg/);
+    await refused('HS256 with A\'s public key as secret', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { header: jagHeader, payload: base(), key: 'hmac-public' }) }), /alg/);
+    await refused('expired', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { header: jagHeader, payload: { ...base(), iat: now() - 400, exp: now() - 10 } }) }), /expired/);
+    await refused('typ at+jwt (an access token, not an ID-JAG)', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { payload: base() }) }), /typ/);
+    await refused('a subject B has no account for', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: await signAt(A, { header: jagHeader, payload: { ...base(), sub: 'mallory' } }) }), /account/);
+    await refused('a resource that is not B\'s', 'invalid_target',
+      await jwtBearer({ issuer: B, assertion: (await fresh({ resource: 'http://127.0.0.1:1/unknown' })).access_token }));
+    await refused('payload altered after signing', 'invalid_grant',
+      await jwtBearer({ issuer: B, assertion: `${eh}.${Buffer.from(JSON.stringify({ ...p, sub: 'bob', jti: 'x' })).toString('base64url')}.${es}` }), /signature/);
+    const forGw = await fresh();
+    await refused('presented by another client (mcpgate) than its client_id', 'invalid_grant',
+      await jwtBearer({ issuer: B, client: 'mcpgate', assertion: forGw.access_token }), /client/);
+    ok(typeof (await jwtBearer({ issuer: B, assertion: forGw.access_token })).access_token === 'string',
+      '… a refused presentation does not use it up: its own client redeems it');
+    const byMcpgate = await fresh({ client: 'mcpgate' });
+    const tm = await jwtBearer({ issuer: B, client: 'mcpgate', assertion: byMcpgate.access_token });
+    ok((await introspect({ issuer: B, token: tm.access_token })).client_id === 'mcpgate', 'an ID-JAG asked by mcpgate: client_id mcpgate, redeemed by mcpgate');
+    await refused('a client without the grant (machine-acme)', 'unauthorized_client',
+      await jwtBearer({ issuer: B, client: 'machine-acme', assertion: (await fresh()).access_token }));
+    await refused('wrong client secret', 'invalid_client',
+      await jwtBearer({ issuer: B, secret: 'wrong', assertion: (await fresh()).access_token }));
+    await refused('scope beyond the ID-JAG\'s', 'invalid_scope',
+      await jwtBearer({ issuer: B, scope: 'mcp:admin', assertion: (await fresh({ scope: 'mcp:tools' })).access_token }));
+    const narrow = await jwtBearer({ issuer: B, scope: 'mcp:read', assertion: (await fresh({ scope: 'mcp:tools mcp:read' })).access_token });
+    ok(narrow.scope === 'mcp:read', 'leg 2 with a narrower scope parameter: that scope', redacted(narrow));
+    await refused('no assertion', 'invalid_request', await jwtBearer({ issuer: B, assertion: undefined }));
+    await refused('not a JWS', 'invalid_grant', await jwtBearer({ issuer: B, assertion: 'not-a-jwt' }));
+    const atA = await jwtBearer({ issuer: A, assertion: (await fresh()).access_token });
+    ok(atA.error === 'unsupported_grant_type' || atA.error === 'unauthorized_client', `jwt-bearer at A (no --trust-id-jag): ${atA.error}`, redacted(atA));
+
+    // leg 1 refusals
+    const refused1 = async (what, want, got) => ok(got.error === want && !('access_token' in got), `leg 1 refused (${what}): ${want}`, redacted(got));
+    await refused1('an audience A does not trust', 'invalid_target', await fresh({ audience: 'http://127.0.0.1:1' }));
+    await refused1('two audiences', 'invalid_target', await fresh({ audience: [B, OTHER] }));
+    await refused1('no audience', 'invalid_request', await fresh({ audience: undefined }));
+    await refused1('a client not allowed to exchange (machine-acme)', 'unauthorized_client', await fresh({ client: 'machine-acme' }));
+    await refused1('unknown scope', 'invalid_scope', await fresh({ scope: 'mcp:tools nosuch' }));
+    await refused1('a machine token as subject', 'invalid_grant',
+      await fresh({ subjectToken: (await clientToken({ issuer: A, client: 'machine-acme' })).access_token }));
+    await refused1('an unknown subject token', 'invalid_grant', await fresh({ subjectToken: 'no-such-token' }));
+    const unknownType = await exchangeToken({ issuer: A, subjectToken: alice.access_token, audience: B, requestedTokenType: 'urn:ietf:params:oauth:token-type:jwt' });
+    ok(unknownType.error === 'invalid_request', 'requested_token_type jwt (unknown): still invalid_request', redacted(unknownType));
+
+    // JWT formats: A signs ES256, B issues JWTs
+    await setFormat(A, 'jwt', 'ES256');
+    await setFormat(B, 'jwt', 'PS256');
+    try {
+      const je = await fresh({ scope: 'mcp:write' });
+      ok(decodePart(je.access_token, 0)?.alg === 'ES256', 'A in ES256: the ID-JAG is ES256', decodePart(je.access_token, 0));
+      const tj = await jwtBearer({ issuer: B, assertion: je.access_token });
+      const pj = jwtPayload(tj.access_token);
+      ok(decodePart(tj.access_token, 0)?.alg === 'PS256' && pj?.sub === 'alice' && pj.aud === RB && pj.iss === B && pj.scope === 'mcp:write',
+        'an ES256 ID-JAG at B in JWT format: a PS256 JWT for alice, aud the resource', pj);
+      const rj = await introspect({ issuer: B, token: tj.access_token });
+      ok(rj.active === true && rj.sub === 'alice', "B's JWT introspects active at B", rj);
+    } finally {
+      await setFormat(A, 'opaque', 'RS256');
+      await setFormat(B, 'opaque', 'RS256');
+    }
+
+    // token.mjs
+    const run = promisify(execFile);
+    const tool = path.join(HERE, 'token.mjs');
+    const cj = JSON.parse((await run(process.execPath, [tool, '--issuer', A, '--exchange', alice.access_token, '--id-jag', B, '--resource', RB, '--scope', 'mcp:read'])).stdout);
+    ok(cj.issued_token_type === ID_JAG.tokenType && decodePart(cj.access_token, 1)?.aud === B, 'token.mjs --exchange … --id-jag B: an ID-JAG', redacted(cj));
+    const cb = JSON.parse((await run(process.execPath, [tool, '--issuer', B, '--jwt-bearer', cj.access_token])).stdout);
+    ok(cb.scope === 'mcp:read' && (await introspect({ issuer: B, token: cb.access_token })).sub === 'alice', 'token.mjs --jwt-bearer: a token of B for alice');
+    let code;
+    try {
+      await run(process.execPath, [tool, '--issuer', B, '--jwt-bearer', cj.access_token]);
+    } catch (e) {
+      code = e.code;
+    }
+    ok(code === 1, 'token.mjs --jwt-bearer with a used ID-JAG: exit 1', code);
+
+    // counters
+    await resetStats({ issuer: A });
+    await resetStats({ issuer: B });
+    const bob = await userToken({ issuer: A, user: 'bob' });
+    const x1 = await idJag({ issuer: A, subjectToken: alice.access_token, audience: B, resource: RB });
+    const x2 = await idJag({ issuer: A, subjectToken: bob.access_token, audience: B, resource: RB });
+    const x3 = await idJag({ issuer: A, subjectToken: alice.access_token, audience: B, resource: RB });
+    await idJag({ issuer: A, subjectToken: alice.access_token, audience: 'http://127.0.0.1:1', resource: RB });
+    for (const x of [x1, x2, x3]) await jwtBearer({ issuer: B, assertion: x.access_token });
+    await jwtBearer({ issuer: B, assertion: x1.access_token }); // replayed: not counted
+    const sa = await stats({ issuer: A });
+    const sb = await stats({ issuer: B });
+    ok(sa.id_jags === 3 && sa.exchanges === 0 && sa.jwt_bearer === 0, 'A /_stats: id_jags 3 (the refused one not counted), no exchanges', sa);
+    ok(sb.jwt_bearer === 3 && same(sb.jwt_bearer_by_subject, { alice: 2, bob: 1 }) && sb.id_jags === 0 && sb.tokens === 4,
+      'B /_stats: jwt_bearer 3, jwt_bearer_by_subject {alice: 2, bob: 1} (the replay not counted), 4 token requests', sb);
+    ok(sa.jwks === 0, "B verified them with A's keys from its cache: no GET /jwks at A", sa);
+    const zb = await resetStats({ issuer: B });
+    ok(zb.jwt_bearer === 0 && same(zb.jwt_bearer_by_subject, {}) && (await resetStats({ issuer: A })).id_jags === 0,
+      'POST /_stats/reset zeroes id_jags, jwt_bearer and jwt_bearer_by_subject');
+  } finally {
+    for (const s of [a, b]) {
+      await s.stop();
+      others.delete(s);
+    }
+  }
+}
+
 try {
   await main();
 } catch (e) {
   ok(false, 'selftest ran to the end', e.stack || String(e));
 } finally {
   if (idp) await idp.stop();
+  await Promise.all([...others].map((o) => o.stop()));
   clearTimeout(watchdog);
 }
 process.stdout.write(`1..${n}\n`);

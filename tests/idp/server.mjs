@@ -4,6 +4,7 @@
 //   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
 //        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages] [--quiet]
 //        [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]
+//        [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...]
 //
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
 // --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
@@ -12,7 +13,7 @@ import { announceReady, commandLine } from '../lib/server-cli.mjs';
 
 const USAGE = 'usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] ' +
   '[--default-user NAME] [--strict-cookies] [--login-pages] [--quiet] [--token-format opaque|jwt] ' +
-  '[--jwt-alg RS256|PS256|ES256] [--no-introspection]';
+  '[--jwt-alg RS256|PS256|ES256] [--no-introspection] [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...]';
 
 const { args, usage } = commandLine('server.mjs', USAGE, {
   resource: { type: 'string', multiple: true },
@@ -22,6 +23,8 @@ const { args, usage } = commandLine('server.mjs', USAGE, {
   'token-format': { type: 'string', default: 'opaque' },
   'jwt-alg': { type: 'string', default: 'RS256' },
   'no-introspection': { type: 'boolean', default: false },
+  'id-jag-audience': { type: 'string', multiple: true, default: [] },
+  'trust-id-jag': { type: 'string', multiple: true, default: [] },
 });
 if (args.port === undefined || !/^\d+$/.test(args.port) || Number(args.port) > 65535) {
   usage('--port is required (0 = any free port)');
@@ -52,6 +55,8 @@ try {
     jwtAlg: args['jwt-alg'],
     introspection: !args['no-introspection'],
     loginPages: args['login-pages'],
+    idJagAudiences: args['id-jag-audience'],
+    trustIdJag: args['trust-id-jag'],
     log,
   });
 } catch (e) {
@@ -61,6 +66,8 @@ try {
 
 announceReady(idp.issuer, args['ready-file']);
 log(`issuer ${idp.issuer}; resources ${args.resource.join(' ')}`);
+if (args['id-jag-audience'].length) log(`ID-JAGs for ${args['id-jag-audience'].join(' ')}`);
+if (args['trust-id-jag'].length) log(`jwt-bearer: trusts the ID-JAGs of ${args['trust-id-jag'].join(' ')}`);
 
 let stopping = false;
 function stop(sig) {

@@ -5,19 +5,23 @@
 //   token.mjs --issuer URL --user alice [--scope "mcp:tools offline_access"] [--resource URL]
 //   token.mjs --issuer URL --refresh RT [--resource URL]
 //   token.mjs --issuer URL --exchange TOKEN [--as gateway-exchange] [--resource URL] [--scope S]
+//   token.mjs --issuer URL --exchange TOKEN --id-jag AS_ISSUER [--resource URL] [--scope S]
+//   token.mjs --issuer URL --jwt-bearer ID_JAG [--as gateway-exchange] [--scope S]
 //   token.mjs --issuer URL --revoke TOKEN
 //   token.mjs --issuer URL --introspect TOKEN
 //
 // Prints one JSON object on stdout: {"access_token","refresh_token"?,"expires_in","scope",
 // "token_type"}, {"revoked":true}, the raw introspection response, or the token exchange
-// response (RFC 8693: "issued_token_type" too). Errors: stderr, exit 1.
+// response (RFC 8693: "issued_token_type" too; with --id-jag the ID-JAG in "access_token").
+// Errors: stderr, exit 1.
 // --scope defaults to "mcp:tools" (--exchange: the subject token's); --scope "" sends no
 // scope. --issuer defaults to $IDP_ISSUER.
 
 import { parseArgs } from 'node:util';
 
 import {
-  EXCHANGE_CLIENT, clientToken, exchangeToken, introspect, refreshToken, revokeToken, userToken,
+  EXCHANGE_CLIENT, clientToken, exchangeToken, idJag, introspect, jwtBearer, refreshToken,
+  revokeToken, userToken,
 } from './lib.mjs';
 
 const USAGE = `usage:
@@ -25,6 +29,8 @@ const USAGE = `usage:
   token.mjs --issuer URL --user NAME [--scope "mcp:tools offline_access"] [--resource URL] [--redirect-uri URI] [--no-cookies]
   token.mjs --issuer URL --refresh REFRESH_TOKEN [--resource URL] [--scope S]
   token.mjs --issuer URL --exchange ACCESS_TOKEN [--as CLIENT] [--secret S] [--resource URL] [--scope S] [--audience A]
+  token.mjs --issuer URL --exchange ACCESS_TOKEN --id-jag AS_ISSUER [--as CLIENT] [--secret S] [--resource URL] [--scope S]
+  token.mjs --issuer URL --jwt-bearer ID_JAG [--as CLIENT] [--secret S] [--scope S]
   token.mjs --issuer URL --revoke TOKEN
   token.mjs --issuer URL --introspect TOKEN [--as CLIENT]
 `;
@@ -51,6 +57,8 @@ try {
       refresh: { type: 'string' },
       exchange: { type: 'string' },
       audience: { type: 'string' },
+      'id-jag': { type: 'string' },
+      'jwt-bearer': { type: 'string' },
       revoke: { type: 'string' },
       introspect: { type: 'string' },
       as: { type: 'string' },
@@ -66,8 +74,10 @@ if (a.help) {
   process.exit(0);
 }
 if (!a.issuer) fail('--issuer is required (or set IDP_ISSUER)', 2);
-const modes = ['client', 'user', 'refresh', 'exchange', 'revoke', 'introspect'].filter((m) => a[m] !== undefined);
-if (modes.length !== 1) fail('give exactly one of --client, --user, --refresh, --exchange, --revoke, --introspect', 2);
+const modes = ['client', 'user', 'refresh', 'exchange', 'jwt-bearer', 'revoke', 'introspect'].filter((m) => a[m] !== undefined);
+if (modes.length !== 1) fail('give exactly one of --client, --user, --refresh, --exchange, --jwt-bearer, --revoke, --introspect', 2);
+if (a['id-jag'] !== undefined && modes[0] !== 'exchange') fail('--id-jag goes with --exchange', 2);
+if (a['id-jag'] !== undefined && a.audience !== undefined) fail('--id-jag names the audience: no --audience with it', 2);
 if (!['basic', 'post'].includes(a.auth)) fail('--auth must be basic or post', 2);
 
 const issuer = a.issuer.replace(/\/+$/, '');
@@ -98,7 +108,9 @@ try {
       break;
     case 'exchange': {
       const client = a.as ?? EXCHANGE_CLIENT.id;
-      out = await exchangeToken({
+      const exchange = a['id-jag'] !== undefined
+        ? (o) => idJag({ ...o, audience: a['id-jag'] }) : exchangeToken;
+      out = await exchange({
         issuer,
         client,
         secret: a.secret,
@@ -111,6 +123,17 @@ try {
       if (out.error) throw new Error(`token exchange: ${out.error}${out.error_description ? `: ${out.error_description}` : ''}`);
       break;
     }
+    case 'jwt-bearer':
+      out = await jwtBearer({
+        issuer,
+        client: a.as ?? EXCHANGE_CLIENT.id,
+        secret: a.secret,
+        assertion: a['jwt-bearer'],
+        scope: a.scope || undefined,
+        auth: a.auth,
+      });
+      if (out.error) throw new Error(`jwt-bearer: ${out.error}${out.error_description ? `: ${out.error_description}` : ''}`);
+      break;
     case 'revoke':
       out = await revokeToken({ issuer, token: a.revoke });
       break;
