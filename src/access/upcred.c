@@ -184,7 +184,7 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 static const char *const grant_words[] = {
 	[TOKENEP_CLIENT_CREDENTIALS] = "the client_credentials grant",
 	[TOKENEP_EXCHANGE] = "the token exchange",
-	[TOKENEP_EXCHANGE_ID_JAG] = "the identity assertion (ID-JAG) exchange",
+	[TOKENEP_EXCHANGE_ID_JAG] = "the exchange for an ID-JAG",
 	[TOKENEP_JWT_BEARER] = "the jwt-bearer grant of the ID-JAG",
 };
 
