@@ -370,88 +370,108 @@ nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Long: the cache's answer (a hit opened, a miss exchanged and stored, a claim of
- * another's waited on, up to its deadline, then exchanged regardless), with another
- * host's token taken from Redis before a token endpoint is asked, and the plaintext
- * wiped at the one exit. */
+/* A token's place in the host's cache: its name, what its sealing is bound to, and
+ * what the lookup found there. */
+struct place {
+	unsigned char key[CREDCACHE_KEY_BYTES];
+	char ad[2 * CREDCACHE_KEY_BYTES + 1];
+	enum cc_status st;
+};
+
+/* The token cached at p, opened into plain (n bytes): its length, or 0 when there is
+ * none to use (p->st says why: our claim to fill, another's we waited on until its
+ * deadline, or a cache that cannot be used, a value under another key included). */
+static long
+lookup(const struct upcred *u, struct place *p, int64_t *now_ms, char *plain, size_t n)
+{
+	const int64_t pending_ms = u->cfg->auth_timeout_ms + 1000, give_up_ms = *now_ms + pending_ms;
+	char *sealed = malloc(CREDCACHE_VALUE_MAX);
+	long got = 0;
+
+	if (sealed == NULL) {
+		p->st = CC_UNAVAILABLE;
+		return 0;
+	}
+	while ((p->st = credcache_get(u->cache, p->key, *now_ms, pending_ms, sealed, CREDCACHE_VALUE_MAX)) == CC_BUSY &&
+	    *now_ms < give_up_ms) {
+		nap_ms(UPCRED_WAIT_STEP_MS);
+		*now_ms = clock_wall_ms();
+	}
+	if (p->st == CC_HIT && (got = secret_open(u->seal_key, sealed, p->ad, plain, n)) <= 0) {
+		got = 0;	/* sealed under another key (a new session key): not ours to claim */
+		p->st = CC_UNAVAILABLE;
+	}
+	free(sealed);
+	return got;
+}
+
+/* Keeps token (n bytes) at p until until_ms, sealed, when the lookup left that to us
+ * (our claim, or a cache we could not read); a claim that cannot be filled is dropped. */
+static void
+keep(const struct upcred *u, const struct place *p, const char *token, size_t n, int64_t now_ms, int64_t until_ms)
+{
+	char *sealed;
+
+	if (p->st != CC_MISS && p->st != CC_UNAVAILABLE)
+		return;
+	if (until_ms > now_ms && (sealed = malloc(CREDCACHE_VALUE_MAX)) != NULL) {
+		if (secret_seal(u->seal_key, token, n, p->ad, sealed, CREDCACHE_VALUE_MAX) == 0 &&
+		    credcache_put(u->cache, p->key, now_ms, until_ms, sealed) == 0) {
+			free(sealed);
+			return;
+		}
+		free(sealed);
+	}
+	if (p->st == CC_MISS)
+		credcache_drop(u->cache, p->key);
+}
+
+/* The host's cache (a value opened, a claim of another's waited on up to its deadline),
+ * else another host's token from Redis (unless the upstream just refused the one we
+ * had: it may be that one), else a new one from the token endpoint, kept in both; the
+ * plaintext wiped at the one exit. */
 int
 upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
 {
 	const struct upcred *u = ctx;
-	unsigned char key[CREDCACHE_KEY_BYTES];
-	char ad[2 * CREDCACHE_KEY_BYTES + 1];
-	char *sealed = malloc(CREDCACHE_VALUE_MAX), *plain = malloc(TOKENEP_TOKEN_MAX + 1);
-	const int64_t pending_ms = u->cfg->auth_timeout_ms + 1000;
-	int64_t now_ms = clock_wall_ms(), give_up_ms = now_ms + pending_ms, until;
+	char *plain = malloc(TOKENEP_TOKEN_MAX + 1);
+	int64_t now_ms = clock_wall_ms(), until = 0;
 	struct tokenep_answer a = { 0 };
-	enum cc_status st = CC_UNAVAILABLE;
-	long n;
+	struct place p;
+	long n = 0;
 	int rc = -1;
 
 	*token = NULL;
-	if (sealed == NULL || plain == NULL) {
+	if (plain == NULL) {
 		gw_error_set(err, GW_EINTERNAL, "out of memory");
-		goto out;
+		return -1;
 	}
-	entry_key(u, up, key);
-	seal_ad(key, ad);
+	entry_key(u, up, p.key);
+	seal_ad(p.key, p.ad);
 	if (again)
-		credcache_drop(u->cache, key);
-	for (;;) {
-		st = credcache_get(u->cache, key, now_ms, pending_ms, sealed, CREDCACHE_VALUE_MAX);
-		if (st != CC_BUSY || now_ms >= give_up_ms)
-			break;
-		nap_ms(UPCRED_WAIT_STEP_MS);
-		now_ms = clock_wall_ms();
-	}
-	if (st == CC_HIT && (n = secret_open(u->seal_key, sealed, ad, plain, TOKENEP_TOKEN_MAX + 1)) > 0) {
-		if ((*token = strdup(plain)) != NULL) {
-			metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
-			rc = 0;
-		}
-		else
-			gw_error_set(err, GW_EINTERNAL, "out of memory");
-		goto out;
-	}
-	if (st == CC_HIT)	/* under another key (a new session key): a miss, not ours to claim */
-		st = CC_UNAVAILABLE;
-	/* Another host's, unless the upstream just refused the one we had (it may be that). */
-	if (u->rs && !again && (n = shared_get(u, key, now_ms, plain, TOKENEP_TOKEN_MAX + 1, &until)) > 0) {
-		if (secret_seal(u->seal_key, plain, (size_t)n, ad, sealed, CREDCACHE_VALUE_MAX) == 0)
-			credcache_put(u->cache, key, now_ms, until, sealed);
-		else if (st == CC_MISS)
-			credcache_drop(u->cache, key);
-		if ((*token = strdup(plain)) == NULL) {
-			gw_error_set(err, GW_EINTERNAL, "out of memory");
-			goto out;
-		}
+		credcache_drop(u->cache, p.key);
+	if ((n = lookup(u, &p, &now_ms, plain, TOKENEP_TOKEN_MAX + 1)) == 0 && u->rs && !again &&
+	    (n = shared_get(u, p.key, now_ms, plain, TOKENEP_TOKEN_MAX + 1, &until)) > 0)
+		keep(u, &p, plain, (size_t)n, now_ms, until);
+	if (n > 0) {
 		metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
+		if ((*token = strdup(plain)) == NULL)
+			gw_error_set(err, GW_EINTERNAL, "out of memory");
+		rc = *token ? 0 : -1;
+	} else if (obtain(u, up, now_ms, &a, err) < 0) {
+		if (p.st == CC_MISS)
+			credcache_drop(u->cache, p.key);
+	} else {
+		until = keep_until(u, up, a.expires_in, now_ms);
+		keep(u, &p, a.token, a.token_len, now_ms, until);
+		if (u->rs && until > now_ms)
+			shared_put(u, p.key, a.token, now_ms, until);
+		*token = a.token;	/* handed over: the caller wipes it */
+		a.token = NULL;
 		rc = 0;
-		goto out;
 	}
-	if (obtain(u, up, now_ms, &a, err) < 0) {
-		if (st == CC_MISS)
-			credcache_drop(u->cache, key);
-		goto out;
-	}
-	until = keep_until(u, up, a.expires_in, now_ms);
-	if (st == CC_MISS || st == CC_UNAVAILABLE) {
-		if (until > 0 && secret_seal(u->seal_key, a.token, a.token_len, ad, sealed, CREDCACHE_VALUE_MAX) == 0)
-			credcache_put(u->cache, key, now_ms, until, sealed);
-		else if (st == CC_MISS)
-			credcache_drop(u->cache, key);
-	}
-	if (u->rs && until > now_ms)
-		shared_put(u, key, a.token, now_ms, until);
-	*token = a.token;	/* handed over: the caller wipes it */
-	a.token = NULL;
-	rc = 0;
-out:
 	tokenep_answer_clear(&a);
-	if (plain) {
-		secret_wipe(plain, TOKENEP_TOKEN_MAX + 1);
-		free(plain);
-	}
-	free(sealed);
+	secret_wipe(plain, TOKENEP_TOKEN_MAX + 1);
+	free(plain);
 	return rc;
 }
