@@ -14,7 +14,8 @@
 #
 # Requests per second, p50/p99 latency and CPU per request of tools/call of the echo
 # tool (a_echo) in a session of each stack, with 16 client connections (S16, X16) and 64
-# (S64, X64). Target: X16 / S16 and X64 / S64 ≥ 0.95 (a cached exchanged token costs a
+# (S64, X64); and X100: 100 callers' tokens in turn on stack X, each
+# call without a session, whose exchanges are counted: one per caller for all the runs. Target: X16 / S16 and X64 / S64 ≥ 0.95 (a cached exchanged token costs a
 # relayed call no more than 5 %). The difference of mcpgate's CPU per request, X - S, is
 # what a cache hit costs (the lookup and the unsealing).
 #
@@ -48,8 +49,9 @@ OUT=$here/out/exchange
 THREADS=${BENCH_THREADS:-1}
 FIRST=${BENCH_FIRST:-20}
 CACHE_TTL=3600
-KINDS="S16 X16 S64 X64"
-NKINDS=4
+KINDS="S16 X16 S64 X64 X100"
+NKINDS=5
+CALLERS=100
 KNOBS="BENCH_FIRST=$FIRST BENCH_SRC=$SRC"
 ECHO_ARG=exchange-bench-echo
 [[ $FIRST =~ ^[1-9][0-9]*$ ]] || die "BENCH_FIRST must be a number of tokens"
@@ -66,7 +68,7 @@ TMPDIR=$OUT/tmp bench_root '*/mcpgate.log' '*/nginx/error.log' idp.log 'up-*.log
 start_upstreams 50 a
 read -r PORT_S PORT_X <<<"$(two_ports)" || die "no free ports"
 declare -A BASEOF=([S]=http://127.0.0.1:$PORT_S [X]=http://127.0.0.1:$PORT_X) FCGIOF=() NGINXOF=() TOK=() SID=()
-start_idp "${BASEOF[S]}/mcp" "${BASEOF[X]}/mcp" "${UP_URL[a]}"
+start_idp "${BASEOF[X]}/mcp" "${BASEOF[S]}/mcp" "${UP_URL[a]}"	# X first: bench/mint.mjs's tokens are X's
 (umask 077 && printf 'Authorization: Bearer static-bench-credential\n' > "$ROOT/static.header")
 say "starting nginx + spawn-fcgi ($PROCS x $WORKERS) twice: a static header on $PORT_S, token exchange on $PORT_X"
 mkdir -p "$ROOT/S" "$ROOT/X"
@@ -87,21 +89,25 @@ for s in S X; do
 done
 exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -r .exchanges; }
 [ "$(exchanges)" -ge 1 ] || die "stack X made no token exchange"
+say "minting $CALLERS callers' tokens for X100"
+node "$here/mint.mjs" --issuer "$IDP" --count "$CALLERS" --out "$ROOT/callers.txt" --concurrency 8 || die "minting failed"
 
 # --- Measuring -----------------------------------------------------------------------
 runs_header kind us_nginx us_mcpgate us_upstream
 run() { # KIND SECONDS REP
-	local kind=$1 s=${1:0:1}
+	local kind=$1 s=${1:0:1} who
 	CONNS=${kind//[A-Z]/}
+	who=("BENCH_TOKEN=${TOK[$s]}" "BENCH_SESSION=${SID[$s]}" "BENCH_PROTOCOL=$PV")
+	# X100: the pool's callers in turn, each without a session (stateless calls)
+	[ "$kind" != X100 ] || { CONNS=16; who=("BENCH_POOL=$ROOT/callers.txt" BENCH_CYCLE=1); }
 	CPU_PIDS=("$(nginx_pids "${NGINXOF[$s]}")" "${FCGIOF[$s]}" "${UP_PID[a]}")
 	measure "$kind" "$2" "$OUT/wrk.$3.$kind.out" "${BASEOF[$s]}/mcp" BENCH_EXPECT=200 BENCH_TARGET=call \
-		BENCH_TOOL=a_echo "BENCH_ARGS=$ARGS" "BENCH_WANT=$ECHO_ARG" "BENCH_TOKEN=${TOK[$s]}" \
-		"BENCH_SESSION=${SID[$s]}" "BENCH_PROTOCOL=$PV"
+		BENCH_TOOL=a_echo "BENCH_ARGS=$ARGS" "BENCH_WANT=$ECHO_ARG" "${who[@]}"
 	row "$3" "$kind"
 	said "$3" "$kind"
 }
 x0=$(exchanges)
-run_kinds " (S: a static header; X: token exchange, cached)"
+run_kinds " (S: a static header; X: token exchange, cached; X100: $CALLERS callers in turn, 16 connections)"
 x1=$(exchanges)
 # shellcheck disable=SC2086
 runs_done ${FCGIOF[S]} ${FCGIOF[X]}
@@ -132,6 +138,7 @@ bad=$(awk -F'\t' '$1 != "rep" && ($6 > 0 || $8 > 0 || $9 > 0 || $5 != $4) { prin
 kindname() {
 	case $1 in
 	S*) echo "$1 tools/call a_echo, static header, ${1//[A-Z]/} connections" ;;
+	X100) echo "$1 tools/call a_echo, token exchange, $CALLERS callers in turn (no session), 16 connections" ;;
 	X*) echo "$1 the same, token exchange (cached)" ;;
 	esac
 }
@@ -143,7 +150,7 @@ table() {
 	echo
 	echo "mcpgate CPU per call, X − S (what a cache hit costs: the lookup and the unsealing), median: 16 connections $(awk -v a="$(med X16 14)" -v b="$(med S16 14)" 'BEGIN { print a - b }') µs, 64 connections $(awk -v a="$(med X64 14)" -v b="$(med S64 14)" 'BEGIN { print a - b }') µs."
 	echo
-	echo "Token exchanges during the measured runs (every call of the one caller of stack X after its first): $((x1 - x0))."
+	echo "Token exchanges during all the runs, warm-ups included (the one caller of X16 and X64 had its token already; the $CALLERS callers of X100 one each, then the cache): $((x1 - x0)) (target: $CALLERS, one per caller and upstream while the tokens live)."
 	echo
 	echo "A caller's first call on stack X (its token already accepted at the gate; one exchange at the token endpoint) against its second (a cache hit), wall time, median of $FIRST callers: first $(ms "${first[@]}") ms, second $(ms "${second[@]}") ms; token exchanges made: $((e1 - e0)) for $FIRST callers."
 	echo

@@ -115,7 +115,7 @@ catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, in
 			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(errs[i].detail), errs[i].detail);
 		}
 		/* A caller's credential refused, or not to be had, says nothing of the upstream. */
-		if (lists[i] || (errs[i].code != GW_ECALL && errs[i].code != GW_EAUTHSERVER))
+		if (lists[i] || (errs[i].code != GW_ECALL && errs[i].code != GW_EAUTHSERVER && errs[i].code != GW_ESCOPE))
 			metrics_observe_upstream(by->m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
 			    lists[i] ? NULL : brief);
 	}

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "str.h"
 #include "tokenep.h"
 #include "upcred.h"
 
@@ -180,6 +181,27 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 	return 0;
 }
 
+/* A refusal for scope at an upstream reached as the caller, whose exchange-scopes the
+ * caller's token does not all have: 1 with err GW_ESCOPE, its detail the scopes it
+ * lacks (what a step-up asks for); else 0. */
+static int
+step_up(const struct upcred *u, const struct cfg_upstream *up, const char *oauth_error, struct gw_error *err)
+{
+	char missing[GW_ERROR_DETAIL] = "";
+	size_t i, n = 0;
+
+	if (!UP_AS_CALLER(up) || (strcmp(oauth_error, "invalid_scope") != 0 && strcmp(oauth_error, "insufficient_scope") != 0))
+		return 0;
+	for (i = 0; i < up->exchange_scopes.n; i++)
+		if (!str_has_word(u->subject_scope ? u->subject_scope : "", up->exchange_scopes.v[i]) &&
+		    n + strlen(up->exchange_scopes.v[i]) + 2 < sizeof(missing))
+			n += (size_t)snprintf(missing + n, sizeof(missing) - n, "%s%s", n ? " " : "", up->exchange_scopes.v[i]);
+	if (n == 0)
+		return 0;
+	gw_error_set(err, GW_ESCOPE, "%s", missing);
+	return 1;
+}
+
 /* Words of each grant, for the log and the caller. */
 static const char *const grant_words[] = {
 	[TOKENEP_CLIENT_CREDENTIALS] = "the client_credentials grant",
@@ -205,7 +227,10 @@ request(const struct upcred *u, const struct cfg_upstream *up, const struct toke
 	if (rc == 0)
 		return 0;
 	metrics_credential(u->metrics, up->s.name, rc == 1 ? METRICS_CRED_REFUSED : METRICS_CRED_FAILED);
-	if (rc == 1) {
+	if (rc == 1 && step_up(u, up, a->error, err)) {
+		log_info(NULL, "upstream %s: %s was refused: %s: the caller's token lacks %s", up->s.name, what, a->error,
+		    err->detail);
+	} else if (rc == 1) {
 		/* The OAuth error is the caller's to read; its description only the log's. */
 		log_warn(NULL, "upstream %s: %s was refused: %s%s%s", up->s.name, what, a->error,
 		    a->description[0] ? ": " : "", a->description);

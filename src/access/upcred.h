@@ -46,6 +46,7 @@ struct upcred {
 	const unsigned char *key;	/* 32 bytes: the gateway's session key */
 	struct secret_part subject;	/* the caller's access token (borrowed; p NULL: none) */
 	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
+	const char *subject_scope;	/* its scopes (blank-separated; borrowed); NULL: none known */
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	struct rstore *rs;		/* with [auth] shared-cache: the hosts' store; NULL: none */
 	/* made by upcred_bind: */
@@ -60,9 +61,11 @@ void upcred_clear(struct upcred *u);
  * the caller, or as the gateway: up's credentials), from the cache or the token
  * endpoint; with again, the cached one is dropped first. 0 with
  * *token, or -1 with err: GW_ECALL naming the upstream and the OAuth error when the
- * exchange is refused (this caller's, not the upstream's failure), GW_EAUTHSERVER when
- * the token endpoint cannot be reached or answers something else (observed as the
- * token_exchange dependency of health). */
+ * exchange is refused (this caller's, not the upstream's failure); GW_ESCOPE when it is
+ * refused for scope and the caller's token lacks some of exchange-scopes: err's detail
+ * is then those scopes alone, blank-separated (the caller may step up to them);
+ * GW_EAUTHSERVER when the token endpoint cannot be reached or answers something else
+ * (observed as the token_exchange dependency of health). */
 int upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
 
 #endif

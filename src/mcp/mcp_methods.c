@@ -234,7 +234,15 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 		count_tool(x, params, result ? METRICS_ALLOWED : METRICS_ERROR);
 
 	el->session_gone |= f.session_gone;
-	if (result == NULL) {
+	if (result == NULL && f.err.code == GW_ESCOPE) {
+		/* The upstream's credential needs scopes the caller's token lacks: a step-up,
+		 * as for the policy's (a batch element gets its JSON-RPC error alone). */
+		if (!x->in_batch) {
+			el->denied = GW_ESCOPE;
+			snprintf(el->denied_scopes, sizeof(el->denied_scopes), "%s", f.err.detail);
+		}
+		gw_error_set(err, GW_EREFUSED, "Forbidden: insufficient_scope (needs %.200s)", f.err.detail);
+	} else if (result == NULL) {
 		*err = f.err;
 	}
 	return result;

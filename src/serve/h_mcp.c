@@ -28,6 +28,7 @@ caller_cred(const struct req_ctx *rc, struct upcred *u)
 		.cfg = rc->cfg, .ix = worker_auth(rc->w)->ix, .asmeta = rc->sh->asmeta, .cache = rc->sh->creds,
 		.key = gateway_session_key(rc->sh, rc->cfg), .subject = { tok, len },
 		.subject_exp_ms = rc->caller->claims.exp > 0 ? rc->caller->claims.exp * 1000 : 0,
+		.subject_scope = rc->caller->claims.scope,
 		.metrics = rc->sh->metrics, .rs = rc->cfg->shared_cache ? worker_rstore(rc->w, rc->cfg) : NULL,
 	};
 	if (u->key == NULL)

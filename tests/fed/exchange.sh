@@ -14,8 +14,8 @@
 #    serves the call (two FastCGI processes, a CGI run): the cache in the state file;
 #  - the cached token is sealed: no byte of it in the state file;
 #  - a refused exchange (a scope beyond the caller's token: invalid_scope) answers the
-#    call with a JSON-RPC error naming the upstream and the OAuth error, and nothing is
-#    cached for it;
+#    call with a 403 step-up naming the scope the caller's token lacks (a batch element:
+#    its JSON-RPC error), and nothing is cached for it;
 #  - the token endpoint failing (500, garbage, hanging): a retryable error naming the
 #    upstream, health's token_exchange down (not the upstream), the upstream never called
 #    without a token, and the callers whose tokens are cached served meanwhile;
@@ -94,7 +94,7 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 # the HTTP status on the first line, the JSON-RPC answer on the second.
 rpc() {
 	local st
-	st=$(curl -s --max-time 30 -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' \
+	st=$(curl -s --max-time 30 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $1" \
 		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$2\",\"params\":$3}" "$GW_URL")
 	echo "$st"
@@ -176,9 +176,14 @@ is "no token the upstream accepted is in the state file in clear" "$(in_clear "$
 
 # --- a refused exchange ----------------------------------------------------------------------
 out=$(rpc "$BOB" tools/call '{"name":"w_whoami","arguments":{}}')
-jcheck "bob's call at 'wide' (mcp:admin beyond his token): a JSON-RPC error naming the upstream and invalid_scope" \
-	"$(sed -n 2p <<<"$out" | jq -c --arg st "$(head -1 <<<"$out")" '{status: $st, error}')" \
-	'.error.message | (contains("wide") and contains("invalid_scope"))'
+is "bob's call at 'wide' (its exchange asks mcp:admin, beyond his token; invalid_scope): 403, a step-up" \
+	"$(head -1 <<<"$out")" 403
+like "… the challenge names insufficient_scope and mcp:admin" "$(tr -d '\r' < "$T/h" | grep -i '^www-authenticate:')" \
+	'scope="[^"]*mcp:admin[^"]*", error="insufficient_scope"'
+out=$(curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json' \
+	-H "Authorization: Bearer $BOB" --data-binary '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w_whoami","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]' "$GW_URL")
+jcheck "… in a batch: that element's JSON-RPC error names insufficient_scope; the other answered" "$out" \
+	'(.[] | select(.id == 1) | .error.message | contains("insufficient_scope")) and (.[] | select(.id == 2) | .result == {})'
 before=$(idp_stats tokens)
 rpc "$BOB" tools/call '{"name":"w_whoami","arguments":{}}' > /dev/null
 is "… asked again, asked again at the token endpoint (a refusal is not cached)" "$(( $(idp_stats tokens) - before ))" 1
@@ -215,7 +220,7 @@ m() { sed -n "s/^mcpgate_upstream_credentials_total{upstream=\"$1\",outcome=\"$2
 is "metrics: tokens at 'up' obtained 3 (alice, bob, dave; the test's own exchange is not the gateway's), failed 3" \
 	"$(m up obtained) $(m up failed)" "3 3"
 like "metrics: … and cached, for every other call" "$(m up cached)" '^[1-9][0-9]+$'
-is "metrics: refused at 'wide' twice (bob), exchanged once (alice)" "$(m wide refused) $(m wide obtained)" "2 1"
+is "metrics: refused at 'wide' three times (bob), obtained once (alice)" "$(m wide refused) $(m wide obtained)" "3 1"
 is "metrics: one token obtained for 'svc' (client-credentials), the other calls cached" "$(m svc obtained) $(m svc cached | grep -c .)" "1 1"
 like "the gateway's log names each failure of the exchange" "$(grep -c 'upstream up: the token exchange: ' "$T/gw.log")" '^[3-9]$'
 
