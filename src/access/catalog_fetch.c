@@ -10,13 +10,18 @@
 #include "str.h"
 
 /* A call of the fetch: as the gateway (with its own token at a client-credentials
- * upstream), or, at an upstream reached as the caller, as the caller whose request
- * needs the catalog, on its own pool session. */
+ * upstream, or at one reached as the caller whose catalog-credentials say so), or, at
+ * an upstream reached as the caller, as the caller whose request needs the catalog,
+ * on its own pool session. */
 static void
 as_fetcher(const struct catalog_fetcher *by, struct upstream_call *call)
 {
 	if (!UP_OBTAINED(call->up))
 		return;
+	if (UP_AS_CALLER(call->up) && call->up->catalog_credentials == UP_CATALOG_CLIENT) {
+		call->cred = by->own;	/* the gateway's own token, on its own session */
+		return;
+	}
 	call->cred = by->cred;
 	if (UP_AS_CALLER(call->up))
 		call->who = by->who;

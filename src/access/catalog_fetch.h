@@ -14,13 +14,16 @@
 
 #define CATALOG_MAX_PAGES	64		/* list pages followed per upstream and kind */
 
-/* Who fetches: the worker's upstream pool; for the upstreams reached as the caller
- * (credentials = exchange), the caller whose request needs the catalog (its
- * credentials and the digest its pool sessions go by; cred NULL: no caller, and such
- * an upstream is left out); where answers are observed (m, may be NULL). */
+/* Who fetches: the worker's upstream pool; for the upstreams whose tokens the gateway
+ * obtains, the caller whose request needs the catalog (its credentials and the digest
+ * its pool sessions go by; cred NULL: no caller, and such an upstream is left out), and
+ * the gateway's own token for an upstream reached as the caller whose
+ * catalog-credentials say so (own; NULL: none); where answers are observed (m, may be
+ * NULL). */
 struct catalog_fetcher {
 	struct upstream_pool *pool;
 	const struct upstream_cred *cred;
+	const struct upstream_cred *own;
 	const char *who;
 	struct metrics *m;
 };

@@ -14,6 +14,14 @@
 #include "tokenep.h"
 #include "upcred.h"
 
+/* What is asked for an upstream: its token as its credentials say, or (its catalog,
+ * catalog-credentials = client-credentials) the gateway's own for it. */
+struct want {
+	const struct cfg_upstream *up;
+	int mode;	/* enum up_credentials */
+};
+#define WANT_AS_CALLER(w)	((w)->mode == UP_CRED_EXCHANGE || (w)->mode == UP_CRED_ID_JAG)
+
 static void
 derive(const unsigned char *key, const char *label, unsigned char out[32])
 {
@@ -27,6 +35,8 @@ upcred_bind(struct upcred *u)
 	derive(u->key, "mcpgate upstream credential name v1", u->name_key);
 	u->cred.bearer = upcred_bearer;
 	u->cred.ctx = u;
+	u->own.bearer = upcred_bearer_own;
+	u->own.ctx = u;
 }
 
 void
@@ -40,14 +50,14 @@ upcred_clear(struct upcred *u)
  * everything the request holds (the mode, the endpoint, the client, what is asked for),
  * then, for an exchange, the caller's token. */
 static void
-entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char key[CREDCACHE_KEY_BYTES])
+entry_key(const struct upcred *u, const struct want *w, unsigned char key[CREDCACHE_KEY_BYTES])
 {
+	const struct cfg_upstream *up = w->up;
 	struct secret_part parts[16];
 	size_t n = 0, i;
 
 #define PART(s)	(parts[n++] = (struct secret_part){ (s) ? (s) : "", (s) ? strlen(s) + 1 : 1 })
-	PART(up->credentials == UP_CRED_EXCHANGE ? "exchange" : up->credentials == UP_CRED_ID_JAG ? "id-jag" :
-	    "client-credentials");
+	PART(w->mode == UP_CRED_EXCHANGE ? "exchange" : w->mode == UP_CRED_ID_JAG ? "id-jag" : "client-credentials");
 	PART(u->cfg->issuer);
 	PART(up->s.name);
 	PART(up->url);
@@ -58,7 +68,7 @@ entry_key(const struct upcred *u, const struct cfg_upstream *up, unsigned char k
 	for (i = 0; i < up->exchange_scopes.n && n < 15; i++)
 		PART(up->exchange_scopes.v[i]);
 #undef PART
-	if (UP_AS_CALLER(up))
+	if (WANT_AS_CALLER(w))
 		parts[n++] = u->subject;
 	secret_keyed_digest_parts(u->name_key, parts, n, key);
 }
@@ -81,7 +91,7 @@ seal_ad(const unsigned char key[CREDCACHE_KEY_BYTES], char ad[2 * CREDCACHE_KEY_
 /* How long an issued token is kept: its expires_in less a margin, no longer than the
  * caller's own token (an exchange's), nor than UPCRED_MAX_MS; 0: not at all. */
 static int64_t
-keep_until(const struct upcred *u, const struct cfg_upstream *up, long expires_in, int64_t now_ms)
+keep_until(const struct upcred *u, const struct want *w, long expires_in, int64_t now_ms)
 {
 	int64_t life = expires_in > 0 ? (int64_t)expires_in * 1000 : UPCRED_DEFAULT_MS, until;
 
@@ -90,7 +100,7 @@ keep_until(const struct upcred *u, const struct cfg_upstream *up, long expires_i
 	if (life > UPCRED_MAX_MS)
 		life = UPCRED_MAX_MS;
 	until = now_ms + life;
-	if (UP_AS_CALLER(up) && u->subject_exp_ms > 0 && until > u->subject_exp_ms)
+	if (WANT_AS_CALLER(w) && u->subject_exp_ms > 0 && until > u->subject_exp_ms)
 		until = u->subject_exp_ms;
 	return until > now_ms ? until : 0;
 }
@@ -185,12 +195,13 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
  * caller's token does not all have: 1 with err GW_ESCOPE, its detail the scopes it
  * lacks (what a step-up asks for); else 0. */
 static int
-step_up(const struct upcred *u, const struct cfg_upstream *up, const char *oauth_error, struct gw_error *err)
+step_up(const struct upcred *u, const struct want *w, const char *oauth_error, struct gw_error *err)
 {
+	const struct cfg_upstream *up = w->up;
 	char missing[GW_ERROR_DETAIL] = "";
 	size_t i, n = 0;
 
-	if (!UP_AS_CALLER(up) || (strcmp(oauth_error, "invalid_scope") != 0 && strcmp(oauth_error, "insufficient_scope") != 0))
+	if (!WANT_AS_CALLER(w) || (strcmp(oauth_error, "invalid_scope") != 0 && strcmp(oauth_error, "insufficient_scope") != 0))
 		return 0;
 	for (i = 0; i < up->exchange_scopes.n; i++)
 		if (!str_has_word(u->subject_scope ? u->subject_scope : "", up->exchange_scopes.v[i]) &&
@@ -214,9 +225,10 @@ static const char *const grant_words[] = {
  * (GW_ECALL naming the upstream and the OAuth error when refused, GW_EAUTHSERVER when
  * the endpoint failed), observed for health and metrics. */
 static int
-request(const struct upcred *u, const struct cfg_upstream *up, const struct tokenep_ask *ask,
+request(const struct upcred *u, const struct want *w, const struct tokenep_ask *ask,
     struct tokenep_answer *a, struct gw_error *err)
 {
+	const struct cfg_upstream *up = w->up;
 	const char *what = grant_words[ask->grant];
 	struct gw_error why;
 	int rc;
@@ -227,7 +239,7 @@ request(const struct upcred *u, const struct cfg_upstream *up, const struct toke
 	if (rc == 0)
 		return 0;
 	metrics_credential(u->metrics, up->s.name, rc == 1 ? METRICS_CRED_REFUSED : METRICS_CRED_FAILED);
-	if (rc == 1 && step_up(u, up, a->error, err)) {
+	if (rc == 1 && step_up(u, w, a->error, err)) {
 		log_info(NULL, "upstream %s: %s was refused: %s: the caller's token lacks %s", up->s.name, what, a->error,
 		    err->detail);
 	} else if (rc == 1) {
@@ -244,19 +256,22 @@ request(const struct upcred *u, const struct cfg_upstream *up, const struct toke
 	return -1;
 }
 
-/* The token up gets, obtained now: exchanged for the caller's (exchange), the
- * gateway's own (client-credentials), or, for id-jag, two requests: the caller's token
- * exchanged at the organisation's issuer for an ID-JAG whose audience is the
- * upstream's authorization server, then that assertion traded there (jwt-bearer) for
- * an access token. The upstream's server, where the mode needs it and the
- * configuration does not say, is discovered. 0 with the answer's token, or -1 with err.
+/* The token w asks for, obtained now: exchanged for the caller's (exchange), the
+ * gateway's own (client-credentials: at the upstream's server, or, for an upstream
+ * reached as the caller by exchange, at the issuer it trusts), or, for id-jag, two
+ * requests: the caller's token exchanged at the organisation's issuer for an ID-JAG
+ * whose audience is the upstream's authorization server, then that assertion traded
+ * there (jwt-bearer) for an access token. The upstream's server, where the mode needs
+ * it and the configuration does not say, is discovered. 0 with the answer's token, or
+ * -1 with err.
  * Long: the modes' three sequences share the checks, the discovery and the answer's
  * hand-over, one exit for the ID-JAG's wipe. */
 static int
-obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct tokenep_answer *a,
+obtain(const struct upcred *u, const struct want *w, int64_t now_ms, struct tokenep_answer *a,
     struct gw_error *err)
 {
-	const int mode = up->credentials;
+	const struct cfg_upstream *up = w->up;
+	const int mode = w->mode;
 	const struct config *cfg = u->cfg;
 	const struct as_client client = {
 		up->client_id ? up->client_id : cfg->client_id,
@@ -266,8 +281,8 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 	struct tokenep_ask ask = {
 		.grant = mode == UP_CRED_EXCHANGE ? TOKENEP_EXCHANGE : mode == UP_CRED_ID_JAG ? TOKENEP_EXCHANGE_ID_JAG :
 		    TOKENEP_CLIENT_CREDENTIALS,
-		.endpoint = mode == UP_CRED_CLIENT ? up->token_endpoint : NULL, .client = &client,
-		.subject = UP_AS_CALLER(up) ? &u->subject : NULL,
+		.endpoint = mode == UP_CRED_ID_JAG ? NULL : up->token_endpoint, .client = &client,
+		.subject = WANT_AS_CALLER(w) ? &u->subject : NULL,
 		.resource = up->exchange_resource ? up->exchange_resource : up->url,
 		.audience = up->exchange_audience, .scopes = &up->exchange_scopes, .now_ms = now_ms,
 	};
@@ -276,15 +291,13 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 	struct up_as as = { "", "" };
 	int rc = -1;
 
-	if (u->ix == NULL || (UP_AS_CALLER(up) && u->subject.p == NULL)) {
+	if (u->ix == NULL || (WANT_AS_CALLER(w) && u->subject.p == NULL)) {
 		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: %s", up->s.name, u->ix == NULL ?
 		    "no connection to the authorization server" : "no caller's token to exchange");
 		return -1;
 	}
-	if (mode == UP_CRED_EXCHANGE)
-		ask.endpoint = up->token_endpoint;
 	/* The upstream's own authorization server: its token endpoint, its issuer. */
-	if ((mode == UP_CRED_CLIENT && !up->token_endpoint) ||
+	if ((mode == UP_CRED_CLIENT && !up->token_endpoint && up->credentials != UP_CRED_EXCHANGE) ||
 	    (mode == UP_CRED_ID_JAG && (!up->token_endpoint || !up->exchange_audience))) {
 		if (discover(u, up, now_ms, &as, err) < 0) {
 			metrics_observe(u->metrics, METRICS_DEP_EXCHANGE, 0, now_ms / 1000,
@@ -297,7 +310,7 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 	}
 	if (mode == UP_CRED_ID_JAG && ask.audience == NULL)
 		ask.audience = as.issuer;
-	if (request(u, up, &ask, mode == UP_CRED_ID_JAG ? &jag : a, err) < 0)
+	if (request(u, w, &ask, mode == UP_CRED_ID_JAG ? &jag : a, err) < 0)
 		goto out;
 	if (mode == UP_CRED_ID_JAG) {
 		assertion = (struct secret_part){ jag.token, jag.token_len };
@@ -305,7 +318,7 @@ obtain(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, st
 			.grant = TOKENEP_JWT_BEARER, .endpoint = up->token_endpoint ? up->token_endpoint : as.token_endpoint,
 			.client = &client, .subject = &assertion, .resource = ask.resource, .now_ms = now_ms,
 		};
-		if (request(u, up, &ask, a, err) < 0)
+		if (request(u, w, &ask, a, err) < 0)
 			goto out;
 	}
 	metrics_credential(u->metrics, up->s.name, METRICS_CRED_OBTAINED);
@@ -455,10 +468,10 @@ keep(const struct upcred *u, const struct place *p, const char *token, size_t n,
  * else another host's token from Redis (unless the upstream just refused the one we
  * had: it may be that one), else a new one from the token endpoint, kept in both; the
  * plaintext wiped at the one exit. */
-int
-upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
+static int
+bearer_as(const struct upcred *u, const struct want *w, int again, char **token, struct gw_error *err)
 {
-	const struct upcred *u = ctx;
+	const struct cfg_upstream *up = w->up;
 	char *plain = malloc(TOKENEP_TOKEN_MAX + 1);
 	int64_t now_ms = clock_wall_ms(), until = 0;
 	struct tokenep_answer a = { 0 };
@@ -471,7 +484,7 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 		gw_error_set(err, GW_EINTERNAL, "out of memory");
 		return -1;
 	}
-	entry_key(u, up, p.key);
+	entry_key(u, w, p.key);
 	seal_ad(p.key, p.ad);
 	if (again)
 		credcache_drop(u->cache, p.key);
@@ -483,11 +496,11 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 		if ((*token = strdup(plain)) == NULL)
 			gw_error_set(err, GW_EINTERNAL, "out of memory");
 		rc = *token ? 0 : -1;
-	} else if (obtain(u, up, now_ms, &a, err) < 0) {
+	} else if (obtain(u, w, now_ms, &a, err) < 0) {
 		if (p.st == CC_MISS)
 			credcache_drop(u->cache, p.key);
 	} else {
-		until = keep_until(u, up, a.expires_in, now_ms);
+		until = keep_until(u, w, a.expires_in, now_ms);
 		keep(u, &p, a.token, a.token_len, now_ms, until);
 		if (u->rs && until > now_ms)
 			shared_put(u, p.key, a.token, now_ms, until);
@@ -499,4 +512,16 @@ upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token,
 	secret_wipe(plain, TOKENEP_TOKEN_MAX + 1);
 	free(plain);
 	return rc;
+}
+
+int
+upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
+{
+	return bearer_as(ctx, &(struct want){ up, up->credentials }, again, token, err);
+}
+
+int
+upcred_bearer_own(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
+{
+	return bearer_as(ctx, &(struct want){ up, UP_CRED_CLIENT }, again, token, err);
 }

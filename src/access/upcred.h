@@ -52,6 +52,7 @@ struct upcred {
 	/* made by upcred_bind: */
 	unsigned char seal_key[32], name_key[32];
 	struct upstream_cred cred;
+	struct upstream_cred own;	/* the gateway's own token for an upstream (upcred_bearer_own) */
 };
 
 void upcred_bind(struct upcred *u);
@@ -67,5 +68,10 @@ void upcred_clear(struct upcred *u);
  * GW_EAUTHSERVER when the token endpoint cannot be reached or answers something else
  * (observed as the token_exchange dependency of health). */
 int upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
+/* The same, for the gateway's own token for up whatever its credentials (its catalog,
+ * catalog-credentials = client-credentials): the client_credentials grant at its
+ * token-endpoint, else at the issuer's for an upstream reached by exchange (it trusts
+ * that issuer), else at the one discovered. */
+int upcred_bearer_own(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
 
 #endif

@@ -936,6 +936,11 @@ derive_credentials(struct loader *ld, struct config *cfg)
 			lerr(ld, w->file, w->line, "credentials = %s: needs a client at the token endpoint "
 			    "(this section's client-id, or [auth] client-id)", names[u->credentials]);
 			bad = 1;
+		} else if (!UP_AS_CALLER(u) && u->catalog_credentials == UP_CATALOG_CLIENT) {
+			w = cfg_where(&u->s, K_UPSTREAM, "catalog-credentials");
+			lerr(ld, w->file, w->line, "catalog-credentials: for an upstream reached as the caller "
+			    "(credentials = exchange or id-jag)");
+			bad = 1;
 		} else if (u->credentials == UP_CRED_CLIENT && u->exchange_audience) {
 			lerr(ld, w->file, w->line, "credentials = client-credentials: exchange-audience is for "
 			    "credentials = exchange or id-jag");

@@ -64,6 +64,10 @@ enum dpop_mode { DPOP_ALLOWED = 1, DPOP_REQUIRED };
 /* [upstream] credentials: what the upstream receives. Unset (0) at parse; derived at
  * load: static when auth-header-file is set, else none. */
 enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRED_CLIENT, UP_CRED_ID_JAG };
+/* [upstream] catalog-credentials, for an upstream reached as the caller: its catalog
+ * fetched with the credential of the caller whose request needs it, or with the
+ * gateway's own (client-credentials). */
+enum up_catalog_cred { UP_CATALOG_CALLER = 1, UP_CATALOG_CLIENT };
 /* Is upstream u reached as the caller (exchange, id-jag: a token for the caller's)? */
 #define UP_AS_CALLER(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_ID_JAG)
 /* Does it get a token the gateway obtains at a token endpoint (as the caller, or its
@@ -86,6 +90,7 @@ struct cfg_upstream {
 	char *client_id;		/* NULL: [auth] client-id */
 	char *client_secret_file;
 	char *client_secret;		/* read from client-secret-file; wiped on free */
+	int catalog_credentials;	/* enum up_catalog_cred: what its catalog is fetched with */
 	struct strlist read_only_tools;
 	int trust_hints;
 	long timeout_ms;

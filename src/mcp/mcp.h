@@ -56,6 +56,7 @@ struct mcp_env {
 	/* The caller's credentials at the upstreams reached as the caller (upcred.h); NULL:
 	 * none configured. */
 	const struct upstream_cred *cred;
+	const struct upstream_cred *own_cred;	/* the gateway's own token for an upstream (its catalog) */
 };
 
 #define MCP_CURSOR_MAX	256	/* a sealed list cursor */

@@ -57,7 +57,7 @@ json_t *
 mcp_catalog(struct exchange *x)
 {
 	char who[33] = "";
-	struct catalog_fetcher by = { x->env->pool, x->env->cred, who, x->env->metrics };
+	struct catalog_fetcher by = { x->env->pool, x->env->cred, x->env->own_cred, who, x->env->metrics };
 
 	if (x->doc == NULL) {
 		if (x->caller)

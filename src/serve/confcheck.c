@@ -441,8 +441,9 @@ confcheck_credentials_note(const struct config *cfg, char *out, size_t n)
 			snprintf(where, sizeof(where), "%s", u->credentials == UP_CRED_EXCHANGE ?
 			    "the issuer's token endpoint (its metadata)" :
 			    "the token endpoint of the authorization server its protected resource metadata names");
-		k = snprintf(line, sizeof(line), "upstream \"%s\": %s %s, as client %s\n", u->s.name, how[u->credentials],
-		    where, u->client_id ? u->client_id : cfg->client_id);
+		k = snprintf(line, sizeof(line), "upstream \"%s\": %s %s, as client %s%s\n", u->s.name, how[u->credentials],
+		    where, u->client_id ? u->client_id : cfg->client_id, UP_AS_CALLER(u) &&
+		    u->catalog_credentials == UP_CATALOG_CLIENT ? "; its catalog with the gateway's own token" : "");
 		if (k <= 0 || (size_t)k >= sizeof(line) || used + (size_t)k >= n)
 			break;
 		memcpy(out + used, line, (size_t)k + 1);

@@ -588,7 +588,7 @@ catalog_for(struct explain *x, const char *catalog_in, struct upstream_pool *poo
 {
 	if (catalog_in)
 		return explain_catalog_load(x->cfg, catalog_in, x->notes);
-	const struct catalog_fetcher by = { pool, NULL, NULL, NULL };
+	const struct catalog_fetcher by = { pool, NULL, NULL, NULL, NULL };
 
 	return catalog_get(NULL, view, &by, x->cfg, clock_mono_us() / 1000);
 }

@@ -26,6 +26,8 @@
 #    error; the upstream back, the last token from the cache;
 #  - a caller's token revoked: refused at the gate within cache-ttl, and the upstream
 #    sees no more of that caller;
+#  - an upstream reached as the caller whose catalog-credentials = client-credentials:
+#    its catalog fetched with the gateway's own token, its calls as the caller;
 #  - metrics count the credentials by upstream and outcome; mcpgate -t warns when the
 #    tokens are sealed under the state file's own key.
 #
@@ -48,7 +50,9 @@ wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tai
 # The upstream's own sections: "up" as alice or bob with the caller's scopes, "wide"
 # (the same server, prefix w_) asking a scope beyond an ordinary caller's token, and
 # "svc" (prefix s_) as the gateway's own service identity (client-credentials, its token
-# endpoint discovered: the upstream's RFC 9728 metadata names its authorization server).
+# endpoint discovered: the upstream's RFC 9728 metadata names its authorization server),
+# and "cat" (prefix c_) as the caller, its catalog fetched with the gateway's own token
+# (catalog-credentials = client-credentials).
 (umask 077 && printf 'gateway-exchange-secret\n' > "$T/exchange-secret" && printf 'machine-acme-secret\n' > "$T/machine-secret")
 GW_CACHE_TTL=3 gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600"
 cat >> "$T/gw.conf" <<CONF
@@ -70,6 +74,13 @@ client-id = machine-acme
 client-secret-file = $T/machine-secret
 exchange-resource = $UP_URL
 exchange-scopes = mcp:tools
+[upstream "cat"]
+url = $UP_URL
+prefix = c_
+credentials = exchange
+client-id = gateway-exchange
+client-secret-file = $T/exchange-secret
+catalog-credentials = client-credentials
 [metrics]
 allow = 127.0.0.1/32
 CONF
@@ -80,7 +91,8 @@ like "mcpgate -t warns that without session-key-file the tokens are sealed under
 is "mcpgate -t says how each upstream's token is obtained" "$(grep '^upstream "' <<<"$out")" \
 	"upstream \"up\": each caller's token exchanged (RFC 8693) at the issuer's token endpoint (its metadata), as client gateway-exchange
 upstream \"wide\": each caller's token exchanged (RFC 8693) at the issuer's token endpoint (its metadata), as client mcpgate
-upstream \"svc\": the gateway's own token (client_credentials) from the token endpoint of the authorization server its protected resource metadata names, as client machine-acme"
+upstream \"svc\": the gateway's own token (client_credentials) from the token endpoint of the authorization server its protected resource metadata names, as client machine-acme
+upstream \"cat\": each caller's token exchanged (RFC 8693) at the issuer's token endpoint (its metadata), as client gateway-exchange; its catalog with the gateway's own token"
 
 ALICE=$(mint --user alice --scope 'mcp:tools mcp:admin' --resource "$GW_URL")
 BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
@@ -107,7 +119,7 @@ exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -c ".exchanges_by_subject.
 out=$(rpc "$ALICE" tools/list '{}')
 jcheck "tools/list as alice: the upstream's tools, fetched with her exchanged token (both sections)" \
 	"$(sed -n 2p <<<"$out" | jq -c --arg st "$(head -1 <<<"$out")" '{status: $st, names: [.result.tools[]?.name], error}')" \
-	'.status == "200" and (.names | index("whoami")) and (.names | index("w_whoami")) and (.names | index("s_whoami"))'
+	'.status == "200" and (.names | index("whoami")) and (.names | index("w_whoami")) and (.names | index("s_whoami")) and (.names | index("c_whoami"))'
 jcheck "alice's whoami: the upstream sees alice, through the gateway's exchanging client (act)" "$(whoami "$ALICE")" \
 	'.sub == "alice" and .client_id == "gateway-exchange" and .act.sub == "gateway-exchange"'
 jcheck "bob's whoami: bob, not alice" "$(whoami "$BOB")" '.sub == "bob" and .client_id == "gateway-exchange"'
@@ -123,6 +135,13 @@ t0=$(idp_stats tokens)
 for i in 1 2 3; do whoami "$ALICE" s_whoami > /dev/null; whoami "$BOB" s_whoami > /dev/null; done
 jcheck "bob's s_whoami: the same service client" "$(whoami "$BOB" s_whoami)" '.client_id == "machine-acme" and .sub != "bob"'
 is "… 7 calls of two callers through two processes: no new token at the token endpoint" "$(( $(idp_stats tokens) - t0 ))" 0
+
+# --- catalog-credentials = client-credentials ------------------------------------------------
+jcheck "'cat': its catalog was fetched with the gateway's own token (tools/list by gateway-exchange, not as a caller)" \
+	"$(curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" |
+		jq -c '[.accepted[] | select(.method == "tools/list" and .client_id == "gateway-exchange" and .act == null)] | length')" \
+	'. >= 1'
+jcheck "… and bob's c_whoami is bob (a call is the caller's)" "$(whoami "$BOB" c_whoami)" '.sub == "bob"'
 
 # --- as CGI: another process, the same state file ----------------------------------------
 cgi_whoami() {

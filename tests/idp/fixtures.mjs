@@ -94,11 +94,12 @@ export function staticClients({ jwtBearer = false } = {}) {
       token_endpoint_auth_method: 'client_secret_basic',
     },
     {
-      // Token exchange only (RFC 8693): the gateway asking for upstream tokens.
+      // The gateway asking for upstream tokens: token exchange (RFC 8693), and its own
+      // token (client_credentials) for what no caller is there for (an upstream's catalog).
       client_id: EXCHANGE_CLIENT.id,
       client_secret: EXCHANGE_CLIENT.secret,
       client_name: 'mcpgate gateway (token exchange)',
-      grant_types: [...exchangeGrants],
+      grant_types: [...exchangeGrants, 'client_credentials'],
       response_types: [],
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',

@@ -77,6 +77,7 @@ static const struct {
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw2\ntoken-endpoint = ftp://x/token\n",
 	    "main.conf:9: token-endpoint: " },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = static\n", "main.conf:7: credentials = static: needs auth-header-file" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncatalog-credentials = client-credentials\n", "main.conf:7: catalog-credentials: for an upstream reached as the caller" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\n", "" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\ntoken-endpoint = https://as.example.com/token\n"
 	    "exchange-scopes = read\nexchange-resource = https://u.example.com/mcp\n", "" },

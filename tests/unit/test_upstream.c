@@ -540,33 +540,33 @@ test_catalog_refresh(struct upstream_pool *pool, const struct config *cfg)
 	state_region_make(&catalog_region_def, region, size, 0);
 	stub_reset("tools");
 	stub.tool = "alpha";
-	doc = catalog_get(region, &v, &(struct catalog_fetcher){ pool, NULL, NULL, NULL }, cfg, now);
+	doc = catalog_get(region, &v, &(struct catalog_fetcher){ pool, NULL, NULL, NULL, NULL }, cfg, now);
 	is_str(catalog_key(doc, CATALOG_TOOLS, 0),
 	    "alpha", "catalog: the stub's tool");
 	gen = v.generation;
 	vserial = v.serial;
 	nreq = stub.nreq;
-	json_decref(catalog_get(region, &w, &(struct catalog_fetcher){ pool, NULL, NULL, NULL }, cfg, now));
+	json_decref(catalog_get(region, &w, &(struct catalog_fetcher){ pool, NULL, NULL, NULL, NULL }, cfg, now));
 	ok(w.generation == gen && stub.nreq == nreq, "catalog: another worker parses the stored one, fetches nothing");
 	wserial = w.serial;
 
 	now += ttl;	/* stale: v fetches again, and finds the same tools */
-	again = catalog_get(region, &v, &(struct catalog_fetcher){ pool, NULL, NULL, NULL }, cfg, now);
+	again = catalog_get(region, &v, &(struct catalog_fetcher){ pool, NULL, NULL, NULL, NULL }, cfg, now);
 	ok(stub.nreq > nreq, "catalog: fetched again after catalog-ttl");
 	ok(again == doc && v.serial == vserial && v.generation == gen,
 	    "catalog: the same tools again: the same generation, the view (and its list pages) kept");
-	json_decref(catalog_get(region, &w, &(struct catalog_fetcher){ pool, NULL, NULL, NULL }, cfg, now));
+	json_decref(catalog_get(region, &w, &(struct catalog_fetcher){ pool, NULL, NULL, NULL, NULL }, cfg, now));
 	ok(w.serial == wserial, "catalog: the other worker parses nothing again");
 
 	json_decref(again);
 	json_decref(doc);
 	stub.tool = "beta";	/* a change */
 	now += ttl;
-	doc = catalog_get(region, &v, &(struct catalog_fetcher){ pool, NULL, NULL, NULL }, cfg, now);
+	doc = catalog_get(region, &v, &(struct catalog_fetcher){ pool, NULL, NULL, NULL, NULL }, cfg, now);
 	is_str(catalog_key(doc, CATALOG_TOOLS, 0),
 	    "beta", "catalog: a changed tool is seen after catalog-ttl");
 	ok(v.generation == gen + 1 && v.serial != vserial, "catalog: a change: a new generation and view");
-	json_decref(catalog_get(region, &w, &(struct catalog_fetcher){ pool, NULL, NULL, NULL }, cfg, now));
+	json_decref(catalog_get(region, &w, &(struct catalog_fetcher){ pool, NULL, NULL, NULL, NULL }, cfg, now));
 	ok(w.generation == gen + 1 && w.serial != wserial, "catalog: the other worker takes it");
 	json_decref(doc);
 	catalog_view_free(&v);
