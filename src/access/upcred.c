@@ -408,6 +408,42 @@ nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The act claim (RFC 8693 §4.1) of a token that is a JWT, for the log: a new
+ * reference, or NULL (not a JWT, no act, not an object). Nothing of it is trusted. */
+static json_t *
+act_of(const char *token)
+{
+	const char *p = strchr(token, '.'), *q = p ? strchr(p + 1, '.') : NULL;
+	char payload[TOKENEP_TOKEN_MAX];
+	json_t *claims, *act = NULL;
+	long n;
+
+	if (q == NULL || (n = secret_unb64url(p + 1, (size_t)(q - p - 1), payload, sizeof(payload))) <= 0)
+		return NULL;
+	if ((claims = json_loadb(payload, (size_t)n, JSON_REJECT_DUPLICATES, NULL)) != NULL &&
+	    json_is_object(json_object_get(claims, "act")))
+		act = json_incref(json_object_get(claims, "act"));
+	json_decref(claims);
+	secret_wipe(payload, sizeof(payload));
+	return act;
+}
+
+/* The audit line of a token obtained for w (never the token). */
+static void
+audit(const struct upcred *u, const struct want *w, const char *token, int64_t until_ms)
+{
+	static const char *const grants[] = { "", "", "", "exchange", "client-credentials", "id-jag" };
+	const struct cfg_upstream *up = w->up;
+	json_t *line, *act;
+
+	line = json_pack("{s:s?, s:s, s:s, s:s, s:s?, s:s, s:I}", "request_id", u->request_id, "audit", "credential",
+	    "upstream", up->s.name, "grant", grants[w->mode], "subject", WANT_AS_CALLER(w) ? u->subject_who : NULL,
+	    "client_id", up->client_id ? up->client_id : u->cfg->client_id, "until_s", (json_int_t)(until_ms / 1000));
+	if (line && (act = act_of(token)) != NULL)
+		json_object_set_new(line, "act", act);
+	log_json(GW_LOG_INFO, line);
+}
+
 /* A token's place in the host's cache: its name, what its sealing is bound to, and
  * what the lookup found there. */
 struct place {
@@ -501,6 +537,7 @@ bearer_as(const struct upcred *u, const struct want *w, int again, char **token,
 			credcache_drop(u->cache, p.key);
 	} else {
 		until = keep_until(u, w, a.expires_in, now_ms);
+		audit(u, w, a.token, until);
 		keep(u, &p, a.token, a.token_len, now_ms, until);
 		if (u->rs && until > now_ms)
 			shared_put(u, p.key, a.token, now_ms, until);

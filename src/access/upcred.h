@@ -12,7 +12,10 @@
  *    RFC 8414 metadata, kept an hour): one per host while it lives, whoever the caller.
  * The host's processes share them through the state file (credcache), sealed
  * (XChaCha20-Poly1305) under a key derived from the gateway's session key and named by
- * a keyed digest of what was asked (and the caller's token); with [auth] shared-cache,
+ * a keyed digest of what was asked (and the caller's token). Each token obtained is an
+ * audit line (the upstream, the grant, the caller's subject digest, the client, and the
+ * delegation chain, act, when the issued token is a JWT that carries one: its claims are
+ * read for the log only, never trusted). With [auth] shared-cache,
  * the hosts share them through the Redis store too, sealed under the shared key with
  * their own end (a host takes one no longer than that end, whatever Redis keeps). An
  * issued token goes only to its upstream. */
@@ -47,6 +50,8 @@ struct upcred {
 	struct secret_part subject;	/* the caller's access token (borrowed; p NULL: none) */
 	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
 	const char *subject_scope;	/* its scopes (blank-separated; borrowed); NULL: none known */
+	const char *subject_who;	/* the audit log's digest of the caller's subject; NULL: none */
+	const char *request_id;		/* for the audit line; NULL: none */
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	struct rstore *rs;		/* with [auth] shared-cache: the hosts' store; NULL: none */
 	/* made by upcred_bind: */

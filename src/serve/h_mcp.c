@@ -12,7 +12,7 @@
  * accepted) and its life, the worker's connection to the authorization server, the
  * host's cache. 0, or -1: none needed. */
 static int
-caller_cred(const struct req_ctx *rc, struct upcred *u)
+caller_cred(const struct req_ctx *rc, struct upcred *u, char who[33])
 {
 	const char *tok;
 	size_t len;
@@ -28,11 +28,12 @@ caller_cred(const struct req_ctx *rc, struct upcred *u)
 		.cfg = rc->cfg, .ix = worker_auth(rc->w)->ix, .asmeta = rc->sh->asmeta, .cache = rc->sh->creds,
 		.key = gateway_session_key(rc->sh, rc->cfg), .subject = { tok, len },
 		.subject_exp_ms = rc->caller->claims.exp > 0 ? rc->caller->claims.exp * 1000 : 0,
-		.subject_scope = rc->caller->claims.scope,
+		.subject_scope = rc->caller->claims.scope, .subject_who = who, .request_id = rc->req->id,
 		.metrics = rc->sh->metrics, .rs = rc->cfg->shared_cache ? worker_rstore(rc->w, rc->cfg) : NULL,
 	};
 	if (u->key == NULL)
 		return -1;
+	session_who(NULL, rc->caller->claims.subject, "", "", who);	/* the audit log's: the subject alone */
 	upcred_bind(u);
 	return 0;
 }
@@ -42,7 +43,8 @@ h_mcp(struct req_ctx *rc)
 {
 	struct mcp_thread *th = worker_mcp(rc->w);
 	struct upcred cred;
-	int obtains = caller_cred(rc, &cred) == 0;
+	char who[33];
+	int obtains = caller_cred(rc, &cred, who) == 0;
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
 		.catalog = rc->sh->catalog, .view = &th->cat, .pool = th->ups, .pages = th->pages,

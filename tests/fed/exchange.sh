@@ -28,6 +28,7 @@
 #    sees no more of that caller;
 #  - an upstream reached as the caller whose catalog-credentials = client-credentials:
 #    its catalog fetched with the gateway's own token, its calls as the caller;
+#  - an audit line for each token obtained (its act when it is a JWT);
 #  - metrics count the credentials by upstream and outcome; mcpgate -t warns when the
 #    tokens are sealed under the state file's own key.
 #
@@ -233,7 +234,14 @@ curl -s --max-time 5 "$GW_URL/health" > "$T/health.json"
 jcheck "health: degraded, naming the token exchange (not the upstream)" "$(cat "$T/health.json")" \
 	'.status == "degraded" and ([.dependencies[] | select(.dependency == "token_exchange")][0].state == "down") and ([.dependencies[] | select(.dependency == "upstream" and .state == "down")] | length) == 0'
 curl -s --max-time 5 -X POST -H 'Content-Type: application/json' -d '{"exchange":"none"}' "$IDP/_fault/exchange" > /dev/null
+idp_format jwt	# the tokens issued from now on are JWTs: their act can be read for the audit line
 jcheck "the grant back: dave's call is dave" "$(whoami "$DAVE")" '.sub == "dave"'
+idp_format opaque
+jcheck "the audit line of dave's token: the upstream, the grant, his subject's digest, the client, its act (a JWT's)" \
+	"$(grep '"audit":"credential"' "$T/gw.log" | grep '"upstream":"up"' | tail -1)" \
+	'.grant == "exchange" and (.subject | test("^[0-9a-f]{32}$")) and .client_id == "gateway-exchange" and .act == {"sub": "gateway-exchange"} and .until_s > now'
+is "… one audit line a token obtained at 'up' (alice, bob, dave), none with a token in it" \
+	"$(grep '"audit":"credential"' "$T/gw.log" | grep -c '"upstream":"up"') $(pieces_logged "$ALICE" "$BOB" "$DAVE")" "3 0"
 curl -s --max-time 5 "http://127.0.0.1:$GW_PORT/metrics" > "$T/metrics.txt"
 m() { sed -n "s/^mcpgate_upstream_credentials_total{upstream=\"$1\",outcome=\"$2\"} //p" "$T/metrics.txt"; }
 is "metrics: tokens at 'up' obtained 3 (alice, bob, dave; the test's own exchange is not the gateway's), failed 3" \
