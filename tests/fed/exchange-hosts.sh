@@ -20,6 +20,7 @@ top=$(cd "$here/../.." && pwd)
 suite_begin curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
 	--node @modelcontextprotocol/sdk/package.json
 . "$top/tests/lib/redis.sh"
+. "$top/tests/lib/bearer.sh"
 start_redis || bail "redis-server ($LISTEN_MAIN)" "$(tail -n 5 "$T/redis.log")"
 UP_PORT=$(free_port)
 UP_URL=http://127.0.0.1:$UP_PORT/mcp
@@ -47,8 +48,8 @@ CAROL=$(mint --user carol --scope mcp:tools --resource "$URL")
 DAVE=$(mint --user dave --scope mcp:tools --resource "$URL")
 for t in "$ALICE" "$BOB" "$CAROL" "$DAVE"; do case $t in ''|null) bail "tokens" "$(tail -n 5 "$T/idp.log")" ;; esac; done
 
-# whoami HOST TOKEN: tools/call whoami as one CGI run at HOST; the upstream's answer (JSON),
-# or the JSON-RPC error.
+# whoami HOST TOKEN: tools/call whoami as one CGI run at HOST (in place of bearer.sh's,
+# through a front); the upstream's answer (JSON), or the JSON-RPC error.
 whoami() {
 	local body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}'
 	printf '%s' "$body" | env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
@@ -58,9 +59,7 @@ whoami() {
 		MCPGATE_CONFIG="$T/$1.conf" timeout 60 "$MCPGATE_BIN" 2>> "$T/cgi.err" |
 		sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' | jq -c '.result.content[0].text | fromjson? // .'
 }
-exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -c ".exchanges_by_subject.${1} // 0"; }
 uc_keys() { rcli --scan --pattern 'mcpgate:uc:*' | sort; }
-sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
 # --- one exchange for two hosts ---------------------------------------------------------
 jcheck "alice at host A: the upstream sees alice" "$(whoami a "$ALICE")" '.sub == "alice" and .client_id == "gateway-exchange"'
@@ -72,24 +71,7 @@ jcheck "alice at host B (its own state file): alice" "$(whoami b "$ALICE")" '.su
 is "… with host A's token, from Redis: no new exchange" "$(exchanges alice)" 1
 
 # --- sealed in Redis -------------------------------------------------------------------------
-in_clear() {	# in_clear FILE SEEN: how many tokens the upstream accepted FILE holds in clear
-	local run i n=0
-	while IFS= read -r run; do
-		for ((i = 0; i + 43 <= ${#run}; i++)); do
-			grep -q "$(sha "${run:i:43}")" "$2" && n=$((n + 1))
-		done
-	done < <(grep -aoE '[A-Za-z0-9_-]{43,}' "$1" | sort -u | head -300)
-	echo "$n"
-}
-own=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --exchange "$DAVE" --as gateway-exchange --resource "$UP_URL" |
-	jq -r .access_token)
-curl -s --max-time 10 -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-	-H "Authorization: Bearer $own" \
-	--data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
-	"$UP_URL"
-curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen.json"
-printf 'x%sy' "$own" > "$T/control"
-is "the detector finds a token the upstream accepted in a file that holds it" "$(in_clear "$T/control" "$T/seen.json")" 1
+is "the detector finds a token the upstream accepted in a file that holds it" "$(detector_control "$DAVE")" 1
 for k in $(uc_keys); do rcli --raw get "$k"; done > "$T/redis.values"
 is "no token the upstream accepted is in Redis in clear" "$(in_clear "$T/redis.values" "$T/seen.json")" 0
 is "… nor in either state file" "$(( $(in_clear "$T/a.state" "$T/seen.json") + $(in_clear "$T/b.state" "$T/seen.json") ))" 0

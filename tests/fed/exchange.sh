@@ -38,6 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+. "$top/tests/lib/bearer.sh"
 
 # --- the authorization server (the gateway's resource and the upstream's), the upstream ----
 UP_PORT=$(free_port)
@@ -101,20 +102,6 @@ DAVE=$(mint --user dave --scope mcp:tools --resource "$GW_URL")
 for t in "$ALICE" "$BOB" "$DAVE"; do
 	[ -n "$t" ] && [ "$t" != null ] || bail "tokens for alice, bob and dave" "$(tail -n 5 "$T/idp.log")"
 done
-sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
-
-# rpc TOKEN METHOD PARAMS: one JSON-RPC request through nginx (2025-11-25, no session);
-# the HTTP status on the first line, the JSON-RPC answer on the second.
-rpc() {
-	local st
-	st=$(curl -s --max-time 30 -o "$T/b" -D "$T/h" -w '%{http_code}' -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $1" \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$2\",\"params\":$3}" "$GW_URL")
-	echo "$st"
-	sed -n 's/^data: //p; /^{/p' "$T/b" | head -1
-}
-whoami() { rpc "$1" tools/call "{\"name\":\"${2:-whoami}\",\"arguments\":{}}" | sed -n 2p | jq -c '.result.content[0].text | fromjson? // .'; }
-exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -c ".exchanges_by_subject.${1} // 0"; }
 
 # --- the catalog, and each caller as itself ---------------------------------------------
 out=$(rpc "$ALICE" tools/list '{}')
@@ -158,7 +145,7 @@ jcheck "CGI: alice's whoami is alice" "$(cgi_whoami "$ALICE")" '.sub == "alice"'
 is "… with the token the FastCGI processes obtained: no new exchange" "$(exchanges alice)" 2
 
 # --- never the caller's own token ---------------------------------------------------------
-curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen.json"
+seen "$T/seen.json"
 jcheck "the upstream was shown tokens (the record is there)" "$(jq -c '{accepted: (.accepted | length)}' "$T/seen.json")" \
 	'.accepted >= 10'
 is "no token the upstream was shown, accepted or refused, is alice's, bob's or dave's own" \
@@ -174,24 +161,7 @@ is "alice's and bob's tokens are in no log of the gateway's" \
 # window of every base64url run in a file is tried against those digests. The detector
 # is shown to work first, on a file holding a token the test exchanged itself and showed
 # the upstream.
-in_clear() {	# in_clear FILE SEEN: how many tokens the upstream accepted FILE holds in clear
-	local run i n=0
-	while IFS= read -r run; do
-		for ((i = 0; i + 43 <= ${#run}; i++)); do
-			grep -q "$(sha "${run:i:43}")" "$2" && n=$((n + 1))
-		done
-	done < <(grep -aoE '[A-Za-z0-9_-]{43,}' "$1" | sort -u | head -300)
-	echo "$n"
-}
-own=$(node "$top/tests/idp/token.mjs" --issuer "$IDP" --exchange "$BOB" --as gateway-exchange --resource "$UP_URL" |
-	jq -r .access_token)
-curl -s --max-time 10 -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-	-H "Authorization: Bearer $own" \
-	--data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
-	"$UP_URL"
-curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen.json"
-head -c 5000 /dev/urandom > "$T/control"; printf 'x%sy' "$own" >> "$T/control"; head -c 5000 /dev/urandom >> "$T/control"
-is "the detector finds a token the upstream accepted in a file that holds it" "$(in_clear "$T/control" "$T/seen.json")" 1
+is "the detector finds a token the upstream accepted in a file that holds it" "$(detector_control "$BOB")" 1
 is "no token the upstream accepted is in the state file in clear" "$(in_clear "$T/state" "$T/seen.json")" 0
 
 # --- a refused exchange ----------------------------------------------------------------------
@@ -227,7 +197,7 @@ for mode in 500 garbage hang; do
 		'.error.message | (contains("upstream up") and contains("retry"))'
 done
 jcheck "… alice's call still goes through with her cached token" "$(whoami "$ALICE")" '.sub == "alice"'
-curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen2.json"
+seen "$T/seen2.json"
 is "… and dave's calls never reached the upstream (alice's did)" \
 	"$(jq --argjson n0 "$n0" '[.accepted[$n0:][] | .sub] | unique | join(" ")' -r "$T/seen2.json") $(jq '.rejected | length' "$T/seen2.json")" "alice 0"
 curl -s --max-time 5 "$GW_URL/health" > "$T/health.json"

@@ -24,6 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+. "$top/tests/lib/bearer.sh"
 
 UP_PORT=$(free_port)
 UP_URL=http://127.0.0.1:$UP_PORT/mcp
@@ -61,16 +62,6 @@ like "mcpgate -t: the upstream's token, an ID-JAG of the issuer traded at its ow
 ALICE=$(mint --user alice --scope mcp:tools --resource "$GW_URL")
 BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
 for t in "$ALICE" "$BOB"; do case $t in ''|null) bail "tokens for alice and bob" "$(tail -n 5 "$T/idp.log")" ;; esac; done
-sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
-rpc() {	# rpc TOKEN METHOD PARAMS: status on line 1, the JSON-RPC answer on line 2
-	local st
-	st=$(curl -s --max-time 30 -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $1" \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$2\",\"params\":$3}" "$GW_URL")
-	echo "$st"
-	sed -n 's/^data: //p; /^{/p' "$T/b" | head -1
-}
-whoami() { rpc "$1" tools/call '{"name":"whoami","arguments":{}}' | sed -n 2p | jq -c '.result.content[0].text | fromjson? // .'; }
 stat_of() { curl -s --max-time 5 "$1/_stats" | jq -c "$2"; }
 
 out=$(rpc "$ALICE" tools/list '{}')
@@ -100,7 +91,7 @@ MACHINE=$(mint_cc machine-acme)
 out=$(rpc "$MACHINE" tools/call '{"name":"whoami","arguments":{}}')
 jcheck "a machine's token (no person to assert): the issuer refuses the ID-JAG, and the call's error names the upstream and invalid_grant" \
 	"$(sed -n 2p <<<"$out" | jq -c '{error}')" '.error.message | (contains("upstream up") and contains("invalid_grant"))'
-curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen.json"
+seen "$T/seen.json"
 jcheck "the upstream was shown tokens, and refused none" "$(jq -c '{a: (.accepted | length), r: (.rejected | length)}' "$T/seen.json")" \
 	'.a >= 8 and .r == 0'
 is "no token the upstream was shown is a caller's own" \

@@ -19,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
 suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+. "$top/tests/lib/bearer.sh"
 
 UP_PORT=$(free_port)
 UP_URL=http://127.0.0.1:$UP_PORT/mcp
@@ -51,20 +52,13 @@ start_gateway "$GW_PORT" "nginx + two mcpgate processes: the same upstream with 
 ALICE=$(mint --user alice --scope mcp:tools --resource "$GW_URL")
 BOB=$(mint --user bob --scope mcp:tools --resource "$GW_URL")
 for t in "$ALICE" "$BOB"; do case $t in ''|null) bail "tokens for alice and bob" "$(tail -n 5 "$T/idp.log")" ;; esac; done
-sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
-call() {	# call TOKEN METHOD PARAMS: the JSON-RPC answer
-	curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-		-H "Authorization: Bearer $1" --data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$2\",\"params\":$3}" \
-		"$GW_URL" | sed -n 's/^data: //p; /^{/p' | head -1
-}
-whoami() { call "$1" tools/call '{"name":"f_whoami","arguments":{}}' | jq -c '.result.content[0].text | fromjson? // .'; }
 
 jcheck "tools/list: the static section's tools; the section with no credentials left out (the upstream refused it)" \
-	"$(call "$ALICE" tools/list '{}' | jq -c '{names: [.result.tools[]?.name]}')" \
+	"$(rpc "$ALICE" tools/list '{}' | sed -n 2p | jq -c '{names: [.result.tools[]?.name]}')" \
 	'(.names | index("f_whoami")) and ([.names[] | select(startswith("n_"))] | length) == 0'
-jcheck "alice's f_whoami: the header's identity (carol), not alice" "$(whoami "$ALICE")" '.sub == "carol"'
-jcheck "bob's f_whoami: the same identity" "$(whoami "$BOB")" '.sub == "carol"'
-curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" > "$T/seen.json"
+jcheck "alice's f_whoami: the header's identity (carol), not alice" "$(whoami "$ALICE" f_whoami)" '.sub == "carol"'
+jcheck "bob's f_whoami: the same identity" "$(whoami "$BOB" f_whoami)" '.sub == "carol"'
+seen "$T/seen.json"
 is "static: the only token the upstream accepted is the header's" \
 	"$(jq -r '[.accepted[].token_sha256] | unique | join(" ")' "$T/seen.json")" "$(sha "$FIXED")"
 jcheck "none: what the upstream refused carried no token at all" \

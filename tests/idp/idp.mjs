@@ -671,6 +671,21 @@ export async function createIdp({
     }
   }
 
+  // POST /_fault/NAME {"NAME": MODE}: the mode (one of modes; absent: none), answered
+  // and logged; undefined, answered 400, when the body or the mode is not one.
+  async function faultSwitch(req, res, name, modes) {
+    const body = await readJson(req, res);
+    if (body === undefined) return undefined;
+    const mode = body[name] ?? 'none';
+    if (!modes.includes(mode)) {
+      sendJson(res, 400, { error: 'invalid_request', error_description: `${name} must be one of ${modes.join(' ')}` });
+      return undefined;
+    }
+    log(`fault: ${name}=${mode}`);
+    sendJson(res, 200, { [name]: mode });
+    return mode;
+  }
+
   handler = async (req, res) => {
     try {
       const url = new URL(req.url, issuer);
@@ -724,15 +739,7 @@ export async function createIdp({
         return;
       }
       if (path === '/_fault/jwks' && req.method === 'POST') {
-        const body = await readJson(req, res);
-        if (body === undefined) return;
-        if (!JWKS_FAULTS.includes(body.jwks ?? 'none')) {
-          sendJson(res, 400, { error: 'invalid_request', error_description: `jwks must be one of ${JWKS_FAULTS.join(' ')}` });
-          return;
-        }
-        jwksFault = body.jwks ?? 'none';
-        log(`fault: jwks=${jwksFault}`);
-        sendJson(res, 200, { jwks: jwksFault });
+        jwksFault = await faultSwitch(req, res, 'jwks', JWKS_FAULTS) ?? jwksFault;
         return;
       }
       if (req.method === 'GET' && path === '/jwks') {
@@ -780,15 +787,7 @@ export async function createIdp({
         return;
       }
       if (path === '/_fault/exchange' && req.method === 'POST') {
-        const body = await readJson(req, res);
-        if (body === undefined) return;
-        if (!EXCHANGE_FAULTS.includes(body.exchange ?? 'none')) {
-          sendJson(res, 400, { error: 'invalid_request', error_description: `exchange must be one of ${EXCHANGE_FAULTS.join(' ')}` });
-          return;
-        }
-        exchangeFault = body.exchange ?? 'none';
-        log(`fault: exchange=${exchangeFault}`);
-        sendJson(res, 200, { exchange: exchangeFault });
+        exchangeFault = await faultSwitch(req, res, 'exchange', EXCHANGE_FAULTS) ?? exchangeFault;
         return;
       }
       if (req.method === 'POST' && path === ROUTES.token) counters.tokens += 1;
