@@ -27,6 +27,14 @@ as_fetcher(const struct catalog_fetcher *by, struct upstream_call *call)
 		call->who = by->who;
 }
 
+/* What each upstream offered, or why not (the arrays' n entries). */
+struct fetched {
+	json_t **lists;
+	struct gw_error *errs;
+	const char **why;
+	size_t n;
+};
+
 /* One upstream's records of a kind, following its pages. NULL with err on failure (the
  * call's own, or GW_EUPSTREAM for an answer without the list). */
 static json_t *
@@ -96,40 +104,94 @@ fetch_upstream(const struct catalog_fetcher *by, const struct config *cfg, const
 	return out;
 }
 
-json_t *
-catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, json_t *prev)
+/* The lists of the arrays' upstreams: of those whose catalog is each caller's
+ * (u->catalog per-caller) when mine, else of the others; the rest left as they are.
+ * Each failure into errs[i] and why[i], logged and observed (by->m). */
+static void
+fetch_each(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, int mine,
+    struct fetched *f)
 {
-	json_t **lists = calloc(cfg->n_upstreams + 1, sizeof(*lists)), *doc;
-	struct gw_error *errs = calloc(cfg->n_upstreams + 1, sizeof(*errs));
-	const char **why = calloc(cfg->n_upstreams + 1, sizeof(*why));
 	char brief[METRICS_DETAIL_MAX];
 	size_t i;
 
-	if (lists == NULL || errs == NULL || why == NULL) {
-		free(lists);
-		free(errs);
-		free(why);
-		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");	/* the empty catalog */
-	}
 	for (i = 0; i < cfg->n_upstreams; i++) {
-		lists[i] = fetch_upstream(by, cfg, &cfg->upstreams[i], now_ms, &errs[i]);
-		why[i] = lists[i] ? NULL : errs[i].detail;
-		if (lists[i] == NULL) {
-			log_warn(NULL, "catalog: %s; what it offers is left out", errs[i].detail);
+		if ((cfg->upstreams[i].catalog == UP_CATALOG_PER_CALLER) != mine)
+			continue;
+		json_decref(f->lists[i]);
+		f->lists[i] = fetch_upstream(by, cfg, &cfg->upstreams[i], now_ms, &f->errs[i]);
+		f->why[i] = f->lists[i] ? NULL : f->errs[i].detail;
+		if (f->lists[i] == NULL) {
+			log_warn(NULL, "catalog: %s; what it offers is left out", f->errs[i].detail);
 			/* what happened, not where, for /mcp/health */
-			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(errs[i].detail), errs[i].detail);
+			snprintf(brief, sizeof(brief), "%.*s", (int)str_what_happened(f->errs[i].detail),
+			    f->errs[i].detail);
+		} else if (mine) {
+			json_object_set_new(f->lists[i], "perCaller", json_true());
 		}
 		/* A caller's credential refused, or not to be had, says nothing of the upstream. */
-		if (lists[i] || (errs[i].code != GW_ECALL && errs[i].code != GW_EAUTHSERVER && errs[i].code != GW_ESCOPE))
-			metrics_observe_upstream(by->m, cfg->upstreams[i].s.name, lists[i] != NULL, (int64_t)clock_wall(),
-			    lists[i] ? NULL : brief);
+		if (f->lists[i] || (f->errs[i].code != GW_ECALL && f->errs[i].code != GW_EAUTHSERVER &&
+		    f->errs[i].code != GW_ESCOPE))
+			metrics_observe_upstream(by->m, cfg->upstreams[i].s.name, f->lists[i] != NULL,
+			    (int64_t)clock_wall(), f->lists[i] ? NULL : brief);
 	}
-	doc = catalog_build_bound(cfg, lists, why, prev);
+}
+
+static int
+fetched_init(struct fetched *f, size_t n)
+{
+	f->n = n;
+	f->lists = calloc(n + 1, sizeof(*f->lists));
+	f->errs = calloc(n + 1, sizeof(*f->errs));
+	f->why = calloc(n + 1, sizeof(*f->why));
+	return f->lists && f->errs && f->why ? 0 : -1;
+}
+
+static void
+fetched_free(struct fetched *f)
+{
+	size_t i;
+
+	for (i = 0; f->lists && i < f->n; i++)
+		json_decref(f->lists[i]);
+	free(f->lists);
+	free(f->errs);
+	free(f->why);
+}
+
+json_t *
+catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, json_t *prev)
+{
+	struct fetched f;
+	json_t *doc;
+	size_t i;
+
+	if (fetched_init(&f, cfg->n_upstreams) < 0) {
+		fetched_free(&f);
+		return json_pack("{s:[], s:[], s:{}}", "tools", "routes", "upstreams");	/* the empty catalog */
+	}
+	/* Listed per caller: in the host's catalog by name alone (catalog_fetch_caller). */
 	for (i = 0; i < cfg->n_upstreams; i++)
-		json_decref(lists[i]);
-	free(lists);
-	free(errs);
-	free(why);
+		if (cfg->upstreams[i].catalog == UP_CATALOG_PER_CALLER)
+			f.lists[i] = json_pack("{s:{}, s:b}", "caps", "perCaller", 1);
+	fetch_each(by, cfg, now_ms, 0, &f);
+	doc = catalog_build_bound(cfg, f.lists, f.why, prev);
+	fetched_free(&f);
 	return doc;
 }
 
+json_t *
+catalog_fetch_caller(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, json_t *shared)
+{
+	struct fetched f;
+	json_t *doc;
+
+	if (fetched_init(&f, cfg->n_upstreams) < 0) {
+		fetched_free(&f);
+		return json_incref(shared);	/* what every caller sees, then */
+	}
+	catalog_lists(shared, cfg, f.lists, f.why);
+	fetch_each(by, cfg, now_ms, 1, &f);
+	doc = catalog_build_bound(cfg, f.lists, f.why, shared);
+	fetched_free(&f);
+	return doc;
+}

@@ -33,5 +33,12 @@ struct catalog_fetcher {
  * in the log and in its status; by->m is told whether each answered. Never NULL:
  * without memory, the empty catalog. */
 json_t *catalog_fetch_all(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms, json_t *prev);
+/* An upstream with catalog = per-caller is in that catalog by name alone (its status
+ * "perCaller", no records): its records are each caller's. The catalog as by's caller
+ * sees it: shared (catalog_fetch_all's, borrowed) with the records every such upstream
+ * lists for that caller, fetched now with its credentials. A new reference, never
+ * NULL. */
+json_t *catalog_fetch_caller(const struct catalog_fetcher *by, const struct config *cfg, int64_t now_ms,
+    json_t *shared);
 
 #endif

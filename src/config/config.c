@@ -925,6 +925,7 @@ derive_credentials(struct loader *ld, struct config *cfg)
 		if (u->credentials == 0)
 			u->credentials = u->auth_header_file ? UP_CRED_STATIC : UP_CRED_NONE;
 		cfg->obtains |= UP_OBTAINED(u);
+		cfg->per_caller |= u->catalog == UP_CATALOG_PER_CALLER;
 		if (u->credentials == UP_CRED_STATIC && u->auth_header_file == NULL) {
 			lerr(ld, w->file, w->line, "credentials = static: needs auth-header-file");
 			bad = 1;
@@ -940,6 +941,12 @@ derive_credentials(struct loader *ld, struct config *cfg)
 			w = cfg_where(&u->s, K_UPSTREAM, "catalog-credentials");
 			lerr(ld, w->file, w->line, "catalog-credentials: for an upstream reached as the caller "
 			    "(credentials = exchange or id-jag)");
+			bad = 1;
+		} else if (u->catalog == UP_CATALOG_PER_CALLER &&
+		    (!UP_AS_CALLER(u) || u->catalog_credentials == UP_CATALOG_CLIENT)) {
+			w = cfg_where(&u->s, K_UPSTREAM, "catalog");
+			lerr(ld, w->file, w->line, "catalog = per-caller: for an upstream reached as the caller "
+			    "(credentials = exchange or id-jag) whose catalog-credentials = caller");
 			bad = 1;
 		} else if (u->credentials == UP_CRED_CLIENT && u->exchange_audience) {
 			lerr(ld, w->file, w->line, "credentials = client-credentials: exchange-audience is for "

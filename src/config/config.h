@@ -68,6 +68,9 @@ enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRE
  * fetched with the credential of the caller whose request needs it, or with the
  * gateway's own (client-credentials). */
 enum up_catalog_cred { UP_CATALOG_CALLER = 1, UP_CATALOG_CLIENT };
+/* [upstream] catalog: one list for every caller the policy lets see the upstream, or, for
+ * an upstream reached as the caller whose lists vary by person, one per caller. */
+enum up_catalog { UP_CATALOG_SHARED = 1, UP_CATALOG_PER_CALLER };
 /* Is upstream u reached as the caller (exchange, id-jag: a token for the caller's)? */
 #define UP_AS_CALLER(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_ID_JAG)
 /* Does it get a token the gateway obtains at a token endpoint (as the caller, or its
@@ -91,6 +94,7 @@ struct cfg_upstream {
 	char *client_secret_file;
 	char *client_secret;		/* read from client-secret-file; wiped on free */
 	int catalog_credentials;	/* enum up_catalog_cred: what its catalog is fetched with */
+	int catalog;			/* enum up_catalog: whose its catalog is */
 	struct strlist read_only_tools;
 	int trust_hints;
 	long timeout_ms;
@@ -221,6 +225,7 @@ struct config {
 	int group_limits;	/* some [group] sets limit-tool: made at load */
 	int item_grants;	/* some [group] sets prompts or resources: made at load */
 	int obtains;		/* some [upstream] gets a token the gateway obtains (UP_OBTAINED) */
+	int per_caller;		/* some [upstream] has catalog = per-caller */
 	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
 	 * the state file. */
 	struct url_redis redis;

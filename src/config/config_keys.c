@@ -24,6 +24,7 @@ static const char *const jwt_typs[] = { "strict", "lenient", NULL };
 static const char *const dpop_modes[] = { "allowed", "required", NULL };
 static const char *const credentials[] = { "none", "static", "exchange", "client-credentials", "id-jag", NULL };
 static const char *const catalog_credentials[] = { "caller", "client-credentials", NULL };
+static const char *const catalogs[] = { "shared", "per-caller", NULL };
 /* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
 static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
@@ -124,6 +125,7 @@ static const struct cfg_key upstream_keys[] = {
 	{ "client-id", T_STR, U(client_id), 0, 0, NULL, NULL, 0 },
 	{ "client-secret-file", T_STR, U(client_secret_file), 0, 0, NULL, NULL, 0 },
 	{ "catalog-credentials", T_ENUM, U(catalog_credentials), 0, 0, catalog_credentials, "caller", 0 },
+	{ "catalog", T_ENUM, U(catalog), 0, 0, catalogs, "shared", 0 },
 	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL, 0 },
 	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no", 0 },
 	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT, 0 },

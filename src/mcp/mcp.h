@@ -7,6 +7,7 @@
 #define GW_MCP_H
 
 #include "auth.h"
+#include "catalog_caller.h"
 #include "catalog_store.h"
 #include "config.h"
 #include "fragcache.h"
@@ -27,6 +28,7 @@
  * serialized, the last session it opened. */
 struct mcp_thread {
 	struct catalog_view cat;
+	struct catalog_callers *callers;	/* the catalogs of callers (catalog = per-caller) */
 	struct upstream_pool *ups;
 	struct fragcache *pages;
 	struct session_memo *sessions;
@@ -45,6 +47,7 @@ struct mcp_env {
 	struct tombstones *tombstones;			/* may be NULL */
 	struct catalog_region *catalog;				/* the state-file region; may be NULL */
 	struct catalog_view *view;		/* the worker's copy */
+	struct catalog_callers *callers;	/* the worker's catalogs of callers; may be NULL */
 	struct upstream_pool *pool;		/* the worker's upstream connections */
 	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */
 	struct session_memo *sessions;		/* the worker's last opened session; may be NULL */

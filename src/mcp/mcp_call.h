@@ -37,6 +37,7 @@ struct exchange {
 	int splice_ok;			/* one answer, as a JSON body: a list page may come from the cache */
 	struct session *sess;		/* the caller's session; NULL = stateless */
 	json_t *doc;			/* the catalog: our reference, see mcp_catalog() */
+	int doc_mine;			/* it is the caller's own (catalog_caller.h) */
 	struct policy_caller pc;	/* who sees which tool (policy.c) */
 	unsigned char profile[16];	/* what that depends on: list pages are cached per profile */
 	/* The records of kind vis_kind the caller sees (NULL = all), decided by a list of

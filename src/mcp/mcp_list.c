@@ -67,6 +67,14 @@ record_visible(const struct exchange *x, json_t *doc, enum catalog_kind kind, si
 	return 0;
 }
 
+/* The worker's cache of what was derived from the host's catalog, for x: none when x's
+ * catalog is its caller's own (nothing of it is kept for another). */
+static struct fragcache *
+pages_of(const struct exchange *x)
+{
+	return x->doc_mine ? NULL : x->env->pages;
+}
+
 /* x->vis: the indexes of the catalog's records of kind the caller sees (NULL with the
  * policy off), kept from an earlier list of the request, else from the worker's cache
  * for its profile and catalog copy, else decided record by record and stored there. 0,
@@ -95,14 +103,14 @@ visible(struct exchange *x, json_t *doc, enum catalog_kind kind)
 	if ((x->vis = malloc((n ? n : 1) * sizeof(*x->vis))) == NULL)
 		return -1;
 	x->n_vis = 0;
-	if ((cached = fragcache_get(x->env->pages, epoch, &key, sizeof(key), &len)) != NULL) {
+	if ((cached = fragcache_get(pages_of(x), epoch, &key, sizeof(key), &len)) != NULL) {
 		memcpy(x->vis, cached, len);	/* a copy: the cache may evict it */
 		x->n_vis = len / sizeof(*x->vis);
 	} else {
 		for (i = 0; i < n; i++)
 			if (record_visible(x, doc, kind, i))
 				x->vis[x->n_vis++] = (uint32_t)i;
-		fragcache_put(x->env->pages, epoch, &key, sizeof(key), (const char *)x->vis,
+		fragcache_put(pages_of(x), epoch, &key, sizeof(key), (const char *)x->vis,
 		    x->n_vis * sizeof(*x->vis));
 	}
 	x->vis_kind = (int)kind;
@@ -120,7 +128,7 @@ cached_page(struct element *el, json_t *doc, size_t off, size_t to, size_t size,
 		unsigned char profile[16];
 	} key;
 	const struct exchange *x = el->x;
-	struct fragcache *pages = x->env->pages;
+	struct fragcache *pages = pages_of(x);
 	uint64_t epoch = x->env->view->serial;
 	struct buf text;
 

@@ -52,17 +52,26 @@ mcp_versions_json(void)
 
 /* The catalog, taken once per request (a reference, released at the end of the
  * exchange), so that everything a request holds of it comes from this one document
- * even when the worker's view moves on to a newer one. */
+ * even when the worker's view moves on to a newer one. With upstreams listed per
+ * caller, the caller's own (x->doc_mine: nothing derived from it is kept for others). */
 json_t *
 mcp_catalog(struct exchange *x)
 {
 	char who[33] = "";
 	struct catalog_fetcher by = { x->env->pool, x->env->cred, x->env->own_cred, who, x->env->metrics };
+	int64_t now_ms = x->req->start_us / 1000;
+	json_t *shared;
 
 	if (x->doc == NULL) {
 		if (x->caller)
 			mcp_caller_who(x->cfg, x->caller, who);
-		x->doc = catalog_get(x->env->catalog, x->env->view, &by, x->cfg, x->req->start_us / 1000);
+		x->doc = catalog_get(x->env->catalog, x->env->view, &by, x->cfg, now_ms);
+		if (x->cfg->per_caller && who[0]) {
+			shared = x->doc;
+			x->doc = catalog_caller_get(x->env->callers, &by, x->cfg, shared, x->env->view->serial, now_ms);
+			x->doc_mine = 1;
+			json_decref(shared);
+		}
 	}
 	return x->doc;
 }

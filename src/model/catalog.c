@@ -438,6 +438,8 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 			tools += (size_t)json_integer_value(json_array_get(ps[CATALOG_TOOLS].v[j], PAIR_UPSTREAM)) == i;
 		st = json_pack("{s:b, s:I, s:o}", "ok", 1, "tools", (json_int_t)tools, "caps",
 		    json_is_array(lists[i]) ? json_pack("{s:{}}", "tools") : caps_kept(json_object_get(lists[i], "caps")));
+		if (json_is_true(json_object_get(lists[i], "perCaller")))
+			json_object_set_new(st, "perCaller", json_true());
 		if (cut[i] || over[i]) {
 			json_object_set_new(st, "cut", json_integer((json_int_t)(cut[i] + over[i])));
 			json_object_set_new(st, "share", json_integer((json_int_t)share[i]));
@@ -590,6 +592,66 @@ catalog_record(json_t *doc, enum catalog_kind kind, size_t ix)
 		if (rec_next(&w) < 0)
 			return NULL;
 	return json_loadb(w.text + w.at, w.n, 0, NULL);
+}
+
+/* The index in cfg of the upstream named name, or cfg->n_upstreams. */
+static size_t
+upstream_ix(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->n_upstreams; i++)
+		if (strcmp(cfg->upstreams[i].s.name, name) == 0)
+			return i;
+	return cfg->n_upstreams;
+}
+
+/* Each record of kind in doc, as its upstreams listed it (its key there), onto their
+ * lists (those not NULL): every upstream its route names, the first's record for each. */
+static void
+lists_kind(json_t *doc, const struct config *cfg, enum catalog_kind kind, json_t **lists)
+{
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+	json_t *routes = json_object_get(idx(doc), k->routes), *route, *rec, *copy, *arr;
+	struct rec_walk w;
+	size_t ix = 0, a, i;
+
+	if (rec_first(&w, doc, kind) < 0)
+		return;
+	do {
+		route = json_array_get(routes, ix++);
+		if ((rec = json_loadb(w.text + w.at, w.n, 0, NULL)) == NULL)
+			continue;
+		for (a = 0; a + 1 < json_array_size(route); a += 2) {
+			i = upstream_ix(cfg, json_string_value(json_array_get(route, a)));
+			if (i == cfg->n_upstreams || lists[i] == NULL || (copy = json_copy(rec)) == NULL)
+				continue;
+			json_object_set(copy, k->key, json_array_get(route, a + 1));
+			if ((arr = json_object_get(lists[i], k->array)) == NULL)
+				json_object_set_new(lists[i], k->array, arr = json_array());
+			json_array_append_new(arr, copy);
+		}
+		json_decref(rec);
+	} while (rec_next(&w) == 0);
+}
+
+void
+catalog_lists(json_t *doc, const struct config *cfg, json_t **lists, const char **reasons)
+{
+	json_t *ups = catalog_upstreams(doc), *st;
+	size_t i;
+	int k;
+
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		st = json_object_get(ups, cfg->upstreams[i].s.name);
+		reasons[i] = json_string_value(json_object_get(st, "reason"));
+		lists[i] = json_is_true(json_object_get(st, "ok")) ?
+		    json_pack("{s:O}", "caps", json_object_get(st, "caps")) : NULL;
+		if (lists[i] && json_is_true(json_object_get(st, "perCaller")))
+			json_object_set_new(lists[i], "perCaller", json_true());
+	}
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		lists_kind(doc, cfg, (enum catalog_kind)k, lists);
 }
 
 /* The records in text (len bytes): 1 + its newlines, none when empty. */

@@ -61,7 +61,9 @@ extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
  *               records: their key alone),
  *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities: the kinds and
  *                      their true subscribe and listChanged}, and, when some of its
- *                      records were left out, "cut": how many, "share": its bytes}
+ *                      records were left out, "cut": how many, "share": its bytes;
+ *                      "perCaller": true when its records are each caller's own: its
+ *                      lists said "perCaller": true}
  *                      | {"ok": false, "tools": 0, "reason": "..."}},
  *    "records": {"tools": the whole records as exposed (prefixed name, description,
  *               inputSchema), each as compact JSON, in the index's order, separated
@@ -79,6 +81,12 @@ json_t *catalog_build(const struct config *cfg, json_t *const *lists, const char
  * request for it is refused rather than passed to another upstream than the one it
  * meant. The document's "held": {kind's array: {key: [upstream, key there]}}. */
 json_t *catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *const *reasons, json_t *prev);
+/* What each of cfg's upstreams offered when doc was built, as catalog_build takes it:
+ * lists[i] a new object ({"caps", and an array for each kind it has records of, each
+ * under its key there}) or NULL with reasons[i] (borrowed from doc; NULL: none said) when
+ * doc has it left out or does not know it. A record several upstreams expose is the
+ * first's record for each. */
+void catalog_lists(json_t *doc, const struct config *cfg, json_t **lists, const char **reasons);
 /* The upstream that holds key of kind while it is down (catalog_build_bound), or NULL. */
 const char *catalog_held(json_t *doc, enum catalog_kind kind, const char *key);
 /* Every key of kind held so: {key: [upstream, key there]} (borrowed), or NULL. */

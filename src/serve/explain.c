@@ -593,7 +593,8 @@ catalog_for(struct explain *x, const char *catalog_in, struct upstream_pool *poo
 	return catalog_get(NULL, view, &by, x->cfg, clock_mono_us() / 1000);
 }
 
-/* A note for each upstream left out of doc; how many were. */
+/* A note for each upstream left out of doc (how many were: the count), and for each
+ * whose lists are each caller's (not in doc: explain has no caller's credential). */
 static size_t
 note_left_out(struct explain *x, json_t *doc)
 {
@@ -606,6 +607,9 @@ note_left_out(struct explain *x, json_t *doc)
 			note(x, "[upstream \"%s\"] is left out of the catalog (its tools are not listed): %s", name,
 			    json_string_value(json_object_get(st, "reason")));
 			n++;
+		} else if (json_is_true(json_object_get(st, "perCaller"))) {
+			note(x, "[upstream \"%s\"] lists its tools per caller (catalog = per-caller): none of them is "
+			    "in this catalog; a caller sees what it lists for that caller, decided as any other", name);
 		}
 	return n;
 }

@@ -47,7 +47,7 @@ h_mcp(struct req_ctx *rc)
 	int obtains = caller_cred(rc, &cred, who) == 0;
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
-		.catalog = rc->sh->catalog, .view = &th->cat, .pool = th->ups, .pages = th->pages,
+		.catalog = rc->sh->catalog, .view = &th->cat, .callers = th->callers, .pool = th->ups, .pages = th->pages,
 		.sessions = th->sessions,
 		.listeners = &rc->w->gw->listeners,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),

@@ -372,6 +372,63 @@ test_bound(void)
 	lists_free(l, 3);
 }
 
+/* What each upstream offered, taken back from a catalog (catalog_lists: a caller's
+ * catalog is made from the host's and that caller's own lists), builds the same catalog
+ * again: the same index, routes, held names and record texts; also from the copy the
+ * state file keeps. An upstream left out stays out, with its reason; one listed per
+ * caller keeps its mark. */
+static void
+test_lists(void)
+{
+	const char *why[3] = { NULL, NULL, "upstream down: connection refused" }, *back_why[3];
+	json_t *l[3], *back[3], *doc, *again, *copy;
+	struct buf a, b;
+	uint32_t lens[CATALOG_PARTS];
+	int k, same_text = 1;
+
+	l[0] = json_pack("{s:{s:{}, s:{}}, s:[{s:s, s:s}, {s:s}], s:[{s:s}], s:b}", "caps", "tools", "prompts",
+	    "tools", "name", "search", "description", "Search code", "name", "create_issue",
+	    "prompts", "name", "triage", "perCaller", 1);
+	l[1] = json_pack("{s:{s:{}, s:{}}, s:[{s:s}, {s:s}], s:[{s:s, s:s}], s:[{s:s}]}", "caps", "tools", "resources",
+	    "tools", "name", "read_file", "name", "gh_search",
+	    "resources", "uri", "file:///a", "name", "a", "resourceTemplates", "uriTemplate", "file:///{p}");
+	l[2] = NULL;
+	doc = catalog_build(cfg, l, why);
+	catalog_lists(doc, cfg, back, back_why);
+	again = catalog_build_bound(cfg, back, back_why, doc);
+	ok(catalog_same(doc, again), "the lists taken back build the same index, routes and statuses");
+	buf_init(&a, CATALOG_MAX_BYTES);
+	buf_init(&b, CATALOG_MAX_BYTES);
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		buf_reset(&a);
+		buf_reset(&b);
+		catalog_page_text(doc, (enum catalog_kind)k, NULL, 0, catalog_count(doc, (enum catalog_kind)k), &a);
+		catalog_page_text(again, (enum catalog_kind)k, NULL, 0, catalog_count(again, (enum catalog_kind)k), &b);
+		same_text &= a.len == b.len && memcmp(buf_str(&a), buf_str(&b), a.len) == 0;
+	}
+	ok(same_text, "… and the same record texts, kind by kind");
+	ok(back[2] == NULL && back_why[2] && strcmp(back_why[2], why[2]) == 0, "the upstream left out: out, with its reason");
+	ok(json_is_true(json_object_get(json_object_get(catalog_upstreams(again), "github"), "perCaller")),
+	    "an upstream listed per caller keeps its mark");
+	ok(strcmp(json_string_value(json_object_get(json_array_get(json_object_get(back[0], "tools"), 1), "name")),
+	    "search") == 0 && json_array_size(json_object_get(back[1], "tools")) == 2,
+	    "each record under its key upstream (its prefix taken off), also where two expose one name");
+	lists_free(back, 3);
+	json_decref(again);
+	buf_reset(&a);
+	copy = catalog_pack(doc, &a, lens) == 0 ? catalog_unpack(a.data, lens) : NULL;
+	catalog_lists(copy, cfg, back, back_why);
+	again = catalog_build_bound(cfg, back, back_why, copy);
+	ok(copy && catalog_same(doc, again), "… from the copy the state file keeps, the same catalog");
+	lists_free(back, 3);
+	json_decref(again);
+	json_decref(copy);
+	json_decref(doc);
+	buf_free(&a);
+	buf_free(&b);
+	lists_free(l, 3);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -412,6 +469,7 @@ main(int argc, char **argv)
 	run_case(test_listed_twice);
 	run_case(test_shares);
 	run_case(test_bound);
+	run_case(test_lists);
 	lists_free(lists, 3);
 	config_unref(cfg);
 	return done_testing();

@@ -78,6 +78,12 @@ static const struct {
 	    "main.conf:9: token-endpoint: " },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = static\n", "main.conf:7: credentials = static: needs auth-header-file" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncatalog-credentials = client-credentials\n", "main.conf:7: catalog-credentials: for an upstream reached as the caller" },
+	/* catalog = per-caller: an upstream reached as the caller, its catalog with the caller's credential. */
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncatalog = per-caller\n", "main.conf:7: catalog = per-caller: for an upstream reached as the caller" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw\ncatalog-credentials = client-credentials\ncatalog = per-caller\n",
+	    "main.conf:10: catalog = per-caller: for an upstream reached as the caller" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw\ncatalog = per-caller\n", "" },
+	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw\ncatalog = mine\n", "main.conf:9: catalog: unknown value: 'mine'" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\n", "" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\ntoken-endpoint = https://as.example.com/token\n"
 	    "exchange-scopes = read\nexchange-resource = https://u.example.com/mcp\n", "" },

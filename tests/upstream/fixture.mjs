@@ -46,7 +46,7 @@ import { GATEWAY_CLIENT, RESOURCE_SCOPES } from '../idp/fixtures.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL]]';
+  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -64,6 +64,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   'require-bearer': { type: 'string' },
   'introspect-client': { type: 'string' },
   resource: { type: 'string' },
+  'per-subject': { type: 'boolean', default: false },
 });
 
 function count(name, max) {
@@ -108,8 +109,8 @@ if (args['require-bearer'] !== undefined) {
     middleware: null,
     seen: { accepted: [], rejected: [] },
   };
-} else if (args['introspect-client'] !== undefined || args.resource !== undefined) {
-  usage('--introspect-client and --resource go with --require-bearer');
+} else if (args['introspect-client'] !== undefined || args.resource !== undefined || args['per-subject']) {
+  usage('--introspect-client, --resource and --per-subject go with --require-bearer');
 }
 
 const log = args.quiet ? () => {} : (m) => process.stderr.write(`upstream[${args.name}]: ${m}\n`);
@@ -468,6 +469,19 @@ function page(list, cursor, key) {
 // ---------------------------------------------------------------------------------------
 // One SDK Server per session
 
+// --per-subject: a list that varies by person, as a server acting for each person has
+// (their repositories, their boards): besides the others, a tool of the verified token's
+// subject's own, mine_<sub>, listed and callable for that subject alone.
+function ownTool(extra) {
+  const sub = args['per-subject'] ? extra?.authInfo?.extra?.sub : undefined;
+  if (typeof sub !== 'string' || sub === '') return null;
+  const name = `mine_${sub.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60)}`;
+  return {
+    tool: { name, description: `The tools of ${sub} alone`, inputSchema: { type: 'object', properties: {} } },
+    call: () => result(`${sub}'s own tool`),
+  };
+}
+
 function createServer(session) {
   const server = new Server({ name: args.name, version: '1.0.0' }, {
     capabilities: {
@@ -480,9 +494,11 @@ function createServer(session) {
     instructions: 'mcpgate upstream fixture: the MCP conformance fixtures plus echo, slow and friends.',
   });
   const toolList = [...TOOLS.values()].map((t) => t.tool);
-  server.setRequestHandler(ListToolsRequestSchema, (req) => page(toolList, req.params?.cursor, 'tools'));
+  server.setRequestHandler(ListToolsRequestSchema, (req, extra) =>
+    page(ownTool(extra) ? [...toolList, ownTool(extra).tool] : toolList, req.params?.cursor, 'tools'));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-    const t = TOOLS.get(req.params.name);
+    const own = ownTool(extra);
+    const t = own && own.tool.name === req.params.name ? own : TOOLS.get(req.params.name);
     if (!t) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
     return t.call(server, session, req.params.arguments ?? {}, extra);
   });

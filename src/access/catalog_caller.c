@@ -1,0 +1,85 @@
+/* catalog_caller — a worker's catalogs of callers (catalog_caller.h). */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog_caller.h"
+#include "catalog_store.h"
+
+struct caller_doc {
+	char who[33];		/* "": a free slot */
+	uint64_t base;		/* the view serial of the shared document it was made from */
+	uint64_t cfg;		/* the configuration's serial */
+	int64_t until_ms;	/* monotonic */
+	uint64_t used;		/* the tick of its last use */
+	json_t *doc;
+};
+
+struct catalog_callers {
+	uint64_t tick;
+	struct caller_doc slot[CATALOG_CALLERS];
+};
+
+struct catalog_callers *
+catalog_callers_new(void)
+{
+	return calloc(1, sizeof(struct catalog_callers));
+}
+
+void
+catalog_callers_free(struct catalog_callers *cc)
+{
+	size_t i;
+
+	if (cc == NULL)
+		return;
+	for (i = 0; i < CATALOG_CALLERS; i++)
+		json_decref(cc->slot[i].doc);
+	free(cc);
+}
+
+/* who's slot, else the one to take for it: a free one, else the least recently used. */
+static struct caller_doc *
+slot_for(struct catalog_callers *cc, const char *who)
+{
+	struct caller_doc *s, *take = &cc->slot[0];
+	size_t i;
+
+	for (i = 0; i < CATALOG_CALLERS; i++) {
+		s = &cc->slot[i];
+		if (s->who[0] && strcmp(s->who, who) == 0)
+			return s;
+		if (take->who[0] && (!s->who[0] || s->used < take->used))
+			take = s;
+	}
+	return take;
+}
+
+json_t *
+catalog_caller_get(struct catalog_callers *cc, const struct catalog_fetcher *by, const struct config *cfg,
+    json_t *shared, uint64_t base, int64_t now_ms)
+{
+	struct caller_doc *s;
+	json_t *doc;
+	int64_t ttl_ms = cfg->catalog_ttl * 1000;
+
+	if (cc == NULL || by->who == NULL || by->who[0] == '\0' || strlen(by->who) >= sizeof(s->who))
+		return catalog_fetch_caller(by, cfg, now_ms, shared);
+	s = slot_for(cc, by->who);
+	if (s->who[0] && strcmp(s->who, by->who) == 0 && s->base == base && s->cfg == cfg->serial &&
+	    cfg->serial != 0 && s->until_ms > now_ms && s->doc) {
+		s->used = ++cc->tick;
+		return json_incref(s->doc);
+	}
+	doc = catalog_fetch_caller(by, cfg, now_ms, shared);
+	json_decref(s->doc);
+	memset(s, 0, sizeof(*s));
+	snprintf(s->who, sizeof(s->who), "%s", by->who);
+	s->base = base;
+	s->cfg = cfg->serial;
+	s->until_ms = now_ms + (catalog_degraded(doc) && ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);
+	s->used = ++cc->tick;
+	s->doc = json_incref(doc);
+	return doc;
+}
