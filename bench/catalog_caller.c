@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "catalog.h"
 #include "config.h"
 #include "fragcache.h"
@@ -35,23 +36,6 @@
 #define MAX_REPS 101
 enum { R_MAKE, R_OWN, R_CACHED, R_N };
 static const char *const rows[R_N] = { "make", "own", "cached" };
-
-static int64_t
-cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* n tools named NAME_i, each with a description and a small schema (about 300 bytes). */
 static json_t *
@@ -136,7 +120,7 @@ main(int argc, char **argv)
 	json_object_set_new(lists[2], "perCaller", json_true());
 	mine = NULL;
 	for (r = 0; r < reps; r++) {
-		c0 = cpu_ns();
+		c0 = bench_cpu_ns();
 		for (i = 0; i < n; i++) {
 			catalog_lists(shared, cfg, back, back_why);
 			json_decref(back[2]);
@@ -147,7 +131,7 @@ main(int argc, char **argv)
 			json_decref(mine);
 			mine = doc;
 		}
-		v[R_MAKE][r] = (double)(cpu_ns() - c0) / (double)n / 1000;
+		v[R_MAKE][r] = (double)(bench_cpu_ns() - c0) / (double)n / 1000;
 	}
 	buf_init(&page, 64u << 20);
 	fc = fragcache_new(64u << 20, 16);
@@ -155,26 +139,25 @@ main(int argc, char **argv)
 	    fc == NULL || fragcache_put(fc, 1, &key, sizeof(key), buf_str(&page), page.len) < 0)
 		return 1;
 	for (r = 0; r < reps; r++) {
-		c0 = cpu_ns();
+		c0 = bench_cpu_ns();
 		for (i = 0; i < n; i++) {
 			buf_reset(&page);
 			sink += (unsigned long)catalog_page_text(mine, CATALOG_TOOLS, NULL, 0,
 			    catalog_count(mine, CATALOG_TOOLS), &page) + page.len;
 		}
-		v[R_OWN][r] = (double)(cpu_ns() - c0) / (double)n / 1000;
-		c0 = cpu_ns();
+		v[R_OWN][r] = (double)(bench_cpu_ns() - c0) / (double)n / 1000;
+		c0 = bench_cpu_ns();
 		for (i = 0; i < n; i++) {
 			text = fragcache_get(fc, 1, &key, sizeof(key), &len);
 			sink += text ? len : 0;
 		}
-		v[R_CACHED][r] = (double)(cpu_ns() - c0) / (double)n / 1000;
+		v[R_CACHED][r] = (double)(bench_cpu_ns() - c0) / (double)n / 1000;
 	}
 	printf("catalog_caller_bench: %ld operations x %d repetitions; %d shared tools, %d of the caller's own "
 	    "(%zu in its catalog); µs of CPU per operation\n", n, reps, s, p, catalog_count(mine, CATALOG_TOOLS));
 	printf("%-8s %10s %10s\n", "", "median", "best");
 	for (k = 0; k < R_N; k++) {
-		qsort(v[k], (size_t)reps, sizeof(double), cmp_double);
-		med[k] = reps % 2 ? v[k][reps / 2] : (v[k][reps / 2 - 1] + v[k][reps / 2]) / 2;
+		med[k] = bench_median(v[k], reps);
 		printf("%-8s %10.2f %10.2f\n", rows[k], med[k], v[k][0]);
 	}
 	printf("BENCH make_us=%.2f own_us=%.2f cached_us=%.3f own_over_cached=%.1f sink=%lu\n", med[R_MAKE],

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "dpop.h"
 #include "jwks.h"
 #include "jws.h"
@@ -40,23 +41,6 @@
 
 enum { K_RS256, K_PS256, K_ES256, K_N };
 static const char *const names[K_N] = { "RS256", "PS256", "ES256" };
-
-static int64_t
-cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* A JWS of payload signed with k, header h (stolen); NULL when cjose fails. */
 static char *
@@ -189,7 +173,7 @@ main(int argc, char **argv)
 		fputs(text, f);
 		fclose(f);
 		if (config_load(conf, &cfg, &errs) < 0) {
-			fprintf(stderr, "config: %s\n", errs.n ? errs.msg[0] : "?");
+			fprintf(stderr, "config: %s\n", errs.n ? errs.err[0].detail : "?");
 			return 1;
 		}
 		unlink(conf);
@@ -212,25 +196,25 @@ main(int argc, char **argv)
 			const struct jwt_token t = { tok[k], len, "bench", now_ms };
 			struct jws *j;
 
-			t0 = cpu_ns();
+			t0 = bench_cpu_ns();
 			for (i = 0; i < n; i++) {
 				jws_parse(tok[k], len, JWS_ALGS_ALL, &j, &gerr);
 				jws_free(j);
 			}
-			parse[k][r] = (double)(cpu_ns() - t0) / (double)n;
-			t0 = cpu_ns();
+			parse[k][r] = (double)(bench_cpu_ns() - t0) / (double)n;
+			t0 = bench_cpu_ns();
 			for (i = 0; i < n; i++) {
 				jws_parse(tok[k], len, JWS_ALGS_ALL, &j, &gerr);
 				if (jws_verify(j, keys) != JWS_OK)
 					abort();
 				jws_free(j);
 			}
-			sig[k][r] = (double)(cpu_ns() - t0) / (double)n;
-			t0 = cpu_ns();
+			sig[k][r] = (double)(bench_cpu_ns() - t0) / (double)n;
+			t0 = bench_cpu_ns();
 			for (i = 0; i < n; i++)
 				if (jwt_verify(&view, &env, cfg, &t, &c, &gerr) != 0)
 					abort();
-			full[k][r] = (double)(cpu_ns() - t0) / (double)n;
+			full[k][r] = (double)(bench_cpu_ns() - t0) / (double)n;
 		}
 	proofs[0] = proof(ec, "ES256", tok[K_RS256]);
 	proofs[1] = proof(rsa, "PS256", tok[K_RS256]);
@@ -245,23 +229,23 @@ main(int argc, char **argv)
 	}
 	for (r = 0; r < reps; r++)
 		for (k = 0; k < 2; k++) {
-			int64_t t0 = cpu_ns(), now_ms = (int64_t)time(NULL) * 1000;
+			int64_t t0 = bench_cpu_ns(), now_ms = (int64_t)time(NULL) * 1000;
 			const struct dpop_req q = { proofs[k], "POST", tok[K_RS256], strlen(tok[K_RS256]), now_ms };
 
 			for (i = 0; i < n; i++)
 				if (dpop_check(cfg, dkey, kc, &q, &pr, &gerr) != 0)
 					abort();
-			dp[k][r] = (double)(cpu_ns() - t0) / (double)n;
+			dp[k][r] = (double)(bench_cpu_ns() - t0) / (double)n;
 		}
 	for (k = 0; k < 2; k++) {
-		qsort(dp[k], (size_t)reps, sizeof(double), cmp_double);
+		qsort(dp[k], (size_t)reps, sizeof(double), bench_cmp_double);
 		dmed[k] = dp[k][reps / 2];
 	}
 	printf("per token, CPU time, median (best) of %ld repetitions of %ld:\n", reps, n);
 	for (k = 0; k < K_N; k++) {
-		qsort(parse[k], (size_t)reps, sizeof(double), cmp_double);
-		qsort(sig[k], (size_t)reps, sizeof(double), cmp_double);
-		qsort(full[k], (size_t)reps, sizeof(double), cmp_double);
+		qsort(parse[k], (size_t)reps, sizeof(double), bench_cmp_double);
+		qsort(sig[k], (size_t)reps, sizeof(double), bench_cmp_double);
+		qsort(full[k], (size_t)reps, sizeof(double), bench_cmp_double);
 		med[0][k] = parse[k][reps / 2];
 		med[1][k] = sig[k][reps / 2];
 		med[2][k] = full[k][reps / 2];

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "gateway.h"
 #include "secret.h"
 #include "session.h"
@@ -46,42 +47,18 @@ static const unsigned char gw[SESSION_BIND_BYTES] = "https://gw/mcp\0";
 
 enum { R_SEAL, R_OPEN, R_WHO, R_OPEN_NOTOMBS, R_SECRET_SEAL, R_SECRET_OPEN, R_RANDOM, R_N };
 
-static int64_t
-ns(clockid_t c)
-{
-	struct timespec t;
-
-	clock_gettime(c, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct stat2 {
 	double wall_med, wall_min, cpu_med, cpu_min;	/* ns per operation */
 };
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static struct stat2
 summarize(double *wall, double *cpu, int reps)
 {
 	struct stat2 s;
 
-	s.wall_med = median(wall, reps);
+	s.wall_med = bench_median(wall, reps);
 	s.wall_min = wall[0];
-	s.cpu_med = median(cpu, reps);
+	s.cpu_med = bench_median(cpu, reps);
 	s.cpu_min = cpu[0];
 	return s;
 }
@@ -203,11 +180,11 @@ main(int argc, char **argv)
 
 	/* Each row: N operations in a row, timed as a whole; r = -1 is a warm-up. */
 #define TIMED(row, body) do {						\
-		w0 = ns(CLOCK_MONOTONIC);				\
-		c0 = ns(CLOCK_THREAD_CPUTIME_ID);			\
+		w0 = bench_ns(CLOCK_MONOTONIC);				\
+		c0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);			\
 		for (i = 0; i < n; i++) { body; }			\
-		cpu[row][k] = (double)(ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (double)n; \
-		wall[row][k] = (double)(ns(CLOCK_MONOTONIC) - w0) / (double)n; \
+		cpu[row][k] = (double)(bench_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (double)n; \
+		wall[row][k] = (double)(bench_ns(CLOCK_MONOTONIC) - w0) / (double)n; \
 	} while (0)
 	for (r = -1; r < reps; r++) {
 		int k = r < 0 ? 0 : r;

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "credcache.h"
 #include "secret.h"
 #include "state.h"
@@ -33,23 +34,6 @@
 #define MAX_REPS 101
 enum { R_BIND, R_NAME, R_GET, R_OPEN, R_HIT, R_N };
 static const char *const rows[R_N] = { "bind", "name", "get", "open", "hit" };
-
-static int64_t
-cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int
 main(int argc, char **argv)
@@ -99,16 +83,16 @@ main(int argc, char **argv)
 		    { "caller-token-of-about-fifty-bytes-0123456789abcdef", 50 } };
 
 		for (r = 0; r < reps; r++) {
-			c0 = cpu_ns();
+			c0 = bench_cpu_ns();
 			for (i = 0; i < n; i++) {
 				secret_keyed_digest(session_key, "mcpgate upstream credential seal v1", 35, seal_key);
 				secret_keyed_digest(session_key, "mcpgate upstream credential name v1", 35, name_key);
 			}
-			v[R_BIND][r] = (double)(cpu_ns() - c0) / (double)n;
-			c0 = cpu_ns();
+			v[R_BIND][r] = (double)(bench_cpu_ns() - c0) / (double)n;
+			c0 = bench_cpu_ns();
 			for (i = 0; i < n; i++)
 				secret_keyed_digest_parts(name_key, parts, sizeof(parts) / sizeof(parts[0]), key);
-			v[R_NAME][r] = (double)(cpu_ns() - c0) / (double)n;
+			v[R_NAME][r] = (double)(bench_cpu_ns() - c0) / (double)n;
 		}
 	}
 	for (k = 0; k < CREDCACHE_KEY_BYTES; k++)
@@ -117,15 +101,15 @@ main(int argc, char **argv)
 	    credcache_put(cc, key, now, now + 3600000, sealed) < 0)
 		return 1;
 	for (r = 0; r < reps; r++) {
-		c0 = cpu_ns();
+		c0 = bench_cpu_ns();
 		for (i = 0; i < n; i++)
 			sink += credcache_get(cc, key, now, 2000, value, CREDCACHE_VALUE_MAX) == CC_HIT;
-		v[R_GET][r] = (double)(cpu_ns() - c0) / (double)n;
-		c0 = cpu_ns();
+		v[R_GET][r] = (double)(bench_cpu_ns() - c0) / (double)n;
+		c0 = bench_cpu_ns();
 		for (i = 0; i < n; i++)
 			sink += (unsigned long)secret_open(seal_key, value, ad, plain, 4097);
-		v[R_OPEN][r] = (double)(cpu_ns() - c0) / (double)n;
-		c0 = cpu_ns();
+		v[R_OPEN][r] = (double)(bench_cpu_ns() - c0) / (double)n;
+		c0 = bench_cpu_ns();
 		for (i = 0; i < n; i++) {
 			struct secret_part parts[] = { { "exchange", 9 }, { "caller-token", 12 } };
 			unsigned char kk[CREDCACHE_KEY_BYTES];
@@ -143,13 +127,12 @@ main(int argc, char **argv)
 			secret_wipe(copy, (size_t)got);
 			free(copy);
 		}
-		v[R_HIT][r] = (double)(cpu_ns() - c0) / (double)n;
+		v[R_HIT][r] = (double)(bench_cpu_ns() - c0) / (double)n;
 	}
 	printf("upcred_bench: %ld operations x %d repetitions, a %d-byte token; ns of CPU per operation\n", n, reps, tlen);
 	printf("%-8s %10s %10s\n", "", "median", "best");
 	for (k = 0; k < R_N; k++) {
-		qsort(v[k], (size_t)reps, sizeof(double), cmp_double);
-		med[k] = reps % 2 ? v[k][reps / 2] : (v[k][reps / 2 - 1] + v[k][reps / 2]) / 2;
+		med[k] = bench_median(v[k], reps);
 		printf("%-8s %10.0f %10.0f\n", rows[k], med[k], v[k][0]);
 	}
 	printf("BENCH bind_ns=%.0f name_ns=%.0f get_ns=%.0f open_ns=%.0f hit_ns=%.0f sink=%lu\n", med[R_BIND],

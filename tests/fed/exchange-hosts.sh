@@ -24,7 +24,8 @@ suite_begin curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
 start_redis || bail "redis-server ($LISTEN_MAIN)" "$(tail -n 5 "$T/redis.log")"
 UP_PORT=$(free_port)
 UP_URL=http://127.0.0.1:$UP_PORT/mcp
-URL=http://127.0.0.1:8080/mcp
+GW_PORT=8080	# the server the CGI runs are told they serve (nothing listens there)
+URL=http://127.0.0.1:$GW_PORT/mcp
 start_idp "$URL" "$UP_URL"
 start_fixture up --port "$UP_PORT" --name up --require-bearer "$IDP" --resource "$UP_URL"
 wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tail -n 5 "$T/up.log")"
@@ -50,15 +51,7 @@ for t in "$ALICE" "$BOB" "$CAROL" "$DAVE"; do case $t in ''|null) bail "tokens" 
 
 # whoami HOST TOKEN: tools/call whoami as one CGI run at HOST (in place of bearer.sh's,
 # through a front); the upstream's answer (JSON), or the JSON-RPC error.
-whoami() {
-	local body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}'
-	printf '%s' "$body" | env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
-		REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp CONTENT_TYPE=application/json \
-		CONTENT_LENGTH=${#body} HTTP_ACCEPT='application/json, text/event-stream' HTTP_AUTHORIZATION="Bearer $2" \
-		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-		MCPGATE_CONFIG="$T/$1.conf" timeout 60 "$MCPGATE_BIN" 2>> "$T/cgi.err" |
-		sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' | jq -c '.result.content[0].text | fromjson? // .'
-}
+whoami() { cgi_rpc "$T/$1.conf" "$2" tools/call '{"name":"whoami","arguments":{}}' | text_of; }
 uc_keys() { rcli --scan --pattern 'mcpgate:uc:*' | sort; }
 
 # --- one exchange for two hosts ---------------------------------------------------------

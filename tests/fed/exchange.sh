@@ -132,15 +132,7 @@ jcheck "'cat': its catalog was fetched with the gateway's own token (tools/list 
 jcheck "… and bob's c_whoami is bob (a call is the caller's)" "$(whoami "$BOB" c_whoami)" '.sub == "bob"'
 
 # --- as CGI: another process, the same state file ----------------------------------------
-cgi_whoami() {
-	local body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}'
-	printf '%s' "$body" | timeout -k 2 60 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
-		SERVER_NAME=127.0.0.1 SERVER_PORT="$GW_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
-		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT='application/json, text/event-stream' \
-		HTTP_AUTHORIZATION="Bearer $1" CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
-		MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" 2>> "$T/cgi.err" | sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' |
-		jq -c '.result.content[0].text | fromjson? // .'
-}
+cgi_whoami() { cgi_rpc "$T/gw.conf" "$1" tools/call '{"name":"whoami","arguments":{}}' | text_of; }
 jcheck "CGI: alice's whoami is alice" "$(cgi_whoami "$ALICE")" '.sub == "alice"'
 is "… with the token the FastCGI processes obtained: no new exchange" "$(exchanges alice)" 2
 

@@ -76,13 +76,7 @@ is "one ID-JAG each from the issuer (A), whichever process took the calls" "$(st
 is "… each redeemed once at the upstream's server (B): alice 1, bob 1" \
 	"$(stat_of "$B" '[.jwt_bearer_by_subject.alice, .jwt_bearer_by_subject.bob]')" "[1,1]"
 
-body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}'
-cgi=$(printf '%s' "$body" | timeout -k 2 60 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
-	SERVER_NAME=127.0.0.1 SERVER_PORT="$GW_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
-	PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT='application/json, text/event-stream' \
-	HTTP_AUTHORIZATION="Bearer $ALICE" CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
-	MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" 2>> "$T/cgi.err" | sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' |
-	jq -c '.result.content[0].text | fromjson? // .')
+cgi=$(cgi_rpc "$T/gw.conf" "$ALICE" tools/call '{"name":"whoami","arguments":{}}' | text_of)
 jcheck "CGI: alice's whoami is alice" "$cgi" '.sub == "alice"'
 is "… with the token of the FastCGI processes: no new ID-JAG, no new redemption" \
 	"$(stat_of "$IDP" .id_jags) $(stat_of "$B" .jwt_bearer)" "2 2"

@@ -111,15 +111,7 @@ wait_until 60 dave_listed && r=yes
 is "the grant back: dave lists his own tool" "$r" yes
 
 # --- as CGI --------------------------------------------------------------------------------------
-cgi_names() {
-	local body='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-	printf '%s' "$body" | timeout -k 2 60 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
-		SERVER_NAME=127.0.0.1 SERVER_PORT="$GW_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
-		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT='application/json, text/event-stream' \
-		HTTP_AUTHORIZATION="Bearer $1" CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
-		MCPGATE_CONFIG="$T/gw.conf" "$MCPGATE_BIN" 2>> "$T/cgi.err" | sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' |
-		jq -c '[.result.tools[]?.name]'
-}
+cgi_names() { cgi_rpc "$T/gw.conf" "$1" tools/list '{}' | jq -c '[.result.tools[]?.name]'; }
 jcheck "CGI: alice's list has her own tool, not bob's" "$(cgi_names "$ALICE")" \
 	'index("m_mine_alice") and index("p_echo") and (index("m_mine_bob") | not)'
 jcheck "CGI: bob's list has his own tool, not alice's" "$(cgi_names "$BOB")" \

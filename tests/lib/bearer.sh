@@ -10,6 +10,11 @@
 #                              headers in $T/h
 #   whoami TOKEN [TOOL]        the upstream's whoami (or TOOL) as TOKEN's caller: its
 #                              JSON, or the JSON-RPC error
+#   cgi_rpc CONF TOKEN METHOD PARAMS
+#                              the same request as one CGI run of MCPGATE_BIN with CONF
+#                              (GW_PORT its server's port): the JSON-RPC answer
+#   text_of                    a tools/call answer (stdin): its first text as JSON when it
+#                              is, else the answer
 #   exchanges SUBJECT          token exchanges the authorization server made for SUBJECT
 #   seen FILE                  the upstream's record (/_seen) into FILE
 #   in_clear FILE SEEN         how many tokens the upstream accepted (SEEN: a record)
@@ -31,9 +36,20 @@ rpc() {
 	sed -n 's/^data: //p; /^{/p' "$T/b" | head -1
 }
 
+text_of() { jq -c '.result.content[0].text | fromjson? // .'; }
+
 whoami() {
-	rpc "$1" tools/call "{\"name\":\"${2:-whoami}\",\"arguments\":{}}" | sed -n 2p |
-		jq -c '.result.content[0].text | fromjson? // .'
+	rpc "$1" tools/call "{\"name\":\"${2:-whoami}\",\"arguments\":{}}" | sed -n 2p | text_of
+}
+
+cgi_rpc() {
+	local body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$3\",\"params\":$4}"
+	printf '%s' "$body" | timeout -k 2 60 env -i PATH="$PATH" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+		SERVER_NAME=127.0.0.1 SERVER_PORT="$GW_PORT" REMOTE_ADDR=127.0.0.1 REQUEST_METHOD=POST SCRIPT_NAME=/mcp \
+		PATH_INFO= QUERY_STRING= HTTP_HOST="127.0.0.1:$GW_PORT" HTTP_ACCEPT='application/json, text/event-stream' \
+		HTTP_AUTHORIZATION="Bearer $2" CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
+		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
+		MCPGATE_CONFIG="$1" "$MCPGATE_BIN" 2>> "$T/cgi.err" | sed '1,/^\r$/d' | sed -n 's/^data: //p; /^{/p' | head -1
 }
 
 exchanges() { curl -s --max-time 5 "$IDP/_stats" | jq -c ".exchanges_by_subject.${1} // 0"; }
