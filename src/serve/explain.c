@@ -3,7 +3,9 @@
  * and for each hidden tool the first failing step of docs/ARCHITECTURE.md §4 with the
  * configuration line that decided it; with --tool, that one decision and the
  * rate limits of such a call: each class's effective rate for the caller, the line it
- * comes from, and what its bucket is keyed by (never a token: explain has none).
+ * comes from, and what its bucket is keyed by (never a token: explain has none), and,
+ * when its upstream's tokens are obtained, whether one is cached for this caller (the
+ * markers of the state file, read without mapping it: credential_json).
  *
  * The catalog is fetched from the configured upstreams as one gateway worker would
  * (no state file: this process's own copy); an upstream that fails is left out with a
