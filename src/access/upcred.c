@@ -46,17 +46,19 @@ upcred_clear(struct upcred *u)
 	secret_wipe(u->name_key, sizeof(u->name_key));
 }
 
-/* The cache's name of what the token endpoint would issue for up: a keyed digest of
- * everything the request holds (the mode, the endpoint, the client, what is asked for),
- * then, for an exchange, the caller's token. */
-static void
-entry_key(const struct upcred *u, const struct want *w, unsigned char key[CREDCACHE_KEY_BYTES])
+/* What names an entry for w: everything the token endpoint's request holds (the mode,
+ * the endpoint, the client, what is asked for), after first (domain separation). The
+ * number of parts (at most 16: room is left for one more). */
+static size_t
+entry_parts(const struct upcred *u, const struct want *w, const char *first, struct secret_part parts[18])
 {
 	const struct cfg_upstream *up = w->up;
-	struct secret_part parts[16];
+	const size_t most = first ? 16 : 15;	/* an entry's name as it always was */
 	size_t n = 0, i;
 
 #define PART(s)	(parts[n++] = (struct secret_part){ (s) ? (s) : "", (s) ? strlen(s) + 1 : 1 })
+	if (first)
+		PART(first);
 	PART(w->mode == UP_CRED_EXCHANGE ? "exchange" : w->mode == UP_CRED_ID_JAG ? "id-jag" : "client-credentials");
 	PART(u->cfg->issuer);
 	PART(up->s.name);
@@ -65,11 +67,37 @@ entry_key(const struct upcred *u, const struct want *w, unsigned char key[CREDCA
 	PART(up->exchange_resource);
 	PART(up->exchange_audience);
 	PART(up->client_id ? up->client_id : u->cfg->client_id);
-	for (i = 0; i < up->exchange_scopes.n && n < 15; i++)
+	for (i = 0; i < up->exchange_scopes.n && n < most; i++)
 		PART(up->exchange_scopes.v[i]);
 #undef PART
+	return n;
+}
+
+/* The cache's name of what the token endpoint would issue for up: entry_parts, then,
+ * for an exchange, the caller's token. */
+static void
+entry_key(const struct upcred *u, const struct want *w, unsigned char key[CREDCACHE_KEY_BYTES])
+{
+	struct secret_part parts[18];
+	size_t n = entry_parts(u, w, NULL, parts);
+
 	if (WANT_AS_CALLER(w))
 		parts[n++] = u->subject;
+	secret_keyed_digest_parts(u->name_key, parts, n, key);
+}
+
+/* The name of the marker saying a token for w is cached for a caller (explain reads
+ * it, having the caller's claims but not the token): the same parts, after "caller",
+ * then the caller's digest (caller_who) for the modes as the caller, nothing for the
+ * gateway's own token (one per host, whoever the caller). */
+static void
+marker_key(const struct upcred *u, const struct want *w, unsigned char key[CREDCACHE_KEY_BYTES])
+{
+	struct secret_part parts[18];
+	size_t n = entry_parts(u, w, "caller", parts);
+	const char *who = WANT_AS_CALLER(w) && u->caller_who ? u->caller_who : "";
+
+	parts[n++] = (struct secret_part){ who, strlen(who) + 1 };
 	secret_keyed_digest_parts(u->name_key, parts, n, key);
 }
 
@@ -480,24 +508,77 @@ lookup(const struct upcred *u, struct place *p, int64_t *now_ms, char *plain, si
 }
 
 /* Keeps token (n bytes) at p until until_ms, sealed, when the lookup left that to us
- * (our claim, or a cache we could not read); a claim that cannot be filled is dropped. */
-static void
+ * (our claim, or a cache we could not read); a claim that cannot be filled is dropped.
+ * 1 when kept, else 0. */
+static int
 keep(const struct upcred *u, const struct place *p, const char *token, size_t n, int64_t now_ms, int64_t until_ms)
 {
 	char *sealed;
 
 	if (p->st != CC_MISS && p->st != CC_UNAVAILABLE)
-		return;
+		return 0;
 	if (until_ms > now_ms && (sealed = malloc(CREDCACHE_VALUE_MAX)) != NULL) {
 		if (secret_seal(u->seal_key, token, n, p->ad, sealed, CREDCACHE_VALUE_MAX) == 0 &&
 		    credcache_put(u->cache, p->key, now_ms, until_ms, sealed) == 0) {
 			free(sealed);
-			return;
+			return 1;
 		}
 		free(sealed);
 	}
 	if (p->st == CC_MISS)
 		credcache_drop(u->cache, p->key);
+	return 0;
+}
+
+/* The marker of a token for w kept until until_ms (marker_key), or, until_ms not past
+ * now_ms, its removal. Its value is that end, sealed: never the token, nor anything
+ * from which the token's own entry could be found. Best effort: a marker not kept only
+ * makes explain say that none is cached. */
+static void
+mark(const struct upcred *u, const struct want *w, int64_t now_ms, int64_t until_ms)
+{
+	unsigned char key[CREDCACHE_KEY_BYTES];
+	char ad[2 * CREDCACHE_KEY_BYTES + 1], plain[24], sealed[128];
+	int n;
+
+	if (u->cache == NULL || (WANT_AS_CALLER(w) && u->caller_who == NULL))
+		return;
+	marker_key(u, w, key);
+	if (until_ms <= now_ms) {
+		credcache_drop(u->cache, key);
+		return;
+	}
+	seal_ad(key, ad);
+	n = snprintf(plain, sizeof(plain), "%lld", (long long)until_ms);
+	if (secret_seal(u->seal_key, plain, (size_t)n, ad, sealed, sizeof(sealed)) == 0)
+		(void)credcache_put(u->cache, key, now_ms, until_ms, sealed);
+}
+
+int
+upcred_cached_until(const struct upcred *u, const struct cfg_upstream *up, const void *region, size_t size,
+    int64_t now_ms, int64_t *until_ms)
+{
+	const struct want w = { up, up->credentials };
+	unsigned char key[CREDCACHE_KEY_BYTES];
+	char ad[2 * CREDCACHE_KEY_BYTES + 1], sealed[128], plain[24], *end;
+	long long until;
+	enum cc_status st;
+
+	*until_ms = 0;
+	if (w.mode != UP_CRED_EXCHANGE && w.mode != UP_CRED_ID_JAG && w.mode != UP_CRED_CLIENT)
+		return 0;
+	marker_key(u, &w, key);
+	seal_ad(key, ad);
+	if ((st = credcache_peek(region, size, key, now_ms, sealed, sizeof(sealed))) == CC_UNAVAILABLE)
+		return -1;
+	/* A marker that does not open (another key's, or written over) is no marker. */
+	if (st != CC_HIT || secret_open(u->seal_key, sealed, ad, plain, sizeof(plain)) <= 0)
+		return 0;
+	until = strtoll(plain, &end, 10);
+	if (*end != '\0' || until <= now_ms)
+		return 0;
+	*until_ms = until;
+	return 1;
 }
 
 /* The host's cache (a value opened, a claim of another's waited on up to its deadline),
@@ -522,11 +603,14 @@ bearer_as(const struct upcred *u, const struct want *w, int again, char **token,
 	}
 	entry_key(u, w, p.key);
 	seal_ad(p.key, p.ad);
-	if (again)
+	if (again) {
 		credcache_drop(u->cache, p.key);
+		mark(u, w, now_ms, 0);
+	}
 	if ((n = lookup(u, &p, &now_ms, plain, TOKENEP_TOKEN_MAX + 1)) == 0 && u->rs && !again &&
-	    (n = shared_get(u, p.key, now_ms, plain, TOKENEP_TOKEN_MAX + 1, &until)) > 0)
-		keep(u, &p, plain, (size_t)n, now_ms, until);
+	    (n = shared_get(u, p.key, now_ms, plain, TOKENEP_TOKEN_MAX + 1, &until)) > 0 &&
+	    keep(u, &p, plain, (size_t)n, now_ms, until))
+		mark(u, w, now_ms, until);
 	if (n > 0) {
 		metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
 		if ((*token = strdup(plain)) == NULL)
@@ -538,7 +622,8 @@ bearer_as(const struct upcred *u, const struct want *w, int again, char **token,
 	} else {
 		until = keep_until(u, w, a.expires_in, now_ms);
 		audit(u, w, a.token, until);
-		keep(u, &p, a.token, a.token_len, now_ms, until);
+		if (keep(u, &p, a.token, a.token_len, now_ms, until))
+			mark(u, w, now_ms, until);
 		if (u->rs && until > now_ms)
 			shared_put(u, p.key, a.token, now_ms, until);
 		*token = a.token;	/* handed over: the caller wipes it */

@@ -12,7 +12,10 @@
  *    RFC 8414 metadata, kept an hour): one per host while it lives, whoever the caller.
  * The host's processes share them through the state file (credcache), sealed
  * (XChaCha20-Poly1305) under a key derived from the gateway's session key and named by
- * a keyed digest of what was asked (and the caller's token). Each token obtained is an
+ * a keyed digest of what was asked (and the caller's token); beside each, a marker
+ * named by what was asked and the caller's digest (not the token) holds the token's end
+ * alone, sealed, so that `mcpgate explain`, given a caller's claims, can say whether one
+ * is cached for them. Each token obtained is an
  * audit line (the upstream, the grant, the caller's subject digest, the client, and the
  * delegation chain, act, when the issued token is a JWT that carries one: its claims are
  * read for the log only, never trusted). With [auth] shared-cache,
@@ -51,6 +54,9 @@ struct upcred {
 	int64_t subject_exp_ms;		/* when it expires (wall clock); 0: not said */
 	const char *subject_scope;	/* its scopes (blank-separated; borrowed); NULL: none known */
 	const char *subject_who;	/* the audit log's digest of the caller's subject; NULL: none */
+	const char *caller_who;		/* the gateway's digest of the caller (session_who: this
+					 * gateway, subject, client, tenant) naming the markers of
+					 * tokens cached for it; NULL: none marked */
 	const char *request_id;		/* for the audit line; NULL: none */
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	struct rstore *rs;		/* with [auth] shared-cache: the hosts' store; NULL: none */
@@ -78,5 +84,13 @@ int upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **to
  * token-endpoint, else at the issuer's for an upstream reached by exchange (it trusts
  * that issuer), else at the one discovered. */
 int upcred_bearer_own(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err);
+/* Whether a token for up (as its credentials say) is cached for the caller
+ * u->caller_who, or, for client-credentials, the gateway's own, whoever the caller: its
+ * marker looked up in region, a copy of the host's credcache region (size bytes, read
+ * from the state file: credcache_peek), u bound (upcred_bind) to the session key the
+ * gateway seals under. 1 with *until_ms (wall clock) when it is, 0 when not (or up's
+ * tokens are not obtained), -1 when region is not a credential cache. */
+int upcred_cached_until(const struct upcred *u, const struct cfg_upstream *up, const void *region, size_t size,
+    int64_t now_ms, int64_t *until_ms);
 
 #endif

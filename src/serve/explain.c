@@ -3,7 +3,9 @@
  * and for each hidden tool the first failing step of docs/ARCHITECTURE.md §4 with the
  * configuration line that decided it; with --tool, that one decision and the
  * rate limits of such a call: each class's effective rate for the caller, the line it
- * comes from, and what its bucket is keyed by (never a token: explain has none).
+ * comes from, and what its bucket is keyed by (never a token: explain has none), and,
+ * when its upstream's tokens are obtained, whether one is cached for this caller (the
+ * markers of the state file, read without mapping it: credential_json).
  *
  * The catalog is fetched from the configured upstreams as one gateway worker would
  * (no state file: this process's own copy); an upstream that fails is left out with a
@@ -27,10 +29,14 @@
 #include "catalog_store.h"
 #include "clock.h"
 #include "explain.h"
+#include "gateway.h"
 #include "jwt.h"
 #include "limiter.h"
 #include "policy.h"
+#include "secret.h"
+#include "session.h"
 #include "str.h"
+#include "upcred.h"
 #include "upstream.h"
 
 #define EXPLAIN_NOTES	16
@@ -103,6 +109,66 @@ credentials_word(const struct cfg_upstream *u)
 	static const char *const words[] = { "", "none", "static", "exchange", "client-credentials", "id-jag" };
 
 	return u == NULL || u->credentials < 1 || u->credentials > UP_CRED_ID_JAG ? "" : words[u->credentials];
+}
+
+/* Whether a token for up, whose tokens the gateway obtains, is cached for this caller
+ * (the gateway's own, whoever the caller, for client-credentials), as the host's state
+ * file says (its markers: upcred_cached_until), into the decision o:
+ * "credential_cached" (true, false, or null when the file cannot be read, with
+ * "credential_unknown" saying why) and "credential_until" (RFC 3339, or null). Read,
+ * never written: nothing is obtained here. */
+static void
+credential_json(const struct explain *x, const struct cfg_upstream *up, json_t *o)
+{
+	struct upcred u = { 0 };
+	struct gw_error err = { GW_OK, 0, "" };
+	unsigned char key[32];
+	char who[33], when[32];
+	void *copy = NULL;
+	size_t size = 0;
+	int64_t until = 0;
+	int rc = -1;
+
+	if (gateway_saved_creds(x->cfg, &copy, &size, key, &err) == 0) {
+		session_who(x->cfg->bind, x->claims.subject, x->claims.client_id, x->claims.tenant, who);
+		u.cfg = x->cfg;
+		u.key = key;
+		u.caller_who = who;
+		upcred_bind(&u);
+		if ((rc = upcred_cached_until(&u, up, copy, size, clock_wall_ms(), &until)) < 0)
+			gw_error_set(&err, GW_ECONFIG, "the state file's credential cache could not be read");
+		upcred_clear(&u);
+		secret_wipe(key, sizeof(key));
+	}
+	json_object_set_new(o, "credential_for", json_string(up->credentials == UP_CRED_CLIENT ? "gateway" : "caller"));
+	json_object_set_new(o, "credential_cached", rc < 0 ? json_null() : json_boolean(rc == 1));
+	if (rc == 1)
+		clock_rfc3339((time_t)(until / 1000), when, sizeof(when));
+	json_object_set_new(o, "credential_until", rc == 1 ? json_string(when) : json_null());
+	if (rc < 0)
+		json_object_set_new(o, "credential_unknown", json_string(err.detail));
+	free(copy);
+}
+
+/* "credential: ..." from credential_json's members of the decision o, when it has them. */
+static void
+print_credential(json_t *o)
+{
+	json_t *cached = json_object_get(o, "credential_cached");
+	int own = json_is_string(json_object_get(o, "credential_for")) &&
+	    strcmp(json_string_value(json_object_get(o, "credential_for")), "gateway") == 0;
+
+	if (cached == NULL)
+		return;
+	if (json_is_null(cached))
+		printf("credential: not known (%s; explain reads it as the gateway's user)\n",
+		    json_string_value(json_object_get(o, "credential_unknown")));
+	else if (json_is_true(cached))
+		printf("credential: %s until %s\n", own ? "the gateway's own cached (one per host, whoever the caller)" :
+		    "cached for this caller", json_string_value(json_object_get(o, "credential_until")));
+	else
+		printf("credential: %s (one is obtained at %s first call)\n", own ?
+		    "the gateway's own not cached" : "none cached for this caller", own ? "the" : "its");
 }
 
 /* A decision on a tool or an upstream (what: "tool", "upstream") named name. */
@@ -470,6 +536,8 @@ print_answer(const struct explain *x, const struct decided *d)
 			    json_string_value(json_object_get(d->one, "credentials")));
 		else
 			print_hidden(d->one, "tool");
+		if (d->one)
+			print_credential(d->one);
 		print_limits(d->limits);
 		return;
 	}
@@ -519,10 +587,15 @@ answer(struct explain *x, json_t *doc)
 		else
 			json_array_append_new(d.hidden, decision_json("tool", t.name, &why));
 		if (x->tool) {
+			const struct cfg_upstream *u = up ? config_upstream(x->cfg, up) : NULL;
+
 			d.one = decision_json("tool", t.name, &why);
 			json_object_set_new(d.one, "upstream", json_string(up ? up : ""));
 			json_object_set_new(d.one, "upstream_name", json_string(orig ? orig : ""));
-			json_object_set_new(d.one, "credentials", json_string(credentials_word(up ? config_upstream(x->cfg, up) : NULL)));
+			json_object_set_new(d.one, "credentials", json_string(credentials_word(u)));
+			if (u && (u->credentials == UP_CRED_EXCHANGE || u->credentials == UP_CRED_ID_JAG ||
+			    u->credentials == UP_CRED_CLIENT))
+				credential_json(x, u, d.one);
 			rc = why.step == POLICY_VISIBLE ? EXPLAIN_OK : EXPLAIN_HIDDEN;
 			break;
 		}

@@ -309,6 +309,30 @@ gateway_saved_catalog(const struct config *cfg, struct gw_error *err)
 	return doc;
 }
 
+int
+gateway_saved_creds(const struct config *cfg, void **copy, size_t *size, unsigned char key[32], struct gw_error *err)
+{
+	struct state_layout lay;
+	char path[4096];
+
+	*copy = NULL;
+	if (cfg->state)
+		snprintf(path, sizeof(path), "%s", cfg->state);
+	else if (state_default_path(path, sizeof(path), 0, err) < 0)
+		return -1;
+	layout_of(cfg, &lay);
+	if (state_peek_region(path, &lay, GW_REGION_CREDS, copy, size) < 0 ||
+	    (!cfg->has_session_key && state_peek_session_key(path, &lay, key) < 0)) {
+		free(*copy);
+		*copy = NULL;
+		gw_error_set(err, GW_ECONFIG, "no state file at %s that this user may read", path);
+		return -1;
+	}
+	if (cfg->has_session_key)
+		memcpy(key, cfg->session_key, 32);
+	return 0;
+}
+
 static void
 log_warnings(const struct cfg_errors *errs)
 {

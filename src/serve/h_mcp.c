@@ -2,17 +2,25 @@
  * the body size and the token. */
 #include "autoconf.h"
 
+#include <string.h>
+
 #include "auth.h"
 #include "handlers.h"
 #include "mcp.h"
 #include "upcred.h"
+
+/* The two digests of a caller that upcred takes: the audit log's (the subject alone)
+ * and the gateway's (session_who: what names the markers explain reads). */
+struct caller_whos {
+	char subject[33], caller[33];
+};
 
 /* What the upstreams whose tokens the gateway obtains need (credentials = exchange,
  * client-credentials): the caller's token (parsed again from the header the gate
  * accepted) and its life, the worker's connection to the authorization server, the
  * host's cache. 0, or -1: none needed. */
 static int
-caller_cred(const struct req_ctx *rc, struct upcred *u, char who[33])
+caller_cred(const struct req_ctx *rc, struct upcred *u, struct caller_whos *who)
 {
 	const char *tok;
 	size_t len;
@@ -28,12 +36,18 @@ caller_cred(const struct req_ctx *rc, struct upcred *u, char who[33])
 		.cfg = rc->cfg, .ix = worker_auth(rc->w)->ix, .asmeta = rc->sh->asmeta, .cache = rc->sh->creds,
 		.key = gateway_session_key(rc->sh, rc->cfg), .subject = { tok, len },
 		.subject_exp_ms = rc->caller->claims.exp > 0 ? rc->caller->claims.exp * 1000 : 0,
-		.subject_scope = rc->caller->claims.scope, .subject_who = who, .request_id = rc->req->id,
+		.subject_scope = rc->caller->claims.scope, .subject_who = who->subject,
+		.caller_who = who->caller, .request_id = rc->req->id,
 		.metrics = rc->sh->metrics, .rs = rc->cfg->shared_cache ? worker_rstore(rc->w, rc->cfg) : NULL,
 	};
 	if (u->key == NULL)
 		return -1;
-	session_who(NULL, rc->caller->claims.subject, "", "", who);	/* the audit log's: the subject alone */
+	session_who(NULL, rc->caller->claims.subject, "", "", who->subject);	/* the audit log's: the subject alone */
+	if (rc->caller->who[0])	/* made when the caller was accepted */
+		memcpy(who->caller, rc->caller->who, sizeof(who->caller));
+	else
+		session_who(rc->cfg->bind, rc->caller->claims.subject, rc->caller->claims.client_id,
+		    rc->caller->claims.tenant, who->caller);
 	upcred_bind(u);
 	return 0;
 }
@@ -43,8 +57,8 @@ h_mcp(struct req_ctx *rc)
 {
 	struct mcp_thread *th = worker_mcp(rc->w);
 	struct upcred cred;
-	char who[33];
-	int obtains = caller_cred(rc, &cred, who) == 0;
+	struct caller_whos who;
+	int obtains = caller_cred(rc, &cred, &who) == 0;
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
 		.catalog = rc->sh->catalog, .view = &th->cat, .callers = th->callers, .pool = th->ups, .pages = th->pages,

@@ -169,6 +169,30 @@ credcache_drop(struct credcache *cc, const unsigned char *key)
 	state_unlock(&s->lock);
 }
 
+enum cc_status
+credcache_peek(const void *copy, size_t size, const unsigned char *key, int64_t now_ms, char *out, size_t outlen)
+{
+	const struct credcache *cc = copy;
+	const struct cc_set *s;
+	const struct cc_entry *e;
+	int i;
+
+	if (copy == NULL || size != sizeof(*cc) || cc->magic != CC_MAGIC)
+		return CC_UNAVAILABLE;
+	s = &cc->sets[(key[0] | key[1] << 8) % CC_SETS];
+	for (i = 0; i < CC_WAYS; i++) {
+		e = &s->e[i];
+		if (e->until_ms <= now_ms || !secret_equal(e->key, key, CREDCACHE_KEY_BYTES))
+			continue;
+		if (e->len >= sizeof(e->value) || e->len >= outlen)
+			return CC_UNAVAILABLE;
+		memcpy(out, e->value, e->len);
+		out[e->len] = '\0';
+		return CC_HIT;
+	}
+	return CC_MISS;
+}
+
 size_t
 credcache_count(struct credcache *cc, int64_t now_ms)
 {

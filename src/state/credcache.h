@@ -41,6 +41,13 @@ int credcache_put(struct credcache *cc, const unsigned char *key, int64_t now_ms
 /* Drops key's entry, a value or a claim (the exchange failed; the upstream refused the
  * value): the next get is a miss. */
 void credcache_drop(struct credcache *cc, const unsigned char *key);
+/* key's value in copy, a copy of the region (size bytes) read from the state file
+ * without mapping it (state_peek_region: another process's, no lock taken, an entry
+ * perhaps half-written: what it holds must be checked, as a sealed value is when
+ * opened): CC_HIT with it in out (NUL-terminated), CC_MISS, or CC_UNAVAILABLE when copy
+ * is not this region (or out is too small for the value). */
+enum cc_status credcache_peek(const void *copy, size_t size, const unsigned char *key, int64_t now_ms,
+    char *out, size_t outlen);
 /* Live values (tests, stats). */
 size_t credcache_count(struct credcache *cc, int64_t now_ms);
 

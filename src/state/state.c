@@ -727,6 +727,25 @@ state_peek_region(const char *path, const struct state_layout *lay, unsigned id,
 	return rc;
 }
 
+int
+state_peek_session_key(const char *path, const struct state_layout *lay, unsigned char key[STATE_KEY_BYTES])
+{
+	struct state_header h;
+	struct stat sb;
+	unsigned adopted;
+	int fd, ok;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted);
+	close(fd);
+	if (ok)
+		memcpy(key, h.session_key, STATE_KEY_BYTES);
+	secret_wipe(&h, sizeof(h));
+	return ok ? 0 : -1;
+}
+
 /* --- locks ---------------------------------------------------------------------- */
 
 int

@@ -118,6 +118,10 @@ int state_peek(const char *path, const struct state_layout *lay, unsigned id,
  * What it holds is as untrusted as any region's: its owner checks it. 0, or -1. */
 int state_peek_region(const char *path, const struct state_layout *lay, unsigned id, void **copy,
     size_t *size);
+/* The session key of the valid state file at path (what the gateway seals under when
+ * no session-key-file is set), read without mapping it, for `mcpgate explain` (the
+ * file is the gateway's user's: only that user, or root, reads it). 0, or -1. */
+int state_peek_session_key(const char *path, const struct state_layout *lay, unsigned char key[STATE_KEY_BYTES]);
 
 /* The default state file when the configuration names none, in a directory only this
  * user may write: $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=) when set, else

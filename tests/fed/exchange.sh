@@ -30,7 +30,10 @@
 #    its catalog fetched with the gateway's own token, its calls as the caller;
 #  - an audit line for each token obtained (its act when it is a JWT);
 #  - metrics count the credentials by upstream and outcome; mcpgate -t warns when the
-#    tokens are sealed under the state file's own key.
+#    tokens are sealed under the state file's own key;
+#  - mcpgate explain, given a caller's claims, says whether a token is cached for that
+#    caller (alice after her first call, not bob before his), and for client-credentials
+#    that the gateway's own is, whoever the caller.
 #
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
@@ -110,7 +113,33 @@ jcheck "tools/list as alice: the upstream's tools, fetched with her exchanged to
 	'.status == "200" and (.names | index("whoami")) and (.names | index("w_whoami")) and (.names | index("s_whoami")) and (.names | index("c_whoami"))'
 jcheck "alice's whoami: the upstream sees alice, through the gateway's exchanging client (act)" "$(whoami "$ALICE")" \
 	'.sub == "alice" and .client_id == "gateway-exchange" and .act.sub == "gateway-exchange"'
+
+# explain, given a caller's claims (the introspection response the gateway had), reads
+# the state file's markers: a token cached for alice after her first calls, none for bob
+# before his. Its catalog from a file (the upstream takes no token of explain's).
+printf '%s\n' '{"up":{"tools":[{"name":"whoami","inputSchema":{"type":"object"}}]},
+	"svc":{"tools":[{"name":"whoami","inputSchema":{"type":"object"}}]}}' > "$T/explain-catalog.json"
+explain_as() {	# explain_as TOKEN TOOL [--json]
+	local claims
+	claims=$(mint_json --introspect "$1" | jq -c .) || return 1
+	"$MCPGATE_BIN" explain -c "$T/gw.conf" --catalog "$T/explain-catalog.json" --claims "$claims" --tool "$2" \
+		${3:+"$3"} 2> "$T/explain.err"
+}
+like "explain --tool whoami, alice's claims, after her first call: a token cached for her, until when" \
+	"$(explain_as "$ALICE" whoami)" "^credential: cached for this caller until 20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$"
+like "… bob's, before his first: none (one is obtained at his first call)" \
+	"$(explain_as "$BOB" whoami)" "^credential: none cached for this caller \(one is obtained at its first call\)$"
+is "… the same in --json: alice's credential_cached true with its credential_until, bob's false" \
+	"$(explain_as "$ALICE" whoami --json | jq -c '[.decision.credential_cached, (.decision.credential_until | test("Z$"))]') $(explain_as "$BOB" whoami --json | jq -c '[.decision.credential_cached, .decision.credential_until]')" \
+	"[true,true] [false,null]"
+unlike "… and no token in explain's answers" "$(explain_as "$ALICE" whoami --json; cat "$T/explain.err")" "$ALICE"
 jcheck "bob's whoami: bob, not alice" "$(whoami "$BOB")" '.sub == "bob" and .client_id == "gateway-exchange"'
+like "… then explain says one is cached for bob too" "$(explain_as "$BOB" whoami)" "^credential: cached for this caller until "
+sed "s|^state = .*|state = $T/no-such-state|" "$T/gw.conf" > "$T/gw-nostate.conf"
+out=$("$MCPGATE_BIN" explain -c "$T/gw-nostate.conf" --catalog "$T/explain-catalog.json" \
+	--claims "$(mint_json --introspect "$ALICE" | jq -c .)" --tool whoami 2>&1); rc=$?
+like "… a state file it cannot read: not known, said, and still exit 0" "rc=$rc $(tr '\n' ' ' <<<"$out")" \
+	"^rc=0 .*credential: not known \(no state file at $T/no-such-state that this user may read"
 jcheck "alice again: still alice (bob's token is not hers)" "$(whoami "$ALICE")" '.sub == "alice"'
 for i in 1 2 3 4; do whoami "$ALICE" > /dev/null; whoami "$BOB" > /dev/null; done
 is "one exchange each for alice and bob at 'up', whichever process took the 6 calls (and the catalog's)" \
@@ -123,6 +152,8 @@ t0=$(idp_stats tokens)
 for i in 1 2 3; do whoami "$ALICE" s_whoami > /dev/null; whoami "$BOB" s_whoami > /dev/null; done
 jcheck "bob's s_whoami: the same service client" "$(whoami "$BOB" s_whoami)" '.client_id == "machine-acme" and .sub != "bob"'
 is "… 7 calls of two callers through two processes: no new token at the token endpoint" "$(( $(idp_stats tokens) - t0 ))" 0
+like "explain --tool s_whoami (client-credentials), dave's claims (no call of his): the gateway's own, cached" \
+	"$(explain_as "$DAVE" s_whoami)" "^credential: the gateway's own cached \(one per host, whoever the caller\) until "
 
 # --- catalog-credentials = client-credentials ------------------------------------------------
 jcheck "'cat': its catalog was fetched with the gateway's own token (tools/list by gateway-exchange, not as a caller)" \

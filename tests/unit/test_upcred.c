@@ -1,16 +1,28 @@
 /* Unit tests: the upstream credentials of callers — a token endpoint's answers
  * (tokenep_parse), the host's cache of issued tokens (credcache: claims, waits, expiry,
- * eviction, a region written over) (the [upstream] credentials contract is test_config's). */
+ * eviction, a region written over, a copy read as explain reads it), and the markers
+ * upcred leaves there for explain, with tokens from a loopback token endpoint (the
+ * [upstream] credentials contract is test_config's). */
 #include "autoconf.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "credcache.h"
+#include "fixture.h"
 #include "secret.h"
+#include "session.h"
 #include "state.h"
 #include "tokenep.h"
+#include "upcred.h"
 #include "tap.h"
 
 static const int64_t now = 1700000000000LL;	/* ms */
@@ -206,6 +218,227 @@ test_cache(void)
 	free(mem);
 }
 
+/* A copy of the region, as explain reads it, is looked up without its locks. */
+static void
+test_peek(void)
+{
+	unsigned char k1[CREDCACHE_KEY_BYTES], k2[CREDCACHE_KEY_BYTES];
+	char out[CREDCACHE_VALUE_MAX];
+	void *mem, *copy = malloc(credcache_region_def.size);
+	struct credcache *cc = cache_new(&mem);
+	size_t size = credcache_region_def.size;
+
+	key_of(1, k1);
+	key_of(2, k2);
+	credcache_put(cc, k1, now, now + 60000, "sealed-1");
+	is_int(credcache_get(cc, k2, now, 1000, out, sizeof(out)), CC_MISS, "another key claimed");
+	memcpy(copy, mem, size);
+	is_int(credcache_peek(copy, size, k1, now + 1, out, sizeof(out)), CC_HIT, "peek: a value in the copy");
+	is_str(out, "sealed-1", "… as stored");
+	is_int(credcache_peek(copy, size, k2, now + 1, out, sizeof(out)), CC_MISS, "peek: a claim is no value");
+	is_int(credcache_peek(copy, size, k1, now + 60000, out, sizeof(out)), CC_MISS, "peek: expired");
+	is_int(credcache_peek(copy, size, k1, now + 1, out, 4), CC_UNAVAILABLE, "peek: out too small, not cut");
+	is_int(credcache_peek(copy, size - 1, k1, now + 1, out, sizeof(out)), CC_UNAVAILABLE, "peek: another size");
+	memset(copy, 0x5a, 64);
+	is_int(credcache_peek(copy, size, k1, now + 1, out, sizeof(out)), CC_UNAVAILABLE, "peek: no magic");
+	is_int(credcache_peek(NULL, 0, k1, now + 1, out, sizeof(out)), CC_UNAVAILABLE, "peek: no copy");
+	free(copy);
+	free(mem);
+}
+
+/* ---- a loopback token endpoint: each request answered with a new token (tok-N), or
+ * refused with invalid_grant while tep.refuse is set ---- */
+
+static struct {
+	int lfd, port, refuse, nreq;
+	volatile int stop;
+} tep;
+
+static void
+tep_answer(int fd)
+{
+	char b[16384], resp[512], body[256], *end, *cl;
+	size_t n = 0, blen = 0;
+	ssize_t r;
+
+	while ((r = recv(fd, b + n, sizeof(b) - 1 - n, 0)) > 0) {
+		n += (size_t)r;
+		b[n] = '\0';
+		if ((end = strstr(b, "\r\n\r\n")) == NULL)
+			continue;
+		if ((cl = strcasestr(b, "content-length:")) != NULL && cl < end)
+			blen = strtoul(cl + 15, NULL, 10);
+		if (n >= (size_t)(end + 4 - b) + blen || n == sizeof(b) - 1)
+			break;
+	}
+	tep.nreq++;
+	if (tep.refuse)
+		snprintf(body, sizeof(body), "{\"error\":\"invalid_grant\"}");
+	else
+		snprintf(body, sizeof(body), "{\"access_token\":\"tok-%d\",\"token_type\":\"Bearer\","
+		    "\"expires_in\":600}", tep.nreq);
+	n = (size_t)snprintf(resp, sizeof(resp), "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", tep.refuse ? "400 Bad Request" : "200 OK",
+	    strlen(body), body);
+	(void)send(fd, resp, n, MSG_NOSIGNAL);
+}
+
+static void *
+tep_main(void *arg)
+{
+	struct pollfd pfd;
+	int fd;
+
+	(void)arg;
+	while (!tep.stop) {
+		pfd.fd = tep.lfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 50) <= 0 || (fd = accept(tep.lfd, NULL, NULL)) < 0)
+			continue;
+		tep_answer(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static int
+tep_start(pthread_t *th)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	tep.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (tep.lfd < 0 || bind(tep.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(tep.lfd, 8) < 0 ||
+	    getsockname(tep.lfd, (struct sockaddr *)&sa, &len) < 0)
+		return -1;
+	tep.port = ntohs(sa.sin_port);
+	return pthread_create(th, NULL, tep_main, NULL) == 0 ? 0 : -1;
+}
+
+/* One request's upcred, as h_mcp makes it, for the caller whose token is tok and whose
+ * gateway digest is who. */
+static void
+caller(struct upcred *u, const struct config *cfg, struct introspect *ix, struct credcache *cc,
+    const unsigned char *key, const char *tok, const char *who)
+{
+	*u = (struct upcred){ .cfg = cfg, .ix = ix, .cache = cc, .key = key, .subject = { tok, strlen(tok) },
+		.subject_who = "subject-digest", .caller_who = who };
+	upcred_bind(u);
+}
+
+/* What explain says for who: upcred_cached_until over a copy of the region, under key. */
+static int
+explained(const struct config *cfg, const void *mem, const unsigned char *key, const char *up, const char *who,
+    int64_t *until)
+{
+	size_t size = credcache_region_def.size;
+	void *copy = malloc(size);
+	struct upcred r = { .cfg = cfg, .key = key, .caller_who = who };
+	int rc;
+
+	memcpy(copy, mem, size);
+	upcred_bind(&r);
+	rc = upcred_cached_until(&r, config_upstream(cfg, up), copy, size, clock_wall_ms(), until);
+	upcred_clear(&r);
+	free(copy);
+	return rc;
+}
+
+/* A token obtained for a caller leaves a marker that names the caller and holds the
+ * token's end alone; explain finds it with the caller's digest, another caller's finds
+ * none; a 401's retry drops it first; client-credentials' is the host's, whoever asks.
+ * Long: one scenario over one loopback endpoint and one cache, each step checked as
+ * explain would see it. */
+static void
+test_markers(void)
+{
+	unsigned char key[32], other[32];
+	char text[2048], alice[33], bob[33], *tok = NULL;
+	struct gw_error err = { GW_OK, 0, "" };
+	struct introspect *ix = introspect_new();
+	struct upcred u;
+	struct config *cfg;
+	pthread_t th;
+	void *mem;
+	struct credcache *cc = cache_new(&mem);
+	int64_t until = 0, t0 = clock_wall_ms();
+	size_t i;
+	int found;
+
+	if (ix == NULL || tep_start(&th) < 0) {
+		ok(0, "a loopback token endpoint");
+		return;
+	}
+	snprintf(text, sizeof(text), "[gateway]\nresource = https://gw.example.com/mcp\nname = gw\nversion = 1\n"
+	    "[auth]\nissuer = https://idp.example.com\nclient-id = gw\nclient-secret-file = %s\n"
+	    "[upstream \"x\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\n"
+	    "token-endpoint = http://127.0.0.1:%d/token\n"
+	    "[upstream \"cc\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = client-credentials\nclient-id = svc\n"
+	    "client-secret-file = %s\ntoken-endpoint = http://127.0.0.1:%d/token\n",
+	    fixture_file("gw.secret", "s3cret\n"), tep.port, fixture_file("svc.secret", "s3cret\n"), tep.port);
+	if ((cfg = fixture_config(text)) == NULL) {
+		ok(0, "the configuration loads");
+		return;
+	}
+	secret_random_bytes(key, sizeof(key));
+	secret_random_bytes(other, sizeof(other));
+	session_who(cfg->bind, "alice", "app", "", alice);
+	session_who(cfg->bind, "bob", "app", "", bob);
+
+	is_int(explained(cfg, mem, key, "x", alice, &until), 0, "before any call: none cached for alice");
+	caller(&u, cfg, ix, cc, key, "alice-token", alice);
+	is_int(upcred_bearer(&u, config_upstream(cfg, "x"), 0, &tok, &err), 0, "alice's exchange (%s)", err.detail);
+	is_str(tok, "tok-1", "… the issued token");
+	free(tok);
+	is_int(explained(cfg, mem, key, "x", alice, &until), 1, "then cached for alice");
+	ok(until > t0 + 500 * 1000 && until <= t0 + 600 * 1000 + 1000, "… until its end (expires_in less 30 s)");
+	is_int(explained(cfg, mem, key, "x", bob, &until), 0, "… none for bob");
+	is_int(explained(cfg, mem, other, "x", alice, &until), 0, "… none under another session key");
+	is_int(explained(cfg, mem, key, "cc", alice, &until), 0, "… none for another upstream");
+	for (i = 0, found = 0; i + 5 <= credcache_region_def.size; i++)
+		found |= memcmp((char *)mem + i, "tok-1", 5) == 0 || memcmp((char *)mem + i, "alice", 5) == 0;
+	ok(!found, "the region holds neither the token nor the caller in clear");
+	is_int(upcred_bearer(&u, config_upstream(cfg, "x"), 0, &tok, &err), 0, "alice again");
+	is_str(tok, "tok-1", "… from the cache");
+	free(tok);
+	tep.refuse = 1;	/* the upstream refused it (a 401), and the exchange is now refused */
+	ok(upcred_bearer(&u, config_upstream(cfg, "x"), 1, &tok, &err) < 0 && tok == NULL, "a retry refused");
+	is_int(explained(cfg, mem, key, "x", alice, &until), 0, "… the marker dropped with the token");
+	tep.refuse = 0;
+	is_int(upcred_bearer(&u, config_upstream(cfg, "x"), 1, &tok, &err), 0, "a retry that succeeds");
+	free(tok);
+	is_int(explained(cfg, mem, key, "x", alice, &until), 1, "… cached for alice again");
+	upcred_clear(&u);
+
+	caller(&u, cfg, ix, cc, key, "bob-token", bob);
+	is_int(upcred_bearer(&u, config_upstream(cfg, "cc"), 0, &tok, &err), 0, "bob's call of a client-credentials upstream");
+	free(tok);
+	is_int(explained(cfg, mem, key, "cc", alice, &until), 1, "… the gateway's own: cached whoever asks");
+	u.caller_who = NULL;
+	is_int(upcred_bearer(&u, config_upstream(cfg, "x"), 0, &tok, &err), 0, "an exchange without the caller's digest");
+	free(tok);
+	is_int(explained(cfg, mem, key, "x", "", &until), 0, "… no marker under an empty digest");
+	upcred_clear(&u);
+	is_int(explained(cfg, mem, key, "x", alice, &until), 1, "alice's still there");
+	{
+		void *junk = calloc(1, credcache_region_def.size);
+		struct upcred r = { .cfg = cfg, .key = key, .caller_who = alice };
+
+		upcred_bind(&r);
+		is_int(upcred_cached_until(&r, config_upstream(cfg, "x"), junk, credcache_region_def.size, t0, &until), -1,
+		    "a copy that is no credential cache: -1");
+		upcred_clear(&r);
+		free(junk);
+	}
+	tep.stop = 1;
+	pthread_join(th, NULL);
+	close(tep.lfd);
+	introspect_free(ix);
+	config_unref(cfg);
+	free(mem);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -216,5 +449,7 @@ main(int argc, char **argv)
 	run_case(test_parse_id_jag);
 	run_case(test_parse_refused);
 	run_case(test_cache);
+	run_case(test_peek);
+	run_case(test_markers);
 	return done_testing();
 }
