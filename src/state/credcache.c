@@ -8,7 +8,7 @@
 #include "secret.h"
 #include "state.h"
 
-#define CC_SETS		64
+#define CC_SETS		128
 #define CC_WAYS		(CREDCACHE_ENTRIES / CC_SETS)
 #define CC_MAGIC	0x43524331u	/* "CRC1" */
 

@@ -2,7 +2,7 @@
  * token exchange), in a region of the state file, so that every process of the host
  * makes one exchange per caller and upstream. What it holds is sealed by its owner
  * (upcred.c) before it comes here: the region sees a keyed digest and ciphertext,
- * never a token. 64 sets of 8 entries, a robust mutex per set; a "pending" entry makes
+ * never a token. 128 sets of 8 entries, a robust mutex per set; a "pending" entry makes
  * concurrent misses of one key wait for a single exchange, and is taken over when its
  * owner died or overran its deadline. `now` is passed in (ms, wall clock). */
 #ifndef GW_CREDCACHE_H
@@ -15,7 +15,7 @@
 
 #define CREDCACHE_KEY_BYTES	32
 #define CREDCACHE_VALUE_MAX	5632	/* a sealed value, with its NUL */
-#define CREDCACHE_ENTRIES	512
+#define CREDCACHE_ENTRIES	1024	/* a token and its marker (upcred.c) take two */
 
 enum cc_status {
 	CC_HIT = 1,	/* a live value: copied out */
