@@ -221,7 +221,9 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 	secret_keyed_digest_parts(u->name_key, (struct secret_part[]){ { "discovery", 10 },
 	    { up->url, strlen(up->url) } }, 2, key);
 	seal_ad(key, ad);
-	st = credcache_get(u->cache, key, now_ms, u->cfg->auth_timeout_ms * 3 + 1000, sealed, sizeof(sealed));
+	/* Claimed for as long as a discovery can take: six requests at most (the well-known
+	 * metadata, the 401 asked for and the metadata it names, three RFC 8414 URLs). */
+	st = credcache_get(u->cache, key, now_ms, u->cfg->auth_timeout_ms * 6 + 1000, sealed, sizeof(sealed));
 	if (st == CC_HIT && secret_open(u->seal_key, sealed, ad, plain, sizeof(plain)) > 0 &&
 	    (sp = strchr(plain, ' ')) != NULL && (size_t)(sp - plain) < sizeof(as->issuer) &&
 	    strlen(sp + 1) < sizeof(as->token_endpoint)) {
