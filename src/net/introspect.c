@@ -88,13 +88,52 @@ on_data(char *p, size_t size, size_t n, void *ud)
 	return buf_append(ud, p, size * n) < 0 ? 0 : size * n;	/* 0 aborts: over the cap */
 }
 
-/* One HTTP request to the authorization server: post NULL = GET. */
+/* The WWW-Authenticate lines of an answer, joined with ", " (RFC 9110 §5.3), bounded
+ * by the buffer's ceiling. Past it, with a NUL, or folded over lines, they are
+ * unreadable (bad): read in part, they could say what their server did not. */
+struct challenge_sink {
+	struct buf *b;
+	int bad;
+	int in;		/* the last line was one of them (a folded line continues it) */
+};
+
+/* One HTTP request: post NULL = GET. */
 struct http_req {
 	const char *url;
 	const char *post;		/* the body of a POST, post_len bytes */
 	size_t post_len;
 	struct curl_slist *headers;	/* NULL = libcurl's */
+	struct challenge_sink *challenge;	/* NULL: not read */
+	int body_cut;			/* a body past the ceiling ends the read, not the request */
 };
+
+static size_t
+on_header(char *p, size_t size, size_t n, void *ud)
+{
+	static const char name[] = "www-authenticate:";
+	struct challenge_sink *s = ud;
+	size_t len = size * n, nl = sizeof(name) - 1;
+
+	if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {	/* a new answer (after a 1xx): start over */
+		buf_reset(s->b);
+		s->bad = s->in = 0;
+		return size * n;
+	}
+	if (len > 0 && (p[0] == ' ' || p[0] == '\t')) {
+		s->bad |= s->in;
+		return size * n;
+	}
+	if (!(s->in = len > nl && strncasecmp(p, name, nl) == 0))
+		return size * n;
+	for (p += nl, len -= nl; len > 0 && (*p == ' ' || *p == '\t'); p++, len--)
+		;
+	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == '\n' || p[len - 1] == ' ' || p[len - 1] == '\t'))
+		len--;
+	if (memchr(p, '\0', len) != NULL ||
+	    (len > 0 && ((s->b->len > 0 && buf_puts(s->b, ", ") < 0) || buf_append(s->b, p, len) < 0)))
+		s->bad = 1;
+	return size * n;
+}
 
 /* One HTTP exchange on the reused handle. Returns the HTTP status, or -1 with err. The
  * body is in body (its ceiling bounds it). */
@@ -124,7 +163,15 @@ http_into(struct introspect *ix, const struct config *cfg, const struct http_req
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->post);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)q->post_len);
 	}
+	if (q->challenge) {
+		buf_reset(q->challenge->b);
+		q->challenge->bad = q->challenge->in = 0;
+		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(h, CURLOPT_HEADERDATA, q->challenge);
+	}
 	rc = curl_easy_perform(h);
+	if (rc == CURLE_WRITE_ERROR && q->body_cut)
+		rc = CURLE_OK;
 	if (rc == CURLE_WRITE_ERROR) {
 		gw_error_set(err, GW_EAUTHSERVER, "response larger than %zu bytes", body->max);
 		return -1;
@@ -154,7 +201,7 @@ introspect_get(struct introspect *ix, const struct config *cfg, const char *url,
 
 	headers = httpc_header(headers, "Accept: application/json, application/jwk-set+json", &bad);
 	st = bad ? (gw_error_set(err, GW_EAUTHSERVER, "out of memory"), -1) :
-	    http_into(ix, cfg, &(struct http_req){ url, NULL, 0, headers }, out, err);
+	    http_into(ix, cfg, &(struct http_req){ url, NULL, 0, headers, NULL, 0 }, out, err);
 	httpc_free_headers(headers);
 	return st;
 }
@@ -220,7 +267,7 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, const char *issu
 	json_t *doc;
 
 	for (i = 0; i < n; i++) {
-		st = http(ix, cfg, &(struct http_req){ urls[i], NULL, 0, NULL }, err);
+		st = http(ix, cfg, &(struct http_req){ urls[i], NULL, 0, NULL, NULL, 0 }, err);
 		if (st < 0)
 			return NULL;
 		if (st >= 400 && st < 500)
@@ -255,8 +302,6 @@ introspect_resource_metadata(struct introspect *ix, const struct config *cfg, co
 {
 	const char *host = strstr(resource, "://"), *path;
 	char url[2300];
-	json_t *doc;
-	long st;
 
 	host = host ? host + 3 : resource;
 	path = strchr(host, '/');
@@ -265,7 +310,17 @@ introspect_resource_metadata(struct introspect *ix, const struct config *cfg, co
 		    resource);
 	else
 		snprintf(url, sizeof(url), "%.*s/.well-known/oauth-protected-resource%s", (int)(path - resource), resource, path);
-	if ((st = http(ix, cfg, &(struct http_req){ url, NULL, 0, NULL }, err)) < 0)
+	return introspect_resource_metadata_at(ix, cfg, url, resource, err);
+}
+
+json_t *
+introspect_resource_metadata_at(struct introspect *ix, const struct config *cfg, const char *url,
+    const char *resource, struct gw_error *err)
+{
+	json_t *doc;
+	long st;
+
+	if ((st = http(ix, cfg, &(struct http_req){ url, NULL, 0, NULL, NULL, 0 }, err)) < 0)
 		return NULL;
 	if (st != 200) {
 		gw_error_set(err, GW_EAUTHSERVER, "%s answered %ld", url, st);
@@ -281,6 +336,46 @@ introspect_resource_metadata(struct introspect *ix, const struct config *cfg, co
 		return NULL;
 	}
 	return doc;
+}
+
+int
+introspect_challenge(struct introspect *ix, const struct config *cfg, const char *url, char *out, size_t outlen,
+    struct gw_error *err)
+{
+	/* The least an MCP server reads: it answers 401 before it parses. */
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}";
+	struct curl_slist *headers = NULL;
+	struct buf body, hdr;
+	struct challenge_sink sink = { &hdr, 0, 0 };
+	long st = -1;
+	int bad = 0, rc = -1;
+
+	buf_init(&body, INTROSPECT_PROBE_BODY_MAX);
+	buf_init(&hdr, outlen > 0 ? outlen - 1 : 0);
+	headers = httpc_header(headers, "Content-Type: application/json", &bad);
+	headers = httpc_header(headers, "Accept: application/json, text/event-stream", &bad);
+	if (bad)
+		gw_error_set(err, GW_EAUTHSERVER, "out of memory");
+	else
+		st = http_into(ix, cfg, &(struct http_req){ url, ping, sizeof(ping) - 1, headers, &sink, 1 }, &body, err);
+	if (st < 0)
+		goto out;
+	if (st != 401)
+		gw_error_set(err, GW_EAUTHSERVER, "asked without a token, %s answered %ld, not 401", url, st);
+	else if (sink.bad)
+		gw_error_set(err, GW_EAUTHSERVER, "the WWW-Authenticate of %s's 401 is longer than %zu bytes, or folded",
+		    url, outlen > 0 ? outlen - 1 : 0);
+	else if (hdr.len == 0)
+		gw_error_set(err, GW_EAUTHSERVER, "the 401 of %s has no WWW-Authenticate", url);
+	else {
+		snprintf(out, outlen, "%s", buf_str(&hdr));
+		rc = 0;
+	}
+out:
+	httpc_free_headers(headers);
+	buf_free(&body);
+	buf_free(&hdr);
+	return rc;
 }
 
 /* Long: the host's mirror read and, when stale and this worker's turn, fetched,
@@ -432,7 +527,7 @@ introspect_post_form(struct introspect *ix, const struct config *cfg, const stru
 	headers = httpc_header(headers, "Content-Type: application/x-www-form-urlencoded", &bad);
 	if (bad)
 		goto toolong;
-	st = http(ix, cfg, &(struct http_req){ q->url, q->form->data, q->form->len, headers }, err);
+	st = http(ix, cfg, &(struct http_req){ q->url, q->form->data, q->form->len, headers, NULL, 0 }, err);
 	goto out;
 toolong:
 	gw_error_set(err, GW_EAUTHSERVER, "the request to the authorization server could not be built");

@@ -19,6 +19,7 @@
 
 #define INTROSPECT_MAX_RESPONSE	(64 * 1024)
 #define ASMETA_MAX_DOC		(60 * 1024)
+#define INTROSPECT_PROBE_BODY_MAX	4096	/* what is read of the body of a 401 asked for */
 #define ASMETA_FRESH_MS		(3600 * 1000)	/* refetch after an hour */
 #define ASMETA_RETRY_MS		(10 * 1000)	/* after a failure, wait before trying again */
 
@@ -44,6 +45,17 @@ json_t *introspect_discover(struct introspect *ix, const struct config *cfg, con
 /* A resource's RFC 9728 protected resource metadata, at the well-known URL its own
  * gives, whose "resource" must be that URL: a new reference, or NULL with err. */
 json_t *introspect_resource_metadata(struct introspect *ix, const struct config *cfg, const char *resource,
+    struct gw_error *err);
+/* The same at url (where the resource's 401 says it is: the caller judges whether url
+ * may be fetched); its "resource" must still be resource. */
+json_t *introspect_resource_metadata_at(struct introspect *ix, const struct config *cfg, const char *url,
+    const char *resource, struct gw_error *err);
+/* What a resource's 401 says of it (RFC 9728 §5.1): POSTs a JSON-RPC ping to url with
+ * no credentials at all, its answer's body not read past INTROSPECT_PROBE_BODY_MAX
+ * bytes. 0 with the WWW-Authenticate value of the 401 (its lines joined with ", ") in
+ * out; -1 with err (GW_EAUTHSERVER) when the answer is not a 401, has no such header,
+ * or one that does not fit outlen (CHALLENGE_HEADER_MAX is what is read). */
+int introspect_challenge(struct introspect *ix, const struct config *cfg, const char *url, char *out, size_t outlen,
     struct gw_error *err);
 
 /* GETs a document of the authorization server's (its JWK set) at url into out, whose

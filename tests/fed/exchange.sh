@@ -22,6 +22,9 @@
 #  - an upstream with credentials = client-credentials: its authorization server
 #    discovered (RFC 9728, RFC 8414), every caller arrives as the gateway's service
 #    client, with one token for the host;
+#  - such an upstream whose protected resource metadata is not at the well-known URL but
+#    where its 401 says (resource_metadata, RFC 9728 §5.1): found there, asked once
+#    without a token; one whose 401 names another origin: refused, nothing fetched there;
 #  - the upstream refusing a cached token (401): dropped, exchanged once more, then an
 #    error; the upstream back, the last token from the cache;
 #  - a caller's token revoked: refused at the gate within cache-ttl, and the upstream
@@ -48,7 +51,11 @@ UP_PORT=$(free_port)
 UP_URL=http://127.0.0.1:$UP_PORT/mcp
 GW_PORT=$(free_port)
 GW_URL=http://127.0.0.1:$GW_PORT/mcp
-start_idp "$GW_URL" "$UP_URL"
+UP2_PORT=$(free_port)	# "prm" and "far": their metadata where their 401 says
+UP2_URL=http://127.0.0.1:$UP2_PORT/mcp
+UP3_PORT=$(free_port)
+UP3_URL=http://127.0.0.1:$UP3_PORT/mcp
+start_idp "$GW_URL" "$UP_URL" "$UP2_URL" "$UP3_URL"
 start_fixture up --port "$UP_PORT" --name up --require-bearer "$IDP" --resource "$UP_URL"
 wait_fixture up || bail "the fixture upstream (--require-bearer) started" "$(tail -n 5 "$T/up.log")"
 
@@ -163,7 +170,9 @@ jcheck "'cat': its catalog was fetched with the gateway's own token (tools/list 
 jcheck "… and bob's c_whoami is bob (a call is the caller's)" "$(whoami "$BOB" c_whoami)" '.sub == "bob"'
 
 # --- as CGI: another process, the same state file ----------------------------------------
-cgi_whoami() { cgi_rpc "$T/gw.conf" "$1" tools/call '{"name":"whoami","arguments":{}}' | text_of; }
+# cgi_whoami TOKEN [TOOL [CONF]]: whoami (or TOOL) as CGI with gw.conf (or CONF): its
+# JSON, or the JSON-RPC answer.
+cgi_whoami() { cgi_rpc "${3:-$T/gw.conf}" "$1" tools/call "{\"name\":\"${2:-whoami}\",\"arguments\":{}}" | text_of; }
 jcheck "CGI: alice's whoami is alice" "$(cgi_whoami "$ALICE")" '.sub == "alice"'
 is "… with the token the FastCGI processes obtained: no new exchange" "$(exchanges alice)" 2
 
@@ -278,4 +287,46 @@ st=$(rpc "$BOB" tools/call '{"name":"whoami","arguments":{}}' | head -1)
 is "bob's token revoked: his call is refused at the gate (401)" "$st" 401
 is "… and the upstream sees no more of bob" \
 	"$(curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" | jq '[.accepted[] | select(.sub == "bob")] | length')" "$n0"
+
+# --- the metadata where the upstream's 401 says (RFC 9728 §5.1) -----------------------------
+# Two more upstreams with credentials = client-credentials whose protected resource metadata
+# is not at the well-known URL (404 there): "prm" names its own path in its 401's
+# resource_metadata; "far" names its path under another host name (localhost for
+# 127.0.0.1: another origin, the same server, which records what is fetched there). A
+# gateway of their own (its own configuration and state file), as CGI.
+start_fixture prm --port "$UP2_PORT" --name prm --require-bearer "$IDP" --resource "$UP2_URL" --prm-path /meta/prm
+start_fixture far --port "$UP3_PORT" --name far --require-bearer "$IDP" --resource "$UP3_URL" --prm-path /meta/far \
+	--prm-host localhost
+wait_fixture prm || bail "the fixture upstream with --prm-path started" "$(tail -n 5 "$T/prm.log")"
+wait_fixture far || bail "the fixture upstream with --prm-host started" "$(tail -n 5 "$T/far.log")"
+GW_STATE=$T/state2 GW_LOG=$T/gw2.log gateway_conf "$T/gw2.conf" "$GW_URL"
+for u in "prm p_ $UP2_URL" "far f_ $UP3_URL"; do
+	read -r name prefix url <<<"$u"
+	printf '%s\n' "[upstream \"$name\"]" "url = $url" "prefix = $prefix" "credentials = client-credentials" \
+		"client-id = machine-acme" "client-secret-file = $T/machine-secret" "exchange-resource = $url" \
+		"exchange-scopes = mcp:tools" >> "$T/gw2.conf"
+done
+CAROL=$(mint --user carol --scope mcp:tools --resource "$GW_URL")
+jcheck "carol's p_whoami ('prm': its metadata where its 401 says): the gateway's service client" \
+	"$(cgi_whoami "$CAROL" p_whoami "$T/gw2.conf")" '.client_id == "machine-acme" and .sub != "carol"'
+jcheck "… again, another CGI run: the same (the discovery kept)" \
+	"$(cgi_whoami "$CAROL" p_whoami "$T/gw2.conf")" '.client_id == "machine-acme"'
+curl -s --max-time 5 "http://127.0.0.1:$UP2_PORT/_seen" > "$T/seen-prm.json"
+jcheck "'prm' was asked for its metadata at the well-known URL (404), then at the path its 401 named, once each" \
+	"$(jq -c '[.metadata[] | {path, status}]' "$T/seen-prm.json")" \
+	'. == [{"path": "/.well-known/oauth-protected-resource/mcp", "status": 404}, {"path": "/meta/prm", "status": 200}]'
+jcheck "… the probe for its 401: one request, with no token at all" \
+	"$(jq -c '[.rejected[] | {method, token_sha256}]' "$T/seen-prm.json")" '. == [{"method": "ping", "token_sha256": null}]'
+jcheck "… and the gateway's token arrived (the catalog's, the calls')" \
+	"$(jq -c '[.accepted[] | select(.client_id == "machine-acme")] | length' "$T/seen-prm.json")" '. >= 2'
+out=$(cgi_whoami "$CAROL" f_whoami "$T/gw2.conf")
+jcheck "carol's f_whoami ('far': its 401 names metadata on another origin): no such tool (its catalog left out)" \
+	"$out" '.error.message == "Unknown tool"'
+like "… the gateway's log says why: its authorization server not discovered, the metadata on another origin not fetched" \
+	"$(grep 'catalog: upstream far: ' "$T/gw2.log" | head -1)" \
+	"upstream far: its authorization server could not be discovered; retry later \\(its 401 names protected resource metadata on another origin: http://localhost:$UP3_PORT/meta/far, not fetched\\)"
+curl -s --max-time 5 "http://127.0.0.1:$UP3_PORT/_seen" > "$T/seen-far.json"
+jcheck "… nothing was fetched there ('far' saw the well-known URL asked, never /meta/far), and no token arrived" \
+	"$(jq -c '{paths: [.metadata[].path] | unique, accepted: (.accepted | length), tokens: [.rejected[] | select(.token_sha256 != null)] | length}' "$T/seen-far.json")" \
+	'.paths == ["/.well-known/oauth-protected-resource/mcp"] and .accepted == 0 and .tokens == 0'
 tap_done

@@ -9,12 +9,12 @@
 #                              the HTTP status on line 1, the JSON-RPC answer on line 2;
 #                              headers in $T/h
 #   whoami TOKEN [TOOL]        the upstream's whoami (or TOOL) as TOKEN's caller: its
-#                              JSON, or the JSON-RPC error
+#                              JSON, or the JSON-RPC answer
 #   cgi_rpc CONF TOKEN METHOD PARAMS
 #                              the same request as one CGI run of MCPGATE_BIN with CONF
 #                              (GW_PORT its server's port): the JSON-RPC answer
 #   text_of                    a tools/call answer (stdin): its first text as JSON when it
-#                              is, else the answer
+#                              is, else the whole answer (a JSON-RPC error: the error)
 #   exchanges SUBJECT          token exchanges the authorization server made for SUBJECT
 #   seen FILE                  the upstream's record (/_seen) into FILE
 #   in_clear FILE SEEN         how many tokens the upstream accepted (SEEN: a record)
@@ -36,7 +36,7 @@ rpc() {
 	sed -n 's/^data: //p; /^{/p' "$T/b" | head -1
 }
 
-text_of() { jq -c '.result.content[0].text | fromjson? // .'; }
+text_of() { jq -c '(.result.content[0].text | fromjson?) // .'; }
 
 whoami() {
 	rpc "$1" tools/call "{\"name\":\"${2:-whoami}\",\"arguments\":{}}" | sed -n 2p | text_of

@@ -7,7 +7,7 @@
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
 //        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--padded-tools N] [--quiet]
-//        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL]]
+//        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]]
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -46,7 +46,7 @@ import { GATEWAY_CLIENT, RESOURCE_SCOPES } from '../idp/fixtures.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject]]';
+  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -65,6 +65,8 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   'introspect-client': { type: 'string' },
   resource: { type: 'string' },
   'per-subject': { type: 'boolean', default: false },
+  'prm-path': { type: 'string' },
+  'prm-host': { type: 'string' },
 });
 
 function count(name, max) {
@@ -87,6 +89,11 @@ if (!loopback) usage(`--host must be a loopback address (127.x.x.x, ::1 or local
 
 // --require-bearer ISSUER: every request to /mcp needs a bearer token that ISSUER's
 // introspection says is active and meant for this server's resource (see "Bearer mode").
+// Its protected resource metadata (RFC 9728) is at the well-known URL, or with
+// --prm-path PATH only at PATH (the well-known URL answers 404), which its 401 names
+// (resource_metadata, RFC 9728 §5.1) on this server's origin, or with --prm-host NAME
+// under that host name instead of its address (another origin, the same server: what
+// a gateway fetches there is seen in the record).
 function httpUrl(name) {
   let u;
   try { u = new URL(args[name]); } catch { usage(`--${name} must be an http(s) URL`); }
@@ -106,11 +113,18 @@ if (args['require-bearer'] !== undefined) {
     clientSecret: ic.slice(colon + 1),
     resource: args.resource ?? null,	// default: this server's own MCP URL, known once listening
     metadataUrl: null,
+    prmPath: args['prm-path'] ?? null,
     middleware: null,
-    seen: { accepted: [], rejected: [] },
+    seen: { accepted: [], rejected: [], metadata: [] },
   };
-} else if (args['introspect-client'] !== undefined || args.resource !== undefined || args['per-subject']) {
-  usage('--introspect-client, --resource and --per-subject go with --require-bearer');
+  if (bearer.prmPath !== null && (!/^\/[A-Za-z0-9._~\/-]*$/.test(bearer.prmPath) || bearer.prmPath === '/mcp' ||
+      bearer.prmPath.startsWith('/_seen') || bearer.prmPath.startsWith('/.well-known/'))) {
+    usage('--prm-path must be a path of its own (/ and [A-Za-z0-9._~-]), not /mcp, /_seen or /.well-known/');
+  }
+  if (args['prm-host'] !== undefined && bearer.prmPath === null) usage('--prm-host goes with --prm-path');
+} else if (args['introspect-client'] !== undefined || args.resource !== undefined || args['prm-path'] !== undefined ||
+    args['prm-host'] !== undefined || args['per-subject']) {
+  usage('--introspect-client, --resource, --per-subject and --prm-path go with --require-bearer');
 }
 
 const log = args.quiet ? () => {} : (m) => process.stderr.write(`upstream[${args.name}]: ${m}\n`);
@@ -667,7 +681,13 @@ const verifier = {
 // Set once listening (the default resource is this server's own URL).
 function bearerReady(baseUrl) {
   bearer.resource ??= `${baseUrl}/mcp`;
-  bearer.metadataUrl = `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
+  if (bearer.prmPath !== null) {
+    const u = new URL(baseUrl);
+    if (args['prm-host'] !== undefined) u.hostname = args['prm-host'];
+    bearer.metadataUrl = `${u.origin}${bearer.prmPath}`;
+  } else {
+    bearer.metadataUrl = `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
+  }
   bearer.middleware = requireBearerAuth({
     verifier, resourceMetadataUrl: bearer.metadataUrl, expectedResource: new URL(bearer.resource),
   });
@@ -717,10 +737,15 @@ function authenticate(req, res, method) {
 }
 
 // The unauthenticated endpoints of bearer mode: protected-resource metadata (RFC 9728) and
-// the records of what arrived.
+// the records of what arrived (each request for the metadata too: its path, the Host it
+// named, the answer's status).
 function bearerEndpoint(req, res, pathname) {
-  if (pathname === '/.well-known/oauth-protected-resource' || pathname === '/.well-known/oauth-protected-resource/mcp') {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD' });
+  const wellKnown = pathname === '/.well-known/oauth-protected-resource' || pathname === '/.well-known/oauth-protected-resource/mcp';
+  if (wellKnown || pathname === bearer.prmPath) {
+    const status = wellKnown && bearer.prmPath !== null ? 404 : req.method !== 'GET' && req.method !== 'HEAD' ? 405 : 200;
+    remember(bearer.seen.metadata, { at: new Date().toISOString(), path: pathname, host: req.headers.host ?? null, status });
+    if (status === 404) return sendJson(res, 404, { error: 'not found' });
+    if (status === 405) return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD' });
     return sendJson(res, 200, {
       resource: bearer.resource,
       authorization_servers: [bearer.issuer],
@@ -736,6 +761,7 @@ function bearerEndpoint(req, res, pathname) {
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'POST' });
     bearer.seen.accepted.length = 0;
     bearer.seen.rejected.length = 0;
+    bearer.seen.metadata.length = 0;
     return sendJson(res, 200, { reset: true });
   }
   return sendJson(res, 404, { error: 'not found' });
@@ -750,7 +776,7 @@ function track(session, res) {
 
 async function handle(req, res) {
   const url = new URL(req.url, 'http://fixture');
-  const extraPath = bearer && BEARER_PATHS.has(url.pathname);
+  const extraPath = bearer && (BEARER_PATHS.has(url.pathname) || url.pathname === bearer.prmPath);
   if (url.pathname !== '/mcp' && !extraPath) return sendJson(res, 404, { error: 'not found' });
 
   // DNS-rebinding protection: loopback (or --allow-host) Host and Origin only.
