@@ -260,7 +260,7 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 		return 0;
 	}
 	if (discover_now(u, up, as, &why) < 0) {
-		if (st == CC_MISS)
+		if (CC_CLAIMED(st))
 			credcache_drop(u->cache, key);
 		log_warn(NULL, "upstream %s: its authorization server: %s", up->s.name, why.detail);
 		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: its authorization server could not be discovered; "
@@ -268,7 +268,7 @@ discover(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, 
 		return -1;
 	}
 	snprintf(plain, sizeof(plain), "%s %s", as->issuer, as->token_endpoint);
-	if ((st == CC_MISS || st == CC_UNAVAILABLE || st == CC_HIT) &&
+	if ((CC_CLAIMED(st) || st == CC_UNAVAILABLE || st == CC_HIT) &&
 	    secret_seal(u->seal_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
 		credcache_put(u->cache, key, now_ms, now_ms + UPCRED_DISCOVERY_MS, sealed);
 	return 0;
@@ -404,7 +404,6 @@ obtain(const struct upcred *u, const struct want *w, int64_t now_ms, struct toke
 		if (request(u, w, &ask, a, err) < 0)
 			goto out;
 	}
-	metrics_credential(u->metrics, up->s.name, METRICS_CRED_OBTAINED);
 	rc = 0;
 out:
 	tokenep_answer_clear(&jag);
@@ -570,7 +569,7 @@ keep(const struct upcred *u, const struct place *p, const char *token, size_t n,
 {
 	char *sealed;
 
-	if (p->st != CC_MISS && p->st != CC_UNAVAILABLE)
+	if (!CC_CLAIMED(p->st) && p->st != CC_UNAVAILABLE)
 		return 0;
 	if (until_ms > now_ms && (sealed = malloc(CREDCACHE_VALUE_MAX)) != NULL) {
 		if (secret_seal(u->seal_key, token, n, p->ad, sealed, CREDCACHE_VALUE_MAX) == 0 &&
@@ -580,7 +579,7 @@ keep(const struct upcred *u, const struct place *p, const char *token, size_t n,
 		}
 		free(sealed);
 	}
-	if (p->st == CC_MISS)
+	if (CC_CLAIMED(p->st))
 		credcache_drop(u->cache, p->key);
 	return 0;
 }
@@ -672,9 +671,13 @@ bearer_as(const struct upcred *u, const struct want *w, int again, char **token,
 			gw_error_set(err, GW_EINTERNAL, "out of memory");
 		rc = *token ? 0 : -1;
 	} else if (obtain(u, w, now_ms, &a, err) < 0) {
-		if (p.st == CC_MISS)
+		if (CC_CLAIMED(p.st))
 			credcache_drop(u->cache, p.key);
 	} else {
+		/* A token that lapsed in the cache (replaced UPCRED_EARLY_MS before its end) is
+		 * refreshed; any other is obtained. */
+		metrics_credential(u->metrics, up->s.name, p.st == CC_REFRESH ? METRICS_CRED_REFRESHED :
+		    METRICS_CRED_OBTAINED);
 		until = keep_until(u, w, a.expires_in, now_ms);
 		audit(u, w, a.token, until);
 		if (keep(u, &p, a.token, a.token_len, now_ms, until))

@@ -84,6 +84,19 @@ find(struct cc_set *s, const unsigned char *key, int64_t now_ms)
 	return NULL;
 }
 
+/* key's entry in s whose value lapsed (dead, its key still there), or NULL. */
+static struct cc_entry *
+lapsed(struct cc_set *s, const unsigned char *key, int64_t now_ms)
+{
+	int i;
+
+	for (i = 0; i < CC_WAYS; i++)
+		if (!entry_live(&s->e[i], now_ms) && s->e[i].until_ms > 0 &&
+		    secret_equal(s->e[i].key, key, CREDCACHE_KEY_BYTES))
+			return &s->e[i];
+	return NULL;
+}
+
 /* An entry to take for a new key: a free or dead one, else the live value that
  * expires first (a claim in progress is not taken; with every entry claimed, NULL). */
 static struct cc_entry *
@@ -120,13 +133,13 @@ credcache_get(struct credcache *cc, const unsigned char *key, int64_t now_ms, in
 			st = CC_UNAVAILABLE;
 	} else if (e != NULL) {
 		st = CC_BUSY;	/* claimed, and its owner still within its time */
-	} else if ((e = victim(s, now_ms)) == NULL) {
+	} else if ((e = lapsed(s, key, now_ms)) == NULL && (e = victim(s, now_ms)) == NULL) {
 		st = CC_UNAVAILABLE;
 	} else {
+		st = e->until_ms > 0 && secret_equal(e->key, key, CREDCACHE_KEY_BYTES) ? CC_REFRESH : CC_MISS;
 		entry_clear(e);
 		memcpy(e->key, key, CREDCACHE_KEY_BYTES);
 		e->pending_until_ms = now_ms + pending_ms;
-		st = CC_MISS;
 	}
 	state_unlock(&s->lock);
 	return st;

@@ -22,7 +22,11 @@ enum cc_status {
 	CC_MISS,	/* claimed for us: obtain it, then credcache_put or credcache_release */
 	CC_BUSY,	/* another request is obtaining it: wait, ask again */
 	CC_UNAVAILABLE,	/* the region cannot be used now: obtain it without caching */
+	CC_REFRESH,	/* a miss claimed for us where this key's value lapsed (its end passed, its
+			 * entry not yet taken by another): obtain it again, as for CC_MISS */
 };
+/* A miss that is ours to fill (a claim, to put or drop). */
+#define CC_CLAIMED(st)	((st) == CC_MISS || (st) == CC_REFRESH)
 
 struct credcache;	/* the region (opaque; its init is a state_layout's) */
 

@@ -28,7 +28,8 @@ static const int64_t bounds_us[] = {
 
 static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error" };
 static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
-static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "obtained", "refused", "failed" };
+static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "obtained", "refreshed", "refused",
+	"failed" };
 
 /* Every counter is written with __atomic adds and read with __atomic loads. */
 struct m_hist {

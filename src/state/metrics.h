@@ -46,10 +46,11 @@
 enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_OUTCOMES };
 
 /* How an upstream whose token the gateway obtains (credentials = exchange,
- * client-credentials) got it: from the host's cache, obtained at the token endpoint,
- * refused there, or not at all (the token endpoint failed). */
-enum metrics_cred { METRICS_CRED_CACHED, METRICS_CRED_OBTAINED, METRICS_CRED_REFUSED, METRICS_CRED_FAILED,
-	METRICS_CRED_OUTCOMES };
+ * client-credentials, id-jag) got it: from the host's cache, obtained at the token
+ * endpoint (refreshed: in place of one that lapsed in the cache), refused there, or not
+ * at all (the token endpoint failed). */
+enum metrics_cred { METRICS_CRED_CACHED, METRICS_CRED_OBTAINED, METRICS_CRED_REFRESHED, METRICS_CRED_REFUSED,
+	METRICS_CRED_FAILED, METRICS_CRED_OUTCOMES };
 
 /* Dependencies with one record each (upstreams have theirs by name). */
 enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEP_JWKS, METRICS_DEP_EXCHANGE, METRICS_DEPS };

@@ -183,7 +183,14 @@ test_cache(void)
 	credcache_drop(cc, k2);
 	is_int(credcache_get(cc, k2, now + 2001, 1000, out, sizeof(out)), CC_MISS, "a dropped claim: a miss again");
 	credcache_drop(cc, k2);
-	is_int(credcache_get(cc, k1, now + 60000, 1000, out, sizeof(out)), CC_MISS, "expired: a miss");
+	ok(credcache_put(cc, k2, now + 2001, now + 3000, "sealed-k2") == 0 && credcache_put(cc, k1, now + 2001, now + 60000,
+	    "sealed-1") == 0, "a value for each key");
+	is_int(credcache_get(cc, k1, now + 3000, 1000, out, sizeof(out)), CC_HIT, "k2's end passed: k1 still a hit");
+	is_int(credcache_get(cc, k2, now + 3000, 1000, out, sizeof(out)), CC_REFRESH, "… k2 a miss to refresh, its own");
+	credcache_drop(cc, k2);
+	is_int(credcache_get(cc, k1, now + 60000, 1000, out, sizeof(out)), CC_REFRESH,
+	    "its end passed: a miss to refresh (its entry lapsed), claimed for us");
+	is_int(credcache_get(cc, k1, now + 60001, 1000, out, sizeof(out)), CC_BUSY, "… another asks meanwhile: busy");
 	ok(credcache_put(cc, k1, now + 60000, now + 120000, "sealed-2") == 0, "stored again");
 	credcache_drop(cc, k1);
 	is_int(credcache_get(cc, k1, now + 60001, 1000, out, sizeof(out)), CC_MISS,
