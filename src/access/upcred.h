@@ -67,6 +67,9 @@ struct upcred {
 };
 
 void upcred_bind(struct upcred *u);
+/* What a value of the host's cache named key is sealed with (its name as hex: a value
+ * moved under another name does not open). */
+void upcred_seal_ad(const unsigned char key[CREDCACHE_KEY_BYTES], char ad[2 * CREDCACHE_KEY_BYTES + 1]);
 /* Wipes the keys upcred_bind derived. */
 void upcred_clear(struct upcred *u);
 /* struct upstream_cred's bearer (ctx: the struct upcred): the token obtained for up (as

@@ -1,0 +1,143 @@
+/* asdisc — an upstream's own authorization server, as discovered (asdisc.h). */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "asdisc.h"
+#include "challenge.h"
+#include "log.h"
+#include "url.h"
+
+/* A URL of up's authorization server that may be used: https, or http when up's own
+ * URL is http (a loopback or test set-up), and short enough to keep. */
+static int
+as_url_ok(const struct cfg_upstream *up, const char *url)
+{
+	return url && strlen(url) < UPCRED_URL_MAX && strchr(url, ' ') == NULL &&
+	    (strncasecmp(url, "https://", 8) == 0 ||
+	    (strncasecmp(url, "http://", 7) == 0 && strncasecmp(up->url, "http://", 7) == 0));
+}
+
+/* RFC 9728 §5.1: up's protected resource metadata where its 401 says it is (the
+ * resource_metadata of its Bearer challenge), when it is not at its well-known URL
+ * (why: what that fetch found). up is asked once, without any token. The URL must be
+ * usable as its authorization server's are (as_url_ok) and on up's own origin (scheme,
+ * host and port): a hostile upstream must not make the gateway fetch from any host it
+ * names, inside the network the gateway reaches. The document's "resource" must still
+ * be up's URL, and the authorization server it names is checked as any other. A new
+ * reference, or NULL with err. */
+static json_t *
+announced_metadata(const struct upcred *u, const struct cfg_upstream *up, const struct gw_error *why,
+    struct gw_error *err)
+{
+	char hdr[CHALLENGE_HEADER_MAX], url[UPCRED_URL_MAX];
+	char *origin = NULL, *own = NULL;
+	const char *path;
+	struct gw_error probe;
+	json_t *prm = NULL;
+
+	if (introspect_challenge(u->ix, u->cfg, up->url, hdr, sizeof(hdr), &probe) < 0) {
+		gw_error_set(err, GW_EAUTHSERVER, "no protected resource metadata at its well-known URL (%.120s), "
+		    "and no 401 to say where it is (%.120s)", why->detail, probe.detail);
+		return NULL;
+	}
+	if (challenge_param(hdr, "Bearer", "resource_metadata", url, sizeof(url)) < 0) {
+		gw_error_set(err, GW_EAUTHSERVER, "no protected resource metadata at its well-known URL (%.200s), "
+		    "and its 401 names none", why->detail);
+		return NULL;
+	}
+	if (url_check(url) < 0 || !as_url_ok(up, url)) {
+		gw_error_set(err, GW_EAUTHSERVER, "its 401 names protected resource metadata at an unusable URL");
+		return NULL;
+	}
+	if ((origin = url_origin(url, &path)) == NULL || (own = url_origin(up->url, &path)) == NULL) {
+		gw_error_set(err, GW_EAUTHSERVER, "out of memory");
+		goto out;
+	}
+	if (strcmp(origin, own) != 0) {
+		gw_error_set(err, GW_EAUTHSERVER, "its 401 names protected resource metadata on another origin: %.200s, "
+		    "not fetched", url);
+		goto out;
+	}
+	prm = introspect_resource_metadata_at(u->ix, u->cfg, url, up->url, err);
+out:
+	free(origin);
+	free(own);
+	return prm;
+}
+
+/* RFC 9728 then RFC 8414: up's protected resource metadata (at its well-known URL, else
+ * where its 401 says) names its authorization server, whose metadata names its token
+ * endpoint. 0 with as, or -1 with err. */
+static int
+discover_now(const struct upcred *u, const struct cfg_upstream *up, struct up_as *as, struct gw_error *err)
+{
+	json_t *prm, *meta = NULL;
+	const char *issuer, *te;
+	struct gw_error why;
+	int rc = -1;
+
+	if ((prm = introspect_resource_metadata(u->ix, u->cfg, up->url, &why)) == NULL &&
+	    (prm = announced_metadata(u, up, &why, err)) == NULL)
+		return -1;
+	issuer = json_string_value(json_array_get(json_object_get(prm, "authorization_servers"), 0));
+	if (!as_url_ok(up, issuer)) {
+		gw_error_set(err, GW_EAUTHSERVER, "its protected resource metadata names no usable authorization server");
+		goto out;
+	}
+	if ((meta = introspect_discover(u->ix, u->cfg, issuer, err)) == NULL)
+		goto out;
+	te = json_string_value(json_object_get(meta, "token_endpoint"));
+	if (!as_url_ok(up, te)) {
+		gw_error_set(err, GW_EAUTHSERVER, "its authorization server's metadata has no usable token_endpoint");
+		goto out;
+	}
+	snprintf(as->issuer, sizeof(as->issuer), "%s", issuer);
+	snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", te);
+	rc = 0;
+out:
+	json_decref(meta);
+	json_decref(prm);
+	return rc;
+}
+
+int
+asdisc_find(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct up_as *as,
+    struct gw_error *err)
+{
+	unsigned char key[CREDCACHE_KEY_BYTES];
+	char sealed[3 * UPCRED_URL_MAX], plain[2 * UPCRED_URL_MAX + 2], ad[2 * CREDCACHE_KEY_BYTES + 1];
+	enum cc_status st;
+	struct gw_error why;
+	char *sp;
+
+	secret_keyed_digest_parts(u->name_key, (struct secret_part[]){ { "discovery", 10 },
+	    { up->url, strlen(up->url) } }, 2, key);
+	upcred_seal_ad(key, ad);
+	/* Claimed for as long as a discovery can take: six requests at most (the well-known
+	 * metadata, the 401 asked for and the metadata it names, three RFC 8414 URLs). */
+	st = credcache_get(u->cache, key, now_ms, u->cfg->auth_timeout_ms * 6 + 1000, sealed, sizeof(sealed));
+	if (st == CC_HIT && secret_open(u->seal_key, sealed, ad, plain, sizeof(plain)) > 0 &&
+	    (sp = strchr(plain, ' ')) != NULL && (size_t)(sp - plain) < sizeof(as->issuer) &&
+	    strlen(sp + 1) < sizeof(as->token_endpoint)) {
+		snprintf(as->issuer, sizeof(as->issuer), "%.*s", (int)(sp - plain), plain);
+		snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", sp + 1);
+		return 0;
+	}
+	if (discover_now(u, up, as, &why) < 0) {
+		if (CC_CLAIMED(st))
+			credcache_drop(u->cache, key);
+		log_warn(NULL, "upstream %s: its authorization server: %s", up->s.name, why.detail);
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: its authorization server could not be discovered; "
+		    "retry later (%s)", up->s.name, why.detail);
+		return -1;
+	}
+	snprintf(plain, sizeof(plain), "%s %s", as->issuer, as->token_endpoint);
+	if ((CC_CLAIMED(st) || st == CC_UNAVAILABLE || st == CC_HIT) &&
+	    secret_seal(u->seal_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
+		credcache_put(u->cache, key, now_ms, now_ms + UPCRED_DISCOVERY_MS, sealed);
+	return 0;
+}
