@@ -13,13 +13,23 @@ struct caller_doc {
 	uint64_t cfg;		/* the configuration's serial */
 	int64_t until_ms;	/* monotonic */
 	uint64_t used;		/* the tick of its last use */
+	size_t bytes;		/* its record texts (catalog_bytes) */
 	json_t *doc;
 };
 
 struct catalog_callers {
 	uint64_t tick;
+	size_t bytes;		/* of every slot's doc */
 	struct caller_doc slot[CATALOG_CALLERS];
 };
+
+static void
+slot_clear(struct catalog_callers *cc, struct caller_doc *s)
+{
+	json_decref(s->doc);
+	cc->bytes -= s->bytes;
+	memset(s, 0, sizeof(*s));
+}
 
 struct catalog_callers *
 catalog_callers_new(void)
@@ -35,8 +45,29 @@ catalog_callers_free(struct catalog_callers *cc)
 	if (cc == NULL)
 		return;
 	for (i = 0; i < CATALOG_CALLERS; i++)
-		json_decref(cc->slot[i].doc);
+		slot_clear(cc, &cc->slot[i]);
 	free(cc);
+}
+
+/* Room for bytes more within CATALOG_CALLERS_BYTES: the least recently used go, but
+ * keep; 0, or -1 when there is none (bytes alone are over it). */
+static int
+make_room(struct catalog_callers *cc, const struct caller_doc *keep, size_t bytes)
+{
+	struct caller_doc *lru;
+	size_t i;
+
+	if (bytes > CATALOG_CALLERS_BYTES)
+		return -1;
+	while (cc->bytes + bytes > CATALOG_CALLERS_BYTES) {
+		for (i = 0, lru = NULL; i < CATALOG_CALLERS; i++)
+			if (&cc->slot[i] != keep && cc->slot[i].who[0] && (lru == NULL || cc->slot[i].used < lru->used))
+				lru = &cc->slot[i];
+		if (lru == NULL)
+			return -1;
+		slot_clear(cc, lru);
+	}
+	return 0;
 }
 
 /* who's slot, else the one to take for it: a free one, else the least recently used. */
@@ -73,9 +104,12 @@ catalog_caller_get(struct catalog_callers *cc, const struct catalog_fetcher *by,
 		return json_incref(s->doc);
 	}
 	doc = catalog_fetch_caller(by, cfg, now_ms, shared);
-	json_decref(s->doc);
-	memset(s, 0, sizeof(*s));
+	slot_clear(cc, s);
+	if (make_room(cc, s, catalog_bytes(doc)) < 0)
+		return doc;	/* served, not kept */
 	snprintf(s->who, sizeof(s->who), "%s", by->who);
+	s->bytes = catalog_bytes(doc);
+	cc->bytes += s->bytes;
 	s->base = base;
 	s->cfg = cfg->serial;
 	s->until_ms = now_ms + (catalog_degraded(doc) && ttl_ms > CATALOG_RETRY_MS ? CATALOG_RETRY_MS : ttl_ms);

@@ -1,8 +1,9 @@
 /* catalog_caller — the catalogs of callers, for the upstreams whose lists vary by person
  * ([upstream] catalog = per-caller): the host's catalog with what those upstreams list
  * for one caller (catalog_fetch_caller), kept by a worker for catalog-ttl per caller
- * digest, never given to another. A worker keeps CATALOG_CALLERS of them, the least
- * recently used going first; a CGI run, none (each request fetches its caller's). */
+ * digest, never given to another. A worker keeps CATALOG_CALLERS of them, of
+ * CATALOG_CALLERS_BYTES of records in all, the least recently used going first; a CGI
+ * run, none (each request fetches its caller's). */
 #ifndef GW_CATALOG_CALLER_H
 #define GW_CATALOG_CALLER_H
 
@@ -12,7 +13,8 @@
 #include "catalog_fetch.h"
 #include "config.h"
 
-#define CATALOG_CALLERS	32	/* the callers' catalogs a worker keeps */
+#define CATALOG_CALLERS	32		/* the callers' catalogs a worker keeps */
+#define CATALOG_CALLERS_BYTES	(16u << 20)	/* … and their record texts, at most */
 
 struct catalog_callers;
 

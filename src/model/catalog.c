@@ -729,6 +729,19 @@ idx(json_t *doc)
 }
 
 size_t
+catalog_bytes(json_t *doc)
+{
+	const char *text;
+	size_t len, n = 0;
+	int k;
+
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		if (kind_text(doc, (enum catalog_kind)k, &text, &len) == 0)
+			n += len;
+	return n;
+}
+
+size_t
 catalog_count(json_t *doc, enum catalog_kind kind)
 {
 	const char *text;

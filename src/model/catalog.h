@@ -92,6 +92,8 @@ const char *catalog_held(json_t *doc, enum catalog_kind kind, const char *key);
 /* Every key of kind held so: {key: [upstream, key there]} (borrowed), or NULL. */
 json_t *catalog_held_all(json_t *doc, enum catalog_kind kind);
 
+/* The bytes of doc's record texts, all kinds (what its size grows with). */
+size_t catalog_bytes(json_t *doc);
 /* How many records of kind doc holds (the index is not parsed for it). */
 size_t catalog_count(json_t *doc, enum catalog_kind kind);
 /* The key (exposed name, URI, URI template) of record ix of kind, borrowed; NULL past

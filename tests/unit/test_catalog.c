@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog_caller.h"
 #include "catalog_store.h"
 #include "fixture.h"
 #include "tap.h"
@@ -429,6 +430,64 @@ test_lists(void)
 	lists_free(l, 3);
 }
 
+/* A worker's catalogs of callers: each caller's own, kept while the host's catalog, the
+ * configuration and catalog-ttl hold, never another's; at most CATALOG_CALLERS_BYTES of
+ * records in all. (No upstream is listed per caller here: a caller's catalog is the
+ * host's, made again, and nothing is fetched.) */
+static void
+test_callers(void)
+{
+	const char *why[3] = { NULL, NULL, NULL };
+	struct catalog_callers *cc = catalog_callers_new();
+	struct catalog_fetcher alice = { NULL, NULL, NULL, "a11ce", NULL }, bob = { NULL, NULL, NULL, "b0b", NULL };
+	struct catalog_fetcher who[5];
+	char names[5][8];
+	json_t *l[3], *shared, *a1, *a2, *b1, *a3, *big, *docs[5];
+	size_t i, kept;
+
+	l[0] = json_pack("[{s:s}]", "name", "search");
+	l[1] = json_pack("[{s:s}]", "name", "read_file");
+	l[2] = NULL;
+	shared = catalog_build(cfg, l, why);
+	a1 = catalog_caller_get(cc, &alice, cfg, shared, 7, 1000);
+	b1 = catalog_caller_get(cc, &bob, cfg, shared, 7, 1000);
+	a2 = catalog_caller_get(cc, &alice, cfg, shared, 7, 2000);
+	ok(a1 != shared && catalog_same(a1, shared), "a caller's catalog: made from the host's (the same records here)");
+	ok(a2 == a1 && b1 != a1, "… kept for that caller, never given to another");
+	a3 = catalog_caller_get(cc, &alice, cfg, shared, 8, 2000);
+	ok(a3 != a1, "the host's catalog changed (another view serial): made again");
+	json_decref(a1);
+	json_decref(a2);
+	json_decref(a3);
+	a1 = catalog_caller_get(cc, &alice, cfg, shared, 8, 2000 + cfg->catalog_ttl * 1000);
+	ok(a1 != a3, "catalog-ttl passed: made again");
+	json_decref(a1);
+	json_decref(b1);
+	lists_free(l, 3);
+	/* Catalogs of nearly 4 MiB each: CATALOG_CALLERS_BYTES keeps what fits. */
+	l[0] = verbose_tools("a", 1800, 2000);
+	l[1] = NULL;
+	big = catalog_build(cfg, l, why);
+	for (i = 0; i < 5; i++) {
+		snprintf(names[i], sizeof(names[i]), "c%zu", i);
+		who[i] = (struct catalog_fetcher){ NULL, NULL, NULL, names[i], NULL };
+		docs[i] = catalog_caller_get(cc, &who[i], cfg, big, 9, 3000);
+	}
+	for (i = 5, kept = 0; i-- > 0;) {	/* the latest first: a miss makes room by the least recent */
+		a1 = catalog_caller_get(cc, &who[i], cfg, big, 9, 3001);
+		kept += a1 == docs[i];
+		json_decref(a1);
+	}
+	ok(kept == CATALOG_CALLERS_BYTES / catalog_bytes(big) && kept < 5,
+	    "catalogs of %zu bytes each: %zu kept, within %u bytes", catalog_bytes(big), kept, CATALOG_CALLERS_BYTES);
+	for (i = 0; i < 5; i++)
+		json_decref(docs[i]);
+	json_decref(big);
+	json_decref(shared);
+	lists_free(l, 3);
+	catalog_callers_free(cc);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -470,6 +529,7 @@ main(int argc, char **argv)
 	run_case(test_shares);
 	run_case(test_bound);
 	run_case(test_lists);
+	run_case(test_callers);
 	lists_free(lists, 3);
 	config_unref(cfg);
 	return done_testing();
