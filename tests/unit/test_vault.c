@@ -2,13 +2,21 @@
  * and replace, ends, least-recently-used eviction handing back what went, a flood,
  * refresh claims, a region written over, its size from an entry count) in a private
  * mapping, and what goes in it (vault_seal.c: names, sealing bound to the name and the
- * session key, the fixed shape read strictly, no token in clear in the region). */
+ * session key, the fixed shape read strictly, no token in clear in the region), and
+ * its place in the state file: absent unless the layout gives it a size, a file of an
+ * older build (without the region) opened as it is. */
 #include "autoconf.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "credcache.h"
+#include "gateway.h"
+#include "introspect.h"
 #include "secret.h"
 #include "state.h"
 #include "vault.h"
@@ -443,6 +451,124 @@ test_parse(void)
 	is_int(refused, (int)(sizeof(bad) / sizeof(bad[0]) + strlen(good)), "every cut of it refused");
 }
 
+/* --- the state file ------------------------------------------------------------------- */
+
+/* The header as a build of nine regions (before the vault) wrote it, field for field. */
+struct old_header {
+	char magic[8];
+	uint32_t version, nregions;
+	uint64_t file_size, offset[9], size[9];
+	unsigned char digest_key[32], session_key[32];
+	uint64_t check;
+};
+
+static uint64_t
+old_check(const struct old_header *h)
+{
+	unsigned char d[8];
+	uint64_t v = 0;
+	int i;
+
+	secret_digest(h, offsetof(struct old_header, check), d, sizeof(d));
+	for (i = 0; i < 8; i++)
+		v = v << 8 | d[i];
+	return v;
+}
+
+/* A layout reaching the last region before the vault, as the gateway's does. */
+static void
+file_layout(struct state_layout *lay, uint32_t vault_entries)
+{
+	memset(lay, 0, sizeof(*lay));
+	lay->region[GW_REGION_ASMETA].def = &introspect_asmeta_region_def;
+	lay->region[GW_REGION_CREDS].def = &credcache_region_def;
+	if (vault_entries) {
+		lay->region[GW_REGION_VAULT].def = &vault_region_def;
+		lay->region[GW_REGION_VAULT].size = vault_region_size(vault_entries);
+	}
+}
+
+static ino_t
+inode(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? sb.st_ino : 0;
+}
+
+/* Long: one file through its life — built without the vault (as an older build wrote
+ * it), its header replaced by an older build's own, a newer build's, then with the
+ * vault, and without it again. */
+static void
+test_file(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	char dir[] = "/tmp/mcpgate-test-vault-XXXXXX", path[256], out[64], ev[64];
+	struct state_layout lay;
+	struct state *st = NULL, *st2 = NULL;
+	struct old_header h;
+	unsigned char key[32], name[VAULT_NAME_BYTES];
+	struct vault *v;
+	void *region;
+	size_t size;
+	ino_t ino;
+	int fd;
+
+	ok(mkdtemp(dir) != NULL, "a directory");
+	snprintf(path, sizeof(path), "%s/state", dir);
+	file_layout(&lay, 0);
+	ok(state_open(path, &lay, NULL, &st, &err) == 0, "a file without the vault");
+	ok(state_region(st, GW_REGION_VAULT, &size) != NULL && size == 0 && vault_attach(NULL, size) == NULL,
+	    "… its vault region empty: no bytes, none attached");
+	fd = open(path, O_RDWR);
+	ok(pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.nregions == 9 && h.check == old_check(&h) &&
+	    h.file_size == (uint64_t)lseek(fd, 0, SEEK_END), "… its header as a build of nine regions writes it");
+	/* The file an older build made: its own keys, its own check. */
+	secret_random_bytes(h.session_key, sizeof(h.session_key));
+	memcpy(key, h.session_key, sizeof(key));
+	h.check = old_check(&h);
+	ok(pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h), "an older build's header written");
+	state_close(st);
+	ino = inode(path);
+	ok(state_open(path, &lay, NULL, &st, &err) == 0 && inode(path) == ino &&
+	    memcmp(state_session_key(st), key, 32) == 0, "… opened as it is: not rebuilt, its keys kept");
+	ok(!state_broken(st, NULL), "… and not taken for broken");
+	state_close(st);
+	/* A newer build's, with more regions than this one knows: rebuilt. */
+	h.nregions = STATE_NREGIONS + 1;
+	h.check = old_check(&h);
+	(void)!pwrite(fd, &h, sizeof(h), 0);
+	close(fd);
+	ok(state_open(path, &lay, NULL, &st, &err) == 0 && inode(path) != ino, "more regions than known: rebuilt");
+	state_close(st);
+	/* With the vault: the file is rebuilt once, then kept, the vault shared through it. */
+	ino = inode(path);
+	file_layout(&lay, 16);
+	ok(state_open(path, &lay, NULL, &st, &err) == 0 && inode(path) != ino, "the vault asked for: rebuilt with it");
+	region = state_region(st, GW_REGION_VAULT, &size);
+	v = vault_attach(region, size);
+	is_int((long long)vault_region_entries(size), 16, "… of 16 entries");
+	name_of(1, name);
+	is_int(vault_put(v, name, now, &(struct vault_value){ "sealed", 0 }, ev, sizeof(ev)), 0, "… a value stored");
+	vault_detach(v);
+	ino = inode(path);
+	ok(state_open(path, &lay, NULL, &st2, &err) == 0 && inode(path) == ino, "opened again: kept");
+	region = state_region(st2, GW_REGION_VAULT, &size);
+	v = vault_attach(region, size);
+	is_int(vault_get(v, name, now, out, sizeof(out)), VAULT_HIT, "… the value there");
+	vault_detach(v);
+	state_close(st2);
+	state_close(st);
+	/* A layout without it (a host not configured for it) does not keep it. */
+	file_layout(&lay, 0);
+	ok(state_open(path, &lay, NULL, &st, &err) == 0 && inode(path) != ino, "asked for without the vault: rebuilt");
+	state_close(st);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/state.lock", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -457,5 +583,6 @@ main(int argc, char **argv)
 	run_case(test_written_over);
 	run_case(test_seal);
 	run_case(test_parse);
+	run_case(test_file);
 	return done_testing();
 }
