@@ -159,7 +159,7 @@ secret_unbase64(const char *in, size_t n, void *out, size_t outlen)
 	return (long)len;
 }
 
-#define SEAL_MAX	4096
+#define SEAL_MAX	SECRET_SEAL_MAX
 #define NPUB		crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define ABYTES		crypto_aead_xchacha20poly1305_ietf_ABYTES
 

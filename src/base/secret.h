@@ -32,8 +32,10 @@ int secret_base64(const void *p, size_t n, char *out, size_t outlen);
 /* Decodes standard, padded base64 (no blanks) into out: the length, or -1 when the
  * input is not exactly that (bad character or padding) or out is too small. */
 long secret_unbase64(const char *in, size_t n, void *out, size_t outlen);
-/* Authenticated encryption (XChaCha20-Poly1305, random nonce) of p under a 32-byte
- * key, as unpadded base64url into out (visible ASCII). 0, or -1 when out is too small. */
+/* Authenticated encryption (XChaCha20-Poly1305, random nonce) of p (at most
+ * SECRET_SEAL_MAX bytes) under a 32-byte key, as unpadded base64url into out (visible
+ * ASCII). 0, or -1 when out is too small or p too long. */
+#define SECRET_SEAL_MAX	12288	/* the largest sealed: a vault entry's tokens (vault.h) */
 int secret_seal(const unsigned char *key, const void *p, size_t n, const char *ad,
     char *out, size_t outlen);
 /* Opens what secret_seal made: plaintext into out (NUL-terminated), its length, or -1

@@ -47,6 +47,10 @@ static const struct state_region *const regions[GW_REGIONS] = {
 	[GW_REGION_JWKS] = &jwks_region_def,
 	[GW_REGION_REPLAY] = &replay_region_def,
 	[GW_REGION_CREDS] = &credcache_region_def,
+	/* The vault (vault_region_def, at vault_region_size of its entries) is made when
+	 * an upstream keeps people's connections; until then it is empty: no bytes in the
+	 * file, nothing made. */
+	[GW_REGION_VAULT] = NULL,
 };
 
 static void

@@ -38,6 +38,7 @@ enum gw_region {
 	GW_REGION_JWKS,		/* the issuer's JWK set (jwks.c) */
 	GW_REGION_REPLAY,	/* the DPoP proofs seen (replay.c) */
 	GW_REGION_CREDS,	/* upstream credentials obtained for callers (credcache.c) */
+	GW_REGION_VAULT,	/* people's connected accounts' tokens (vault.c); empty unless made */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");

@@ -29,17 +29,25 @@
 #define STATE_MAPS	64	/* shared mappings of one process at once (old ones drain) */
 #define OPENER_WAIT_MS	10000	/* another opener holding <state>.lock longer: give up */
 
+/* The header in process memory. In the file, it is written with nregions entries in
+ * each array (header_encode): up to the last region the layout gives bytes, so that a
+ * region added at the end and left empty (the vault until it is configured) changes
+ * nothing in the file, and a file of an older build with fewer regions is read as it
+ * is (its missing regions empty), neither side rebuilding the other's. */
 struct state_header {
 	char magic[8];
 	uint32_t version;
-	uint32_t nregions;
+	uint32_t nregions;	/* in the file: 1..STATE_NREGIONS; those past it are empty */
 	uint64_t file_size;
 	uint64_t offset[STATE_NREGIONS];
 	uint64_t size[STATE_NREGIONS];
 	unsigned char digest_key[STATE_KEY_BYTES];
 	unsigned char session_key[STATE_KEY_BYTES];
-	uint64_t check;		/* digest of everything above: catches torn or foreign headers */
+	uint64_t check;		/* digest of everything before it in the file: catches torn or foreign headers */
 };
+/* The most a header takes in the file: magic, version, nregions, file_size, the two
+ * arrays, the keys, the check. */
+#define HDR_MAX		(8 + 4 + 4 + 8 + 2 * 8 * STATE_NREGIONS + 2 * STATE_KEY_BYTES + 8)
 
 struct state {
 	char *path;		/* NULL: private mapping */
@@ -181,29 +189,105 @@ align_up(size_t n)
 }
 
 static uint64_t
-header_check(const struct state_header *h)
+header_check(const unsigned char *p, size_t n)
 {
 	unsigned char d[8];
 	uint64_t v = 0;
 	int i;
 
-	secret_digest(h, offsetof(struct state_header, check), d, sizeof(d));
+	secret_digest(p, n, d, sizeof(d));
 	for (i = 0; i < 8; i++)
 		v = v << 8 | d[i];
 	return v;
+}
+
+static unsigned char *
+put(unsigned char *p, const void *v, size_t n)
+{
+	memcpy(p, v, n);
+	return p + n;
+}
+
+/* h as the file holds it (h->nregions of each array; the fields in host order, as the
+ * file is this host's), its check computed: its length. */
+static size_t
+header_encode(struct state_header *h, unsigned char out[HDR_MAX])
+{
+	unsigned char *p = out;
+	size_t n = h->nregions;
+
+	assert(n >= 1 && n <= STATE_NREGIONS);
+	p = put(p, h->magic, 8);
+	p = put(p, &h->version, 4);
+	p = put(p, &h->nregions, 4);
+	p = put(p, &h->file_size, 8);
+	p = put(p, h->offset, 8 * n);
+	p = put(p, h->size, 8 * n);
+	p = put(p, h->digest_key, STATE_KEY_BYTES);
+	p = put(p, h->session_key, STATE_KEY_BYTES);
+	h->check = header_check(out, (size_t)(p - out));
+	p = put(p, &h->check, 8);
+	return (size_t)(p - out);
+}
+
+/* The header in the len bytes at in: 0, or -1 when they are not one (its magic,
+ * version, count of regions or check). The regions past its count are empty, at the
+ * file's end (where plan puts empty regions that end a layout). */
+static int
+header_decode(const unsigned char *in, size_t len, struct state_header *h)
+{
+	const unsigned char *p = in + 24;
+	uint64_t check;
+	size_t n, i;
+
+	memset(h, 0, sizeof(*h));
+	if (len < 24)
+		return -1;
+	memcpy(h->magic, in, 8);
+	memcpy(&h->version, in + 8, 4);
+	memcpy(&h->nregions, in + 12, 4);
+	memcpy(&h->file_size, in + 16, 8);
+	n = h->nregions;
+	if (memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->version != STATE_VERSION || n < 1 || n > STATE_NREGIONS ||
+	    len < 24 + 16 * n + 2 * STATE_KEY_BYTES + 8)
+		return -1;
+	memcpy(h->offset, p, 8 * n);
+	memcpy(h->size, p + 8 * n, 8 * n);
+	p += 16 * n;
+	memcpy(h->digest_key, p, STATE_KEY_BYTES);
+	memcpy(h->session_key, p + STATE_KEY_BYTES, STATE_KEY_BYTES);
+	p += 2 * STATE_KEY_BYTES;
+	memcpy(&check, p, 8);
+	if (check != header_check(in, (size_t)(p - in)))
+		return -1;
+	h->check = check;
+	for (i = n; i < STATE_NREGIONS; i++)
+		h->offset[i] = h->file_size;
+	return 0;
+}
+
+/* Whether the len bytes at p are h as the file holds it. */
+static int
+header_at(const void *p, const struct state_header *h)
+{
+	struct state_header c = *h;
+	unsigned char want[HDR_MAX];
+	size_t n = header_encode(&c, want);
+
+	return memcmp(p, want, n) == 0;
 }
 
 /* The header for these region sizes (keys left zero). */
 static int
 plan(const uint64_t *sizes, struct state_header *h)
 {
-	size_t off = align_up(sizeof(*h));
+	size_t off = align_up(HDR_MAX);
 	int i;
 
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, STATE_MAGIC, 8);
 	h->version = STATE_VERSION;
-	h->nregions = STATE_NREGIONS;
+	h->nregions = 1;
 	for (i = 0; i < STATE_NREGIONS; i++) {
 		if (sizes[i] > STATE_MAX_SIZE)
 			return -1;
@@ -212,6 +296,8 @@ plan(const uint64_t *sizes, struct state_header *h)
 		off += align_up(sizes[i]);
 		if (off > STATE_MAX_SIZE)
 			return -1;
+		if (sizes[i] > 0)
+			h->nregions = (uint32_t)i + 1;	/* the empty regions that end it: not written */
 	}
 	h->file_size = off;
 	return 0;
@@ -237,9 +323,6 @@ header_valid(const struct state_header *have, const struct state_layout *lay, ui
 	int i;
 
 	*adopted = 0;
-	if (memcmp(have->magic, STATE_MAGIC, 8) != 0 || have->version != STATE_VERSION ||
-	    have->nregions != STATE_NREGIONS || have->check != header_check(have))
-		return 0;
 	for (i = 0; i < STATE_NREGIONS; i++) {
 		const struct state_region *def = lay->region[i].def;
 
@@ -255,6 +338,20 @@ header_valid(const struct state_header *have, const struct state_layout *lay, ui
 	return plan(sizes, &want) == 0 && have->file_size == want.file_size &&
 	    have->file_size == file_size &&
 	    memcmp(have->offset, want.offset, sizeof(want.offset)) == 0;
+}
+
+/* The header of the file fd (sb its stat), read and checked for lay: 0, or -1. */
+static int
+read_header(int fd, const struct stat *sb, const struct state_layout *lay, struct state_header *h,
+    unsigned *adopted)
+{
+	unsigned char raw[HDR_MAX];
+	ssize_t n = pread(fd, raw, sizeof(raw), 0);
+	int ok = n > 0 && header_decode(raw, (size_t)n, h) == 0 &&
+	    header_valid(h, lay, (uint64_t)sb->st_size, adopted);
+
+	secret_wipe(raw, sizeof(raw));	/* the keys */
+	return ok ? 0 : -1;
 }
 
 void
@@ -282,7 +379,7 @@ state_region_make(const struct state_region *def, void *mem, size_t size, int sh
 static int
 readable(const struct state *from)
 {
-	return from->map != NULL && memcmp(from->map, &from->hdr, sizeof(from->hdr)) == 0 &&
+	return from->map != NULL && header_at(from->map, &from->hdr) &&
 	    (from->slot < 0 || __atomic_load_n(&maps[from->slot].fault, __ATOMIC_ACQUIRE) == 0);
 }
 
@@ -290,10 +387,11 @@ static void
 init_regions(void *map, struct state_header *h, const struct state_layout *lay, int shared,
     const struct state *from)
 {
+	unsigned char raw[HDR_MAX];
 	int i, carried = from != NULL && readable(from);
 
 	for (i = 0; i < STATE_NREGIONS; i++)
-		if (lay->region[i].def)
+		if (lay->region[i].def && h->size[i] > 0)	/* an empty region: nothing to make */
 			state_region_make(lay->region[i].def, (char *)map + h->offset[i], h->size[i], shared);
 	for (i = 0; carried && i < STATE_NREGIONS; i++)
 		if (lay->region[i].def && lay->region[i].def->carry && (from->hdr.size[i] != h->size[i] ||
@@ -310,8 +408,8 @@ init_regions(void *map, struct state_header *h, const struct state_layout *lay, 
 			if (lay->region[i].def && lay->region[i].def->carry)
 				state_region_make(lay->region[i].def, (char *)map + h->offset[i], h->size[i], shared);
 	}
-	h->check = header_check(h);
-	memcpy(map, h, sizeof(*h));
+	memcpy(map, raw, header_encode(h, raw));
+	secret_wipe(raw, sizeof(raw));
 }
 
 /* --- the file ------------------------------------------------------------------ */
@@ -483,7 +581,7 @@ map_file(struct state *st, int fd, const struct stat *sb, const struct state_hea
 	st->map = map;
 	st->map_size = h->file_size;
 	st->hdr = *h;
-	if (memcmp(map, h, sizeof(*h)) != 0)
+	if (!header_at(map, h))
 		return 1;	/* written to since we read it (or shrank): state_close retires it */
 	st->dev = sb->st_dev;
 	st->ino = sb->st_ino;
@@ -571,8 +669,7 @@ state_open(const char *path, const struct state_layout *lay, const struct state 
 		 * over) is not taken again, however valid its header looks now. */
 		if ((from != NULL && from->path != NULL && from->ino == sb.st_ino && from->dev == sb.st_dev &&
 		    state_broken(from, NULL)) ||
-		    pread(fd, &have, sizeof(have), 0) != (ssize_t)sizeof(have) ||
-		    !header_valid(&have, lay, (uint64_t)sb.st_size, &st->adopted) ||
+		    read_header(fd, &sb, lay, &have, &st->adopted) < 0 ||
 		    (r = map_file(st, fd, &sb, &have, err)) == 1) {
 			/* Another layout, a corrupt header, or written to under us: replace it. */
 			unmap(st);
@@ -638,7 +735,7 @@ state_broken(const struct state *st, struct gw_error *err)
 
 	if (st->map == NULL)
 		return broken(err, "not mapped");
-	changed = memcmp(st->map, &st->hdr, sizeof(st->hdr)) != 0;	/* may fault: then zeros */
+	changed = !header_at(st->map, &st->hdr);	/* may fault: then zeros */
 	if (st->slot >= 0 && __atomic_load_n(&maps[st->slot].fault, __ATOMIC_ACQUIRE))
 		return broken(err, "the file shrank under the mapping (SIGBUS)");
 	if (changed)
@@ -693,8 +790,7 @@ state_peek(const char *path, const struct state_layout *lay, unsigned id, size_t
 	/* Only read (e.g. by `mcpgate -t` as root, the file being mcpgate's): any owner. */
 	if (id >= STATE_NREGIONS || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
-	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted);
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read_header(fd, &sb, lay, &h, &adopted) == 0;
 	close(fd);
 	if (!ok)
 		return -1;
@@ -714,8 +810,7 @@ state_peek_region(const char *path, const struct state_layout *lay, unsigned id,
 	*copy = NULL;
 	if (id >= STATE_NREGIONS || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted) && (p = malloc(h.size[id] ? h.size[id] : 1)) != NULL &&
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read_header(fd, &sb, lay, &h, &adopted) == 0 && (p = malloc(h.size[id] ? h.size[id] : 1)) != NULL &&
 	    pread(fd, p, h.size[id], (off_t)h.offset[id]) == (ssize_t)h.size[id]) {
 		*copy = p;
 		*size = (size_t)h.size[id];
@@ -737,8 +832,7 @@ state_peek_session_key(const char *path, const struct state_layout *lay, unsigne
 
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
-	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	    header_valid(&h, lay, (uint64_t)sb.st_size, &adopted);
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read_header(fd, &sb, lay, &h, &adopted) == 0;
 	close(fd);
 	if (ok)
 		memcpy(key, h.session_key, STATE_KEY_BYTES);
