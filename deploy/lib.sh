@@ -7,6 +7,7 @@
 #   mg_init                          # temp dir $MG_DIR, trap that stops everything
 #   port=$(free_port)
 #   gen_config "$MG_DIR/mcpgate.conf" "http://127.0.0.1:$port"
+#   publish_docs "http://127.0.0.1:$port/mcp"
 #   start_mcpgate_fcgi "$MG_DIR/mcpgate.sock" "$MG_DIR/mcpgate.conf" 2 2
 #   start_nginx "$port"
 #   curl "http://127.0.0.1:$port/mcp/health"
@@ -19,7 +20,8 @@
 # Variables (set before calling, or take the defaults):
 #   MCPGATE_BIN   the mcpgate binary (default: $MG_TOP/src/mcpgate)
 #   MG_TOP        repository top (default: the parent of this file's directory)
-#   MG_WWW        docs served at /docs/ (default: $MG_TOP/www)
+#   MG_WWW        docs served at /docs/ (default: $MG_TOP/www; publish_docs
+#                 makes it a copy that names the gateway)
 #   MG_KEEP=1     keep the temp dir after stop_all (for debugging)
 #   MG_NODE_DIR   where need_node puts a Node >= 20 (default: $MG_TOP/.node)
 # Set by the functions:
@@ -301,6 +303,16 @@ scopes-supported = mcp:tools
 required-scopes = mcp:tools
 EOF
 	} >"$out"
+}
+
+# publish_docs RESOURCE [DOCS_URL]: copies www/ as shipped ($MG_WWW_SRC, default
+# the first $MG_WWW) to $MG_DIR/www with deploy/publish-docs, so that its documents
+# name this gateway (RESOURCE, its [gateway] resource; DOCS_URL its docs-url), and
+# serves that copy at /docs/ ($MG_WWW) from then on.
+publish_docs() {
+	MG_WWW_SRC=${MG_WWW_SRC:-$MG_WWW}
+	"$MG_TOP/deploy/publish-docs" "$MG_WWW_SRC" "$MG_DIR/www" "$@" || return 1
+	MG_WWW=$MG_DIR/www
 }
 
 # mg_subst TEMPLATE OUT: fills a deploy/ template with this run's paths.

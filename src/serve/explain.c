@@ -362,40 +362,101 @@ usage(void)
 	    "  1 an error, or an upstream asked live did not answer\n", stderr);
 }
 
+/* What --catalog reads, for the errors that say what it expected. */
+#define CATALOG_EXPECTED "expected {\"<upstream>\": its tools/list result, ...} as explain " \
+	"--save-catalog writes, or, with one [upstream], its tools/list result ({\"tools\": [...]}, " \
+	"bare or as a JSON-RPC answer)"
+
+/* v's result when v is a JSON-RPC answer ({"jsonrpc", "id", "result"}), else v as it
+ * is; NULL, with *why, for an error answer or one without a result object. */
+static json_t *
+rpc_result(json_t *v, const char **why)
+{
+	json_t *r;
+
+	if (!json_is_object(v) || json_object_get(v, "jsonrpc") == NULL)
+		return v;
+	if (json_object_get(v, "error") != NULL) {
+		*why = "a JSON-RPC error answer, not a tools/list result";
+		return NULL;
+	}
+	if (!json_is_object(r = json_object_get(v, "result"))) {
+		*why = "a JSON-RPC answer without a result object";
+		return NULL;
+	}
+	return r;
+}
+
+/* in (a JSON object) as one list per upstream of cfg, in lists (reasons for those it
+ * lacks): a bare tools/list result is the one upstream's, a map names each. 0, or -1
+ * said on stderr when nothing in it is any upstream's. */
+static int
+catalog_file_lists(const struct config *cfg, const char *path, json_t *in, json_t **lists, const char **reasons)
+{
+	const char *why = NULL;
+	size_t i, found = 0;
+	json_t *v;
+
+	if (json_is_array(json_object_get(in, "tools")) && config_upstream(cfg, "tools") == NULL) {
+		if (cfg->n_upstreams == 1) {
+			lists[0] = in;
+			return 0;
+		}
+		fprintf(stderr, "mcpgate: --catalog %s: one tools/list result, but the configuration has %zu "
+		    "[upstream] sections: it does not say whose tools they are; write {\"<upstream>\": its "
+		    "tools/list result, ...} as explain --save-catalog does\n", path, cfg->n_upstreams);
+		return -1;
+	}
+	for (i = 0; i < cfg->n_upstreams; i++) {
+		v = json_object_get(in, cfg->upstreams[i].s.name);
+		if (v == NULL)
+			reasons[i] = "not in --catalog";
+		else if ((v = rpc_result(v, &reasons[i])) == NULL)
+			continue;
+		else if (json_is_array(v) || json_is_object(v))
+			lists[i] = v, found++;
+		else
+			reasons[i] = "in --catalog, but neither a tools/list result nor a tools array";
+	}
+	if (found > 0 || cfg->n_upstreams == 0)
+		return 0;
+	for (i = 0; i < cfg->n_upstreams && why == NULL; i++)
+		if (json_object_get(in, cfg->upstreams[i].s.name) != NULL)
+			why = reasons[i];
+	fprintf(stderr, "mcpgate: --catalog %s: %s; " CATALOG_EXPECTED "\n", path,
+	    why ? why : "names no [upstream] of the configuration");
+	return -1;
+}
+
 /* --catalog FILE (explain.h). */
 json_t *
 explain_catalog_load(const struct config *cfg, const char *path, json_t *notes)
 {
 	char msg[512];
 	json_error_t jerr;
-	json_t *in = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *doc = NULL, *v, **lists = NULL;
-	const char **reasons = NULL, *name;
-	size_t i;
+	json_t *in = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *doc = NULL, *v, *top, **lists = NULL;
+	const char **reasons = NULL, *name, *why = NULL;
 
 	if (in == NULL) {
-		fprintf(stderr, "mcpgate: --catalog %s:%d: %s\n", path, jerr.line, jerr.text);
+		fprintf(stderr, "mcpgate: --catalog %s:%d: %s; " CATALOG_EXPECTED "\n", path, jerr.line, jerr.text);
 		return NULL;
 	}
-	if (!json_is_object(in)) {
-		fprintf(stderr, "mcpgate: --catalog %s: not a JSON object of upstream names\n", path);
+	if (!json_is_object(in) || (top = rpc_result(in, &why)) == NULL) {
+		fprintf(stderr, "mcpgate: --catalog %s: %s; " CATALOG_EXPECTED "\n", path,
+		    why ? why : "not a JSON object");
 		goto out;
 	}
 	lists = calloc(cfg->n_upstreams + 1, sizeof(*lists));
 	reasons = calloc(cfg->n_upstreams + 1, sizeof(*reasons));
-	if (lists == NULL || reasons == NULL)
+	if (lists == NULL || reasons == NULL || catalog_file_lists(cfg, path, top, lists, reasons) < 0)
 		goto out;
-	for (i = 0; i < cfg->n_upstreams; i++) {
-		v = json_object_get(in, cfg->upstreams[i].s.name);
-		if (json_is_array(v) || json_is_object(v))
-			lists[i] = v;
-		else
-			reasons[i] = "not in --catalog";
-	}
-	json_object_foreach(in, name, v)
-		if (config_upstream(cfg, name) == NULL && json_array_size(notes) < EXPLAIN_NOTES) {
-			snprintf(msg, sizeof(msg), "--catalog: \"%s\" names no [upstream] of the configuration: ignored", name);
-			json_array_append_new(notes, json_string(msg));
-		}
+	if (lists[0] != top || cfg->n_upstreams != 1)
+		json_object_foreach(top, name, v)
+			if (config_upstream(cfg, name) == NULL && json_array_size(notes) < EXPLAIN_NOTES) {
+				snprintf(msg, sizeof(msg), "--catalog: \"%s\" names no [upstream] of the configuration: "
+				    "ignored", name);
+				json_array_append_new(notes, json_string(msg));
+			}
 	doc = catalog_build(cfg, lists, reasons);
 out:
 	free(lists);

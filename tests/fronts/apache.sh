@@ -17,10 +17,8 @@ front_prepare apache apache2:apache2 || exit 1
 # Apache runs its children, and so the CGI program, as www-data: give that
 # user its own copies of the docs, the binary and a configuration, and a
 # directory for the CGI processes' shared state file.
+# (front_prepare published the docs in $MG_DIR/www, readable by all.)
 mkdir -p "$MG_DIR/cgi" "$MG_DIR/cgi-state"
-cp -R "$top/www" "$MG_DIR/www"
-# shellcheck disable=SC2034 # read by deploy/lib.sh
-MG_WWW=$MG_DIR/www
 cp "$MCPGATE_BIN" "$MG_DIR/cgi/mcpgate"
 chmod 755 "$MG_DIR/cgi/mcpgate"
 # shellcheck disable=SC2034 # read by deploy/lib.sh

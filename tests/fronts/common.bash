@@ -194,7 +194,8 @@ fc_endpoints() {
 		curl -s --max-time 10 -o "$FC_D/openapi.json" -D "$FC_D/openapi.h" "$FC_BASE/docs/openapi.json"
 		is "GET /docs/openapi.json: 200" "$(head -n 1 "$FC_D/openapi.h" | awk '{print $2}')" 200
 		like "GET /docs/openapi.json: JSON" "$(hdr Content-Type "$FC_D/openapi.h")" '^application/json'
-		check "GET /docs/openapi.json: same as www/openapi.json" cmp -s "$FC_D/openapi.json" "$www/openapi.json"
+		check "GET /docs/openapi.json: same as the published www/openapi.json" cmp -s "$FC_D/openapi.json" "$www/openapi.json"
+		fc_docs_name_gateway
 		# The console's page and assets, with the types a browser insists on (module scripts).
 		local f want
 		for f in "/docs/|^text/html" "/docs/site.css|^text/css" "/docs/js/console.js|^(text|application)/javascript"; do
@@ -441,6 +442,12 @@ front_prepare() {
 	MG_PORT=$(free_port)
 	MG_BASE=http://127.0.0.1:$MG_PORT
 	gen_config "$MG_DIR/mcpgate.conf" "$MG_BASE" /mcp "$MG_DIR/state"
+	# Not through check: publish_docs sets MG_WWW, which a subshell would lose.
+	if publish_docs "$MG_BASE/mcp" "$MG_BASE/docs" 2>"$MG_DIR/publish-docs.err"; then
+		pass "deploy/publish-docs: www/ for this gateway at \$MG_DIR/www"
+	else
+		fail "deploy/publish-docs: www/ for this gateway at \$MG_DIR/www" "$(cat "$MG_DIR/publish-docs.err")"
+	fi
 	check "mcpgate -t accepts the generated configuration" "$MCPGATE_BIN" -t -c "$MG_DIR/mcpgate.conf"
 	if ! start_ok "spawn-fcgi starts 2 mcpgate processes (deploy/spawn-fcgi.sh.in)" \
 		start_mcpgate_fcgi "$MG_DIR/mcpgate.sock" "$MG_DIR/mcpgate.conf" 2 2; then
@@ -448,6 +455,26 @@ front_prepare() {
 		return 1
 	fi
 	FC_PIDS_BEFORE=$MG_FCGI_PIDS
+}
+
+# fc_docs_name_gateway: the documents at /docs/ name this gateway ($FC_BASE, its
+# resource $FC_BASE/mcp, its docs-url $FC_BASE/docs), never the example address
+# www/ ships with (deploy/publish-docs).
+fc_docs_name_gateway() {
+	local f
+	for f in llms.txt llms-full.txt openapi.json openapi.yaml; do
+		curl -s --max-time 10 -o "$FC_D/pub-$f" "$FC_BASE/docs/$f"
+		check "GET /docs/$f: names $FC_BASE" grep -qF "$FC_BASE/" "$FC_D/pub-$f"
+		unlike "GET /docs/$f: never the example gw.example.com" "$(grep -n 'gw\.example\.com' "$FC_D/pub-$f")" .
+	done
+	unlike "GET /docs/llms.txt: no example.com address at all" "$(grep -n 'example\.com' "$FC_D/pub-llms.txt")" .
+	is "GET /docs/llms.txt: the MCP endpoint is this gateway's" \
+		"$(grep -c "(${FC_BASE}/mcp)" "$FC_D/pub-llms.txt")" 1
+	is "GET /docs/llms.txt: links to this gateway's openapi.json" \
+		"$(grep -cF "(${FC_BASE}/docs/openapi.json)" "$FC_D/pub-llms.txt")" 1
+	is "GET /docs/openapi.json: servers, x-service-ai-interfaces name this gateway" \
+		"$(jget '[.servers[0].url, ."x-service-ai-interfaces".mcp, ."x-service-ai-interfaces".llms] | join(" ")' "$FC_D/pub-openapi.json")" \
+		"$FC_BASE $FC_BASE/mcp $FC_BASE/docs/llms.txt"
 }
 
 # fc_exact: paths next to mcpgate's are not handed to it (no X-Request-Id):

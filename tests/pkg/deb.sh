@@ -56,11 +56,14 @@ mkdir -p "$root"
 dpkg -x "$deb" "$root"
 for f in usr/bin/mcpgate usr/share/man/man8/mcpgate.8.gz usr/share/man/man5/mcpgate.conf.5.gz \
 	etc/mcpgate/mcpgate.conf.example usr/share/mcpgate/www/openapi.json usr/share/mcpgate/www/llms.txt \
-	usr/share/mcpgate/deploy/nginx/mcpgate.conf usr/share/mcpgate/deploy/spawn-fcgi.sh \
+	usr/share/mcpgate/deploy/nginx/mcpgate.conf usr/share/mcpgate/deploy/spawn-fcgi.sh usr/share/mcpgate/deploy/publish-docs \
 	lib/systemd/system/mcpgate.socket lib/systemd/system/mcpgate.service etc/logrotate.d/mcpgate \
 	usr/share/doc/mcpgate/copyright usr/share/doc/mcpgate/README.md.gz usr/share/doc/mcpgate/GUIDE.md.gz; do
 	check "the package holds /$f" test -s "$root/$f"
 done
+out=$("$root/usr/share/mcpgate/deploy/publish-docs" "$root/usr/share/mcpgate/www" "$T/docs" https://mcp.example.org/mcp 2>&1) &&
+	grep -qF '(https://mcp.example.org/docs/openapi.json)' "$T/docs/llms.txt" && ! grep -rq 'gw\.example\.com' "$T/docs"
+like "the installed publish-docs copies the installed www/ naming the gateway" "rc=$? $out" '^rc=0 $'
 out=$("$root/usr/bin/mcpgate" -t -c "$root/etc/mcpgate/mcpgate.conf.example" 2>&1)
 like "the installed mcpgate -t passes on the installed example" "rc=$? $out" '^rc=0 .*mcpgate.conf.example: ok \('
 like "the installed mcpgate reads /etc/mcpgate/mcpgate.conf by default" "$("$root/usr/bin/mcpgate" -h)" \

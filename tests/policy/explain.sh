@@ -305,6 +305,36 @@ jcheck "--catalog without an upstream: it is left out with a note, and a name th
 printf '[1,' > "$T/broken.json"
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/broken.json" 2>&1); rc=$?
 like "--catalog that is not JSON: exit 1, FILE:LINE and the parser's reason" "rc=$rc $out" "^rc=1 .*--catalog $T/broken.json:1: "
+like "… and says what it expected" "$out" 'expected \{"<upstream>": its tools/list result'
+# One upstream's own tools/list result, bare or as the JSON-RPC answer: that upstream's tools.
+awk '/^\[upstream "gh"\]/{skip = 1} /^\[/ && !/^\[upstream "gh"\]/{skip = 0} /^\[(group|tenant) /{exit} !skip' \
+	"$T/offline.conf" > "$T/one.conf"
+printf '[tenant "acme"]\ngroups = fs\ndeny = fs_slow\n' >> "$T/one.conf"
+check "a configuration with one upstream (fs) and a tenant that denies fs_slow" "$MCPGATE_BIN" -t -c "$T/one.conf"
+WANT=$(jq -c '[.fs.tools[].name | "fs_" + . | select(. != "fs_slow")] | sort' "$T/snap.json")
+jq '{tools: .fs.tools}' "$T/snap.json" > "$T/bare.json"
+jq '{jsonrpc: "2.0", id: 1, result: {tools: .fs.tools}}' "$T/snap.json" > "$T/rpc.json"
+for f in bare rpc; do
+	out=$(timeout 60 "$MCPGATE_BIN" explain -c "$T/one.conf" --claims "$ENG" --json --catalog "$T/$f.json" 2> "$T/err"); rc=$?
+	jcheck "--catalog with the upstream's $f tools/list result, one upstream: its tools, fs_slow hidden" \
+		"$(jq -c --argjson rc "$rc" --argjson want "$WANT" '{rc: $rc, same: ((.visible | sort) == $want), n: (.visible | length),
+			slow: (.hidden | map(select(.tool == "fs_slow")) | length), notes}' <<<"${out:-null}" 2>/dev/null)" \
+		'.rc == 0 and .same and .n > 400 and .slow == 1 and (.notes | length) == 0'
+done
+out=$("$MCPGATE_BIN" explain -c "$T/offline.conf" --claims "$ENG" --catalog "$T/bare.json" 2>&1); rc=$?
+like "--catalog with one tools/list result and two upstreams: exit 1, whose tools is not said, --save-catalog's form named" \
+	"rc=$rc $(flat "$out")" '^rc=1 .*one tools/list result, but the configuration has 2 \[upstream\] sections.*--save-catalog'
+printf '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}' > "$T/rpcerr.json"
+: > "$T/empty.json"
+printf '{}' > "$T/none.json"
+printf '[]' > "$T/array.json"
+printf '{"fs": 42}' > "$T/num.json"
+for f in empty:'--catalog [^ ]*empty.json:1: .*expected \{' rpcerr:'a JSON-RPC error answer, not a tools/list result; expected' \
+	none:'names no \[upstream\] of the configuration; expected' array:'not a JSON object; expected' \
+	num:'neither a tools/list result nor a tools array; expected'; do
+	out=$("$MCPGATE_BIN" explain -c "$T/one.conf" --claims "$ENG" --catalog "$T/${f%%:*}.json" 2>&1); rc=$?
+	like "--catalog ${f%%:*}.json: exit 1 with the reason and what was expected" "rc=$rc $(flat "$out")" "^rc=1 .*${f#*:}"
+done
 out=$("$MCPGATE_BIN" explain -c "$T/gw.conf" --claims "$ENG" --catalog "$T/snap.json" --save-catalog "$T/x.json" 2>&1); rc=$?
 is "--catalog and --save-catalog together: a usage error" "$rc" 1
 
