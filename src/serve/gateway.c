@@ -64,15 +64,22 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
 }
 
-/* The state file's path: `state`, else the default in a private directory (made). */
+/* The state file's path, `state` or the default, its directory made and judged the
+ * same way either way (state_file_dir). */
 static char *
 state_path_of(const struct config *cfg, struct gw_error *err)
 {
 	char path[4096];
 
+	if (cfg->state && strlen(cfg->state) >= sizeof(path)) {
+		gw_error_set(err, GW_ECONFIG, "state: path too long");
+		return NULL;
+	}
 	if (cfg->state)
-		return strdup(cfg->state);
-	if (state_default_path(path, sizeof(path), 1, err) < 0)
+		snprintf(path, sizeof(path), "%s", cfg->state);
+	else if (state_default_path(path, sizeof(path), 0, err) < 0)
+		return NULL;
+	if (state_file_dir(path, cfg->state != NULL, err) < 0)
 		return NULL;
 	return strdup(path);
 }
