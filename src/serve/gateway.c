@@ -372,8 +372,9 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 	if ((gw->state_path = state_path_of(gw->cfg, &err)) != NULL)
 		gw->shared = open_shared(gw->state_path, gw->cfg, NULL, &err);
 	if (gw->shared == NULL)
-		log_err(NULL, "%s; not serving without the host's shared state (see the README, "
-		    "\"State file\")", err.detail[0] ? err.detail : "state: out of memory");
+		snprintf(gw->state_error, sizeof(gw->state_error), "%s; not serving without the host's "
+		    "shared state (see the README, \"State file\")", err.detail[0] ? err.detail :
+		    "state: out of memory");
 	else if (gw->shared->degraded[0])
 		log_private(gw->shared);
 	return 0;

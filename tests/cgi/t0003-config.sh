@@ -416,6 +416,38 @@ cgi GET /mcp/health
 like "state in a world-writable directory: refused (500), saying why" "$(status) $(cat "$T/err")" \
 	"^500 .*state: $T/st-ww: writable by group or others"
 [ ! -e "$T/st-ww/state" ] && pass "… and nothing written there" || fail "nothing written in a world-writable directory"
+
+# A FastCGI start that fails says why where the operator looks, not only on stderr
+# (spawn-fcgi may send that to /dev/null, leaving "child exited with: 1"): in the
+# log-file, even the one a configuration that fails names. (Without a log-file it goes
+# to syslog: not checked here, glibc's syslog has no path to point at a test socket.)
+if command -v spawn-fcgi > /dev/null; then
+	fcgi_start() {	# fcgi_start: spawn-fcgi -n (mcpgate in its place) with stderr to /dev/null → rc
+		rm -f "$T/fcgi.sock"
+		timeout 20 spawn-fcgi -n -s "$T/fcgi.sock" -- "$MCPGATE_BIN" -c "$T/gw.conf" > /dev/null 2>&1
+		rc=$?
+	}
+	write_conf
+	sed -i "s|^state = .*|state = $T/st-ww/state\nlog-file = $T/start.log|" "$T/gw.conf"
+	rm -f "$T/start.log"
+	fcgi_start
+	like "FastCGI, state in a world-writable directory: exit 1, the reason with file:line in the log-file" \
+		"rc=$rc $(cat "$T/start.log" 2>/dev/null)" \
+		"^rc=1 .*\"level\":\"error\",\"msg\":\"config: $T/gw.conf:$(lineof state): state: $T/st-ww: writable by group or others"
+	like "… and that it does not start" "$(cat "$T/start.log" 2>/dev/null)" "$T/gw.conf: not starting"
+	sed -i "s|^state = .*|state = $T/no/such/state|" "$T/gw.conf"
+	rm -f "$T/start.log"
+	fcgi_start
+	like "FastCGI, state under a missing parent: exit 1, the reason in the log-file" \
+		"rc=$rc $(cat "$T/start.log" 2>/dev/null)" \
+		"^rc=1 .*\"msg\":\"state: cannot make $T/no/such: No such file or directory; not serving"
+	rm -f "$T/fcgi.sock"
+	out=$(timeout 20 spawn-fcgi -n -s "$T/fcgi.sock" -- "$MCPGATE_BIN" -c "$T/gw.conf" 2>&1 > /dev/null)
+	like "… and on stderr too" "$out" "mcpgate: state: cannot make $T/no/such"
+	write_conf
+else
+	pass "# SKIP FastCGI start failures in the log-file: no spawn-fcgi"
+fi
 write_conf "include = conf.d/*.conf"
 
 # log-level: error, warn or info; another value is refused at its line. At warn, a
