@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -226,4 +227,24 @@ log_msg(enum log_level level, const char *request_id, const char *fmt, ...)
 		json_object_set_new(o, "request_id", log_string(request_id));
 	json_object_set_new(o, "msg", log_string(msg));
 	log_json(level, o);
+}
+
+void
+log_fatal(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	int fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_msg(GW_LOG_ERR, NULL, "%s", msg);
+	if (fd != 2)
+		fprintf(stderr, "mcpgate: %s\n", msg);
+	else {
+		openlog("mcpgate", LOG_PID, LOG_DAEMON);
+		syslog(LOG_ERR, "%s", msg);
+		closelog();
+	}
 }

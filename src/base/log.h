@@ -43,6 +43,14 @@ void log_line_end(struct log_line *l);
 void log_msg(enum log_level level, const char *request_id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A reason the process will not start (or serve), said where an operator looks: the
+ * log (the log-file once open, else stderr), and besides it stderr when the log is a
+ * file, or syslog (LOG_DAEMON, ident "mcpgate") when it is not: spawn-fcgi may have
+ * sent stderr to /dev/null, leaving only "child exited with: 1". Start-up only: never
+ * from a request's path (a syslog line per CGI request would be noise). */
+void log_fatal(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
 #define log_err(rid, ...)	log_msg(GW_LOG_ERR, (rid), __VA_ARGS__)
 #define log_warn(rid, ...)	log_msg(GW_LOG_WARN, (rid), __VA_ARGS__)
 #define log_info(rid, ...)	log_msg(GW_LOG_INFO, (rid), __VA_ARGS__)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "secret.h"
 #include "url.h"
@@ -45,6 +46,36 @@ url_origin(const char *url, const char **path_out)
 	    (!https && n > 3 && strcmp(o + n - 3, ":80") == 0))
 		*strrchr(o, ':') = '\0';
 	return o;
+}
+
+void
+url_host_port(const char *url, char *out, size_t n)
+{
+	const char *auth, *end, *at, *host, *port = NULL;
+	int https;
+	size_t hl;
+
+	if (url == NULL || (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)) {
+		snprintf(out, n, "an unparsable URL");
+		return;
+	}
+	https = tolower((unsigned char)url[4]) == 's';
+	auth = url + (https ? 8 : 7);
+	end = auth + strcspn(auth, "/?#");
+	for (host = auth; (at = memchr(host, '@', (size_t)(end - host))) != NULL; host = at + 1)
+		;	/* the last '@' ends the userinfo */
+	if (*host == '[' && (at = memchr(host, ']', (size_t)(end - host))) != NULL)
+		hl = (size_t)(at - host) + 1;
+	else
+		hl = strcspn(host, ":/?#");
+	if (host + hl < end && host[hl] == ':' && host + hl + 1 < end)
+		port = host + hl + 1;
+	if (hl == 0 || hl > (size_t)(end - host))
+		snprintf(out, n, "an unparsable URL");
+	else if (port)
+		snprintf(out, n, "%.*s:%.*s", (int)hl, host, (int)(end - port), port);
+	else
+		snprintf(out, n, "%.*s:%s", (int)hl, host, https ? "443" : "80");
 }
 
 int

@@ -12,6 +12,11 @@ int url_check(const char *s);
 /* scheme://host[:port] of url, lowercased, default port dropped (new string, or
  * NULL); *path_out points at the rest of url. url must pass url_check. */
 char *url_origin(const char *url, const char **path_out);
+/* "host:port" of an http:// or https:// URL for messages (the scheme's port when none
+ * is written; an IPv6 address in brackets), in out (truncated to n): never its
+ * userinfo, path or query, which may carry secrets. "an unparsable URL" for anything
+ * else. */
+void url_host_port(const char *url, char *out, size_t n);
 /* Same URL, ignoring one trailing slash on either side (as the MCP SDK does for
  * audiences, and RFC 8414 issuers are compared). */
 int url_same(const char *a, const char *b);

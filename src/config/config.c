@@ -539,7 +539,7 @@ trusted_file(struct loader *ld, const struct cfg_where *w, const char *key, cons
 /* The state file's own directory, when the configuration names one: judged as a
  * trusted file is, since another user who may write there could make <state>.lock
  * first (no process would start) or put files in its place. One that does not exist
- * yet is state.c's to report. 0, or -1 with the error at the key's line. */
+ * yet is made at start (state_file_dir, which judges it again: -t makes nothing). 0, or -1 with the error at the key's line. */
 static int
 state_dir(struct loader *ld, const struct config *cfg)
 {

@@ -413,11 +413,11 @@ crew_start(struct crew *c, struct gateway *gw, long workers, long max)
 	c->base = workers;
 	c->max = max;
 	if (kept_init(&c->kept, LISTEN_FD, KEPT_MAX) < 0) {
-		log_err(NULL, "fastcgi: cannot watch the listening socket (errno %d)", errno);
+		log_fatal("fastcgi: cannot watch the listening socket (errno %d)", errno);
 		return -1;
 	}
 	if ((c->ws = calloc((size_t)max, sizeof(*c->ws))) == NULL) {
-		log_err(NULL, "fastcgi: out of memory");
+		log_fatal("fastcgi: out of memory");
 		return -1;
 	}
 	for (i = 0; i < max; i++) {
@@ -428,7 +428,7 @@ crew_start(struct crew *c, struct gateway *gw, long workers, long max)
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < workers && rc == 0; i++)
 		if (start_thread(&c->ws[i], 0) < 0) {
-			log_err(NULL, "fastcgi: cannot start worker %ld", i);
+			log_fatal("fastcgi: cannot start worker %ld", i);
 			rc = -1;
 		}
 	pthread_mutex_unlock(&c->mu);

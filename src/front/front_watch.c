@@ -71,7 +71,7 @@ watchdog_start(struct watchdog *wd, struct crew *crew)
 	memset(wd, 0, sizeof(*wd));
 	wd->crew = crew;
 	if (pthread_create(&wd->thread, NULL, watchdog_main, wd) != 0) {
-		log_err(NULL, "fastcgi: cannot start the connection watchdog");
+		log_fatal("fastcgi: cannot start the connection watchdog");
 		return -1;
 	}
 	wd->running = 1;

@@ -149,32 +149,51 @@ seed_json(void)
 	json_object_seed(seed | 1);	/* 0 would ask jansson to seed itself */
 }
 
+/* A configuration that keeps FastCGI from starting: every error through log_fatal, to
+ * the log-file the broken configuration names when it names one that opens (what the
+ * operator reads), else to stderr and syslog. */
+static void
+refuse_config(const struct gateway *gw, const struct cfg_errors *errs)
+{
+	size_t i;
+
+	if (gw->failed && gw->failed->log_file && log_open(gw->failed->log_file) < 0)
+		log_fatal("log-file %s: cannot open", gw->failed->log_file);
+	for (i = 0; i < errs->n; i++)
+		log_fatal("config: %s", errs->err[i].detail);
+	if (errs->dropped)
+		log_fatal("config: %zu more errors", errs->dropped);
+	log_fatal("%s: not starting", gw->config_path);
+}
+
 static int
 serve(const char *path, long workers)
 {
 	struct cfg_errors errs;
 	struct gateway gw;
 	int rc, fastcgi;
+	size_t i;
 
 	if (front_init() < 0) {
-		fprintf(stderr, "mcpgate: cannot initialise libfcgi\n");
+		log_fatal("cannot initialise libfcgi; not starting");
 		return 1;
 	}
 	fastcgi = front_is_fastcgi();
 	if (gateway_init(&gw, path, &errs) < 0) {
-		size_t i;
-
-		for (i = 0; i < errs.n; i++)
-			log_err(NULL, "config: %s", errs.err[i].detail);
 		if (fastcgi) {	/* refuse to start; a CGI request still gets its 500 */
+			refuse_config(&gw, &errs);
 			gateway_free(&gw);
 			return 1;
 		}
+		for (i = 0; i < errs.n; i++)
+			log_err(NULL, "config: %s", errs.err[i].detail);
 	}
-	if (fastcgi && gw.shared == NULL) {	/* refuse rather than serve unshared (logged) */
+	if (gw.shared == NULL && fastcgi) {	/* refuse rather than serve unshared */
+		log_fatal("%s", gw.state_error);
 		gateway_free(&gw);
 		return 1;
-	}
+	} else if (gw.shared == NULL && gw.cfg)
+		log_err(NULL, "%s", gw.state_error);
 	if (fastcgi) {
 		if (workers == 0)
 			workers = gw.cfg->workers;
@@ -263,7 +282,7 @@ main(int argc, char **argv)
 	if (test)
 		return check_config(path, catalog);
 	if (secret_init() < 0) {
-		fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
+		log_fatal("libsodium failed to initialise; not starting");
 		return 1;
 	}
 	seed_json();

@@ -105,6 +105,7 @@ struct http_req {
 	struct curl_slist *headers;	/* NULL = libcurl's */
 	struct challenge_sink *challenge;	/* NULL: not read */
 	int body_cut;			/* a body past the ceiling ends the read, not the request */
+	const char *what;		/* the server, for a connection error: "introspection endpoint" */
 };
 
 static size_t
@@ -142,6 +143,7 @@ http_into(struct introspect *ix, const struct config *cfg, const struct http_req
     struct gw_error *err)
 {
 	long timeout_ms = cfg->auth_timeout_ms;
+	char where[300];
 	CURL *h;
 	CURLcode rc;
 	long status = 0;
@@ -176,8 +178,10 @@ http_into(struct introspect *ix, const struct config *cfg, const struct http_req
 		gw_error_set(err, GW_EAUTHSERVER, "response larger than %zu bytes", body->max);
 		return -1;
 	}
-	if (rc != CURLE_OK) {
-		gw_error_set(err, GW_EAUTHSERVER, "%s", curl_easy_strerror(rc));
+	if (rc != CURLE_OK) {	/* the host it tried, from the URL: curl cannot say for a resolve failure */
+		url_host_port(q->url, where, sizeof(where));
+		gw_error_set(err, GW_EAUTHSERVER, "%s %s: %s", q->what ? q->what : "authorization server",
+		    where, curl_easy_strerror(rc));
 		return -1;
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -192,8 +196,8 @@ http(struct introspect *ix, const struct config *cfg, const struct http_req *q, 
 }
 
 long
-introspect_get(struct introspect *ix, const struct config *cfg, const char *url, struct buf *out,
-    struct gw_error *err)
+introspect_get(struct introspect *ix, const struct config *cfg, const char *url, const char *what,
+    struct buf *out, struct gw_error *err)
 {
 	struct curl_slist *headers = NULL;
 	long st;
@@ -201,7 +205,7 @@ introspect_get(struct introspect *ix, const struct config *cfg, const char *url,
 
 	headers = httpc_header(headers, "Accept: application/json, application/jwk-set+json", &bad);
 	st = bad ? (gw_error_set(err, GW_EAUTHSERVER, "out of memory"), -1) :
-	    http_into(ix, cfg, &(struct http_req){ url, NULL, 0, headers, NULL, 0 }, out, err);
+	    http_into(ix, cfg, &(struct http_req){ url, NULL, 0, headers, NULL, 0, what }, out, err);
 	httpc_free_headers(headers);
 	return st;
 }
@@ -267,7 +271,8 @@ fetch_metadata(struct introspect *ix, const struct config *cfg, const char *issu
 	json_t *doc;
 
 	for (i = 0; i < n; i++) {
-		st = http(ix, cfg, &(struct http_req){ urls[i], NULL, 0, NULL, NULL, 0 }, err);
+		st = http(ix, cfg, &(struct http_req){ urls[i], NULL, 0, NULL, NULL, 0,
+		    "authorization server metadata" }, err);
 		if (st < 0)
 			return NULL;
 		if (st >= 400 && st < 500)
@@ -320,7 +325,8 @@ introspect_resource_metadata_at(struct introspect *ix, const struct config *cfg,
 	json_t *doc;
 	long st;
 
-	if ((st = http(ix, cfg, &(struct http_req){ url, NULL, 0, NULL, NULL, 0 }, err)) < 0)
+	if ((st = http(ix, cfg, &(struct http_req){ url, NULL, 0, NULL, NULL, 0,
+	    "protected resource metadata" }, err)) < 0)
 		return NULL;
 	if (st != 200) {
 		gw_error_set(err, GW_EAUTHSERVER, "%s answered %ld", url, st);
@@ -357,7 +363,8 @@ introspect_challenge(struct introspect *ix, const struct config *cfg, const char
 	if (bad)
 		gw_error_set(err, GW_EAUTHSERVER, "out of memory");
 	else
-		st = http_into(ix, cfg, &(struct http_req){ url, ping, sizeof(ping) - 1, headers, &sink, 1 }, &body, err);
+		st = http_into(ix, cfg, &(struct http_req){ url, ping, sizeof(ping) - 1, headers, &sink, 1,
+		    "upstream" }, &body, err);
 	if (st < 0)
 		goto out;
 	if (st != 401)
@@ -527,7 +534,8 @@ introspect_post_form(struct introspect *ix, const struct config *cfg, const stru
 	headers = httpc_header(headers, "Content-Type: application/x-www-form-urlencoded", &bad);
 	if (bad)
 		goto toolong;
-	st = http(ix, cfg, &(struct http_req){ q->url, q->form->data, q->form->len, headers, NULL, 0 }, err);
+	st = http(ix, cfg, &(struct http_req){ q->url, q->form->data, q->form->len, headers, NULL, 0,
+	    q->what }, err);
 	goto out;
 toolong:
 	gw_error_set(err, GW_EAUTHSERVER, "the request to the authorization server could not be built");
@@ -617,7 +625,8 @@ introspect_token(struct introspect *ix, struct asmeta_region *asmeta, const stru
 		gw_error_set(err, GW_EAUTHSERVER, "introspection request could not be built");
 		goto out;
 	}
-	st = introspect_post_form(ix, cfg, &(struct as_post){ endpoint, &form, &client }, err);
+	st = introspect_post_form(ix, cfg, &(struct as_post){ endpoint, &form, &client,
+	    "introspection endpoint" }, err);
 	if (st < 0)
 		goto out;
 	if (st != 200) {

@@ -59,9 +59,10 @@ int introspect_challenge(struct introspect *ix, const struct config *cfg, const 
     struct gw_error *err);
 
 /* GETs a document of the authorization server's (its JWK set) at url into out, whose
- * ceiling bounds it: the HTTP status, or -1 with err. */
-long introspect_get(struct introspect *ix, const struct config *cfg, const char *url, struct buf *out,
-    struct gw_error *err);
+ * ceiling bounds it: the HTTP status, or -1 with err (a connection error names what,
+ * "JWK set", and the host and port it tried). */
+long introspect_get(struct introspect *ix, const struct config *cfg, const char *url, const char *what,
+    struct buf *out, struct gw_error *err);
 /* 1 when a URL taken from the issuer's metadata may be used: https, or http only when the
  * issuer itself is http (a loopback or test set-up). An https issuer's document naming
  * an http endpoint would send tokens, or take keys, in clear: refused. */
@@ -86,6 +87,7 @@ struct as_post {
 	struct buf *form;	/* application/x-www-form-urlencoded; the credentials go in it
 				 * for client_secret_post (the caller wipes it) */
 	const struct as_client *client;
+	const char *what;	/* the server, for a connection error; NULL: "authorization server" */
 };
 
 /* Appends name=value (value's n bytes, escaped) to a form, with a '&' after what it

@@ -149,7 +149,7 @@ fetch(const struct jwks_env *env, const struct config *cfg, int64_t now_ms, stru
 				goto out;
 			}
 		}
-		if ((status = introspect_get(env->ix, cfg, url, &b, err)) < 0)
+		if ((status = introspect_get(env->ix, cfg, url, "JWK set", &b, err)) < 0)
 			goto out;
 		if (status != 200) {
 			gw_error_set(err, GW_EAUTHSERVER, "JWK set at %s: HTTP %ld", url, status);

@@ -237,7 +237,7 @@ tokenep_request(struct introspect *ix, struct asmeta_region *asmeta, const struc
 			goto toolong;
 	if (build_form(&form, ask, &scope) < 0)
 		goto toolong;
-	if ((st = introspect_post_form(ix, cfg, &(struct as_post){ url, &form, ask->client }, err)) < 0)
+	if ((st = introspect_post_form(ix, cfg, &(struct as_post){ url, &form, ask->client, "token endpoint" }, err)) < 0)
 		goto out;
 	answer = introspect_body(ix);
 	rc = tokenep_parse(ask->grant, st, answer->data, answer->len, out, err);

@@ -9,8 +9,10 @@
 
 #include "clock.h"
 #include "httpc.h"
+#include "log.h"
 #include "sse.h"
 #include "upstream_pool.h"
+#include "url.h"
 
 struct listen_xfer {
 	struct upstream_pool *p;
@@ -82,6 +84,18 @@ listen_body(char *p, size_t size, size_t n, void *ud)
 /* Long: one event loop over the n streams (each started, the multi handle run with its
  * ticks and keep-alives until every stream ends or the client leaves, each cleaned
  * up), whose state is the loop's own locals. */
+/* A standalone stream that could not reach its upstream ends like one the upstream
+ * closed; the log says which host and port it tried. */
+static void
+listen_unreached(const struct upstream_call *c, CURLcode rc)
+{
+	char where[300];
+
+	url_host_port(c->up->url, where, sizeof(where));
+	log_warn(NULL, "upstream %s: standalone stream: cannot connect (%s: %s)", c->up->s.name, where,
+	    curl_easy_strerror(rc));
+}
+
 int
 upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
     const struct upstream_tick *tick, int64_t until_ms)
@@ -133,6 +147,9 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 				struct listen_xfer *x = NULL;
 
 				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+				if (x && (m->data.result == CURLE_COULDNT_CONNECT ||
+				    m->data.result == CURLE_COULDNT_RESOLVE_HOST))
+					listen_unreached(&calls[x - l], m->data.result);
 				if (x) {
 					x->done = 1;
 					if (x->stop)

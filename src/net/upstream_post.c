@@ -23,6 +23,7 @@
 #include "secret.h"
 #include "sse.h"
 #include "upstream_pool.h"
+#include "url.h"
 
 #define DISCARD_MAX	(64 * 1024)	/* body of an error or a 202 read so the connection stays */
 
@@ -532,9 +533,12 @@ post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 	CURLcode rc = x->rc;
 	int64_t now_ms = clock_mono_us() / 1000;
 	json_error_t jerr;
+	char where[300];	/* host:port for the log, in parentheses: callers read what precedes */
+
 	json_t *answer;
 	char media[80];
 
+	url_host_port(call->up->url, where, sizeof(where));
 	if (x->fail[0]) {
 		gw_error_set(err, x->fail_code, "upstream %s: %s", name, x->fail);
 	} else if (x->response) {
@@ -543,8 +547,8 @@ post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 		return 0;
 	} else if (!finished || rc == CURLE_OPERATION_TIMEDOUT) {
 		if (finished && q->status == 0 && now_ms < deadline_ms - 50)
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect: timed out after %ld ms",
-			    name, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS);
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect: timed out after %ld ms (%s)",
+			    name, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS, where);
 		else
 			timed_out(err, call, deadline_ms);
 	} else if (q->status != 0 && !(q->status == 200 ||
@@ -555,14 +559,14 @@ post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 		    q->status);
 	} else if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {
 		if (x->kind == BODY_SSE)
-			gw_error_set(err, GW_ECALL, "upstream %s: the event stream broke before the answer (%s)",
-			    name, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
-		else if (rc == CURLE_COULDNT_CONNECT)
-			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect (%s)", name,
+			gw_error_set(err, GW_ECALL, "upstream %s: the event stream broke before the answer (%s: %s)",
+			    name, where, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+		else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+			gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot connect (%s: %s)", name, where,
 			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 		else
-			gw_error_set(err, dropped(rc) ? GW_ECALL : GW_EUPSTREAM, "upstream %s: %s", name,
-			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+			gw_error_set(err, dropped(rc) ? GW_ECALL : GW_EUPSTREAM, "upstream %s: %s (%s)", name,
+			    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc), where);
 	} else if (q->id == NULL) {
 		return 0;	/* a notification, accepted */
 	} else if (x->kind == BODY_SSE) {

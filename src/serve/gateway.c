@@ -64,15 +64,22 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
 }
 
-/* The state file's path: `state`, else the default in a private directory (made). */
+/* The state file's path, `state` or the default, its directory made and judged the
+ * same way either way (state_file_dir). */
 static char *
 state_path_of(const struct config *cfg, struct gw_error *err)
 {
 	char path[4096];
 
+	if (cfg->state && strlen(cfg->state) >= sizeof(path)) {
+		gw_error_set(err, GW_ECONFIG, "state: path too long");
+		return NULL;
+	}
 	if (cfg->state)
-		return strdup(cfg->state);
-	if (state_default_path(path, sizeof(path), 1, err) < 0)
+		snprintf(path, sizeof(path), "%s", cfg->state);
+	else if (state_default_path(path, sizeof(path), 0, err) < 0)
+		return NULL;
+	if (state_file_dir(path, cfg->state != NULL, err) < 0)
 		return NULL;
 	return strdup(path);
 }
@@ -365,8 +372,9 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 	if ((gw->state_path = state_path_of(gw->cfg, &err)) != NULL)
 		gw->shared = open_shared(gw->state_path, gw->cfg, NULL, &err);
 	if (gw->shared == NULL)
-		log_err(NULL, "%s; not serving without the host's shared state (see the README, "
-		    "\"State file\")", err.detail[0] ? err.detail : "state: out of memory");
+		snprintf(gw->state_error, sizeof(gw->state_error), "%s; not serving without the host's "
+		    "shared state (see the README, \"State file\")", err.detail[0] ? err.detail :
+		    "state: out of memory");
 	else if (gw->shared->degraded[0])
 		log_private(gw->shared);
 	return 0;

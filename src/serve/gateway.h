@@ -70,7 +70,7 @@ struct gateway {
 	char *state_path;
 	struct shared *shared;	/* current, behind lock; NULL: the state could not be had */
 	int64_t state_retry_ms;	/* the tick's next try after a failed re-open */
-	char state_error[GW_ERROR_DETAIL];	/* the last failure logged by the tick (not repeated) */
+	char state_error[GW_ERROR_DETAIL + 128];	/* gateway_init's reason, then the last failure logged by the tick (not repeated) */
 	/* Standalone streams (GET /mcp) hold a worker each: at most listen_max at once in
 	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
 	long listen_max;
@@ -91,8 +91,9 @@ struct worker {
 
 /* Loads the configuration and opens the state file; on a configuration failure
  * gw->cfg stays NULL and errs says why. When the shared state cannot be had (a
- * foreign lock file, an unusable directory) gw->shared stays NULL (logged): FastCGI
- * must not start, a CGI run answers 500. */
+ * foreign lock file, an unusable directory) gw->shared stays NULL and gw->state_error
+ * says why, for the caller to say (log_fatal under FastCGI, which must not start; a
+ * CGI run logs it and answers 500). */
 int gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *errs);
 void gateway_free(struct gateway *gw);
 /* The current configuration, referenced: config_unref() it when done. May be NULL. */

@@ -130,6 +130,13 @@ int state_peek_session_key(const char *path, const struct state_layout *lay, uns
  * missing. 0, or -1 with err when the directory is a symlink, not ours, writable by
  * others, or cannot be made. */
 int state_default_path(char *out, size_t n, int create, struct gw_error *err);
+/* The state file's directory, made when missing (0700; only the last component) and
+ * judged, whether the configuration names the file (named) or it is the default: a
+ * real directory (a symlink only when its owner is trusted), this user's (or root's,
+ * when named: root made it for us), that nobody else may write in; another user who
+ * could write there could make <state>.lock first or put files in its place. 0, or -1
+ * with err saying why. */
+int state_file_dir(const char *file, int named, struct gw_error *err);
 
 /* Robust mutexes living in shared memory. state_lock returns 0, or 1 when the
  * previous owner died while holding it (the lock is then held and made consistent;

@@ -11,10 +11,22 @@
 
 #include "state.h"
 
-/* dir is ours, a real directory, and nobody else may write in it (made 0700 when
- * create and missing). A missing one is fine without create. */
+/* Whether the owner of a directory (or of a symlink to one) may be trusted: this user,
+ * or root when the configuration names the directory (root made it for us). */
 static int
-private_dir(const char *dir, int create, struct gw_error *err)
+trusted_owner(const struct stat *sb, int named)
+{
+	return sb->st_uid == geteuid() || (named && sb->st_uid == 0);
+}
+
+/* dir is a real directory whose owner we trust (trusted_owner) and that nobody else may
+ * write in, made 0700 when create and missing (only dir itself: a missing parent is an
+ * error). A symlink there is followed only when the configuration names it and its
+ * owner is trusted (whoever owns a link chose where it points), the directory it names
+ * judged the same; the default directory is never a symlink (in /tmp, one could be
+ * anybody's). A missing one is fine without create. */
+static int
+private_dir(const char *dir, int create, int named, struct gw_error *err)
 {
 	struct stat sb;
 	int rc = lstat(dir, &sb);
@@ -24,7 +36,14 @@ private_dir(const char *dir, int create, struct gw_error *err)
 			gw_error_set(err, GW_EINTERNAL, "state: cannot make %s: %s", dir, strerror(errno));
 			return -1;
 		}
-		rc = lstat(dir, &sb);
+		rc = lstat(dir, &sb);	/* EEXIST: another process (or user) was first; judged below */
+	}
+	if (rc == 0 && S_ISLNK(sb.st_mode) && named && trusted_owner(&sb, named))
+		rc = stat(dir, &sb);
+	else if (rc == 0 && S_ISLNK(sb.st_mode)) {
+		gw_error_set(err, GW_EINTERNAL, "state: %s is a symlink%s", dir,
+		    named ? " that is neither this user's nor root's" : " (the default directory is never one)");
+		return -1;
 	}
 	if (rc < 0) {
 		if (!create && errno == ENOENT)
@@ -32,10 +51,9 @@ private_dir(const char *dir, int create, struct gw_error *err)
 		gw_error_set(err, GW_EINTERNAL, "state: %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	if (S_ISLNK(sb.st_mode) || !S_ISDIR(sb.st_mode))
-		gw_error_set(err, GW_EINTERNAL, "state: %s is %s, not a directory", dir,
-		    S_ISLNK(sb.st_mode) ? "a symlink" : "another kind of file");
-	else if (sb.st_uid != geteuid())
+	if (!S_ISDIR(sb.st_mode))
+		gw_error_set(err, GW_EINTERNAL, "state: %s is not a directory", dir);
+	else if (!trusted_owner(&sb, named))
 		gw_error_set(err, GW_EINTERNAL, "state: %s belongs to uid %ld, not to this user (uid %ld)",
 		    dir, (long)sb.st_uid, (long)geteuid());
 	else if (sb.st_mode & 022)
@@ -44,6 +62,26 @@ private_dir(const char *dir, int create, struct gw_error *err)
 	else
 		return 0;
 	return -1;
+}
+
+int
+state_file_dir(const char *file, int named, struct gw_error *err)
+{
+	char dir[4096];
+	const char *slash = strrchr(file, '/');
+	size_t n = slash ? (size_t)(slash - file) : 0;
+
+	if (slash == NULL)
+		return private_dir(".", 0, named, err);	/* relative to where it runs: not ours to make */
+	if (n == 0)
+		n = 1;	/* a file in / */
+	if (n >= sizeof(dir)) {
+		gw_error_set(err, GW_EINTERNAL, "state: %s: path too long", file);
+		return -1;
+	}
+	memcpy(dir, file, n);
+	dir[n] = '\0';
+	return private_dir(dir, 1, named, err);
 }
 
 int
@@ -69,7 +107,7 @@ state_default_path(char *out, size_t n, int create, struct gw_error *err)
 		gw_error_set(err, GW_EINTERNAL, "state: default path too long");
 		return -1;
 	}
-	if (private_dir(dir, create, err) < 0)
+	if (private_dir(dir, create, 0, err) < 0)
 		return -1;
 	snprintf(out, n, "%s/state", dir);
 	return 0;

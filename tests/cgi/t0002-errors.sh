@@ -51,6 +51,13 @@ cgi POST /mcp HTTP_AUTHORIZATION="Bearer secret-token-xyz" CONTENT_LENGTH=0
 is "authorization server unreachable: 500, never 401" "$(status)" 500
 is "authorization server unreachable: Retry-After" "$(header Retry-After)" 5
 like "authorization server unreachable: logged with the reason" "$(cat "$T/err")" 'authorization server failed: .*(onnect|refused)'
+like "… naming the host and port it tried" "$(cat "$T/err")" 'authorization server metadata 127\.0\.0\.1:8081: .*(onnect|refused)'
+ISSUER=http://nonexistent.invalid:8081 write_conf
+sed -i "s|^state = .*|state = $T/state-nores|" "$T/gw.conf"	# not the recent failure above
+cgi POST /mcp HTTP_AUTHORIZATION="Bearer secret-token-xyz" CONTENT_LENGTH=0
+is "authorization server that does not resolve: 500" "$(status)" 500
+like "… logged naming its host and port" "$(cat "$T/err")" 'authorization server failed: authorization server metadata nonexistent\.invalid:8081: .*resolve'
+write_conf
 grep -q secret-token-xyz "$T/err" "$T/head" "$T/body" && fail "token never logged nor echoed" || pass "token never logged nor echoed"
 cgi POST /mcp HTTP_AUTHORIZATION="Basic c2VjcmV0LXRva2VuLXh5eg==" CONTENT_LENGTH=0
 like "Basic credentials: invalid_token" "$(header WWW-Authenticate)" 'error="invalid_token"'

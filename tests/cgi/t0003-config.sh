@@ -393,6 +393,61 @@ done
 chmod 755 "$T/st-775"
 tcheck
 is "… that directory 0755: exit 0" "$rc" 0
+# An explicit state file in a directory that does not exist yet (state = /run/mcpgate/state
+# on a fresh boot): made at start, 0700, as the default's is; -t makes nothing.
+write_conf
+sed -i "s|^state = .*|state = $T/st-new/state|" "$T/gw.conf"
+tcheck
+is "state in a missing directory: -t exit 0" "rc=$rc $([ -e "$T/st-new" ] && echo made)" "rc=0 "
+cgi GET /mcp/health
+is "state in a missing directory: served (200)" "$(status)" 200
+is "… the directory made, 0700" "$(stat -c %a "$T/st-new" 2>/dev/null)" 700
+[ -f "$T/st-new/state" ] && pass "… the state file in it" || fail "the state file in the made directory"
+# Only the last component is made: a missing parent is an error that says which.
+sed -i "s|^state = .*|state = $T/no/such/state|" "$T/gw.conf"
+cgi GET /mcp/health
+like "state under a missing parent: refused (500), saying why" "$(status) $(cat "$T/err")" \
+	"^500 .*state: cannot make $T/no/such: No such file or directory"
+[ ! -e "$T/no" ] && pass "… and nothing made" || fail "nothing made under a missing parent"
+# A world-writable directory is refused with the reason, never used.
+mkdir -m 777 "$T/st-ww" && chmod 777 "$T/st-ww"
+sed -i "s|^state = .*|state = $T/st-ww/state|" "$T/gw.conf"
+cgi GET /mcp/health
+like "state in a world-writable directory: refused (500), saying why" "$(status) $(cat "$T/err")" \
+	"^500 .*state: $T/st-ww: writable by group or others"
+[ ! -e "$T/st-ww/state" ] && pass "… and nothing written there" || fail "nothing written in a world-writable directory"
+
+# A FastCGI start that fails says why where the operator looks, not only on stderr
+# (spawn-fcgi may send that to /dev/null, leaving "child exited with: 1"): in the
+# log-file, even the one a configuration that fails names. (Without a log-file it goes
+# to syslog: not checked here, glibc's syslog has no path to point at a test socket.)
+if command -v spawn-fcgi > /dev/null; then
+	fcgi_start() {	# fcgi_start: spawn-fcgi -n (mcpgate in its place) with stderr to /dev/null → rc
+		rm -f "$T/fcgi.sock"
+		timeout 20 spawn-fcgi -n -s "$T/fcgi.sock" -- "$MCPGATE_BIN" -c "$T/gw.conf" > /dev/null 2>&1
+		rc=$?
+	}
+	write_conf
+	sed -i "s|^state = .*|state = $T/st-ww/state\nlog-file = $T/start.log|" "$T/gw.conf"
+	rm -f "$T/start.log"
+	fcgi_start
+	like "FastCGI, state in a world-writable directory: exit 1, the reason with file:line in the log-file" \
+		"rc=$rc $(cat "$T/start.log" 2>/dev/null)" \
+		"^rc=1 .*\"level\":\"error\",\"msg\":\"config: $T/gw.conf:$(lineof state): state: $T/st-ww: writable by group or others"
+	like "… and that it does not start" "$(cat "$T/start.log" 2>/dev/null)" "$T/gw.conf: not starting"
+	sed -i "s|^state = .*|state = $T/no/such/state|" "$T/gw.conf"
+	rm -f "$T/start.log"
+	fcgi_start
+	like "FastCGI, state under a missing parent: exit 1, the reason in the log-file" \
+		"rc=$rc $(cat "$T/start.log" 2>/dev/null)" \
+		"^rc=1 .*\"msg\":\"state: cannot make $T/no/such: No such file or directory; not serving"
+	rm -f "$T/fcgi.sock"
+	out=$(timeout 20 spawn-fcgi -n -s "$T/fcgi.sock" -- "$MCPGATE_BIN" -c "$T/gw.conf" 2>&1 > /dev/null)
+	like "… and on stderr too" "$out" "mcpgate: state: cannot make $T/no/such"
+	write_conf
+else
+	pass "# SKIP FastCGI start failures in the log-file: no spawn-fcgi"
+fi
 write_conf "include = conf.d/*.conf"
 
 # log-level: error, warn or info; another value is refused at its line. At warn, a

@@ -128,7 +128,7 @@ for m in 500 garbage big big-chunked hang sse-die sse-end; do
 done
 write_conf "sse=${URL[sse]}" "json=${URL[json]}" "auth=${URL[auth]},$T/key.header" \
 	"bearer=${URL[bearer]},$T/bearer.header" "restart=${URL[restart]}" \
-	"down=http://127.0.0.1:$DOWN_PORT/mcp,,2000" "s500=${URL[500]}" "garbage=${URL[garbage]}" \
+	"down=http://127.0.0.1:$DOWN_PORT/mcp,,2000" "nores=http://nonexistent.invalid/mcp?k=secret-q,,2000" "s500=${URL[500]}" "garbage=${URL[garbage]}" \
 	"big=${URL[big]}" "bigchunked=${URL[big-chunked]}" "hang=${URL[hang]},,1500" "ssedie=${URL[sse-die]}" "sseend=${URL[sse-end]}"
 
 # A run of the driver that succeeds (its start, an initialize, a ping), measured here: the
@@ -236,7 +236,9 @@ fault() {
 	like "$1: the reason" "$(reason)" "$2"
 	if [ "$MS" -le "$max" ] && [ "$MS" -ge "${4:-0}" ]; then pass "$1: in $MS ms"; else fail "$1: in $MS ms" "want ${4:-0}..$max ms"; fi
 }
-fault down '^upstream down: cannot connect \(.*\)$' 1500
+fault down "^upstream down: cannot connect \\(127\\.0\\.0\\.1:$DOWN_PORT: .*\\)$" 1500
+# A host that does not resolve: named with its port, never the URL's query.
+fault nores '^upstream nores: cannot connect \(nonexistent\.invalid:80: [^?]*\)$' 1500
 fault s500 '^upstream s500: HTTP 500$' 2000
 fault garbage '^upstream garbage: an answer that is not JSON$' 2000
 fault big '^upstream big: answer over 8 MiB$' 3000

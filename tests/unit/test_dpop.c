@@ -227,6 +227,7 @@ test_schemes(void)
 	const char *tok;
 	size_t len;
 	int scheme = 0;
+	char hp[64];
 
 	ok(auth_parse_credentials("DPoP abc.def", &scheme, &tok, &len) == 0 && scheme == AUTH_DPOP && len == 7,
 	    "DPoP scheme");
@@ -235,6 +236,14 @@ test_schemes(void)
 	ok(auth_parse_bearer("DPoP abc", &tok, &len) < 0, "auth_parse_bearer refuses DPoP");
 	ok(auth_parse_credentials("DPoPabc", &scheme, &tok, &len) < 0, "no blank after the scheme");
 	ok(auth_parse_credentials("DPoP abc, DPoP def", &scheme, &tok, &len) < 0, "two headers joined");
+	url_host_port("https://user:pw@idp.example.com/introspect?k=secret", hp, sizeof(hp));
+	is_str(hp, "idp.example.com:443", "host and port: the scheme's port, never userinfo or query");
+	url_host_port("http://a@b@[::1]:8080?x", hp, sizeof(hp));
+	is_str(hp, "[::1]:8080", "host and port: IPv6 in brackets, the last '@' ends userinfo");
+	url_host_port("http://h.invalid", hp, sizeof(hp));
+	is_str(hp, "h.invalid:80", "host and port: http's 80");
+	url_host_port("ftp://h/", hp, sizeof(hp));
+	is_str(hp, "an unparsable URL", "host and port: another scheme");
 	ok(url_same_resource("https://gw.example.com/mcp", RES), "htu: the resource");
 	ok(url_same_resource("HTTPS://gw.example.com:443/mcp/?x=1", RES), "htu: case, default port, slash, query");
 	ok(!url_same_resource("https://gw.example.com:8443/mcp", RES), "htu: another port");

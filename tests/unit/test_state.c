@@ -627,6 +627,53 @@ test_default_path(void)
 	unsetenv("RUNTIME_DIRECTORY");
 }
 
+/* The directory of a state file the configuration names: made like the default's (only
+ * its last component), judged like it, a symlink followed only when it is ours. */
+static void
+test_file_dir(void)
+{
+	struct gw_error err = { GW_OK, 0, "" };
+	struct stat sb;
+	char d[300], f[400], other[300];
+
+	snprintf(d, sizeof(d), "%s/named", dir);
+	snprintf(f, sizeof(f), "%s/state", d);
+	ok(state_file_dir(f, 1, &err) == 0 && stat(d, &sb) == 0 && (sb.st_mode & 0777) == 0700,
+	    "a missing directory: made, 0700");
+	ok(state_file_dir(f, 1, &err) == 0, "made already: taken");
+	chmod(d, 0777);
+	ok(state_file_dir(f, 1, &err) < 0 && strstr(err.detail, "writable by other users (mode 777)"),
+	    "world-writable: refused (%s)", err.detail);
+	chmod(d, 0770);
+	ok(state_file_dir(f, 1, &err) < 0 && strstr(err.detail, "writable by other users"),
+	    "group-writable: refused (%s)", err.detail);
+	chmod(d, 0700);
+	snprintf(other, sizeof(other), "%s/link", dir);
+	snprintf(f, sizeof(f), "%s/state", other);
+	symlink(d, other);
+	ok(state_file_dir(f, 1, &err) == 0, "a symlink of ours to a private directory: followed");
+	chmod(d, 0777);
+	ok(state_file_dir(f, 1, &err) < 0 && strstr(err.detail, "writable by other users"),
+	    "… to a world-writable one: refused (%s)", err.detail);
+	chmod(d, 0700);
+	ok(state_file_dir(f, 0, &err) < 0 && strstr(err.detail, "symlink"),
+	    "the default directory as a symlink: refused (%s)", err.detail);
+	if (geteuid() == 0 && lchown(other, 65534, 65534) == 0)
+		ok(state_file_dir(f, 1, &err) < 0 && strstr(err.detail, "symlink that is neither"),
+		    "a symlink of another user: refused (%s)", err.detail);
+	unlink(other);
+	if (geteuid() == 0 && chown(d, 65534, 65534) == 0) {
+		snprintf(f, sizeof(f), "%s/state", d);
+		ok(state_file_dir(f, 1, &err) < 0 && strstr(err.detail, "belongs to uid 65534"),
+		    "a directory of another user: refused (%s)", err.detail);
+	}
+	snprintf(f, sizeof(f), "%s/no/such/state", dir);
+	snprintf(other, sizeof(other), "%s/no", dir);
+	ok(state_file_dir(f, 1, &err) < 0 && strstr(err.detail, "cannot make") && stat(other, &sb) < 0,
+	    "a missing parent: not made (%s)", err.detail);
+	rmdir(d);
+}
+
 /* A private mapping works the same (and is never stale). */
 static void
 test_private(void)
@@ -665,6 +712,7 @@ main(int argc, char **argv)
 	run_case(test_removed);
 	run_case(test_exposed);
 	run_case(test_default_path);
+	run_case(test_file_dir);
 	run_case(test_private);
 	snprintf(buf, sizeof(buf), "%s/state.lock", dir);
 	unlink(buf);
