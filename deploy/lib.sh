@@ -485,12 +485,14 @@ EOF
 # start_apache PORT [EXTRA_FILE]: Apache httpd (event MPM) on 127.0.0.1:PORT
 # with both deploy/apache recipes: mod_proxy_fcgi to $MG_SOCK for the exact
 # paths, and mcpgate as CGI at /cgi-bin/mcpgate/ (binary $MG_CGI_BIN,
-# configuration $MG_CGI_CONF). Apache will not run its children as root, so
-# they run as www-data: the socket, the docs and the CGI binary and its
-# configuration must be reachable by that user (the tests copy them into
-# $MG_DIR).
+# configuration $MG_CGI_CONF); MG_APACHE_RECIPES (default "fcgi cgi") names the
+# recipes included, in that order, and MG_APACHE_DIR (default $MG_DIR/apache)
+# its directory, so that a second server may run. Apache will not run its
+# children as root, so they run as www-data: the socket, the docs and the CGI
+# binary and its configuration must be reachable by that user (the tests copy
+# them into $MG_DIR).
 start_apache() {
-	local port=$1 extra=${2:-} d=$MG_DIR/apache m=/usr/lib/apache2/modules userline='' mod
+	local port=$1 extra=${2:-} d=${MG_APACHE_DIR:-$MG_DIR/apache} m=/usr/lib/apache2/modules userline='' mod r
 	command -v apache2 >/dev/null 2>&1 || { mg_say "start_apache: apache2 is not installed"; return 1; }
 	mkdir -p "$d/run"
 	mg_subst "$MG_TOP/deploy/apache/mcpgate-fcgi.conf.in" "$d/mcpgate-fcgi.conf" || return 1
@@ -532,9 +534,10 @@ DocumentRoot "$MG_DIR/empty"
 <Directory "$MG_DIR/empty">
     Require all granted
 </Directory>
-Include "$d/mcpgate-fcgi.conf"
-Include "$d/mcpgate-cgi.conf"
 EOF
+		for r in ${MG_APACHE_RECIPES:-fcgi cgi}; do
+			echo "Include \"$d/mcpgate-$r.conf\""
+		done
 		[ -z "$extra" ] || echo "Include \"$extra\""
 	} >"$d/httpd.conf"
 	apache2 -t -f "$d/httpd.conf" >"$d/configtest.out" 2>&1 || { cat "$d/configtest.out" >&2; return 1; }

@@ -82,6 +82,40 @@ for o in $opts; do
 	grep -qE "(^|[ .])$pat( |$)" "$M8" || missing="$missing $o"
 done
 is "every option of mcpgate -h, main.c and explain.c is in mcpgate(8)" "${missing# }" ""
+# … and each form of the usage mcpgate -h prints is a form of the SYNOPSIS, with the
+# same options (the command word explain counts as one).
+forms=$(python3 -c '
+import re, sys
+usage, forms, cur = sys.stdin.read(), [], None
+for line in usage.split("\n"):
+    m = re.match(r"(?:usage:)?\s*mcpgate\b(.*)", line)
+    if m:
+        cur = set(); forms.append(cur); rest = m.group(1)
+    elif cur is not None and re.match(r"\s+\[", line):
+        rest = line
+    else:
+        cur = None
+        continue
+    rest = re.split(r"\s{2,}[a-z(]", rest.strip())[0]	# the words describing the form
+    cur.update(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", rest))
+    cur.update(w for w in re.findall(r"(?<![\w-])([a-z]+)(?![\w-])", rest) if w == "explain")
+syn, man = [], open(sys.argv[1]).read()
+body = man.split(".Sh SYNOPSIS", 1)[1].split("\n.Sh ", 1)[0]
+for line in body.split("\n"):
+    if line == ".Nm":
+        syn.append(set())
+        continue
+    if syn:
+        syn[-1].update("-" + f for f in re.findall(r"Fl (-?[a-z][a-z-]*)", line))
+        syn[-1].update(re.findall(r"Cm ([a-z]+)", line))
+print(len(forms))
+for f in forms:
+    if f not in syn:
+        print("usage form " + " ".join(sorted(f)) + " is not a SYNOPSIS form (those: " +
+              "; ".join(" ".join(sorted(x)) for x in syn) + ")")
+' "$M8" <<<"$help")
+check "mcpgate -h prints usage forms ($(head -n 1 <<<"$forms"))" test "$(head -n 1 <<<"$forms")" -ge 4
+is "every usage form of mcpgate -h is a form of mcpgate(8)'s SYNOPSIS, with the same options" "$(sed 1d <<<"$forms")" ""
 like "mcpgate(8): the explain command" "$(cat "$M8")" '^\.Cm explain$'
 
 # 4. log fields: the keys of the JSON lines the sources write

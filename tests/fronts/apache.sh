@@ -91,4 +91,30 @@ done
 like "… each run says in the error log that it ignored its arguments, not what they were" \
 	"$(grep -c 'a CGI run takes no arguments' "$MG_FRONT_LOG")" '^[4-9]$'
 unlike "… and never echoes them" "$(cat "$MG_FRONT_LOG")" 'evil\.conf|--claims'
+unlike "both recipes in one server: no overlapping Alias (each serves /docs/ alone)" "$(cat "$MG_FRONT_LOG")" 'AH00671'
+
+# The CGI recipe alone, as a host that runs only it has it: the docs the gateway points
+# clients to (docs-url: the origin of resource + /docs) are served too.
+echo "# the CGI recipe alone: /docs/"
+cgi_port=$(free_port)
+MG_APACHE_RECIPES=cgi MG_APACHE_DIR=$MG_DIR/apache-cgi start_ok "Apache starts with deploy/apache/mcpgate-cgi.conf alone" \
+	start_apache "$cgi_port"
+cgi_base=http://127.0.0.1:$cgi_port
+for f in "/docs/|^text/html" "/docs/openapi.json|^application/json" "/docs/site.css|^text/css" \
+	"/docs/js/console.js|^text/javascript"; do
+	want=${f#*|}; f=${f%%|*}
+	curl -s --max-time 10 -o "$MG_DIR/cgi-doc" -D "$MG_DIR/cgi-doc.h" "$cgi_base$f"
+	like "the CGI recipe: GET $f: 200, $want" \
+		"$(head -n 1 "$MG_DIR/cgi-doc.h" | awk '{print $2}') $(hdr Content-Type "$MG_DIR/cgi-doc.h")" "^200 ${want#^}"
+done
+check "… /docs/js/console.js is www/js/console.js" cmp -s "$MG_DIR/www/js/console.js" "$MG_DIR/cgi-doc"
+curl -s --max-time 10 -o /dev/null -D "$MG_DIR/cgi-doc.h" "$cgi_base/docs/"
+like "… /docs/: Content-Security-Policy frame-ancestors 'none'" "$(hdr Content-Security-Policy "$MG_DIR/cgi-doc.h")" \
+	"frame-ancestors 'none'"
+is "… /docs/: X-Frame-Options DENY" "$(hdr X-Frame-Options "$MG_DIR/cgi-doc.h")" DENY
+curl -s --max-time 10 -o /dev/null -D "$MG_DIR/cgi-doc.h" "$cgi_base/docs"
+like "… /docs: 301 to /docs/" "$(head -n 1 "$MG_DIR/cgi-doc.h" | awk '{print $2}') $(hdr Location "$MG_DIR/cgi-doc.h")" \
+	'^301 (http://127\.0\.0\.1:[0-9]+)?/docs/$'
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$cgi_base/cgi-bin/mcpgate/mcp/health")
+is "… and the gateway still answers at /cgi-bin/mcpgate/mcp/health (200)" "$code" 200
 tap_done

@@ -3,8 +3,10 @@
 #   1. deploy/demo --check with the built binary answers every endpoint, shows who sees
 #      which tools (acme, acme with mcp:admin, the read-only tenant beta), and its
 #      step-up, read-only and rate-limit commands give the 403s, the result and the 429;
-#   2. deploy/demo (interactive), run as printed: its step-up, read-only, rate-limit,
-#      explain and MCP Inspector commands, pasted as printed, do what it says; Ctrl-C
+#   2. deploy/demo (interactive), run as printed: nothing it starts listens beyond
+#      127.0.0.1 (the gateway, the upstream, the authorization server: ss); its
+#      step-up, read-only, rate-limit, explain and MCP Inspector commands, pasted as
+#      printed, do what it says; Ctrl-C
 #      (SIGINT to its whole process group, as a terminal sends it) says it is stopping,
 #      exits 0 and stops everything it started; so does `kill -INT PID` when it was
 #      started in the background without job control (SIGINT ignored on entry), and
@@ -131,6 +133,22 @@ if start_demo "$out"; then
 	pids=$(sed -n 's/^ *processes *mcpgate \(.*\), nginx \([0-9]*\)$/\1 \2/p' <<<"$printed")
 	like "deploy/demo names its processes" "$pids" '^[0-9]+( [0-9]+)+$'
 	like "it says how to stop it: Ctrl-C or kill -INT of its pid" "$printed" "Press Ctrl-C to stop \\(or kill -INT $demo\\)\\."
+	# Nothing listens beyond loopback: the listening sockets of the gateway's port, the
+	# upstream's and the authorization server's are on 127.0.0.1 (ss -ltn), and every
+	# socket the upstream's process listens on (ss -ltnp) too.
+	ev_port=$(sed -n 's|^  upstream  *server-everything at http://127\.0\.0\.1:\([0-9]*\)/mcp (pid [0-9]*).*|\1|p' <<<"$printed")
+	ev_pid=$(sed -n 's|^  upstream  *server-everything at .* (pid \([0-9]*\)).*|\1|p' <<<"$printed")
+	idp_port=$(sed -n 's|^  authorization  *http://127\.0\.0\.1:\([0-9]*\).*|\1|p' <<<"$printed")
+	like "it names the upstream's port and pid and the authorization server's port" "$ev_port $ev_pid $idp_port" '^[0-9]+ [0-9]+ [0-9]+$'
+	listening=$(ss -ltnH | awk '{ print $4 }')
+	wide=
+	for p in $port $ev_port $idp_port; do
+		addrs=$(grep -E ":$p\$" <<<"$listening" | sort -u | paste -sd' ')
+		[ "$addrs" = "127.0.0.1:$p" ] || wide="$wide $p=[$addrs]"
+	done
+	is "the gateway, the upstream and the authorization server listen on 127.0.0.1 only" "${wide# }" ""
+	ev_socks=$(ss -ltnpH | grep -F "pid=$ev_pid," | awk '{ print $4 }' | sort -u | paste -sd' ')
+	is "… and the upstream's process listens on 127.0.0.1:$ev_port and nothing else" "$ev_socks" "127.0.0.1:$ev_port"
 	# the step-up pair, the read-only call, the rate-limit loop and explain, as printed
 	cmd=$(grep -m1 "^  curl -si .*ev_get-env" <<<"$printed")
 	like "the printed step-up call: 403 insufficient_scope naming mcp:admin" "$(flat_out "$(bash -c "$cmd" 2>&1 | tr -d '\r')")" \

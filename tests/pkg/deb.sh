@@ -12,7 +12,9 @@
 #      (--root: the scratch root, with this machine's own units beside them) has
 #      nothing to say; the package depends on the libraries it links, on libcurl (loaded
 #      when a request first needs another server: dpkg-shlibdeps cannot see it) and on
-#      adduser.
+#      adduser;
+#   4. the build happens in debian/build: `debian/rules clean` leaves a developer's
+#      src/mcpgate alone, and a tree configured in place stops the build, untouched.
 # The machine's own services and packages are not touched: nothing is installed from
 # the .deb. Prints TAP.
 set -u
@@ -101,4 +103,24 @@ out=$(SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no --root="$root" \
 	/lib/systemd/system/mcpgate.socket /lib/systemd/system/mcpgate.service 2>&1)
 rc=$?
 like "systemd-analyze verify --root: the units are clean" "rc=$rc $out" '^rc=0 $'
+
+# 4. a developer's build in the tree is theirs: the package is built in debian/build,
+#    `debian/rules clean` removes that and leaves the tree's own src/mcpgate; in a tree
+#    configured in place (config.status), dpkg-buildpackage stops before changing
+#    anything and says why.
+check "the package build left no build in the tree itself (src/mcpgate, config.status)" \
+	test ! -e "$src/src/mcpgate" -a ! -e "$src/config.status"
+printf 'a developer build\n' >"$src/src/mcpgate"
+(cd "$src" && debian/rules clean) >"$T/clean.log" 2>&1
+rc=$?
+is "debian/rules clean: exit 0" "$rc" 0
+check "… removed debian/build" test ! -e "$src/debian/build"
+is "… and left the tree's own src/mcpgate as it was" "$(cat "$src/src/mcpgate" 2>&1)" "a developer build"
+printf '#!/bin/sh\n' >"$src/config.status"
+(cd "$src" && timeout -k 10 600 dpkg-buildpackage -us -uc -b) >"$T/inplace.log" 2>&1
+rc=$?
+like "dpkg-buildpackage in a tree configured in place: fails, saying so" "rc=$rc $(tr '\n' ' ' <"$T/inplace.log")" \
+	'^rc=[1-9].*this tree is configured in place \(config.status\)'
+is "… and src/mcpgate and config.status are still there" \
+	"$(cat "$src/src/mcpgate" 2>&1) $(cat "$src/config.status" 2>&1)" "a developer build #!/bin/sh"
 tap_done
