@@ -481,16 +481,8 @@ static void
 caller_key(const struct auth_env *env, const struct config *cfg, const char *tok, size_t len,
     struct caller *caller, unsigned char key[TC_KEY_BYTES])
 {
-	size_t i;
-
-	static const char hex[] = "0123456789abcdef";
-
 	auth_cache_key(env->digest_key, cfg, tok, len, key);
-	for (i = 0; i < 4; i++) {
-		caller->token_id[2 * i] = hex[key[i] >> 4];
-		caller->token_id[2 * i + 1] = hex[key[i] & 0xf];
-	}
-	caller->token_id[8] = '\0';
+	secret_hex(key, 4, caller->token_id);
 	memcpy(caller->token_key, key + TC_KEY_BYTES - sizeof(caller->token_key), sizeof(caller->token_key));
 }
 

@@ -107,14 +107,7 @@ marker_key(const struct upcred *u, const struct want *w, unsigned char key[CREDC
 void
 upcred_seal_ad(const unsigned char key[CREDCACHE_KEY_BYTES], char ad[2 * CREDCACHE_KEY_BYTES + 1])
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < CREDCACHE_KEY_BYTES; i++) {
-		ad[2 * i] = hex[key[i] >> 4];
-		ad[2 * i + 1] = hex[key[i] & 15];
-	}
-	ad[2 * CREDCACHE_KEY_BYTES] = '\0';
+	secret_hex(key, CREDCACHE_KEY_BYTES, ad);
 }
 
 /* How long an issued token is kept: its expires_in less a margin, no longer than the

@@ -112,14 +112,7 @@ storable(const struct vault_tokens *t)
 static void
 name_ad(const unsigned char name[VAULT_NAME_BYTES], char ad[2 * VAULT_NAME_BYTES + 1])
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < VAULT_NAME_BYTES; i++) {
-		ad[2 * i] = hex[name[i] >> 4];
-		ad[2 * i + 1] = hex[name[i] & 15];
-	}
-	ad[2 * VAULT_NAME_BYTES] = '\0';
+	secret_hex(name, VAULT_NAME_BYTES, ad);
 }
 
 int

@@ -22,6 +22,12 @@ secret_random_bytes(void *out, size_t n)
 }
 
 void
+secret_hex(const void *p, size_t n, char *out)
+{
+	sodium_bin2hex(out, n * 2 + 1, p, n);
+}
+
+void
 secret_random_hex(char *out, size_t nbytes)
 {
 	unsigned char raw[64];

@@ -11,6 +11,9 @@ void secret_random_hex(char *out, size_t nbytes);
 /* 8 bytes as 16 lowercase hex digits (and a NUL) unlike any other of this process or
  * any other, and not to be guessed from them: a keyed hash of a count (request ids). */
 void secret_unique_hex(char out[17]);
+/* n bytes of p as lowercase hex into out (2*n+1 bytes), in constant time (a key's
+ * digest may name a secret's place). */
+void secret_hex(const void *p, size_t n, char *out);
 /* Unkeyed BLAKE2b digest of p, truncated to nbytes, as hex into out (2*nbytes+1). */
 void secret_digest_hex(const void *p, size_t n, char *out, size_t nbytes);
 /* Unkeyed BLAKE2b digest of p, nbytes (16..64) raw bytes into out. */

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "log.h"
 #include "rstore.h"
+#include "secret.h"
 
 #define US		1000000LL
 #define US_MAX		(1LL << 50)	/* Lua numbers are doubles: exact below 2^53 */
@@ -292,18 +293,10 @@ command(struct rstore *rs, const struct config *cfg, const struct cmd *cmd, int6
 static void
 key_name(char *out, const char *kind, const unsigned char *key)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
 	memcpy(out, "mcpgate:", 8);
 	memcpy(out + 8, kind, 2);
 	out[10] = ':';
-	out += 11;
-	for (i = 0; i < RSTORE_KEY_BYTES; i++) {
-		*out++ = hex[key[i] >> 4];
-		*out++ = hex[key[i] & 15];
-	}
-	*out = '\0';
+	secret_hex(key, RSTORE_KEY_BYTES, out + 11);	/* and its NUL */
 }
 
 #define KEY_NAME_MAX	(sizeof("mcpgate:xx:") + 2 * RSTORE_KEY_BYTES)
