@@ -93,6 +93,7 @@ catalog_caller_get(struct catalog_callers *cc, const struct catalog_fetcher *by,
 {
 	struct caller_doc *s;
 	json_t *doc;
+	size_t bytes;
 	int64_t ttl_ms = cfg->catalog_ttl * 1000;
 
 	if (cc == NULL || by->who == NULL || by->who[0] == '\0' || strlen(by->who) >= sizeof(s->who))
@@ -104,11 +105,12 @@ catalog_caller_get(struct catalog_callers *cc, const struct catalog_fetcher *by,
 		return json_incref(s->doc);
 	}
 	doc = catalog_fetch_caller(by, cfg, now_ms, shared);
+	bytes = catalog_bytes(doc);
 	slot_clear(cc, s);
-	if (make_room(cc, s, catalog_bytes(doc)) < 0)
+	if (make_room(cc, s, bytes) < 0)
 		return doc;	/* served, not kept */
 	snprintf(s->who, sizeof(s->who), "%s", by->who);
-	s->bytes = catalog_bytes(doc);
+	s->bytes = bytes;
 	cc->bytes += s->bytes;
 	s->base = base;
 	s->cfg = cfg->serial;

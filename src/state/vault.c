@@ -259,32 +259,37 @@ vault_claim_refresh(struct vault *v, const unsigned char name[VAULT_NAME_BYTES],
 	return st;
 }
 
-void
-vault_release(struct vault *v, const unsigned char name[VAULT_NAME_BYTES])
+/* name's entries in its set (a live one, and any whose end passed): their claim let
+ * go, or, with wipe, the entries wiped. */
+static void
+let_go(struct vault *v, const unsigned char name[VAULT_NAME_BYTES], int wipe)
 {
 	struct vault_set *s = set_lock(v, name);
 	int i;
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < VAULT_WAYS; i++)
-		if (s->e[i].len > 0 && secret_equal(s->e[i].name, name, VAULT_NAME_BYTES))
+	for (i = 0; i < VAULT_WAYS; i++) {
+		if (s->e[i].len == 0 || !secret_equal(s->e[i].name, name, VAULT_NAME_BYTES))
+			continue;
+		if (wipe)
+			entry_clear(&s->e[i]);
+		else
 			s->e[i].claim_until_ms = 0;
+	}
 	state_unlock(&s->lock);
+}
+
+void
+vault_release(struct vault *v, const unsigned char name[VAULT_NAME_BYTES])
+{
+	let_go(v, name, 0);
 }
 
 void
 vault_drop(struct vault *v, const unsigned char name[VAULT_NAME_BYTES])
 {
-	struct vault_set *s = set_lock(v, name);
-	int i;
-
-	if (s == NULL)
-		return;
-	for (i = 0; i < VAULT_WAYS; i++)
-		if (s->e[i].len > 0 && secret_equal(s->e[i].name, name, VAULT_NAME_BYTES))
-			entry_clear(&s->e[i]);
-	state_unlock(&s->lock);
+	let_go(v, name, 1);
 }
 
 size_t
