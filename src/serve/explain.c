@@ -167,7 +167,9 @@ connection_json(const struct explain *x, const struct cfg_upstream *up, json_t *
 	void *copy = NULL;
 	size_t size = 0;
 
-	if (sealed && gateway_saved_region(x->cfg, GW_REGION_VAULT, &copy, &size, key, &err) == 0) {
+	if (x->cfg->redis_on) {
+		gw_error_set(&err, GW_ECONFIG, "connections are kept in the Redis store, which explain does not read");
+	} else if (sealed && gateway_saved_region(x->cfg, GW_REGION_VAULT, &copy, &size, key, &err) == 0) {
 		u.cfg = x->cfg;
 		u.key = key;
 		upcred_bind(&u);
@@ -179,8 +181,9 @@ connection_json(const struct explain *x, const struct cfg_upstream *up, json_t *
 		secret_wipe(key, sizeof(key));
 		if (st == VAULT_UNAVAILABLE)
 			gw_error_set(&err, GW_ECONFIG, "the state file has no vault that can be read");
-	} else if (sealed == NULL)
+	} else if (sealed == NULL) {
 		gw_error_set(&err, GW_EINTERNAL, "out of memory");
+	}
 	json_object_set_new(o, "connected", st == VAULT_UNAVAILABLE ? json_null() : json_boolean(st == VAULT_HIT));
 	if (st == VAULT_HIT && t.obtained_ms > 0)
 		clock_rfc3339((time_t)(t.obtained_ms / 1000), when, sizeof(when));

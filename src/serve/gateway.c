@@ -62,7 +62,7 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	for (i = 0; i < GW_REGIONS; i++)
 		lay->region[i].def = regions[i];
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
-	if (cfg->user_oauth) {
+	if (cfg->user_oauth && !cfg->redis_on) {	/* with a Redis store, the vault is there */
 		lay->region[GW_REGION_VAULT].def = &vault_region_def;
 		lay->region[GW_REGION_VAULT].size = vault_region_size((uint32_t)cfg->vault_entries);
 	}
