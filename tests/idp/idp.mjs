@@ -220,6 +220,9 @@ function createCookieMemory() {
  * @param {boolean} [o.strictCookies=false] true: no cookie help for cookie-less clients
  * @param {boolean} [o.loginPages=false] true: oidc-provider's own login and consent pages
  *   (devInteractions, for a browser) instead of the headless interaction
+ * @param {string[]} [o.headlessClients] with loginPages: the clients whose authorizations
+ *   still go through the headless interaction (token.mjs's `cli`, minting a caller's token
+ *   while a browser signs in on the pages)
  * @param {string[]} [o.idJagAudiences] authorization servers (issuer URLs) ID-JAGs may be
  *   issued for (token exchange with requested_token_type id-jag)
  * @param {string[]} [o.trustIdJag] issuers whose ID-JAGs the jwt-bearer grant redeems
@@ -232,7 +235,7 @@ function createCookieMemory() {
 export async function createIdp({
   resources, port = 0, host = '127.0.0.1', defaultUser = 'alice', strictCookies = false,
   tokenFormat = 'opaque', jwtAlg = 'RS256', introspection = true,
-  loginPages = false, idJagAudiences = [], trustIdJag = [], log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
+  loginPages = false, headlessClients = [], idJagAudiences = [], trustIdJag = [], log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
 } = {}) {
   if (!Array.isArray(resources) || resources.length === 0) {
     throw new TypeError('at least one resource is required');
@@ -814,7 +817,8 @@ export async function createIdp({
         if (await structuredToken(req, res, await peekBody(req), path)) return;
       }
       const m = /^\/interaction\/([A-Za-z0-9_-]+)$/.exec(path);
-      if (m && req.method === 'GET' && !loginPages) {
+      if (m && req.method === 'GET' && (!loginPages
+          || headlessClients.includes((await provider.Interaction.find(m[1]))?.params?.client_id))) {
         await interaction(req, res, m[1]);
         return;
       }

@@ -528,6 +528,41 @@ async function main() {
     }
   });
 
+  // --- login pages, with the headless interaction kept for one client --------------------------
+  await step('login pages, headless client', async () => {
+    const pages = await spawnIdp({ resources: [R1], args: ['--login-pages', '--headless-client', 'cli'] });
+    try {
+      const t = await userToken({ issuer: pages.issuer, user: 'bob' });
+      const r = await introspect({ issuer: pages.issuer, token: t.access_token });
+      ok(r.active && r.sub === 'bob' && r.client_id === 'cli',
+        '--login-pages --headless-client cli: cli still signs in headlessly (login_hint)', r);
+      const redirectUri = 'http://127.0.0.1:33334/callback';
+      const reg = await registerClient({
+        issuer: pages.issuer,
+        metadata: { redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', response_types: ['code'] },
+      });
+      const auth = new URL((await discover(pages.issuer)).authorization_endpoint);
+      for (const [k, v] of Object.entries({
+        client_id: reg.client_id, response_type: 'code', redirect_uri: redirectUri, scope: 'mcp:tools',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', login_hint: 'bob',
+      })) auth.searchParams.set(k, v);
+      const jar = new CookieJar();
+      let url = auth.href;
+      let res;
+      for (let hop = 0; hop < 5; hop += 1) {
+        res = await fetch(url, { redirect: 'manual', headers: jar.header(url) ? { Cookie: jar.header(url) } : {} });
+        jar.store(res);
+        if (res.status < 300 || res.status > 399) break;
+        url = new URL(res.headers.get('location'), url).href;
+      }
+      const html = await res.text();
+      ok(res.status === 200 && /input[^>]*name="login"/.test(html),
+        '--login-pages: another client\'s authorization is shown the login page', { status: res.status, url, html: html.slice(0, 200) });
+    } finally {
+      await pages.stop();
+    }
+  });
+
   // --- ID-JAG (enterprise-managed authorization) -------------------------------------------------
   await step('ID-JAG', () => idJagCases(issuer));
 

@@ -2,7 +2,7 @@
 // Test OAuth authorization server for mcpgate (oidc-provider). See README.md.
 //
 //   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
-//        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages] [--quiet]
+//        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages [--headless-client ID ...]] [--quiet]
 //        [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]
 //        [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...]
 //
@@ -12,7 +12,7 @@
 import { announceReady, commandLine } from '../lib/server-cli.mjs';
 
 const USAGE = 'usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] ' +
-  '[--default-user NAME] [--strict-cookies] [--login-pages] [--quiet] [--token-format opaque|jwt] ' +
+  '[--default-user NAME] [--strict-cookies] [--login-pages [--headless-client ID ...]] [--quiet] [--token-format opaque|jwt] ' +
   '[--jwt-alg RS256|PS256|ES256] [--no-introspection] [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...]';
 
 const { args, usage } = commandLine('server.mjs', USAGE, {
@@ -20,6 +20,7 @@ const { args, usage } = commandLine('server.mjs', USAGE, {
   'default-user': { type: 'string', default: 'alice' },
   'strict-cookies': { type: 'boolean', default: false },
   'login-pages': { type: 'boolean', default: false },
+  'headless-client': { type: 'string', multiple: true, default: [] },
   'token-format': { type: 'string', default: 'opaque' },
   'jwt-alg': { type: 'string', default: 'RS256' },
   'no-introspection': { type: 'boolean', default: false },
@@ -30,6 +31,7 @@ if (args.port === undefined || !/^\d+$/.test(args.port) || Number(args.port) > 6
   usage('--port is required (0 = any free port)');
 }
 if (!args.resource?.length) usage('at least one --resource is required');
+if (args['headless-client'].length && !args['login-pages']) usage('--headless-client goes with --login-pages');
 
 const log = args.quiet ? () => {} : (m) => process.stderr.write(`idp: ${m}\n`);
 
@@ -55,6 +57,7 @@ try {
     jwtAlg: args['jwt-alg'],
     introspection: !args['no-introspection'],
     loginPages: args['login-pages'],
+    headlessClients: args['headless-client'],
     idJagAudiences: args['id-jag-audience'],
     trustIdJag: args['trust-id-jag'],
     log,
