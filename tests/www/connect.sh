@@ -168,8 +168,9 @@ jcheck "the tracker was shown alice's own token from the third party (sub alice,
 	'.alice >= 1 and .callers == 0'
 { head -c 5000 /dev/urandom; printf 'x%sy' "$TP_CC"; head -c 5000 /dev/urandom; } > "$T/control"
 is "the detector finds a token the tracker accepted, written in clear between random bytes" "$(in_clear "$T/control" "$T/seen.json")" 1
-is "no token the tracker accepted is in clear in the gateway's logs or its state file (the vault is sealed)" \
-	"$(( $(in_clear "$T/gw.log" "$T/seen.json") + $(in_clear "$MG_LOG" "$T/seen.json") + $(in_clear "$T/state" "$T/seen.json") ))" 0
+clear=0
+for f in "$T/gw.log" "$MG_LOG" "$T/state"; do [ ! -f "$f" ] || clear=$((clear + $(in_clear "$f" "$T/seen.json"))); done
+is "no token the tracker accepted is in clear in the gateway's logs or its state file (the vault is sealed)" "$clear" 0
 shots=$(find "$ART" -name '*.png' -size +1k | wc -l)
 check "a screenshot of each state in $ART (at least 12, $shots taken)" test "$shots" -ge 12
 rm -f "$T/fragments"
