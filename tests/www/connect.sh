@@ -73,7 +73,7 @@ jcheck "DCR at the third party: the gateway's client there (authorization_code, 
 	"$TP_REG" ".client_id and .client_secret and .redirect_uris == [\"$CONNECT\"] and (.grant_types | sort) == [\"authorization_code\", \"client_credentials\", \"refresh_token\"]"
 ORG_CLIENT=$(jq -r '.client_id // empty' <<<"$ORG_REG")
 TP_CLIENT=$(jq -r '.client_id // empty' <<<"$TP_REG")
-[ -n "$ORG_CLIENT" ] && [ -n "$TP_CLIENT" ] || bail "the gateway's clients registered" "$ORG_REG $TP_REG"
+if [ -z "$ORG_CLIENT" ] || [ -z "$TP_CLIENT" ]; then bail "the gateway's clients registered" "$ORG_REG $TP_REG"; fi
 (umask 077 && jq -r .client_secret <<<"$ORG_REG" > "$T/org-connect.secret" && jq -r .client_secret <<<"$TP_REG" > "$T/tp-client.secret")
 ORG_SECRET=$(cat "$T/org-connect.secret")
 TP_SECRET=$(cat "$T/tp-client.secret")
@@ -129,7 +129,7 @@ location = /mcp/connect {
 NGINX
 	extra=$T/connect.nginx
 fi
-if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" $extra >> "$T/start.out" 2>&1; then
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" ${extra:+"$extra"} >> "$T/start.out" 2>&1; then
 	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $BASE, connect-path $CONNECT"
 else
 	bail "the gateway started" "$(tail -n 20 "$T/start.out")"
@@ -148,6 +148,7 @@ if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 27 ]; then
 else
 	fail "connect-browser.mjs ran every step (27) and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
 fi
+# shellcheck disable=SC2086 # one word per pid
 is "the mcpgate processes survived the run" "$(gone $pids_before)" none
 
 # --- what the logs and the state file hold ---------------------------------------------------
