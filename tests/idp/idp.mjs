@@ -411,6 +411,14 @@ export async function createIdp({
         },
       },
     }),
+    // Refresh tokens: with offline_access (granted only with prompt=consent, the OpenID
+    // Connect rule), as oidc-provider does; and to a confidential client allowed the
+    // refresh_token grant whatever it asked, as many authorization servers of third-party
+    // services do for their OAuth apps (a gateway connecting people's accounts keeps one).
+    issueRefreshToken(ctx, client, code) {
+      return client.grantTypeAllowed('refresh_token')
+        && (code.scopes.has('offline_access') || client.clientAuthMethod !== 'none');
+    },
     ttl: {
       AccessToken: (ctx, token) => token.resourceServer?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL,
       ClientCredentials: (ctx, token) => token.resourceServer?.accessTokenTTL

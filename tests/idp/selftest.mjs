@@ -18,7 +18,7 @@ import crypto from 'node:crypto';
 
 import {
   ACCOUNTS, CookieJar, ID_JAG, JWT_BEARER, SCOPES, TOKEN_EXCHANGE, clientToken, discover,
-  exchangeToken, exchanges, freePort, idJag, introspect, jwtBearer, refreshToken, registerClient,
+  exchangeToken, exchanges, followAuthorization, freePort, idJag, introspect, jwtBearer, pkcePair, refreshToken, registerClient,
   resetStats, revokeToken, setFault, spawnIdp, stats, userToken,
 } from './lib.mjs';
 
@@ -331,6 +331,32 @@ async function main() {
       issuer, clientId: narrow.client_id, redirectUri, scope: 'mcp:tools mcp:admin',
     });
     ok(up.scope === 'mcp:tools mcp:admin', 'DCR client registered with scope mcp:tools may step up to mcp:admin', { narrow, up });
+
+    // A confidential client allowed refresh_token gets a refresh token without offline_access;
+    // one without the grant gets none.
+    const codeFlow = async (grants) => {
+      const reg = await registerClient({
+        issuer,
+        metadata: { redirect_uris: [redirectUri], grant_types: grants, response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' },
+      });
+      const { verifier, challenge } = pkcePair();
+      const auth = new URL(md.authorization_endpoint);
+      for (const [k, v] of Object.entries({
+        client_id: reg.client_id, response_type: 'code', redirect_uri: redirectUri, scope: 'mcp:tools',
+        code_challenge: challenge, code_challenge_method: 'S256', login_hint: 'alice',
+      })) auth.searchParams.set(k, v);
+      const back = new URL(await followAuthorization(auth.href, redirectUri));
+      const r = await rawPost(md.token_endpoint, new URLSearchParams({
+        grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: redirectUri, code_verifier: verifier,
+      }).toString(), { Authorization: `Basic ${Buffer.from(`${reg.client_id}:${reg.client_secret}`).toString('base64')}` });
+      return JSON.parse(r.text);
+    };
+    const kept = await codeFlow(['authorization_code', 'refresh_token']);
+    ok(typeof kept.access_token === 'string' && typeof kept.refresh_token === 'string',
+      'a confidential DCR client allowed refresh_token: a refresh token without offline_access', Object.keys(kept));
+    const plain = await codeFlow(['authorization_code']);
+    ok(typeof plain.access_token === 'string' && !('refresh_token' in plain),
+      'a confidential DCR client without the refresh_token grant: no refresh token', Object.keys(plain));
   });
 
   // --- token exchange (RFC 8693) --------------------------------------------------------------
