@@ -172,6 +172,7 @@ is "the detector finds a token the tracker accepted, written in clear between ra
 clear=0
 for f in "$T/gw.log" "$MG_LOG" "$T/state"; do [ ! -f "$f" ] || clear=$((clear + $(in_clear "$f" "$T/seen.json"))); done
 is "no token the tracker accepted is in clear in the gateway's logs or its state file (the vault is sealed)" "$clear" 0
+echo "# the third party keeps $(curl -s --max-time 5 "$TP/_fault" | jq '.store.RefreshToken // 0') refresh token(s) it issued (to the gateway's client: the only one there that redeems codes)"
 shots=$(find "$ART" -name '*.png' -size +1k | wc -l)
 check "a screenshot of each state in $ART (at least 12, $shots taken)" test "$shots" -ge 12
 rm -f "$T/fragments"
