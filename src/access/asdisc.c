@@ -69,6 +69,16 @@ out:
 	return prm;
 }
 
+/* An endpoint the metadata may name, kept when usable (as_url_ok, no query's '#'). */
+static void
+optional_url(const struct cfg_upstream *up, json_t *meta, const char *name, char out[UPCRED_URL_MAX])
+{
+	const char *v = json_string_value(json_object_get(meta, name));
+
+	if (v && as_url_ok(up, v) && url_check(v) == 0)
+		snprintf(out, UPCRED_URL_MAX, "%s", v);
+}
+
 /* RFC 9728 then RFC 8414: up's protected resource metadata (at its well-known URL, else
  * where its 401 says) names its authorization server, whose metadata names its token
  * endpoint. 0 with as, or -1 with err. */
@@ -95,8 +105,12 @@ discover_now(const struct upcred *u, const struct cfg_upstream *up, struct up_as
 		gw_error_set(err, GW_EAUTHSERVER, "its authorization server's metadata has no usable token_endpoint");
 		goto out;
 	}
+	memset(as, 0, sizeof(*as));
 	snprintf(as->issuer, sizeof(as->issuer), "%s", issuer);
 	snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", te);
+	optional_url(up, meta, "authorization_endpoint", as->authorization_endpoint);
+	optional_url(up, meta, "revocation_endpoint", as->revocation_endpoint);
+	as->iss_supported = json_is_true(json_object_get(meta, "authorization_response_iss_parameter_supported"));
 	rc = 0;
 out:
 	json_decref(meta);
@@ -104,15 +118,40 @@ out:
 	return rc;
 }
 
+/* What asdisc_find keeps (opened): "issuer token authorization revocation iss", an
+ * endpoint not said as "-". 0 with as, or -1. */
+static int
+kept_read(char *plain, struct up_as *as)
+{
+	char *f[5], *save = NULL, *t;
+	int i;
+
+	memset(as, 0, sizeof(*as));
+	for (i = 0, t = strtok_r(plain, " ", &save); t && i < 5; t = strtok_r(NULL, " ", &save))
+		f[i++] = t;
+	if (i != 5 || t != NULL || (f[4][0] != '0' && f[4][0] != '1') || f[4][1])
+		return -1;
+	for (i = 0; i < 4; i++)
+		if (strlen(f[i]) >= UPCRED_URL_MAX)
+			return -1;
+	snprintf(as->issuer, sizeof(as->issuer), "%s", f[0]);
+	snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", f[1]);
+	if (strcmp(f[2], "-") != 0)
+		snprintf(as->authorization_endpoint, sizeof(as->authorization_endpoint), "%s", f[2]);
+	if (strcmp(f[3], "-") != 0)
+		snprintf(as->revocation_endpoint, sizeof(as->revocation_endpoint), "%s", f[3]);
+	as->iss_supported = f[4][0] == '1';
+	return 0;
+}
+
 int
 asdisc_find(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct up_as *as,
     struct gw_error *err)
 {
 	unsigned char key[CREDCACHE_KEY_BYTES];
-	char sealed[3 * UPCRED_URL_MAX], plain[2 * UPCRED_URL_MAX + 2], ad[2 * CREDCACHE_KEY_BYTES + 1];
+	char sealed[CREDCACHE_VALUE_MAX], plain[4 * UPCRED_URL_MAX + 8], ad[2 * CREDCACHE_KEY_BYTES + 1];
 	enum cc_status st;
 	struct gw_error why;
-	char *sp;
 
 	secret_keyed_digest_parts(u->name_key, (struct secret_part[]){ { "discovery", 10 },
 	    { up->url, strlen(up->url) } }, 2, key);
@@ -121,12 +160,8 @@ asdisc_find(const struct upcred *u, const struct cfg_upstream *up, int64_t now_m
 	 * metadata, the 401 asked for and the metadata it names, three RFC 8414 URLs). */
 	st = credcache_get(u->cache, key, now_ms, u->cfg->auth_timeout_ms * 6 + 1000, sealed, sizeof(sealed));
 	if (st == CC_HIT && secret_open(u->seal_key, sealed, ad, plain, sizeof(plain)) > 0 &&
-	    (sp = strchr(plain, ' ')) != NULL && (size_t)(sp - plain) < sizeof(as->issuer) &&
-	    strlen(sp + 1) < sizeof(as->token_endpoint)) {
-		snprintf(as->issuer, sizeof(as->issuer), "%.*s", (int)(sp - plain), plain);
-		snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", sp + 1);
+	    kept_read(plain, as) == 0)
 		return 0;
-	}
 	if (discover_now(u, up, as, &why) < 0) {
 		if (CC_CLAIMED(st))
 			credcache_drop(u->cache, key);
@@ -135,7 +170,9 @@ asdisc_find(const struct upcred *u, const struct cfg_upstream *up, int64_t now_m
 		    "retry later (%s)", up->s.name, why.detail);
 		return -1;
 	}
-	snprintf(plain, sizeof(plain), "%s %s", as->issuer, as->token_endpoint);
+	snprintf(plain, sizeof(plain), "%s %s %s %s %d", as->issuer, as->token_endpoint,
+	    as->authorization_endpoint[0] ? as->authorization_endpoint : "-",
+	    as->revocation_endpoint[0] ? as->revocation_endpoint : "-", as->iss_supported);
 	if ((CC_CLAIMED(st) || st == CC_UNAVAILABLE || st == CC_HIT) &&
 	    secret_seal(u->seal_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
 		credcache_put(u->cache, key, now_ms, now_ms + UPCRED_DISCOVERY_MS, sealed);

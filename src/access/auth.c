@@ -690,6 +690,33 @@ bind_dpop(const struct check *k)
 }
 
 int
+auth_verify_token(const struct req_ctx *rc, const char *tok, size_t len, struct caller *caller, struct gw_error *err)
+{
+	const struct auth_env *env = rc->slot[REQ_SLOT_AUTH];
+	struct check k = { .env = env, .cfg = rc->cfg, .req = rc->req, .resp = rc->resp, .tok = tok, .len = len,
+	    .caller = caller };
+
+	memset(caller, 0, sizeof(*caller));
+	if (len == 0 || len > AUTH_TOKEN_MAX) {
+		gw_error_set(err, GW_EBADTOKEN, "no usable token");
+		return -1;
+	}
+	caller_key(env, rc->cfg, tok, len, caller, k.key);
+	if (token_claims(&k) < 0) {
+		*err = k.err;
+		if (err->code != GW_EBADTOKEN)
+			gw_error_set(err, GW_EAUTHSERVER, "the token could not be verified now");
+		return -1;
+	}
+	if (caller->claims.jkt[0]) {
+		gw_error_set(err, GW_EBADTOKEN, "a DPoP-bound token");
+		return -1;
+	}
+	accepted(rc->cfg, caller);
+	return 0;
+}
+
+int
 auth_authenticate(const struct req_ctx *rc, struct caller *caller)
 {
 	const struct auth_env *env = rc->slot[REQ_SLOT_AUTH];

@@ -104,6 +104,13 @@ void auth_scope_challenge(const struct config *cfg, const struct request *req, s
  * anything reaches the network. A DPoP request is never decided here (its proof is
  * recorded as seen). */
 int auth_cached(const struct req_ctx *rc, struct caller *caller);
+/* A bearer token the gateway itself obtained (the connect page's sign-in at the issuer)
+ * checked as a caller's is (the cache, introspection or the JWT's verification, the
+ * acceptance rules; not the required scopes, nor any request header): 0 with *caller,
+ * or -1 with err (GW_EBADTOKEN refused, GW_EAUTHSERVER not decided now; rc->resp may
+ * hold an answer the caller replaces). rc's REQ_SLOT_AUTH slot holds auth's env. */
+int auth_verify_token(const struct req_ctx *rc, const char *tok, size_t len, struct caller *caller,
+    struct gw_error *err);
 /* 0 with *caller when the request carries an accepted token (for a DPoP-bound one, with
  * its proof: dpop.c); else -1 with resp filled (401, 403; 500 + Retry-After when the
  * authorization server fails; 503 + Retry-After when a proof's replay cannot be told). */

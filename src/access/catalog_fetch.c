@@ -12,10 +12,19 @@
 /* A call of the fetch: as the gateway (with its own token at a client-credentials
  * upstream, or at one reached as the caller whose catalog-credentials say so), or, at
  * an upstream reached as the caller, as the caller whose request needs the catalog,
- * on its own pool session. */
+ * on its own pool session. A person's own account (user-oauth) never fetches: without
+ * catalog-credentials = client-credentials its catalog is asked with no token, on the
+ * gateway's own session. */
 static void
 as_fetcher(const struct catalog_fetcher *by, struct upstream_call *call)
 {
+	if (call->up->credentials == UP_CRED_USER_OAUTH) {
+		static const struct upstream_cred none = { NULL, NULL };
+
+		call->cred = call->up->catalog_credentials == UP_CATALOG_CLIENT ? by->own : &none;
+		call->who = NULL;
+		return;
+	}
 	if (!UP_OBTAINED(call->up))
 		return;
 	if (UP_AS_CALLER(call->up) && call->up->catalog_credentials == UP_CATALOG_CLIENT) {

@@ -362,6 +362,8 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 		n = str_what_happened(err.detail);
 		if (err.code == GW_ESCOPE)	/* the scopes the caller's token lacks for up's credential */
 			failed(f, GW_ESCOPE, "%s", err.detail);
+		else if (err.code == GW_ECONNECT)	/* the person's account there is not connected */
+			failed(f, GW_ECONNECT, "%s", err.detail);
 		else
 			failed(f, GW_EUPSTREAM, "%.*s", (int)n, err.detail);
 		/* Down for health is the upstream's failure: not one answer too large or too
@@ -369,7 +371,7 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 		 * the caller's credential refused or not to be had (the token endpoint's), nor
 		 * its scopes short of what the upstream's credential asks. */
 		if (err.code != GW_ESESSION && err.code != GW_ECALL && err.code != GW_EAUTHSERVER && err.code != GW_ESCOPE &&
-		    !(f->client && f->client->failed))
+		    err.code != GW_ECONNECT && err.code != GW_EINTERNAL && !(f->client && f->client->failed))
 			metrics_observe_upstream(f->metrics, up->s.name, 0, (int64_t)clock_wall(), f->err.detail);
 		return NULL;
 	}

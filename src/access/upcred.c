@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "asdisc.h"
+#include "connected.h"
 #include "clock.h"
 #include "log.h"
 #include "str.h"
@@ -34,6 +35,7 @@ upcred_bind(struct upcred *u)
 {
 	derive(u->key, "mcpgate upstream credential seal v1", u->seal_key);
 	derive(u->key, "mcpgate upstream credential name v1", u->name_key);
+	vault_keys_derive(&u->vault_keys, u->key);
 	u->cred.bearer = upcred_bearer;
 	u->cred.ctx = u;
 	u->own.bearer = upcred_bearer_own;
@@ -45,6 +47,7 @@ upcred_clear(struct upcred *u)
 {
 	secret_wipe(u->seal_key, sizeof(u->seal_key));
 	secret_wipe(u->name_key, sizeof(u->name_key));
+	vault_keys_clear(&u->vault_keys);
 }
 
 /* What names an entry for w: everything the token endpoint's request holds (the mode,
@@ -224,7 +227,7 @@ obtain(const struct upcred *u, const struct want *w, int64_t now_ms, struct toke
 	};
 	struct tokenep_answer jag = { 0 };
 	struct secret_part assertion;
-	struct up_as as = { "", "" };
+	struct up_as as = { .issuer = "" };
 	int rc = -1;
 
 	if (u->ix == NULL || (WANT_AS_CALLER(w) && u->subject.p == NULL)) {
@@ -550,6 +553,8 @@ bearer_as(const struct upcred *u, const struct want *w, int again, char **token,
 int
 upcred_bearer(void *ctx, const struct cfg_upstream *up, int again, char **token, struct gw_error *err)
 {
+	if (up->credentials == UP_CRED_USER_OAUTH)
+		return connected_bearer(ctx, up, again, token, err);
 	return bearer_as(ctx, &(struct want){ up, up->credentials }, again, token, err);
 }
 

@@ -34,6 +34,8 @@
 #include "rstore.h"
 #include "secret.h"
 #include "upstream.h"
+#include "vault.h"
+#include "vault_seal.h"
 
 #define UPCRED_DEFAULT_MS	(300 * 1000)	/* the life of a token issued without expires_in */
 #define UPCRED_MAX_MS		(3600 * 1000)	/* the longest an issued token is cached */
@@ -60,8 +62,11 @@ struct upcred {
 	const char *request_id;		/* for the audit line; NULL: none */
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	struct rstore *rs;		/* with [auth] shared-cache: the hosts' store; NULL: none */
+	struct vault *vault;		/* the host's connected accounts (user-oauth); NULL: none */
+	const char *subject_sub;	/* the caller's subject at the issuer (borrowed); NULL: none */
 	/* made by upcred_bind: */
 	unsigned char seal_key[32], name_key[32];
+	struct vault_keys vault_keys;
 	struct upstream_cred cred;
 	struct upstream_cred own;	/* the gateway's own token for an upstream (upcred_bearer_own) */
 };

@@ -43,6 +43,7 @@ static const struct gw_err_info err_table[GW_ERR_MAX] = {
 	[GW_EREPLAY]	= { 503, 0, "temporarily_unavailable", "A DPoP proof cannot be checked for replay now; retry later" },
 	[GW_EADDRESS]	= { 403, 0, "forbidden_address", "The client's address may not read this" },
 	[GW_ECALL]	= { 502, -32603, "upstream_error", "A call to an upstream MCP server was too large or too slow" },
+	[GW_ECONNECT]	= { 403, -32042, "connect_required", "The upstream needs your own account there connected" },
 };
 
 const struct gw_err_info *

@@ -43,6 +43,9 @@ enum gw_err {
 	 * over the caps, or its time ran out. The upstream may be well (it is not marked
 	 * down for it: a caller chooses its calls). */
 	GW_ECALL,
+	/* A user-oauth upstream the person has not connected (or whose connection was
+	 * dropped): the detail is that upstream's name alone (connected.h). */
+	GW_ECONNECT,
 	GW_ERR_MAX
 };
 

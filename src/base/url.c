@@ -183,6 +183,54 @@ url_resource_ambiguous(const char *uri)
 	}
 }
 
+/* One parameter's value (n bytes at v) decoded into out: 0, or -1. */
+static int
+query_decode(const char *v, size_t n, char *out, size_t outlen)
+{
+	size_t i, k = 0;
+	int c;
+
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)v[i];
+		if (c == '+') {
+			c = ' ';
+		} else if (c == '%') {
+			if (i + 2 >= n || hexval(v[i + 1]) < 0 || hexval(v[i + 2]) < 0)
+				return -1;
+			c = hexval(v[i + 1]) << 4 | hexval(v[i + 2]);
+			i += 2;
+		}
+		if (c < 0x20 || c == 0x7f || k + 1 >= outlen)
+			return -1;
+		out[k++] = (char)c;
+	}
+	out[k] = '\0';
+	return 0;
+}
+
+int
+url_query_param(const char *query, const char *name, char *out, size_t outlen)
+{
+	size_t nl = strlen(name), len;
+	const char *p = query, *amp;
+	int found = 0;
+
+	if (outlen == 0)
+		return -1;
+	out[0] = '\0';
+	while (p && *p) {
+		amp = strchr(p, '&');
+		len = amp ? (size_t)(amp - p) : strlen(p);
+		if (len > nl && strncmp(p, name, nl) == 0 && p[nl] == '=' &&
+		    (found++ || query_decode(p + nl + 1, len - nl - 1, out, outlen) < 0)) {
+			out[0] = '\0';
+			return -1;
+		}
+		p = amp ? amp + 1 : NULL;
+	}
+	return found;
+}
+
 /* A percent-decoded copy of s[0..n) (a URL's user or password), or NULL. */
 static char *
 url_part(const char *s, size_t n)

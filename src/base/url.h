@@ -34,6 +34,13 @@ int url_same_resource(const char *a, const char *b);
  * encoded), and its escapes decode to valid UTF-8 (no overlong '.' or '/'). */
 const char *url_resource_ambiguous(const char *uri);
 
+/* The value of parameter name in an application/x-www-form-urlencoded query (a request's
+ * QUERY_STRING; NULL: none), decoded ('+' a blank, %XX a byte) into out (outlen bytes,
+ * NUL-terminated): 1 found, 0 absent, -1 when the query names it twice (which one an
+ * authorization server meant is not for the gateway to guess), an escape is broken, the
+ * value decodes to a control character or does not fit. */
+int url_query_param(const char *query, const char *name, char *out, size_t outlen);
+
 /* A Redis URL's parts: a TCP endpoint (host, port) or a unix socket (path). */
 struct url_redis {
 	char *host;		/* a name, an IPv4 address or an IPv6 address (no brackets); NULL with path */

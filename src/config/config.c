@@ -905,61 +905,131 @@ derive_limits(struct config *cfg)
 	cfg->limits_on |= cfg->group_limits;
 }
 
+/* What one upstream's credentials need (the mode already derived; mode its name): 0,
+ * or 1 with why (n bytes) and the key whose line says it (*key; NULL: credentials'). */
+static int
+credentials_fault(const struct config *cfg, const struct cfg_upstream *u, const char *mode, const char **key,
+    char *why, size_t n)
+{
+#define FAULT(k, ...)	do { *key = (k); snprintf(why, n, __VA_ARGS__); return 1; } while (0)
+	*key = NULL;
+	if (u->credentials == UP_CRED_STATIC && u->auth_header_file == NULL)
+		FAULT(NULL, "credentials = static: needs auth-header-file");
+	if (u->credentials != UP_CRED_STATIC && u->auth_header_file)
+		FAULT(NULL, "credentials = %s: auth-header-file is for credentials = static only", mode);
+	if (u->credentials == UP_CRED_USER_OAUTH) {
+		if (!u->client_id)
+			FAULT(NULL, "credentials = user-oauth: needs client-id (the gateway's client at the "
+			    "upstream's authorization server)");
+		if (!cfg->session_key_file)
+			FAULT(NULL, "credentials = user-oauth: needs [gateway] session-key-file (the vault is "
+			    "sealed under it)");
+		if (u->exchange_resource || u->exchange_audience || u->exchange_scopes.n)
+			FAULT(NULL, "credentials = user-oauth: exchange-* are for credentials = exchange or id-jag");
+		if (u->catalog_credentials == UP_CATALOG_CALLER)
+			FAULT("catalog-credentials", "catalog-credentials = caller: a person's own account never "
+			    "lists tools for others (client-credentials, or unset: no token)");
+		if (u->catalog == UP_CATALOG_PER_CALLER)
+			FAULT("catalog", "catalog = per-caller: for an upstream reached by exchange or id-jag");
+		return 0;
+	}
+	if (u->authorization_endpoint || u->user_scopes.n)
+		FAULT(NULL, "authorization-endpoint and user-scopes are for credentials = user-oauth");
+	if (UP_OBTAINED(u) && !u->client_id && !cfg->client_id)
+		FAULT(NULL, "credentials = %s: needs a client at the token endpoint (this section's client-id, or "
+		    "[auth] client-id)", mode);
+	if (!UP_AS_CALLER(u) && u->catalog_credentials == UP_CATALOG_CLIENT)
+		FAULT("catalog-credentials", "catalog-credentials: for an upstream reached as the caller "
+		    "(credentials = exchange, id-jag or user-oauth)");
+	if (u->catalog == UP_CATALOG_PER_CALLER && (!UP_AS_CALLER(u) || u->catalog_credentials == UP_CATALOG_CLIENT))
+		FAULT("catalog", "catalog = per-caller: for an upstream reached as the caller "
+		    "(credentials = exchange or id-jag) whose catalog-credentials = caller");
+	if (u->credentials == UP_CRED_CLIENT && u->exchange_audience)
+		FAULT(NULL, "credentials = client-credentials: exchange-audience is for credentials = exchange or id-jag");
+	if (!UP_OBTAINED(u) && (u->token_endpoint || u->exchange_resource || u->exchange_audience ||
+	    u->exchange_scopes.n || u->client_id || u->client_secret_file))
+		FAULT(NULL, "token-endpoint, exchange-*, client-id and client-secret-file are for "
+		    "credentials = exchange, client-credentials, id-jag or user-oauth");
+	return 0;
+#undef FAULT
+}
+
 /* An upstream's credentials: the mode, derived when unset (static with an
  * auth-header-file, else none), and what each mode needs. 0, or -1 with the error at
  * its key's line. */
 static int
 derive_credentials(struct loader *ld, struct config *cfg)
 {
-	static const char *const names[] = { "", "none", "static", "exchange", "client-credentials", "id-jag" };
+	static const char *const names[] = { "", "none", "static", "exchange", "client-credentials", "id-jag",
+	    "user-oauth" };
 	const struct cfg_where *w;
+	const char *key;
+	char why[256];
 	size_t i;
 	int bad = 0;
 
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		struct cfg_upstream *u = &cfg->upstreams[i];
 
-		w = cfg_where(&u->s, K_UPSTREAM, "credentials");
-		if (w->file == NULL)	/* not set: the section's line */
-			w = &u->s.where;
 		if (u->credentials == 0)
 			u->credentials = u->auth_header_file ? UP_CRED_STATIC : UP_CRED_NONE;
 		cfg->obtains |= UP_OBTAINED(u);
 		cfg->per_caller |= u->catalog == UP_CATALOG_PER_CALLER;
-		if (u->credentials == UP_CRED_STATIC && u->auth_header_file == NULL) {
-			lerr(ld, w->file, w->line, "credentials = static: needs auth-header-file");
-			bad = 1;
-		} else if (u->credentials != UP_CRED_STATIC && u->auth_header_file) {
-			lerr(ld, w->file, w->line, "credentials = %s: auth-header-file is for credentials = static only",
-			    names[u->credentials]);
-			bad = 1;
-		} else if (UP_OBTAINED(u) && !u->client_id && !cfg->client_id) {
-			lerr(ld, w->file, w->line, "credentials = %s: needs a client at the token endpoint "
-			    "(this section's client-id, or [auth] client-id)", names[u->credentials]);
-			bad = 1;
-		} else if (!UP_AS_CALLER(u) && u->catalog_credentials == UP_CATALOG_CLIENT) {
-			w = cfg_where(&u->s, K_UPSTREAM, "catalog-credentials");
-			lerr(ld, w->file, w->line, "catalog-credentials: for an upstream reached as the caller "
-			    "(credentials = exchange or id-jag)");
-			bad = 1;
-		} else if (u->catalog == UP_CATALOG_PER_CALLER &&
-		    (!UP_AS_CALLER(u) || u->catalog_credentials == UP_CATALOG_CLIENT)) {
-			w = cfg_where(&u->s, K_UPSTREAM, "catalog");
-			lerr(ld, w->file, w->line, "catalog = per-caller: for an upstream reached as the caller "
-			    "(credentials = exchange or id-jag) whose catalog-credentials = caller");
-			bad = 1;
-		} else if (u->credentials == UP_CRED_CLIENT && u->exchange_audience) {
-			lerr(ld, w->file, w->line, "credentials = client-credentials: exchange-audience is for "
-			    "credentials = exchange or id-jag");
-			bad = 1;
-		} else if (!UP_OBTAINED(u) && (u->token_endpoint || u->exchange_resource || u->exchange_audience ||
-		    u->exchange_scopes.n || u->client_id || u->client_secret_file)) {
-			lerr(ld, w->file, w->line, "token-endpoint, exchange-*, client-id and client-secret-file are for "
-			    "credentials = exchange, client-credentials or id-jag");
+		cfg->user_oauth |= u->credentials == UP_CRED_USER_OAUTH;
+		if (credentials_fault(cfg, u, names[u->credentials], &key, why, sizeof(why))) {
+			w = cfg_where(&u->s, K_UPSTREAM, key ? key : "credentials");
+			if (w->file == NULL)	/* not set: the section's line */
+				w = &u->s.where;
+			lerr(ld, w->file, w->line, "%s", why);
 			bad = 1;
 		}
+		if (u->catalog_credentials == 0 && u->credentials != UP_CRED_USER_OAUTH)
+			u->catalog_credentials = UP_CATALOG_CALLER;
 	}
 	return bad ? -1 : 0;
+}
+
+/* The connect page, when some upstream is user-oauth: a path of its own at the
+ * resource's origin (its URL is the redirect URI registered at both authorization
+ * servers), and a client at the issuer to sign people in with. 0, or -1 named. */
+static int
+derive_connect(struct loader *ld, struct config *cfg)
+{
+	const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "connect-path");
+	const char *file = w->file ? w->file : cfg->gateway.where.file;
+	int line = w->file ? w->line : cfg->gateway.where.line;
+	char warn[CFGFILE_WHY_MAX];
+	struct gw_error err;
+	size_t n;
+
+	if (!cfg->user_oauth)
+		return 0;
+	if (cfg->connect_path[0] != '/' || strpbrk(cfg->connect_path, "?#% \t") || path_taken(cfg, cfg->connect_path) ||
+	    (cfg->metrics.where.line && strcmp(cfg->connect_path, cfg->metrics_path) == 0)) {
+		lerr(ld, file, line, "connect-path: %s: expected an absolute path that is not one the gateway "
+		    "serves otherwise", cfg->connect_path);
+		return -1;
+	}
+	if (!cfg->connect_client_id && !cfg->client_id) {
+		lerr(ld, file, line, "credentials = user-oauth: the connect page signs people in at the issuer and "
+		    "needs a client there ([gateway] connect-client-id, or [auth] client-id)");
+		return -1;
+	}
+	if (cfg->connect_client_secret_file) {
+		w = cfg_where(&cfg->gateway, K_GATEWAY, "connect-client-secret-file");
+		if ((cfg->connect_client_secret = cfgfile_secret(cfg->connect_client_secret_file, &err, warn,
+		    sizeof(warn))) == NULL) {
+			lerr(ld, w->file, w->line, "connect-client-secret-file: %s", err.detail);
+			return -1;
+		}
+		if (warn[0])
+			lwarn(ld, w->file, w->line, "connect-client-secret-file: %s", warn);
+	}
+	n = strlen(cfg->origin) + strlen(cfg->connect_path) + 1;
+	if ((cfg->connect_url = malloc(n)) == NULL)
+		return -1;
+	snprintf(cfg->connect_url, n, "%s%s", cfg->origin, cfg->connect_path);
+	return 0;
 }
 
 /* What the keys make together, after the files are read: 0, or -1 (an error named, or
@@ -970,7 +1040,7 @@ derive(struct loader *ld, const char *path)
 	struct config *cfg = ld->cfg;
 
 	if (derive_urls(ld, path) < 0 || derive_credentials(ld, cfg) < 0 || read_credentials(ld, cfg) < 0 ||
-	    derive_defaults(ld) < 0)
+	    derive_defaults(ld) < 0 || derive_connect(ld, cfg) < 0)
 		return -1;
 	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||
 	    parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||

@@ -62,11 +62,16 @@ enum jwt_typ { JWT_TYP_STRICT = 1, JWT_TYP_LENIENT };
  * (allowed); or only DPoP-bound tokens are accepted (required). */
 enum dpop_mode { DPOP_ALLOWED = 1, DPOP_REQUIRED };
 /* [upstream] credentials: what the upstream receives. Unset (0) at parse; derived at
- * load: static when auth-header-file is set, else none. */
-enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRED_CLIENT, UP_CRED_ID_JAG };
+ * load: static when auth-header-file is set, else none. user-oauth: the person's own
+ * account at the upstream's authorization server, connected through the connect page
+ * and kept in the vault (connected.h). */
+enum up_credentials { UP_CRED_NONE = 1, UP_CRED_STATIC, UP_CRED_EXCHANGE, UP_CRED_CLIENT, UP_CRED_ID_JAG,
+	UP_CRED_USER_OAUTH };
 /* [upstream] catalog-credentials, for an upstream reached as the caller: its catalog
  * fetched with the credential of the caller whose request needs it, or with the
- * gateway's own (client-credentials). */
+ * gateway's own (client-credentials). Unset (0) at parse: caller, except for user-oauth,
+ * whose catalog is fetched with no token unless client-credentials is said (a person's
+ * own account never lists for others). */
 enum up_catalog_cred { UP_CATALOG_CALLER = 1, UP_CATALOG_CLIENT };
 /* [upstream] catalog: one list for every caller the policy lets see the upstream, or, for
  * an upstream reached as the caller whose lists vary by person, one per caller. */
@@ -76,6 +81,11 @@ enum up_catalog { UP_CATALOG_SHARED = 1, UP_CATALOG_PER_CALLER };
 /* Does it get a token the gateway obtains at a token endpoint (as the caller, or its
  * own: client-credentials)? */
 #define UP_OBTAINED(u)	(UP_AS_CALLER(u) || (u)->credentials == UP_CRED_CLIENT)
+/* Does it see the person (a token for the caller's, or the person's own account there):
+ * calls as the caller, on sessions of the caller's own? */
+#define UP_PERSONAL(u)	(UP_AS_CALLER(u) || (u)->credentials == UP_CRED_USER_OAUTH)
+/* Does it get a bearer token from struct upstream_cred (obtained, or from the vault)? */
+#define UP_BEARER(u)	(UP_OBTAINED(u) || (u)->credentials == UP_CRED_USER_OAUTH)
 
 struct cfg_upstream {
 	struct cfg_section s;
@@ -95,6 +105,10 @@ struct cfg_upstream {
 	char *client_secret;		/* read from client-secret-file; wiped on free */
 	int catalog_credentials;	/* enum up_catalog_cred: what its catalog is fetched with */
 	int catalog;			/* enum up_catalog: whose its catalog is */
+	/* credentials = user-oauth: the upstream's authorization server as configured (NULL:
+	 * discovered) and what is asked of the person there. */
+	char *authorization_endpoint;
+	struct strlist user_scopes;
 	struct strlist read_only_tools;
 	int trust_hints;
 	long timeout_ms;
@@ -157,6 +171,13 @@ struct config {
 	unsigned char session_key[32];	/* from session-key-file */
 	int has_session_key;
 	long session_ttl;
+	/* The connect page (user-oauth): its path, the gateway's client at the issuer that
+	 * signs people in there (NULL: [auth]'s), and the vault's size in the state file. */
+	char *connect_path;
+	char *connect_client_id;
+	char *connect_client_secret_file;
+	char *connect_client_secret;	/* read from connect-client-secret-file; wiped on free */
+	long vault_entries;
 	char *log_file;
 	int log_level;		/* log-level: 1 error, 2 warn, 3 info (log.h's enum log_level) */
 	struct strlist trusted_proxies;
@@ -226,6 +247,8 @@ struct config {
 	int item_grants;	/* some [group] sets prompts or resources: made at load */
 	int obtains;		/* some [upstream] gets a token the gateway obtains (UP_OBTAINED) */
 	int per_caller;		/* some [upstream] has catalog = per-caller */
+	int user_oauth;		/* some [upstream] has credentials = user-oauth: the vault and the
+				 * connect page are on */
 	/* store = redis://… or unix://…, parsed at load; neither redis.host nor redis.path:
 	 * the state file. */
 	struct url_redis redis;
@@ -254,6 +277,7 @@ struct config {
 	char *origin;		/* scheme://host[:port] of resource */
 	char *prm_url;		/* RFC 9728 path-suffixed metadata URL */
 	const char *prm_path;	/* its path, which the router serves (points into prm_url) */
+	char *connect_url;	/* origin + connect-path: the connect page, its redirect URI */
 	/* The digest of what decides whether a token is accepted (the keys flagged
 	 * CK_ACCEPT in config_keys.c: resource, issuer, introspection client, claim names,
 	 * verify mode, algorithms, audiences, …), at the start of every token cache key

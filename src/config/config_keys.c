@@ -22,7 +22,7 @@ static const char *const redis_fails[] = { "closed", "open", NULL };
 static const char *const verifies[] = { "introspection", "jwt", "auto", NULL };
 static const char *const jwt_typs[] = { "strict", "lenient", NULL };
 static const char *const dpop_modes[] = { "allowed", "required", NULL };
-static const char *const credentials[] = { "none", "static", "exchange", "client-credentials", "id-jag", NULL };
+static const char *const credentials[] = { "none", "static", "exchange", "client-credentials", "id-jag", "user-oauth", NULL };
 static const char *const catalog_credentials[] = { "caller", "client-credentials", NULL };
 static const char *const catalogs[] = { "shared", "per-caller", NULL };
 /* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
@@ -46,6 +46,10 @@ static const struct cfg_key gateway_keys[] = {
 	{ "state", T_STR, C(state), 0, 0, NULL, NULL, 0 },
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL, 0 },
 	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400", 0 },
+	{ "connect-path", T_STR, C(connect_path), 0, 0, NULL, "/mcp/connect", 0 },
+	{ "connect-client-id", T_STR, C(connect_client_id), 0, 0, NULL, NULL, 0 },
+	{ "connect-client-secret-file", T_STR, C(connect_client_secret_file), 0, 0, NULL, NULL, 0 },
+	{ "vault-entries", T_INT, C(vault_entries), 8, 65536, NULL, "1024", 0 },
 	{ "log-file", T_STR, C(log_file), 0, 0, NULL, NULL, 0 },
 	{ "log-level", T_ENUM, C(log_level), 0, 0, log_levels, "info", 0 },
 	{ "trusted-proxies", T_LIST, C(trusted_proxies), 0, 0, NULL, NULL, 0 },
@@ -124,7 +128,9 @@ static const struct cfg_key upstream_keys[] = {
 	{ "exchange-scopes", T_LIST, U(exchange_scopes), 0, 0, NULL, NULL, 0 },
 	{ "client-id", T_STR, U(client_id), 0, 0, NULL, NULL, 0 },
 	{ "client-secret-file", T_STR, U(client_secret_file), 0, 0, NULL, NULL, 0 },
-	{ "catalog-credentials", T_ENUM, U(catalog_credentials), 0, 0, catalog_credentials, "caller", 0 },
+	{ "catalog-credentials", T_ENUM, U(catalog_credentials), 0, 0, catalog_credentials, NULL, 0 },
+	{ "authorization-endpoint", T_URL, U(authorization_endpoint), 0, 0, NULL, NULL, 0 },
+	{ "user-scopes", T_LIST, U(user_scopes), 0, 0, NULL, NULL, 0 },
 	{ "catalog", T_ENUM, U(catalog), 0, 0, catalogs, "shared", 0 },
 	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL, 0 },
 	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no", 0 },
@@ -532,6 +538,11 @@ config_unref(struct config *cfg)
 	secret_wipe(cfg->session_key, sizeof(cfg->session_key));
 	free(cfg->origin);
 	free(cfg->prm_url);
+	free(cfg->connect_url);
+	if (cfg->connect_client_secret) {
+		secret_wipe(cfg->connect_client_secret, strlen(cfg->connect_client_secret));
+		free(cfg->connect_client_secret);
+	}
 	if (cfg->client_secret) {
 		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
 		free(cfg->client_secret);

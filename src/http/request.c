@@ -42,6 +42,7 @@ static const struct {
 	{ "REMOTE_ADDR", offsetof(struct request, remote_addr) },
 	{ "HTTP_X_FORWARDED_FOR", offsetof(struct request, forwarded_for) },
 	{ "HTTPS", offsetof(struct request, https) },
+	{ "HTTP_COOKIE", offsetof(struct request, cookie) },
 };
 
 unsigned
@@ -140,6 +141,8 @@ request_free(struct request *r)
 
 	if (r->authorization)
 		secret_wipe(r->authorization, strlen(r->authorization));
+	if (r->cookie)
+		secret_wipe(r->cookie, strlen(r->cookie));
 	free(r->strings);
 	r->strings = NULL;
 	for (i = 0; i < NPARAMS + 2; i++)

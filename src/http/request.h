@@ -51,6 +51,7 @@ struct request {
 	char *remote_addr;
 	char *forwarded_for;
 	char *https;
+	char *cookie;			/* Cookie (the connect page's binding); wiped on free; never logged */
 	char *strings;			/* the one block the strings above are copied into */
 	long long content_length;	/* -1 when absent, -2 unreadable */
 	long long body_consumed;	/* bytes read from body so far */

@@ -390,7 +390,7 @@ mcp_exchange(struct req_ctx *rc)
 	struct response *resp = rc->resp;
 	struct exchange x = { .rc = rc, .env = rc->slot[REQ_SLOT_MCP], .cfg = cfg, .caller = rc->caller,
 		.req = req, .resp = resp, .lim = rc->lim, .vis_kind = -1 };
-	struct session sess = { "", "", 0, NULL };
+	struct session sess = { "", "", 0, NULL, 0 };
 	struct gw_error invalid;
 	struct jr_msg m = { 0 };	/* jsonrpc_validate fills it (another file: the analyzer cannot see) */
 	struct buf body;

@@ -67,6 +67,10 @@ struct element {
 /* A method's handler: its result, or NULL with err set. */
 typedef json_t *mcp_fn(struct element *el, json_t *params, struct gw_error *err);
 
+/* mcp_connect.c: a call of upstream (its section name) needs the person's account
+ * there, not connected: err (and el->err_data) send the person to the connect page. */
+void mcp_connect_required(struct element *el, json_t *params, const char *upstream, struct gw_error *err);
+
 /* mcp_methods.c */
 /* 1 when v is a revision that initialize negotiates. */
 int mcp_version_legacy(const char *v);

@@ -251,6 +251,8 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 			snprintf(el->denied_scopes, sizeof(el->denied_scopes), "%s", f.err.detail);
 		}
 		gw_error_set(err, GW_EREFUSED, "Forbidden: insufficient_scope (needs %.200s)", f.err.detail);
+	} else if (result == NULL && f.err.code == GW_ECONNECT) {
+		mcp_connect_required(el, params, f.err.detail, err);	/* the person's account, not connected */
 	} else if (result == NULL) {
 		*err = f.err;
 	}

@@ -499,14 +499,14 @@ introspect_form_add(struct buf *form, const char *name, const char *value, size_
 }
 
 /* Long: the client's credentials as its auth says (in the form, or a Basic header
- * built and wiped here), the POST, and everything that held the secret wiped at its
- * one exit. */
+ * built and wiped here; a public client, without a secret, only names itself in the
+ * form: RFC 6749 §3.2.1, and an empty password in a header would be a credential it
+ * does not have), the POST, and everything that held the secret wiped at its one exit. */
 long
 introspect_post_form(struct introspect *ix, const struct config *cfg, const struct as_post *q,
     struct gw_error *err)
 {
 	const struct as_client *cl = q->client;
-	const char *secret = cl->secret ? cl->secret : "";
 	struct curl_slist *headers = NULL;
 	struct buf cred, hdr;
 	char *b64 = NULL;
@@ -516,13 +516,16 @@ introspect_post_form(struct introspect *ix, const struct config *cfg, const stru
 
 	buf_init(&cred, 4096);
 	buf_init(&hdr, 8192);
-	if (cl->id && cl->auth == CLIENT_AUTH_POST) {
+	if (cl->id && cl->secret == NULL) {
+		if (introspect_form_add(q->form, "client_id", cl->id, strlen(cl->id)) < 0)
+			goto toolong;
+	} else if (cl->id && cl->auth == CLIENT_AUTH_POST) {
 		if (introspect_form_add(q->form, "client_id", cl->id, strlen(cl->id)) < 0 ||
-		    introspect_form_add(q->form, "client_secret", secret, strlen(secret)) < 0)
+		    introspect_form_add(q->form, "client_secret", cl->secret, strlen(cl->secret)) < 0)
 			goto toolong;
 	} else if (cl->id) {
 		if (form_escape(&cred, cl->id, strlen(cl->id)) < 0 || buf_putc(&cred, ':') < 0 ||
-		    form_escape(&cred, secret, strlen(secret)) < 0)
+		    form_escape(&cred, cl->secret, strlen(cl->secret)) < 0)
 			goto toolong;
 		b64len = cred.len / 3 * 4 + 8;
 		if ((b64 = malloc(b64len)) == NULL || secret_base64(cred.data, cred.len, b64, b64len) < 0 ||

@@ -77,15 +77,16 @@ int introspect_asmeta_state(struct asmeta_region *asmeta, const struct config *c
 /* A client of the authorization server, as it authenticates there. */
 struct as_client {
 	const char *id;		/* NULL: none (no credentials sent) */
-	const char *secret;
-	int auth;		/* enum client_auth */
+	const char *secret;	/* NULL: a public client (its id in the form, no Authorization) */
+	int auth;		/* enum client_auth; a public client's: not used */
 };
 
 /* A form POSTed to the authorization server as a client. */
 struct as_post {
 	const char *url;
 	struct buf *form;	/* application/x-www-form-urlencoded; the credentials go in it
-				 * for client_secret_post (the caller wipes it) */
+				 * for client_secret_post, a public client's id too (the caller
+				 * wipes it) */
 	const struct as_client *client;
 	const char *what;	/* the server, for a connection error; NULL: "authorization server" */
 };

@@ -235,7 +235,7 @@ initialize(struct upstream_pool *p, struct up_conn *c, struct up_session *s, con
 		c->stateless = s->session == NULL;
 	/* Only the capabilities of the session the catalog is fetched on are read: the
 	 * gateway's own, or a caller's at an upstream reached as the caller. */
-	if (s != &c->own && !UP_AS_CALLER(call->up)) {
+	if (s != &c->own && !UP_PERSONAL(call->up)) {
 		json_decref(s->caps);
 		s->caps = NULL;
 	}
@@ -441,7 +441,7 @@ upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
 	/* An upstream reached as the caller is asked on the caller's session. */
-	s = UP_AS_CALLER(call->up) ? pool_session(p, c, call) : &c->own;
+	s = UP_PERSONAL(call->up) ? pool_session(p, c, call) : &c->own;
 	if (!s->ready && initialize(p, c, s, call, err) < 0)
 		goto fail;
 	return json_incref(s->caps);

@@ -453,13 +453,16 @@ int
 upstream_bearer(const struct upstream_call *call, int again, char **token, struct gw_error *err)
 {
 	*token = NULL;
-	if (!UP_OBTAINED(call->up))
+	if (!UP_BEARER(call->up))
 		return 0;
 	if (call->cred == NULL) {
-		gw_error_set(err, GW_EUPSTREAM, "upstream %s: its token is obtained at a token endpoint "
-		    "(credentials = exchange or client-credentials), and this call has no way to", call->up->s.name);
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: its token is obtained for the caller "
+		    "(credentials = %s), and this call has no way to", call->up->s.name,
+		    call->up->credentials == UP_CRED_USER_OAUTH ? "user-oauth" : "exchange or client-credentials");
 		return -1;
 	}
+	if (call->cred->bearer == NULL)	/* asked with no token (a user-oauth upstream's catalog) */
+		return 0;
 	return call->cred->bearer(call->cred->ctx, call->up, again, token, err);
 }
 
@@ -697,7 +700,7 @@ upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstream_
 		q->bearer = NULL;
 		upstream_bearer_free(token);
 		token = NULL;
-		if (rc == 0 || q->status != 401 || !UP_OBTAINED(call->up))
+		if (rc == 0 || q->status != 401 || !UP_BEARER(call->up) || call->cred->bearer == NULL)
 			break;
 	}
 	return rc;

@@ -106,9 +106,10 @@ claims_from_json(struct explain *x, json_t *j, const char **why)
 static const char *
 credentials_word(const struct cfg_upstream *u)
 {
-	static const char *const words[] = { "", "none", "static", "exchange", "client-credentials", "id-jag" };
+	static const char *const words[] = { "", "none", "static", "exchange", "client-credentials", "id-jag",
+	    "user-oauth" };
 
-	return u == NULL || u->credentials < 1 || u->credentials > UP_CRED_ID_JAG ? "" : words[u->credentials];
+	return u == NULL || u->credentials < 1 || u->credentials > UP_CRED_USER_OAUTH ? "" : words[u->credentials];
 }
 
 /* Whether a token for up, whose tokens the gateway obtains, is cached for this caller

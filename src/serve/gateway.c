@@ -62,6 +62,10 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	for (i = 0; i < GW_REGIONS; i++)
 		lay->region[i].def = regions[i];
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
+	if (cfg->user_oauth) {
+		lay->region[GW_REGION_VAULT].def = &vault_region_def;
+		lay->region[GW_REGION_VAULT].size = vault_region_size((uint32_t)cfg->vault_entries);
+	}
 }
 
 /* The state file's path, `state` or the default, its directory made and judged the
@@ -112,6 +116,8 @@ shared_new(struct state *st, const char *degraded)
 	region = state_region(st, GW_REGION_METRICS, &size);
 	if ((sh->metrics = metrics_attach(region, size)) == NULL)
 		log_err(NULL, "state: metrics region unusable; nothing is counted");
+	region = state_region(st, GW_REGION_VAULT, &size);
+	sh->vault = vault_attach(region, size);	/* NULL: no upstream keeps connections */
 	sh->opened_s = (int64_t)clock_wall();
 	snprintf(sh->degraded, sizeof(sh->degraded), "%s", degraded);
 	return sh;
@@ -174,6 +180,7 @@ shared_unref(struct shared *sh)
 	token_cache_detach(sh->tokens);
 	ratelimit_detach(sh->limits);
 	metrics_detach(sh->metrics);
+	vault_detach(sh->vault);
 	state_close(sh->state);
 	free(sh);
 }

@@ -21,6 +21,7 @@
 #include "session.h"
 #include "state.h"
 #include "token_cache.h"
+#include "vault.h"
 
 /* The host's shared state as this process has it (docs/ARCHITECTURE.md §7): the state
  * file (or, when its file system is full, a private mapping, said loudly), the token
@@ -54,6 +55,7 @@ struct shared {
 	struct jwks_region *jwks;			/* the issuer's JWK set */
 	struct replay *replay;				/* the DPoP proofs seen */
 	struct credcache *creds;			/* upstream credentials, sealed */
+	struct vault *vault;				/* people's connected accounts; NULL: none */
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */

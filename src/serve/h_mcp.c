@@ -26,7 +26,7 @@ caller_cred(const struct req_ctx *rc, struct upcred *u, struct caller_whos *who)
 	size_t len;
 	int scheme;
 
-	if (!rc->cfg->obtains || rc->caller == NULL)
+	if ((!rc->cfg->obtains && !rc->cfg->user_oauth) || rc->caller == NULL)
 		return -1;
 	if (auth_parse_credentials(rc->req->authorization, &scheme, &tok, &len) < 0) {
 		tok = NULL;	/* none to exchange: a client-credentials upstream is still reached */
@@ -39,6 +39,7 @@ caller_cred(const struct req_ctx *rc, struct upcred *u, struct caller_whos *who)
 		.subject_scope = rc->caller->claims.scope, .subject_who = who->subject,
 		.caller_who = who->caller, .request_id = rc->req->id,
 		.metrics = rc->sh->metrics, .rs = rc->cfg->shared_cache ? worker_rstore(rc->w, rc->cfg) : NULL,
+		.vault = rc->sh->vault, .subject_sub = rc->caller->claims.subject,
 	};
 	if (u->key == NULL)
 		return -1;

@@ -18,5 +18,6 @@ route_fn h_authorization_server;
 route_fn h_server_json;
 route_fn h_mcp;			/* h_mcp.c */
 route_fn h_metrics;		/* h_metrics.c */
+route_fn h_connect;		/* h_connect.c */
 
 #endif

@@ -32,6 +32,9 @@ enum route_cors {
 	/* The resource's own origin and allowed-origins, reflected (Vary: Origin); a
 	 * request from any other is refused, 403 forbidden_origin. */
 	CORS_ALLOWED,
+	/* A page a browser navigates to (the connect page): no CORS headers (no page may read
+	 * its answers), and an Origin is not refused (a navigation may carry one). */
+	CORS_PAGE,
 };
 
 struct route {
@@ -68,9 +71,14 @@ static const struct route metrics_route = {
 	NULL, M_GET, h_metrics, 0, CORS_NONE
 };
 
+/* [gateway] connect-path, when an upstream keeps people's connections (user-oauth). */
+static const struct route connect_route = {
+	NULL, M_GET, h_connect, 0, CORS_PAGE
+};
+
 #define N_ROUTES	(sizeof(routes) / sizeof(routes[0]))
 /* The index of each route in the metrics: the rows, then these. */
-enum { ROUTE_PRM = N_ROUTES, ROUTE_METRICS, ROUTE_NONE };
+enum { ROUTE_PRM = N_ROUTES, ROUTE_METRICS, ROUTE_CONNECT, ROUTE_NONE };
 _Static_assert(ROUTE_NONE < METRICS_ROUTES, "every route has its counters");
 
 /* The route of path, or NULL; *ix its index in the metrics, *label its label there. */
@@ -94,6 +102,11 @@ route_find(const struct config *cfg, const char *path, unsigned *ix, const char 
 		*ix = ROUTE_METRICS;
 		*label = cfg->metrics_path;
 		return &metrics_route;
+	}
+	if (cfg && cfg->user_oauth && strcmp(cfg->connect_path, path) == 0) {
+		*ix = ROUTE_CONNECT;
+		*label = cfg->connect_path;
+		return &connect_route;
 	}
 	*ix = ROUTE_NONE;
 	*label = "none";
@@ -198,8 +211,9 @@ cors(const struct route *rt, const struct config *cfg, const struct request *req
     struct response *resp)
 {
 	switch (rt->cors) {
+	case CORS_PAGE:
 	case CORS_NONE:
-		if (req->origin) {
+		if (req->origin && rt->cors == CORS_NONE) {
 			response_set_error(resp, GW_EORIGIN, "This endpoint is not for web pages: no Origin is allowed");
 			return 1;
 		}
@@ -248,18 +262,42 @@ limited(const struct limiter *lim, int rc, const struct request *req, struct res
 /* The caller's token, and before it, when limits are on, the limits decided before
  * auth (docs/ARCHITECTURE.md §8). auth's slot of rc holds its environment for this
  * call only. 0 with *caller, or -1 answered. */
-static int
-authenticate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
+static void
+auth_env_of(const struct req_ctx *rc, struct auth_env *env)
 {
 	struct worker *w = rc->w;
 	struct auth_thread *th = worker_auth(w);
 	const struct config *cfg = rc->cfg;
-	struct auth_env env = {
+
+	*env = (struct auth_env){
 		th->ix, rc->sh->tokens, rc->sh->asmeta, gateway_digest_key(rc->sh, cfg),
 		cfg->shared_cache ? worker_rstore(w, cfg) : NULL, &th->jwks, rc->sh->jwks, rc->sh->replay,
 		worker_rstore(w, cfg), th->proof_keys, rc->sh->metrics,
 	};
+}
+
+int
+router_verify_token(struct req_ctx *rc, const char *tok, size_t len, struct caller *caller, struct gw_error *err)
+{
+	struct auth_env env;
+	int ret;
+
+	auth_env_of(rc, &env);
+	rc->slot[REQ_SLOT_AUTH] = &env;
+	ret = auth_verify_token(rc, tok, len, caller, err);
+	rc->slot[REQ_SLOT_AUTH] = NULL;
+	return ret;
+}
+
+static int
+authenticate(struct req_ctx *rc, struct caller *caller, struct limiter *lim)
+{
+	struct worker *w = rc->w;
+	const struct config *cfg = rc->cfg;
+	struct auth_env env;
 	int known = 0, rc_limit, ret = -1;
+
+	auth_env_of(rc, &env);
 
 	rc->slot[REQ_SLOT_AUTH] = &env;
 	if (cfg->limits_on) {

@@ -54,12 +54,14 @@ session_who(const unsigned char *bind, const char *subject, const char *client_i
 }
 
 /* The sealed plaintext, a fixed layout (JSON only for the upstream map):
- *   [0]     layout version (2)
- *   [1]     n = length of the protocol version
- *   [2..]   the version, n bytes
+ *   [0]     layout version (3; 2, of sessions issued before, has no flags byte)
+ *   [1]     flags (SESSION_F_*)
+ *   [2]     n = length of the protocol version
+ *   [3..]   the version, n bytes
  *   then    32 hex bytes of the caller digest, 8 bytes of expiry (big-endian),
  *           and the upstream session ids as a JSON object when there are any. */
-#define LAYOUT		2
+#define LAYOUT		3
+#define LAYOUT_V2	2	/* still opened: no flags */
 #define WHO_LEN		32
 
 int
@@ -73,6 +75,7 @@ session_seal(const unsigned char *key, const struct session *s, char *id)
 	if (vlen >= sizeof(s->version) || strlen(s->who) != WHO_LEN)
 		return -1;
 	plain[n++] = LAYOUT;
+	plain[n++] = (unsigned char)s->flags;
 	plain[n++] = (unsigned char)vlen;
 	memcpy(plain + n, s->version, vlen);
 	n += vlen;
@@ -204,6 +207,7 @@ session_copy(const struct session *s, struct session *t)
 	memcpy(t->version, s->version, sizeof(t->version));
 	memcpy(t->who, s->who, sizeof(t->who));
 	t->exp = s->exp;
+	t->flags = s->flags;
 	t->upstreams = json_incref(s->upstreams);
 	return t->upstreams ? 0 : -1;
 }
@@ -222,7 +226,7 @@ session_open_memo(const struct session_opener *o, const char *id, const char *wh
 	const unsigned char *p;
 	unsigned char d[16];
 	long n = -1;
-	size_t vlen, rest, idlen = strlen(id);
+	size_t vlen, rest, head, idlen = strlen(id);
 	int64_t exp = 0;
 	int i, rc = -1;
 
@@ -239,19 +243,21 @@ session_open_memo(const struct session_opener *o, const char *id, const char *wh
 			rc = -1;
 		goto out;
 	}
-	if ((n = secret_open(key, id, SESSION_AD, (char *)plain, sizeof(plain))) < 2)
+	if ((n = secret_open(key, id, SESSION_AD, (char *)plain, sizeof(plain))) < 3)
 		goto out;
-	vlen = plain[1];
-	if (plain[0] != LAYOUT || vlen >= sizeof(s->version) || (size_t)n < 2 + vlen + WHO_LEN + 8)
+	head = plain[0] == LAYOUT ? 3 : 2;
+	vlen = plain[head - 1];
+	if ((plain[0] != LAYOUT && plain[0] != LAYOUT_V2) || vlen >= sizeof(s->version) ||
+	    (size_t)n < head + vlen + WHO_LEN + 8)
 		goto out;
-	p = plain + 2 + vlen;
+	p = plain + head + vlen;
 	if (!secret_equal(p, who, WHO_LEN))
 		goto out;
 	for (i = 0, p += WHO_LEN; i < 8; i++)
 		exp = (int64_t)((uint64_t)exp << 8 | p[i]);
 	if (exp <= now)
 		goto out;
-	rest = (size_t)n - (2 + vlen + WHO_LEN + 8);
+	rest = (size_t)n - (head + vlen + WHO_LEN + 8);
 	if (rest > 0) {
 		/* (json_is_object evaluates its argument twice: parse first) */
 		s->upstreams = json_loadb((const char *)p + 8, rest, 0, NULL);
@@ -261,8 +267,9 @@ session_open_memo(const struct session_opener *o, const char *id, const char *wh
 	tomb_digest(id, d);
 	if ((rc = tomb_ended(tombstones, d, exp, now)) < 0)
 		goto out;
-	memcpy(s->version, plain + 2, vlen);
+	memcpy(s->version, plain + head, vlen);
 	s->version[vlen] = '\0';
+	s->flags = head == 3 ? plain[1] : 0;
 	memcpy(s->who, who, WHO_LEN);
 	s->who[WHO_LEN] = '\0';
 	s->exp = exp;

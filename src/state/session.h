@@ -25,7 +25,11 @@ struct session {
 	int64_t exp;		/* seconds */
 	json_t *upstreams;	/* {upstream name: its session id}; a reference held, read-only
 				 * once opened (the worker's memo may hold it too) */
+	unsigned flags;		/* SESSION_F_*: what the client declared at initialize */
 };
+
+/* The client's capabilities a session remembers (one byte of flags). */
+#define SESSION_F_ELICIT_URL	1u	/* elicitation.url: URL-mode elicitation (2025-11-25) */
 
 #define SESSION_BIND_BYTES 16
 

@@ -117,4 +117,21 @@ like "… /docs: 301 to /docs/" "$(head -n 1 "$MG_DIR/cgi-doc.h" | awk '{print $
 	'^301 (http://127\.0\.0\.1:[0-9]+)?/docs/$'
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$cgi_base/cgi-bin/mcpgate/mcp/health")
 is "… and the gateway still answers at /cgi-bin/mcpgate/mcp/health (200)" "$code" 200
+# The connect page's URL is the origin + connect-path, at the host root: the CGI recipe
+# runs the program there too. No upstream is user-oauth here: the program's own 404
+# (an HttpError with its X-Request-Id), not Apache's.
+curl -s --max-time 10 -o "$MG_DIR/cgi-connect" -D "$MG_DIR/cgi-connect.h" "$cgi_base/mcp/connect?ticket=t0"
+is "the CGI recipe: GET /mcp/connect (host root): 404" "$(head -n 1 "$MG_DIR/cgi-connect.h" | awk '{print $2}')" 404
+id=$(hdr X-Request-Id "$MG_DIR/cgi-connect.h")
+if [ -n "$id" ] && jq -e --arg id "$id" '.request_id == $id' "$MG_DIR/cgi-connect" >/dev/null 2>&1; then
+	pass "… the program's own HttpError (the recipe runs it there)"
+else
+	fail "… the program's own HttpError (the recipe runs it there)" "X-Request-Id: $id; body: $(head -c 300 "$MG_DIR/cgi-connect")"
+fi
+curl -s --max-time 10 -o /dev/null -D "$MG_DIR/cgi-connect.h" "$cgi_base/mcp/connect?-c+$MG_DIR/evil.conf"
+is "… a query string without '=' there is refused (403)" "$(head -n 1 "$MG_DIR/cgi-connect.h" | awk '{print $2}')" 403
+for p in /mcp/connectx /mcp/connect/x; do
+	curl -s --max-time 10 -o /dev/null -D "$MG_DIR/cgi-connect.h" "$cgi_base$p"
+	is "… $p does not reach the program (no X-Request-Id)" "$(hdr X-Request-Id "$MG_DIR/cgi-connect.h")" ""
+done
 tap_done

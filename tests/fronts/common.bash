@@ -177,6 +177,14 @@ fc_endpoints() {
 	req OPTIONS "$FC_P/.well-known/mcp" -H 'Origin: https://elsewhere.example' -H 'Access-Control-Request-Method: GET'
 	is "OPTIONS /.well-known/mcp: 204" "$R_STATUS" 204
 
+	# The connect page (connect-path, /mcp/connect): the recipe routes it to mcpgate,
+	# query string and all. No upstream here is user-oauth, so mcpgate answers its own
+	# 404 HttpError, with its X-Request-Id: the web server's 404 would have neither.
+	req GET "$FC_P/mcp/connect?ticket=t0&x=1"
+	is "GET $FC_P/mcp/connect: 404 (no user-oauth upstream)" "$R_STATUS" 404
+	check_http_error "GET $FC_P/mcp/connect: mcpgate's own HttpError (the front routed it)"
+	check_json_ct "GET $FC_P/mcp/connect 404: JSON"
+
 	# Unknown paths reaching mcpgate: 404 HttpError.
 	req GET "$FC_UNKNOWN"
 	is "GET $FC_UNKNOWN: 404" "$R_STATUS" 404
@@ -236,6 +244,7 @@ fc_mix() {
 GET|$FC_P/mcp/health|200|
 GET|$FC_P/mcp|405|
 GET|$FC_UNKNOWN|404|
+GET|$FC_P/mcp/connect|404|
 POST|$FC_P/mcp|500|-H|Authorization: Bearer $FC_TOKEN|-H|Content-Type: application/json|--data|{"jsonrpc":"2.0","id":7,"method":"ping"}
 GET|$FC_P/.well-known/mcp|200|
 GET|$FC_P/server.json|304|-H|If-None-Match: $etag_sj
@@ -481,8 +490,9 @@ fc_docs_name_gateway() {
 # the recipe uses exact locations.
 fc_exact() {
 	local p code id bad=''
-	for p in /mcpx /mcp/x /mcp/health/x /mcp/healthz /server.jsonx /.well-known/mcpx \
-		/.well-known/acme-challenge/x /.well-known/oauth-protected-resource/other; do
+	for p in /mcpx /mcp/x /mcp/health/x /mcp/healthz /mcp/connect/x /mcp/connectx \
+		/server.jsonx /.well-known/mcpx /.well-known/acme-challenge/x \
+		/.well-known/oauth-protected-resource/other; do
 		code=$(curl -s -o /dev/null -D "$FC_D/exact.h" -w '%{http_code}' --max-time 10 "$MG_BASE$p")
 		id=$(hdr X-Request-Id "$FC_D/exact.h")
 		[ -z "$id" ] || bad="$bad $p($code)"

@@ -93,9 +93,9 @@ static const struct {
 	    "main.conf:7: credentials = client-credentials: auth-header-file is for credentials = static only" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = magic\n", "main.conf:7: credentials: unknown value: 'magic'" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = none\ntoken-endpoint = https://idp.example.com/token\n",
-	    "main.conf:7: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange, client-credentials or id-jag" },
+	    "main.conf:7: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange, client-credentials, id-jag or user-oauth" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\nexchange-scopes = mcp:read\n",
-	    "main.conf:5: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange, client-credentials or id-jag" },
+	    "main.conf:5: token-endpoint, exchange-*, client-id and client-secret-file are for credentials = exchange, client-credentials, id-jag or user-oauth" },
 	{ BASE "[upstream \"u\"]\nurl = http://127.0.0.1:9/mcp\ncredentials = exchange\nclient-id = gw2\nclient-secret-file = /nonexistent/secret\n",
 	    "main.conf:9: client-secret-file: " },
 	{ BASE "[gateway]\ndocs-url = ftp://x/docs\n", "main.conf:6: docs-url: expected an absolute http" },
@@ -498,6 +498,67 @@ test_many_errors(void)
 	config_unref(cfg);
 }
 
+/* credentials = user-oauth: what it needs, its connect page's path and client, and the
+ * keys that are its alone. */
+static void
+test_user_oauth(void)
+{
+	static const struct {
+		const char *gateway, *auth, *upstream, *want;
+	} cases[] = {
+		{ "", "client-id = c\n", "client-id = up\n", "" },
+		{ "", "client-id = c\n", "client-id = up\ncatalog-credentials = client-credentials\nuser-scopes = a b\n"
+		    "authorization-endpoint = https://as.example.com/auth\ntoken-endpoint = https://as.example.com/token\n", "" },
+		{ "connect-client-id = web\n", "", "client-id = up\n", "" },
+		{ "", "", "client-id = up\n", "the connect page signs people in at the issuer and needs a client there" },
+		{ "", "client-id = c\n", "", "credentials = user-oauth: needs client-id" },
+		{ "", "client-id = c\n", "client-id = up\ncatalog-credentials = caller\n",
+		    "catalog-credentials = caller: a person's own account never lists tools for others" },
+		{ "", "client-id = c\n", "client-id = up\ncatalog = per-caller\n", "catalog = per-caller: for an upstream" },
+		{ "", "client-id = c\n", "client-id = up\nexchange-scopes = x\n", "exchange-* are for credentials = exchange" },
+		{ "connect-path = /mcp\n", "client-id = c\n", "client-id = up\n", "connect-path: /mcp: expected an absolute path" },
+		{ "connect-path = /c?x=1\n", "client-id = c\n", "client-id = up\n", "connect-path: /c?x=1: expected" },
+		{ "connect-path = relative\n", "client-id = c\n", "client-id = up\n", "connect-path: relative: expected" },
+		{ "vault-entries = 4\n", "client-id = c\n", "client-id = up\n", "vault-entries: expected an integer from 8" },
+	};
+	char key[600];
+	struct cfg_errors errs;
+	struct config *cfg = NULL;
+	char text[2048];
+	const char *got;
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s", write_file("session.key",
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"));
+	chmod(key, 0600);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "[gateway]\nresource = https://gw.example.com/mcp\nsession-key-file = %s\n%s"
+		    "[auth]\nissuer = https://idp.example.com\n%s[upstream \"t\"]\nurl = https://t.example.com/mcp\n"
+		    "credentials = user-oauth\n%s", key, cases[i].gateway, cases[i].auth, cases[i].upstream);
+		got = first_error(text);
+		ok(cases[i].want[0] ? strstr(got, cases[i].want) != NULL : got[0] == '\0', "user-oauth case %zu: '%s' (got '%s')",
+		    i, cases[i].want, got);
+	}
+	got = first_error(BASE "[upstream \"t\"]\nurl = https://t.example.com/mcp\ncredentials = user-oauth\nclient-id = up\n");
+	ok(strstr(got, "needs [gateway] session-key-file") != NULL, "user-oauth without a session key: refused (got '%s')", got);
+	got = first_error(BASE "[upstream \"t\"]\nurl = https://t.example.com/mcp\ncredentials = exchange\nclient-id = x\n"
+	    "user-scopes = a\n");
+	ok(strstr(got, "user-scopes are for credentials = user-oauth") != NULL, "user-scopes elsewhere: refused (got '%s')", got);
+	snprintf(text, sizeof(text), "[gateway]\nresource = https://gw.example.com/mcp\nsession-key-file = %s\n"
+	    "[auth]\nissuer = https://idp.example.com\nclient-id = c\n[upstream \"t\"]\nurl = https://t.example.com/mcp\n"
+	    "credentials = user-oauth\nclient-id = up\n", key);
+	ok(config_load(write_file("main.conf", text), &cfg, &errs) == 0 && cfg->user_oauth &&
+	    strcmp(cfg->connect_url, "https://gw.example.com/mcp/connect") == 0 && cfg->vault_entries == 1024 &&
+	    cfg->upstreams[0].catalog_credentials == 0 && UP_PERSONAL(&cfg->upstreams[0]) && UP_BEARER(&cfg->upstreams[0]) &&
+	    !UP_OBTAINED(&cfg->upstreams[0]) && !cfg->obtains, "user-oauth: the connect page's URL, the vault's size, "
+	    "no catalog credential, reached as the person");
+	config_unref(cfg);
+	cfg = NULL;
+	ok(config_load(write_file("main.conf", BASE), &cfg, &errs) == 0 && !cfg->user_oauth && cfg->connect_url == NULL,
+	    "no user-oauth upstream: no connect page");
+	config_unref(cfg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -515,5 +576,6 @@ main(int argc, char **argv)
 	run_case(test_many_errors);
 	run_case(files_not_regular_or_too_big);
 	run_case(files_trusted);
+	run_case(test_user_oauth);
 	return done_testing();
 }

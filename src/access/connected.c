@@ -1,0 +1,256 @@
+/* connected — people's connected accounts at user-oauth upstreams (connected.h). */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "asdisc.h"
+#include "clock.h"
+#include "connected.h"
+#include "log.h"
+
+/* The audit line of a connection's change (never a token). */
+static void
+audit(const struct upcred *u, const struct cfg_upstream *up, const char *who, const char *what, const char *why)
+{
+	log_json(GW_LOG_INFO, json_pack("{s:s?, s:s, s:s, s:s?, s:s, s:s?}", "request_id", u->request_id,
+	    "audit", "connection", "upstream", up->s.name, "subject", who, "event", what, "reason", why));
+}
+
+static void
+nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+void
+connected_name(const struct upcred *u, const char *subject, const struct cfg_upstream *up,
+    unsigned char name[VAULT_NAME_BYTES])
+{
+	vault_name(&u->vault_keys, u->cfg->issuer, subject, up->s.name, name);
+}
+
+static int
+not_connected(const struct cfg_upstream *up, struct gw_error *err)
+{
+	gw_error_set(err, GW_ECONNECT, "%s", up->s.name);
+	return -1;
+}
+
+/* Seals t for name and stores it: 0, or -1 with err. An entry evicted for room is
+ * logged (that person will be asked again); it is sealed under its own name, which
+ * only its owner's calls can make, so the line cannot say whose it was. */
+static int
+store(const struct upcred *u, const unsigned char name[VAULT_NAME_BYTES], const struct vault_tokens *t,
+    int64_t now_ms, struct gw_error *err)
+{
+	char *sealed = malloc(VAULT_VALUE_MAX), *evicted = malloc(VAULT_VALUE_MAX);
+	struct vault_value val = { sealed, vault_tokens_until(t) };
+	int rc = -1;
+
+	if (sealed == NULL || evicted == NULL || vault_seal(&u->vault_keys, name, t, sealed, VAULT_VALUE_MAX) < 0) {
+		gw_error_set(err, GW_EINTERNAL, "the upstream's tokens cannot be kept (too long, or a character a "
+		    "header cannot carry)");
+		goto out;
+	}
+	switch (vault_put(u->vault, name, now_ms, &val, evicted, VAULT_VALUE_MAX)) {
+	case 1:
+		log_warn(u->request_id, "vault: full: the least recently used connection was dropped to make room "
+		    "(its person will be asked to connect again; raise [gateway] vault-entries)");
+		rc = 0;
+		break;
+	case 0:
+		rc = 0;
+		break;
+	default:
+		gw_error_set(err, GW_EINTERNAL, "the vault cannot keep the connection now");
+	}
+out:
+	if (sealed)
+		secret_wipe(sealed, VAULT_VALUE_MAX);
+	if (evicted)
+		secret_wipe(evicted, VAULT_VALUE_MAX);
+	free(sealed);
+	free(evicted);
+	return rc;
+}
+
+/* The tokens of an answer (a new connection's, or a refresh's over old: a refresh that
+ * issues no new refresh token keeps the old one, RFC 6749 §6) into t, borrowed. */
+static void
+tokens_of(const struct tokenep_answer *a, const struct vault_tokens *old, int64_t now_ms, struct vault_tokens *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->access_token = a->token;
+	t->refresh_token = a->refresh_token ? a->refresh_token : old ? old->refresh_token : NULL;
+	t->scope = a->scope ? a->scope : old ? old->scope : NULL;
+	t->access_until_ms = a->expires_in > 0 ? now_ms + (int64_t)a->expires_in * 1000 : 0;
+	t->refresh_until_ms = old && !a->refresh_token ? old->refresh_until_ms : 0;
+	t->obtained_ms = now_ms;
+}
+
+int
+connected_keep(const struct upcred *u, const struct cfg_upstream *up, const char *subject, const char *who,
+    const struct tokenep_answer *a, struct gw_error *err)
+{
+	unsigned char name[VAULT_NAME_BYTES];
+	struct vault_tokens t;
+	int64_t now_ms = clock_wall_ms();
+
+	if (u->vault == NULL) {
+		gw_error_set(err, GW_EINTERNAL, "the vault is not available");
+		return -1;
+	}
+	connected_name(u, subject, up, name);
+	tokens_of(a, NULL, now_ms, &t);
+	snprintf(t.who, sizeof(t.who), "%s", who);
+	snprintf(t.upstream, sizeof(t.upstream), "%s", up->s.name);
+	if (store(u, name, &t, now_ms, err) < 0)
+		return -1;
+	audit(u, up, who, "connected", NULL);
+	return 0;
+}
+
+/* The refresh_token grant for t at up's token endpoint, into a: 0 issued, 1 refused, -1
+ * with err (the endpoint not to be had now). */
+static int
+refresh(const struct upcred *u, const struct cfg_upstream *up, const struct vault_tokens *t, int64_t now_ms,
+    struct tokenep_answer *a, struct gw_error *err)
+{
+	const struct as_client client = { up->client_id, up->client_secret, u->cfg->client_auth };
+	const struct secret_part rt = { t->refresh_token, strlen(t->refresh_token) };
+	struct tokenep_ask ask = { .grant = TOKENEP_REFRESH, .endpoint = up->token_endpoint, .client = &client,
+	    .subject = &rt, .resource = up->url, .now_ms = now_ms };
+	struct up_as as = { .issuer = "" };
+
+	if (ask.endpoint == NULL) {
+		if (asdisc_find(u, up, now_ms, &as, err) < 0)
+			return -1;
+		ask.endpoint = as.token_endpoint;
+	}
+	return tokenep_request(u->ix, u->asmeta, u->cfg, &ask, a, err);
+}
+
+/* Our claim on name's refresh: t refreshed and stored, *token the new access token.
+ * 0; -1 with err (GW_ECONNECT: refused, the entry dropped). The claim ends either way. */
+static int
+refresh_claimed(const struct upcred *u, const struct cfg_upstream *up, const unsigned char *name,
+    struct vault_tokens *t, char **token, struct gw_error *err)
+{
+	struct tokenep_answer a = { 0 };
+	struct vault_tokens nt;
+	int64_t now_ms = clock_wall_ms();
+	int rc = refresh(u, up, t, now_ms, &a, err);
+
+	if (rc == 1) {	/* invalid_grant and the like: the person must connect again */
+		vault_drop(u->vault, name);
+		metrics_credential(u->metrics, up->s.name, METRICS_CRED_REFUSED);
+		audit(u, up, t->who, "dropped", a.error);
+		rc = not_connected(up, err);
+	} else if (rc < 0) {
+		vault_release(u->vault, name);
+		metrics_credential(u->metrics, up->s.name, METRICS_CRED_FAILED);
+		if (t->access_until_ms > now_ms && (*token = strdup(t->access_token)) != NULL)
+			rc = 0;	/* the old token still lives: used while the endpoint is away */
+	} else {
+		tokens_of(&a, t, now_ms, &nt);
+		memcpy(nt.who, t->who, sizeof(nt.who));
+		memcpy(nt.upstream, t->upstream, sizeof(nt.upstream));
+		if (store(u, name, &nt, now_ms, err) < 0)
+			vault_release(u->vault, name);
+		metrics_credential(u->metrics, up->s.name, METRICS_CRED_REFRESHED);
+		rc = (*token = strdup(a.token)) ? 0 : -1;
+		if (rc < 0)
+			gw_error_set(err, GW_EINTERNAL, "out of memory");
+	}
+	tokenep_answer_clear(&a);
+	return rc;
+}
+
+/* Whether t's access token is to be used as it is (again: the upstream refused the one
+ * we sent; a token refreshed that recently is not refreshed again). 1 use, 0 refresh,
+ * -1 drop. */
+static int
+usable(const struct vault_tokens *t, int again, int64_t now_ms)
+{
+	if (again)
+		return t->refresh_token == NULL || t->obtained_ms > now_ms - CONNECTED_FRESH_MS ? -1 : 0;
+	if (t->access_until_ms == 0 || t->access_until_ms > now_ms + UPCRED_EARLY_MS)
+		return 1;
+	if (t->refresh_token)
+		return 0;
+	return t->access_until_ms > now_ms ? 1 : -1;
+}
+
+/* Long: the entry read, opened and judged, then used, refreshed (ours, or waited on
+ * while another process refreshes it) or dropped, in one bounded loop. */
+int
+connected_bearer(const struct upcred *u, const struct cfg_upstream *up, int again, char **token,
+    struct gw_error *err)
+{
+	const int64_t claim_ms = u->cfg->auth_timeout_ms * 4 + 1000;
+	int64_t now_ms = clock_wall_ms(), give_up_ms = now_ms + claim_ms;
+	unsigned char name[VAULT_NAME_BYTES];
+	char *sealed = malloc(VAULT_VALUE_MAX);
+	struct vault_tokens t = { 0 };
+	enum vault_status st;
+	int rc = -1, use;
+
+	*token = NULL;
+	if (sealed == NULL || u->vault == NULL || u->subject_sub == NULL) {
+		gw_error_set(err, GW_EINTERNAL, "upstream %s: the vault is not available", up->s.name);
+		goto out;
+	}
+	connected_name(u, u->subject_sub, up, name);
+	for (;;) {
+		vault_tokens_free(&t);
+		if ((st = vault_get(u->vault, name, now_ms, sealed, VAULT_VALUE_MAX)) == VAULT_NONE) {
+			rc = not_connected(up, err);
+			break;
+		}
+		if (st != VAULT_HIT) {
+			gw_error_set(err, GW_EINTERNAL, "upstream %s: the vault cannot be read now", up->s.name);
+			break;
+		}
+		if (vault_open(&u->vault_keys, name, sealed, &t) < 0) {	/* another key's, or altered */
+			vault_drop(u->vault, name);
+			rc = not_connected(up, err);
+			break;
+		}
+		if ((use = usable(&t, again, now_ms)) == 1) {
+			metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
+			rc = (*token = strdup(t.access_token)) ? 0 : -1;
+			break;
+		}
+		if (use < 0) {
+			vault_drop(u->vault, name);
+			audit(u, up, t.who, "dropped", again ? "the upstream refused a fresh token" : "expired");
+			rc = not_connected(up, err);
+			break;
+		}
+		st = vault_claim_refresh(u->vault, name, now_ms, claim_ms);
+		if (st == VAULT_CLAIMED) {
+			rc = refresh_claimed(u, up, name, &t, token, err);
+			break;
+		}
+		if (st != VAULT_BUSY || now_ms > give_up_ms) {
+			rc = st == VAULT_NONE ? not_connected(up, err) : -1;
+			if (rc < 0 && st != VAULT_NONE)
+				gw_error_set(err, GW_EAUTHSERVER, "upstream %s: the connection's refresh did not end in time",
+				    up->s.name);
+			break;
+		}
+		nap_ms(UPCRED_WAIT_STEP_MS);	/* another process refreshes it: read it again */
+		now_ms = clock_wall_ms();
+		again = 0;	/* what it stores is new */
+	}
+out:
+	vault_tokens_free(&t);
+	if (sealed)
+		secret_wipe(sealed, VAULT_VALUE_MAX);
+	free(sealed);
+	return rc;
+}
