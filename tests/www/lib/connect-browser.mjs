@@ -109,7 +109,9 @@ function remember(u, base) {
 }
 const guarded = (a) => /no-store/i.test(a.headers['cache-control'] ?? '') && !!a.headers['content-security-policy'];
 const html = (a) => /^text\/html/i.test(a.headers['content-type'] ?? '');
-const brief = (a) => (a ? { url: a.url, status: a.status, 'content-type': a.headers['content-type'], 'cache-control': a.headers['cache-control'], csp: a.headers['content-security-policy'], location: a.headers.location, body: a.body?.slice(0, 300) } : 'no answer');
+// What a page says: its text without markup, styles or scripts.
+const said = (body) => body?.replace(/<(style|script)\b[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 400);
+const brief = (a) => (a ? { url: a.url, status: a.status, 'content-type': a.headers['content-type'], 'cache-control': a.headers['cache-control'], csp: a.headers['content-security-policy'], location: a.headers.location, says: said(a.body) } : 'no answer');
 
 // A GET of connect-path from Node, redirects not followed; recorded in answers.
 async function fetchConnect(url, cookie) {
