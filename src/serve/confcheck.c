@@ -418,6 +418,18 @@ credentials(const struct config *cfg, struct confcheck *o)
 			    "client-credentials" : "id-jag");
 }
 
+/* line (k bytes, as snprintf made it into 2048) after the used bytes of out: 0, or -1
+ * when it was cut or out is full. */
+static int
+put_line(char *out, size_t n, size_t *used, const char *line, int k)
+{
+	if (k <= 0 || k >= 2048 || *used + (size_t)k >= n)
+		return -1;
+	memcpy(out + *used, line, (size_t)k + 1);
+	*used += (size_t)k;
+	return 0;
+}
+
 void
 confcheck_credentials_note(const struct config *cfg, char *out, size_t n)
 {
@@ -433,7 +445,21 @@ confcheck_credentials_note(const struct config *cfg, char *out, size_t n)
 
 	out[0] = '\0';
 	for (i = 0; i < cfg->n_upstreams; i++) {
-		if (!UP_OBTAINED(u = &cfg->upstreams[i]))
+		if ((u = &cfg->upstreams[i])->credentials == UP_CRED_USER_OAUTH) {
+			k = snprintf(line, sizeof(line), "upstream \"%s\": each person's own account there, connected at "
+			    "%s (sign-in at the issuer as client %s; consent at %s as the pre-registered %s client %s); "
+			    "its catalog %s\n", u->s.name, cfg->connect_url,
+			    cfg->connect_client_id ? cfg->connect_client_id : cfg->client_id,
+			    u->authorization_endpoint ? u->authorization_endpoint :
+			    "the authorization server its protected resource metadata names",
+			    u->client_secret ? "confidential" : "public (PKCE)", u->client_id,
+			    u->catalog_credentials == UP_CATALOG_CLIENT ? "with the gateway's own token (client_credentials)" :
+			    "asked with no token");
+			if (put_line(out, n, &used, line, k) < 0)
+				break;
+			continue;
+		}
+		if (!UP_OBTAINED(u))
 			continue;
 		if (u->token_endpoint)
 			snprintf(where, sizeof(where), "%s", u->token_endpoint);
@@ -444,10 +470,8 @@ confcheck_credentials_note(const struct config *cfg, char *out, size_t n)
 		k = snprintf(line, sizeof(line), "upstream \"%s\": %s %s, as client %s%s\n", u->s.name, how[u->credentials],
 		    where, u->client_id ? u->client_id : cfg->client_id, UP_AS_CALLER(u) &&
 		    u->catalog_credentials == UP_CATALOG_CLIENT ? "; its catalog with the gateway's own token" : "");
-		if (k <= 0 || (size_t)k >= sizeof(line) || used + (size_t)k >= n)
+		if (put_line(out, n, &used, line, k) < 0)
 			break;
-		memcpy(out + used, line, (size_t)k + 1);
-		used += (size_t)k;
 	}
 }
 
