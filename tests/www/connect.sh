@@ -111,7 +111,8 @@ catalog-credentials = client-credentials
 CONF
 if out=$("$MCPGATE_BIN" -t -c "$T/gw.conf" 2>&1); then
 	pass "mcpgate -t accepts the configuration (credentials = user-oauth, its clients at both servers, catalog-credentials = client-credentials)"
-	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# mcpgate -t: /'
+	like "mcpgate -t says how the tracker is reached: each person's own account, connected at $CONNECT, signed in at the issuer as $ORG_CLIENT, consent at the third party as $TP_CLIENT, the catalog with the gateway's own token" \
+		"$out" "upstream \"tracker\": each person.s own account there, connected at $CONNECT \(sign-in at the issuer as client $ORG_CLIENT; consent at .* client $TP_CLIENT\); its catalog with the gateway.s own token \(client_credentials\)"
 else
 	bail "mcpgate -t accepts the configuration (credentials = user-oauth, its clients at both servers, catalog-credentials = client-credentials)" "$out"
 fi
