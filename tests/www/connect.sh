@@ -148,6 +148,7 @@ if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 27 ]; then
 	pass "connect-browser.mjs ran every step ($tap_relayed) and exited 0"
 else
 	fail "connect-browser.mjs ran every step (27) and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
+	jq -r 'select(.level == "warn" or .level == "error") | "\(.level): \(.msg)"' "$T/gw.log" 2>/dev/null | sort | uniq -c | sed 's/^ */# the gateway logged, times: /'
 fi
 # shellcheck disable=SC2086 # one word per pid
 is "the mcpgate processes survived the run" "$(gone $pids_before)" none
