@@ -68,7 +68,7 @@ verifier_ok(const char *v)
 
 	for (i = 0; i < CONNECT_VERIFIER_LEN; i++)
 		if (!(v[i] >= 'A' && v[i] <= 'Z') && !(v[i] >= 'a' && v[i] <= 'z') && !(v[i] >= '0' && v[i] <= '9') &&
-		    !strchr("-._~", v[i]))
+		    (v[i] == '\0' || !strchr("-._~", v[i])))
 			return 0;
 	return v[i] == '\0';
 }

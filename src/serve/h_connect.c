@@ -131,25 +131,34 @@ browser_of(const struct page *pg, const char *cookie, unsigned char out[CONNECT_
 	memcpy(out, d, CONNECT_BROWSER_BYTES);
 }
 
-/* This browser's cookie value (from the Cookie header) into out: 0, or -1 none. */
+/* This browser's cookie value (from the Cookie header) into out: 0, or -1 when there is
+ * none, or it is not one the page set (32 hex digits), or there are two (one planted
+ * beside ours: which the page set is not for us to guess). */
 static int
-cookie_of(const struct request *req, char *out, size_t n)
+cookie_of(const struct request *req, char out[2 * COOKIE_BYTES + 1])
 {
-	const char *p = req->cookie, *e;
-	size_t len;
+	const char *p = req->cookie, *e, *v;
+	size_t len, i;
+	int found = 0;
 
 	while (p && *p) {
-		while (*p == ' ' || *p == ';')
+		while (*p == ' ' || *p == '\t' || *p == ';')
 			p++;
 		e = strchr(p, ';');
 		len = e ? (size_t)(e - p) : strlen(p);
-		if (strncmp(p, COOKIE_NAME "=", sizeof(COOKIE_NAME)) == 0 && len - sizeof(COOKIE_NAME) < n) {
-			snprintf(out, n, "%.*s", (int)(len - sizeof(COOKIE_NAME)), p + sizeof(COOKIE_NAME));
-			return 0;
+		if (len >= sizeof(COOKIE_NAME) && strncmp(p, COOKIE_NAME "=", sizeof(COOKIE_NAME)) == 0) {
+			v = p + sizeof(COOKIE_NAME);
+			len -= sizeof(COOKIE_NAME);
+			for (i = 0; i < len && strchr("0123456789abcdef", v[i]) && v[i]; i++)
+				;
+			if (found++ || len != 2 * COOKIE_BYTES || i != len)
+				return -1;
+			memcpy(out, v, len);
+			out[len] = '\0';
 		}
 		p = e;
 	}
-	return -1;
+	return found ? 0 : -1;
 }
 
 /* A new PKCE verifier (v) and its S256 challenge (ch). */
@@ -392,10 +401,10 @@ static void
 answered(struct page *pg, const char *state)
 {
 	const char *q = pg->rc->req->query;
-	char code[2048], iss[UPCRED_URL_MAX], error[64], cookie[2 * COOKIE_BYTES + 8];
+	char code[2048], iss[UPCRED_URL_MAX], error[64], cookie[2 * COOKIE_BYTES + 1];
 	unsigned char browser[CONNECT_BROWSER_BYTES];
 	struct connect_claim c;
-	int kind, once;
+	int kind, once, bound;
 
 	kind = connect_open(&pg->keys, state, CONNECT_AT_ISSUER, pg->now_ms, &c) == 0 ? CONNECT_AT_ISSUER :
 	    connect_open(&pg->keys, state, CONNECT_AT_UPSTREAM, pg->now_ms, &c) == 0 ? CONNECT_AT_UPSTREAM : 0;
@@ -405,10 +414,10 @@ answered(struct page *pg, const char *state)
 		    "in your MCP client for a new link.");
 		goto out;
 	}
-	browser_of(pg, "", browser);
-	if (cookie_of(pg->rc->req, cookie, sizeof(cookie)) == 0)
+	bound = cookie_of(pg->rc->req, cookie) == 0;
+	if (bound)
 		browser_of(pg, cookie, browser);
-	if (!secret_equal(browser, c.browser, sizeof(browser))) {
+	if (!bound || !secret_equal(browser, c.browser, sizeof(browser))) {
 		say(pg, 400, "Cannot finish connecting", "This answer belongs to a sign-in started in another "
 		    "browser. Open the link from your MCP client in this browser.");
 		goto out;

@@ -78,6 +78,9 @@ test_refused(const struct connect_keys *k)
 	c.verifier[5] = '+';
 	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a verifier outside RFC 7636's characters: not sealed");
 	claim_of(CONNECT_AT_ISSUER, &c);
+	c.verifier[5] = '\0';
+	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a verifier cut short by a NUL: not sealed");
+	claim_of(CONNECT_AT_ISSUER, &c);
 	c.upstream[2] = '\n';
 	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a control character: not sealed");
 	claim_of(CONNECT_KINDS, &c);
