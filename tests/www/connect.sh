@@ -144,10 +144,10 @@ run_bounded 300 "$T/sdk.tap" "$T/sdk.err" env ALICE_TOKEN="$ALICE" BOB_TOKEN="$B
 rc=$?
 cp "$T/sdk.err" "$ART/browser.err" 2>/dev/null
 tap_relay "$T/sdk.tap"
-if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 27 ]; then
+if [ "$rc" -eq 0 ] && [ "$tap_relayed" -ge 28 ]; then
 	pass "connect-browser.mjs ran every step ($tap_relayed) and exited 0"
 else
-	fail "connect-browser.mjs ran every step (27) and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
+	fail "connect-browser.mjs ran every step (28) and exited 0" "exit $rc after $tap_relayed steps; stderr: $(tail -n 15 "$T/sdk.err")"
 	jq -r 'select(.level == "warn" or .level == "error") | "\(.level): \(.msg)"' "$T/gw.log" 2>/dev/null | sort | uniq -c | sed 's/^ */# the gateway logged, times: /'
 fi
 # shellcheck disable=SC2086 # one word per pid

@@ -16,10 +16,12 @@
 //      state altered; TP's answer "access_denied" (the person cancels at TP's consent page);
 //      TP's callback with the iss of another issuer.
 //   3. The happy path, in a fresh browser: alice's call → -32042 → the URL → ORG's login
-//      and consent as alice → TP's login and consent as alice → "Connected" → the same call
-//      again answers, with the token TP issued for alice (whoami: sub alice, client the
-//      gateway's at TP, audience the tracker); the time from the elicitation to the
-//      connected call is printed. Both callbacks replayed afterwards: 400.
+//      and consent as alice → (ORG's callback: 302 to TP, code + PKCE S256, the gateway's client
+//      there, resource the tracker, scope user-scopes, a new state) → TP's login and consent
+//      as alice → "Connected" → the same call again answers, with the token TP issued
+//      for alice (whoami: sub alice, client the gateway's at TP, audience the tracker);
+//      the time from the elicitation to the connected call is printed. Both callbacks
+//      replayed afterwards: 400.
 //   4. Afterwards: alice's session without the capability is served too; bob is still
 //      asked to connect his own account.
 //   Throughout: no request leaves loopback; a screenshot of each state in --artifacts.
@@ -262,10 +264,12 @@ async function step(name, fn) {
   }
 }
 
-let orgMetadata;
-async function orgAuthorizationEndpoint() {
-  orgMetadata ??= await (await fetch(`${ORG}/.well-known/oauth-authorization-server`, { signal: AbortSignal.timeout(T) })).json();
-  return orgMetadata.authorization_endpoint;
+const metadata = new Map();
+async function authorizationEndpoint(issuer) {
+  if (!metadata.has(issuer)) {
+    metadata.set(issuer, await (await fetch(`${issuer}/.well-known/oauth-authorization-server`, { signal: AbortSignal.timeout(T) })).json());
+  }
+  return metadata.get(issuer).authorization_endpoint;
 }
 
 // --- 1. the elicitation ----------------------------------------------------------------------
@@ -301,7 +305,7 @@ async function ticketTwice() {
   const first = await fetchConnect(url);
   const to = parse(first.headers.location ?? '', url);
   const q = to?.searchParams;
-  const want = await orgAuthorizationEndpoint();
+  const want = await authorizationEndpoint(ORG);
   ok(first.status === 302 && to && `${to.origin}${to.pathname}` === want,
     `GET connect-path?ticket=T: 302 to the organisation's authorization endpoint (${want})`, brief(first));
   const checks = {
@@ -408,6 +412,25 @@ async function happyPath() {
     await shot(page, 'alice-connected');
     ok(passed.join(' ') === 'org-login org-consent tp-login tp-consent',
       "alice goes through the organisation's login and consent, then the third party's", passed);
+    const fromOrg = answers.find((x) => x.who === 'alice' && parse(x.url).searchParams.get('iss') === ORG);
+    const toTp = parse(fromOrg?.headers.location ?? '', CONNECT);
+    const q = toTp?.searchParams;
+    const orgState = parse(fromOrg?.url ?? '')?.searchParams.get('state');
+    const checks = {
+      status: fromOrg?.status === 302,
+      endpoint: !!toTp && `${toTp.origin}${toTp.pathname}` === await authorizationEndpoint(TP),
+      response_type: q?.get('response_type') === 'code',
+      client_id: q?.get('client_id') === opt['tp-client'],
+      redirect_uri: q?.get('redirect_uri') === CONNECT,
+      code_challenge: /^[A-Za-z0-9_-]{43}$/.test(q?.get('code_challenge') ?? ''),
+      code_challenge_method: q?.get('code_challenge_method') === 'S256',
+      resource: q?.get('resource') === opt.tracker,
+      scope: q?.get('scope') === 'mcp:tools',
+      state: (q?.get('state') ?? '').length >= 16 && q?.get('state') !== orgState,
+    };
+    ok(Object.values(checks).every(Boolean),
+      `the organisation's callback for alice: 302 to the third party's authorization endpoint, code + PKCE S256 as client ${opt['tp-client']}, redirect_uri ${CONNECT}, resource the tracker, scope mcp:tools (user-scopes), a new state`,
+      { checks, answer: brief(fromOrg) });
     ok(a?.status === 200 && html(a) && /Connected/.test(a.body ?? ''), 'the gateway answers 200, an HTML page saying "Connected"', brief(a));
     const second = await callTool(c.client, TOOL);
     const ms = Math.round(performance.now() - t0);
