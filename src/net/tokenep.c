@@ -162,6 +162,10 @@ read_issued(enum tokenep_grant grant, json_t *doc, struct tokenep_answer *out, s
 	if (grants[grant].issued == ISSUED_PERSON) {
 		rt = json_object_get(doc, "refresh_token");
 		sc = json_object_get(doc, "scope");
+		/* "" (servers that grant no scope, oidc-provider for a resource without any):
+		 * no scope said, not a broken answer. */
+		if (json_is_string(sc) && json_string_length(sc) == 0)
+			sc = NULL;
 	}
 	if (!token_ok(json_string_value(tok), json_string_length(tok))) {
 		gw_error_set(err, GW_EAUTHSERVER, "the token endpoint's answer has no usable access_token");

@@ -180,7 +180,7 @@ test_parse_person(void)
 	static const enum tokenep_grant person[] = { TOKENEP_AUTH_CODE, TOKENEP_REFRESH };
 	static const char *const bad_refresh[] = { "\"a b\"", "\"a\\u0001b\"", "\"a\\nb\"", "\"a\\u00e9\"", "\"\"",
 		"7", "null", "[\"r\"]" };
-	static const char *const bad_scope[] = { "\"a  b\"", "\" a\"", "\"a \"", "\"\"", "\"a\\\"b\"", "\"a\\\\b\"",
+	static const char *const bad_scope[] = { "\"a  b\"", "\" a\"", "\"a \"", "\"a\\\"b\"", "\"a\\\\b\"",
 		"\"a\\tb\"", "\"a\\u00e9\"", "\"a\\u0000b\"", "[\"a\"]", "7", "null" };
 	struct tokenep_answer a;
 	char body[256];
@@ -222,6 +222,10 @@ test_parse_person(void)
 	is_int(parse_as(TOKENEP_EXCHANGE, 200, "{\"access_token\":\"at\",\"token_type\":\"Bearer\",\"refresh_token\":"
 	    "\"a b\",\"scope\":\"x  y\"}", &a), 0, "an exchange's answer: its refresh token and scope not read");
 	ok(a.token && a.refresh_token == NULL && a.scope == NULL, "… nor kept");
+	tokenep_answer_clear(&a);
+	is_int(parse_as(TOKENEP_AUTH_CODE, 200, "{\"access_token\":\"at\",\"token_type\":\"Bearer\",\"scope\":\"\"}",
+	    &a), 0, "scope \"\" (no scope granted): usable");
+	ok(a.token && a.scope == NULL, "… as no scope said");
 	tokenep_answer_clear(&a);
 	is_int(parse_as((enum tokenep_grant)99, 200, "{\"access_token\":\"at\",\"token_type\":\"Bearer\"}", &a), -1,
 	    "a grant tokenep does not know");
