@@ -17,10 +17,11 @@
 # The steps are in lib/connect-browser.mjs (-32042 and its URL, the refusals, the happy
 # path, what holds afterwards); this script starts and stops everything, checks the
 # fixtures before the gateway is involved, relays the browser's TAP, and afterwards checks
-# that no ticket, state, code or token reached the gateway's logs and that no token the
-# tracker accepted is in clear in the logs or the state file. Screenshots of every state go
-# to $WWW_ARTIFACTS (default _build/logs/www-connect). When the nginx recipe has no
-# `location = /mcp/connect`, the suite adds one to its own server (a comment says so).
+# that no ticket, state, code or token reached the gateway's logs, that no token the
+# tracker accepted is in clear in the logs or the state file, and that the audit log has
+# the one connection made. Screenshots of every state go to $WWW_ARTIFACTS (default
+# _build/logs/www-connect). When the nginx recipe has no `location = /mcp/connect`, the
+# suite adds one to its own server (a comment says so).
 # Prints TAP. Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -163,6 +164,9 @@ else
 fi
 is "no caller's token, client secret or client_credentials token in any log" \
 	"$(pieces_logged "$ALICE" "$BOB" "$TP_CC" "$ORG_SECRET" "$TP_SECRET")" 0
+jcheck "the audit log has one connection made: the tracker's, \"connected\" (alice's; the refused ones connected nothing)" \
+	"$(grep '"audit":"connection"' "$T/gw.log" | jq -sc 'map({upstream, event, subject})')" \
+	'(map(select(.event == "connected")) | length == 1 and .[0].upstream == "tracker" and (.[0].subject | type) == "string")'
 seen "$T/seen.json"
 jcheck "the tracker was shown alice's own token from the third party (sub alice, the gateway's client there), and never a caller's token of the organisation" \
 	"$(jq -c --arg c "$TP_CLIENT" --arg a "$(sha "$ALICE")" --arg b "$(sha "$BOB")" \
