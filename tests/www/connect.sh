@@ -20,8 +20,8 @@
 # that no ticket, state, code or token reached the gateway's logs, that no token the
 # tracker accepted is in clear in the logs or the state file, and that the audit log has
 # the one connection made. Screenshots of every state go to $WWW_ARTIFACTS (default
-# _build/logs/www-connect). When the nginx recipe has no `location = /mcp/connect`, the
-# suite adds one to its own server (a comment says so).
+# _build/logs/www-connect). nginx runs the recipe as users install it (its
+# `location = /mcp/connect` included).
 # Prints TAP. Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -118,20 +118,9 @@ else
 	bail "mcpgate -t accepts the configuration (credentials = user-oauth, its clients at both servers, catalog-credentials = client-credentials)" "$out"
 fi
 
-extra=
-if grep -q 'location = /mcp/connect' "$top/deploy/nginx/mcpgate.conf.in"; then
-	echo "# deploy/nginx/mcpgate.conf.in routes /mcp/connect to the gateway"
-else
-	echo "# deploy/nginx/mcpgate.conf.in has no location = /mcp/connect: this suite adds one to its own server"
-	cat > "$T/connect.nginx" <<NGINX
-location = /mcp/connect {
-    include fastcgi_params;
-    fastcgi_pass unix:$T/mcpgate.sock;
-}
-NGINX
-	extra=$T/connect.nginx
-fi
-if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" ${extra:+"$extra"} >> "$T/start.out" 2>&1; then
+check "the nginx recipe (deploy/nginx/mcpgate.conf.in) routes connect-path to the gateway: location = /mcp/connect" \
+	grep -q '^location = /mcp/connect {' "$top/deploy/nginx/mcpgate.conf.in"
+if start_mcpgate_fcgi "$T/mcpgate.sock" "$T/gw.conf" 2 2 >> "$T/start.out" 2>&1 && start_nginx "$GW_PORT" >> "$T/start.out" 2>&1; then
 	pass "spawn-fcgi (2 x 2) + mcpgate behind nginx at $BASE, connect-path $CONNECT"
 else
 	bail "the gateway started" "$(tail -n 20 "$T/start.out")"
