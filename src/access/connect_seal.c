@@ -3,9 +3,10 @@
  * Plaintext layout (big-endian), every field in this order, a kind's own only:
  *   kind (1) | until_ms (8) | id (16)
  *   | person (16)                           ticket, issuer's leg
- *   | browser (16) | verifier (43)          both legs
- *   | upstream length (1) | upstream
- *   | subject length (2) | subject          upstream's leg
+ *   | browser (16)                          every leg, a session
+ *   | verifier (43)                         every leg
+ *   | upstream length (1) | upstream        ticket, issuer's and upstream's legs
+ *   | subject length (2) | subject          upstream's leg, a session
  * and nothing after. */
 #include "autoconf.h"
 
@@ -20,11 +21,13 @@
 /* What each kind carries, one row each; and its associated data. */
 static const struct kind_row {
 	const char *ad;
-	unsigned person:1, browser:1, subject:1;
+	unsigned person:1, browser:1, verifier:1, upstream:1, subject:1;
 } kinds[CONNECT_KINDS] = {
-	[CONNECT_TICKET] = { "mcpgate connect ticket v1", 1, 0, 0 },
-	[CONNECT_AT_ISSUER] = { "mcpgate connect issuer v1", 1, 1, 0 },
-	[CONNECT_AT_UPSTREAM] = { "mcpgate connect upstream v1", 0, 1, 1 },
+	[CONNECT_TICKET] = { "mcpgate connect ticket v1", 1, 0, 0, 1, 0 },
+	[CONNECT_AT_ISSUER] = { "mcpgate connect issuer v1", 1, 1, 1, 1, 0 },
+	[CONNECT_AT_UPSTREAM] = { "mcpgate connect upstream v1", 0, 1, 1, 1, 1 },
+	[CONNECT_SIGN_IN] = { "mcpgate connect sign-in v1", 0, 1, 1, 0, 0 },
+	[CONNECT_SESSION] = { "mcpgate connect session v1", 0, 1, 0, 0, 1 },
 };
 
 static const struct kind_row *
@@ -95,9 +98,9 @@ connect_seal(const struct connect_keys *k, const struct connect_claim *c, char *
 	size_t n = 0, un = strnlen(c->upstream, sizeof(c->upstream)), sn = strnlen(c->subject, sizeof(c->subject));
 	int i, rc;
 
-	if (r == NULL || !text_ok(c->upstream, un, sizeof(c->upstream)) ||
+	if (r == NULL || (r->upstream ? !text_ok(c->upstream, un, sizeof(c->upstream)) : un != 0) ||
 	    (r->subject ? !text_ok(c->subject, sn, sizeof(c->subject)) : sn != 0) ||
-	    (r->browser && !verifier_ok(c->verifier)))
+	    (r->verifier ? !verifier_ok(c->verifier) : c->verifier[0] != '\0'))
 		return -1;
 	p[n++] = (unsigned char)c->kind;
 	for (i = 7; i >= 0; i--)
@@ -105,12 +108,14 @@ connect_seal(const struct connect_keys *k, const struct connect_claim *c, char *
 	memcpy(p + n, c->id, CONNECT_ID_BYTES), n += CONNECT_ID_BYTES;
 	if (r->person)
 		memcpy(p + n, c->person, CONNECT_PERSON_BYTES), n += CONNECT_PERSON_BYTES;
-	if (r->browser) {
+	if (r->browser)
 		memcpy(p + n, c->browser, CONNECT_BROWSER_BYTES), n += CONNECT_BROWSER_BYTES;
+	if (r->verifier)
 		memcpy(p + n, c->verifier, CONNECT_VERIFIER_LEN), n += CONNECT_VERIFIER_LEN;
+	if (r->upstream) {
+		p[n++] = (unsigned char)un;
+		memcpy(p + n, c->upstream, un), n += un;
 	}
-	p[n++] = (unsigned char)un;
-	memcpy(p + n, c->upstream, un), n += un;
 	if (r->subject) {
 		p[n++] = (unsigned char)(sn >> 8);
 		p[n++] = (unsigned char)sn;
@@ -164,16 +169,20 @@ connect_parse(const unsigned char *p, size_t n, int kind, struct connect_claim *
 		if ((q = take(p, n, &at, CONNECT_BROWSER_BYTES)) == NULL)
 			goto bad;
 		memcpy(c->browser, q, CONNECT_BROWSER_BYTES);
+	}
+	if (r->verifier) {
 		if ((q = take(p, n, &at, CONNECT_VERIFIER_LEN)) == NULL)
 			goto bad;
 		memcpy(c->verifier, q, CONNECT_VERIFIER_LEN);
 		if (!verifier_ok(c->verifier))
 			goto bad;
 	}
-	if ((q = take(p, n, &at, 1)) == NULL || (len = q[0]) == 0 || (q = take(p, n, &at, len)) == NULL ||
-	    !text_ok((const char *)q, len, sizeof(c->upstream)))
-		goto bad;
-	memcpy(c->upstream, q, len);
+	if (r->upstream) {
+		if ((q = take(p, n, &at, 1)) == NULL || (len = q[0]) == 0 || (q = take(p, n, &at, len)) == NULL ||
+		    !text_ok((const char *)q, len, sizeof(c->upstream)))
+			goto bad;
+		memcpy(c->upstream, q, len);
+	}
 	if (r->subject) {
 		if ((q = take(p, n, &at, 2)) == NULL)
 			goto bad;

@@ -22,6 +22,7 @@
 
 #define CONNECT_TICKET_MS	(10 * 60 * 1000)	/* a connect link is good this long */
 #define CONNECT_STATE_MS	(10 * 60 * 1000)	/* and each leg at an authorization server */
+#define CONNECT_SESSION_MS	(10 * 60 * 1000)	/* a sign-in to see one's connections */
 #define CONNECT_ID_BYTES	16
 #define CONNECT_PERSON_BYTES	16
 #define CONNECT_BROWSER_BYTES	16
@@ -32,12 +33,15 @@ enum connect_kind {
 	CONNECT_TICKET = 1,	/* the link: the person it is for, the upstream */
 	CONNECT_AT_ISSUER,	/* the state of the sign-in at the organisation's issuer */
 	CONNECT_AT_UPSTREAM,	/* the state of the consent at the upstream's authorization server */
+	CONNECT_SIGN_IN,	/* the state of a sign-in to see one's connections */
+	CONNECT_SESSION,	/* the cookie of a person signed in to see them (and disconnect) */
 	CONNECT_KINDS
 };
 
-/* One ticket or state. Which fields a kind carries: all carry kind, until_ms, id and
- * upstream; a ticket and the issuer's leg the person's digest; both legs the browser's
- * digest and the PKCE verifier; the upstream's leg the subject. */
+/* One ticket or state. Which fields a kind carries: all carry kind, until_ms and id; a
+ * ticket and the issuer's leg the person's digest and the upstream; the upstream's leg
+ * the upstream and the subject; every leg the browser's digest and the PKCE verifier; a
+ * session the browser's digest and the subject. */
 struct connect_claim {
 	int kind;			/* enum connect_kind */
 	int64_t until_ms;		/* wall clock */

@@ -6,8 +6,10 @@
 #include <time.h>
 
 #include "asdisc.h"
+#include "buf.h"
 #include "clock.h"
 #include "connected.h"
+#include "introspect.h"
 #include "log.h"
 
 /* The audit line of a connection's change (never a token). */
@@ -252,5 +254,75 @@ out:
 	if (sealed)
 		secret_wipe(sealed, VAULT_VALUE_MAX);
 	free(sealed);
+	return rc;
+}
+
+int
+connected_peek(const struct upcred *u, const char *subject, const struct cfg_upstream *up,
+    struct vault_tokens *t)
+{
+	unsigned char name[VAULT_NAME_BYTES];
+	char *sealed = malloc(VAULT_VALUE_MAX);
+	enum vault_status st;
+	int rc = -1;
+
+	memset(t, 0, sizeof(*t));
+	if (sealed == NULL || u->vault == NULL)
+		goto out;
+	connected_name(u, subject, up, name);
+	if ((st = vault_get(u->vault, name, clock_wall_ms(), sealed, VAULT_VALUE_MAX)) == VAULT_NONE)
+		rc = 0;
+	else if (st == VAULT_HIT)
+		rc = vault_open(&u->vault_keys, name, sealed, t) == 0 ? 1 : 0;
+out:
+	if (sealed)
+		secret_wipe(sealed, VAULT_VALUE_MAX);
+	free(sealed);
+	return rc;
+}
+
+/* RFC 7009: t's refresh token (else its access token) revoked at up's authorization
+ * server, when it names a revocation endpoint. Best effort: the entry goes either way,
+ * and a token not revoked there ends when it would have. 1 revoked, 0 not. */
+static int
+revoke(const struct upcred *u, const struct cfg_upstream *up, const struct vault_tokens *t)
+{
+	const struct as_client client = { up->client_id, up->client_secret, u->cfg->client_auth };
+	const char *tok = t->refresh_token ? t->refresh_token : t->access_token;
+	const char *hint = t->refresh_token ? "refresh_token" : "access_token";
+	struct up_as as = { .issuer = "" };
+	struct gw_error err;
+	struct buf form;
+	long status = -1;
+
+	if (u->ix == NULL || asdisc_find(u, up, clock_wall_ms(), &as, &err) < 0 || !as.revocation_endpoint[0])
+		return 0;
+	buf_init(&form, 2 * VAULT_TOKEN_MAX + 256);
+	if (introspect_form_add(&form, "token", tok, strlen(tok)) == 0 &&
+	    introspect_form_add(&form, "token_type_hint", hint, strlen(hint)) == 0)
+		status = introspect_post_form(u->ix, u->cfg, &(struct as_post){ as.revocation_endpoint, &form, &client,
+		    "the upstream's authorization server" }, &err);
+	if (form.data)
+		secret_wipe(form.data, form.len);
+	buf_free(&form);
+	if (status != 200)
+		log_warn(u->request_id, "connect: upstream %s: the token was not revoked there (%s)", up->s.name,
+		    status < 0 ? err.detail : "its revocation endpoint did not answer 200");
+	return status == 200;
+}
+
+int
+connected_drop(const struct upcred *u, const char *subject, const struct cfg_upstream *up)
+{
+	unsigned char name[VAULT_NAME_BYTES];
+	struct vault_tokens t;
+	int rc = connected_peek(u, subject, up, &t);
+
+	if (rc == 1) {
+		connected_name(u, subject, up, name);
+		vault_drop(u->vault, name);
+		audit(u, up, t.who, "disconnected", revoke(u, up, &t) ? "revoked" : "not revoked at the upstream");
+	}
+	vault_tokens_free(&t);
 	return rc;
 }

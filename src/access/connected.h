@@ -40,4 +40,13 @@ int connected_bearer(const struct upcred *u, const struct cfg_upstream *up, int 
 int connected_keep(const struct upcred *u, const struct cfg_upstream *up, const char *subject, const char *who,
     const struct tokenep_answer *a, struct gw_error *err);
 
+/* Whether subject is connected at up: 1 with what the vault holds in t (free it with
+ * vault_tokens_free), 0 not (or an entry that does not open), -1 the vault unusable. */
+int connected_peek(const struct upcred *u, const char *subject, const struct cfg_upstream *up,
+    struct vault_tokens *t);
+/* subject disconnects from up: its tokens revoked at up's authorization server (RFC
+ * 7009, when it names a revocation endpoint; best effort), the entry dropped, an audit
+ * line. 1 dropped, 0 there was none, -1 the vault unusable. */
+int connected_drop(const struct upcred *u, const char *subject, const struct cfg_upstream *up);
+
 #endif

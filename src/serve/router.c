@@ -73,7 +73,7 @@ static const struct route metrics_route = {
 
 /* [gateway] connect-path, when an upstream keeps people's connections (user-oauth). */
 static const struct route connect_route = {
-	NULL, M_GET, h_connect, 0, CORS_PAGE
+	NULL, M_GET | M_POST, h_connect, R_BODY, CORS_PAGE
 };
 
 #define N_ROUTES	(sizeof(routes) / sizeof(routes[0]))

@@ -21,16 +21,16 @@ claim_of(int kind, struct connect_claim *c)
 	c->kind = kind;
 	c->until_ms = now + CONNECT_STATE_MS;
 	memset(c->id, 0x11, sizeof(c->id));
-	memset(c->person, 0x22, sizeof(c->person));
-	if (kind != CONNECT_TICKET) {
+	if (kind == CONNECT_TICKET || kind == CONNECT_AT_ISSUER)
+		memset(c->person, 0x22, sizeof(c->person));
+	if (kind != CONNECT_TICKET)
 		memset(c->browser, 0x33, sizeof(c->browser));
+	if (kind != CONNECT_TICKET && kind != CONNECT_SESSION)
 		memset(c->verifier, 'v', CONNECT_VERIFIER_LEN);
-	}
-	snprintf(c->upstream, sizeof(c->upstream), "tracker");
-	if (kind == CONNECT_AT_UPSTREAM) {
-		memset(c->person, 0, sizeof(c->person));
+	if (kind <= CONNECT_AT_UPSTREAM)
+		snprintf(c->upstream, sizeof(c->upstream), "tracker");
+	if (kind == CONNECT_AT_UPSTREAM || kind == CONNECT_SESSION)
 		snprintf(c->subject, sizeof(c->subject), "alice@example");
-	}
 }
 
 static void
@@ -85,6 +85,15 @@ test_refused(const struct connect_keys *k)
 	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a control character: not sealed");
 	claim_of(CONNECT_KINDS, &c);
 	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "no such kind: not sealed");
+	claim_of(CONNECT_SESSION, &c);
+	snprintf(c.upstream, sizeof(c.upstream), "tracker");
+	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a session with an upstream: not sealed");
+	claim_of(CONNECT_SESSION, &c);
+	memset(c.verifier, 'v', CONNECT_VERIFIER_LEN);
+	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a session with a verifier: not sealed");
+	claim_of(CONNECT_SIGN_IN, &c);
+	c.verifier[0] = '\0';
+	ok(connect_seal(k, &c, sealed, sizeof(sealed)) < 0, "a sign-in's leg without a verifier: not sealed");
 	claim_of(CONNECT_TICKET, &c);
 	ok(connect_seal(k, &c, sealed, 40) < 0, "out too small: not sealed");
 	ok(connect_open(k, "", CONNECT_TICKET, now, &c) < 0, "empty: does not open");
