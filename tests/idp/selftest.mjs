@@ -589,13 +589,73 @@ async function main() {
     }
   });
 
+  // --- --access-ttl, POST /_ttl, the refresh and revocation counters, GET /_refresh_tokens --------
+  await step('access TTL of people\'s grants', async () => {
+    const short = await spawnIdp({ resources: [R1], args: ['--access-ttl', '7'] });
+    others.add(short);
+    try {
+      const iss = short.issuer;
+      const life = async (t) => {
+        const r = await introspect({ issuer: iss, token: t });
+        return r.active ? r.exp - r.iat : r;
+      };
+      const u = await userToken({ issuer: iss, user: 'bob', scope: 'mcp:tools offline_access' });
+      ok(u.expires_in === 7 && await life(u.access_token) === 7,
+        '--access-ttl 7: the authorization_code grant\'s access token lives 7 s (expires_in, exp - iat)', u);
+      const held = async () => (await (await fetch(`${iss}/_refresh_tokens?sub=bob`)).json()).refresh_tokens;
+      const h0 = await held();
+      ok(h0.length === 1 && h0[0].token === u.refresh_token && h0[0].client_id === 'cli' && h0[0].sub === 'bob',
+        'GET /_refresh_tokens?sub=bob: the refresh token bob holds, its client', h0);
+      const r1 = await refreshToken({ issuer: iss, refreshToken: u.refresh_token });
+      ok(r1.expires_in === 7 && await life(r1.access_token) === 7, '… and the refresh_token grant\'s: 7 s', r1);
+      const h1 = await held();
+      ok(h1.length === 1 && h1[0].token === r1.refresh_token, '… after a refresh (rotated: cli is public), only the new one', h1);
+      const m = await clientToken({ issuer: iss, client: 'machine-acme' });
+      ok(m.expires_in === 3600, '… client_credentials tokens keep theirs (3600 s)', m);
+      const set = async (body) => {
+        const res = await fetch(`${iss}/_ttl`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: res.status, body: await res.json() };
+      };
+      const s20 = await set({ access_ttl: 20 });
+      const r2 = await refreshToken({ issuer: iss, refreshToken: r1.refresh_token });
+      ok(s20.status === 200 && s20.body.access_ttl === 20 && r2.expires_in === 20, 'POST /_ttl {"access_ttl": 20}: the next refresh issues a 20 s token', { s20, r2 });
+      const sNull = await set({ access_ttl: null });
+      const r3 = await refreshToken({ issuer: iss, refreshToken: r2.refresh_token });
+      ok(sNull.body.access_ttl === 3600 && r3.expires_in === 3600, 'POST /_ttl {"access_ttl": null}: back to 3600 s', { sNull, r3 });
+      const bad = [await set({ access_ttl: 0 }), await set({ access_ttl: '5' })];
+      ok(bad.every((b) => b.status === 400), 'POST /_ttl with 0 or a string: 400', bad);
+      let st = await stats({ issuer: iss });
+      ok(st.refreshes === 3 && st.revocations === 0, 'GET /_stats: refreshes 3 (tokens issued by the refresh_token grant)', st);
+      await revokeToken({ issuer: iss, token: r3.refresh_token });
+      let refused;
+      try {
+        await refreshToken({ issuer: iss, refreshToken: r3.refresh_token });
+      } catch (e) {
+        refused = e.body?.error;
+      }
+      st = await stats({ issuer: iss });
+      ok(refused === 'invalid_grant' && st.refreshes === 3 && st.revocations === 1 && (await held()).length === 0,
+        'a revoked refresh token: invalid_grant, not counted; revocations 1; bob holds none', { refused, st });
+      let code;
+      try {
+        await promisify(execFile)(process.execPath, [path.join(HERE, 'server.mjs'), '--port', '0', '--resource', R1, '--access-ttl', '0']);
+      } catch (e) {
+        code = e.code;
+      }
+      ok(code === 2, 'server.mjs --access-ttl 0: usage error (exit 2)', code);
+    } finally {
+      await short.stop();
+      others.delete(short);
+    }
+  });
+
   // --- ID-JAG (enterprise-managed authorization) -------------------------------------------------
   await step('ID-JAG', () => idJagCases(issuer));
 
   // --- counters ------------------------------------------------------------------------------
   await step('stats', async () => {
     ok(same(await resetStats({ issuer }), {
-      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0,
+      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0, refreshes: 0, revocations: 0,
       exchanges_by_subject: {}, jwt_bearer_by_subject: {},
     }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });
