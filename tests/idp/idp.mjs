@@ -74,6 +74,10 @@ function readBody(req, limit = 65536) {
 
 export const JWT_ALGS = Object.freeze(['RS256', 'PS256', 'ES256']);
 export const TOKEN_FORMATS = Object.freeze(['opaque', 'jwt']);
+// The grants whose access tokens --access-ttl (POST /_ttl) sets the lifetime of.
+const USER_GRANTS = Object.freeze(['authorization_code', 'refresh_token']);
+const MAX_TTL = 24 * 3600;
+const validTtl = (s) => Number.isSafeInteger(s) && s >= 1 && s <= MAX_TTL;
 
 // The JSON object of a test-control request's body ({} when empty); undefined, with a 400
 // sent, when it is not JSON.
@@ -220,10 +224,16 @@ function createCookieMemory() {
  * @param {boolean} [o.strictCookies=false] true: no cookie help for cookie-less clients
  * @param {boolean} [o.loginPages=false] true: oidc-provider's own login and consent pages
  *   (devInteractions, for a browser) instead of the headless interaction
+ * @param {string[]} [o.headlessClients] with loginPages: the clients whose authorizations
+ *   still go through the headless interaction (token.mjs's `cli`, minting a caller's token
+ *   while a browser signs in on the pages)
  * @param {string[]} [o.idJagAudiences] authorization servers (issuer URLs) ID-JAGs may be
  *   issued for (token exchange with requested_token_type id-jag)
  * @param {string[]} [o.trustIdJag] issuers whose ID-JAGs the jwt-bearer grant redeems
  *   (none: no jwt-bearer grant)
+ * @param {number} [o.accessTtl] the lifetime (seconds) of the access tokens the
+ *   authorization_code and refresh_token grants issue (default: DEFAULT_ACCESS_TOKEN_TTL);
+ *   POST /_ttl changes it at run time
  * @param {(msg: string) => void} [o.log] diagnostics (stderr in server.mjs)
  * @param {(msg: string) => void} [o.logError] internal errors (default: stderr)
  * @returns {Promise<{issuer, port, host, provider, server, stats, resetStats, setFault,
@@ -232,7 +242,8 @@ function createCookieMemory() {
 export async function createIdp({
   resources, port = 0, host = '127.0.0.1', defaultUser = 'alice', strictCookies = false,
   tokenFormat = 'opaque', jwtAlg = 'RS256', introspection = true,
-  loginPages = false, idJagAudiences = [], trustIdJag = [], log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
+  loginPages = false, headlessClients = [], idJagAudiences = [], trustIdJag = [], accessTtl,
+  log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
 } = {}) {
   if (!Array.isArray(resources) || resources.length === 0) {
     throw new TypeError('at least one resource is required');
@@ -244,6 +255,7 @@ export async function createIdp({
   if (!(defaultUser in ACCOUNTS)) throw new TypeError(`unknown default user: ${defaultUser}`);
   if (!TOKEN_FORMATS.includes(tokenFormat)) throw new TypeError(`unknown token format: ${tokenFormat}`);
   if (!JWT_ALGS.includes(jwtAlg)) throw new TypeError(`unknown JWT algorithm: ${jwtAlg}`);
+  if (accessTtl !== undefined && !validTtl(accessTtl)) throw new TypeError(`access TTL must be 1 to ${MAX_TTL} seconds: ${accessTtl}`);
   for (const u of [...idJagAudiences, ...trustIdJag]) {
     const p = URL.parse(u);
     if (!p || !/^https?:$/.test(p.protocol) || p.search || p.hash) {
@@ -253,6 +265,10 @@ export async function createIdp({
   // Access tokens: opaque (introspected) or JWT (RFC 9068, signed with jwtAlg); POST
   // /_format switches both at run time.
   let format = { tokenFormat, jwtAlg };
+  // The lifetime of the access tokens of people's grants (authorization_code and
+  // refresh_token; undefined: DEFAULT_ACCESS_TOKEN_TTL): a client's token that needs a
+  // refresh soon, or at once. POST /_ttl changes it.
+  let userAccessTtl = accessTtl;
 
   let handler = (req, res) => sendJson(res, 503, { error: 'temporarily_unavailable' });
   const server = http.createServer((req, res) => handler(req, res));
@@ -272,7 +288,7 @@ export async function createIdp({
   const store = createStore();
   const cookieMemory = createCookieMemory();
   const counters = {
-    introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0,
+    introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0, refreshes: 0, revocations: 0,
   };
   // Token exchanges (RFC 8693): tokens issued per subject (user name, or client_id of a
   // machine token), and the last EXCHANGE_LOG of them, with their audience parameter.
@@ -313,6 +329,7 @@ export async function createIdp({
       accessTokenFormat: format.tokenFormat,
       ...(format.tokenFormat === 'jwt' ? { jwt: { sign: { alg: format.jwtAlg } } } : {}),
       accessTokenTTL: MACHINE_CLIENTS[client?.clientId]?.accessTokenTTL
+        ?? (USER_GRANTS.includes(ctx?.oidc?.params?.grant_type) ? userAccessTtl : undefined)
         ?? DEFAULT_ACCESS_TOKEN_TTL,
     };
   }
@@ -408,6 +425,14 @@ export async function createIdp({
         },
       },
     }),
+    // Refresh tokens: with offline_access (granted only with prompt=consent, the OpenID
+    // Connect rule), as oidc-provider does; and to a confidential client allowed the
+    // refresh_token grant whatever it asked, as many authorization servers of third-party
+    // services do for their OAuth apps (a gateway connecting people's accounts keeps one).
+    issueRefreshToken(ctx, client, code) {
+      return client.grantTypeAllowed('refresh_token')
+        && (code.scopes.has('offline_access') || client.clientAuthMethod !== 'none');
+    },
     ttl: {
       AccessToken: (ctx, token) => token.resourceServer?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL,
       ClientCredentials: (ctx, token) => token.resourceServer?.accessTokenTTL
@@ -451,6 +476,10 @@ export async function createIdp({
     }
   });
   provider.on('server_error', (ctx, err) => logError(`server_error: ${err.stack || err}`));
+  // Tokens issued by the refresh_token grant (GET /_stats "refreshes"; refusals not counted).
+  provider.on('grant.success', (ctx) => {
+    if (ctx.oidc.params?.grant_type === 'refresh_token') counters.refreshes += 1;
+  });
   // JWT access tokens are not stored ("issued", not "saved"): their jti is kept here for
   // the front's introspection and revocation of them (structuredToken).
   // The token exchange takes them as subject tokens too, and needs their kind.
@@ -705,6 +734,29 @@ export async function createIdp({
         });
         return;
       }
+      if (path === '/_refresh_tokens' && req.method === 'GET') {
+        // The refresh tokens an account holds (live, not consumed), to revoke one at
+        // /token/revocation as a test would have the person do it at the service.
+        const sub = url.searchParams.get('sub');
+        const tokens = store.entries('RefreshToken')
+          .filter(({ payload: p }) => p.accountId === sub && !p.consumed)
+          .map(({ id, payload: p }) => ({ token: id, client_id: p.clientId, sub: p.accountId, iat: p.iat, exp: p.exp }));
+        sendJson(res, 200, { refresh_tokens: tokens });
+        return;
+      }
+      if (path === '/_ttl' && req.method === 'POST') {
+        const body = await readJson(req, res);
+        if (body === undefined) return;
+        const ttl = body.access_ttl ?? undefined;
+        if (ttl !== undefined && !validTtl(ttl)) {
+          sendJson(res, 400, { error: 'invalid_request', error_description: `access_ttl: 1 to ${MAX_TTL} seconds, or null` });
+          return;
+        }
+        userAccessTtl = ttl;
+        log(`access TTL of authorization_code and refresh_token grants: ${ttl ?? DEFAULT_ACCESS_TOKEN_TTL} s`);
+        sendJson(res, 200, { access_ttl: ttl ?? DEFAULT_ACCESS_TOKEN_TTL });
+        return;
+      }
       if (path === '/_stats/reset' && req.method === 'POST') {
         resetCounters();
         sendJson(res, 200, statsOf());
@@ -806,6 +858,7 @@ export async function createIdp({
             return;
         }
       }
+      if (req.method === 'POST' && path === ROUTES.revocation) counters.revocations += 1;
       if (req.method === 'POST' && path === ROUTES.introspection) {
         counters.introspections += 1;
         if (await introspectionFault(req, res)) return;
@@ -814,7 +867,8 @@ export async function createIdp({
         if (await structuredToken(req, res, await peekBody(req), path)) return;
       }
       const m = /^\/interaction\/([A-Za-z0-9_-]+)$/.exec(path);
-      if (m && req.method === 'GET' && !loginPages) {
+      if (m && req.method === 'GET' && (!loginPages
+          || headlessClients.includes((await provider.Interaction.find(m[1]))?.params?.client_id))) {
         await interaction(req, res, m[1]);
         return;
       }

@@ -427,7 +427,7 @@ export async function registerClient({ issuer, metadata }) {
 }
 
 /**
- * GET /_stats → { introspections, tokens, jwks, exchanges, id_jags, jwt_bearer,
+ * GET /_stats → { introspections, tokens, jwks, exchanges, id_jags, jwt_bearer, refreshes, revocations,
  * exchanges_by_subject, jwt_bearer_by_subject }
  */
 export async function stats({ issuer }) {

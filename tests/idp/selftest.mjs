@@ -18,7 +18,7 @@ import crypto from 'node:crypto';
 
 import {
   ACCOUNTS, CookieJar, ID_JAG, JWT_BEARER, SCOPES, TOKEN_EXCHANGE, clientToken, discover,
-  exchangeToken, exchanges, freePort, idJag, introspect, jwtBearer, refreshToken, registerClient,
+  exchangeToken, exchanges, followAuthorization, freePort, idJag, introspect, jwtBearer, pkcePair, refreshToken, registerClient,
   resetStats, revokeToken, setFault, spawnIdp, stats, userToken,
 } from './lib.mjs';
 
@@ -331,6 +331,32 @@ async function main() {
       issuer, clientId: narrow.client_id, redirectUri, scope: 'mcp:tools mcp:admin',
     });
     ok(up.scope === 'mcp:tools mcp:admin', 'DCR client registered with scope mcp:tools may step up to mcp:admin', { narrow, up });
+
+    // A confidential client allowed refresh_token gets a refresh token without offline_access;
+    // one without the grant gets none.
+    const codeFlow = async (grants) => {
+      const reg = await registerClient({
+        issuer,
+        metadata: { redirect_uris: [redirectUri], grant_types: grants, response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' },
+      });
+      const { verifier, challenge } = pkcePair();
+      const auth = new URL(md.authorization_endpoint);
+      for (const [k, v] of Object.entries({
+        client_id: reg.client_id, response_type: 'code', redirect_uri: redirectUri, scope: 'mcp:tools',
+        code_challenge: challenge, code_challenge_method: 'S256', login_hint: 'alice',
+      })) auth.searchParams.set(k, v);
+      const back = new URL(await followAuthorization(auth.href, redirectUri));
+      const r = await rawPost(md.token_endpoint, new URLSearchParams({
+        grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: redirectUri, code_verifier: verifier,
+      }).toString(), { Authorization: `Basic ${Buffer.from(`${reg.client_id}:${reg.client_secret}`).toString('base64')}` });
+      return JSON.parse(r.text);
+    };
+    const kept = await codeFlow(['authorization_code', 'refresh_token']);
+    ok(typeof kept.access_token === 'string' && typeof kept.refresh_token === 'string',
+      'a confidential DCR client allowed refresh_token: a refresh token without offline_access', Object.keys(kept));
+    const plain = await codeFlow(['authorization_code']);
+    ok(typeof plain.access_token === 'string' && !('refresh_token' in plain),
+      'a confidential DCR client without the refresh_token grant: no refresh token', Object.keys(plain));
   });
 
   // --- token exchange (RFC 8693) --------------------------------------------------------------
@@ -528,13 +554,108 @@ async function main() {
     }
   });
 
+  // --- login pages, with the headless interaction kept for one client --------------------------
+  await step('login pages, headless client', async () => {
+    const pages = await spawnIdp({ resources: [R1], args: ['--login-pages', '--headless-client', 'cli'] });
+    try {
+      const t = await userToken({ issuer: pages.issuer, user: 'bob' });
+      const r = await introspect({ issuer: pages.issuer, token: t.access_token });
+      ok(r.active && r.sub === 'bob' && r.client_id === 'cli',
+        '--login-pages --headless-client cli: cli still signs in headlessly (login_hint)', r);
+      const redirectUri = 'http://127.0.0.1:33334/callback';
+      const reg = await registerClient({
+        issuer: pages.issuer,
+        metadata: { redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', response_types: ['code'] },
+      });
+      const auth = new URL((await discover(pages.issuer)).authorization_endpoint);
+      for (const [k, v] of Object.entries({
+        client_id: reg.client_id, response_type: 'code', redirect_uri: redirectUri, scope: 'mcp:tools',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', login_hint: 'bob',
+      })) auth.searchParams.set(k, v);
+      const jar = new CookieJar();
+      let url = auth.href;
+      let res;
+      for (let hop = 0; hop < 5; hop += 1) {
+        res = await fetch(url, { redirect: 'manual', headers: jar.header(url) ? { Cookie: jar.header(url) } : {} });
+        jar.store(res);
+        if (res.status < 300 || res.status > 399) break;
+        url = new URL(res.headers.get('location'), url).href;
+      }
+      const html = await res.text();
+      ok(res.status === 200 && /input[^>]*name="login"/.test(html),
+        '--login-pages: another client\'s authorization is shown the login page', { status: res.status, url, html: html.slice(0, 200) });
+    } finally {
+      await pages.stop();
+    }
+  });
+
+  // --- --access-ttl, POST /_ttl, the refresh and revocation counters, GET /_refresh_tokens --------
+  await step('access TTL of people\'s grants', async () => {
+    const short = await spawnIdp({ resources: [R1], args: ['--access-ttl', '7'] });
+    others.add(short);
+    try {
+      const iss = short.issuer;
+      const life = async (t) => {
+        const r = await introspect({ issuer: iss, token: t });
+        return r.active ? r.exp - r.iat : r;
+      };
+      const u = await userToken({ issuer: iss, user: 'bob', scope: 'mcp:tools offline_access' });
+      ok(u.expires_in === 7 && await life(u.access_token) === 7,
+        '--access-ttl 7: the authorization_code grant\'s access token lives 7 s (expires_in, exp - iat)', u);
+      const held = async () => (await (await fetch(`${iss}/_refresh_tokens?sub=bob`)).json()).refresh_tokens;
+      const h0 = await held();
+      ok(h0.length === 1 && h0[0].token === u.refresh_token && h0[0].client_id === 'cli' && h0[0].sub === 'bob',
+        'GET /_refresh_tokens?sub=bob: the refresh token bob holds, its client', h0);
+      const r1 = await refreshToken({ issuer: iss, refreshToken: u.refresh_token });
+      ok(r1.expires_in === 7 && await life(r1.access_token) === 7, '… and the refresh_token grant\'s: 7 s', r1);
+      const h1 = await held();
+      ok(h1.length === 1 && h1[0].token === r1.refresh_token, '… after a refresh (rotated: cli is public), only the new one', h1);
+      const m = await clientToken({ issuer: iss, client: 'machine-acme' });
+      ok(m.expires_in === 3600, '… client_credentials tokens keep theirs (3600 s)', m);
+      const set = async (body) => {
+        const res = await fetch(`${iss}/_ttl`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: res.status, body: await res.json() };
+      };
+      const s20 = await set({ access_ttl: 20 });
+      const r2 = await refreshToken({ issuer: iss, refreshToken: r1.refresh_token });
+      ok(s20.status === 200 && s20.body.access_ttl === 20 && r2.expires_in === 20, 'POST /_ttl {"access_ttl": 20}: the next refresh issues a 20 s token', { s20, r2 });
+      const sNull = await set({ access_ttl: null });
+      const r3 = await refreshToken({ issuer: iss, refreshToken: r2.refresh_token });
+      ok(sNull.body.access_ttl === 3600 && r3.expires_in === 3600, 'POST /_ttl {"access_ttl": null}: back to 3600 s', { sNull, r3 });
+      const bad = [await set({ access_ttl: 0 }), await set({ access_ttl: '5' })];
+      ok(bad.every((b) => b.status === 400), 'POST /_ttl with 0 or a string: 400', bad);
+      let st = await stats({ issuer: iss });
+      ok(st.refreshes === 3 && st.revocations === 0, 'GET /_stats: refreshes 3 (tokens issued by the refresh_token grant)', st);
+      await revokeToken({ issuer: iss, token: r3.refresh_token });
+      let refused;
+      try {
+        await refreshToken({ issuer: iss, refreshToken: r3.refresh_token });
+      } catch (e) {
+        refused = e.body?.error;
+      }
+      st = await stats({ issuer: iss });
+      ok(refused === 'invalid_grant' && st.refreshes === 3 && st.revocations === 1 && (await held()).length === 0,
+        'a revoked refresh token: invalid_grant, not counted; revocations 1; bob holds none', { refused, st });
+      let code;
+      try {
+        await promisify(execFile)(process.execPath, [path.join(HERE, 'server.mjs'), '--port', '0', '--resource', R1, '--access-ttl', '0']);
+      } catch (e) {
+        code = e.code;
+      }
+      ok(code === 2, 'server.mjs --access-ttl 0: usage error (exit 2)', code);
+    } finally {
+      await short.stop();
+      others.delete(short);
+    }
+  });
+
   // --- ID-JAG (enterprise-managed authorization) -------------------------------------------------
   await step('ID-JAG', () => idJagCases(issuer));
 
   // --- counters ------------------------------------------------------------------------------
   await step('stats', async () => {
     ok(same(await resetStats({ issuer }), {
-      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0,
+      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0, refreshes: 0, revocations: 0,
       exchanges_by_subject: {}, jwt_bearer_by_subject: {},
     }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });

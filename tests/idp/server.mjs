@@ -2,9 +2,9 @@
 // Test OAuth authorization server for mcpgate (oidc-provider). See README.md.
 //
 //   node tests/idp/server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL2 ...]
-//        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages] [--quiet]
+//        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages [--headless-client ID ...]] [--quiet]
 //        [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]
-//        [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...]
+//        [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...] [--access-ttl SECONDS]
 //
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
 // --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
@@ -12,24 +12,29 @@
 import { announceReady, commandLine } from '../lib/server-cli.mjs';
 
 const USAGE = 'usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] ' +
-  '[--default-user NAME] [--strict-cookies] [--login-pages] [--quiet] [--token-format opaque|jwt] ' +
-  '[--jwt-alg RS256|PS256|ES256] [--no-introspection] [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...]';
+  '[--default-user NAME] [--strict-cookies] [--login-pages [--headless-client ID ...]] [--quiet] [--token-format opaque|jwt] ' +
+  '[--jwt-alg RS256|PS256|ES256] [--no-introspection] [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...] ' +
+  '[--access-ttl SECONDS]';
 
 const { args, usage } = commandLine('server.mjs', USAGE, {
   resource: { type: 'string', multiple: true },
   'default-user': { type: 'string', default: 'alice' },
   'strict-cookies': { type: 'boolean', default: false },
   'login-pages': { type: 'boolean', default: false },
+  'headless-client': { type: 'string', multiple: true, default: [] },
   'token-format': { type: 'string', default: 'opaque' },
   'jwt-alg': { type: 'string', default: 'RS256' },
   'no-introspection': { type: 'boolean', default: false },
   'id-jag-audience': { type: 'string', multiple: true, default: [] },
   'trust-id-jag': { type: 'string', multiple: true, default: [] },
+  'access-ttl': { type: 'string' },
 });
 if (args.port === undefined || !/^\d+$/.test(args.port) || Number(args.port) > 65535) {
   usage('--port is required (0 = any free port)');
 }
 if (!args.resource?.length) usage('at least one --resource is required');
+if (args['headless-client'].length && !args['login-pages']) usage('--headless-client goes with --login-pages');
+if (args['access-ttl'] !== undefined && !/^[1-9]\d{0,4}$/.test(args['access-ttl'])) usage('--access-ttl takes whole seconds, 1 or more');
 
 const log = args.quiet ? () => {} : (m) => process.stderr.write(`idp: ${m}\n`);
 
@@ -55,8 +60,10 @@ try {
     jwtAlg: args['jwt-alg'],
     introspection: !args['no-introspection'],
     loginPages: args['login-pages'],
+    headlessClients: args['headless-client'],
     idJagAudiences: args['id-jag-audience'],
     trustIdJag: args['trust-id-jag'],
+    accessTtl: args['access-ttl'] === undefined ? undefined : Number(args['access-ttl']),
     log,
   });
 } catch (e) {

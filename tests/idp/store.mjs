@@ -6,7 +6,7 @@
 // they would then introspect as inactive. This adapter keeps everything until it expires.
 
 /**
- * Create one store; returns { Adapter, sweep, stats }. Pass `Adapter` as oidc-provider's
+ * Create one store; returns { Adapter, sweep, stats, entries }. Pass `Adapter` as oidc-provider's
  * `adapter` option (a class whose instances are per model name).
  */
 export function createStore() {
@@ -51,6 +51,18 @@ export function createStore() {
     for (const key of data.keys()) {
       const model = key.slice(0, key.indexOf(':'));
       out[model] = (out[model] || 0) + 1;
+    }
+    return out;
+  }
+
+  /** The live entries of one model: [{ id, payload }] (a copy of each payload). */
+  function entries(model) {
+    const out = [];
+    const prefix = `${model}:`;
+    for (const key of [...data.keys()]) {
+      if (!key.startsWith(prefix)) continue;
+      const e = live(key);
+      if (e) out.push({ id: key.slice(prefix.length), payload: { ...e.payload } });
     }
     return out;
   }
@@ -115,5 +127,5 @@ export function createStore() {
     }
   }
 
-  return { Adapter: MapAdapter, sweep, stats };
+  return { Adapter: MapAdapter, sweep, stats, entries };
 }
