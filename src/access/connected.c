@@ -346,9 +346,16 @@ out:
 static int
 usable(const struct vault_tokens *t, int again, int64_t now_ms)
 {
+	int64_t early;
+
 	if (again)
 		return t->refresh_token == NULL || t->obtained_ms > now_ms - CONNECTED_FRESH_MS ? -1 : 0;
-	if (t->access_until_ms == 0 || t->access_until_ms > now_ms + UPCRED_EARLY_MS)
+	/* Refreshed UPCRED_EARLY_MS before its end, or half its life for one that lives
+	 * less: a token just refreshed is used, not refreshed again at the next request. */
+	early = UPCRED_EARLY_MS;
+	if (t->obtained_ms > 0 && t->access_until_ms > t->obtained_ms && (t->access_until_ms - t->obtained_ms) / 2 < early)
+		early = (t->access_until_ms - t->obtained_ms) / 2;
+	if (t->access_until_ms == 0 || t->access_until_ms > now_ms + early)
 		return 1;
 	if (t->refresh_token)
 		return 0;
