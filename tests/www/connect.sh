@@ -40,11 +40,15 @@ GW_URL=$BASE/mcp
 CONNECT=$BASE/mcp/connect
 UP_PORT=$(free_port)
 UP_URL=http://127.0.0.1:$UP_PORT/mcp
+# The third party's server is another host, as it would be: another loopback address, so
+# that the browser keeps its cookies apart from the organisation's (cookies ignore ports:
+# both servers' session cookies, one name, would otherwise be one host's and overwrite
+# each other).
 TP_PORT=$(free_port)
-TP=http://127.0.0.1:$TP_PORT
+TP=http://127.0.0.2:$TP_PORT
 # The third party's authorization server and the tracker start while the organisation's does.
 rm -f "$T/tp.ready"
-node "$top/tests/idp/server.mjs" --port "$TP_PORT" --resource "$UP_URL" --login-pages \
+node "$top/tests/idp/server.mjs" --host 127.0.0.2 --port "$TP_PORT" --resource "$UP_URL" --login-pages \
 	--ready-file "$T/tp.ready" --quiet > /dev/null 2> "$T/tp.log" &
 TP_PID=$!
 mg_track "$TP_PID"

@@ -512,7 +512,7 @@ const loopback = (u) => {
   const x = parse(u);
   if (!x) return false;
   if (['data:', 'blob:', 'about:'].includes(x.protocol)) return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(x.hostname);
+  return ['localhost', '[::1]'].includes(x.hostname) || /^127\.\d+\.\d+\.\d+$/.test(x.hostname);
 };
 const away = requests.filter((r) => !loopback(r.url));
 ok(requests.length > 10 && away.length === 0,
