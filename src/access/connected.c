@@ -11,6 +11,7 @@
 #include "connected.h"
 #include "introspect.h"
 #include "log.h"
+#include "secret.h"
 
 /* The audit line of a connection's change (never a token). */
 static void
@@ -28,11 +29,129 @@ nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Where people's connections are kept, one row each: the host's state file, or, with
+ * a Redis store, Redis alone (every host sees them, and one host refreshes an entry for
+ * all; the state file's vault then holds nothing, so no host keeps a connection that
+ * was dropped elsewhere). Redis keeps the same sealed value, named by a digest of the
+ * entry's name under the shared key, until its refresh token ends (CONNECTED_KEEP_MS
+ * when no end is said). */
+#define CONNECTED_KEEP_MS	(30LL * 86400 * 1000)
+
+static void
+redis_key(const struct upcred *u, const unsigned char *name, int claim, unsigned char key[RSTORE_KEY_BYTES])
+{
+	const struct secret_part parts[2] = { { claim ? "vault claim" : "vault", claim ? 12 : 6 },
+	    { name, VAULT_NAME_BYTES } };
+	unsigned char d[32];
+
+	secret_keyed_digest_parts(u->cfg->shared_key, parts, 2, d);
+	memcpy(key, d, RSTORE_KEY_BYTES);
+}
+
+static enum vault_status
+redis_get(const struct upcred *u, const unsigned char *name, int64_t now_ms, char *out, size_t n)
+{
+	unsigned char key[RSTORE_KEY_BYTES];
+	int rc;
+
+	(void)now_ms;
+	redis_key(u, name, 0, key);
+	rc = rstore_get(u->vault_rs, u->cfg, &(struct rs_key){ RS_VAULT, key }, out, n, clock_mono_us() / 1000);
+	return rc == 1 ? VAULT_HIT : rc == 0 ? VAULT_NONE : VAULT_UNAVAILABLE;
+}
+
+static int
+redis_put(const struct upcred *u, const unsigned char *name, int64_t now_ms, const struct vault_value *v)
+{
+	unsigned char key[RSTORE_KEY_BYTES];
+
+	redis_key(u, name, 0, key);
+	return rstore_put(u->vault_rs, u->cfg, &(struct rs_key){ RS_VAULT, key }, v->sealed,
+	    v->until_ms ? v->until_ms - now_ms : CONNECTED_KEEP_MS, clock_mono_us() / 1000);
+}
+
+static void
+redis_drop(const struct upcred *u, const unsigned char *name, int claim)
+{
+	unsigned char key[RSTORE_KEY_BYTES];
+
+	redis_key(u, name, claim, key);
+	(void)rstore_del(u->vault_rs, u->cfg, &(struct rs_key){ claim ? RS_VAULT_CLAIM : RS_VAULT, key },
+	    clock_mono_us() / 1000);
+}
+
+static enum vault_status
+redis_claim(const struct upcred *u, const unsigned char *name, int64_t claim_ms)
+{
+	unsigned char key[RSTORE_KEY_BYTES];
+	int rc;
+
+	redis_key(u, name, 1, key);
+	rc = rstore_once(u->vault_rs, u->cfg, &(struct rs_key){ RS_VAULT_CLAIM, key }, claim_ms,
+	    clock_mono_us() / 1000);
+	return rc == 1 ? VAULT_CLAIMED : rc == 0 ? VAULT_BUSY : VAULT_UNAVAILABLE;
+}
+
+/* The vault's operations, on the store u keeps connections in. */
+static enum vault_status
+v_get(const struct upcred *u, const unsigned char *name, int64_t now_ms, char *out, size_t n)
+{
+	return u->vault_rs ? redis_get(u, name, now_ms, out, n) : vault_get(u->vault, name, now_ms, out, n);
+}
+
+static int
+v_put(const struct upcred *u, const unsigned char *name, int64_t now_ms, const struct vault_value *v,
+    char *evicted, size_t n)
+{
+	return u->vault_rs ? redis_put(u, name, now_ms, v) : vault_put(u->vault, name, now_ms, v, evicted, n);
+}
+
+static void
+v_drop(const struct upcred *u, const unsigned char *name)
+{
+	if (u->vault_rs)
+		redis_drop(u, name, 0);
+	else
+		v_drop(u, name);
+}
+
+static enum vault_status
+v_claim(const struct upcred *u, const unsigned char *name, int64_t now_ms, int64_t claim_ms)
+{
+	return u->vault_rs ? redis_claim(u, name, claim_ms) : vault_claim_refresh(u->vault, name, now_ms, claim_ms);
+}
+
+static void
+v_release(const struct upcred *u, const unsigned char *name)
+{
+	if (u->vault_rs)
+		redis_drop(u, name, 1);
+	else
+		v_release(u, name);
+}
+
+/* Whether u has a vault to keep connections in. */
+static int
+v_usable(const struct upcred *u)
+{
+	return u->vault_rs != NULL || u->vault != NULL;
+}
+
 void
 connected_name(const struct upcred *u, const char *subject, const struct cfg_upstream *up,
     unsigned char name[VAULT_NAME_BYTES])
 {
 	vault_name(&u->vault_keys, u->cfg->issuer, subject, up->s.name, name);
+}
+
+/* A copy of the access token tok for the call: 0, or -1 with err. */
+static int
+give(const char *tok, char **token, struct gw_error *err)
+{
+	if ((*token = strdup(tok)) != NULL)
+		return 0;
+	gw_error_set(err, GW_EINTERNAL, "out of memory");
+	return -1;
 }
 
 static int
@@ -58,7 +177,7 @@ store(const struct upcred *u, const unsigned char name[VAULT_NAME_BYTES], const 
 		    "header cannot carry)");
 		goto out;
 	}
-	switch (vault_put(u->vault, name, now_ms, &val, evicted, VAULT_VALUE_MAX)) {
+	switch (v_put(u, name, now_ms, &val, evicted, VAULT_VALUE_MAX)) {
 	case 1:
 		log_warn(u->request_id, "vault: full: the least recently used connection was dropped to make room "
 		    "(its person will be asked to connect again; raise [gateway] vault-entries)");
@@ -102,7 +221,7 @@ connected_keep(const struct upcred *u, const struct cfg_upstream *up, const char
 	struct vault_tokens t;
 	int64_t now_ms = clock_wall_ms();
 
-	if (u->vault == NULL) {
+	if (!v_usable(u)) {
 		gw_error_set(err, GW_EINTERNAL, "the vault is not available");
 		return -1;
 	}
@@ -136,24 +255,51 @@ refresh(const struct upcred *u, const struct cfg_upstream *up, const struct vaul
 	return tokenep_request(u->ix, u->asmeta, u->cfg, &ask, a, err);
 }
 
-/* Our claim on name's refresh: t refreshed and stored, *token the new access token.
- * 0; -1 with err (GW_ECONNECT: refused, the entry dropped). The claim ends either way. */
+/* Our claim on name's refresh, t what we read before claiming it: read again first (a
+ * process or host that held the claim before us may have refreshed it: its new token is
+ * used, and its new refresh token is the one to use), then refreshed and stored, *token
+ * the new access token. 0; -1 with err (GW_ECONNECT: refused, the entry dropped). The
+ * claim ends either way. */
 static int
 refresh_claimed(const struct upcred *u, const struct cfg_upstream *up, const unsigned char *name,
     struct vault_tokens *t, char **token, struct gw_error *err)
 {
 	struct tokenep_answer a = { 0 };
-	struct vault_tokens nt;
+	struct vault_tokens nt = { 0 };
+	char *sealed = malloc(VAULT_VALUE_MAX);
 	int64_t now_ms = clock_wall_ms();
-	int rc = refresh(u, up, t, now_ms, &a, err);
+	enum vault_status st;
+	int rc = -1;
 
+	if (sealed == NULL) {
+		v_release(u, name);
+		gw_error_set(err, GW_EINTERNAL, "out of memory");
+		return -1;
+	}
+	if ((st = v_get(u, name, now_ms, sealed, VAULT_VALUE_MAX)) == VAULT_HIT &&
+	    vault_open(&u->vault_keys, name, sealed, &nt) == 0) {
+		if (strcmp(nt.access_token, t->access_token) != 0) {	/* refreshed meanwhile */
+			v_release(u, name);
+			rc = give(nt.access_token, token, err);
+			goto out;
+		}
+		vault_tokens_free(t);
+		*t = nt;	/* the latest refresh token */
+		memset(&nt, 0, sizeof(nt));
+	} else if (st != VAULT_UNAVAILABLE) {	/* dropped meanwhile */
+		v_release(u, name);
+		rc = not_connected(up, err);
+		goto out;
+	}
+	rc = refresh(u, up, t, now_ms, &a, err);
 	if (rc == 1) {	/* invalid_grant and the like: the person must connect again */
-		vault_drop(u->vault, name);
+		v_drop(u, name);
+		v_release(u, name);
 		metrics_credential(u->metrics, up->s.name, METRICS_CRED_REFUSED);
 		audit(u, up, t->who, "dropped", a.error);
 		rc = not_connected(up, err);
 	} else if (rc < 0) {
-		vault_release(u->vault, name);
+		v_release(u, name);
 		metrics_credential(u->metrics, up->s.name, METRICS_CRED_FAILED);
 		if (t->access_until_ms > now_ms && (*token = strdup(t->access_token)) != NULL)
 			rc = 0;	/* the old token still lives: used while the endpoint is away */
@@ -161,14 +307,17 @@ refresh_claimed(const struct upcred *u, const struct cfg_upstream *up, const uns
 		tokens_of(&a, t, now_ms, &nt);
 		memcpy(nt.who, t->who, sizeof(nt.who));
 		memcpy(nt.upstream, t->upstream, sizeof(nt.upstream));
-		if (store(u, name, &nt, now_ms, err) < 0)
-			vault_release(u->vault, name);
+		if (store(u, name, &nt, now_ms, err) < 0 || u->vault_rs)
+			v_release(u, name);	/* (stored locally, the put ended the claim) */
+		memset(&nt, 0, sizeof(nt));	/* borrowed from a and t */
 		metrics_credential(u->metrics, up->s.name, METRICS_CRED_REFRESHED);
-		rc = (*token = strdup(a.token)) ? 0 : -1;
-		if (rc < 0)
-			gw_error_set(err, GW_EINTERNAL, "out of memory");
+		rc = give(a.token, token, err);
 	}
+out:
+	vault_tokens_free(&nt);
 	tokenep_answer_clear(&a);
+	secret_wipe(sealed, VAULT_VALUE_MAX);
+	free(sealed);
 	return rc;
 }
 
@@ -202,14 +351,14 @@ connected_bearer(const struct upcred *u, const struct cfg_upstream *up, int agai
 	int rc = -1, use;
 
 	*token = NULL;
-	if (sealed == NULL || u->vault == NULL || u->subject_sub == NULL) {
+	if (sealed == NULL || !v_usable(u) || u->subject_sub == NULL) {
 		gw_error_set(err, GW_EINTERNAL, "upstream %s: the vault is not available", up->s.name);
 		goto out;
 	}
 	connected_name(u, u->subject_sub, up, name);
 	for (;;) {
 		vault_tokens_free(&t);
-		if ((st = vault_get(u->vault, name, now_ms, sealed, VAULT_VALUE_MAX)) == VAULT_NONE) {
+		if ((st = v_get(u, name, now_ms, sealed, VAULT_VALUE_MAX)) == VAULT_NONE) {
 			rc = not_connected(up, err);
 			break;
 		}
@@ -218,22 +367,22 @@ connected_bearer(const struct upcred *u, const struct cfg_upstream *up, int agai
 			break;
 		}
 		if (vault_open(&u->vault_keys, name, sealed, &t) < 0) {	/* another key's, or altered */
-			vault_drop(u->vault, name);
+			v_drop(u, name);
 			rc = not_connected(up, err);
 			break;
 		}
 		if ((use = usable(&t, again, now_ms)) == 1) {
 			metrics_credential(u->metrics, up->s.name, METRICS_CRED_CACHED);
-			rc = (*token = strdup(t.access_token)) ? 0 : -1;
+			rc = give(t.access_token, token, err);
 			break;
 		}
 		if (use < 0) {
-			vault_drop(u->vault, name);
+			v_drop(u, name);
 			audit(u, up, t.who, "dropped", again ? "the upstream refused a fresh token" : "expired");
 			rc = not_connected(up, err);
 			break;
 		}
-		st = vault_claim_refresh(u->vault, name, now_ms, claim_ms);
+		st = v_claim(u, name, now_ms, claim_ms);
 		if (st == VAULT_CLAIMED) {
 			rc = refresh_claimed(u, up, name, &t, token, err);
 			break;
@@ -267,10 +416,10 @@ connected_peek(const struct upcred *u, const char *subject, const struct cfg_ups
 	int rc = -1;
 
 	memset(t, 0, sizeof(*t));
-	if (sealed == NULL || u->vault == NULL)
+	if (sealed == NULL || !v_usable(u))
 		goto out;
 	connected_name(u, subject, up, name);
-	if ((st = vault_get(u->vault, name, clock_wall_ms(), sealed, VAULT_VALUE_MAX)) == VAULT_NONE)
+	if ((st = v_get(u, name, clock_wall_ms(), sealed, VAULT_VALUE_MAX)) == VAULT_NONE)
 		rc = 0;
 	else if (st == VAULT_HIT)
 		rc = vault_open(&u->vault_keys, name, sealed, t) == 0 ? 1 : 0;
@@ -320,7 +469,7 @@ connected_drop(const struct upcred *u, const char *subject, const struct cfg_ups
 
 	if (rc == 1) {
 		connected_name(u, subject, up, name);
-		vault_drop(u->vault, name);
+		v_drop(u, name);
 		audit(u, up, t.who, "disconnected", revoke(u, up, &t) ? "revoked" : "not revoked at the upstream");
 	}
 	vault_tokens_free(&t);

@@ -63,6 +63,7 @@ struct upcred {
 	struct metrics *metrics;	/* where the token endpoint is observed; may be NULL */
 	struct rstore *rs;		/* with [auth] shared-cache: the hosts' store; NULL: none */
 	struct vault *vault;		/* the host's connected accounts (user-oauth); NULL: none */
+	struct rstore *vault_rs;	/* with a Redis store: where they are kept instead */
 	const char *subject_sub;	/* the caller's subject at the issuer (borrowed); NULL: none */
 	/* made by upcred_bind: */
 	unsigned char seal_key[32], name_key[32];

@@ -367,7 +367,8 @@ out:
 	return rc;
 }
 
-static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp", [RS_UPCRED] = "uc" };
+static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp", [RS_UPCRED] = "uc",
+	[RS_VAULT] = "va", [RS_VAULT_CLAIM] = "vc", [RS_ONCE] = "co" };
 
 /* A command on one record, and the storage of its words: VERB name, then what the
  * command adds (SET's value, PX ttl and NX). */
@@ -462,6 +463,23 @@ rstore_get(struct rstore *rs, const struct config *cfg, const struct rs_key *k, 
 	if (rc < 0)
 		return failed(rs, cfg, "GET gave neither a value nor nothing", now_ms);
 	return rc;
+}
+
+int
+rstore_del(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms)
+{
+	struct keyed o;
+	redisReply *r;
+	int rc;
+
+	keyed_words(&o, "DEL", k);
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
+		return -1;
+	rc = r->type == REDIS_REPLY_INTEGER ? 0 : -1;
+	freeReplyObject(r);
+	if (rc < 0)
+		return failed(rs, cfg, "DEL gave no number", now_ms);
+	return 0;
 }
 
 int

@@ -15,6 +15,10 @@
  *   uc  with [auth] shared-cache: a token the gateway obtained for an upstream (for a
  *       caller's token, or its own), sealed under the shared key with its own end
  *       (upcred.c); expires with it
+ *   va  a person's connection at a user-oauth upstream: the vault's entry, sealed as in
+ *       the state file (vault_seal.c); expires with its refresh token (connected.c)
+ *   vc  a host refreshes that connection: expires when the refresh would have ended
+ *   co  a connect page's ticket or state was used: expires with it
  * A decision over several buckets is one server-side script (one round trip, atomic):
  * one write and one read on the connection.
  *
@@ -67,6 +71,9 @@ enum rs_kind {
 	RS_TOKEN,	/* tc: an accepted token's claims, sealed (auth.c) */
 	RS_DPOP,	/* dp: a DPoP proof seen (value "1") */
 	RS_UPCRED,	/* uc: a token obtained for an upstream, sealed (upcred.c) */
+	RS_VAULT,	/* va: a person's connection at an upstream, sealed (connected.c) */
+	RS_VAULT_CLAIM,	/* vc: a host refreshes that connection (value "1") */
+	RS_ONCE,	/* co: a connect ticket or state used (value "1"; connect_page.c) */
 };
 /* Such a record's key: its kind and the caller's keyed digest (mcpgate:<kind>:<hex>). */
 struct rs_key {
@@ -84,6 +91,8 @@ int rstore_get(struct rstore *rs, const struct config *cfg, const struct rs_key 
  * it existed, -1 when Redis cannot answer now. */
 int rstore_once(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t ttl_ms,
     int64_t now_ms);
+/* Removes k: 0 (whether it was there or not), or -1. */
+int rstore_del(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms);
 /* 1 when k exists, 0 when not, -1 when Redis cannot answer now. */
 int rstore_has(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "connect_page.h"
 #include "introspect.h"
 #include "log.h"
@@ -95,6 +96,9 @@ page_use_once(struct page *pg, const unsigned char id[CONNECT_ID_BYTES], int64_t
 
 	secret_keyed_digest_parts(pg->keys.person, parts, 2, d);
 	memcpy(key, d, sizeof(key));
+	if (pg->u.vault_rs)	/* every host: a link or answer used on one is used on all */
+		return rstore_once(pg->u.vault_rs, pg->cfg, &(struct rs_key){ RS_ONCE, key }, until_ms - pg->now_ms,
+		    clock_mono_us() / 1000);
 	return pg->rc->sh->replay ? replay_once(pg->rc->sh->replay, key, until_ms, pg->now_ms) : -1;
 }
 

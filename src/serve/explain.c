@@ -130,7 +130,7 @@ credential_json(const struct explain *x, const struct cfg_upstream *up, json_t *
 	int64_t until = 0;
 	int rc = -1;
 
-	if (gateway_saved_creds(x->cfg, &copy, &size, key, &err) == 0) {
+	if (gateway_saved_region(x->cfg, GW_REGION_CREDS, &copy, &size, key, &err) == 0) {
 		session_who(x->cfg->bind, x->claims.subject, x->claims.client_id, x->claims.tenant, who);
 		u.cfg = x->cfg;
 		u.key = key;
@@ -149,6 +149,73 @@ credential_json(const struct explain *x, const struct cfg_upstream *up, json_t *
 	if (rc < 0)
 		json_object_set_new(o, "credential_unknown", json_string(err.detail));
 	free(copy);
+}
+
+/* Whether this caller (its claims' subject) has connected their account at up, a
+ * user-oauth upstream, as the state file's vault says: "connected" (true, false, or null
+ * with "connection_unknown" saying why) and "connected_since" (RFC 3339, or null). Read,
+ * never written. */
+static void
+connection_json(const struct explain *x, const struct cfg_upstream *up, json_t *o)
+{
+	struct upcred u = { 0 };
+	struct gw_error err = { GW_OK, 0, "" };
+	unsigned char key[32], name[VAULT_NAME_BYTES];
+	char *sealed = malloc(VAULT_VALUE_MAX), when[32];
+	struct vault_tokens t = { 0 };
+	enum vault_status st = VAULT_UNAVAILABLE;
+	void *copy = NULL;
+	size_t size = 0;
+
+	if (x->cfg->redis_on) {
+		gw_error_set(&err, GW_ECONFIG, "connections are kept in the Redis store, which explain does not read");
+	} else if (sealed && gateway_saved_region(x->cfg, GW_REGION_VAULT, &copy, &size, key, &err) == 0) {
+		u.cfg = x->cfg;
+		u.key = key;
+		upcred_bind(&u);
+		vault_name(&u.vault_keys, x->cfg->issuer, x->claims.subject, up->s.name, name);
+		st = vault_peek(copy, size, name, clock_wall_ms(), sealed, VAULT_VALUE_MAX);
+		if (st == VAULT_HIT && vault_open(&u.vault_keys, name, sealed, &t) < 0)
+			st = VAULT_NONE;	/* another key's, or altered: not a connection */
+		upcred_clear(&u);
+		secret_wipe(key, sizeof(key));
+		if (st == VAULT_UNAVAILABLE)
+			gw_error_set(&err, GW_ECONFIG, "the state file has no vault that can be read");
+	} else if (sealed == NULL) {
+		gw_error_set(&err, GW_EINTERNAL, "out of memory");
+	}
+	json_object_set_new(o, "connected", st == VAULT_UNAVAILABLE ? json_null() : json_boolean(st == VAULT_HIT));
+	if (st == VAULT_HIT && t.obtained_ms > 0)
+		clock_rfc3339((time_t)(t.obtained_ms / 1000), when, sizeof(when));
+	json_object_set_new(o, "connected_since", st == VAULT_HIT && t.obtained_ms > 0 ? json_string(when) :
+	    json_null());
+	if (st == VAULT_UNAVAILABLE)
+		json_object_set_new(o, "connection_unknown", json_string(err.detail));
+	vault_tokens_free(&t);
+	if (sealed)
+		secret_wipe(sealed, VAULT_VALUE_MAX);
+	free(sealed);
+	free(copy);
+}
+
+/* "connection: ..." from connection_json's members of the decision o, when it has them. */
+static void
+print_connection(const struct explain *x, json_t *o)
+{
+	json_t *c = json_object_get(o, "connected");
+
+	if (c == NULL)
+		return;
+	if (json_is_null(c))
+		printf("connection: not known (%s; explain reads it as the gateway's user)\n",
+		    json_string_value(json_object_get(o, "connection_unknown")));
+	else if (json_is_true(c))
+		printf("connection: this person's own account, connected%s%s\n",
+		    json_is_string(json_object_get(o, "connected_since")) ? " since " : "",
+		    json_is_string(json_object_get(o, "connected_since")) ?
+		    json_string_value(json_object_get(o, "connected_since")) : "");
+	else
+		printf("connection: not connected (a call asks the person to connect at %s)\n", x->cfg->connect_url);
 }
 
 /* "credential: ..." from credential_json's members of the decision o, when it has them. */
@@ -598,8 +665,10 @@ print_answer(const struct explain *x, const struct decided *d)
 			    json_string_value(json_object_get(d->one, "credentials")));
 		else
 			print_hidden(d->one, "tool");
-		if (d->one)
+		if (d->one) {
 			print_credential(d->one);
+			print_connection(x, d->one);
+		}
 		print_limits(d->limits);
 		return;
 	}
@@ -658,6 +727,8 @@ answer(struct explain *x, json_t *doc)
 			if (u && (u->credentials == UP_CRED_EXCHANGE || u->credentials == UP_CRED_ID_JAG ||
 			    u->credentials == UP_CRED_CLIENT))
 				credential_json(x, u, d.one);
+			else if (u && u->credentials == UP_CRED_USER_OAUTH)
+				connection_json(x, u, d.one);
 			rc = why.step == POLICY_VISIBLE ? EXPLAIN_OK : EXPLAIN_HIDDEN;
 			break;
 		}

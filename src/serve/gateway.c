@@ -62,7 +62,7 @@ layout_of(const struct config *cfg, struct state_layout *lay)
 	for (i = 0; i < GW_REGIONS; i++)
 		lay->region[i].def = regions[i];
 	lay->region[GW_REGION_CACHE].size = token_cache_region_size((uint32_t)cfg->cache_entries);
-	if (cfg->user_oauth) {
+	if (cfg->user_oauth && !cfg->redis_on) {	/* with a Redis store, the vault is there */
 		lay->region[GW_REGION_VAULT].def = &vault_region_def;
 		lay->region[GW_REGION_VAULT].size = vault_region_size((uint32_t)cfg->vault_entries);
 	}
@@ -328,7 +328,8 @@ gateway_saved_catalog(const struct config *cfg, struct gw_error *err)
 }
 
 int
-gateway_saved_creds(const struct config *cfg, void **copy, size_t *size, unsigned char key[32], struct gw_error *err)
+gateway_saved_region(const struct config *cfg, enum gw_region id, void **copy, size_t *size, unsigned char key[32],
+    struct gw_error *err)
 {
 	struct state_layout lay;
 	char path[4096];
@@ -339,7 +340,7 @@ gateway_saved_creds(const struct config *cfg, void **copy, size_t *size, unsigne
 	else if (state_default_path(path, sizeof(path), 0, err) < 0)
 		return -1;
 	layout_of(cfg, &lay);
-	if (state_peek_region(path, &lay, GW_REGION_CREDS, copy, size) < 0 ||
+	if (state_peek_region(path, &lay, id, copy, size) < 0 ||
 	    (!cfg->has_session_key && state_peek_session_key(path, &lay, key) < 0)) {
 		free(*copy);
 		*copy = NULL;

@@ -128,12 +128,13 @@ void gateway_state_note(const struct config *cfg, char *out, size_t n);
  * with err. */
 json_t *gateway_saved_catalog(const struct config *cfg, struct gw_error *err);
 /* What `mcpgate explain` reads of the state file cfg names (else the default one) to
- * say whether a token is cached: a copy of its credential cache (*copy malloc'd, *size
- * its length) and the session key its values are sealed under (session-key-file's,
- * else the file's own). 0, or -1 with err when there is no such file this user may read
- * (the copy then NULL). Wipe the key when done. */
-int gateway_saved_creds(const struct config *cfg, void **copy, size_t *size, unsigned char key[32],
-    struct gw_error *err);
+ * say whether a token is cached or a person connected: a copy of its region id (the
+ * credential cache, the vault; *copy malloc'd, *size its length) and the session key its
+ * values are sealed under (session-key-file's, else the file's own). 0, or -1 with err
+ * when there is no such file (or region) this user may read (the copy then NULL). Wipe
+ * the key when done. */
+int gateway_saved_region(const struct config *cfg, enum gw_region id, void **copy, size_t *size,
+    unsigned char key[32], struct gw_error *err);
 
 /* The key that seals sessions: session-key-file when configured, else the host's. */
 const unsigned char *gateway_session_key(const struct shared *sh, const struct config *cfg);

@@ -267,7 +267,7 @@ h_connect(struct req_ctx *rc)
 	connect_keys_derive(&pg.keys, key);
 	pg.u = (struct upcred){ .cfg = rc->cfg, .ix = worker_auth(rc->w)->ix, .asmeta = rc->sh->asmeta,
 	    .cache = rc->sh->creds, .key = key, .request_id = rc->req->id, .metrics = rc->sh->metrics,
-	    .vault = rc->sh->vault };
+	    .vault = rc->sh->vault, .vault_rs = rc->cfg->redis_on ? worker_rstore(rc->w, rc->cfg) : NULL };
 	upcred_bind(&pg.u);
 	has_ticket = url_query_param(rc->req->query, "ticket", ticket, sizeof(ticket));
 	has_state = url_query_param(rc->req->query, "state", state, sizeof(state));

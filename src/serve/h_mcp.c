@@ -40,6 +40,7 @@ caller_cred(const struct req_ctx *rc, struct upcred *u, struct caller_whos *who)
 		.caller_who = who->caller, .request_id = rc->req->id,
 		.metrics = rc->sh->metrics, .rs = rc->cfg->shared_cache ? worker_rstore(rc->w, rc->cfg) : NULL,
 		.vault = rc->sh->vault, .subject_sub = rc->caller->claims.subject,
+		.vault_rs = rc->cfg->redis_on ? worker_rstore(rc->w, rc->cfg) : NULL,
 	};
 	if (u->key == NULL)
 		return -1;

@@ -310,3 +310,30 @@ vault_count(struct vault *v, int64_t now_ms)
 	}
 	return n;
 }
+
+enum vault_status
+vault_peek(const void *copy, size_t size, const unsigned char name[VAULT_NAME_BYTES], int64_t now_ms,
+    char *out, size_t outlen)
+{
+	const struct vault_region *r = copy;
+	const struct vault_set *set;
+	const struct vault_entry *e;
+	uint32_t h;
+	int i;
+
+	if (copy == NULL || !vault_region_size_ok(size) || r->magic != VAULT_MAGIC)
+		return VAULT_UNAVAILABLE;
+	memcpy(&h, name, sizeof(h));
+	set = &r->sets[h % (uint32_t)((size - sizeof(*r)) / sizeof(struct vault_set))];
+	for (i = 0; i < VAULT_WAYS; i++) {
+		e = &set->e[i];
+		if (!entry_live(e, now_ms) || !secret_equal(e->name, name, VAULT_NAME_BYTES))
+			continue;
+		if (e->len >= outlen)
+			return VAULT_UNAVAILABLE;
+		memcpy(out, e->value, e->len);
+		out[e->len] = '\0';
+		return VAULT_HIT;
+	}
+	return VAULT_NONE;
+}

@@ -88,6 +88,11 @@ enum vault_status vault_claim_refresh(struct vault *v, const unsigned char name[
 void vault_release(struct vault *v, const unsigned char name[VAULT_NAME_BYTES]);
 /* Removes name's entry, wiped (the person disconnected; the upstream refused it). */
 void vault_drop(struct vault *v, const unsigned char name[VAULT_NAME_BYTES]);
+/* name's value as vault_get reads it, in copy, a copy of the region (size bytes, read
+ * from the state file without mapping it: `mcpgate explain`), nothing locked or marked:
+ * VAULT_HIT, VAULT_NONE, or VAULT_UNAVAILABLE (not a vault's region, out too small). */
+enum vault_status vault_peek(const void *copy, size_t size, const unsigned char name[VAULT_NAME_BYTES],
+    int64_t now_ms, char *out, size_t outlen);
 /* Live entries (tests, metrics). */
 size_t vault_count(struct vault *v, int64_t now_ms);
 

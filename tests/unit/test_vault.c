@@ -77,6 +77,36 @@ test_size(void)
 	free(mem);
 }
 
+/* A copy of the region read as `mcpgate explain` reads the state file's: nothing
+ * locked, the same answers as vault_get, and a copy that is not a vault's refused. */
+static void
+test_peek(void)
+{
+	unsigned char k1[VAULT_NAME_BYTES], k2[VAULT_NAME_BYTES];
+	char out[VAULT_VALUE_MAX], ev[VAULT_VALUE_MAX];
+	void *mem, *copy;
+	size_t size;
+	struct vault *v = vault_new(64, &mem, &size);
+
+	name_of(1, k1);
+	name_of(2, k2);
+	is_int(vault_put(v, k1, now, &(struct vault_value){ "sealed-1", now + 60000 }, ev, sizeof(ev)), 0, "stored");
+	copy = malloc(size);
+	memcpy(copy, mem, size);
+	is_int(vault_peek(copy, size, k1, now + 1, out, sizeof(out)), VAULT_HIT, "peek: a hit in the copy");
+	is_str(out, "sealed-1", "… with the value");
+	is_int(vault_peek(copy, size, k2, now + 1, out, sizeof(out)), VAULT_NONE, "peek: another name: none");
+	is_int(vault_peek(copy, size, k1, now + 60000, out, sizeof(out)), VAULT_NONE, "peek: its end passed: none");
+	is_int(vault_peek(copy, size, k1, now, out, 4), VAULT_UNAVAILABLE, "peek: out too small: unavailable");
+	is_int(vault_peek(copy, size - 1, k1, now, out, sizeof(out)), VAULT_UNAVAILABLE, "peek: not a vault's size");
+	is_int(vault_peek(NULL, size, k1, now, out, sizeof(out)), VAULT_UNAVAILABLE, "peek: no copy");
+	memset(copy, 0, 4);
+	is_int(vault_peek(copy, size, k1, now, out, sizeof(out)), VAULT_UNAVAILABLE, "peek: its magic gone");
+	free(copy);
+	vault_detach(v);
+	free(mem);
+}
+
 static void
 test_region(void)
 {
@@ -577,6 +607,7 @@ main(int argc, char **argv)
 		return 1;
 	run_case(test_size);
 	run_case(test_region);
+	run_case(test_peek);
 	run_case(test_evict);
 	run_case(test_flood);
 	run_case(test_claims);
