@@ -11,10 +11,10 @@
 //   2. Refusals, each an HTML page with Cache-Control: no-store and a CSP: a ticket used
 //      twice (the first use: 302 to ORG's authorization endpoint, code + PKCE S256, the
 //      gateway's client, redirect_uri connect-path, resource the gateway, scope openid, a
-//      state, and the mcpgate_connect cookie), an altered ticket, none; alice's link opened
-//      where bob signs in at ORG (403, "made for another person"); ORG's callback with its
-//      state altered; TP's answer "access_denied" (the person cancels at TP's consent page);
-//      TP's callback with the iss of another issuer.
+//      state, and the mcpgate_connect cookie), an altered ticket, one it never made;
+//      alice's link opened where bob signs in at ORG (403, "made for another person");
+//      ORG's callback with its state altered; TP's answer "access_denied" (the person
+//      cancels at TP's consent page); TP's callback with the iss of another issuer.
 //   3. The happy path, in a fresh browser: alice's call → -32042 → the URL → ORG's login
 //      and consent as alice → (ORG's callback: 302 to TP, code + PKCE S256, the gateway's client
 //      there, resource the tracker, scope user-scopes, a new state) → TP's login and consent
