@@ -110,7 +110,9 @@ discover_now(const struct upcred *u, const struct cfg_upstream *up, struct up_as
 	snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", te);
 	optional_url(up, meta, "authorization_endpoint", as->authorization_endpoint);
 	optional_url(up, meta, "revocation_endpoint", as->revocation_endpoint);
+	optional_url(up, meta, "registration_endpoint", as->registration_endpoint);
 	as->iss_supported = json_is_true(json_object_get(meta, "authorization_response_iss_parameter_supported"));
+	as->cimd_supported = json_is_true(json_object_get(meta, "client_id_metadata_document_supported"));
 	rc = 0;
 out:
 	json_decref(meta);
@@ -118,20 +120,21 @@ out:
 	return rc;
 }
 
-/* What asdisc_find keeps (opened): "issuer token authorization revocation iss", an
- * endpoint not said as "-". 0 with as, or -1. */
+/* What asdisc_find keeps (opened): "issuer token authorization revocation registration
+ * FLAGS", an endpoint not said as "-", FLAGS two digits 0 or 1 (iss, metadata
+ * documents). 0 with as, or -1. */
 static int
 kept_read(char *plain, struct up_as *as)
 {
-	char *f[5], *save = NULL, *t;
+	char *f[6], *save = NULL, *t;
 	int i;
 
 	memset(as, 0, sizeof(*as));
-	for (i = 0, t = strtok_r(plain, " ", &save); t && i < 5; t = strtok_r(NULL, " ", &save))
+	for (i = 0, t = strtok_r(plain, " ", &save); t && i < 6; t = strtok_r(NULL, " ", &save))
 		f[i++] = t;
-	if (i != 5 || t != NULL || (f[4][0] != '0' && f[4][0] != '1') || f[4][1])
+	if (i != 6 || t != NULL || strlen(f[5]) != 2 || strspn(f[5], "01") != 2)
 		return -1;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		if (strlen(f[i]) >= UPCRED_URL_MAX)
 			return -1;
 	snprintf(as->issuer, sizeof(as->issuer), "%s", f[0]);
@@ -140,7 +143,10 @@ kept_read(char *plain, struct up_as *as)
 		snprintf(as->authorization_endpoint, sizeof(as->authorization_endpoint), "%s", f[2]);
 	if (strcmp(f[3], "-") != 0)
 		snprintf(as->revocation_endpoint, sizeof(as->revocation_endpoint), "%s", f[3]);
-	as->iss_supported = f[4][0] == '1';
+	if (strcmp(f[4], "-") != 0)
+		snprintf(as->registration_endpoint, sizeof(as->registration_endpoint), "%s", f[4]);
+	as->iss_supported = f[5][0] == '1';
+	as->cimd_supported = f[5][1] == '1';
 	return 0;
 }
 
@@ -149,7 +155,7 @@ asdisc_find(const struct upcred *u, const struct cfg_upstream *up, int64_t now_m
     struct gw_error *err)
 {
 	unsigned char key[CREDCACHE_KEY_BYTES];
-	char sealed[CREDCACHE_VALUE_MAX], plain[4 * UPCRED_URL_MAX + 8], ad[2 * CREDCACHE_KEY_BYTES + 1];
+	char sealed[CREDCACHE_VALUE_MAX], plain[5 * UPCRED_URL_MAX + 8], ad[2 * CREDCACHE_KEY_BYTES + 1];
 	enum cc_status st;
 	struct gw_error why;
 
@@ -170,9 +176,11 @@ asdisc_find(const struct upcred *u, const struct cfg_upstream *up, int64_t now_m
 		    "retry later (%s)", up->s.name, why.detail);
 		return -1;
 	}
-	snprintf(plain, sizeof(plain), "%s %s %s %s %d", as->issuer, as->token_endpoint,
+	/* (endpoints too long to seal in an entry together are not kept: asked again) */
+	snprintf(plain, sizeof(plain), "%s %s %s %s %s %d%d", as->issuer, as->token_endpoint,
 	    as->authorization_endpoint[0] ? as->authorization_endpoint : "-",
-	    as->revocation_endpoint[0] ? as->revocation_endpoint : "-", as->iss_supported);
+	    as->revocation_endpoint[0] ? as->revocation_endpoint : "-",
+	    as->registration_endpoint[0] ? as->registration_endpoint : "-", as->iss_supported, as->cimd_supported);
 	if ((CC_CLAIMED(st) || st == CC_UNAVAILABLE || st == CC_HIT) &&
 	    secret_seal(u->seal_key, plain, strlen(plain), ad, sealed, sizeof(sealed)) == 0)
 		credcache_put(u->cache, key, now_ms, now_ms + UPCRED_DISCOVERY_MS, sealed);

@@ -3,8 +3,9 @@
  * id-jag's second leg): RFC 9728 protected resource metadata at the upstream's
  * well-known URL, else where its 401's resource_metadata says (on its own origin only),
  * names the server, whose RFC 8414 metadata names its endpoints (token, and for a
- * person's consent authorization and revocation) and whether its authorization
- * responses carry iss (RFC 9207). Kept an hour in
+ * person's consent authorization, revocation and registration) and whether its
+ * authorization responses carry iss (RFC 9207) and it takes Client ID Metadata
+ * Documents (client_id_metadata_document_supported). Kept an hour in
  * the host's credential cache, sealed like a token (upcred.h's keys). */
 #ifndef GW_ASDISC_H
 #define GW_ASDISC_H
@@ -20,7 +21,9 @@ struct up_as {
 	char token_endpoint[UPCRED_URL_MAX];
 	char authorization_endpoint[UPCRED_URL_MAX];	/* "": none said */
 	char revocation_endpoint[UPCRED_URL_MAX];	/* "": none said (RFC 7009) */
+	char registration_endpoint[UPCRED_URL_MAX];	/* "": none said (RFC 7591) */
 	int iss_supported;	/* RFC 9207: its authorization responses carry iss */
+	int cimd_supported;	/* it takes a Client ID Metadata Document's URL as a client_id */
 };
 
 /* up's authorization server, for u's request at now_ms (wall clock): from the host's

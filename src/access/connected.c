@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "asdisc.h"
+#include "upreg.h"
 #include "buf.h"
 #include "clock.h"
 #include "connected.h"
@@ -235,24 +236,36 @@ connected_keep(const struct upcred *u, const struct cfg_upstream *up, const char
 	return 0;
 }
 
+int
+connected_server(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct up_as *as,
+    struct up_client *client, struct gw_error *err)
+{
+	memset(as, 0, sizeof(*as));
+	if ((!up->client_id || !up->token_endpoint || !up->authorization_endpoint) &&
+	    asdisc_find(u, up, now_ms, as, err) < 0)
+		return -1;
+	if (up->token_endpoint)
+		snprintf(as->token_endpoint, sizeof(as->token_endpoint), "%s", up->token_endpoint);
+	if (up->authorization_endpoint)
+		snprintf(as->authorization_endpoint, sizeof(as->authorization_endpoint), "%s", up->authorization_endpoint);
+	return upreg_client(u, up, as, now_ms, client, err);
+}
+
 /* The refresh_token grant for t at up's token endpoint, into a: 0 issued, 1 refused, -1
  * with err (the endpoint not to be had now). */
 static int
 refresh(const struct upcred *u, const struct cfg_upstream *up, const struct vault_tokens *t, int64_t now_ms,
     struct tokenep_answer *a, struct gw_error *err)
 {
-	const struct as_client client = { up->client_id, up->client_secret, u->cfg->client_auth };
 	const struct secret_part rt = { t->refresh_token, strlen(t->refresh_token) };
-	struct tokenep_ask ask = { .grant = TOKENEP_REFRESH, .endpoint = up->token_endpoint, .client = &client,
-	    .subject = &rt, .resource = up->url, .now_ms = now_ms };
-	struct up_as as = { .issuer = "" };
+	struct up_as as;
+	struct up_client client;
 
-	if (ask.endpoint == NULL) {
-		if (asdisc_find(u, up, now_ms, &as, err) < 0)
-			return -1;
-		ask.endpoint = as.token_endpoint;
-	}
-	return tokenep_request(u->ix, u->asmeta, u->cfg, &ask, a, err);
+	if (connected_server(u, up, now_ms, &as, &client, err) < 0)
+		return -1;
+	return tokenep_request(u->ix, u->asmeta, u->cfg, &(struct tokenep_ask){ .grant = TOKENEP_REFRESH,
+	    .endpoint = as.token_endpoint, .client = &client.as, .subject = &rt, .resource = up->url,
+	    .now_ms = now_ms }, a, err);
 }
 
 /* Our claim on name's refresh, t what we read before claiming it: read again first (a
@@ -436,21 +449,22 @@ out:
 static int
 revoke(const struct upcred *u, const struct cfg_upstream *up, const struct vault_tokens *t)
 {
-	const struct as_client client = { up->client_id, up->client_secret, u->cfg->client_auth };
 	const char *tok = t->refresh_token ? t->refresh_token : t->access_token;
 	const char *hint = t->refresh_token ? "refresh_token" : "access_token";
-	struct up_as as = { .issuer = "" };
+	struct up_as as;
+	struct up_client client;
 	struct gw_error err;
 	struct buf form;
 	long status = -1;
 
-	if (u->ix == NULL || asdisc_find(u, up, clock_wall_ms(), &as, &err) < 0 || !as.revocation_endpoint[0])
+	if (u->ix == NULL || connected_server(u, up, clock_wall_ms(), &as, &client, &err) < 0 ||
+	    !as.revocation_endpoint[0])
 		return 0;
 	buf_init(&form, 2 * VAULT_TOKEN_MAX + 256);
 	if (introspect_form_add(&form, "token", tok, strlen(tok)) == 0 &&
 	    introspect_form_add(&form, "token_type_hint", hint, strlen(hint)) == 0)
-		status = introspect_post_form(u->ix, u->cfg, &(struct as_post){ as.revocation_endpoint, &form, &client,
-		    "the upstream's authorization server" }, &err);
+		status = introspect_post_form(u->ix, u->cfg, &(struct as_post){ as.revocation_endpoint, &form,
+		    &client.as, "the upstream's authorization server" }, &err);
 	if (form.data)
 		secret_wipe(form.data, form.len);
 	buf_free(&form);

@@ -15,7 +15,9 @@
 
 #include <stdint.h>
 
+#include "asdisc.h"
 #include "tokenep.h"
+#include "upreg.h"
 #include "upcred.h"
 #include "vault.h"
 #include "vault_seal.h"
@@ -23,6 +25,11 @@
 /* A connected token that was refreshed this recently and is refused by the upstream
  * is not refreshed again: the connection is dropped. */
 #define CONNECTED_FRESH_MS	(60 * 1000)
+
+/* up's authorization server (its endpoints as configured, else discovered) and the
+ * gateway's client there (upreg.h): 0, or -1 with err (GW_EAUTHSERVER). */
+int connected_server(const struct upcred *u, const struct cfg_upstream *up, int64_t now_ms, struct up_as *as,
+    struct up_client *client, struct gw_error *err);
 
 /* The vault entry of u's caller at up. */
 void connected_name(const struct upcred *u, const char *subject, const struct cfg_upstream *up,

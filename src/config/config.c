@@ -918,9 +918,11 @@ credentials_fault(const struct config *cfg, const struct cfg_upstream *u, const 
 	if (u->credentials != UP_CRED_STATIC && u->auth_header_file)
 		FAULT(NULL, "credentials = %s: auth-header-file is for credentials = static only", mode);
 	if (u->credentials == UP_CRED_USER_OAUTH) {
-		if (!u->client_id)
-			FAULT(NULL, "credentials = user-oauth: needs client-id (the gateway's client at the "
-			    "upstream's authorization server)");
+		if (!u->client_id && u->catalog_credentials == UP_CATALOG_CLIENT)
+			FAULT("catalog-credentials", "catalog-credentials = client-credentials: needs client-id (the "
+			    "gateway's own client at the upstream's authorization server)");
+		if (!u->client_id && u->client_secret_file)
+			FAULT(NULL, "credentials = user-oauth: client-secret-file goes with client-id");
 		if (!cfg->session_key_file)
 			FAULT(NULL, "credentials = user-oauth: needs [gateway] session-key-file (the vault is "
 			    "sealed under it)");
@@ -1025,10 +1027,12 @@ derive_connect(struct loader *ld, struct config *cfg)
 		if (warn[0])
 			lwarn(ld, w->file, w->line, "connect-client-secret-file: %s", warn);
 	}
-	n = strlen(cfg->origin) + strlen(cfg->connect_path) + 1;
-	if ((cfg->connect_url = malloc(n)) == NULL)
+	n = strlen(cfg->origin) + strlen(cfg->connect_path) + 8;
+	if ((cfg->connect_url = malloc(n)) == NULL || (cfg->client_document_url = malloc(n)) == NULL)
 		return -1;
 	snprintf(cfg->connect_url, n, "%s%s", cfg->origin, cfg->connect_path);
+	snprintf(cfg->client_document_url, n, "%s%s/client", cfg->origin, cfg->connect_path);
+	cfg->client_document_path = cfg->client_document_url + strlen(cfg->origin);
 	return 0;
 }
 

@@ -278,6 +278,8 @@ struct config {
 	char *prm_url;		/* RFC 9728 path-suffixed metadata URL */
 	const char *prm_path;	/* its path, which the router serves (points into prm_url) */
 	char *connect_url;	/* origin + connect-path: the connect page, its redirect URI */
+	char *client_document_url;	/* connect_url + "/client": its Client ID Metadata Document */
+	const char *client_document_path;	/* its path, which the router serves (into it) */
 	/* The digest of what decides whether a token is accepted (the keys flagged
 	 * CK_ACCEPT in config_keys.c: resource, issuer, introspection client, claim names,
 	 * verify mode, algorithms, audiences, …), at the start of every token cache key

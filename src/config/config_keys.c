@@ -539,6 +539,7 @@ config_unref(struct config *cfg)
 	free(cfg->origin);
 	free(cfg->prm_url);
 	free(cfg->connect_url);
+	free(cfg->client_document_url);
 	if (cfg->connect_client_secret) {
 		secret_wipe(cfg->connect_client_secret, strlen(cfg->connect_client_secret));
 		free(cfg->connect_client_secret);

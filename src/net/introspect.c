@@ -557,6 +557,24 @@ out:
 	return st;
 }
 
+long
+introspect_post_json(struct introspect *ix, const struct config *cfg, const char *url, const char *json,
+    const char *what, struct gw_error *err)
+{
+	struct curl_slist *headers = NULL;
+	long st = -1;
+	int bad = 0;
+
+	headers = httpc_header(headers, "Content-Type: application/json", &bad);
+	headers = httpc_header(headers, "Accept: application/json", &bad);
+	if (bad)
+		gw_error_set(err, GW_EAUTHSERVER, "out of memory");
+	else
+		st = http(ix, cfg, &(struct http_req){ url, json, strlen(json), headers, NULL, 0, what }, err);
+	httpc_free_headers(headers);
+	return st;
+}
+
 const struct buf *
 introspect_body(const struct introspect *ix)
 {

@@ -99,6 +99,11 @@ int introspect_form_add(struct buf *form, const char *name, const char *value, s
  * err (GW_EAUTHSERVER). */
 long introspect_post_form(struct introspect *ix, const struct config *cfg, const struct as_post *q,
     struct gw_error *err);
+/* POSTs a JSON document (RFC 7591 registration: no client credentials) to url on the
+ * same connection and bounds: the HTTP status with the answer in introspect_body(ix),
+ * or -1 with err. */
+long introspect_post_json(struct introspect *ix, const struct config *cfg, const char *url, const char *json,
+    const char *what, struct gw_error *err);
 const struct buf *introspect_body(const struct introspect *ix);
 
 /* POSTs the token (its bytes) to the introspection endpoint: the parsed JSON object

@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "confcheck.h"
 #include "policy.h"
+#include "upreg.h"
 
 static void warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *section, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -447,12 +448,11 @@ confcheck_credentials_note(const struct config *cfg, char *out, size_t n)
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		if ((u = &cfg->upstreams[i])->credentials == UP_CRED_USER_OAUTH) {
 			k = snprintf(line, sizeof(line), "upstream \"%s\": each person's own account there, connected at "
-			    "%s (sign-in at the issuer as client %s; consent at %s as the pre-registered %s client %s); "
-			    "its catalog %s\n", u->s.name, cfg->connect_url,
-			    cfg->connect_client_id ? cfg->connect_client_id : cfg->client_id,
+			    "%s (sign-in at the issuer as client %s; consent at %s as %s%s%s); its catalog %s\n",
+			    u->s.name, cfg->connect_url, cfg->connect_client_id ? cfg->connect_client_id : cfg->client_id,
 			    u->authorization_endpoint ? u->authorization_endpoint :
-			    "the authorization server its protected resource metadata names",
-			    u->client_secret ? "confidential" : "public (PKCE)", u->client_id,
+			    "the authorization server its protected resource metadata names", upreg_how_words(u),
+			    u->client_id ? " " : "", u->client_id ? u->client_id : "",
 			    u->catalog_credentials == UP_CATALOG_CLIENT ? "with the gateway's own token (client_credentials)" :
 			    "asked with no token");
 			if (put_line(out, n, &used, line, k) < 0)

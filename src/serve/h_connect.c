@@ -69,7 +69,8 @@ at_issuer(struct page *pg, struct connect_claim *c, const char *code)
 	const struct config *cfg = pg->cfg;
 	const struct cfg_upstream *up = page_upstream(cfg, c->upstream);
 	struct gw_error err;
-	struct up_as as = { .issuer = "" };
+	struct up_as as;
+	struct up_client client;
 	struct connect_claim n;
 	unsigned char person[CONNECT_PERSON_BYTES];
 	char scope[1024] = "", subject[CLAIMS_SUBJECT_MAX];
@@ -90,8 +91,7 @@ at_issuer(struct page *pg, struct connect_claim *c, const char *code)
 		    "account work only for the person whose request made them; ask your MCP client for your own.");
 		goto out;
 	}
-	if (!up->authorization_endpoint && (asdisc_find(&pg->u, up, pg->now_ms, &as, &err) < 0 ||
-	    !as.authorization_endpoint[0])) {
+	if (connected_server(&pg->u, up, pg->now_ms, &as, &client, &err) < 0 || !as.authorization_endpoint[0]) {
 		page_say(pg, 503, "Cannot reach the service", "The service's authorization server cannot be found "
 		    "now; try again shortly.");
 		goto out;
@@ -105,8 +105,7 @@ at_issuer(struct page *pg, struct connect_claim *c, const char *code)
 	for (i = 0; i < up->user_scopes.n; i++)
 		snprintf(scope + strlen(scope), sizeof(scope) - strlen(scope), "%s%s", i ? " " : "",
 		    up->user_scopes.v[i]);
-	if (page_authorize(pg, up->authorization_endpoint ? up->authorization_endpoint : as.authorization_endpoint,
-	    up->client_id, &n, up->url, scope) < 0)
+	if (page_authorize(pg, as.authorization_endpoint, client.id, &n, up->url, scope) < 0)
 		page_say(pg, 500, "Something went wrong", "The request to the service could not be made.");
 out:
 	secret_wipe(subject, sizeof(subject));
@@ -135,30 +134,32 @@ at_upstream(struct page *pg, struct connect_claim *c, const char *code, const ch
 {
 	const struct cfg_upstream *up = page_upstream(pg->cfg, c->upstream);
 	struct tokenep_answer a = { 0 };
-	struct up_as as = { .issuer = "" };
+	struct up_as disc = { .issuer = "" }, as;
+	struct up_client client;
 	struct gw_error err;
-	struct as_client client;
 	char who[33];
+	int found;
 
 	if (up == NULL) {
 		page_say(pg, 400, "This link does not work", "That upstream is no longer configured.");
 		return;
 	}
-	if (asdisc_find(&pg->u, up, pg->now_ms, &as, &err) < 0 && (!up->token_endpoint || iss[0])) {
-		page_say(pg, 503, "Cannot reach the service", "The service's authorization server cannot be found now; "
-		    "try again shortly.");
+	/* Its issuer, for the answer's iss; and the endpoints and client (connected_server). */
+	found = asdisc_find(&pg->u, up, pg->now_ms, &disc, &err) == 0;
+	if ((!found && iss[0]) || connected_server(&pg->u, up, pg->now_ms, &as, &client, &err) < 0) {
+		page_say(pg, 503, "Cannot reach the service", "The service's authorization server cannot be found "
+		    "now; try again shortly.");
 		return;
 	}
 	/* RFC 9207: an iss that is not the server we sent the person to is a mix-up. */
-	if ((iss[0] && (!as.issuer[0] || !url_same(iss, as.issuer))) || (!iss[0] && as.iss_supported)) {
+	if ((iss[0] && !url_same(iss, disc.issuer)) || (!iss[0] && disc.iss_supported)) {
 		log_warn(pg->rc->req->id, "connect: upstream %s: the answer's iss is not its authorization server's: "
 		    "refused", up->s.name);
-		page_say(pg, 400, "Cannot finish connecting", "The answer did not come from the service's authorization "
-		    "server. Retry the request in your MCP client for a new link.");
+		page_say(pg, 400, "Cannot finish connecting", "The answer did not come from the service's "
+		    "authorization server. Retry the request in your MCP client for a new link.");
 		return;
 	}
-	client = (struct as_client){ up->client_id, up->client_secret, pg->cfg->client_auth };
-	if (page_redeem(pg, up->token_endpoint ? up->token_endpoint : as.token_endpoint, &client, c, code, up->url, &a) < 0)
+	if (page_redeem(pg, as.token_endpoint, &client.as, c, code, up->url, &a) < 0)
 		goto out;
 	session_who(NULL, c->subject, "", "", who);
 	if (connected_keep(&pg->u, up, c->subject, who, &a, &err) < 0) {

@@ -12,6 +12,7 @@
 #include "cfgfile.h"
 #include "clock.h"
 #include "handlers.h"
+#include "upreg.h"
 #include "introspect.h"
 #include "jws.h"
 #include "log.h"
@@ -163,4 +164,15 @@ h_server_json(struct req_ctx *rc)
 	json_object_set_new(doc, "remotes", json_pack("[{s:s, s:s}]",
 	    "type", "streamable-http", "url", rc->cfg->resource));
 	response_set_json(rc->resp, 200, doc);
+}
+
+void
+h_client_document(struct req_ctx *rc)
+{
+	json_t *doc = upreg_document(rc->cfg);
+
+	if (doc == NULL)
+		response_set_error(rc->resp, GW_EINTERNAL, NULL);
+	else
+		response_set_json(rc->resp, 200, doc);
 }

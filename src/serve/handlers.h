@@ -16,6 +16,7 @@ route_fn h_mcp_metadata;	/* h_meta.c */
 route_fn h_protected_resource;
 route_fn h_authorization_server;
 route_fn h_server_json;
+route_fn h_client_document;	/* the connect page's Client ID Metadata Document */
 route_fn h_mcp;			/* h_mcp.c */
 route_fn h_metrics;		/* h_metrics.c */
 route_fn h_connect;		/* h_connect.c */

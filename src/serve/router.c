@@ -76,9 +76,14 @@ static const struct route connect_route = {
 	NULL, M_GET | M_POST, h_connect, R_BODY, CORS_PAGE
 };
 
+/* Its Client ID Metadata Document: connect-path + "/client". */
+static const struct route client_document_route = {
+	NULL, M_GET, h_client_document, R_DOC, CORS_ANY
+};
+
 #define N_ROUTES	(sizeof(routes) / sizeof(routes[0]))
 /* The index of each route in the metrics: the rows, then these. */
-enum { ROUTE_PRM = N_ROUTES, ROUTE_METRICS, ROUTE_CONNECT, ROUTE_NONE };
+enum { ROUTE_PRM = N_ROUTES, ROUTE_METRICS, ROUTE_CONNECT, ROUTE_CLIENT_DOCUMENT, ROUTE_NONE };
 _Static_assert(ROUTE_NONE < METRICS_ROUTES, "every route has its counters");
 
 /* The route of path, or NULL; *ix its index in the metrics, *label its label there. */
@@ -107,6 +112,11 @@ route_find(const struct config *cfg, const char *path, unsigned *ix, const char 
 		*ix = ROUTE_CONNECT;
 		*label = cfg->connect_path;
 		return &connect_route;
+	}
+	if (cfg && cfg->user_oauth && strcmp(cfg->client_document_path, path) == 0) {
+		*ix = ROUTE_CLIENT_DOCUMENT;
+		*label = cfg->client_document_path;
+		return &client_document_route;
 	}
 	*ix = ROUTE_NONE;
 	*label = "none";

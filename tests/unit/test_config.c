@@ -511,7 +511,9 @@ test_user_oauth(void)
 		    "authorization-endpoint = https://as.example.com/auth\ntoken-endpoint = https://as.example.com/token\n", "" },
 		{ "connect-client-id = web\n", "", "client-id = up\n", "" },
 		{ "", "", "client-id = up\n", "the connect page signs people in at the issuer and needs a client there" },
-		{ "", "client-id = c\n", "", "credentials = user-oauth: needs client-id" },
+		{ "", "client-id = c\n", "", "" },
+		{ "", "client-id = c\n", "catalog-credentials = client-credentials\n",
+		    "catalog-credentials = client-credentials: needs client-id" },
 		{ "", "client-id = c\n", "client-id = up\ncatalog-credentials = caller\n",
 		    "catalog-credentials = caller: a person's own account never lists tools for others" },
 		{ "", "client-id = c\n", "client-id = up\ncatalog = per-caller\n", "catalog = per-caller: for an upstream" },
@@ -549,6 +551,8 @@ test_user_oauth(void)
 	    "credentials = user-oauth\nclient-id = up\n", key);
 	ok(config_load(write_file("main.conf", text), &cfg, &errs) == 0 && cfg->user_oauth &&
 	    strcmp(cfg->connect_url, "https://gw.example.com/mcp/connect") == 0 && cfg->vault_entries == 1024 &&
+	    strcmp(cfg->client_document_url, "https://gw.example.com/mcp/connect/client") == 0 &&
+	    strcmp(cfg->client_document_path, "/mcp/connect/client") == 0 &&
 	    cfg->upstreams[0].catalog_credentials == 0 && UP_PERSONAL(&cfg->upstreams[0]) && UP_BEARER(&cfg->upstreams[0]) &&
 	    !UP_OBTAINED(&cfg->upstreams[0]) && !cfg->obtains, "user-oauth: the connect page's URL, the vault's size, "
 	    "no catalog credential, reached as the person");
