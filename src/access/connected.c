@@ -14,10 +14,16 @@
 #include "log.h"
 #include "secret.h"
 
-/* The audit line of a connection's change (never a token). */
+/* The audit line of a connection's change (event: METRICS_CRED_CONNECTED,
+ * _DISCONNECTED or _DROPPED; never a token), and its count. */
 static void
-audit(const struct upcred *u, const struct cfg_upstream *up, const char *who, const char *what, const char *why)
+audit(const struct upcred *u, const struct cfg_upstream *up, const char *who, enum metrics_cred event,
+    const char *why)
 {
+	const char *what = event == METRICS_CRED_CONNECTED ? "connected" : event == METRICS_CRED_DISCONNECTED ?
+	    "disconnected" : "dropped";
+
+	metrics_credential(u->metrics, up->s.name, event);
 	log_json(GW_LOG_INFO, json_pack("{s:s?, s:s, s:s, s:s?, s:s, s:s?}", "request_id", u->request_id,
 	    "audit", "connection", "upstream", up->s.name, "subject", who, "event", what, "reason", why));
 }
@@ -232,7 +238,7 @@ connected_keep(const struct upcred *u, const struct cfg_upstream *up, const char
 	snprintf(t.upstream, sizeof(t.upstream), "%s", up->s.name);
 	if (store(u, name, &t, now_ms, err) < 0)
 		return -1;
-	audit(u, up, who, "connected", NULL);
+	audit(u, up, who, METRICS_CRED_CONNECTED, NULL);
 	return 0;
 }
 
@@ -309,7 +315,7 @@ refresh_claimed(const struct upcred *u, const struct cfg_upstream *up, const uns
 		v_drop(u, name);
 		v_release(u, name);
 		metrics_credential(u->metrics, up->s.name, METRICS_CRED_REFUSED);
-		audit(u, up, t->who, "dropped", a.error);
+		audit(u, up, t->who, METRICS_CRED_DROPPED, a.error);
 		rc = not_connected(up, err);
 	} else if (rc < 0) {
 		v_release(u, name);
@@ -381,6 +387,7 @@ connected_bearer(const struct upcred *u, const struct cfg_upstream *up, int agai
 		}
 		if (vault_open(&u->vault_keys, name, sealed, &t) < 0) {	/* another key's, or altered */
 			v_drop(u, name);
+			audit(u, up, u->subject_who, METRICS_CRED_DROPPED, "its entry did not open");
 			rc = not_connected(up, err);
 			break;
 		}
@@ -391,7 +398,7 @@ connected_bearer(const struct upcred *u, const struct cfg_upstream *up, int agai
 		}
 		if (use < 0) {
 			v_drop(u, name);
-			audit(u, up, t.who, "dropped", again ? "the upstream refused a fresh token" : "expired");
+			audit(u, up, t.who, METRICS_CRED_DROPPED, again ? "the upstream refused a fresh token" : "expired");
 			rc = not_connected(up, err);
 			break;
 		}
@@ -484,7 +491,7 @@ connected_drop(const struct upcred *u, const char *subject, const struct cfg_ups
 	if (rc == 1) {
 		connected_name(u, subject, up, name);
 		v_drop(u, name);
-		audit(u, up, t.who, "disconnected", revoke(u, up, &t) ? "revoked" : "not revoked at the upstream");
+		audit(u, up, t.who, METRICS_CRED_DISCONNECTED, revoke(u, up, &t) ? "revoked" : "not revoked at the upstream");
 	}
 	vault_tokens_free(&t);
 	return rc;

@@ -29,7 +29,7 @@ static const int64_t bounds_us[] = {
 static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error" };
 static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
 static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "obtained", "refreshed", "refused",
-	"failed" };
+	"failed", "connected", "disconnected", "dropped" };
 
 /* Every counter is written with __atomic adds and read with __atomic loads. */
 struct m_hist {
@@ -598,9 +598,11 @@ render_upstreams(const struct m_region *r, int64_t now_s, struct buf *out)
 			rc |= buf_printf(out, "mcpgate_upstream_errors_total{upstream=\"%s\"} %llu\n", name,
 			    (unsigned long long)get(&r->up_errors[i]));
 	rc |= family(out, "mcpgate_upstream_credentials_total", "counter",
-	    "Tokens the gateway obtains for upstreams (credentials = exchange, client-credentials), by upstream and how "
-	    "each call had its token: cached, obtained (a token exchange or the client_credentials grant), refused (by "
-	    "the authorization server), failed (the token endpoint).");
+	    "Tokens the gateway obtains for upstreams (credentials = exchange, client-credentials, id-jag) and people's "
+	    "connected accounts (user-oauth), by upstream and how each call had its token: cached (or a connection's), "
+	    "obtained (a token exchange or the client_credentials grant), refreshed, refused (by the authorization "
+	    "server), failed (the token endpoint); and connections made, disconnected, and dropped (refused or "
+	    "unusable: the person is asked again).");
 	for (i = 0; i <= METRICS_UPSTREAMS; i++)
 		if ((name = i < METRICS_UPSTREAMS ? label_of(&r->up_name[i], label, sizeof(label)) : "other") != NULL)
 			rc |= render_row(out, "mcpgate_upstream_credentials_total", "upstream", name, &cred, r->up_cred[i]);

@@ -50,7 +50,8 @@ enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_O
  * endpoint (refreshed: in place of one that lapsed in the cache), refused there, or not
  * at all (the token endpoint failed). */
 enum metrics_cred { METRICS_CRED_CACHED, METRICS_CRED_OBTAINED, METRICS_CRED_REFRESHED, METRICS_CRED_REFUSED,
-	METRICS_CRED_FAILED, METRICS_CRED_OUTCOMES };
+	METRICS_CRED_FAILED, METRICS_CRED_CONNECTED, METRICS_CRED_DISCONNECTED, METRICS_CRED_DROPPED,
+	METRICS_CRED_OUTCOMES };
 
 /* Dependencies with one record each (upstreams have theirs by name). */
 enum metrics_dep { METRICS_DEP_INTROSPECTION, METRICS_DEP_REDIS, METRICS_DEP_JWKS, METRICS_DEP_EXCHANGE, METRICS_DEPS };
