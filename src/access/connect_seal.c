@@ -2,10 +2,10 @@
  *
  * Plaintext layout (big-endian), every field in this order, a kind's own only:
  *   kind (1) | until_ms (8) | id (16)
- *   | person (16)                           ticket, issuer's leg
+ *   | person (16)                           ticket, issuer's leg, a retry
  *   | browser (16)                          every leg, a session
  *   | verifier (43)                         every leg
- *   | upstream length (1) | upstream        ticket, issuer's and upstream's legs
+ *   | upstream length (1) | upstream        ticket, both connecting legs, a retry
  *   | subject length (2) | subject          upstream's leg, a session
  * and nothing after. */
 #include "autoconf.h"
@@ -28,6 +28,7 @@ static const struct kind_row {
 	[CONNECT_AT_UPSTREAM] = { "mcpgate connect upstream v1", 0, 1, 1, 1, 1 },
 	[CONNECT_SIGN_IN] = { "mcpgate connect sign-in v1", 0, 1, 1, 0, 0 },
 	[CONNECT_SESSION] = { "mcpgate connect session v1", 0, 1, 0, 0, 1 },
+	[CONNECT_RETRY] = { "mcpgate connect retry v1", 1, 0, 0, 1, 0 },
 };
 
 static const struct kind_row *

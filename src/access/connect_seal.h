@@ -35,13 +35,14 @@ enum connect_kind {
 	CONNECT_AT_UPSTREAM,	/* the state of the consent at the upstream's authorization server */
 	CONNECT_SIGN_IN,	/* the state of a sign-in to see one's connections */
 	CONNECT_SESSION,	/* the cookie of a person signed in to see them (and disconnect) */
+	CONNECT_RETRY,		/* a 2026-07-28 input_required's requestState: the call to retry */
 	CONNECT_KINDS
 };
 
 /* One ticket or state. Which fields a kind carries: all carry kind, until_ms and id; a
- * ticket and the issuer's leg the person's digest and the upstream; the upstream's leg
- * the upstream and the subject; every leg the browser's digest and the PKCE verifier; a
- * session the browser's digest and the subject. */
+ * ticket, the issuer's leg and a retry the person's digest and the upstream; the
+ * upstream's leg the upstream and the subject; every leg the browser's digest and the
+ * PKCE verifier; a session the browser's digest and the subject. */
 struct connect_claim {
 	int kind;			/* enum connect_kind */
 	int64_t until_ms;		/* wall clock */

@@ -68,8 +68,14 @@ struct element {
 typedef json_t *mcp_fn(struct element *el, json_t *params, struct gw_error *err);
 
 /* mcp_connect.c: a call of upstream (its section name) needs the person's account
- * there, not connected: err (and el->err_data) send the person to the connect page. */
-void mcp_connect_required(struct element *el, json_t *params, const char *upstream, struct gw_error *err);
+ * there, not connected: a 2026-07-28 input_required result, or NULL with err (and
+ * el->err_data) that send the person to the connect page. */
+json_t *mcp_connect_required(struct element *el, json_t *params, const char *upstream, struct gw_error *err);
+/* A 2026-07-28 call retried after our input_required (its requestState ours, for this
+ * caller; its answer to our input "accept"): 1 with *relay, params without them (a new
+ * reference); 0 when params carry no answer to ours; -1 with err (a requestState not
+ * ours for this caller, or the person declined). */
+int mcp_connect_retry(struct element *el, json_t *params, json_t **relay, struct gw_error *err);
 
 /* mcp_methods.c */
 /* 1 when v is a revision that initialize negotiates. */

@@ -225,7 +225,7 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 {
 	struct exchange *x = el->x;
 	struct fed_call f;
-	json_t *result;
+	json_t *result, *retried = NULL;
 
 	mcp_fed_init(x, &f);
 	f.doc = mcp_catalog(x);
@@ -238,7 +238,11 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 		count_tool(x, params, METRICS_DENIED);
 		return NULL;
 	}
-	result = fed_request(&f, el->mm->name, params);
+	/* A retry after our input_required: relayed without our input's answer and state. */
+	if (mcp_connect_retry(el, params, &retried, err) < 0)
+		return NULL;
+	result = fed_request(&f, el->mm->name, retried ? retried : params);
+	json_decref(retried);
 	if (el->mm->id == METHOD_TOOLS_CALL)
 		count_tool(x, params, result ? METRICS_ALLOWED : METRICS_ERROR);
 
@@ -252,7 +256,7 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 		}
 		gw_error_set(err, GW_EREFUSED, "Forbidden: insufficient_scope (needs %.200s)", f.err.detail);
 	} else if (result == NULL && f.err.code == GW_ECONNECT) {
-		mcp_connect_required(el, params, f.err.detail, err);	/* the person's account, not connected */
+		result = mcp_connect_required(el, params, f.err.detail, err);	/* the person's account, not connected */
 	} else if (result == NULL) {
 		*err = f.err;
 	}

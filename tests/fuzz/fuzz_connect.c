@@ -1,15 +1,16 @@
 /* The connect page's tickets and states (src/access/connect_seal.c), under a fixed key.
  * The first byte picks what the rest is: its low bit 0, a plaintext of the kind
- * (byte >> 1) % 5 + 1 (1 ticket, 2 the issuer's leg, 3 the upstream's, 4 a sign-in's
- * leg, 5 a session), read by
+ * (byte >> 1) % 6 + 1 (1 ticket, 2 the issuer's leg, 3 the upstream's, 4 a sign-in's
+ * leg, 5 a session, 6 a retry), read by
  * connect_parse (the reader of the fixed layout behind an authentic seal); 1, a sealed
  * value as a browser could send it (connect_open on it as every kind, and as kinds that
  * are none: forged, torn or altered, it must not open). Properties: what parses or
  * opens is of its kind, ends at or after 0, names an upstream of 1 to 127 characters
- * and no control character on a ticket and the two connecting legs, none elsewhere; a
- * subject only on the upstream's leg and a session, non-empty there; on every leg a
- * verifier of 43 RFC 7636 characters, none on a ticket or session; a person's digest
- * only on a ticket and the issuer's leg, no browser's on a ticket; sealed again it opens to the same
+ * and no control character on a ticket, the two connecting legs and a retry, none
+ * elsewhere; a subject only on the upstream's leg and a session, non-empty there; on
+ * every leg a verifier of 43 RFC 7636 characters, none on a ticket, session or retry; a
+ * person's digest only on a ticket, the issuer's leg and a retry, no browser's on a
+ * ticket or retry; sealed again it opens to the same
  * claim before its end, and not at its end nor as another kind; and its plaintext is
  * the input, byte for byte (a claim has one way to be written). What does not parse or
  * open leaves the claim zeroed.
@@ -37,6 +38,7 @@ static const char *const ads[CONNECT_KINDS] = {
 	[CONNECT_AT_UPSTREAM] = "mcpgate connect upstream v1",
 	[CONNECT_SIGN_IN] = "mcpgate connect sign-in v1",
 	[CONNECT_SESSION] = "mcpgate connect session v1",
+	[CONNECT_RETRY] = "mcpgate connect retry v1",
 };
 
 void
@@ -84,19 +86,19 @@ check(const struct connect_claim *c, int kind, const unsigned char *plain, size_
 
 	FUZZ_CHECK(c->kind == kind && c->until_ms >= 0);
 	FUZZ_CHECK(text_ok(c->upstream, sizeof(c->upstream)));
-	FUZZ_CHECK((c->upstream[0] != '\0') == (kind <= CONNECT_AT_UPSTREAM));
+	FUZZ_CHECK((c->upstream[0] != '\0') == (kind <= CONNECT_AT_UPSTREAM || kind == CONNECT_RETRY));
 	FUZZ_CHECK(text_ok(c->subject, sizeof(c->subject)));
 	FUZZ_CHECK((c->subject[0] != '\0') == (kind == CONNECT_AT_UPSTREAM || kind == CONNECT_SESSION));
 	FUZZ_CHECK(memchr(c->verifier, '\0', sizeof(c->verifier)) != NULL);
-	if (kind == CONNECT_TICKET || kind == CONNECT_SESSION) {
+	if (kind == CONNECT_TICKET || kind == CONNECT_SESSION || kind == CONNECT_RETRY) {
 		FUZZ_CHECK(c->verifier[0] == '\0');
 	} else {
 		FUZZ_CHECK(strlen(c->verifier) == CONNECT_VERIFIER_LEN &&
 		    strspn(c->verifier, unreserved) == CONNECT_VERIFIER_LEN);
 	}
-	if (kind == CONNECT_TICKET)
+	if (kind == CONNECT_TICKET || kind == CONNECT_RETRY)
 		FUZZ_CHECK(zero(c->browser, sizeof(c->browser)));
-	if (kind != CONNECT_TICKET && kind != CONNECT_AT_ISSUER)
+	if (kind != CONNECT_TICKET && kind != CONNECT_AT_ISSUER && kind != CONNECT_RETRY)
 		FUZZ_CHECK(zero(c->person, sizeof(c->person)));
 	FUZZ_CHECK(connect_seal(&keys, c, sealed, sizeof(sealed)) == 0);
 	FUZZ_CHECK(strlen(sealed) < CONNECT_SEALED_MAX);

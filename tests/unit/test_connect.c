@@ -21,13 +21,13 @@ claim_of(int kind, struct connect_claim *c)
 	c->kind = kind;
 	c->until_ms = now + CONNECT_STATE_MS;
 	memset(c->id, 0x11, sizeof(c->id));
-	if (kind == CONNECT_TICKET || kind == CONNECT_AT_ISSUER)
+	if (kind == CONNECT_TICKET || kind == CONNECT_AT_ISSUER || kind == CONNECT_RETRY)
 		memset(c->person, 0x22, sizeof(c->person));
-	if (kind != CONNECT_TICKET)
+	if (kind != CONNECT_TICKET && kind != CONNECT_RETRY)
 		memset(c->browser, 0x33, sizeof(c->browser));
-	if (kind != CONNECT_TICKET && kind != CONNECT_SESSION)
+	if (kind == CONNECT_AT_ISSUER || kind == CONNECT_AT_UPSTREAM || kind == CONNECT_SIGN_IN)
 		memset(c->verifier, 'v', CONNECT_VERIFIER_LEN);
-	if (kind <= CONNECT_AT_UPSTREAM)
+	if (kind <= CONNECT_AT_UPSTREAM || kind == CONNECT_RETRY)
 		snprintf(c->upstream, sizeof(c->upstream), "tracker");
 	if (kind == CONNECT_AT_UPSTREAM || kind == CONNECT_SESSION)
 		snprintf(c->subject, sizeof(c->subject), "alice@example");
