@@ -11,10 +11,10 @@
 //   2. Refusals, each an HTML page with Cache-Control: no-store and a CSP: a ticket used
 //      twice (the first use: 302 to ORG's authorization endpoint, code + PKCE S256, the
 //      gateway's client, redirect_uri connect-path, resource the gateway, scope openid, a
-//      state, and the mcpgate_connect cookie), an altered ticket, none; alice's link opened
-//      where bob signs in at ORG (403, "made for another person"); ORG's callback with its
-//      state altered; TP's answer "access_denied" (the person cancels at TP's consent page);
-//      TP's callback with the iss of another issuer.
+//      state, and the mcpgate_connect cookie), an altered ticket, one it never made;
+//      alice's link opened where bob signs in at ORG (403, "made for another person");
+//      ORG's callback with its state altered; TP's answer "access_denied" (the person
+//      cancels at TP's consent page); TP's callback with the iss of another issuer.
 //   3. The happy path, in a fresh browser: alice's call → -32042 → the URL → ORG's login
 //      and consent as alice → (ORG's callback: 302 to TP, code + PKCE S256, the gateway's client
 //      there, resource the tracker, scope user-scopes, a new state) → TP's login and consent
@@ -24,6 +24,9 @@
 //      replayed afterwards: 400.
 //   4. Afterwards: alice's session without the capability is served too; bob is still
 //      asked to connect his own account.
+//   5. connect-path with nothing asked, in alice's browser: her connections (the tracker
+//      connected); its Disconnect form, submitted by the browser, leaves it not connected,
+//      and her next call is asked to connect again.
 //   Throughout: no request leaves loopback; a screenshot of each state in --artifacts.
 //
 //   ALICE_TOKEN=T BOB_TOKEN=T node connect-browser.mjs --base URL --org ISSUER --tp ISSUER
@@ -331,10 +334,8 @@ async function ticketTwice() {
   const other = await ticketUrl('alice');
   const altered = await fetchConnect(flip(other, 'ticket'));
   ok(altered.status === 400 && html(altered), 'a ticket with one character flipped: 400, an HTML page', brief(altered));
-  const none = await fetchConnect(CONNECT);
   const garbage = await fetchConnect(`${CONNECT}?ticket=bm90LWEtdGlja2V0`);
-  ok(none.status === 400 && garbage.status === 400 && html(none) && html(garbage),
-    'connect-path with no ticket, or one the gateway never made: 400, an HTML page', { none: brief(none), garbage: brief(garbage) });
+  ok(garbage.status === 400 && html(garbage), 'a ticket the gateway never made: 400, an HTML page', brief(garbage));
 }
 
 // alice's link, opened in a browser where bob signs in at the organisation.
@@ -394,6 +395,7 @@ async function alteredCallbacks() {
 
 // --- 3. the happy path -----------------------------------------------------------------------
 let aliceConnected = false;
+let alicePage; // the happy path's browser page, signed in at the organisation
 async function happyPath() {
   const c = await connectClient({ url: MCP, token: TOKENS.alice, urlElicitation: true, name: 'connect-test-alice' });
   try {
@@ -403,6 +405,7 @@ async function happyPath() {
     if (!url) throw new Error(`no URL elicitation: ${JSON.stringify(first).slice(0, 600)}`);
     remember(url);
     const { ctx, page } = await browser('alice');
+    alicePage = page;
     await page.goto(url);
     const cookie = (await ctx.cookies(CONNECT)).find((k) => k.name === 'mcpgate_connect');
     ok(cookie?.httpOnly === true && cookie.sameSite === 'Lax' && cookie.path === '/mcp/connect',
@@ -467,13 +470,39 @@ async function afterwards() {
     'bob, who connected nothing, is still asked to connect (-32042)', bob.out);
 }
 
+// --- 5. her connections, and a disconnect -----------------------------------------------------
+async function connections() {
+  const page = alicePage;
+  await page.goto(CONNECT);
+  const { passed } = await walk(page, { org: 'alice' }, 'list');
+  const list = await lastAnswer('alice');
+  await shot(page, 'alice-connections');
+  const row = async () => (await page.locator('tr', { hasText: 'tracker' }).locator('td').allTextContents().catch(() => [])).join(' | ');
+  const before = await row();
+  ok(list?.status === 200 && html(list) && /^tracker \| connected\b/.test(before),
+    'connect-path with nothing asked, in alice\'s browser: once she signs in at the organisation, her connections, the tracker connected', { passed, row: before, answer: brief(list) });
+  const posted = page.waitForRequest((r) => r.method() === 'POST' && isConnect(r.url()), { timeout: T });
+  await Promise.all([page.waitForNavigation({ timeout: T }), page.locator('tr', { hasText: 'tracker' }).locator('button[type="submit"]', { hasText: 'Disconnect' }).click()]);
+  const origin = (await posted.catch(() => null))?.headers().origin;
+  const after = await row();
+  await shot(page, 'alice-disconnected');
+  ok(/^tracker \| not connected/.test(after), 'Disconnect (the form, submitted by the browser): the tracker is not connected any more',
+    { row: after, 'the POST\'s Origin': origin ?? '(none)', answer: brief(await lastAnswer('alice')) });
+  const again = await whoami('alice');
+  ok(again.out.error?.code === URL_ELICITATION_REQUIRED && isConnect(again.url ?? ''), 'alice\'s next call is asked to connect again (-32042)', again.out);
+}
+
 await step('the elicitation', elicitation);
 await step('a ticket used twice', ticketTwice);
 await step('another person', anotherPerson);
 await step('altered callbacks', alteredCallbacks);
 await step('the happy path', happyPath);
-if (aliceConnected) await step('afterwards', afterwards);
-else ok(false, 'afterwards: alice is connected', 'the happy path did not connect her');
+if (aliceConnected) {
+  await step('afterwards', afterwards);
+  await step('connections', connections);
+} else {
+  ok(false, 'afterwards: alice is connected', 'the happy path did not connect her');
+}
 
 const guardedAll = answers.filter((a) => !guarded(a));
 ok(answers.length >= 12 && guardedAll.length === 0,
@@ -483,7 +512,7 @@ const loopback = (u) => {
   const x = parse(u);
   if (!x) return false;
   if (['data:', 'blob:', 'about:'].includes(x.protocol)) return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(x.hostname);
+  return ['localhost', '[::1]'].includes(x.hostname) || /^127\.\d+\.\d+\.\d+$/.test(x.hostname);
 };
 const away = requests.filter((r) => !loopback(r.url));
 ok(requests.length > 10 && away.length === 0,
