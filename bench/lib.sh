@@ -158,10 +158,10 @@ build_mcpgate() {
 	build "mcpgate" "$OUT/build" "$BIN"
 }
 # build_mcpgate_with PROG: the same, and bench/PROG (an EXTRA_PROGRAMS of Makefile.am,
-# built from bench/FILE.c, which is the benchmark's own: always the working tree's,
-# BUILD_FILES); sets BIN and PROG_BIN.
+# built from bench/FILE.c and the bench/bench.h it includes, which are the benchmark's
+# own: always the working tree's, BUILD_FILES); sets BIN and PROG_BIN.
 build_mcpgate_with() {
-	BUILD_FILES="${1%_bench}.c"
+	BUILD_FILES="${1%_bench}.c bench.h"
 	BUILD_HINT="; BENCH_SRC=HEAD needs a commit whose Makefile.am has bench/$1"
 	# shellcheck disable=SC2317 # called by build
 	build_trees() { # SRC
