@@ -314,10 +314,13 @@ cancel(struct upstream_pool *p, struct up_conn *c, const struct upstream_call *c
 	return rc;
 }
 
-/* abandoned: 0 no, 1 and notifications/cancelled taken, -1 and not taken. */
+/* abandoned: 0 no, 1 and notifications/cancelled taken, -1 and not taken. A person not
+ * connected at a user-oauth upstream is no failure of it (connected.c says so once). */
 static void
 log_failure(const struct upstream_call *call, const struct gw_error *err, int64_t t0_us, int abandoned)
 {
+	if (err->code == GW_ECONNECT)
+		return;
 	log_msg(abandoned ? GW_LOG_INFO : GW_LOG_WARN, NULL, "%s (%s, after %lld ms)%s",
 	    err->detail, call->method ? call->method : "?", (long long)((clock_mono_us() - t0_us) / 1000),
 	    abandoned > 0 ? "; notifications/cancelled sent" : abandoned < 0 ? "; notifications/cancelled not taken" : "");

@@ -76,7 +76,9 @@ page_headers(struct response *resp, int forms)
 	response_set_header(resp, "Content-Security-Policy", "default-src 'none'; style-src 'sha256-%s'; "
 	    "img-src 'none'; form-action %s; frame-ancestors 'none'; base-uri 'none'", b64, forms ? "'self'" : "'none'");
 	response_set_header(resp, "X-Frame-Options", "DENY");
-	response_set_header(resp, "Referrer-Policy", "no-referrer");
+	/* A page with forms: same-origin, for a browser sends Origin: null on a form's POST
+	 * from a no-referrer page, and the POST's Origin is checked. */
+	response_set_header(resp, "Referrer-Policy", forms ? "same-origin" : "no-referrer");
 	response_set_header(resp, "X-Content-Type-Options", "nosniff");
 }
 
@@ -219,9 +221,9 @@ page_redeem(struct page *pg, const char *endpoint, const struct as_client *clien
 		log_info(pg->rc->req->id, "connect: the authorization code was refused: %s", a->error);
 	else
 		log_warn(pg->rc->req->id, "connect: the token endpoint: %s", err.detail);
-	page_say(pg, rc == 1 ? 400 : 503, "Cannot finish connecting", rc == 1 ? "The authorization server refused to "
-	    "complete the sign-in. Retry the request in your MCP client for a new link." :
-	    "The authorization server cannot be reached now; try again shortly.");
+	page_say(pg, rc == 1 ? 400 : 502, "Cannot finish connecting", rc == 1 ? "The authorization server refused "
+	    "to complete the sign-in. Retry the request in your MCP client for a new link." :
+	    "The authorization server could not be reached, or did not answer as expected; try again shortly.");
 	return -1;
 }
 

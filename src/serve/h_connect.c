@@ -232,10 +232,14 @@ answered(struct page *pg, const char *state)
 		    "try again shortly.");
 		goto out;
 	}
-	if (error[0] || url_query_param(q, "code", code, sizeof(code)) != 1 || code[0] == '\0') {
-		page_say(pg, 400, "Not connected", error[0] ? (strcmp(error, "access_denied") == 0 ?
-		    "You declined, or the sign-in was cancelled." : "The authorization server refused.") :
-		    "The authorization server's answer carries no code.");
+	if (error[0]) {	/* RFC 6749 §4.1.2.1: its error code, named (escaped) */
+		snprintf(code, sizeof(code), "The authorization server answered %s%s", error,
+		    strcmp(error, "access_denied") == 0 ? ": you declined, or the sign-in was cancelled." : ".");
+		page_say(pg, 400, "Not connected", code);
+		goto out;
+	}
+	if (url_query_param(q, "code", code, sizeof(code)) != 1 || code[0] == '\0') {
+		page_say(pg, 400, "Not connected", "The authorization server's answer carries no code.");
 		goto out;
 	}
 	if (kind != CONNECT_AT_UPSTREAM && iss[0] && !url_same(iss, pg->cfg->issuer))

@@ -4,29 +4,41 @@
 # the organisation's authorization server and a third party's (tests/idp, both with the
 # headless interaction: the connect page's flow is driven by curl with a cookie jar, no
 # browser), and the tracker upstream (tests/upstream/fixture.mjs --require-bearer at the
-# third party). The third party issues its people's access tokens for 20 s
-# (--access-ttl), less than the gateway's early-refresh margin (UPCRED_EARLY_MS, 30 s):
+# third party). The third party issues its people's access tokens for 4 s
+# (--access-ttl), less than the gateway's early-refresh margin (UPCRED_EARLY_MS, 30 s): such
+# a token is refreshed at half its life:
 #
 #  1. refresh: alice connects; each call of hers refreshes her token first (the third
 #     party counts refresh_token grants), and the tracker is shown the new token (sub alice);
 #  2. the revoked refresh token: revoked at the third party (RFC 7009, as the gateway's
-#     client there), the next call is asked to connect again (-32042), the audit log says
+#     client there), the next call is asked to connect again, the audit log says
 #     "dropped" (invalid_grant); connecting again makes calls work again;
 #  3. one refresh under concurrency: a burst of calls across the gateway's processes makes
 #     one refresh_token grant (the bound is explained where it is asserted);
-#  4. two hosts (two state files, one session-key-file): the vault is the host's;
+#  4. two hosts (two state files, one session-key-file, no Redis): the vault is the host's;
 #  5. the connections page: sign-in, the list, a disconnect (revoked at the third party,
 #     the next call asked again), and the refused forms (CSRF token, Origin, no session);
-#  6. `mcpgate explain --tool tr_whoami` says connected (since when) or not connected.
+#  6. `mcpgate explain --tool tr_whoami` says connected (since when) or not connected;
+#  7. two hosts with one Redis store: a connection made at one is used at the other, a
+#     burst across both refreshes once, one disconnect ends it at both, and nothing of it
+#     is in Redis in clear.
+# Alice's client speaks 2026-07-28 and takes URL elicitation: a person not connected gets
+# an input_required result, and the call retried with its requestState after she
+# connected is answered.
 # Prints TAP. Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node oidc-provider/package.json
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
+	--node oidc-provider/package.json
 . "$top/tests/lib/bearer.sh"
 
-SHORT_TTL=20	# < UPCRED_EARLY_MS (30 s, src/access/upcred.h): every use needs a refresh
+SHORT_TTL=4	# < UPCRED_EARLY_MS (30 s, src/access/upcred.h): refreshed at half its life
+# past_half: let a SHORT_TTL token reach its refresh point (half its life, for a token
+# that lives less than the early margin: connected.c). A lower bound on time passing,
+# not a wait for something to happen: a slower machine only lets more of it pass.
+past_half() { sleep "$((SHORT_TTL / 2)).2"; }
 LONG_TTL=600	# > UPCRED_EARLY_MS + any burst of part 3 (each call is bounded at 60 s)
 
 # --- the two authorization servers and the tracker ----------------------------------------
@@ -96,25 +108,30 @@ start_gateway "$GW_PORT" "host A: nginx + spawn-fcgi (2 processes x 4 workers) +
 pids_a=$MG_FCGI_PIDS
 
 # --- helpers --------------------------------------------------------------------------------
-# call [URL]: alice's tools/call of tr_whoami (MCP 2026-07-28, the client declaring URL
-# elicitation: a person not connected gets -32042) at URL (default host A): the HTTP
-# status, a blank, the JSON-RPC answer on one line.
+# call [URL [EXTRA]]: alice's tools/call of tr_whoami (MCP 2026-07-28, the client
+# declaring URL elicitation: a person not connected gets an input_required result) at URL
+# (default host A), EXTRA (JSON members) added to its params: the HTTP status, a blank,
+# the JSON-RPC answer on one line.
 call() {
-	local st f=$T/call.$BASHPID
+	local st f=$T/call.$BASHPID params
+	params=$(jq -c --argjson x "${2:-{\}}" '. + $x' <<<'{"name":"tr_whoami","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}}')
 	st=$(curl -s --max-time 60 -o "$f" -w '%{http_code}' -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
 		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: tr_whoami' -H "Authorization: Bearer $ALICE" \
-		--data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tr_whoami","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}}}' \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":$params}" \
 		"${1:-$GW_URL}")
 	printf '%s %s\n' "$st" "$(sed -n 's/^data: //p; /^{/p' "$f" | head -1 | jq -c . 2>/dev/null)"
 	rm -f "$f"
 }
 # who OUT: what the tracker said whoami (its JSON), or the answer as it is.
 who() { jq -c '(.result.content[0].text | fromjson?) // .' <<<"${1#* }" 2>/dev/null; }
-asked() {	# asked OUT: -32042 with one URL elicitation to the connect page: the URL
-	jq -r --arg c "$CONNECT?ticket=" '.error | select(.code == -32042) | .data.elicitations[0].url
+asked() {	# asked OUT: input_required with one URL elicitation to the connect page: the URL
+	jq -r --arg c "$CONNECT?ticket=" '.result | select(.resultType == "input_required")
+		| .inputRequests.mcpgate_connect | select(.method == "elicitation/create") | .params
+		| select(.mode == "url" and (.elicitationId | type) == "string") | .url
 		| select(type == "string" and startswith($c))' <<<"${1#* }" 2>/dev/null
 }
+state_of() { jq -r '.result.requestState // empty' <<<"${1#* }" 2>/dev/null; }	# state_of OUT
 tp_stat() { curl -s --max-time 5 "$TP/_stats" | jq -r ".$1"; }
 # the refresh tokens alice holds for the gateway's client at the third party
 alice_rts() { curl -s --max-time 5 "$TP/_refresh_tokens?sub=alice" | jq -r --arg c "$TP_CLIENT" '.refresh_tokens[] | select(.client_id == $c) | .token'; }
@@ -141,8 +158,18 @@ explain_alice() {
 # --- 1. connect, then every call refreshes ----------------------------------------------------
 out=$(call)
 url=$(asked "$out")
-check "alice's first call (not connected): JSON-RPC -32042 with one URL elicitation to $CONNECT?ticket=..." test -n "$url"
+check "alice's first call (not connected): an input_required result with one URL elicitation to $CONNECT?ticket=..." test -n "$url"
 [ -n "$url" ] || bail "a connect URL" "$out"
+state1=$(state_of "$out")
+check "… and a requestState of the gateway's (opaque: nothing of alice's in clear)" \
+	eval '[ -n "$state1" ] && ! grep -q alice <<<"$state1"'
+out=$(call "" "{\"requestState\":\"$state1\",\"inputResponses\":{\"mcpgate_connect\":{\"action\":\"decline\"}}}")
+jcheck "the retry, declined: refused (-32003), naming the upstream" "${out#* }" \
+	'.error.code == -32003 and (.error.message | test("tracker"))'
+alt=${state1:0:20}$( [ "${state1:20:1}" = A ] && echo B || echo A )${state1:21}
+out=$(call "" "{\"requestState\":\"$alt\",\"inputResponses\":{\"mcpgate_connect\":{\"action\":\"accept\"}}}")
+jcheck "the retry with its requestState altered: refused (-32602)" "${out#* }" '.error.code == -32602'
+url=$(asked "$(call)")	# a new link: the first was not used
 like "explain before she connects: not connected" "$(explain_alice)" "^connection: not connected \(a call asks the person to connect at $CONNECT\)$"
 st=$(connect "$url" "$T/jar")
 if [ "$st" = 200 ] && grep -q '<h1>Connected</h1>' "$T/page.html"; then
@@ -150,24 +177,28 @@ if [ "$st" = 200 ] && grep -q '<h1>Connected</h1>' "$T/page.html"; then
 else
 	bail "the connect flow ends on \"Connected\"" "status $st: $(head -c 600 "$T/page.html"; tail -n 3 "$T/curl.err")"
 fi
+out=$(call "" "{\"requestState\":\"$state1\",\"inputResponses\":{\"mcpgate_connect\":{\"action\":\"accept\"}}}")
+jcheck "the retry after connecting, with the requestState and her acceptance: answered as alice" "$(who "$out")" \
+	'.sub == "alice"'
 like "explain after she connected: this person's own account, connected since when" "$(explain_alice)" \
 	"^connection: this person's own account, connected since 20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$"
 is "the third party holds one refresh token of alice's for the gateway's client" "$(alice_rts | wc -l)" 1
 
 # A call is several requests to the tracker (initialize, notifications/initialized,
-# tools/call), each taking alice's token from the vault; a token that ends within the
-# early margin is refreshed before each. So a call makes one refresh at least, and no more
+# tools/call), each taking alice's token from the vault; a token past half its life is
+# refreshed first. So a call made past that point makes one refresh at least, and no more
 # than one per request the tracker accepted for it.
 upstream_requests() { curl -s --max-time 5 "http://127.0.0.1:$UP_PORT/_seen" | jq '[.accepted[] | select(.sub == "alice")] | length'; }
 refreshed_call() {	# refreshed_call N: the Nth call: alice, after at least one refresh, at most one per request
 	local r0 q0 out r q
+	past_half
 	r0=$(tp_stat refreshes) q0=$(upstream_requests)
 	out=$(call)
 	r=$(( $(tp_stat refreshes) - r0 )) q=$(( $(upstream_requests) - q0 ))
 	echo "# call $1: $r refresh_token grant(s) for its $q request(s) to the tracker"
 	jcheck "call $1 of alice's: the tracker saw alice, through the gateway's client at the third party" "$(who "$out")" \
 		".sub == \"alice\" and .client_id == \"$TP_CLIENT\" and .aud == \"$UP_URL\""
-	check "… after a refresh_token grant at the third party (her token, $SHORT_TTL s, ends within the early margin of 30 s): 1 <= $r <= $q, its requests" \
+	check "… after a refresh_token grant at the third party (her token, $SHORT_TTL s, past half its life): 1 <= $r <= $q, its requests" \
 		test "$r" -ge 1 -a "$r" -le "$q"
 }
 refreshed_call 1
@@ -185,7 +216,7 @@ jcheck "… it introspects inactive there" "$(tp_introspect "$rt")" '.active == 
 r0=$(tp_stat refreshes)
 out=$(call)
 url=$(asked "$out")
-check "the next call: asked to connect again (-32042 with a new connect URL)" test -n "$url"
+check "the next call: asked to connect again (input_required with a new connect URL)" test -n "$url"
 is "… no token issued (the refresh was refused)" "$(( $(tp_stat refreshes) - r0 ))" 0
 jcheck "the audit log: a connection \"dropped\" (tracker, invalid_grant) after the \"connected\"" "$(audit_lines "$T/gw.log")" \
 	'map(.event) == ["connected", "dropped"] and .[1].upstream == "tracker" and .[1].reason == "invalid_grant"'
@@ -201,7 +232,7 @@ is "… with a new refresh token (the revoked one is gone)" "$(alice_rts | grep 
 
 # --- 3. one refresh under concurrency ---------------------------------------------------------------
 # From now on the third party issues tokens of LONG_TTL (600 s). The token stored now is of
-# SHORT_TTL: it needs a refresh at the burst's start, and once. Why exactly one: a process
+# SHORT_TTL and past half its life: it needs a refresh at the burst's start, and once. Why exactly one: a process
 # that needs the refresh claims it in the state file (vault_claim_refresh), the others see
 # the claim and read the entry again until the new token is there (or the claim's bound,
 # 4 x [auth] timeout-ms + 1 s, passes: then they fail, they do not refresh); the claim's
@@ -210,6 +241,7 @@ is "… with a new refresh token (the revoked one is gone)" "$(alice_rts | grep 
 # call ends within curl's 60 s), so no call of the burst finds it in need of a refresh,
 # however slow the machine. Hence refreshes == 1 for the burst, not merely "far below N".
 is "the third party's people's tokens from now on: $LONG_TTL s (POST /_ttl)" "$(set_ttl "$LONG_TTL")" "$LONG_TTL"
+past_half
 N=24
 r0=$(tp_stat refreshes)
 burst=()
@@ -233,16 +265,19 @@ B_PORT=$(free_port)
 B_URL=http://127.0.0.1:$B_PORT/mcp
 mkdir -p "$T/b"
 host_conf "$T/b.conf" "$T/b.state" "$T/b.log"
-start_host_b() {	# deploy/lib.sh's start functions, in a directory of host B's own
+# start_host NAME PORT CONF: deploy/lib.sh's start functions, in a directory of that host's
+# own (NAME), one process of two workers; its pids in HOST_PIDS.
+start_host() {
 	local dir=$MG_DIR log=$MG_LOG front=$MG_FRONT_LOG fpid=$MG_FRONT_PID sock=$MG_SOCK conf=${MG_CONF:-} rc
-	MG_DIR=$T/b MG_LOG=$T/b/mcpgate.log
+	MG_DIR=$T/$1 MG_LOG=$T/$1/mcpgate.log
 	mkdir -p "$MG_DIR/tmp" "$MG_DIR/empty"
-	start_mcpgate_fcgi "$T/b/mcpgate.sock" "$T/b.conf" 1 2 && start_nginx "$B_PORT"
+	start_mcpgate_fcgi "$T/$1/mcpgate.sock" "$3" 1 2 && start_nginx "$2"
 	rc=$?
-	pids_b=$MG_FCGI_PIDS
+	HOST_PIDS=$MG_FCGI_PIDS
 	MG_DIR=$dir MG_LOG=$log MG_FRONT_LOG=$front MG_FRONT_PID=$fpid MG_SOCK=$sock MG_CONF=$conf
 	return "$rc"
 }
+start_host_b() { start_host b "$B_PORT" "$T/b.conf" && pids_b=$HOST_PIDS; }
 if start_host_b >> "$T/start.out" 2>&1; then
 	pass "host B: its own nginx + spawn-fcgi + mcpgate at 127.0.0.1:$B_PORT, its own state file, the same session-key-file and resource"
 else
@@ -250,7 +285,7 @@ else
 fi
 out=$(call "$B_URL")
 url_b=$(asked "$out")
-check "alice's call at host B: asked to connect (-32042): the vault is the host's, host A's connection is not seen there" test -n "$url_b"
+check "alice's call at host B: asked to connect (input_required): without a Redis store the vault is the host's, host A's connection is not seen there" test -n "$url_b"
 jcheck "… while at host A she is connected: alice" "$(who "$(call)")" '.sub == "alice"'
 
 # --- 5. the connections page: sign-in, the list, disconnect ---------------------------------------
@@ -294,10 +329,70 @@ jcheck "… of alice's refresh token: it introspects inactive there" "$(tp_intro
 jcheck "the audit log: \"disconnected\" (revoked)" "$(audit_lines "$T/gw.log" | jq -c '.[-1]')" \
 	'.event == "disconnected" and .upstream == "tracker" and .reason == "revoked"'
 out=$(call)
-check "alice's next call: asked to connect again (-32042)" test -n "$(asked "$out")"
+check "alice's next call: asked to connect again (input_required)" test -n "$(asked "$out")"
 like "explain after she disconnected: not connected" "$(explain_alice)" "^connection: not connected "
 
+# --- 7. two hosts with one Redis store -------------------------------------------------------------
+# Hosts C and D: their own nginx, spawn-fcgi, mcpgate and state file, and one Redis store
+# ([limits] store): people's connections are kept there alone, for every host.
+. "$top/tests/lib/redis.sh"
+start_redis || bail "redis-server started" "$(tail -n 5 "$T/redis.log")"
+C_PORT=$(free_port) D_PORT=$(free_port)
+for h in c d; do
+	host_conf "$T/$h.conf" "$T/$h.state" "$T/$h.log"
+	printf '[limits]\nstore = %s\n' "$(store redis 3)" >> "$T/$h.conf"
+done
+if start_host c "$C_PORT" "$T/c.conf" >> "$T/start.out" 2>&1 && pids_c=$HOST_PIDS &&
+	start_host d "$D_PORT" "$T/d.conf" >> "$T/start.out" 2>&1 && pids_d=$HOST_PIDS; then
+	pass "hosts C and D: their own nginx + spawn-fcgi + mcpgate and state file, one Redis store ($WHERE)"
+else
+	bail "hosts C and D started" "$(tail -n 20 "$T/start.out")"
+fi
+C_URL=http://127.0.0.1:$C_PORT/mcp D_URL=http://127.0.0.1:$D_PORT/mcp
+C_CONNECT=http://127.0.0.1:$C_PORT/mcp/connect
+url=$(jq -r --arg c "$C_CONNECT?ticket=" '.result.inputRequests.mcpgate_connect.params.url | select(startswith($c))' \
+	<<<"$(call "$C_URL" | cut -d' ' -f2-)")
+check "alice's call at host C: asked to connect there (its own connect page)" test -n "$url"
+st=$(connect "$url" "$T/jar-c")
+is "… she connects through host C's page" "$st $(grep -c '<h1>Connected</h1>' "$T/page.html")" "200 1"
+jcheck "her call at host D: answered as alice (the connection made at C, kept in Redis)" "$(who "$(call "$D_URL")")" \
+	'.sub == "alice"'
+is "host C's and D's state files hold no vault (it is in Redis)" \
+	"$("$MCPGATE_BIN" explain -c "$T/d.conf" --catalog "$T/explain-catalog.json" --claims "$CLAIMS" --tool tr_whoami \
+	2>/dev/null | grep -c '^connection: not known (connections are kept in the Redis store')" 1
+keys=$(rcli -n 3 --scan --pattern 'mcpgate:va:*' | wc -l)
+is "Redis holds one connection (mcpgate:va:…)" "$keys" 1
+vals=$(for k in $(rcli -n 3 --scan --pattern 'mcpgate:va:*'); do rcli -n 3 GET "$k"; done)
+check "… sealed: no token the third party issued, no subject, no upstream in clear" \
+	eval '! grep -q -e alice -e tracker <<<"$vals" && for t in $(alice_rts); do grep -qF "$t" <<<"$vals" && exit 1; done; true'
+# A burst across both hosts, her token to be refreshed: one refresh for all (the claim in
+# Redis); the bound as in part 3.
+set_ttl "$SHORT_TTL" > /dev/null
+jcheck "a call at C makes her token a short-lived one" "$(who "$(call "$C_URL")")" '.sub == "alice"'
+set_ttl "$LONG_TTL" > /dev/null
+past_half
+r0=$(tp_stat refreshes)
+for i in $(seq 1 12); do
+	{ [ $((i % 2)) = 0 ] && call "$C_URL" || call "$D_URL"; } > "$T/burst-cd.$i" &
+done
+wait_until 120 test "$(cat "$T"/burst-cd.* 2>/dev/null | grep -c '"sub')" -ge 12 > /dev/null 2>&1
+ok_calls=$(for f in "$T"/burst-cd.*; do who "$(cat "$f")"; done | grep -c '"sub":"alice"')
+is "12 calls at once across C and D: all answered as alice, with one refresh between them" \
+	"$ok_calls $(( $(tp_stat refreshes) - r0 ))" "12 1"
+set_ttl "$SHORT_TTL" > /dev/null
+# One disconnect, at D, ends it at both.
+J=$T/jar-d
+D_CONNECT=http://127.0.0.1:$D_PORT/mcp/connect D_BASE=http://127.0.0.1:$D_PORT
+curl -sS -L --max-redirs 20 --max-time 60 -c "$J" -b "$J" -o "$T/list-d.html" "$D_CONNECT" 2>> "$T/curl.err"
+csrf=$(grep -o 'name="csrf" value="[0-9a-f]*"' "$T/list-d.html" | sed 's/.*value="//; s/"//')
+session="mcpgate_connect=$(cookie_of "$J" mcpgate_connect); mcpgate_connect_session=$(cookie_of "$J" mcpgate_connect_session)"
+st=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H "Cookie: $session" -H "Origin: $D_BASE" \
+	--data-urlencode upstream=tracker --data-urlencode "csrf=$csrf" "$D_CONNECT")
+is "alice disconnects at host D's page: 303" "$st" 303
+check "… her next call at host C is asked to connect again" test -n "$(jq -r '.result.inputRequests.mcpgate_connect.params.url // empty' <<<"$(call "$C_URL" | cut -d' ' -f2-)")"
+is "… and Redis holds no connection" "$(rcli -n 3 --scan --pattern 'mcpgate:va:*' | wc -l)" 0
+
 # shellcheck disable=SC2086 # one word per pid
-is "the mcpgate processes of both hosts survived the run" "$(gone $pids_a $pids_b)" none
+is "the mcpgate processes of every host survived the run" "$(gone $pids_a $pids_b $pids_c $pids_d)" none
 is "no caller's token or client secret in any log" "$(pieces_logged "$ALICE" "$TP_SECRET")" 0
 tap_done
