@@ -119,7 +119,7 @@ v_drop(const struct upcred *u, const unsigned char *name)
 	if (u->vault_rs)
 		redis_drop(u, name, 0);
 	else
-		v_drop(u, name);
+		vault_drop(u->vault, name);
 }
 
 static enum vault_status
@@ -134,7 +134,7 @@ v_release(const struct upcred *u, const unsigned char *name)
 	if (u->vault_rs)
 		redis_drop(u, name, 1);
 	else
-		v_release(u, name);
+		vault_release(u->vault, name);
 }
 
 /* Whether u has a vault to keep connections in. */
