@@ -130,7 +130,16 @@ else
 fi
 curl -s --max-time 10 -o /dev/null -D "$MG_DIR/cgi-connect.h" "$cgi_base/mcp/connect?-c+$MG_DIR/evil.conf"
 is "… a query string without '=' there is refused (403)" "$(head -n 1 "$MG_DIR/cgi-connect.h" | awk '{print $2}')" 403
-for p in /mcp/connectx /mcp/connect/x; do
+# … and its Client ID Metadata Document beside it (connect-path + /client), exactly.
+curl -s --max-time 10 -o "$MG_DIR/cgi-connect" -D "$MG_DIR/cgi-connect.h" "$cgi_base/mcp/connect/client"
+is "the CGI recipe: GET /mcp/connect/client (host root): 404" "$(head -n 1 "$MG_DIR/cgi-connect.h" | awk '{print $2}')" 404
+id=$(hdr X-Request-Id "$MG_DIR/cgi-connect.h")
+if [ -n "$id" ] && jq -e --arg id "$id" '.request_id == $id' "$MG_DIR/cgi-connect" >/dev/null 2>&1; then
+	pass "… the program's own HttpError (the recipe runs it there)"
+else
+	fail "… the program's own HttpError (the recipe runs it there)" "X-Request-Id: $id; body: $(head -c 300 "$MG_DIR/cgi-connect")"
+fi
+for p in /mcp/connectx /mcp/connect/x /mcp/connect/clientx /mcp/connect/client/x; do
 	curl -s --max-time 10 -o /dev/null -D "$MG_DIR/cgi-connect.h" "$cgi_base$p"
 	is "… $p does not reach the program (no X-Request-Id)" "$(hdr X-Request-Id "$MG_DIR/cgi-connect.h")" ""
 done

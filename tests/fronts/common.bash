@@ -184,6 +184,12 @@ fc_endpoints() {
 	is "GET $FC_P/mcp/connect: 404 (no user-oauth upstream)" "$R_STATUS" 404
 	check_http_error "GET $FC_P/mcp/connect: mcpgate's own HttpError (the front routed it)"
 	check_json_ct "GET $FC_P/mcp/connect 404: JSON"
+	# … and beside it the Client ID Metadata Document (connect-path + /client), routed
+	# the same way, exactly: mcpgate's own 404 here too.
+	req GET "$FC_P/mcp/connect/client"
+	is "GET $FC_P/mcp/connect/client: 404 (no user-oauth upstream)" "$R_STATUS" 404
+	check_http_error "GET $FC_P/mcp/connect/client: mcpgate's own HttpError (the front routed it)"
+	check_json_ct "GET $FC_P/mcp/connect/client 404: JSON"
 
 	# Unknown paths reaching mcpgate: 404 HttpError.
 	req GET "$FC_UNKNOWN"
@@ -245,6 +251,7 @@ GET|$FC_P/mcp/health|200|
 GET|$FC_P/mcp|405|
 GET|$FC_UNKNOWN|404|
 GET|$FC_P/mcp/connect|404|
+GET|$FC_P/mcp/connect/client|404|
 POST|$FC_P/mcp|500|-H|Authorization: Bearer $FC_TOKEN|-H|Content-Type: application/json|--data|{"jsonrpc":"2.0","id":7,"method":"ping"}
 GET|$FC_P/.well-known/mcp|200|
 GET|$FC_P/server.json|304|-H|If-None-Match: $etag_sj
@@ -491,7 +498,7 @@ fc_docs_name_gateway() {
 fc_exact() {
 	local p code id bad=''
 	for p in /mcpx /mcp/x /mcp/health/x /mcp/healthz /mcp/connect/x /mcp/connectx \
-		/server.jsonx /.well-known/mcpx /.well-known/acme-challenge/x \
+		/mcp/connect/clientx /mcp/connect/client/x /server.jsonx /.well-known/mcpx /.well-known/acme-challenge/x \
 		/.well-known/oauth-protected-resource/other; do
 		code=$(curl -s -o /dev/null -D "$FC_D/exact.h" -w '%{http_code}' --max-time 10 "$MG_BASE$p")
 		id=$(hdr X-Request-Id "$FC_D/exact.h")
