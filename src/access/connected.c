@@ -247,6 +247,10 @@ connected_server(const struct upcred *u, const struct cfg_upstream *up, int64_t 
     struct up_client *client, struct gw_error *err)
 {
 	memset(as, 0, sizeof(*as));
+	if (u->ix == NULL) {
+		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: no connection to its authorization server", up->s.name);
+		return -1;
+	}
 	if ((!up->client_id || !up->token_endpoint || !up->authorization_endpoint) &&
 	    asdisc_find(u, up, now_ms, as, err) < 0)
 		return -1;
