@@ -311,7 +311,7 @@ mcp_dispatch(struct element *el, const struct jr_msg *m)
 	if (result == NULL)
 		return jsonrpc_error(m->id, gw_error_rpc(&err), err.detail[0] ? err.detail : "Internal error", data);
 	json_decref(data);
-	if (el->x->modern)
+	if (el->x->modern && !json_is_string(json_object_get(result, "resultType")))	/* (input_required kept) */
 		json_object_set_new(result, "resultType", json_string("complete"));
 	return jsonrpc_result(m->id, result);
 }
