@@ -158,8 +158,8 @@ upreg_client(const struct upcred *u, const struct cfg_upstream *up, const struct
 	} else {
 		log_warn(u->request_id, "connect: upstream %s: its authorization server takes neither Client ID Metadata "
 		    "Documents nor registrations: set client-id", up->s.name);
-		gw_error_set(err, GW_EAUTHSERVER, "upstream %s: the gateway has no client at its authorization server",
-		    up->s.name);
+		gw_error_set(err, GW_ECONFIG, "upstream %s: the gateway has no client at its authorization server "
+		    "(set client-id)", up->s.name);
 		return -1;
 	}
 	c->as = (struct as_client){ c->id, NULL, u->cfg->client_auth };

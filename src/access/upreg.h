@@ -32,8 +32,8 @@ struct up_client {
 	struct as_client as;		/* id, and the configured secret (NULL: a public client) */
 };
 
-/* up's client, its server as (discovered) at now_ms: 0, or -1 with err (GW_EAUTHSERVER:
- * no way to be a client there, or the registration failed). */
+/* up's client, its server as (discovered) at now_ms: 0, or -1 with err (GW_ECONFIG: no
+ * way to be a client there without client-id; GW_EAUTHSERVER: the registration failed). */
 int upreg_client(const struct upcred *u, const struct cfg_upstream *up, const struct up_as *as, int64_t now_ms,
     struct up_client *c, struct gw_error *err);
 /* The Client ID Metadata Document the gateway serves at cfg->client_document_url: a new

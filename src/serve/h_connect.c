@@ -91,9 +91,15 @@ at_issuer(struct page *pg, struct connect_claim *c, const char *code)
 		    "account work only for the person whose request made them; ask your MCP client for your own.");
 		goto out;
 	}
+	err.code = GW_OK;
 	if (connected_server(&pg->u, up, pg->now_ms, &as, &client, &err) < 0 || !as.authorization_endpoint[0]) {
-		page_say(pg, 503, "Cannot reach the service", "The service's authorization server cannot be found "
-		    "now; try again shortly.");
+		if (err.code == GW_ECONFIG)	/* no client there: not to be retried (the log says why) */
+			page_say(pg, 500, "Cannot connect this service", "This gateway has no client at the service's "
+			    "authorization server, so accounts there cannot be connected. Tell the gateway's "
+			    "administrator.");
+		else
+			page_say(pg, 503, "Cannot reach the service", "The service's authorization server cannot be "
+			    "found now; try again shortly.");
 		goto out;
 	}
 	n.kind = CONNECT_AT_UPSTREAM;

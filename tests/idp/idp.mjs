@@ -23,6 +23,11 @@ export const JWKS_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage', 'hug
 export const EXCHANGE_FAULTS = Object.freeze(['none', 'hang', '500', 'garbage']);
 const SLOW_MS = 2000;
 const EXCHANGE_LOG = 1000; // token exchanges GET /_exchanges remembers
+// --cimd: a Client ID Metadata Document (draft-ietf-oauth-client-id-metadata-document) is
+// fetched within this time and read up to this size (the draft's suggested 5 KB).
+export const CLIENT_DOCUMENT_TIMEOUT_MS = 5000;
+export const CLIENT_DOCUMENT_MAX_BYTES = 5120;
+const CLIENT_DOCUMENT_IDS = 100; // distinct document URLs GET /_stats names
 
 const ROUTES = Object.freeze({
   authorization: '/auth',
@@ -161,6 +166,84 @@ function otherRsa() {
 }
 
 /**
+ * A client_id that names a Client ID Metadata Document this server fetches (--cimd): an
+ * http(s) URL on a loopback host (127.x.x.x, localhost, [::1]), written as the URL parser
+ * writes it back, without credentials or fragment. Any other client_id is looked up as
+ * usual (unknown: "client is invalid").
+ */
+export function isClientDocumentUrl(id) {
+  const u = typeof id === 'string' ? URL.parse(id) : null;
+  if (!u || !/^https?:$/.test(u.protocol) || u.username || u.password || u.hash || u.href !== id) return false;
+  return u.hostname === 'localhost' || u.hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(u.hostname);
+}
+
+/**
+ * The client metadata of the Client ID Metadata Document at id (a URL isClientDocumentUrl
+ * takes): fetched (no redirect followed, CLIENT_DOCUMENT_TIMEOUT_MS, CLIENT_DOCUMENT_MAX_BYTES),
+ * a JSON object whose client_id is id; the client is a public one (token_endpoint_auth_method
+ * none) with exactly the document's redirect_uris, grant_types and response_types (and its
+ * client_name). Throws an Error saying why a document is refused.
+ */
+export async function fetchClientDocument(id) {
+  let res;
+  try {
+    res = await fetch(id, {
+      redirect: 'manual', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(CLIENT_DOCUMENT_TIMEOUT_MS),
+    });
+  } catch (e) {
+    throw new Error(`fetching it failed: ${e.cause?.message || e.message}`);
+  }
+  const cancel = () => res.body?.cancel().catch(() => {});
+  if (res.status !== 200) {
+    cancel();
+    throw new Error(`it answered HTTP ${res.status}, not 200`);
+  }
+  if (Number(res.headers.get('content-length')) > CLIENT_DOCUMENT_MAX_BYTES) {
+    cancel();
+    throw new Error(`it is larger than ${CLIENT_DOCUMENT_MAX_BYTES} bytes`);
+  }
+  const chunks = [];
+  let size = 0;
+  try {
+    for await (const c of res.body ?? []) {
+      size += c.length;
+      if (size > CLIENT_DOCUMENT_MAX_BYTES) throw new Error(`it is larger than ${CLIENT_DOCUMENT_MAX_BYTES} bytes`);
+      chunks.push(c);
+    }
+  } catch (e) {
+    throw e.message.startsWith('it is larger') ? e : new Error(`reading it failed: ${e.cause?.message || e.message}`);
+  }
+  let doc;
+  try {
+    doc = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new Error('it is not JSON');
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('it is not a JSON object');
+  if (doc.client_id !== id) throw new Error(`its client_id (${JSON.stringify(doc.client_id)}) is not the URL it was fetched from`);
+  if (doc.token_endpoint_auth_method !== undefined && doc.token_endpoint_auth_method !== 'none') {
+    throw new Error('its token_endpoint_auth_method is not none (only public clients here)');
+  }
+  if ('client_secret' in doc) throw new Error('it holds a client_secret');
+  const strings = (k, dflt) => {
+    const v = doc[k] ?? dflt;
+    if (!Array.isArray(v) || v.length === 0 || !v.every((x) => typeof x === 'string')) {
+      throw new Error(`its ${k} is not a non-empty array of strings`);
+    }
+    return [...v];
+  };
+  const meta = {
+    client_id: id,
+    redirect_uris: strings('redirect_uris'),
+    grant_types: strings('grant_types', ['authorization_code']),
+    response_types: strings('response_types', ['code']),
+    token_endpoint_auth_method: 'none',
+  };
+  if (typeof doc.client_name === 'string') meta.client_name = doc.client_name;
+  return meta;
+}
+
+/**
  * Interaction cookies of clients that keep no cookies (a bare fetch following redirects):
  * oidc-provider sets `_interaction` (Path=/interaction/<uid>) and `_interaction_resume`
  * (Path=/auth/<uid>) and refuses to resume an authorization without the latter. We remember
@@ -234,6 +317,11 @@ function createCookieMemory() {
  * @param {number} [o.accessTtl] the lifetime (seconds) of the access tokens the
  *   authorization_code and refresh_token grants issue (default: DEFAULT_ACCESS_TOKEN_TTL);
  *   POST /_ttl changes it at run time
+ * @param {boolean} [o.cimd=false] true: client_id_metadata_document_supported, and a
+ *   client_id that is an http(s) URL on a loopback host is the URL of the client's Client
+ *   ID Metadata Document, fetched when the client is looked up (fetchClientDocument)
+ * @param {boolean} [o.registration=true] false: no dynamic client registration (no
+ *   registration_endpoint)
  * @param {(msg: string) => void} [o.log] diagnostics (stderr in server.mjs)
  * @param {(msg: string) => void} [o.logError] internal errors (default: stderr)
  * @returns {Promise<{issuer, port, host, provider, server, stats, resetStats, setFault,
@@ -243,6 +331,7 @@ export async function createIdp({
   resources, port = 0, host = '127.0.0.1', defaultUser = 'alice', strictCookies = false,
   tokenFormat = 'opaque', jwtAlg = 'RS256', introspection = true,
   loginPages = false, headlessClients = [], idJagAudiences = [], trustIdJag = [], accessTtl,
+  cimd = false, registration = true,
   log = () => {}, logError = (m) => process.stderr.write(`idp: ${m}\n`),
 } = {}) {
   if (!Array.isArray(resources) || resources.length === 0) {
@@ -289,7 +378,12 @@ export async function createIdp({
   const cookieMemory = createCookieMemory();
   const counters = {
     introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0, refreshes: 0, revocations: 0,
+    registrations: 0, client_documents: 0,
   };
+  // Clients registered (DCR) and Client ID Metadata Documents accepted (--cimd): their
+  // client_ids, oldest first (the last CLIENT_DOCUMENT_IDS distinct ones of the latter).
+  const registeredClients = [];
+  const clientDocumentIds = [];
   // Token exchanges (RFC 8693): tokens issued per subject (user name, or client_id of a
   // machine token), and the last EXCHANGE_LOG of them, with their audience parameter.
   const exchangesBySubject = new Map();
@@ -300,9 +394,13 @@ export async function createIdp({
     ...counters,
     exchanges_by_subject: Object.fromEntries(exchangesBySubject),
     jwt_bearer_by_subject: Object.fromEntries(jwtBearerBySubject),
+    registered_clients: [...registeredClients],
+    client_document_ids: [...clientDocumentIds],
   });
   function resetCounters() {
     for (const k of Object.keys(counters)) counters[k] = 0;
+    registeredClients.length = 0;
+    clientDocumentIds.length = 0;
     exchangesBySubject.clear();
     jwtBearerBySubject.clear();
     exchangeLog.length = 0;
@@ -334,9 +432,34 @@ export async function createIdp({
     };
   }
 
+  // --cimd: the Client model's lookup of a client_id that is a document's URL (and no
+  // stored client) fetches that document, every time (nothing is cached: a changed
+  // document counts at once); oidc-provider's own clientIdMetadataDocument feature takes
+  // https URLs only, and a gateway under test is http on loopback.
+  class Adapter extends store.Adapter {
+    async find(id) {
+      const found = await super.find(id);
+      if (found || !cimd || this.name !== 'Client' || !isClientDocumentUrl(id)) return found;
+      let meta;
+      try {
+        meta = await fetchClientDocument(id);
+      } catch (e) {
+        log(`client metadata document ${id} refused: ${e.message}`);
+        throw new errors.InvalidClient(`client_id metadata document refused: ${e.message}`);
+      }
+      counters.client_documents += 1;
+      if (!clientDocumentIds.includes(id)) {
+        clientDocumentIds.push(id);
+        if (clientDocumentIds.length > CLIENT_DOCUMENT_IDS) clientDocumentIds.shift();
+      }
+      log(`client metadata document ${id}: redirect_uris ${meta.redirect_uris.join(' ')}`);
+      return meta;
+    }
+  }
+
   const jwks = makeJwks();
   const configuration = {
-    adapter: store.Adapter,
+    adapter: Adapter,
     clients: staticClients({ jwtBearer: trustIdJag.length > 0 }),
     jwks,
     cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
@@ -403,7 +526,7 @@ export async function createIdp({
           return token.clientId === client.clientId || token.extra?.act?.sub === client.clientId;
         },
       },
-      registration: { enabled: true, initialAccessToken: false },
+      registration: { enabled: registration, initialAccessToken: false },
       resourceIndicators: {
         enabled: true,
         async defaultResource(ctx, client, oneOf) {
@@ -465,6 +588,7 @@ export async function createIdp({
     await next();
     if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
       ctx.body.scopes_supported = [...SCOPES];
+      if (cimd) ctx.body.client_id_metadata_document_supported = true;
     }
   });
   // oidc-provider's own pages import a web font from outside: served without it, so that a
@@ -479,6 +603,12 @@ export async function createIdp({
   // Tokens issued by the refresh_token grant (GET /_stats "refreshes"; refusals not counted).
   provider.on('grant.success', (ctx) => {
     if (ctx.oidc.params?.grant_type === 'refresh_token') counters.refreshes += 1;
+  });
+  provider.on('registration_create.success', (ctx, client) => {
+    counters.registrations += 1;
+    registeredClients.push(client.clientId);
+    if (registeredClients.length > EXCHANGE_LOG) registeredClients.shift();
+    log(`registration: client ${client.clientId} (${client.clientAuthMethod})`);
   });
   // JWT access tokens are not stored ("issued", not "saved"): their jti is kept here for
   // the front's introspection and revocation of them (structuredToken).

@@ -91,6 +91,119 @@ async function rawPost(url, body, headers = {}, timeoutMs = 5000) {
 }
 const gatewayAuth = { Authorization: `Basic ${Buffer.from('mcpgate:mcpgate-secret').toString('base64')}` };
 
+// --cimd and --no-registration: a server with both, and a small document server on loopback
+// (its documents: good, another client_id, not JSON, too large, a secret method, never
+// answered). The plain server (issuer) fetches nothing.
+async function cimdCases(issuer) {
+  const hits = [];
+  let docBase;
+  const redirectUri = 'http://127.0.0.1:33336/callback';
+  const docs = {
+    '/good': () => JSON.stringify({
+      client_id: `${docBase}/good`, client_name: 'selftest document client', redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
+    }),
+    '/other-id': () => JSON.stringify({ client_id: `${docBase}/good`, redirect_uris: [redirectUri] }),
+    '/not-json': () => '<html>client</html>',
+    '/huge': () => JSON.stringify({ client_id: `${docBase}/huge`, redirect_uris: [redirectUri], pad: 'x'.repeat(6000) }),
+    '/secret': () => JSON.stringify({ client_id: `${docBase}/secret`, redirect_uris: [redirectUri], token_endpoint_auth_method: 'client_secret_basic' }),
+  };
+  const hanging = new Set();
+  const docServer = http.createServer((req, res) => {
+    hits.push(req.url);
+    if (req.url === '/hang') {
+      hanging.add(res);
+      return;
+    }
+    if (req.url === '/huge-chunked') { // no Content-Length: the size is found while reading
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(`{"client_id": "${docBase}/huge-chunked", "pad": "`);
+      for (let i = 0; i < 8; i += 1) res.write('x'.repeat(1024));
+      res.end('"}');
+      return;
+    }
+    const body = docs[req.url]?.();
+    if (body === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+  });
+  await new Promise((r) => docServer.listen(0, '127.0.0.1', r));
+  docBase = `http://127.0.0.1:${docServer.address().port}`;
+  const good = `${docBase}/good`;
+  const cimd = await spawnIdp({ resources: [R1], args: ['--cimd', '--no-registration'] });
+  others.add(cimd);
+  // GET /auth of server iss for client_id id: the JSON error it answers (a refusal), or
+  // { status, location } when it goes on.
+  const authorize = async (iss, id, redirect = redirectUri) => {
+    const u = new URL(`${iss}/auth`);
+    const { challenge } = pkcePair();
+    for (const [k, v] of Object.entries({
+      client_id: id, response_type: 'code', redirect_uri: redirect, scope: 'mcp:tools',
+      code_challenge: challenge, code_challenge_method: 'S256', login_hint: 'bob',
+    })) u.searchParams.set(k, v);
+    const res = await fetch(u, { redirect: 'manual', signal: AbortSignal.timeout(20000) });
+    const text = await res.text();
+    try {
+      return { status: res.status, ...JSON.parse(text) };
+    } catch {
+      return { status: res.status, location: res.headers.get('location') };
+    }
+  };
+  try {
+    const md = await discover(cimd.issuer);
+    ok(md.client_id_metadata_document_supported === true, '--cimd: the metadata says client_id_metadata_document_supported: true');
+    ok(!('registration_endpoint' in md), '--no-registration: no registration_endpoint in the metadata', md.registration_endpoint);
+    const reg = await fetch(`${cimd.issuer}/reg`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ redirect_uris: [redirectUri] }),
+    });
+    await reg.arrayBuffer();
+    ok(reg.status === 404, '--no-registration: POST /reg answers 404', reg.status);
+
+    const t = await userToken({ issuer: cimd.issuer, user: 'bob', clientId: good, redirectUri, cookies: false });
+    const r = await introspect({ issuer: cimd.issuer, token: t.access_token });
+    ok(r.active && r.client_id === good && r.sub === 'bob' && same(audOf(r), [R1]),
+      '--cimd: a client_id that is a loopback document URL: auth code + PKCE as that public client (its token names the URL)', r);
+    ok(hits.includes('/good'), '… its document was fetched', hits);
+    const s = await stats({ issuer: cimd.issuer });
+    ok(s.client_documents >= 2 && same(s.client_document_ids, [good]) && s.registrations === 0,
+      'GET /_stats: client_documents counts the documents fetched and accepted, client_document_ids names the URL', s);
+    let e = await authorize(cimd.issuer, good, 'http://127.0.0.1:33336/elsewhere');
+    ok(e.status === 400 && e.error === 'invalid_redirect_uri', '--cimd: a redirect_uri the document does not list is refused', e);
+    const cc = await rawPost(`${cimd.issuer}/token`, new URLSearchParams({ grant_type: 'client_credentials', client_id: good }).toString());
+    ok(cc.status >= 400 && /unauthorized_client|invalid_client|invalid_request/.test(cc.text),
+      '--cimd: a grant the document does not list (client_credentials) is refused', cc);
+
+    const refused = await Promise.all([
+      ['/other-id', /client_id .* is not the URL/, 'whose client_id is another URL'],
+      ['/not-json', /not JSON/, 'that is not JSON'],
+      ['/huge', /larger than 5120 bytes/, 'larger than 5120 bytes'],
+      ['/huge-chunked', /larger than 5120 bytes/, 'larger than 5120 bytes, sent without Content-Length'],
+      ['/secret', /token_endpoint_auth_method is not none/, 'of a client with a secret'],
+      ['/missing', /HTTP 404/, 'that is not there (404)'],
+      ['/hang', /fetching it failed/, 'that never comes (given up within 5 s)'],
+    ].map(async ([p, re, what]) => [what, re, await authorize(cimd.issuer, `${docBase}${p}`)]));
+    for (const [what, re, out] of refused) {
+      ok(out.status === 400 && out.error === 'invalid_client' && re.test(out.error_description ?? ''),
+        `--cimd: a document ${what} is refused (invalid_client, saying why)`, out);
+    }
+    e = await authorize(cimd.issuer, 'https://mcp.example.com/connect/client');
+    ok(e.status === 400 && e.error === 'invalid_client' && e.error_description === 'client is invalid',
+      '--cimd: a URL client_id on a host that is not loopback is an unknown client (not fetched)', e);
+    const before = hits.length;
+    e = await authorize(issuer, good);
+    ok(e.status === 400 && e.error === 'invalid_client' && hits.length === before,
+      'without --cimd: a document URL is an unknown client, and nothing is fetched', { e, hits: hits.slice(before) });
+  } finally {
+    for (const res of hanging) res.destroy();
+    docServer.closeAllConnections();
+    docServer.close();
+    await cimd.stop();
+    others.delete(cimd);
+  }
+}
+
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'idp-selftest-'));
   const readyFile = path.join(tmp, 'ready');
@@ -108,6 +221,7 @@ async function main() {
     ok(md.introspection_endpoint === `${issuer}/token/introspection`, 'discovery: introspection_endpoint', md.introspection_endpoint);
     ok(md.revocation_endpoint === `${issuer}/token/revocation`, 'discovery: revocation_endpoint');
     ok(md.registration_endpoint === `${issuer}/reg`, 'discovery: registration_endpoint (DCR open)');
+    ok(!('client_id_metadata_document_supported' in md), 'discovery: no client_id_metadata_document_supported without --cimd');
     ok(same(md.code_challenge_methods_supported, ['S256']), 'discovery: PKCE S256');
     ok(['authorization_code', 'client_credentials', 'refresh_token'].every((g) => md.grant_types_supported.includes(g)), 'discovery: grant types');
     ok(md.grant_types_supported.includes(TOKEN_EXCHANGE.grantType), 'discovery: grant_types_supported lists token exchange', md.grant_types_supported);
@@ -649,6 +763,27 @@ async function main() {
     }
   });
 
+  // --- registrations counted -------------------------------------------------------------------
+  await step('registrations counted', async () => {
+    const before = await stats({ issuer });
+    const reg = await registerClient({
+      issuer, metadata: { redirect_uris: ['http://127.0.0.1:33335/callback'], token_endpoint_auth_method: 'none' },
+    });
+    const s = await stats({ issuer });
+    ok(s.registrations === before.registrations + 1 && s.registered_clients.at(-1) === reg.client_id,
+      'GET /_stats: registrations counts a registration, registered_clients names its client_id', { before, s });
+    let err;
+    try {
+      await registerClient({ issuer, metadata: { redirect_uris: ['http://127.0.0.1:33335/callback'], tenant: 'acme' } });
+    } catch (e) {
+      err = e;
+    }
+    ok(err && (await stats({ issuer })).registrations === s.registrations, 'a refused registration is not counted', err?.message);
+  });
+
+  // --- client ID metadata documents (--cimd), no registration (--no-registration) -----------------
+  await step('client ID metadata documents', () => cimdCases(issuer));
+
   // --- ID-JAG (enterprise-managed authorization) -------------------------------------------------
   await step('ID-JAG', () => idJagCases(issuer));
 
@@ -657,6 +792,8 @@ async function main() {
     ok(same(await resetStats({ issuer }), {
       introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0, refreshes: 0, revocations: 0,
       exchanges_by_subject: {}, jwt_bearer_by_subject: {},
+      introspections: 0, tokens: 0, jwks: 0, exchanges: 0, id_jags: 0, jwt_bearer: 0, registrations: 0, client_documents: 0,
+      exchanges_by_subject: {}, jwt_bearer_by_subject: {}, registered_clients: [], client_document_ids: [],
     }), 'POST /_stats/reset zeroes');
     const t = await clientToken({ issuer, client: 'machine-acme' });
     await introspect({ issuer, token: t.access_token });

@@ -5,6 +5,7 @@
 //        [--ready-file F] [--default-user alice] [--strict-cookies] [--login-pages [--headless-client ID ...]] [--quiet]
 //        [--token-format opaque|jwt] [--jwt-alg RS256|PS256|ES256] [--no-introspection]
 //        [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...] [--access-ttl SECONDS]
+//        [--cimd] [--no-registration]
 //
 // Prints exactly one line on stdout, "ready http://HOST:P", once listening (also written to
 // --ready-file). Everything else goes to stderr. Stops on SIGTERM/SIGINT.
@@ -14,7 +15,7 @@ import { announceReady, commandLine } from '../lib/server-cli.mjs';
 const USAGE = 'usage: server.mjs --port P [--host 127.0.0.1] --resource URL [--resource URL ...] [--ready-file F] ' +
   '[--default-user NAME] [--strict-cookies] [--login-pages [--headless-client ID ...]] [--quiet] [--token-format opaque|jwt] ' +
   '[--jwt-alg RS256|PS256|ES256] [--no-introspection] [--id-jag-audience AS_ISSUER ...] [--trust-id-jag ISSUER ...] ' +
-  '[--access-ttl SECONDS]';
+  '[--access-ttl SECONDS] [--cimd] [--no-registration]';
 
 const { args, usage } = commandLine('server.mjs', USAGE, {
   resource: { type: 'string', multiple: true },
@@ -28,6 +29,8 @@ const { args, usage } = commandLine('server.mjs', USAGE, {
   'id-jag-audience': { type: 'string', multiple: true, default: [] },
   'trust-id-jag': { type: 'string', multiple: true, default: [] },
   'access-ttl': { type: 'string' },
+  cimd: { type: 'boolean', default: false },
+  'no-registration': { type: 'boolean', default: false },
 });
 if (args.port === undefined || !/^\d+$/.test(args.port) || Number(args.port) > 65535) {
   usage('--port is required (0 = any free port)');
@@ -64,6 +67,8 @@ try {
     idJagAudiences: args['id-jag-audience'],
     trustIdJag: args['trust-id-jag'],
     accessTtl: args['access-ttl'] === undefined ? undefined : Number(args['access-ttl']),
+    cimd: args.cimd,
+    registration: !args['no-registration'],
     log,
   });
 } catch (e) {
@@ -75,6 +80,8 @@ announceReady(idp.issuer, args['ready-file']);
 log(`issuer ${idp.issuer}; resources ${args.resource.join(' ')}`);
 if (args['id-jag-audience'].length) log(`ID-JAGs for ${args['id-jag-audience'].join(' ')}`);
 if (args['trust-id-jag'].length) log(`jwt-bearer: trusts the ID-JAGs of ${args['trust-id-jag'].join(' ')}`);
+if (args.cimd) log('client IDs may be the URLs of Client ID Metadata Documents on loopback hosts');
+if (args['no-registration']) log('no dynamic client registration');
 
 let stopping = false;
 function stop(sig) {

@@ -7,7 +7,8 @@
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
 //        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--padded-tools N] [--quiet]
-//        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]]
+//        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]
+//         [--public-list]]
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -46,7 +47,7 @@ import { GATEWAY_CLIENT, RESOURCE_SCOPES } from '../idp/fixtures.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]]]';
+  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -67,6 +68,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   'per-subject': { type: 'boolean', default: false },
   'prm-path': { type: 'string' },
   'prm-host': { type: 'string' },
+  'public-list': { type: 'boolean', default: false },
 });
 
 function count(name, max) {
@@ -123,8 +125,8 @@ if (args['require-bearer'] !== undefined) {
   }
   if (args['prm-host'] !== undefined && bearer.prmPath === null) usage('--prm-host goes with --prm-path');
 } else if (args['introspect-client'] !== undefined || args.resource !== undefined || args['prm-path'] !== undefined ||
-    args['prm-host'] !== undefined || args['per-subject']) {
-  usage('--introspect-client, --resource, --per-subject and --prm-path go with --require-bearer');
+    args['prm-host'] !== undefined || args['per-subject'] || args['public-list']) {
+  usage('--introspect-client, --resource, --per-subject, --prm-path and --public-list go with --require-bearer');
 }
 
 const log = args.quiet ? () => {} : (m) => process.stderr.write(`upstream[${args.name}]: ${m}\n`);
@@ -766,6 +768,21 @@ function bearerEndpoint(req, res, pathname) {
   }
   return sendJson(res, 404, { error: 'not found' });
 }
+// --public-list: what may be asked with no Authorization header at all (a catalog fetched
+// with no token, as a gateway does for a user-oauth upstream): POSTs made only of these
+// methods, on no session or an anonymous one, and GET/DELETE of an anonymous session.
+// Anything else, and any request with a token, is verified as always; an anonymous
+// session takes no token and a token's session no anonymous request.
+const PUBLIC_METHODS = new Set(['initialize', 'notifications/initialized', 'ping', 'tools/list', 'resources/list',
+  'resources/templates/list', 'prompts/list']);
+function anonymousListing(req, body, badJson) {
+  if (!args['public-list'] || req.headers.authorization !== undefined || badJson) return false;
+  const sid = req.headers['mcp-session-id'];
+  if (sid !== undefined && sessions.get(sid)?.subject !== undefined) return false;
+  if (req.method !== 'POST') return sid !== undefined;
+  return (Array.isArray(body) ? body : [body]).every((m) => PUBLIC_METHODS.has(m?.method));
+}
+
 const BEARER_PATHS = new Set(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/_seen', '/_seen/reset']);
 
 function track(session, res) {
@@ -809,7 +826,7 @@ async function handle(req, res) {
   // Bearer mode: the token first (a request without one learns nothing else), then the
   // session's owner.
   let auth = null;
-  if (bearer) {
+  if (bearer && !anonymousListing(req, body, badJson)) {
     auth = await authenticate(req, res, badJson ? 'POST (invalid JSON)' : method);
     if (!auth) return;
   }
