@@ -346,9 +346,10 @@ like "explain after she disconnected: not connected" "$(explain_alice)" "^connec
 . "$top/tests/lib/redis.sh"
 start_redis || bail "redis-server started" "$(tail -n 5 "$T/redis.log")"
 reloads() { grep -c '"config: reloaded' "$T/gw.log" 2>/dev/null; }
+reloaded() { test "$(reloads)" -ge "$1"; }	# reloaded N: N reloads logged at least
 n0=$(reloads)
 printf '[limits]\nstore = %s\n' "$(store redis 3)" >> "$T/gw.conf"
-if wait_until 60 test "$(reloads)" -ge $((n0 + 2)); then
+if wait_until 60 reloaded $((n0 + 2)); then
 	pass "host A's two processes reloaded its configuration with the Redis store ($WHERE)"
 else
 	bail "host A reloaded" "$(tail -n 5 "$T/gw.log")"
