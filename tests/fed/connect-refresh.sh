@@ -22,6 +22,8 @@
 #  7. two hosts with one Redis store (host A's configuration reloaded with it, host C
 #     started with it): a connection made through one is used at the other, a burst across
 #     both refreshes once, one disconnect ends it for both, nothing of it in Redis in clear.
+#  8. an authorization code issued to another client, slipped into alice's callback with
+#     her genuine state, is refused;
 # Alice's client speaks 2026-07-28 and takes URL elicitation: a person not connected gets
 # an input_required result, and the call retried with its requestState after she
 # connected is answered.
@@ -30,7 +32,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq openssl:openssl redis-server:redis-server redis-cli:redis-tools \
 	--node oidc-provider/package.json
 . "$top/tests/lib/bearer.sh"
 
@@ -404,6 +406,39 @@ session="mcpgate_connect=$(cookie_of "$J" mcpgate_connect); mcpgate_connect_sess
 is "alice disconnects on the connections page: 303" "$(disconnect "$session" "$BASE" "$csrf")" "303 $CONNECT"
 check "… her next call at host C is asked to connect again" test -n "$(asked "$(call "$C_URL")")"
 is "… and Redis holds no connection" "$(rcli -n 3 --scan --pattern 'mcpgate:va:*' | wc -l)" 0
+
+# --- 8. a code for another client ---------------------------------------------------------------
+# An attacker's own authorization code at the third party (issued to another client, cli,
+# for its own redirect URI) slipped into alice's callback with her genuine state: the
+# third party refuses to redeem it for the gateway's client, and nothing is connected.
+# next_hop URL JAR: one request, no redirect followed: the status and the Location.
+next_hop() { curl -s --max-time 30 -c "$2" -b "$2" -o /dev/null -w '%{http_code} %{redirect_url}' "$1"; }
+# until_origin URL JAR ORIGIN: redirects followed one by one until one goes to ORIGIN:
+# that Location (empty when none does within 12 hops).
+until_origin() {
+	local url=$1 hop i
+	for i in $(seq 1 12); do
+		hop=$(next_hop "$url" "$2")
+		url=${hop#* }
+		case $url in "$3"*) echo "$url"; return 0 ;; "") return 1 ;; esac
+	done
+	return 1
+}
+verifier=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+challenge=$(printf '%s' "$verifier" | openssl dgst -sha256 -binary | base64 | tr '+/' '-_' | tr -d '=')
+foreign=$(until_origin "$TP/auth?client_id=cli&response_type=code&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&code_challenge=$challenge&code_challenge_method=S256&scope=openid&resource=$(jq -rn --arg u "$UP_URL" '$u|@uri')" \
+	"$T/jar-cli" "http://127.0.0.1:9/callback" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
+check "an authorization code of the third party's for another client (cli)" test -n "$foreign"
+url=$(asked "$(call)")
+J=$T/jar-foreign
+to_tp=$(until_origin "$url" "$J" "$TP/auth")
+state=$(sed -n 's/.*[?&]state=\([^&]*\).*/\1/p' <<<"$to_tp")
+check "alice's link followed to the third party's authorization request (her state for that leg)" test -n "$state"
+st=$(curl -s --max-time 30 -c "$J" -b "$J" -o "$T/foreign.html" -w '%{http_code}' \
+	"$CONNECT?code=$foreign&state=$state&iss=$(jq -rn --arg u "$TP" '$u|@uri')")
+is "the callback with the other client's code and her genuine state: 400 (the third party refuses to redeem it)" \
+	"$st $(grep -c 'refused' "$T/foreign.html")" "400 1"
+check "… and alice is not connected" test -n "$(asked "$(call)")"
 
 # shellcheck disable=SC2086 # one word per pid
 is "the mcpgate processes of every host survived the run" "$(gone $pids_a $pids_b $pids_c)" none
