@@ -81,9 +81,6 @@ listen_body(char *p, size_t size, size_t n, void *ud)
 	return sse_parser_feed(&l->sse, p, size * n) == SSE_OK ? size * n : 0;
 }
 
-/* Long: one event loop over the n streams (each started, the multi handle run with its
- * ticks and keep-alives until every stream ends or the client leaves, each cleaned
- * up), whose state is the loop's own locals. */
 /* A standalone stream that could not reach its upstream ends like one the upstream
  * closed; the log says which host and port it tried. */
 static void
@@ -96,6 +93,9 @@ listen_unreached(const struct upstream_call *c, CURLcode rc)
 	    curl_easy_strerror(rc));
 }
 
+/* Long: one event loop over the n streams (each started, the multi handle run with its
+ * ticks and keep-alives until every stream ends or the client leaves, each cleaned
+ * up), whose state is the loop's own locals. */
 int
 upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
     const struct upstream_tick *tick, int64_t until_ms)

@@ -524,7 +524,9 @@ dropped(CURLcode rc)
  * with *resp (a request's answer, or NULL for an accepted notification), or -1 with
  * err: GW_EUPSTREAM when the upstream cannot be reached or is broken, GW_ECALL when
  * this exchange failed on its own (over the caps, too slow, refused or dropped midway)
- * while the upstream may serve the next. */
+ * while the upstream may serve the next.
+ * Long: one table of outcomes in order (stopped, libcurl's failure, the status, the
+ * body), each saying whose failure it is. */
 static int
 post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 {

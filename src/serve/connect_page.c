@@ -206,12 +206,14 @@ page_upstream(const struct config *cfg, const char *name)
  * 0, or -1 said. */
 int
 page_redeem(struct page *pg, const char *endpoint, const struct as_client *client, const struct connect_claim *c,
-    const char *code, const char *resource, struct tokenep_answer *a)
+    const char *code, struct tokenep_answer *a)
 {
+	const struct cfg_upstream *up = c->kind == CONNECT_AT_UPSTREAM ? page_upstream(pg->cfg, c->upstream) : NULL;
 	const struct secret_part sp = { code, strlen(code) };
+	/* RFC 8707: the resource the leg asked for, the upstream's or the gateway's own */
 	const struct tokenep_ask ask = { .grant = TOKENEP_AUTH_CODE, .endpoint = endpoint, .client = client,
-	    .subject = &sp, .resource = resource, .now_ms = pg->now_ms, .code_verifier = c->verifier,
-	    .redirect_uri = pg->cfg->connect_url };
+	    .subject = &sp, .resource = up ? up->url : pg->cfg->resource, .now_ms = pg->now_ms,
+	    .code_verifier = c->verifier, .redirect_uri = pg->cfg->connect_url };
 	struct gw_error err;
 	int rc = tokenep_request(pg->u.ix, pg->rc->sh->asmeta, pg->cfg, &ask, a, &err);
 
@@ -288,7 +290,7 @@ page_signed_in(struct page *pg, const struct connect_claim *c, const char *code,
 	struct gw_error err;
 	int rc = -1;
 
-	if (page_redeem(pg, NULL, &client, c, code, cfg->resource, &a) < 0)
+	if (page_redeem(pg, NULL, &client, c, code, &a) < 0)
 		goto out;
 	if (router_verify_token(pg->rc, a.token, a.token_len, &who, &err) < 0) {
 		log_warn(pg->rc->req->id, "connect: the sign-in's token was not accepted: %s", err.detail);

@@ -62,10 +62,10 @@ int page_authorize(struct page *pg, const char *endpoint, const char *client_id,
 /* A leg at the organisation's issuer for c (its browser binding made here, the
  * cookie set): 0 redirected, or -1 said. */
 int page_sign_in(struct page *pg, struct connect_claim *c);
-/* The code of a leg redeemed at endpoint (NULL: the issuer's) as client, into a:
- * 0, or -1 said. */
+/* The code of a leg c redeemed at endpoint (NULL: the issuer's) as client, for the
+ * resource the leg asked for, into a: 0, or -1 said. */
 int page_redeem(struct page *pg, const char *endpoint, const struct as_client *client,
-    const struct connect_claim *c, const char *code, const char *resource, struct tokenep_answer *a);
+    const struct connect_claim *c, const char *code, struct tokenep_answer *a);
 /* The issuer's leg ended: its code redeemed as the gateway's client there and the
  * token checked as any caller's: 0 with the person's subject in subject (n bytes), or
  * -1 said. */

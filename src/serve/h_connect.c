@@ -165,7 +165,7 @@ at_upstream(struct page *pg, struct connect_claim *c, const char *code, const ch
 		    "authorization server. Retry the request in your MCP client for a new link.");
 		return;
 	}
-	if (page_redeem(pg, as.token_endpoint, &client.as, c, code, up->url, &a) < 0)
+	if (page_redeem(pg, as.token_endpoint, &client.as, c, code, &a) < 0)
 		goto out;
 	session_who(NULL, c->subject, "", "", who);
 	if (connected_keep(&pg->u, up, c->subject, who, &a, &err) < 0) {
