@@ -14,14 +14,15 @@
 #include "log.h"
 #include "secret.h"
 
-/* The audit line of a connection's change (event: METRICS_CRED_CONNECTED,
- * _DISCONNECTED or _DROPPED; never a token), and its count. */
+/* The audit line of a connection's change or trouble (event: METRICS_CRED_CONNECTED,
+ * _DISCONNECTED, _DROPPED, or _FAILED: a refresh that could not be had now; never a
+ * token), and its count. */
 static void
 audit(const struct upcred *u, const struct cfg_upstream *up, const char *who, enum metrics_cred event,
     const char *why)
 {
 	const char *what = event == METRICS_CRED_CONNECTED ? "connected" : event == METRICS_CRED_DISCONNECTED ?
-	    "disconnected" : "dropped";
+	    "disconnected" : event == METRICS_CRED_FAILED ? "refresh failed" : "dropped";
 
 	metrics_credential(u->metrics, up->s.name, event);
 	log_json(GW_LOG_INFO, json_pack("{s:s?, s:s, s:s, s:s?, s:s, s:s?}", "request_id", u->request_id,
@@ -323,7 +324,7 @@ refresh_claimed(const struct upcred *u, const struct cfg_upstream *up, const uns
 		rc = not_connected(up, err);
 	} else if (rc < 0) {
 		v_release(u, name);
-		metrics_credential(u->metrics, up->s.name, METRICS_CRED_FAILED);
+		audit(u, up, t->who, METRICS_CRED_FAILED, err->detail);
 		if (t->access_until_ms > now_ms && (*token = strdup(t->access_token)) != NULL)
 			rc = 0;	/* the old token still lives: used while the endpoint is away */
 	} else {

@@ -250,6 +250,11 @@ session_end(struct upstream_pool *p, const struct upstream_call *call, struct up
 	struct upstream_call del = { .cfg = call->cfg, .up = call->up, .now_ms = clock_mono_us() / 1000 };
 	int rc = 0;
 
+	/* A caller's session at an upstream that sees the person takes that person's token,
+	 * which a pool ending without a request (a retiring thread) does not have: its
+	 * DELETE would only be refused. Left to expire there. */
+	if (s->who[0] && call->up && UP_PERSONAL(call->up) && call->cred == NULL)
+		quiet = 1;
 	if (s->ready && s->session && !quiet) {
 		del.session_id = s->session;
 		del.version = s->version;
