@@ -9,7 +9,7 @@
 # lists its tools):
 #
 #  - dcr  (open registration, no --cimd): mcpgate -t says the gateway registers there
-#    (RFC 7591); alice's call → -32042 → her browser (curl and a cookie jar, signing in
+#    (RFC 7591); alice's call → input_required → her browser (curl and a cookie jar, signing in
 #    as her by login_hint at both servers) follows the link to "Connected" → her call is
 #    alice's at the tracker, as the client registered there; exactly one registration;
 #    bob connects too: still one; the gateway restarted on the same state file and carol
@@ -128,7 +128,9 @@ call() {
 		  \"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{\"url\":{}}}}}}" "$GW_URL" \
 		| sed -n 's/^data: //p; /^{/p' | head -1 | jq -c .
 }
-link_of() { jq -r '.error.data.elicitations[0].url // empty'; }
+# the connect link of an input_required result's URL elicitation (2026-07-28)
+link_of() { jq -r '.result | select(.resultType == "input_required") | .inputRequests.mcpgate_connect.params
+	| select(.mode == "url") | .url // empty'; }
 whoami_of() { jq -c '(.result.content[0].text | fromjson?) // .'; }
 
 # browse USER URL: USER's browser (curl, a cookie jar of USER's) following URL to its end,
@@ -150,14 +152,14 @@ browse() {
 	done
 	echo "$st $(sed -n 's:.*<h1>\([^<]*\)</h1>.*:\1:p' "$T/page.$user" | head -1)"
 }
-# connect USER TOKEN TOOL: the call answered -32042 with a link of connect-path, the link
+# connect USER TOKEN TOOL: the call answered input_required with a link of connect-path, the link
 # followed to "Connected" (one TAP line each, named by DESC).
 connect() {
 	local user=$1 token=$2 tool=$3 out url
 	out=$(call "$token" "$tool")
 	url=$(link_of <<<"$out")
-	jcheck "$user's $tool, not connected: -32042 with a link to $CONNECT?ticket=…" "$out" \
-		".error.code == -32042 and (.error.data.elicitations[0].url | startswith(\"$CONNECT?ticket=\"))"
+	jcheck "$user's $tool, not connected: input_required with a URL elicitation of $CONNECT?ticket=…" "$out" \
+		".result.resultType == \"input_required\" and (.result.inputRequests.mcpgate_connect.params.url | startswith(\"$CONNECT?ticket=\"))"
 	[ -n "$url" ] || return 1
 	is "$user's browser follows the link, signs in at the organisation and consents at the third party: 200 Connected" \
 		"$(browse "$user" "$url")" "200 Connected"

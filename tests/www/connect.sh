@@ -134,7 +134,7 @@ pids_before=$MG_FCGI_PIDS
 # --- the client and the browsers: 300 s at most (connect-browser.mjs stops itself after 280 s)
 run_bounded 300 "$T/sdk.tap" "$T/sdk.err" env ALICE_TOKEN="$ALICE" BOB_TOKEN="$BOB" \
 	node "$here/lib/connect-browser.mjs" --base "$BASE" --org "$IDP" --tp "$TP" --tracker "$UP_URL" \
-	--org-client "$ORG_CLIENT" --tp-client "$TP_CLIENT" --artifacts "$ART" --fragments "$T/fragments"
+	--org-client="$ORG_CLIENT" --tp-client="$TP_CLIENT" --artifacts "$ART" --fragments "$T/fragments"
 rc=$?
 cp "$T/sdk.err" "$ART/browser.err" 2>/dev/null
 tap_relay "$T/sdk.tap"
