@@ -406,6 +406,19 @@ session="mcpgate_connect=$(cookie_of "$J" mcpgate_connect); mcpgate_connect_sess
 is "alice disconnects on the connections page: 303" "$(disconnect "$session" "$BASE" "$csrf")" "303 $CONNECT"
 check "… her next call at host C is asked to connect again" test -n "$(asked "$(call "$C_URL")")"
 is "… and Redis holds no connection" "$(rcli -n 3 --scan --pattern 'mcpgate:va:*' | wc -l)" 0
+# A Redis entry altered (one character of its sealed value) does not open: dropped, and
+# the person asked again.
+url=$(asked "$(call "$C_URL")")
+st=$(connect "$url" "$T/jar-c2")
+is "alice connects again" "$st $(grep -c '<h1>Connected</h1>' "$T/page.html")" "200 1"
+key=$(rcli -n 3 --scan --pattern 'mcpgate:va:*' | head -1)
+val=$(rcli -n 3 GET "$key")
+alt=${val:0:40}$( [ "${val:40:1}" = A ] && echo B || echo A )${val:41}
+is "her entry in Redis altered (one character of its sealed value)" "$(rcli -n 3 SET "$key" "$alt" KEEPTTL)" OK
+check "… her next call at host C is asked to connect again (the entry does not open)" test -n "$(asked "$(call "$C_URL")")"
+jcheck "… and the audit log says it was dropped, as an entry that did not open" "$(audit_lines "$T/c.log" | jq -c '[.[] | select(.event == "dropped")] | .[-1]')" \
+	'.upstream == "tracker" and .reason == "its entry did not open"'
+is "… and Redis holds no connection of hers" "$(rcli -n 3 --scan --pattern 'mcpgate:va:*' | wc -l)" 0
 
 # --- 8. a code for another client ---------------------------------------------------------------
 # An attacker's own authorization code at the third party (issued to another client, cli,
