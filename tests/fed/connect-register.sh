@@ -214,8 +214,8 @@ jcheck "cimd: the third party fetched the document ($DOC) and registered nothing
 # the call sends the person to connect, and the page, once the person is signed in, says
 # that this cannot be done here (not "try again"), and the log says to set client-id.
 out=$(call "$ALICE" n_whoami)
-echo "# none: alice's call answered $(jq -c '{code: .error.code, message: .error.message}' <<<"$out")"
-url=$(jq -r '.error.data.elicitations[0].url // .error.data.url // empty' <<<"$out")
+echo "# none: alice's call answered $(jq -c '{resultType: .result.resultType, code: .error.code, message: .error.message}' <<<"$out")"
+url=$(link_of <<<"$out")
 if [ -n "$url" ]; then
 	is "none: the connect page, after the sign-in: 500 Cannot connect this service" "$(browse alice "$url")" \
 		"500 Cannot connect this service"
