@@ -248,6 +248,14 @@ for p in $PEOPLE; do
 	FLOW_MS[$p]=$ELAPSED
 	[ "$p" != alice ] || ALICE_HOPS=$HOPS
 done
+# Alice's session on stack U begun again, now that she is connected: the one begun before
+# opened no session at the tracker (she had no token there yet), so its calls would go on
+# sessions each gateway thread opens for her (an initialize per thread): the steady state
+# of a connected person is a session begun connected, as stack S's is.
+check "stack U: initialize again, alice connected: 200" \
+	"$(post_to "${BASEOF[U]}/mcp" "$INIT" -H "Authorization: Bearer ${TOK[U]}")" "\"protocolVersion\":\"$PV\".* 200\$"
+SID[U]=$(sid)
+[ -n "${SID[U]}" ] || die "stack U: initialize gave no Mcp-Session-Id"
 check "stack U: tools/call tr_echo in alice's session: the echo" \
 	"$(post_to "${BASEOF[U]}/mcp" "$(call tr_echo "$ARGS")" -H "Authorization: Bearer ${TOK[U]}" \
 	-H "Mcp-Session-Id: ${SID[U]}" -H "MCP-Protocol-Version: $PV")" "$ECHO_ARG.* 200\$"
