@@ -61,7 +61,7 @@ for n in "${NAMES[@]}"; do
 done
 start_idp "$GW_URL"
 for n in "${NAMES[@]}"; do
-	wait_until 30 ready_or_gone "$T/tp-$n.ready" "${TP_PID[$n]}"
+	wait_until 120 ready_or_gone "$T/tp-$n.ready" "${TP_PID[$n]}"	# four servers start at once on a loaded machine
 	[ "$(sed -n 's/^ready //p' "$T/tp-$n.ready" 2>/dev/null)" = "${TP[$n]}" ] \
 		|| bail "the third party $n's authorization server started" "$(tail -n 5 "$T/tp-$n.log")"
 	wait_fixture "up-$n" || bail "the tracker of $n started" "$(tail -n 5 "$T/up-$n.log")"
