@@ -505,7 +505,7 @@ test_user_oauth(void)
 {
 	static const struct {
 		const char *gateway, *auth, *upstream, *want;
-	} cases[] = {
+	} uo[] = {
 		{ "", "client-id = c\n", "client-id = up\n", "" },
 		{ "", "client-id = c\n", "client-id = up\ncatalog-credentials = client-credentials\nuser-scopes = a b\n"
 		    "authorization-endpoint = https://as.example.com/auth\ntoken-endpoint = https://as.example.com/token\n", "" },
@@ -533,13 +533,13 @@ test_user_oauth(void)
 	snprintf(key, sizeof(key), "%s", write_file("session.key",
 	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"));
 	chmod(key, 0600);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < sizeof(uo) / sizeof(uo[0]); i++) {
 		snprintf(text, sizeof(text), "[gateway]\nresource = https://gw.example.com/mcp\nsession-key-file = %s\n%s"
 		    "[auth]\nissuer = https://idp.example.com\n%s[upstream \"t\"]\nurl = https://t.example.com/mcp\n"
-		    "credentials = user-oauth\n%s", key, cases[i].gateway, cases[i].auth, cases[i].upstream);
+		    "credentials = user-oauth\n%s", key, uo[i].gateway, uo[i].auth, uo[i].upstream);
 		got = first_error(text);
-		ok(cases[i].want[0] ? strstr(got, cases[i].want) != NULL : got[0] == '\0', "user-oauth case %zu: '%s' (got '%s')",
-		    i, cases[i].want, got);
+		ok(uo[i].want[0] ? strstr(got, uo[i].want) != NULL : got[0] == '\0', "user-oauth case %zu: '%s' (got '%s')",
+		    i, uo[i].want, got);
 	}
 	got = first_error(BASE "[upstream \"t\"]\nurl = https://t.example.com/mcp\ncredentials = user-oauth\nclient-id = up\n");
 	ok(strstr(got, "needs [gateway] session-key-file") != NULL, "user-oauth without a session key: refused (got '%s')", got);
