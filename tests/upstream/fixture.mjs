@@ -7,8 +7,12 @@
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
 //        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--padded-tools N] [--quiet]
+//        [--modern | --modern-only]
 //        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]
 //         [--public-list]]
+//
+// --modern serves the stateless 2026-07-28 revision too (modern.mjs), --modern-only that
+// revision alone. GET /_traffic counts what arrived, by method and revision.
 //
 // Prints exactly one line on stdout, "ready http://HOST:PORT/mcp", once listening (also
 // written to --ready-file, whole, by rename). Everything else goes to stderr. Listens on a
@@ -41,13 +45,14 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { announceReady, commandLine } from '../lib/server-cli.mjs';
 import { GATEWAY_CLIENT, RESOURCE_SCOPES } from '../idp/fixtures.mjs';
+import { MODERN, createModern } from './modern.mjs';
 
 // ---------------------------------------------------------------------------------------
 // Command line
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
+  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -69,7 +74,10 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   'prm-path': { type: 'string' },
   'prm-host': { type: 'string' },
   'public-list': { type: 'boolean', default: false },
+  modern: { type: 'boolean', default: false },
+  'modern-only': { type: 'boolean', default: false },
 });
+if (args.modern && args['modern-only']) usage('--modern and --modern-only exclude each other');
 
 function count(name, max) {
   const v = args[name];
@@ -120,8 +128,8 @@ if (args['require-bearer'] !== undefined) {
     seen: { accepted: [], rejected: [], metadata: [] },
   };
   if (bearer.prmPath !== null && (!/^\/[A-Za-z0-9._~\/-]*$/.test(bearer.prmPath) || bearer.prmPath === '/mcp' ||
-      bearer.prmPath.startsWith('/_seen') || bearer.prmPath.startsWith('/.well-known/'))) {
-    usage('--prm-path must be a path of its own (/ and [A-Za-z0-9._~-]), not /mcp, /_seen or /.well-known/');
+      bearer.prmPath.startsWith('/_seen') || bearer.prmPath.startsWith('/_traffic') || bearer.prmPath.startsWith('/.well-known/'))) {
+    usage('--prm-path must be a path of its own (/ and [A-Za-z0-9._~-]), not /mcp, /_seen, /_traffic or /.well-known/');
   }
   if (args['prm-host'] !== undefined && bearer.prmPath === null) usage('--prm-host goes with --prm-path');
 } else if (args['introspect-client'] !== undefined || args.resource !== undefined || args['prm-path'] !== undefined ||
@@ -348,6 +356,7 @@ tool('update_watched_resource', 'Changes test://watched-resource and notifies ev
       n++;
       await s.server.sendResourceUpdated({ uri: WATCHED }).catch((e) => log(`resources/updated: ${e.message}`));
     }
+    modern?.resourceUpdated(WATCHED);
     return result(`test://watched-resource is now version ${watched.version}; ${n} subscribed session(s) notified`);
   });
 // --require-bearer: who the verified token says arrived (from its introspection).
@@ -498,6 +507,8 @@ function ownTool(extra) {
   };
 }
 
+const INSTRUCTIONS = 'mcpgate upstream fixture: the MCP conformance fixtures plus echo, slow and friends.';
+
 function createServer(session) {
   const server = new Server({ name: args.name, version: '1.0.0' }, {
     capabilities: {
@@ -507,7 +518,7 @@ function createServer(session) {
       logging: {},
       completions: {},
     },
-    instructions: 'mcpgate upstream fixture: the MCP conformance fixtures plus echo, slow and friends.',
+    instructions: INSTRUCTIONS,
   });
   const toolList = [...TOOLS.values()].map((t) => t.tool);
   server.setRequestHandler(ListToolsRequestSchema, (req, extra) =>
@@ -589,6 +600,12 @@ class SessionEventStore {
 const sessions = new Map();	// session id → { server, transport, subscriptions, open, lastActive }
 const MAX_BODY = 4 * 1024 * 1024;
 const IDLE_MS = 30 * 60 * 1000;
+// --modern, --modern-only: the 2026-07-28 path, over the same tables.
+const modern = args.modern || args['modern-only'] ? createModern({
+  name: args.name, log, sendJson: (...a) => sendJson(...a), tools: TOOLS, prompts: PROMPTS, resources: RESOURCES, templates: TEMPLATES,
+  readResource, completions: COMPLETIONS, page, ownTool, instructions: INSTRUCTIONS, keepAliveMs,
+  privateCache: bearer !== null, only: args['modern-only'],
+}) : null;
 
 function sendJson(res, status, body, headers = {}) {
   if (res.headersSent) return res.end();
@@ -783,6 +800,32 @@ function anonymousListing(req, body, badJson) {
   return (Array.isArray(body) ? body : [body]).every((m) => PUBLIC_METHODS.has(m?.method));
 }
 
+// What arrived at /mcp, for GET /_traffic: a gateway test proves with it which revision
+// the gateway spoke to this server. byMethod counts the messages of each POST (a batch's
+// each), "(response)" for a client's answer, "(invalid JSON)" for a body that is not.
+const traffic = {};
+function resetTraffic() {
+  Object.assign(traffic, { posts: 0, byMethod: {}, byRevision: { [MODERN]: 0, legacy: 0 }, sessionsOpened: 0, deletes: 0, gets: 0 });
+}
+resetTraffic();
+function countPost(body, badJson, revision) {
+  traffic.posts++;
+  traffic.byRevision[revision]++;
+  const names = badJson ? ['(invalid JSON)'] : (Array.isArray(body) ? body : [body]).map((m) =>
+    (typeof m?.method === 'string' ? m.method : '(response)'));
+  for (const n of names) traffic.byMethod[n] = (traffic.byMethod[n] ?? 0) + 1;
+}
+const loopbackPeer = (a) => a === '::1' || /^(::ffff:)?127\./.test(a ?? '');
+function trafficEndpoint(req, res, pathname) {
+  if (!loopbackPeer(req.socket.remoteAddress)) return sendJson(res, 403, { error: 'loopback only' });
+  if (req.method !== 'GET') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET' });
+  if (pathname === '/_traffic/reset') {
+    resetTraffic();
+    return sendJson(res, 200, { reset: true }, { 'Cache-Control': 'no-store' });
+  }
+  return sendJson(res, 200, traffic, { 'Cache-Control': 'no-store' });
+}
+
 const BEARER_PATHS = new Set(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/_seen', '/_seen/reset']);
 
 function track(session, res) {
@@ -794,7 +837,8 @@ function track(session, res) {
 async function handle(req, res) {
   const url = new URL(req.url, 'http://fixture');
   const extraPath = bearer && (BEARER_PATHS.has(url.pathname) || url.pathname === bearer.prmPath);
-  if (url.pathname !== '/mcp' && !extraPath) return sendJson(res, 404, { error: 'not found' });
+  const trafficPath = url.pathname === '/_traffic' || url.pathname === '/_traffic/reset';
+  if (url.pathname !== '/mcp' && !extraPath && !trafficPath) return sendJson(res, 404, { error: 'not found' });
 
   // DNS-rebinding protection: loopback (or --allow-host) Host and Origin only.
   const hostName = hostnameOf(`http://${req.headers.host ?? ''}`);
@@ -802,12 +846,17 @@ async function handle(req, res) {
   if (req.headers.origin !== undefined && !allowedHostnames.has(hostnameOf(req.headers.origin))) {
     return rpcError(res, 403, -32000, `Invalid Origin: ${req.headers.origin}`);
   }
+  if (trafficPath) return trafficEndpoint(req, res, url.pathname);
   if (extraPath) return bearerEndpoint(req, res, url.pathname);
+  if (req.method === 'GET') traffic.gets++;
+  if (req.method === 'DELETE') traffic.deletes++;
+  // --modern-only: no session, so no GET stream and nothing to delete.
+  if (args['modern-only'] && req.method !== 'POST') return rpcError(res, 405, -32000, 'Method not allowed', { Allow: 'POST' });
   if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
     return rpcError(res, 405, -32000, 'Method not allowed', { Allow: 'GET, POST, DELETE' });
   }
 
-  let body, badJson = false, method = req.method;
+  let body, badJson = false, method = req.method, stateless = false;
   if (req.method === 'POST') {
     let raw;
     try { raw = await readBody(req); } catch (e) { return rpcError(res, e.status ?? 400, -32000, e.message); }
@@ -815,9 +864,13 @@ async function handle(req, res) {
     if (!badJson) {
       method = (Array.isArray(body) ? body : [body]).map((m) => m?.method ?? (m?.id !== undefined ? `response ${m.id}` : '?')).join(',');
     }
+    // --modern: a POST of the 2026-07-28 revision goes to modern.mjs, any other to the
+    // SDK's sessions as without the option; --modern-only: every POST goes there.
+    stateless = modern !== null && !badJson && (args['modern-only'] || modern.claims(req, body));
+    countPost(body, badJson, stateless || args['modern-only'] ? MODERN : 'legacy');
     if (!args.quiet && !badJson) {
-      const methods = method;
-      res.on('finish', () => log(`POST ${methods} → ${res.statusCode}`));
+      const what = stateless ? `${MODERN} ${method}${typeof body?.params?.name === 'string' ? ` ${body.params.name}` : ''}` : method;
+      res.on('finish', () => log(`POST ${what} → ${res.statusCode}`));
     }
   } else if (!args.quiet) {
     res.on('finish', () => log(`${req.method} → ${res.statusCode}`));
@@ -833,6 +886,10 @@ async function handle(req, res) {
   if (badJson) {
     if (auth) accept(auth, 'POST (invalid JSON)');
     return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+  }
+  if (stateless) {
+    if (auth) accept(auth, method);
+    return modern.handle(req, res, body, auth);
   }
 
   const sid = req.headers['mcp-session-id'];
@@ -865,6 +922,7 @@ async function handle(req, res) {
     keepAliveMs,
     onsessioninitialized: (id) => {
       sessions.set(id, session);
+      traffic.sessionsOpened++;
       log(`session ${id} opened (${sessions.size} open; client capabilities: ${caps}${session.subject ? `; ${session.subject}` : ''})`);
     },
   });
@@ -905,6 +963,7 @@ httpServer.listen(port, host, () => {
   announceReady(url, args['ready-file']);
   log(`listening on ${url}: ${TOOLS.size} tools, ${RESOURCES.length} resources, ${PROMPTS.size} prompts` +
     `${args.json ? ', JSON responses' : ', SSE responses'}${args['no-resume'] ? '' : ', resumable'}` +
+    `${args.modern ? `; ${MODERN} too (stateless)` : args['modern-only'] ? `; ${MODERN} only (stateless)` : ''}` +
     `${bearer ? `; bearer tokens of ${bearer.issuer} for ${bearer.resource}, introspected as ${bearer.clientId}` : ''}`);
 });
 
@@ -913,6 +972,7 @@ function stop(sig) {
   if (stopping) return;
   stopping = true;
   log(`${sig}: stopping`);
+  modern?.close();
   setTimeout(() => process.exit(0), 2000).unref();
   Promise.allSettled([...sessions.values()].map((s) => s.transport.close())).then(() => {
     httpServer.close(() => process.exit(0));
