@@ -5,7 +5,10 @@
 # scenarios (0.1.16, plus the alpha's server-sse-polling, which resumes on a 2025-11-25
 # stream), the alpha's 2025-11-25 scenarios, the fixture in --json mode (all but logging
 # and progress, as the SDK), extras.mjs for the relay helpers, and bearer-selftest.mjs for
-# --require-bearer (with tests/idp as the authorization server). Each fixture listens
+# --require-bearer (with tests/idp as the authorization server); then --modern (both
+# revisions) against the alpha's frozen 2026-07-28 requirements (one line per scored
+# scenario, the not-scored ones as "#" lines) and 2025-11-25 requirements, --modern-only
+# against 2026-07-28, and GET /_traffic. Each fixture listens
 # on a port of its own choosing (--port 0); everything started here is stopped on exit.
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -102,6 +105,58 @@ per_scenario() {
 	done < <(scenarios "$dir")
 }
 
+# requirements LABEL OUT-DIR REVISION [per-scenario]: the results of a --requirements
+# REVISION run: every scenario of the frozen set's server list ran with no failing and no
+# warning check, one TAP line each with per-scenario, else one line for all; the other
+# scenarios it ran (not scored: extensions, pending) as "#" lines.
+requirements() {
+	local label=$1 dir=$2 rev=$3 per=${4:-} scored name ok_n bad warn d n=0 checks=0 bad_list=''
+	scored=$(awk '/^server:/ { f = 1; next } /^[a-z_]+:/ { f = 0 } f && /^  - / { print $2 }' \
+		"$nm/conformance-alpha/requirements/$rev.yaml")
+	for name in $scored; do
+		d=$(scenarios "$dir" | awk -F'\t' -v s="$name" '$1 == s')
+		if [ -z "$d" ]; then
+			fail "$label: $name ran" "$(tail -n 5 "$dir.out")"
+			continue
+		fi
+		IFS=$'\t' read -r _ ok_n bad warn d <<<"$d"
+		n=$((n + 1)); checks=$((checks + ok_n))
+		if [ "$bad" -eq 0 ] && [ "$warn" -eq 0 ] && [ "$ok_n" -gt 0 ]; then
+			[ -n "$per" ] && pass "$label: $name ($ok_n checks passed)"
+		elif [ -n "$per" ]; then
+			fail "$label: $name ($ok_n passed, $bad failed, $warn warnings)" "$(notes "$d")"
+		else
+			bad_list="$bad_list$name: $(notes "$d")
+"
+		fi
+	done
+	if [ -z "$per" ]; then
+		if [ -z "$bad_list" ] && [ "$n" -eq "$(wc -w <<<"$scored")" ]; then
+			pass "$label: all $n scored scenarios clean ($checks checks)"
+		else
+			fail "$label: every scored scenario clean ($n ran)" "$bad_list"
+		fi
+	fi
+	while IFS=$'\t' read -r name ok_n bad warn d; do
+		grep -qxF "$name" <<<"$scored" && continue
+		echo "# $label, not scored: $name ($ok_n passed, $bad failed, $warn warnings)"
+	done < <(scenarios "$dir")
+}
+# traffic URL [reset]: GET /_traffic (or /_traffic/reset) of the fixture at URL, compact.
+traffic() {
+	curl -s --max-time 10 "${1%/mcp}/_traffic${2:+/reset}" | jq -c .
+}
+# stateless URL METHOD PARAMS-JSON [NAME]: one 2026-07-28 request (headers and _meta as
+# the revision wants them; NAME: its Mcp-Name); the answer's body on stdout.
+stateless() {
+	local params
+	params=$(jq -c '. + {_meta: {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": {}}}' <<<"$3")
+	curl -s --max-time 10 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $2" ${4:+-H "Mcp-Name: $4"} \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"$2\",\"params\":$params}" "$1"
+}
+
 # 1. The 0.1.16 active suite, one line per scenario: every one must pass.
 if start_fixture sse; then
 	conformance "$conf_stable" "$T/active" --url "$URL" --suite active
@@ -180,8 +235,67 @@ else
 	fail "bearer-selftest.mjs ran every check and exited 0" "exit $rc after $tap_relayed checks; stderr: $(tail -n 15 "$T/bearer.err")"
 fi
 
+# 7. --modern: the stateless 2026-07-28 revision (modern.mjs) and the SDK's sessions on
+# the same /mcp. The frozen 2026-07-28 requirements, one line per scored scenario; then the
+# 2025-11-25 requirements on the same fixture (the session path as without the option),
+# and /_traffic proving which path each run took.
+if start_fixture modern --modern; then
+	conformance "$conf_alpha" "$T/modern" --url "$URL" --requirements 2026-07-28
+	requirements "--modern, 2026-07-28" "$T/modern" 2026-07-28 per-scenario
+	t=$(traffic "$URL")
+	jcheck "--modern: the 2026-07-28 run was all stateless (no session opened)" "$t" \
+		'.byRevision["2026-07-28"] > 100 and .byRevision.legacy == 0 and .sessionsOpened == 0 and .gets == 0 and .deletes == 0'
+	jcheck "--modern: /_traffic counts by method (server/discover, tools/call, subscriptions/listen)" "$t" \
+		'.byMethod["server/discover"] > 0 and .byMethod["tools/call"] > 0 and .byMethod["subscriptions/listen"] > 0'
+	is "--modern: GET /_traffic/reset" "$(traffic "$URL" reset)" '{"reset":true}'
+	is "--modern: /_traffic zeroed" "$(traffic "$URL")" \
+		'{"posts":0,"byMethod":{},"byRevision":{"2026-07-28":0,"legacy":0},"sessionsOpened":0,"deletes":0,"gets":0}'
+
+	conformance "$conf_alpha" "$T/modern-legacy" --url "$URL" --requirements 2025-11-25
+	requirements "--modern, 2025-11-25" "$T/modern-legacy" 2025-11-25
+	jcheck "--modern: the 2025-11-25 run took the session path alone" "$(traffic "$URL")" \
+		'.byRevision.legacy > 100 and .byRevision["2026-07-28"] == 0 and .sessionsOpened > 20 and .byMethod.initialize > 20 and .deletes > 0'
+
+	traffic "$URL" reset > /dev/null
+	jcheck "--modern: server/discover names both revisions" "$(stateless "$URL" server/discover '{}')" \
+		'.id == 7 and .result.resultType == "complete" and .result.supportedVersions[0] == "2026-07-28"
+			and (.result.supportedVersions | index("2025-11-25")) and .result._meta["io.modelcontextprotocol/serverInfo"].name == "modern"'
+	jcheck "--modern: a stateless tools/call" \
+		"$(stateless "$URL" tools/call '{"name":"test_simple_text","arguments":{}}' test_simple_text)" \
+		'.result.resultType == "complete" and .result.content[0].text == "This is a simple text response for testing."'
+	is "--modern: /_traffic after two stateless requests" "$(traffic "$URL")" \
+		'{"posts":2,"byMethod":{"server/discover":1,"tools/call":1},"byRevision":{"2026-07-28":2,"legacy":0},"sessionsOpened":0,"deletes":0,"gets":0}'
+	like "--modern: one log line per stateless request" "$(grep -c 'POST 2026-07-28 tools/call test_simple_text → 200' "$T/modern.log")" '^[1-9]'
+	is "--modern: POST /_traffic is 405" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "${URL%/mcp}/_traffic")" 405
+fi
+
+# 8. --modern-only: the 2026-07-28 revision alone; what an earlier client meets there.
+if start_fixture modernonly --modern-only; then
+	conformance "$conf_alpha" "$T/modern-only" --url "$URL" --requirements 2026-07-28
+	requirements "--modern-only, 2026-07-28" "$T/modern-only" 2026-07-28
+	is "--modern-only: GET /mcp is 405, Allow: POST" "$(curl -s -o /dev/null -w '%{http_code} %header{allow}' "$URL")" "405 POST"
+	is "--modern-only: DELETE /mcp is 405" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL")" 405
+	jcheck "--modern-only: initialize of 2025-11-25 gets 400/-32022 naming 2026-07-28" \
+		"$(curl -s --max-time 10 -w '\n%{http_code}' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+			--data-binary '{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+			"$URL" | jq -s -c '{body: .[0], status: .[1]}')" \
+		'.status == 400 and .body.id == 3 and .body.error.code == -32022 and .body.error.data.supported == ["2026-07-28"] and .body.error.data.requested == "2025-11-25"'
+	jcheck "--modern-only: /_traffic counts everything as 2026-07-28" "$(traffic "$URL")" \
+		'.byRevision.legacy == 0 and .byRevision["2026-07-28"] > 100 and .gets == 1 and .deletes == 1 and .sessionsOpened == 0'
+fi
+
+# Without --modern nothing of it: the fixture of 1.-3. answered its runs on sessions
+# alone, and a stateless request there is what it was (no session: 400/-32000).
+if [ -f "$T/sse.ready" ]; then
+	URL=$(sed -n 's/^ready //p' "$T/sse.ready")
+	jcheck "default fixture: /_traffic saw only the session path" "$(traffic "$URL")" \
+		'.byRevision["2026-07-28"] == 0 and .byRevision.legacy > 100 and .sessionsOpened > 20'
+	jcheck "default fixture: a stateless server/discover gets 400/-32000 (no session), as before" \
+		"$(stateless "$URL" server/discover '{}')" '.error.code == -32000 and .id == null'
+fi
+
 # The fixtures stayed up and logged no request failure.
-for name in sse json extras; do
+for name in sse json extras modern modernonly; do
 	[ -f "$T/$name.log" ] || continue
 	if grep -q 'request failed' "$T/$name.log"; then
 		fail "fixture $name: no request failed" "$(grep -A3 'request failed' "$T/$name.log" | head -n 12)"
