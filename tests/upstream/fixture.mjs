@@ -797,7 +797,8 @@ function anonymousListing(req, body, badJson) {
   const sid = req.headers['mcp-session-id'];
   if (sid !== undefined && sessions.get(sid)?.subject !== undefined) return false;
   if (req.method !== 'POST') return sid !== undefined;
-  return (Array.isArray(body) ? body : [body]).every((m) => PUBLIC_METHODS.has(m?.method));
+  // With --modern, the 2026-07-28 revision's discovery too.
+  return (Array.isArray(body) ? body : [body]).every((m) => PUBLIC_METHODS.has(m?.method) || (modern !== null && m?.method === 'server/discover'));
 }
 
 // What arrived at /mcp, for GET /_traffic: a gateway test proves with it which revision
