@@ -448,5 +448,5 @@ export function createModern(deps) {
     return named || (header !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(header));
   }
 
-  return { handle, claims, resourceUpdated, close, listeners };
+  return { handle, claims, resourceUpdated, close };
 }
