@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "catalog_fetch.h"
 #include "clock.h"
@@ -86,21 +87,29 @@ fail:
 	return NULL;
 }
 
-/* What one upstream offers: {"caps": its capabilities, and an array for each kind its
+/* What one upstream offers: {"caps": its capabilities, "version": the revision it is
+ * spoken to in, "legacyCaps": what it offers older clients when that differs (a
+ * stateless upstream that keeps their sessions too), and an array for each kind its
  * capabilities announce}. NULL with err when it is down or any list fails. */
 static json_t *
 fetch_upstream(const struct catalog_fetcher *by, const struct config *cfg, const struct cfg_upstream *u,
     int64_t now_ms, struct gw_error *err)
 {
 	struct upstream_call call = { .cfg = cfg, .up = u, .method = "initialize", .now_ms = now_ms };
-	json_t *caps, *out, *list;
+	json_t *caps, *out, *list, *legacy;
+	char version[16] = "";
 	int k;
 
 	as_fetcher(by, &call);
 	call.method = "tools/list";	/* what the capabilities are wanted for, in the log */
-	if ((caps = upstream_capabilities(by->pool, &call, err)) == NULL)
+	if ((caps = upstream_capabilities(by->pool, &call, version, err)) == NULL)
 		return NULL;
-	out = json_pack("{s:o}", "caps", caps);
+	out = json_pack("{s:o, s:s}", "caps", caps, "version", version);
+	/* Older callers are offered what the upstream offers their revision, when it keeps
+	 * their sessions too. */
+	if (out && strcmp(version, UPSTREAM_MODERN_VERSION) == 0 &&
+	    (legacy = upstream_legacy_capabilities(by->pool, &call)) != NULL)
+		json_object_set_new(out, "legacyCaps", legacy);
 	for (k = 0; out && k < CATALOG_NKINDS; k++) {
 		if (!json_object_get(caps, method_list_of((enum catalog_kind)k)->capability))
 			continue;

@@ -252,6 +252,9 @@ caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct u
 	call->id = call->session_id ? f->id : NULL;
 	call->who = f->who;
 	call->cred = f->cred;
+	call->revision = json_string_value(json_object_get(json_object_get(catalog_upstreams(f->doc), up->s.name),
+	    "version"));
+	call->client_caps = f->client_caps;
 }
 
 /* call to the upstream named name as the caller's session with it: 0, or -1 when no
@@ -344,12 +347,15 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = method, .params = params,
 	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms, .until_ms = f->until_ms, .client = f->client };
 	struct gw_error err = { GW_OK, 0, "" };
+	const struct method *m;
 	json_t *resp, *result, *e;
 	int64_t t0 = clock_mono_us();
 	size_t n;
 	int got;
 
 	caller_session(f, up, &call);
+	if ((m = method_find(method)) != NULL && m->name_param)
+		call.mcp_name = json_string_value(json_object_get(params, m->name_param));
 	got = upstream_request(f->pool, &call, &resp, &err);
 	/* A session the upstream forgot is its answer, not a failure of the upstream. */
 	if (f->cfg->metrics_on)
@@ -386,10 +392,22 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 	if (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message"))) {
 		failed(f, GW_EUPSTREAM, "%s", json_string_value(json_object_get(e, "message")));
 		f->err.rpc = (int)json_integer_value(json_object_get(e, "code"));
+		json_decref(f->err_data);
+		f->err_data = json_incref(json_object_get(e, "data"));
 	} else
 		failed(f, GW_EUPSTREAM, "upstream %s: an answer without result or error", up->s.name);
 	json_decref(resp);
 	return NULL;
+}
+
+/* What an upstream's status st says it offers a caller of the revisions of initialize
+ * (legacy) or of the stateless one. */
+static json_t *
+caps_of(json_t *st, int legacy)
+{
+	json_t *caps = legacy ? json_object_get(st, "legacyCaps") : NULL;
+
+	return caps ? caps : json_object_get(st, "caps");
 }
 
 /* To every upstream that offers the capability; {} when all of them took it. */
@@ -403,7 +421,8 @@ to_all(struct fed_call *f, const struct method *r, json_t *params)
 	int sent = 0;
 
 	json_object_foreach(catalog_upstreams(f->doc), name, st) {
-		if (!json_object_get(json_object_get(st, "caps"), r->capability) ||
+		/* (logging/setLevel, of the revisions of initialize alone) */
+		if (!json_object_get(caps_of(st, 1), r->capability) ||
 		    (up = config_upstream(f->cfg, name)) == NULL ||
 		    (f->gate && f->gate(f, r->name, up, CATALOG_NKINDS, NULL, 0) != FED_PASS))
 			continue;
@@ -417,6 +436,8 @@ to_all(struct fed_call *f, const struct method *r, json_t *params)
 		return failed(f, GW_ENOMETHOD, "%s", "Method not found");
 	if (first.code != GW_OK) {
 		f->err = first;
+		json_decref(f->err_data);	/* (of the last to fail, not of the first) */
+		f->err_data = NULL;
 		return NULL;
 	}
 	return json_object();
@@ -442,6 +463,11 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 		json_decref(sent);
 		return failed(f, GW_EINVALID, "%s needs a session with the gateway (initialize)", method);
 	}
+	if (f->bound && strcmp(f->bound, up->s.name) != 0) {
+		json_decref(sent);
+		return failed(f, GW_EPARAMS, "%s", "requestState was given for another request: call again without it");
+	}
+	f->answered = up->s.name;
 	result = forward(f, up, method, sent);
 	json_decref(sent);
 	return result;
@@ -456,7 +482,7 @@ offered(json_t *doc, const char *capability, const char *feature, const struct f
 	const char *name;
 
 	json_object_foreach(catalog_upstreams(doc), name, st)
-		if ((cap = json_object_get(json_object_get(st, "caps"), capability)) != NULL &&
+		if ((cap = json_object_get(caps_of(st, admit && admit->legacy), capability)) != NULL &&
 		    (feature == NULL || json_is_true(json_object_get(cap, feature))) &&
 		    (admit == NULL || admit->fn(admit->ctx, name, capability)))
 			return 1;
@@ -486,7 +512,8 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
 		if (offered(doc, relayed[i], NULL, admit))
 			json_object_set_new(caps, relayed[i], json_object());
-	if (offered(doc, "resources", "subscribe", admit))
+	/* (2026-07-28 has subscriptions/listen instead, which the gateway does not offer) */
+	if ((admit == NULL || admit->legacy) && offered(doc, "resources", "subscribe", admit))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	return caps;
 }
@@ -503,6 +530,7 @@ fed_open_sessions(struct fed_call *f, json_t *client_caps)
 	json_object_foreach(catalog_upstreams(f->doc), name, st) {
 		if (!json_is_true(json_object_get(st, "ok")) || (call.up = config_upstream(f->cfg, name)) == NULL)
 			continue;
+		call.revision = json_string_value(json_object_get(st, "version"));
 		if (upstream_open(f->pool, &call, client_caps, &sid, version, &err) < 0)
 			continue;	/* logged; its calls go on a pool session of the caller's own */
 		if (sid)

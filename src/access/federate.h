@@ -40,6 +40,10 @@ struct fed_call {
 	 * none (such an upstream is not called). */
 	const struct upstream_cred *cred;
 	json_t *id;			/* the caller's request id (borrowed) */
+	/* The client capabilities the caller declared in its request (a stateless caller's
+	 * _meta), which stateless upstreams are told: their input_required may ask for what
+	 * they name (borrowed; NULL: none). */
+	json_t *client_caps;
 	/* May the caller have what method names at up (NULL: always)? key is what it names
 	 * there, a record of kind: an exposed name, a URI (a resource's, or one a template
 	 * expands), a URI template; NULL for the upstream as a whole (logging/setLevel).
@@ -50,7 +54,14 @@ struct fed_call {
 	int (*gate)(struct fed_call *f, const char *method, const struct cfg_upstream *up, enum catalog_kind kind,
 	    const char *key, int alone);
 	struct metrics *metrics;	/* where calls are counted ([metrics]) and upstreams observed; may be NULL */
+	/* The upstream the request may go to alone (a retry whose requestState that
+	 * upstream wrote): another is refused (-32602). NULL: any. */
+	const char *bound;
+	const char *answered;		/* out: the upstream that answered (borrowed from cfg) */
 	struct gw_error err;		/* out, when the request fails */
+	/* out: the data of the upstream's own JSON-RPC error, when it fails with one (a new
+	 * reference: fed_request's caller releases it). */
+	json_t *err_data;
 	int session_gone;		/* an upstream no longer knows the caller's session */
 };
 
@@ -85,6 +96,9 @@ int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64
 struct fed_admit {
 	int (*fn)(void *ctx, const char *upstream, const char *capability);
 	void *ctx;
+	/* The caller speaks a revision of initialize: an upstream spoken to statelessly
+	 * offers it what it offered that revision (legacyCaps), when it keeps its sessions. */
+	int legacy;
 };
 /* 0 when method needs a capability (resources, prompts, completions, logging) no
  * upstream of doc the caller may reach offers: the gateway then answers it as an

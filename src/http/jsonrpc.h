@@ -12,6 +12,12 @@
 #define JSONRPC_METHOD_NOT_FOUND -32601
 #define JSONRPC_INVALID_PARAMS	-32602
 #define JSONRPC_INTERNAL_ERROR	-32603
+/* 2026-07-28's own, answered with HTTP 400: a header that does not match the body, a
+ * client capability the request needs and the client did not declare, a protocol
+ * version not spoken. */
+#define JSONRPC_HEADER_MISMATCH	-32020
+#define JSONRPC_MISSING_CAPABILITY -32021
+#define JSONRPC_UNSUPPORTED_VERSION -32022
 
 enum jr_kind {
 	JR_REQUEST = 1,		/* method + id */

@@ -83,3 +83,25 @@ negotiate_header_matches(const char *raw, const char *want)
 
 	return raw && want && negotiate_header_value(raw, v, sizeof(v)) == 0 && strcmp(v, want) == 0;
 }
+
+int
+negotiate_header_encode(const char *value, char *out, size_t outlen)
+{
+	size_t n = strlen(value), i;
+	/* (one that reads as encoded is encoded itself) */
+	int plain = n > 0 && value[0] != ' ' && value[n - 1] != ' ' && strncmp(value, "=?base64?", 9) != 0;
+
+	for (i = 0; i < n && plain; i++)
+		plain = (unsigned char)value[i] >= 0x20 && (unsigned char)value[i] < 0x7f;
+	if (plain) {
+		if (n >= outlen)
+			return -1;
+		memcpy(out, value, n + 1);
+		return 0;
+	}
+	if (outlen < 12 || secret_base64(value, n, out + 9, outlen - 11) < 0)
+		return -1;
+	memcpy(out, "=?base64?", 9);
+	memcpy(out + strlen(out), "?=", 3);
+	return 0;
+}

@@ -9,6 +9,11 @@
 
 #define NEGOTIATE_HEADER_MAX	512	/* a decoded Mcp-Method or Mcp-Name value */
 
+/* The members of a 2026-07-28 request's params._meta that the revision defines. */
+#define MCP_META_VERSION	"io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS		"io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_INFO		"io.modelcontextprotocol/clientInfo"
+
 enum { NEGOTIATE_JSON = 1 << 0, NEGOTIATE_SSE = 1 << 1 };
 
 /* 1 when the Content-Type ct is the media type want (parameters ignored). */
@@ -22,5 +27,9 @@ unsigned negotiate_accept(const char *accept);
 int negotiate_header_value(const char *raw, char *out, size_t outlen);
 /* Does header (raw) carry exactly want? A missing header never does. */
 int negotiate_header_matches(const char *raw, const char *want);
+/* The other way: value as a header carries it (as it is when it is visible ASCII with
+ * no blank at either end and does not begin as an encoded one, else =?base64?…?=),
+ * into out (NUL-terminated). -1 when it does not fit. */
+int negotiate_header_encode(const char *value, char *out, size_t outlen);
 
 #endif

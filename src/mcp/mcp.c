@@ -15,8 +15,6 @@
 #include "mcp_call.h"
 #include "negotiate.h"
 
-#define META_VERSION	"io.modelcontextprotocol/protocolVersion"
-#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 /* A batch element after the first is started only with this much of the request's time
  * left: the call before it may end a moment before the deadline (curl's clock is its
  * own), and one started with less could only time out. */
@@ -45,7 +43,7 @@ meta_version(json_t *msg)
 {
 	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
 
-	return json_string_value(json_object_get(meta, META_VERSION));
+	return json_string_value(json_object_get(meta, MCP_META_VERSION));
 }
 
 /* The era of a payload: 2026-07-28 when the header says so, or when a message's _meta
@@ -74,11 +72,11 @@ modern_checks(struct exchange *x, const struct jr_msg *m)
 {
 	const struct method *mm = method_find(m->method);
 	json_t *meta = json_object_get(m->params, "_meta"), *data;
-	const char *v = json_string_value(json_object_get(meta, META_VERSION)), *name;
+	const char *v = json_string_value(json_object_get(meta, MCP_META_VERSION)), *name;
 
-	if (!json_is_object(m->params) || v == NULL || !json_is_object(json_object_get(meta, META_CAPS))) {
-		fail(x, GW_EMETA, m->id, "params._meta must carry " META_VERSION
-		    " and " META_CAPS, NULL);
+	if (!json_is_object(m->params) || v == NULL || !json_is_object(json_object_get(meta, MCP_META_CAPS))) {
+		fail(x, GW_EMETA, m->id, "params._meta must carry " MCP_META_VERSION
+		    " and " MCP_META_CAPS, NULL);
 		return -1;
 	}
 	if (!negotiate_header_matches(x->req->protocol_version, v)) {
@@ -106,6 +104,15 @@ modern_checks(struct exchange *x, const struct jr_msg *m)
 		return -1;
 	}
 	return 0;
+}
+
+/* An error 2026-07-28 answers with HTTP 400, the gateway's or an upstream's, relayed. */
+static int
+modern_error(json_t *out)
+{
+	json_int_t code = json_integer_value(json_object_get(json_object_get(out, "error"), "code"));
+
+	return code == JSONRPC_HEADER_MISMATCH || code == JSONRPC_MISSING_CAPABILITY || code == JSONRPC_UNSUPPORTED_VERSION;
 }
 
 /* --- the exchange ------------------------------------------------------------------ */
@@ -303,6 +310,8 @@ exchange_one(struct exchange *x, const struct jr_msg *m, int stream)
 	}
 	if (el.splice && json_object_get(out, "result") && !resp->streamed)
 		mcp_answer_spliced(&el, out);
+	else if (x->modern && !resp->streamed && modern_error(out))
+		response_set_json(resp, 400, out);
 	else
 		answer(resp, stream, out);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "federate.h"
+#include "input_seal.h"
 #include "jsonrpc.h"
 #include "mcp.h"
 #include "method.h"
@@ -76,6 +77,18 @@ json_t *mcp_connect_required(struct element *el, json_t *params, const char *ups
  * reference); 0 when params carry no answer to ours; -1 with err (a requestState not
  * ours for this caller, or the person declined). */
 int mcp_connect_retry(struct element *el, json_t *params, json_t **relay, struct gw_error *err);
+
+/* mcp_input.c: an upstream's input_required relayed to a 2026-07-28 caller. */
+/* A retry whose requestState is one of ours: 1 with *relay, params with the upstream's
+ * own state (a new reference), and f->bound set to upstream (filled here) so that it
+ * goes only there; 0 when there is none (or the caller is of an older revision); -1
+ * with err when it is not ours for this caller, altered or expired. */
+int mcp_input_retry(struct element *el, json_t *params, struct fed_call *f, char upstream[INPUT_UPSTREAM_MAX],
+    json_t **relay, struct gw_error *err);
+/* An upstream's input_required (result, stolen) from f->answered, for the caller: with
+ * our requestState, or NULL with err (an older caller, a request that takes no input,
+ * a malformed one). */
+json_t *mcp_input_relay(struct element *el, const struct fed_call *f, json_t *result, struct gw_error *err);
 
 /* mcp_methods.c */
 /* 1 when v is a revision that initialize negotiates. */

@@ -17,9 +17,9 @@
 #include "connect_seal.h"
 #include "log.h"
 #include "mcp_call.h"
+#include "negotiate.h"
 #include "secret.h"
 
-#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 #define INPUT_KEY	"mcpgate_connect"	/* our input request's name in inputRequests */
 
 /* Whether the caller takes URL-mode elicitation. */
@@ -29,7 +29,7 @@ elicits_url(const struct exchange *x, json_t *params)
 	json_t *caps;
 
 	if (x->modern) {
-		caps = json_object_get(json_object_get(params, "_meta"), META_CAPS);
+		caps = json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS);
 		return json_is_object(json_object_get(json_object_get(caps, "elicitation"), "url"));
 	}
 	return x->sess && (x->sess->flags & SESSION_F_ELICIT_URL);

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "log.h"
 #include "mcp_call.h"
+#include "negotiate.h"
 
 #define META_SERVER	"io.modelcontextprotocol/serverInfo"
 #define DISCOVER_TTL_MS	300000	/* how long a client may keep server/discover */
@@ -102,7 +103,7 @@ admit_upstream(void *ctx, const char *name, const char *capability)
 static json_t *
 capabilities(struct exchange *x)
 {
-	struct fed_admit a = { admit_upstream, x };
+	struct fed_admit a = { admit_upstream, x, !x->modern };
 
 	return fed_capabilities(mcp_catalog(x), &a);
 }
@@ -225,7 +226,9 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 {
 	struct exchange *x = el->x;
 	struct fed_call f;
-	json_t *result, *retried = NULL;
+	json_t *result, *retried = NULL, *unwrapped = NULL;
+	char bound[INPUT_UPSTREAM_MAX];
+	const char *rt;
 
 	mcp_fed_init(x, &f);
 	f.doc = mcp_catalog(x);
@@ -234,19 +237,31 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	f.client = x->resp->sink;
 	f.id = el->id;
 	f.gate = mcp_gate_upstream;
+	if (x->modern)	/* what a stateless upstream may ask this caller for */
+		f.client_caps = json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS);
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
 		count_tool(x, params, METRICS_DENIED);
 		return NULL;
 	}
-	/* A retry after our input_required: relayed without our input's answer and state. */
-	if (mcp_connect_retry(el, params, &retried, err) < 0)
+	/* A retry after our input_required: relayed without our input's answer and state;
+	 * after an upstream's: with the upstream's own state, to that upstream alone. */
+	if (mcp_connect_retry(el, params, &retried, err) < 0 ||
+	    mcp_input_retry(el, retried ? retried : params, &f, bound, &unwrapped, err) < 0) {
+		json_decref(retried);
 		return NULL;
-	result = fed_request(&f, el->mm->name, retried ? retried : params);
+	}
+	result = fed_request(&f, el->mm->name, unwrapped ? unwrapped : retried ? retried : params);
 	json_decref(retried);
+	json_decref(unwrapped);
 	if (el->mm->id == METHOD_TOOLS_CALL)
 		count_tool(x, params, result ? METRICS_ALLOWED : METRICS_ERROR);
 
 	el->session_gone |= f.session_gone;
+	rt = json_string_value(json_object_get(result, "resultType"));
+	if (rt && strcmp(rt, "input_required") == 0)
+		result = mcp_input_relay(el, &f, result, err);
+	else if (rt && !x->modern)	/* a stateless upstream's: not of the caller's revision */
+		json_object_del(result, "resultType");
 	if (result == NULL && f.err.code == GW_ESCOPE) {
 		/* The upstream's credential needs scopes the caller's token lacks: a step-up,
 		 * as for the policy's (a batch element gets its JSON-RPC error alone). */
@@ -257,9 +272,14 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 		gw_error_set(err, GW_EREFUSED, "Forbidden: insufficient_scope (needs %.200s)", f.err.detail);
 	} else if (result == NULL && f.err.code == GW_ECONNECT) {
 		result = mcp_connect_required(el, params, f.err.detail, err);	/* the person's account, not connected */
-	} else if (result == NULL) {
+	} else if (result == NULL && f.err.code != GW_OK) {
 		*err = f.err;
+		el->err_data = f.err_data;	/* the upstream's, relayed */
+		f.err_data = NULL;
+		if (f.err.code == GW_ENORESOURCE && el->err_data == NULL && json_is_string(json_object_get(params, "uri")))
+			el->err_data = json_pack("{s:O}", "uri", json_object_get(params, "uri"));
 	}
+	json_decref(f.err_data);
 	return result;
 }
 
@@ -276,7 +296,7 @@ static mcp_fn *const handlers[METHOD_N] = {
 int
 mcp_method_offered(struct exchange *x, const struct method *mm)
 {
-	struct fed_admit a = { admit_upstream, x };
+	struct fed_admit a = { admit_upstream, x, !x->modern };
 
 	return mm && (mm->flags & (x->modern ? MF_MODERN : MF_LEGACY)) &&
 	    (!(mm->flags & MF_UPSTREAM) || fed_offers(mcp_catalog(x), mm->name, &a));

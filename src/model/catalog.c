@@ -440,6 +440,10 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 		    json_is_array(lists[i]) ? json_pack("{s:{}}", "tools") : caps_kept(json_object_get(lists[i], "caps")));
 		if (json_is_true(json_object_get(lists[i], "perCaller")))
 			json_object_set_new(st, "perCaller", json_true());
+		if (json_string_length(json_object_get(lists[i], "version")) > 0)
+			json_object_set(st, "version", json_object_get(lists[i], "version"));
+		if (json_is_object(json_object_get(lists[i], "legacyCaps")))
+			json_object_set_new(st, "legacyCaps", caps_kept(json_object_get(lists[i], "legacyCaps")));
 		if (cut[i] || over[i]) {
 			json_object_set_new(st, "cut", json_integer((json_int_t)(cut[i] + over[i])));
 			json_object_set_new(st, "share", json_integer((json_int_t)share[i]));
@@ -649,6 +653,10 @@ catalog_lists(json_t *doc, const struct config *cfg, json_t **lists, const char 
 		    json_pack("{s:O}", "caps", json_object_get(st, "caps")) : NULL;
 		if (lists[i] && json_is_true(json_object_get(st, "perCaller")))
 			json_object_set_new(lists[i], "perCaller", json_true());
+		if (lists[i] && json_is_string(json_object_get(st, "version")))
+			json_object_set(lists[i], "version", json_object_get(st, "version"));
+		if (lists[i] && json_is_object(json_object_get(st, "legacyCaps")))
+			json_object_set(lists[i], "legacyCaps", json_object_get(st, "legacyCaps"));
 	}
 	for (k = 0; k < CATALOG_NKINDS; k++)
 		lists_kind(doc, cfg, (enum catalog_kind)k, lists);

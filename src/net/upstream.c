@@ -125,7 +125,8 @@ upstream_conn(struct upstream_pool *p, const struct cfg_upstream *up)
 }
 
 /* q made afresh for a message on a session: the pool's s, else (NULL) the call's own
- * (its version, else the newest); sent by deadline_ms. */
+ * (its version, else the newest); sent by deadline_ms. On the pool's stateless
+ * session with an upstream (stateless()), a request of that revision. */
 static void
 post_on(struct post *q, const struct upstream_call *call, const struct up_session *s, int64_t deadline_ms)
 {
@@ -133,6 +134,12 @@ post_on(struct post *q, const struct upstream_call *call, const struct up_sessio
 	q->session = s ? s->session : call->session_id;
 	q->version = s ? s->version : call->version ? call->version : UPSTREAM_CLIENT_VERSION;
 	q->deadline_ms = deadline_ms;
+	if (s && strcmp(s->version, UPSTREAM_MODERN_VERSION) == 0) {
+		q->session = NULL;
+		q->version = UPSTREAM_MODERN_VERSION;
+		q->modern = 1;
+		q->client_caps = call->client_caps;
+	}
 }
 
 /* The lifecycle on a new session: initialize (with the client capabilities caps),
@@ -217,16 +224,72 @@ out:
 	return rc;
 }
 
+/* s made the pool's session with a stateless upstream: nothing to open there. */
+static void
+stateless(struct up_conn *c, struct up_session *s, json_t *caps)
+{
+	session_forget(s);
+	snprintf(s->version, sizeof(s->version), "%s", UPSTREAM_MODERN_VERSION);
+	s->caps = caps;
+	s->ready = 1;
+	c->modern = 1;
+	c->stateless = 1;
+}
+
+/* server/discover: 1 when the upstream speaks UPSTREAM_MODERN_VERSION (s is then the
+ * pool's stateless session, with the capabilities discovered), 0 when it does not
+ * (whatever it answered, discovery listing that revision aside: the pool then opens
+ * sessions), -1 with err when it could not be asked (down, slow, no credential). */
+static int
+discover(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const struct upstream_call *call,
+    struct gw_error *err)
+{
+	json_t *id = json_integer(++p->next_id), *resp = NULL, *result, *v;
+	struct post q;
+	size_t i;
+	int rc = 0;
+
+	if (id == NULL) {
+		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", call->up->s.name);
+		return -1;
+	}
+	memset(&q, 0, sizeof(q));
+	q.method = "server/discover";
+	q.id = id;
+	q.version = UPSTREAM_MODERN_VERSION;
+	q.modern = 1;
+	q.deadline_ms = upstream_deadline(call, call->up->timeout_ms);
+	if (upstream_post(p, c, call, &q, &resp, err) < 0)
+		rc = q.status == 0 ? -1 : 0;	/* an HTTP answer, but not a discovery */
+	result = json_object_get(resp, "result");
+	json_array_foreach(json_object_get(result, "supportedVersions"), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), UPSTREAM_MODERN_VERSION) == 0)
+			rc = 1;
+	if (rc > 0)
+		stateless(c, s, json_is_object(json_object_get(result, "capabilities")) ?
+		    json_incref(json_object_get(result, "capabilities")) : json_object());
+	else if (rc == 0)
+		c->modern = -1;
+	json_decref(resp);
+	json_decref(id);
+	return rc;
+}
+
 /* A session the pool holds, as the gateway (no client capabilities): its own, or one
  * for a caller, by the call's deadline. Whether the upstream keeps sessions at all is
- * learnt here. */
+ * learnt here. A stateless upstream needs none: nothing is sent. */
 static int
 initialize(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const struct upstream_call *call,
     struct gw_error *err)
 {
-	json_t *none = json_object();
+	json_t *none;
 	int rc;
 
+	if (c->modern > 0) {
+		stateless(c, s, NULL);
+		return 0;
+	}
+	none = json_object();
 	session_forget(s);
 	rc = handshake(p, c, call, none, s, err);
 	json_decref(none);
@@ -331,6 +394,24 @@ log_failure(const struct upstream_call *call, const struct gw_error *err, int64_
 	    abandoned > 0 ? "; notifications/cancelled sent" : abandoned < 0 ? "; notifications/cancelled not taken" : "");
 }
 
+/* The revision the catalog found the upstream speaking, when it says: the pool's
+ * sessions of the other kind are no use any more (left to expire there). */
+static void
+follow(struct up_conn *c, const char *revision)
+{
+	int modern;
+
+	if (revision == NULL)
+		return;
+	modern = strcmp(revision, UPSTREAM_MODERN_VERSION) == 0 ? 1 : -1;
+	if (c->modern == modern)
+		return;
+	if (c->modern != 0 || modern > 0)
+		conn_forget(c);
+	c->modern = modern;
+	c->stateless = modern > 0;
+}
+
 /* What the entry points check first (lifecycle: upstream_open and _close, which
  * take no method); the pool's entry for the upstream. */
 static struct up_conn *
@@ -352,8 +433,11 @@ begin(struct upstream_pool *p, const struct upstream_call *call, int lifecycle, 
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: a caller that cannot be told apart", name);
 		return NULL;
 	}
-	if ((c = upstream_conn(p, call->up)) == NULL)
+	if ((c = upstream_conn(p, call->up)) == NULL) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: out of memory", name);
+		return NULL;
+	}
+	follow(c, call->revision);
 	return c;
 }
 
@@ -386,6 +470,7 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 		post_on(&q, call, own ? s : NULL, deadline);
 		q.method = call->method;
 		q.params = call->params;
+		q.name = call->mcp_name;
 		q.id = id;
 		q.relay = 1;
 		if (upstream_post(p, c, call, &q, response, err) == 0) {
@@ -404,7 +489,9 @@ upstream_request(struct upstream_pool *p, const struct upstream_call *call,
 			break;
 		fresh = 1;
 	}
-	if (q.abandoned)
+	if (q.abandoned && q.modern)
+		abandoned = 1;	/* the stream dropped is the cancellation */
+	else if (q.abandoned)
 		abandoned = cancel(p, c, call, id, own ? s->session : call->session_id,
 		    own ? s->version : call->version) == 0 ? 1 : -1;
 out:
@@ -431,7 +518,9 @@ upstream_notify(struct upstream_pool *p, const struct upstream_call *call, struc
 	post_on(&q, call, own ? s : NULL, deadline);
 	q.method = call->method;
 	q.params = call->params;
-	rc = upstream_post(p, c, call, &q, NULL, err);
+	/* A stateless upstream has no notification of the kind (cancelling is dropping the
+	 * stream; there is no initialized): nothing to send. */
+	rc = q.modern ? 0 : upstream_post(p, c, call, &q, NULL, err);
 out:
 	if (rc < 0)
 		log_failure(call, err, t0, 0);
@@ -439,23 +528,49 @@ out:
 }
 
 json_t *
-upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call, struct gw_error *err)
+upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call, char version[16],
+    struct gw_error *err)
 {
 	int64_t t0 = clock_mono_us();
-	struct up_conn *c;
-
 	struct up_session *s;
+	struct up_conn *c;
+	int found = 0;
 
 	if ((c = begin(p, call, 0, err)) == NULL)
 		goto fail;
 	/* An upstream reached as the caller is asked on the caller's session. */
 	s = UP_PERSONAL(call->up) ? pool_session(p, c, call) : &c->own;
-	if (!s->ready && initialize(p, c, s, call, err) < 0)
-		goto fail;
+	if (!s->ready || s->caps == NULL) {
+		if (c->modern >= 0 && (found = discover(p, c, s, call, err)) < 0)
+			goto fail;
+		if (!found && initialize(p, c, s, call, err) < 0)
+			goto fail;
+	}
+	if (version)
+		snprintf(version, 16, "%s", s->version);
 	return json_incref(s->caps);
 fail:
 	log_failure(call, err, t0, 0);
 	return NULL;
+}
+
+json_t *
+upstream_legacy_capabilities(struct upstream_pool *p, const struct upstream_call *call)
+{
+	struct up_session s;
+	struct gw_error err;
+	json_t *none = json_object(), *caps = NULL;
+	struct up_conn *c;
+
+	memset(&s, 0, sizeof(s));
+	if (none && (c = begin(p, call, 1, &err)) != NULL && handshake(p, c, call, none, &s, &err) == 0) {
+		caps = s.caps;
+		s.caps = NULL;
+		s.ready = 1;
+		session_end(p, call, &s, 0);
+	}
+	json_decref(none);
+	return caps;
 }
 
 int
@@ -473,11 +588,18 @@ upstream_open(struct upstream_pool *p, const struct upstream_call *call, json_t 
 		goto out;
 	if (!json_is_object(client_caps))
 		client_caps = none = json_object();
+	/* A stateless upstream may keep sessions for older clients too: the caller's own is
+	 * then its revision's, server-to-client requests and all. One that does not (it
+	 * refuses initialize) has the caller's calls made statelessly. */
 	rc = handshake(p, c, call, client_caps, &got, err);
 	if (rc == 0) {
 		*session_id = got.session;
 		memcpy(version, got.version, sizeof(got.version));
-		c->stateless = *session_id == NULL;
+		if (c->modern <= 0)
+			c->stateless = *session_id == NULL;
+	} else if (c->modern > 0) {
+		snprintf(version, 16, "%s", UPSTREAM_MODERN_VERSION);
+		rc = 0;
 	}
 	json_decref(got.caps);
 	json_decref(none);

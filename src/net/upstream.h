@@ -27,6 +27,11 @@
  * upstream and worker, the least recently used ended (DELETE) to make room. */
 #define UPSTREAM_CALLER_SESSIONS	32
 #define UPSTREAM_CLIENT_VERSION	"2025-11-25"	/* what initialize asks for */
+/* The stateless revision: no initialize, no session; each request carries the protocol
+ * version, the client's capabilities and clientInfo in params._meta, and the
+ * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. An upstream speaks it when its
+ * server/discover lists it. */
+#define UPSTREAM_MODERN_VERSION	"2026-07-28"
 /* After the answer on an event stream, how long the upstream may take to end the
  * stream (so that the connection is reused) before it is dropped. */
 #define UPSTREAM_END_GRACE_MS	50
@@ -84,6 +89,17 @@ struct upstream_call {
 	 * uses; NULL or "" = the gateway itself (the catalog). */
 	const char *who;
 	const char *version;		/* with session_id: its negotiated version (NULL = the newest) */
+	/* The revision the catalog found the upstream speaking (UPSTREAM_MODERN_VERSION, or a
+	 * revision of initialize); NULL = not known: sessions then, as before. The pool
+	 * follows it: a stateless upstream gets no initialize and no session. */
+	const char *revision;
+	/* For a stateless upstream: the client capabilities to declare in each request's
+	 * _meta (the caller's own, which the upstream's input_required may ask for);
+	 * borrowed, NULL = none. */
+	json_t *client_caps;
+	/* For a stateless upstream: what the request names (a tool or prompt name, a
+	 * resource URI: its Mcp-Name header); NULL = nothing. */
+	const char *mcp_name;
 	/* The caller's credentials for an upstream reached as the caller (credentials =
 	 * exchange); NULL: a call for no caller, which such an upstream does not get. */
 	const struct upstream_cred *cred;
@@ -111,6 +127,13 @@ struct upstream_call {
  * warning is logged then. */
 int upstream_request(struct upstream_pool *p, const struct upstream_call *call,
     json_t **response, struct gw_error *err);
+
+/* For an upstream spoken to in UPSTREAM_MODERN_VERSION: the capabilities it offers
+ * clients of the revisions of initialize, which it may keep sessions for too (what
+ * the gateway offers such callers, whose sessions it opens there): asked by a session
+ * opened and ended (DELETE) at once. A new reference, or NULL when it keeps none (it
+ * refuses initialize; nothing is logged). */
+json_t *upstream_legacy_capabilities(struct upstream_pool *p, const struct upstream_call *call);
 
 /* A new session with the upstream for one of the gateway's callers: initialize with the
  * caller's client capabilities (so that the upstream may ask it for sampling,
@@ -155,10 +178,13 @@ void upstream_pool_end(struct upstream_pool *p, const struct config *cfg);
 int upstream_notify(struct upstream_pool *p, const struct upstream_call *call,
     struct gw_error *err);
 
-/* The capabilities the upstream answered to the pool's initialize (which this makes
- * first if need be): a new reference to an object, or NULL with err. call->method
- * names what they are wanted for (for the log). */
+/* The capabilities the upstream offers, and the revision it is spoken to in (into
+ * version, when not NULL): asked by server/discover first, unless the pool knows the
+ * upstream for one that does not speak UPSTREAM_MODERN_VERSION; else those the
+ * pool's initialize answered (which this makes first if need be). A new reference to
+ * an object, or NULL with err. call->method names what they are wanted for (for the
+ * log). */
 json_t *upstream_capabilities(struct upstream_pool *p, const struct upstream_call *call,
-    struct gw_error *err);
+    char version[16], struct gw_error *err);
 
 #endif

@@ -30,6 +30,9 @@ struct up_conn {
 	/* The upstream keeps no sessions (its last initialize gave no Mcp-Session-Id): no
 	 * caller's state can be kept there, so callers share the gateway's own. */
 	int stateless;
+	/* Whether it speaks UPSTREAM_MODERN_VERSION: 1 yes (no session is ever opened), -1
+	 * no, 0 not known yet (sessions, as for one that does not). */
+	int modern;
 	struct up_session callers[UPSTREAM_CALLER_SESSIONS];
 	size_t n_callers;
 };
@@ -60,6 +63,9 @@ struct post {
 	int del;		/* a DELETE of the session, not a POST of method */
 	json_t *raw;		/* borrowed: the message to POST as is (an answer) instead of method */
 	int side;		/* on the pool's side handle: another transfer is running */
+	int modern;		/* UPSTREAM_MODERN_VERSION: _meta and the Mcp-* headers */
+	json_t *client_caps;	/* borrowed: the capabilities its _meta declares (NULL: none) */
+	const char *name;	/* and its Mcp-Name header (NULL: none) */
 	const char *bearer;	/* the caller's token for the upstream (upstream_post's); NULL = none */
 	int64_t deadline_ms;	/* monotonic: the POST ends by then */
 	long status;		/* out: HTTP status, 0 = none */

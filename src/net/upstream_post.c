@@ -20,6 +20,7 @@
 #include "jsonrpc.h"
 #include "jsonw.h"
 #include "log.h"
+#include "negotiate.h"
 #include "secret.h"
 #include "sse.h"
 #include "upstream_pool.h"
@@ -268,6 +269,14 @@ on_event(void *ctx, const struct sse_event *ev)
 	return rc;
 }
 
+/* A status that 2026-07-28 answers a JSON-RPC error with (the header, capability and
+ * version errors: 400; an unknown method: 404): its body is read as the answer. */
+static int
+error_answer(const struct post *q)
+{
+	return q->modern && (q->status == 400 || q->status == 404);
+}
+
 static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
 {
@@ -279,7 +288,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
 	if (!x->started) {
 		x->started = 1;
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->q->status);
-		if (x->q->status != 200 || x->q->id == NULL)
+		if ((x->q->status != 200 && !error_answer(x->q)) || x->q->id == NULL)
 			x->kind = BODY_DISCARD;	/* judged by its status */
 		else if (upstream_media_is(x->ctype, "application/json")) {
 			curl_off_t cl = -1;
@@ -475,13 +484,72 @@ upstream_bearer_free(char *token)
 	}
 }
 
+/* The params to send for q: as given, but that the revision's own members of _meta
+ * (a caller's, relayed) are the gateway's: for a stateless upstream its protocol
+ * version, the client capabilities q declares and the gateway's clientInfo; for any
+ * other, none. A new reference (NULL: no params), or *bad set. */
+static json_t *
+wire_params(const struct post *q, const struct config *cfg, int *bad)
+{
+	json_t *in = json_object_get(q->params, "_meta"), *params, *meta;
+
+	if (!q->modern && (json_object_get(in, MCP_META_VERSION) == NULL && json_object_get(in, MCP_META_CAPS) == NULL &&
+	    json_object_get(in, MCP_META_INFO) == NULL))
+		return json_incref(q->params);
+	params = json_is_object(q->params) ? json_copy(q->params) : json_object();
+	meta = json_is_object(in) ? json_copy(in) : json_object();
+	if (params == NULL || meta == NULL) {
+		*bad = 1;
+		json_decref(meta);
+		return params;
+	}
+	json_object_del(meta, MCP_META_VERSION);
+	json_object_del(meta, MCP_META_CAPS);
+	json_object_del(meta, MCP_META_INFO);
+	if (q->modern &&
+	    (json_object_set_new(meta, MCP_META_VERSION, json_string(UPSTREAM_MODERN_VERSION)) < 0 ||
+	    json_object_set_new(meta, MCP_META_CAPS, json_is_object(q->client_caps) ? json_copy(q->client_caps) :
+	    json_object()) < 0 ||
+	    json_object_set_new(meta, MCP_META_INFO, json_pack("{s:s, s:s}",
+	    "name", cfg && cfg->name ? cfg->name : PACKAGE_NAME,
+	    "version", cfg && cfg->version ? cfg->version : PACKAGE_VERSION)) < 0))
+		*bad = 1;
+	if (json_object_size(meta) > 0)
+		json_object_set_new(params, "_meta", meta);
+	else {
+		json_object_del(params, "_meta");
+		json_decref(meta);
+	}
+	return params;
+}
+
+/* "Name: value" of an Mcp-* header, its value as negotiate.h encodes it. */
+static struct curl_slist *
+mcp_header(struct curl_slist *l, const char *name, const char *value, int *bad)
+{
+	size_t cap = strlen(name) + 2 + 4 * ((strlen(value) + 2) / 3) + 12;
+	char *line = malloc(cap);
+
+	if (line == NULL)
+		*bad = 1;
+	else {
+		snprintf(line, cap, "%s: ", name);
+		if (negotiate_header_encode(value, line + strlen(line), cap - strlen(line)) < 0)
+			*bad = 1;
+		else
+			l = httpc_header(l, line, bad);
+	}
+	free(line);
+	return l;
+}
+
 /* The body and headers of q to up: 0; -2 when the body is over UPSTREAM_MAX_RESPONSE
  * (the caller's request: that call's failure); -1 (out of memory, a header that does
  * not fit). */
 static int
-build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body, struct curl_slist **hdrs)
+build_post(const struct post *q, const struct upstream_call *call, struct buf *body, struct curl_slist **hdrs)
 {
-	json_t *msg = NULL;
+	json_t *msg = NULL, *params = NULL;
 	int bad = 0, rc = 0;
 
 	if (buf_reserve(body, 256) < 0)
@@ -490,9 +558,10 @@ build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body
 		rc = 0;
 	else if (q->raw)
 		rc = jsonw_dump(body, q->raw) < 0 ? -2 : 0;
-	else if ((msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "")) == NULL ||
+	else if ((params = wire_params(q, call->cfg, &bad), bad) ||
+	    (msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", q->method ? q->method : "")) == NULL ||
 	    (q->id && json_object_set(msg, "id", q->id) < 0) ||
-	    (q->params && json_object_set(msg, "params", q->params) < 0))
+	    (params && json_object_set(msg, "params", params) < 0))
 		rc = -1;
 	else
 		rc = jsonw_dump(body, msg) < 0 ? -2 : 0;
@@ -500,7 +569,13 @@ build_post(const struct post *q, const struct cfg_upstream *up, struct buf *body
 	*hdrs = httpc_header(NULL, "Content-Type: application/json", &bad);
 	*hdrs = httpc_header(*hdrs, "Accept: application/json, text/event-stream", &bad);
 	*hdrs = httpc_header(*hdrs, "Expect:", &bad);	/* no 100-continue round trip */
-	*hdrs = upstream_mcp_headers(*hdrs, up, q->version, q->session, q->bearer, &bad);
+	*hdrs = upstream_mcp_headers(*hdrs, call->up, q->version, q->session, q->bearer, &bad);
+	if (q->modern && q->method && !q->del && !q->raw) {
+		*hdrs = mcp_header(*hdrs, "Mcp-Method", q->method, &bad);
+		if (q->name)
+			*hdrs = mcp_header(*hdrs, "Mcp-Name", q->name, &bad);
+	}
+	json_decref(params);
 	return rc < 0 ? rc : bad ? -1 : 0;
 }
 
@@ -518,6 +593,31 @@ static int
 dropped(CURLcode rc)
 {
 	return rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
+}
+
+/* A JSON body of several messages, one after the other (as some servers write the
+ * messages of a call they would otherwise stream): each taken as an event's would be.
+ * 0 when they end with our answer, -1 when they are not that. */
+static int
+json_lines(struct xfer *x)
+{
+	const char *p = buf_str(&x->body);
+	size_t at = 0, n = x->body.len;
+	json_error_t jerr;
+	json_t *m;
+	int rc = 0;
+
+	while (rc == 0 && !x->response) {
+		while (at < n && (p[at] == ' ' || p[at] == '\t' || p[at] == '\r' || p[at] == '\n'))
+			at++;
+		if (at == n ||
+		    (m = json_loadb(p + at, n - at, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr)) == NULL)
+			return -1;
+		at += (size_t)jerr.position;
+		rc = take_one(x, m);
+		json_decref(m);
+	}
+	return rc == 0 && x->response ? 0 : -1;
 }
 
 /* What the finished (or stopped) transfer x amounts to (what run() reported in it): 0
@@ -556,7 +656,7 @@ post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 			    name, left_ms < CONNECT_MAX_MS ? (long)left_ms : CONNECT_MAX_MS, where);
 		else
 			timed_out(err, call, deadline_ms);
-	} else if (q->status != 0 && !(q->status == 200 ||
+	} else if (q->status != 0 && !(q->status == 200 || (error_answer(q) && x->kind == BODY_JSON) ||
 	    (q->id == NULL && (q->status == 202 || q->status == 204)))) {
 		/* (a DELETE the upstream refuses, 405, or of a session it forgot, 404, fails
 		 * here too: the caller of upstream_close takes it as done) */
@@ -579,8 +679,18 @@ post_outcome(struct xfer *x, json_t **resp, struct gw_error *err)
 	} else if (x->kind == BODY_NONE && !upstream_media_is(x->ctype, "application/json")) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an empty answer of type %s", name,
 		    media_for_log(x->ctype, media, sizeof(media)));
-	} else if ((answer = json_loadb(buf_str(&x->body), x->body.len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+	} else if ((answer = json_loadb(buf_str(&x->body), x->body.len, JSON_REJECT_DUPLICATES, &jerr)) == NULL &&
+	    (q->status != 200 || json_lines(x) < 0)) {
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an answer that is not JSON", name);
+	} else if (answer == NULL) {
+		*resp = x->response;	/* the last of its lines */
+		x->response = NULL;
+		return 0;
+	} else if (q->status != 200 && (!upstream_is_jsonrpc(answer) || !is_answer(answer, q->id) ||
+	    !json_object_get(answer, "error"))) {
+		json_decref(answer);
+		gw_error_set(err, refused_call(q->status) ? GW_ECALL : GW_EUPSTREAM, "upstream %s: HTTP %ld", name,
+		    q->status);
 	} else if (!upstream_is_jsonrpc(answer) || !is_answer(answer, q->id)) {
 		json_decref(answer);
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: an answer that is not a JSON-RPC response to our request",
@@ -641,7 +751,7 @@ post_once(struct upstream_pool *p, struct up_conn *c, const struct upstream_call
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot initialise libcurl", name);
 		goto out;
 	}
-	if ((built = build_post(q, up, &body, &hdrs)) == -2) {
+	if ((built = build_post(q, call, &body, &hdrs)) == -2) {
 		gw_error_set(err, GW_ECALL, "upstream %s: the request is over %u MiB", name, UPSTREAM_MAX_RESPONSE >> 20);
 		goto out;
 	} else if (built < 0) {

@@ -107,6 +107,7 @@ upstream_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 {
 	char detail[METRICS_DETAIL_MAX], note[CATALOG_NOTE_MAX];
 	size_t i, down_before = json_array_size(h->reasons);
+	json_t *version;
 	const char *why;
 	int64_t since;
 	int st;
@@ -118,6 +119,10 @@ upstream_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 		if (st == METRICS_UNKNOWN && (st = upstream_from_catalog(rc->w, name, &why)) != METRICS_UNKNOWN)
 			snprintf(detail, sizeof(detail), "%s", why ? why : "");
 		dependency(h, "upstream", name, st, since, detail);
+		/* The revision the gateway speaks to it, as the catalog found it. */
+		version = json_object_get(json_object_get(catalog_upstreams(worker_mcp(rc->w)->cat.doc), name), "version");
+		if (json_is_string(version))
+			json_object_set(json_array_get(h->deps, json_array_size(h->deps) - 1), "protocolVersion", version);
 	}
 	if (json_array_size(h->reasons) == down_before && catalog_region_degraded(rc->sh->catalog))
 		json_array_append_new(h->reasons, json_string("an upstream is left out of the catalog"));

@@ -135,6 +135,49 @@ answer_callers(int fd, const char *headers, const char *method, const char *idtx
 	}
 }
 
+/* Modes "modern" (an upstream of 2026-07-28 alone: initialize refused) and "dual" (that
+ * keeps sessions for older clients too): server/discover; a request answers with the
+ * _meta and the Mcp-* headers it came with; tools/call of "needs" is refused with HTTP
+ * 400 and -32021, of "lines" answered as two JSON values in one body. */
+static void
+answer_modern(int fd, const char *headers, json_t *req, const char *method, const char *idtxt)
+{
+	const char *name = json_string_value(json_object_get(json_object_get(req, "params"), "name"));
+	const char *mn = strstr(headers, "mcp-name: ");
+	char out[2048], *meta;
+
+	if (method && strcmp(method, "initialize") == 0 && strcmp(stub.mode, "dual") == 0) {
+		stub.initializes++;
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-11-25\","
+		    "\"capabilities\":{\"logging\":{}},\"serverInfo\":{\"name\":\"stub\",\"version\":\"1\"}}}", idtxt);
+		answer_json(fd, 200, "Mcp-Session-Id: old-1\r\n", out);
+	} else if (strncmp(headers, "delete ", 7) == 0 || (method && idtxt == NULL)) {
+		if (strncmp(headers, "delete ", 7) == 0)
+			stub.deletes++;
+		send_str(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	} else if (method && strcmp(method, "initialize") == 0) {
+		answer_json(fd, 400, "", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32022,\"message\":\"no\"}}");
+	} else if (method && strcmp(method, "server/discover") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"supportedVersions\":[\"2026-07-28\"],"
+		    "\"capabilities\":{\"tools\":{}},\"resultType\":\"complete\"}}", idtxt);
+		answer_json(fd, 200, "", out);
+	} else if (name && strcmp(name, "needs") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32021,\"message\":\"m\","
+		    "\"data\":{\"requiredCapabilities\":{\"sampling\":{}}}}}", idtxt);
+		answer_json(fd, 400, "", out);
+	} else if (name && strcmp(name, "lines") == 0) {
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n"
+		    "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"n\":2}}\n", idtxt);
+		answer_json(fd, 200, "", out);
+	} else {
+		meta = json_dumps(json_object_get(json_object_get(req, "params"), "_meta"), JSON_COMPACT | JSON_ENCODE_ANY);
+		snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"meta\":%s,\"name\":\"%.*s\"}}",
+		    idtxt ? idtxt : "null", meta ? meta : "null", mn ? (int)strcspn(mn + 10, "\r") : 0, mn ? mn + 10 : "");
+		free(meta);
+		answer_json(fd, 200, "", out);
+	}
+}
+
 /* Answers one request; returns 0 to keep the connection, -1 to close it. */
 static int
 answer(int fd, const char *headers, const char *body)
@@ -146,6 +189,12 @@ answer(int fd, const char *headers, const char *body)
 	const char *mode = stub.mode;
 	int rc = 0;
 
+	if (strcmp(mode, "modern") == 0 || strcmp(mode, "dual") == 0) {
+		answer_modern(fd, headers, req, method, idtxt);
+		free(idtxt);
+		json_decref(req);
+		return 0;
+	}
 	if (strncmp(mode, "callers", 7) == 0) {
 		answer_callers(fd, headers, method, idtxt);
 		free(idtxt);
@@ -472,6 +521,108 @@ req_header(int i)
 	return i < stub.nreq ? stub.headers[i] : "";
 }
 
+/* An upstream of 2026-07-28: found by server/discover, called statelessly (_meta, the
+ * Mcp-* headers, no session, no initialize), its errors with HTTP 400 read as answers,
+ * a body of several JSON values read as a stream's events; one that keeps sessions for
+ * older clients too opens them; one that speaks only older revisions is found so too. */
+static void
+test_modern(const struct config *cfg)
+{
+	struct upstream_pool *pool = upstream_pool_new();
+	struct upstream_call c;
+	struct gw_error err;
+	json_t *caps, *resp = NULL, *params, *r;
+	char version[16] = "", *sid = NULL;
+
+	stub_reset("modern");
+	call_init(&c, cfg, "tools/list");
+	caps = upstream_capabilities(pool, &c, version, &err);
+	ok(caps && json_object_get(caps, "tools") && strcmp(version, "2026-07-28") == 0 && stub.nreq == 1 &&
+	    strstr(stub.bodies[0], "\"server/discover\"") && strstr(req_header(0), "mcp-method: server/discover\r\n") &&
+	    strstr(req_header(0), "mcp-protocol-version: 2026-07-28\r\n"),
+	    "discovered: 2026-07-28, its capabilities, one request (%s, %d)", version, stub.nreq);
+	json_decref(caps);
+
+	params = json_pack("{s:s, s:{s:s, s:i}}", "name", "t\xc3\xa9", "_meta",
+	    "io.modelcontextprotocol/protocolVersion", "1999-01-01", "progressToken", 5);
+	call_init(&c, cfg, "tools/call");
+	c.params = params;
+	c.mcp_name = "t\xc3\xa9";
+	c.revision = "2026-07-28";
+	c.client_caps = json_pack("{s:{}}", "elicitation");
+	c.who = "caller-a";
+	ok(upstream_request(pool, &c, &resp, &err) == 0, "a call (%s)", err.detail);
+	r = json_object_get(resp, "result");
+	ok(json_is_object(json_object_get(json_object_get(json_object_get(r, "meta"),
+	    "io.modelcontextprotocol/clientCapabilities"), "elicitation")) &&
+	    json_integer_value(json_object_get(json_object_get(r, "meta"), "progressToken")) == 5 &&
+	    strcmp(json_string_value(json_object_get(json_object_get(r, "meta"), "io.modelcontextprotocol/protocolVersion")),
+	    "2026-07-28") == 0 && json_object_get(json_object_get(r, "meta"), "io.modelcontextprotocol/clientInfo"),
+	    "… its _meta: the revision, the caller's capabilities, the gateway's clientInfo, the caller's own kept");
+	is_str(json_string_value(json_object_get(r, "name")), "=?base64?dmop?=",
+	    "… Mcp-Name, base64 for a name not ASCII (dMOp, lower-cased by the stub)");
+	ok(strstr(req_header(stub.nreq - 1), "mcp-method: tools/call\r\n") &&
+	    strstr(req_header(stub.nreq - 1), "mcp-session-id") == NULL && stub.initializes == 0,
+	    "… Mcp-Method, no session, no initialize, even for a caller");
+	json_decref(resp);
+	json_decref(c.client_caps);
+	json_decref(params);
+
+	c.client_caps = NULL;
+	c.method = "notifications/cancelled";
+	c.params = NULL;
+	r = json_integer(stub.nreq);
+	ok(upstream_notify(pool, &c, &err) == 0 && stub.nreq == json_integer_value(r), "a notification: nothing to send");
+	json_decref(r);
+
+	params = json_pack("{s:s}", "name", "needs");
+	c.method = "tools/call";
+	c.params = params;
+	ok(upstream_request(pool, &c, &resp, &err) == 0 &&
+	    json_integer_value(json_object_get(json_object_get(resp, "error"), "code")) == -32021 &&
+	    json_object_get(json_object_get(json_object_get(resp, "error"), "data"), "requiredCapabilities"),
+	    "an error with HTTP 400: the answer, its data kept (%s)", err.detail);
+	json_decref(resp);
+	json_decref(params);
+	params = json_pack("{s:s}", "name", "lines");
+	c.params = params;
+	c.on_msg = collect;
+	nmsgs = 0;
+	ok(upstream_request(pool, &c, &resp, &err) == 0 &&
+	    json_integer_value(json_object_get(json_object_get(resp, "result"), "n")) == 2 && nmsgs == 1,
+	    "a JSON body of two messages: the notification relayed, then the answer (%s)", err.detail);
+	json_decref(resp);
+	json_decref(params);
+
+	c.method = NULL;
+	ok(upstream_open(pool, &c, NULL, &sid, version, &err) == 0 && sid == NULL && strcmp(version, "2026-07-28") == 0,
+	    "a caller's session at an upstream that refuses initialize: none, its calls stateless");
+	free(sid);
+	ok(upstream_legacy_capabilities(pool, &c) == NULL, "… and no capabilities for older clients");
+	upstream_pool_free(pool);
+
+	pool = upstream_pool_new();
+	stub_reset("dual");
+	c.revision = "2026-07-28";
+	ok(upstream_open(pool, &c, NULL, &sid, version, &err) == 0 && sid && strcmp(sid, "old-1") == 0 &&
+	    strcmp(version, "2025-11-25") == 0, "one that keeps older clients' sessions: the caller's opened (%s)",
+	    sid ? sid : err.detail);
+	free(sid);
+	caps = upstream_legacy_capabilities(pool, &c);
+	ok(json_object_get(caps, "logging") && stub.deletes == 1, "… its capabilities for them, the session ended");
+	json_decref(caps);
+	upstream_pool_free(pool);
+
+	pool = upstream_pool_new();
+	stub_reset("json");
+	call_init(&c, cfg, "tools/list");
+	caps = upstream_capabilities(pool, &c, version, &err);
+	ok(caps && strcmp(version, "2025-06-18") == 0 && stub.initializes == 1,
+	    "one of older revisions: its discovery refused, initialize (%s)", version);
+	json_decref(caps);
+	upstream_pool_free(pool);
+}
+
 /* ---- the auth-header-file ---- */
 
 static void
@@ -637,6 +788,7 @@ test_client(void)
 	is_int(upstream_pool_connects(pool), 1, "upstream_pool_connects counts it");
 	upstream_pool_free(pool);
 	test_callers(cfg);
+	test_modern(cfg);
 	pool = upstream_pool_new();
 	test_catalog_refresh(pool, cfg);
 

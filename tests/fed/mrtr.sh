@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# tests/fed/mrtr.sh — an upstream's input_required (2026-07-28, SEP-2322) through the
+# gateway, and what a caller can do with the requestState it gets. Two fixture upstreams
+# that speak 2026-07-28 (tests/upstream/fixture.mjs --modern-only), a (prefix a_) and b
+# (prefix b_), behind nginx + spawn-fcgi + mcpgate; two callers (machine-acme,
+# machine-beta, no policy: both see every tool):
+#
+#  - the upstream's input_required reaches the caller as the upstream wrote it but for
+#    its requestState, which is the gateway's (SEAL.STATE: the upstream's state after
+#    the seal); the retry with the answers gets the upstream's complete result;
+#  - the same state sent by the other caller, aimed at b's tool, altered (ours or the
+#    upstream's part), or with our seal dropped: -32602, and the upstream never sees
+#    the call (its /_traffic);
+#  - multi-round: each round's state is the gateway's, the last round completes;
+#  - the gateway spoke 2026-07-28 to both (no initialize, no session; /mcp/health says
+#    which revision), and the client capabilities the caller declared reached the
+#    upstream (a capability it lacks: the upstream's -32021, HTTP 400, its data kept);
+#  - a 2025-11-25 caller calling an input-required tool gets a JSON-RPC error, not a
+#    result of a revision it does not speak (the upstreams refuse initialize: its calls
+#    go statelessly, with no capability declared for it).
+#
+# Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/suite.sh"
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+
+start_fixture a --port 0 --modern-only --name a
+start_fixture b --port 0 --modern-only --name b
+MG_PORT=$(free_port)
+URL=http://127.0.0.1:$MG_PORT/mcp
+start_idp "$URL"
+wait_fixture a || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
+wait_fixture b || bail "fixture b started" "$(tail -n 5 "$T/b.log")"
+gateway_conf "$T/gw.conf" "$URL" "page-size = 1000"
+cat >> "$T/gw.conf" <<CONF
+[upstream "a"]
+url = ${FIXTURE_URL[a]}
+prefix = a_
+[upstream "b"]
+url = ${FIXTURE_URL[b]}
+prefix = b_
+CONF
+start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a and b, two upstreams of 2026-07-28"
+ACME=$(mint_cc machine-acme)
+BETA=$(mint_cc machine-beta)
+if [ -z "$ACME" ] || [ "$ACME" = null ] || [ -z "$BETA" ] || [ "$BETA" = null ]; then
+	bail "two tokens" "$(tail -n 5 "$T/idp.log")"
+fi
+
+# post TOKEN METHOD PARAMS [NAME]: a 2026-07-28 request through nginx; "STATUS BODY".
+CAPS='{"elicitation":{},"sampling":{},"roots":{}}'
+post() {
+	local token=$1 method=$2 params=$3 name=${4:-} body
+	body=$(jq -cn --arg m "$method" --argjson p "$params" --argjson caps "$CAPS" \
+		'{jsonrpc: "2.0", id: 7, method: $m, params: ($p + {_meta: (($p._meta // {}) + {
+			"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": $caps})})}')
+	curl -s --max-time 60 -w '\n%{http_code}' -H 'Content-Type: application/json' -H 'Accept: application/json' \
+		-H "Authorization: Bearer $token" -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $method" \
+		${name:+-H "Mcp-Name: $name"} --data-binary "$body" "$URL" | { read -r -d '' all; printf '%s %s' "${all##*$'\n'}" "${all%$'\n'*}"; }
+}
+call() { post "$1" tools/call "$(jq -cn --arg n "$2" --argjson a "${3:-{\}}" --argjson x "${4:-{\}}" '{name: $n, arguments: $a} + $x')" "$2"; }
+body() { printf '%s' "${1#* }"; }
+status() { printf '%s' "${1%% *}"; }
+tool_calls() { curl -s --max-time 10 "${FIXTURE_URL[$1]%/mcp}/_traffic" | jq '.byMethod["tools/call"] // 0'; }
+
+# --- relayed, then answered ------------------------------------------------------------------
+res=$(call "$ACME" a_test_input_required_result_elicitation)
+b1=$(body "$res")
+jcheck "a's input_required reaches the caller: resultType, one elicitation/create input request" "$b1" \
+	'.result.resultType == "input_required" and (.result.inputRequests | length) == 1 and
+	 ([.result.inputRequests[] | .method] == ["elicitation/create"]) and (.result.requestState | type) == "string"'
+STATE=$(jq -r '.result.requestState' <<<"$b1")
+KEY=$(jq -r '.result.inputRequests | keys[0]' <<<"$b1")
+like "… the upstream gave no requestState: the gateway's is a seal alone" "$STATE" '^[A-Za-z0-9_-]{60,}$'
+ANSWER=$(jq -cn --arg k "$KEY" --arg s "$STATE" '{inputResponses: {($k): {action: "accept", content: {name: "alice"}}}, requestState: $s}')
+res=$(call "$ACME" a_test_input_required_result_elicitation '{}' "$ANSWER")
+jcheck "the retry with the answer: the upstream's complete result" "$(body "$res")" \
+	'.result.resultType == "complete" and (.result.content | length) > 0'
+
+# A tool whose upstream keeps its own requestState.
+b1=$(body "$(call "$ACME" a_test_input_required_result_request_state)")
+SSTATE=$(jq -r '.result.requestState' <<<"$b1")
+like "an upstream's own requestState: the gateway's is a seal, then the upstream's as it wrote it" "$SSTATE" \
+	'^[A-Za-z0-9_-]{60,}\..'
+SANSWER=$(jq -c '{inputResponses: (.result.inputRequests | with_entries(.value = {action: "accept", content: {}})),
+	requestState: .result.requestState}' <<<"$b1")
+jcheck "… the retry gets the upstream's complete result (its own state went back to it)" \
+	"$(body "$(call "$ACME" a_test_input_required_result_request_state '{}' "$SANSWER")")" '.result.resultType == "complete"'
+
+# --- what a caller cannot do with it ---------------------------------------------------------------
+# refused DESC TOKEN TOOL EXTRA UPSTREAM: -32602, and UPSTREAM saw no call.
+refused() {
+	local before after res
+	before=$(tool_calls "$5")
+	res=$(call "$2" "$3" '{}' "$4")
+	after=$(tool_calls "$5")
+	jcheck "$1: -32602, and upstream $5 never saw the call" "{\"r\":$(body "$res"),\"n\":$((after - before))}" \
+		'.r.error.code == -32602 and .n == 0'
+}
+refused "alice's state sent by another caller" "$BETA" a_test_input_required_result_elicitation "$ANSWER" a
+refused "the state aimed at b's tool of the same name" "$ACME" b_test_input_required_result_elicitation "$ANSWER" b
+refused "the state altered (a suffix, as the suite's tampering does)" "$ACME" a_test_input_required_result_elicitation \
+	"$(jq -c '.requestState += "-TAMPERED"' <<<"$ANSWER")" a
+refused "the upstream's own state alone (our seal dropped)" "$ACME" a_test_input_required_result_request_state \
+	"$(jq -c '.requestState |= sub("^[^.]*\\."; "")' <<<"$SANSWER")" a
+refused "the upstream's own state altered behind our seal" "$ACME" a_test_input_required_result_request_state \
+	"$(jq -c '.requestState += "x"' <<<"$SANSWER")" a
+refused "a requestState that is not a string" "$ACME" a_test_input_required_result_elicitation \
+	"$(jq -c '.requestState = 5' <<<"$ANSWER")" a
+
+# --- several rounds ------------------------------------------------------------------------------
+res=$(call "$ACME" a_test_input_required_result_multi_round)
+b1=$(body "$res")
+rounds=0
+while [ "$(jq -r '.result.resultType' <<<"$b1")" = input_required ] && [ "$rounds" -lt 5 ]; do
+	rounds=$((rounds + 1))
+	ans=$(jq -c '{inputResponses: (.result.inputRequests | with_entries(.value = (if .value.method == "elicitation/create"
+		then {action: "accept", content: {}} elif .value.method == "sampling/createMessage"
+		then {role: "assistant", content: {type: "text", text: "ok"}, model: "m"} else {roots: []} end))),
+		requestState: .result.requestState}' <<<"$b1")
+	like "multi-round: round $rounds's state is the gateway's" "$(jq -r .requestState <<<"$ans")" '^[A-Za-z0-9_-]{60,}(\.|$)'
+	b1=$(body "$(call "$ACME" a_test_input_required_result_multi_round '{}' "$ans")")
+done
+jcheck "multi-round: complete after $rounds rounds (more than one)" "{\"r\":$b1,\"n\":$rounds}" \
+	'.r.result.resultType == "complete" and .n >= 2'
+
+# --- the revision spoken, the capabilities declared -------------------------------------------
+CAPS='{}'
+res=$(call "$ACME" a_test_missing_capability)
+jcheck "a capability the caller did not declare: the upstream's -32021 with HTTP 400, its data kept" \
+	"{\"s\":$(status "$res"),\"r\":$(body "$res")}" '.s == 400 and .r.error.code == -32021 and (.r.error.data.requiredCapabilities | type) == "object"'
+CAPS='{"elicitation":{},"sampling":{},"roots":{}}'
+for u in a b; do
+	# (an initialize is the catalog's asking what it offers older callers: refused here)
+	jcheck "upstream $u was spoken to in 2026-07-28: discovered, every request stateless, no session, no GET" \
+		"$(curl -s --max-time 10 "${FIXTURE_URL[$u]%/mcp}/_traffic")" \
+		'.sessionsOpened == 0 and .gets == 0 and .byMethod["server/discover"] >= 1 and .byRevision.legacy == 0'
+done
+jcheck "/mcp/health names the revision the gateway speaks to each" "$(curl -s --max-time 10 "${URL%/mcp}/mcp/health")" \
+	'[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28"]'
+
+# --- an older caller --------------------------------------------------------------------------------
+H=(-H 'Content-Type: application/json' -H 'Accept: application/json' -H "Authorization: Bearer $ACME")
+sid=$(curl -s -D - -o /dev/null --max-time 30 "${H[@]}" --data-binary \
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}' \
+	"$URL" | tr -d '\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+res=$(curl -s --max-time 30 "${H[@]}" -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' --data-binary \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_test_input_required_result_elicitation","arguments":{}}}' "$URL")
+# (its calls go statelessly: the upstream refuses initialize; the gateway declares no
+# capability for it there, which the upstream says)
+jcheck "a 2025-11-25 caller calling an input-required tool: a JSON-RPC error, no input_required" "$res" \
+	'.error.code != null and .result == null'
+res=$(curl -s --max-time 30 "${H[@]}" -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' --data-binary \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a_test_simple_text","arguments":{}}}' "$URL")
+jcheck "… and a plain tool: its result, without the stateless revision's resultType" "$res" \
+	'(.result.content | length) > 0 and (.result | has("resultType") | not)'
+tap_done
