@@ -219,6 +219,25 @@ count_tool(struct exchange *x, json_t *params, enum metrics_outcome o)
 	metrics_tool(x->env->metrics, name, o);
 }
 
+/* An upstream's result (stolen) for the caller's revision: an input_required relayed
+ * (mcp_input.c), a stateless upstream's resultType dropped for an older caller, and a
+ * cache scope private. NULL with err. */
+static json_t *
+relayed(struct element *el, const struct fed_call *f, json_t *result, struct gw_error *err)
+{
+	const char *rt = json_string_value(json_object_get(result, "resultType"));
+
+	if (rt && strcmp(rt, "input_required") == 0)
+		return mcp_input_relay(el, f, result, err);
+	if (rt && !el->x->modern)
+		json_object_del(result, "resultType");
+	/* What the upstream may call the same for everyone is, through the gateway, the
+	 * answer to this caller, whom the policy let have it: never for a shared cache. */
+	if (el->x->modern && json_object_get(result, "cacheScope"))
+		json_object_set_new(result, "cacheScope", json_string("private"));
+	return result;
+}
+
 /* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
  * the upstream they belong to (federate.c). */
 static json_t *
@@ -228,7 +247,6 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	struct fed_call f;
 	json_t *result, *retried = NULL, *unwrapped = NULL;
 	char bound[INPUT_UPSTREAM_MAX];
-	const char *rt;
 
 	mcp_fed_init(x, &f);
 	f.doc = mcp_catalog(x);
@@ -257,11 +275,8 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 		count_tool(x, params, result ? METRICS_ALLOWED : METRICS_ERROR);
 
 	el->session_gone |= f.session_gone;
-	rt = json_string_value(json_object_get(result, "resultType"));
-	if (rt && strcmp(rt, "input_required") == 0)
-		result = mcp_input_relay(el, &f, result, err);
-	else if (rt && !x->modern)	/* a stateless upstream's: not of the caller's revision */
-		json_object_del(result, "resultType");
+	if (result)
+		result = relayed(el, &f, result, err);
 	if (result == NULL && f.err.code == GW_ESCOPE) {
 		/* The upstream's credential needs scopes the caller's token lacks: a step-up,
 		 * as for the policy's (a batch element gets its JSON-RPC error alone). */

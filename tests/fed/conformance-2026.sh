@@ -145,7 +145,7 @@ jcheck "health: the gateway speaks 2026-07-28 to the upstream (its catalog found
 	'.dependencies[] | select(.dependency == "upstream" and .name == "up") | .protocolVersion == "2026-07-28"'
 if [ -z "${MG_CONF_UPSTREAM:-}" ]; then
 	traffic=$(curl -s --max-time 10 "$UP_ORIGIN/_traffic")
-	jcheck "the upstream saw server/discover and no initialize from the gateway" "$traffic" \
+	jcheck "the upstream saw server/discover and stateless requests from the gateway" "$traffic" \
 		'.byMethod["server/discover"] >= 1 and ((.byRevision["2026-07-28"] // 0) > 0)'
 else
 	echo "# MG_CONF_UPSTREAM: the upstream's traffic is not counted"

@@ -15,6 +15,8 @@
 #  - the gateway spoke 2026-07-28 to both (no initialize, no session; /mcp/health says
 #    which revision), and the client capabilities the caller declared reached the
 #    upstream (a capability it lacks: the upstream's -32021, HTTP 400, its data kept);
+#  - caching hints: a relayed resources/read is private (the upstream's public is its
+#    answer to this caller through the policy), a list private with ttlMs 0;
 #  - a 2025-11-25 caller calling an input-required tool gets a JSON-RPC error, not a
 #    result of a revision it does not speak (the upstreams refuse initialize: its calls
 #    go statelessly, with no capability declared for it).
@@ -141,6 +143,14 @@ for u in a b; do
 done
 jcheck "/mcp/health names the revision the gateway speaks to each" "$(curl -s --max-time 10 "${URL%/mcp}/mcp/health")" \
 	'[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28"]'
+
+# --- caching hints -----------------------------------------------------------------------------------
+res=$(post "$ACME" resources/read '{"uri":"test://static-text"}' test://static-text)
+jcheck "resources/read: the upstream's public cacheScope is private through the gateway (the caller's answer)" \
+	"$(body "$res")" '.result.cacheScope == "private" and (.result.contents | length) > 0'
+res=$(post "$ACME" tools/list '{}')
+jcheck "tools/list: a list filtered for the caller, private, ttlMs 0" "$(body "$res")" \
+	'.result.cacheScope == "private" and .result.ttlMs == 0 and (.result.tools | length) > 0'
 
 # --- an older caller --------------------------------------------------------------------------------
 H=(-H 'Content-Type: application/json' -H 'Accept: application/json' -H "Authorization: Bearer $ACME")
