@@ -15,6 +15,9 @@
 #  - the gateway spoke 2026-07-28 to both (no initialize, no session; /mcp/health says
 #    which revision), and the client capabilities the caller declared reached the
 #    upstream (a capability it lacks: the upstream's -32021, HTTP 400, its data kept);
+#  - a 2026-07-28 caller of a 2025-11-25 upstream (c, prefix c_) that wants sampling:
+#    the upstream's answer for a client without that capability (the gateway declares
+#    none on the caller's behalf there: nobody could answer), never a hang;
 #  - caching hints: a relayed resources/read is private (the upstream's public is its
 #    answer to this caller through the policy), a list private with ttlMs 0;
 #  - a 2025-11-25 caller calling an input-required tool gets a JSON-RPC error, not a
@@ -30,11 +33,13 @@ suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @mode
 
 start_fixture a --port 0 --modern-only --name a
 start_fixture b --port 0 --modern-only --name b
+start_fixture c --port 0 --name c
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
 wait_fixture a || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
 wait_fixture b || bail "fixture b started" "$(tail -n 5 "$T/b.log")"
+wait_fixture c || bail "fixture c started" "$(tail -n 5 "$T/c.log")"
 gateway_conf "$T/gw.conf" "$URL" "page-size = 1000"
 cat >> "$T/gw.conf" <<CONF
 [upstream "a"]
@@ -43,8 +48,11 @@ prefix = a_
 [upstream "b"]
 url = ${FIXTURE_URL[b]}
 prefix = b_
+[upstream "c"]
+url = ${FIXTURE_URL[c]}
+prefix = c_
 CONF
-start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a and b, two upstreams of 2026-07-28"
+start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a and b, two upstreams of 2026-07-28, and c, of 2025-11-25"
 ACME=$(mint_cc machine-acme)
 BETA=$(mint_cc machine-beta)
 if [ -z "$ACME" ] || [ "$ACME" = null ] || [ -z "$BETA" ] || [ "$BETA" = null ]; then
@@ -142,7 +150,7 @@ for u in a b; do
 		'.sessionsOpened == 0 and .gets == 0 and .byMethod["server/discover"] >= 1 and .byRevision.legacy == 0'
 done
 jcheck "/mcp/health names the revision the gateway speaks to each" "$(curl -s --max-time 10 "${URL%/mcp}/mcp/health")" \
-	'[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28"]'
+	'[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28", "2025-11-25"]'
 
 # --- caching hints -----------------------------------------------------------------------------------
 res=$(post "$ACME" resources/read '{"uri":"test://static-text"}' test://static-text)
@@ -151,6 +159,16 @@ jcheck "resources/read: the upstream's public cacheScope is private through the 
 res=$(post "$ACME" tools/list '{}')
 jcheck "tools/list: a list filtered for the caller, private, ttlMs 0" "$(body "$res")" \
 	'.result.cacheScope == "private" and .result.ttlMs == 0 and (.result.tools | length) > 0'
+
+# --- an older upstream ------------------------------------------------------------------------
+# A 2026-07-28 caller has no stream for the upstream's requests: its session there (the
+# gateway's, for that caller alone) declares no client capability, whatever the caller
+# declared, so the upstream asks nothing of it (or is declined, -32601, if it asks).
+res=$(call "$ACME" c_test_sampling '{"prompt":"hi"}')
+jcheck "a 2026-07-28 caller at a 2025-11-25 upstream's sampling tool: the upstream's own answer for a client without sampling, at once" \
+	"$(body "$res")" '(.result.isError == true or .error != null) and (.result.resultType // "complete") != "input_required"'
+jcheck "… and that upstream was called with a session (its revision), stateless requests none" \
+	"$(curl -s --max-time 10 "${FIXTURE_URL[c]%/mcp}/_traffic")" '.sessionsOpened >= 1 and (.byRevision["2026-07-28"] // 0) == 0'
 
 # --- an older caller --------------------------------------------------------------------------------
 H=(-H 'Content-Type: application/json' -H 'Accept: application/json' -H "Authorization: Bearer $ACME")
