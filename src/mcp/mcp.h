@@ -12,6 +12,7 @@
 #include "config.h"
 #include "fragcache.h"
 #include "limiter.h"
+#include "mailbox.h"
 #include "metrics.h"
 #include "req_ctx.h"
 #include "request.h"
@@ -56,6 +57,7 @@ struct mcp_env {
 	struct rstore *rs;			/* the Redis store (tombstones); NULL: none */
 	const unsigned char *shared_key;	/* with rs: what names its records */
 	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
+	struct mailbox *mailbox;		/* clients' answers to the gateway's questions; may be NULL */
 	/* The caller's credentials at the upstreams reached as the caller (upcred.h); NULL:
 	 * none configured. */
 	const struct upstream_cred *cred;

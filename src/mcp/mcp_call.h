@@ -90,6 +90,21 @@ int mcp_input_retry(struct element *el, json_t *params, struct fed_call *f, char
  * a malformed one). */
 json_t *mcp_input_relay(struct element *el, const struct fed_call *f, json_t *result, struct gw_error *err);
 
+/* mcp_ask.c: an upstream's input_required asked of a caller of an older revision. */
+/* The SESSION_F_* flags of a client's capabilities at initialize. */
+unsigned mcp_ask_flags(json_t *caps);
+/* The client capabilities to declare to a stateless upstream for this request of an
+ * older caller: what its session declared, when it can be asked (a session, an event
+ * stream, not a batch); a new object, or NULL (nothing: not a caller who can be asked). */
+json_t *mcp_ask_caps(const struct exchange *x);
+/* The input result (stolen) from f->answered asked of the caller, answered, and the
+ * upstream retried with params and the answers until it completes: its result, or NULL
+ * with err. */
+json_t *mcp_ask(struct element *el, struct fed_call *f, json_t *params, json_t *result, struct gw_error *err);
+/* A caller's POSTed answer (msg) to a question of ours: kept for the call that waits
+ * (1), or 0 when msg answers none of ours. */
+int mcp_ask_answer(const struct exchange *x, json_t *msg);
+
 /* mcp_methods.c */
 /* 1 when v is a revision that initialize negotiates. */
 int mcp_version_legacy(const char *v);

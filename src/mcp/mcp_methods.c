@@ -220,15 +220,19 @@ count_tool(struct exchange *x, json_t *params, enum metrics_outcome o)
 }
 
 /* An upstream's result (stolen) for the caller's revision: an input_required relayed
- * (mcp_input.c), a stateless upstream's resultType dropped for an older caller, and a
- * cache scope private. NULL with err. */
+ * (mcp_input.c) or asked of an older caller (mcp_ask.c, params the call's), a stateless
+ * upstream's resultType dropped for an older caller, and a cache scope private. NULL
+ * with err. */
 static json_t *
-relayed(struct element *el, const struct fed_call *f, json_t *result, struct gw_error *err)
+relayed(struct element *el, struct fed_call *f, json_t *params, json_t *result, struct gw_error *err)
 {
 	const char *rt = json_string_value(json_object_get(result, "resultType"));
 
-	if (rt && strcmp(rt, "input_required") == 0)
+	if (rt && strcmp(rt, "input_required") == 0 && !el->x->modern)
+		result = mcp_ask(el, f, params, result, err);
+	else if (rt && strcmp(rt, "input_required") == 0)
 		return mcp_input_relay(el, f, result, err);
+	rt = json_string_value(json_object_get(result, "resultType"));
 	if (rt && !el->x->modern)
 		json_object_del(result, "resultType");
 	/* What the upstream may call the same for everyone is, through the gateway, the
@@ -245,7 +249,7 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 {
 	struct exchange *x = el->x;
 	struct fed_call f;
-	json_t *result, *retried = NULL, *unwrapped = NULL;
+	json_t *result = NULL, *retried = NULL, *unwrapped = NULL, *sent;
 	char bound[INPUT_UPSTREAM_MAX];
 
 	mcp_fed_init(x, &f);
@@ -255,29 +259,27 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	f.client = x->resp->sink;
 	f.id = el->id;
 	f.gate = mcp_gate_upstream;
-	if (x->modern)	/* what a stateless upstream may ask this caller for */
-		f.client_caps = json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS);
+	/* What a stateless upstream may ask this caller for: a 2026-07-28 caller's own
+	 * declaration; an older caller's at initialize, when the gateway can ask it. */
+	f.client_caps = x->modern ? json_incref(json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS)) :
+	    mcp_ask_caps(x);
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
 		count_tool(x, params, METRICS_DENIED);
-		return NULL;
+		goto out;
 	}
 	/* A retry after our input_required: relayed without our input's answer and state;
 	 * after an upstream's: with the upstream's own state, to that upstream alone. */
 	if (mcp_connect_retry(el, params, &retried, err) < 0 ||
-	    mcp_input_retry(el, retried ? retried : params, &f, bound, &unwrapped, err) < 0) {
-		json_decref(retried);
-		return NULL;
-	}
-	result = fed_request(&f, el->mm->name, unwrapped ? unwrapped : retried ? retried : params);
-	json_decref(retried);
-	json_decref(unwrapped);
+	    mcp_input_retry(el, retried ? retried : params, &f, bound, &unwrapped, err) < 0)
+		goto out;
+	sent = unwrapped ? unwrapped : retried ? retried : params;
+	result = fed_request(&f, el->mm->name, sent);
 	if (el->mm->id == METHOD_TOOLS_CALL)
 		count_tool(x, params, result ? METRICS_ALLOWED : METRICS_ERROR);
-
 	el->session_gone |= f.session_gone;
-	if (result)
-		result = relayed(el, &f, result, err);
-	if (result == NULL && f.err.code == GW_ESCOPE) {
+	if (result) {
+		result = relayed(el, &f, sent, result, err);
+	} else if (f.err.code == GW_ESCOPE) {
 		/* The upstream's credential needs scopes the caller's token lacks: a step-up,
 		 * as for the policy's (a batch element gets its JSON-RPC error alone). */
 		if (!x->in_batch) {
@@ -285,16 +287,20 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 			snprintf(el->denied_scopes, sizeof(el->denied_scopes), "%s", f.err.detail);
 		}
 		gw_error_set(err, GW_EREFUSED, "Forbidden: insufficient_scope (needs %.200s)", f.err.detail);
-	} else if (result == NULL && f.err.code == GW_ECONNECT) {
+	} else if (f.err.code == GW_ECONNECT) {
 		result = mcp_connect_required(el, params, f.err.detail, err);	/* the person's account, not connected */
-	} else if (result == NULL && f.err.code != GW_OK) {
+	} else {
 		*err = f.err;
 		el->err_data = f.err_data;	/* the upstream's, relayed */
 		f.err_data = NULL;
 		if (f.err.code == GW_ENORESOURCE && el->err_data == NULL && json_is_string(json_object_get(params, "uri")))
 			el->err_data = json_pack("{s:O}", "uri", json_object_get(params, "uri"));
 	}
+out:
+	json_decref(retried);
+	json_decref(unwrapped);
 	json_decref(f.err_data);
+	json_decref(f.client_caps);
 	return result;
 }
 
@@ -369,6 +375,8 @@ mcp_forward_answer(const struct exchange *x, json_t *msg)
 {
 	struct fed_call f;
 
+	if (mcp_ask_answer(x, msg))
+		return;	/* to a question of the gateway's own */
 	mcp_fed_init(x, &f);
 	if (json_object_size(f.sessions) > 0 && fed_answer(&f, msg) < 0)
 		log_info(x->req->id, "an answer for no request the gateway relayed was dropped");

@@ -40,9 +40,7 @@ mcp_issue_session(struct exchange *x, json_t *params, json_t *answer)
 	snprintf(s.version, sizeof(s.version), "%s", pv);
 	mcp_caller_who(x->cfg, x->caller, s.who);
 	s.exp = x->req->now + x->cfg->session_ttl;
-	if (json_is_object(json_object_get(json_object_get(json_object_get(params, "capabilities"), "elicitation"),
-	    "url")))
-		s.flags |= SESSION_F_ELICIT_URL;
+	s.flags = mcp_ask_flags(json_object_get(params, "capabilities"));
 	s.upstreams = fed_open_sessions(&f, json_object_get(params, "capabilities"));
 	if (session_seal(x->env->session_key, &s, id) < 0) {
 		log_warn(x->req->id, "session: the caller's upstream sessions do not fit an Mcp-Session-Id; "

@@ -19,6 +19,9 @@
  *       the state file (vault_seal.c); expires with its refresh token (connected.c)
  *   vc  a host refreshes that connection: expires when the refresh would have ended
  *   co  a connect page's ticket or state was used: expires with it
+ *   ma  a client's answer to a question the gateway asked it during a call (an
+ *       upstream's input_required, asked of an older client), sealed under the session
+ *       key; taken once by the call that waits for it; expires with the call's time
  * A decision over several buckets is one server-side script (one round trip, atomic):
  * one write and one read on the connection.
  *
@@ -74,6 +77,7 @@ enum rs_kind {
 	RS_VAULT,	/* va: a person's connection at an upstream, sealed (connected.c) */
 	RS_VAULT_CLAIM,	/* vc: a host refreshes that connection (value "1") */
 	RS_ONCE,	/* co: a connect ticket or state used (value "1"; connect_page.c) */
+	RS_ANSWER,	/* ma: a client's answer to the gateway's question, sealed (mcp_ask.c) */
 };
 /* Such a record's key: its kind and the caller's keyed digest (mcpgate:<kind>:<hex>). */
 struct rs_key {

@@ -50,6 +50,7 @@ static const struct state_region *const regions[GW_REGIONS] = {
 	/* The vault (vault_region_def, at vault_region_size of its entries) is made when
 	 * an upstream keeps people's connections; until then it is empty: no bytes in the
 	 * file, nothing made. */
+	[GW_REGION_MAILBOX] = &mailbox_region_def,
 	[GW_REGION_VAULT] = NULL,
 };
 
@@ -107,6 +108,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->jwks = state_region(st, GW_REGION_JWKS, NULL);
 	sh->replay = state_region(st, GW_REGION_REPLAY, NULL);
 	sh->creds = state_region(st, GW_REGION_CREDS, NULL);
+	sh->mailbox = state_region(st, GW_REGION_MAILBOX, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");

@@ -13,6 +13,7 @@
 #include "fragcache.h"
 #include "introspect.h"
 #include "jwks.h"
+#include "mailbox.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "ratelimit.h"
@@ -39,7 +40,8 @@ enum gw_region {
 	GW_REGION_JWKS,		/* the issuer's JWK set (jwks.c) */
 	GW_REGION_REPLAY,	/* the DPoP proofs seen (replay.c) */
 	GW_REGION_CREDS,	/* upstream credentials obtained for callers (credcache.c) */
-	GW_REGION_VAULT,	/* people's connected accounts' tokens (vault.c); empty unless made */
+	GW_REGION_MAILBOX,	/* clients' answers on their way to the call that asked (mailbox.c) */
+	GW_REGION_VAULT,	/* people's connected accounts' tokens (vault.c); empty unless made: last */
 	GW_REGIONS
 };
 _Static_assert(GW_REGIONS == STATE_NREGIONS, "every region of the state file has its owner");
@@ -56,6 +58,7 @@ struct shared {
 	struct replay *replay;				/* the DPoP proofs seen */
 	struct credcache *creds;			/* upstream credentials, sealed */
 	struct vault *vault;				/* people's connected accounts; NULL: none */
+	struct mailbox *mailbox;			/* clients' answers to the gateway's questions */
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */

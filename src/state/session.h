@@ -30,6 +30,9 @@ struct session {
 
 /* The client's capabilities a session remembers (one byte of flags). */
 #define SESSION_F_ELICIT_URL	1u	/* elicitation.url: URL-mode elicitation (2025-11-25) */
+#define SESSION_F_ELICIT	2u	/* elicitation: form-mode elicitation */
+#define SESSION_F_SAMPLING	4u	/* sampling */
+#define SESSION_F_ROOTS		8u	/* roots */
 
 #define SESSION_BIND_BYTES 16
 

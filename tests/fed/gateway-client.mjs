@@ -15,7 +15,10 @@
 // Every op may carry "tag" (copied to its output line), "url" (default URL) and "auth"
 // (default: true when the token is set): one SDK client (one session) per url and auth.
 // The token is read from the environment, never from the command line, and sent as
-// `Authorization: Bearer`.
+// `Authorization: Bearer`. With CLIENT_ANSWERS=1 the client declares elicitation,
+// sampling and roots and answers what it is asked (elicitation: accept, every field of
+// the requested schema filled; sampling: a fixed text; roots: one root), each request
+// recorded in its op's "asked" [{method, t}].
 //
 // Output lines: {"tag", "op", "name"?, "ms" (time of the answer, from the op's start),
 // "result"? | "error"? {code, message}, "progress"? [{t, progress, total, message}],
@@ -26,7 +29,9 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const [url, ...rawOps] = process.argv.slice(2);
 if (!url) {
@@ -78,10 +83,30 @@ async function clientFor(op) {
   const auth = op.auth ?? !!token;
   const key = `${auth}|${u}`;
   if (clients.has(key)) return clients.get(key);
-  const client = new Client({ name: 'mcpgate-fed-tests', version: '1.0.0' }, { capabilities: {} });
+  const answers = process.env.CLIENT_ANSWERS === '1';
+  const client = new Client({ name: 'mcpgate-fed-tests', version: '1.0.0' },
+    { capabilities: answers ? { elicitation: {}, sampling: {}, roots: {} } : {} });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     if (current?.logs) current.logs.push({ t: since(), level: n.params.level, data: n.params.data });
   });
+  const asked = (method) => current?.asked?.push({ method, t: since() });
+  if (answers) {
+    const fill = (p) => (p.type === 'number' || p.type === 'integer' ? 1 : p.type === 'boolean' ? true
+      : Array.isArray(p.enum) ? p.enum[0] : 'answer');
+    client.setRequestHandler(ElicitRequestSchema, (r) => {
+      asked('elicitation/create');
+      const props = r.params.requestedSchema?.properties ?? {};
+      return { action: 'accept', content: Object.fromEntries(Object.entries(props).map(([k, p]) => [k, fill(p)])) };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, () => {
+      asked('sampling/createMessage');
+      return { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'test-model' };
+    });
+    client.setRequestHandler(ListRootsRequestSchema, () => {
+      asked('roots/list');
+      return { roots: [{ uri: 'file:///tmp/mcpgate-root', name: 'root' }] };
+    });
+  }
   const transport = new StreamableHTTPClientTransport(new URL(u), {
     requestInit: auth ? { headers: { Authorization: `Bearer ${token}` } } : {},
     fetch: recordingFetch(),
@@ -118,6 +143,7 @@ async function run(op) {
       if (cursor !== undefined) rec.error = { message: 'still a nextCursor after 50 pages' };
     } else if (op.op === 'call') {
       rec.logs = [];
+      rec.asked = [];
       if (op.progress) {
         rec.progress = [];
         options.onprogress = (p) => {

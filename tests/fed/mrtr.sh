@@ -20,6 +20,12 @@
 #    none on the caller's behalf there: nobody could answer), never a hang;
 #  - caching hints: a relayed resources/read is private (the upstream's public is its
 #    answer to this caller through the policy), a list private with ttlMs 0;
+#  - the official SDK client (1.32.2, 2025-11-25) declaring elicitation, sampling and
+#    roots calls a's input-required tools: the gateway asks it on the call's stream
+#    (one question, several, two rounds), takes its answers (POSTed to either of the two
+#    mcpgate processes) and retries a: the upstream's result; one that declared nothing
+#    gets an error naming the capability;
+#    with a Redis store the answers wait there (sealed), taken once;
 #  - a 2025-11-25 caller calling an input-required tool gets a JSON-RPC error, not a
 #    result of a revision it does not speak (the upstreams refuse initialize: its calls
 #    go statelessly, with no capability declared for it).
@@ -29,7 +35,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/suite.sh"
-suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq --node @modelcontextprotocol/sdk/package.json
+suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server:redis-server redis-cli:redis-tools \
+	--node @modelcontextprotocol/sdk/package.json
 
 start_fixture a --port 0 --modern-only --name a
 start_fixture b --port 0 --modern-only --name b
@@ -40,7 +47,8 @@ start_idp "$URL"
 wait_fixture a || bail "fixture a started" "$(tail -n 5 "$T/a.log")"
 wait_fixture b || bail "fixture b started" "$(tail -n 5 "$T/b.log")"
 wait_fixture c || bail "fixture c started" "$(tail -n 5 "$T/c.log")"
-gateway_conf "$T/gw.conf" "$URL" "page-size = 1000"
+(umask 077 && head -c 32 /dev/urandom > "$T/session.key")	# (a Redis store, below, needs one)
+gateway_conf "$T/gw.conf" "$URL" "page-size = 1000" "session-key-file = $T/session.key"
 cat >> "$T/gw.conf" <<CONF
 [upstream "a"]
 url = ${FIXTURE_URL[a]}
@@ -169,6 +177,54 @@ jcheck "a 2026-07-28 caller at a 2025-11-25 upstream's sampling tool: the upstre
 	"$(body "$res")" '(.result.isError == true or .error != null) and (.result.resultType // "complete") != "input_required"'
 jcheck "… and that upstream was called with a session (its revision), stateless requests none" \
 	"$(curl -s --max-time 10 "${FIXTURE_URL[c]%/mcp}/_traffic")" '.sessionsOpened >= 1 and (.byRevision["2026-07-28"] // 0) == 0'
+
+# --- an older caller, asked by the gateway -------------------------------------------------
+# The official SDK client (1.32.2, a 2025-11-25 client) declaring elicitation, sampling and
+# roots: the gateway asks it what a's input_required wants, on the call's stream, and
+# retries a with its answers (two mcpgate processes: the answer's POST may reach either).
+CLIENT=$here/gateway-client.mjs
+sdk() { CLIENT_ANSWERS=1 MCP_BEARER_TOKEN=$ACME WATCHDOG_MS=60000 run_bounded 90 "$T/sdk.out" "$T/sdk.err" node "$CLIENT" "$URL" "$@"; cat "$T/sdk.out"; }
+out=$(sdk '{"op":"call","name":"a_test_input_required_result_elicitation","tag":"el"}' \
+	'{"op":"call","name":"a_test_input_required_result_sampling","tag":"sa"}' \
+	'{"op":"call","name":"a_test_input_required_result_list_roots","tag":"ro"}' \
+	'{"op":"call","name":"a_test_input_required_result_multiple_inputs","tag":"mu"}' \
+	'{"op":"call","name":"a_test_input_required_result_multi_round","tag":"mr"}')
+for t in el sa ro mu mr; do
+	line=$(jq -c --arg t "$t" 'select(.tag == $t)' <<<"$out")
+	case $t in
+	el) want='.asked | map(.method) == ["elicitation/create"]' ;;
+	sa) want='.asked | map(.method) == ["sampling/createMessage"]' ;;
+	ro) want='.asked | map(.method) == ["roots/list"]' ;;
+	mu) want='.asked | map(.method) | sort == ["elicitation/create", "roots/list", "sampling/createMessage"]' ;;
+	mr) want='.asked | map(.method) == ["elicitation/create", "elicitation/create"]' ;;
+	esac
+	jcheck "SDK 1.32.2 client, $(jq -r .name <<<"$line"): asked by the gateway, answered, the upstream's result" \
+		"${line:-{\}}" "(.result.content | length) > 0 and (.result.isError != true) and ($want)"
+done
+like "… the upstream's answers name what the client gave" "$(jq -r 'select(.tag == "el") | .result.content[0].text' <<<"$out")" 'answer'
+# With a Redis store ([limits] store, the configuration reloaded while it runs) the
+# answers wait in Redis (mcpgate:ma:…, sealed), taken once.
+. "$top/tests/lib/redis.sh"
+start_redis || bail "redis-server started" "$(tail -n 5 "$T/redis.log")"
+reloads() { grep -c '"config: reloaded' "$T/gw.log" 2>/dev/null; }
+reloaded() { test "$(reloads)" -ge "$1"; }
+n0=$(reloads)
+# (2 s for Redis: a loaded machine's first connection of each worker)
+printf '[limits]\nstore = %s\nredis-timeout-ms = 2000\n' "$(store redis 3)" >> "$T/gw.conf"
+wait_until 60 reloaded $((n0 + 2)) || bail "the gateway reloaded with the Redis store" "$(tail -n 5 "$T/gw.log")"
+sets() { rcli info commandstats | sed -n 's/^cmdstat_set:calls=\([0-9]*\).*/\1/p'; }
+s0=$(sets)
+out=$(sdk '{"op":"call","name":"a_test_input_required_result_multiple_inputs","tag":"rd"}')
+jcheck "with a Redis store: asked three things, answered, the upstream's result" "$out" \
+	'(.result.content | length) > 0 and (.asked | length) == 3'
+jcheck "… the three answers went through Redis, and none is left there" \
+	"{\"sets\":$(( $(sets) - ${s0:-0} )),\"left\":$(rcli -n 3 --scan --pattern 'mcpgate:ma:*' | wc -l)}" '.sets >= 3 and .left == 0'
+
+# The same call by a client that declared nothing: an error, nothing asked.
+out=$(CLIENT_ANSWERS=0 MCP_BEARER_TOKEN=$ACME run_bounded 60 "$T/sdk0.out" "$T/sdk0.err" node "$CLIENT" "$URL" \
+	'{"op":"call","name":"a_test_input_required_result_elicitation"}'; cat "$T/sdk0.out")
+jcheck "a 2025-11-25 client that declared no elicitation: an error saying what it lacks" "$out" \
+	'.error.message | test("elicitation")'
 
 # --- an older caller --------------------------------------------------------------------------------
 H=(-H 'Content-Type: application/json' -H 'Accept: application/json' -H "Authorization: Bearer $ACME")

@@ -1,14 +1,17 @@
 /* Unit tests: the requestState of a relayed input_required (input_seal.c: wrapped and
  * unwrapped, bound to the caller, the key, the upstream's own state and an end; the
- * strict layout; what a caller sees holds the caller's digest nowhere in clear) and the
+ * strict layout; what a caller sees holds the caller's digest nowhere in clear), the
  * header values of a stateless request (negotiate_header_encode, read back by
- * negotiate_header_value). */
+ * negotiate_header_value), and the mailbox older clients' answers wait in (mailbox.c:
+ * taken once, by its key, until its end; full, too long, unusable). */
 #include "autoconf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "input_seal.h"
+#include "mailbox.h"
 #include "negotiate.h"
 #include "secret.h"
 #include "tap.h"
@@ -122,6 +125,45 @@ test_header_encode(void)
 	    "too long for out: refused");
 }
 
+static void
+test_mailbox(void)
+{
+	size_t size = mailbox_region_def.size;
+	void *mem = calloc(1, size);
+	struct mailbox *m = mem;
+	unsigned char k[MAILBOX_KEY_BYTES] = { 1 }, k2[MAILBOX_KEY_BYTES] = { 2 };
+	char out[64], big[MAILBOX_VALUE_MAX + 1];
+	int i, rc = 0;
+
+	state_region_make(&mailbox_region_def, mem, size, 0);
+	ok(mailbox_put(m, k, "answer-1", now + 1000, now) == 0, "put");
+	ok(mailbox_take(m, k2, out, sizeof(out), now) == 0, "another key: nothing");
+	ok(mailbox_take(m, k, out, sizeof(out), now) == 1 && strcmp(out, "answer-1") == 0, "taken: the value");
+	ok(mailbox_take(m, k, out, sizeof(out), now) == 0, "taken once: gone");
+	ok(mailbox_put(m, k, "a", now + 1000, now) == 0 && mailbox_put(m, k, "b", now + 1000, now) == 0 &&
+	    mailbox_take(m, k, out, sizeof(out), now) == 1 && strcmp(out, "b") == 0 &&
+	    mailbox_take(m, k, out, sizeof(out), now) == 0, "put twice: the second replaces the first");
+	ok(mailbox_put(m, k, "late", now + 1000, now) == 0 && mailbox_take(m, k, out, sizeof(out), now + 1000) == 0,
+	    "past its end: gone");
+	ok(mailbox_put(m, k, "x", now, now) < 0 && mailbox_put(m, k, "", now + 1000, now) < 0, "no end left, or empty: refused");
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ok(mailbox_put(m, k, big, now + 1000, now) < 0, "too long: refused");
+	ok(mailbox_put(m, k, "0123456789", now + 1000, now) == 0 && mailbox_take(m, k, out, 5, now) == 0 &&
+	    mailbox_take(m, k, out, sizeof(out), now) == 0, "one that does not fit out: not given, removed all the same");
+	for (i = 0; i < MAILBOX_SLOTS; i++) {
+		k2[1] = (unsigned char)i;
+		rc |= mailbox_put(m, k2, "full", now + 1000, now);
+	}
+	ok(rc == 0 && mailbox_put(m, k, "one more", now + 1000, now) < 0, "every slot live: nothing more put");
+	ok(mailbox_put(m, k, "one more", now + 2000, now + 1000) == 0, "… until their end: room again");
+	ok(mailbox_put(NULL, k, "x", now + 1000, now) < 0 && mailbox_take(NULL, k, out, sizeof(out), now) < 0,
+	    "no region: unusable");
+	memset(mem, 0x5a, sizeof(uint32_t));	/* its magic written over */
+	ok(mailbox_take(m, k, out, sizeof(out), now) < 0, "a region written over: unusable");
+	free(mem);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -131,5 +173,6 @@ main(int argc, char **argv)
 	run_case(test_wrap);
 	run_case(test_parse);
 	run_case(test_header_encode);
+	run_case(test_mailbox);
 	return done_testing();
 }
