@@ -86,6 +86,18 @@ catalog_region_note(struct catalog_region *c, char *out, size_t len)
 	return out[0] != '\0';
 }
 
+void
+catalog_region_expire(struct catalog_region *c, struct catalog_view *v)
+{
+	if (c && region_lock(c) == 0) {
+		if (c->fresh_until_ms > 1)
+			c->fresh_until_ms = 1;	/* stale, still usable while another worker fetches */
+		state_unlock(&c->lock);
+	}
+	if (v && v->local_until_ms > 0)
+		v->local_until_ms = 1;
+}
+
 int
 catalog_region_degraded(const struct catalog_region *c)
 {

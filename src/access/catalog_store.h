@@ -51,6 +51,10 @@ json_t *catalog_region_read(const void *copy, size_t size, const struct config *
  * fetch, no parse), into out (CATALOG_NOTE_MAX). */
 int catalog_region_note(struct catalog_region *region, char *out, size_t len);
 
+/* An upstream said its lists changed: the stored catalog (and v's own, when it keeps
+ * one) is fetched again by the next catalog_get, served as it is meanwhile. */
+void catalog_region_expire(struct catalog_region *region, struct catalog_view *v);
+
 /* 1 when an upstream was left out of the stored catalog (no fetch, no parse). */
 int catalog_region_degraded(const struct catalog_region *region);
 

@@ -502,19 +502,39 @@ fed_offers(json_t *doc, const char *method, const struct fed_admit *admit)
 json_t *
 fed_capabilities(json_t *doc, const struct fed_admit *admit)
 {
-	/* Only what the gateway delivers: subscriptions (their updates come on the caller's
-	 * GET stream), no listChanged (the catalog is the gateway's, refreshed by
-	 * catalog-ttl, not by the upstreams' notifications). */
+	/* Only what the gateway delivers. To the revisions of initialize: subscriptions
+	 * (their updates come on the caller's GET stream), no listChanged (the catalog is
+	 * refreshed by catalog-ttl). To 2026-07-28, on subscriptions/listen: its own lists'
+	 * changes, and the resources of upstreams of that revision that offer them. */
 	static const char *const relayed[] = { "prompts", "resources", "completions", "logging" };
-	json_t *caps = json_pack("{s:{}}", "tools");
+	int legacy = admit == NULL || admit->legacy;
+	json_t *caps = json_pack("{s:{}}", "tools"), *st;
+	const char *name, *v;
 	size_t i;
 
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
 		if (offered(doc, relayed[i], NULL, admit))
 			json_object_set_new(caps, relayed[i], json_object());
-	/* (2026-07-28 has subscriptions/listen instead, which the gateway does not offer) */
-	if ((admit == NULL || admit->legacy) && offered(doc, "resources", "subscribe", admit))
-		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
+	if (legacy) {
+		if (offered(doc, "resources", "subscribe", admit))
+			json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
+		return caps;
+	}
+	for (i = 0; i < 2; i++)	/* tools, prompts */
+		if (json_object_get(caps, i ? "prompts" : "tools"))
+			json_object_set_new(json_object_get(caps, i ? "prompts" : "tools"), "listChanged", json_true());
+	if (json_object_get(caps, "resources") == NULL)
+		return caps;
+	json_object_set_new(json_object_get(caps, "resources"), "listChanged", json_true());
+	json_object_foreach(catalog_upstreams(doc), name, st) {
+		v = json_string_value(json_object_get(st, "version"));
+		if (v && strcmp(v, UPSTREAM_MODERN_VERSION) == 0 &&
+		    json_is_true(json_object_get(json_object_get(caps_of(st, 0), "resources"), "subscribe")) &&
+		    admit->fn(admit->ctx, name, "resources")) {
+			json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
+			break;
+		}
+	}
 	return caps;
 }
 
@@ -579,7 +599,7 @@ fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t t
 	const struct cfg_upstream *up;
 	const char *name;
 	json_t *entry;
-	const struct upstream_tick every = { tick, tick_ctx, tick_ms };
+	const struct upstream_tick every = { tick, tick_ctx, tick_ms, 0 };
 	int rc = -1;
 
 	if (calls == NULL || ctxs == NULL)
@@ -598,6 +618,80 @@ fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t t
 	}
 	rc = k ? upstream_listen(f->pool, calls, k, &every, until_ms) : -1;
 out:
+	free(calls);
+	free(ctxs);
+	return rc;
+}
+
+/* What the caller's subscriptions/listen asks of each upstream of 2026-07-28 (up in
+ * the catalog): {name: {the list changes asked for, resourceSubscriptions: [its URIs of
+ * uris that the caller may read]}} (a new object), each URI listened to also appended
+ * to accepted. An upstream asked nothing is left out. (A list change an upstream tells
+ * is no message for the caller: it makes the gateway look at its catalog again.) */
+json_t *
+fed_listening(struct fed_call *f, json_t *asked, json_t *uris, json_t *accepted)
+{
+	static const char *const lists[] = { "toolsListChanged", "promptsListChanged", "resourcesListChanged" };
+	const struct method *r = route_of("resources/read");
+	const char *uri, *owner, *held, *name, *v;
+	json_t *by = json_object(), *u, *st, *one;
+	void *tmp;
+	size_t i;
+
+	json_object_foreach(catalog_upstreams(f->doc), name, st) {
+		v = json_string_value(json_object_get(st, "version"));
+		if (!json_is_true(json_object_get(st, "ok")) || v == NULL || strcmp(v, UPSTREAM_MODERN_VERSION) != 0)
+			continue;
+		one = json_object();
+		for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+			if (json_is_true(json_object_get(asked, lists[i])))
+				json_object_set_new(one, lists[i], json_true());
+		json_object_set_new(by, name, one);
+	}
+	json_array_foreach(uris, i, u) {
+		if ((uri = json_string_value(u)) == NULL || url_resource_ambiguous(uri) != NULL ||
+		    (owner = owner_of_uri(f, r, uri, &held)) == NULL || (one = json_object_get(by, owner)) == NULL ||
+		    (f->gate && f->gate(f, r->name, config_upstream(f->cfg, owner), CATALOG_RESOURCES, uri, 0) != FED_PASS))
+			continue;
+		if (json_object_get(one, "resourceSubscriptions") == NULL)
+			json_object_set_new(one, "resourceSubscriptions", json_array());
+		json_array_append(json_object_get(one, "resourceSubscriptions"), u);
+		json_array_append(accepted, u);
+	}
+	json_object_foreach_safe(by, tmp, name, one)
+		if (json_object_size(one) == 0)
+			json_object_del(by, name);
+	return by;
+}
+
+int
+fed_subscribe(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms)
+{
+	size_t n = json_object_size(by), k = 0;
+	struct upstream_call *calls = calloc(n ? n : 1, sizeof(*calls));
+	struct relay_ctx *ctxs = calloc(n ? n : 1, sizeof(*ctxs));
+	json_t *params = json_array(), *one;
+	const char *name;
+	int rc = -1;
+
+	if (calls == NULL || ctxs == NULL || params == NULL)
+		goto out;
+	json_object_foreach(by, name, one) {
+		if ((ctxs[k].up = config_upstream(f->cfg, name)) == NULL)
+			continue;
+		ctxs[k].f = f;
+		calls[k] = (struct upstream_call){ .cfg = f->cfg, .up = ctxs[k].up, .method = "subscriptions/listen",
+		    .on_msg = relay_msg, .ctx = &ctxs[k], .now_ms = f->now_ms };
+		caller_session(f, ctxs[k].up, &calls[k]);
+		json_array_append_new(params, json_pack("{s:O}", "notifications", one));
+		calls[k].params = json_array_get(params, json_array_size(params) - 1);
+		calls[k].id = f->id;
+		calls[k].session_id = NULL;
+		k++;
+	}
+	rc = upstream_listen(f->pool, calls, k, tick, until_ms);
+out:
+	json_decref(params);
 	free(calls);
 	free(ctxs);
 	return rc;

@@ -105,6 +105,9 @@ json_t *mcp_ask(struct element *el, struct fed_call *f, json_t *params, json_t *
  * (1), or 0 when msg answers none of ours. */
 int mcp_ask_answer(const struct exchange *x, json_t *msg);
 
+/* mcp_subscribe.c: subscriptions/listen (2026-07-28). */
+json_t *mcp_subscribe(struct element *el, json_t *params, struct gw_error *err);
+
 /* mcp_methods.c */
 /* 1 when v is a revision that initialize negotiates. */
 int mcp_version_legacy(const char *v);

@@ -157,13 +157,16 @@ struct upstream_tick {
 	int (*fn)(void *ctx);
 	void *ctx;
 	int64_t every_ms;
+	int hold;	/* go on ticking until until_ms when no stream is left (or none began) */
 };
 
 /* Standalone streams: a GET on each of the n calls' sessions (their up, session_id,
- * version, on_msg, ctx), read together until every stream ends, an on_msg returns -1,
- * the tick returns -1, or until_ms (monotonic). Requests an on_msg declines are
- * answered with an error. 0 when the streams ended or time ran out, 1 when stopped by
- * on_msg or the tick. */
+ * version, on_msg, ctx), or, for a call whose revision is UPSTREAM_MODERN_VERSION, a
+ * POST of its method (subscriptions/listen) with its params and id, statelessly; read
+ * together until every stream ends (unless the tick holds), an on_msg returns -1, the
+ * tick returns -1, or until_ms (monotonic). Requests an on_msg declines are answered
+ * with an error. 0 when the streams ended or time ran out, 1 when stopped by on_msg or
+ * the tick. */
 int upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size_t n,
     const struct upstream_tick *tick, int64_t until_ms);
 

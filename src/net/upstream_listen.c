@@ -19,6 +19,7 @@ struct listen_xfer {
 	const struct upstream_call *call;
 	CURL *h;
 	struct curl_slist *hdrs;
+	struct buf body;	/* a stateless upstream's: the POST of the listen request */
 	struct sse_parser sse;
 	int sse_on;
 	int stop;		/* on_msg asked to end everything */
@@ -81,6 +82,51 @@ listen_body(char *p, size_t size, size_t n, void *ud)
 	return sse_parser_feed(&l->sse, p, size * n) == SSE_OK ? size * n : 0;
 }
 
+/* l's handle made for call c: a GET on its session, or, for an upstream of
+ * UPSTREAM_MODERN_VERSION, a POST of its request. 0, or -1 (the stream is not made). */
+static int
+listen_setup(struct listen_xfer *l, const struct upstream_call *c)
+{
+	struct gw_error err;
+	struct post q;
+	char *token = NULL;
+	int modern = c->revision && strcmp(c->revision, UPSTREAM_MODERN_VERSION) == 0, bad;
+
+	bad = upstream_bearer(c, 0, &token, &err) < 0;
+	buf_init(&l->body, UPSTREAM_MAX_RESPONSE);
+	if (modern) {
+		memset(&q, 0, sizeof(q));
+		q.method = c->method;
+		q.params = c->params;
+		q.id = c->id;
+		q.version = UPSTREAM_MODERN_VERSION;
+		q.modern = 1;
+		q.client_caps = c->client_caps;
+		q.bearer = token;
+		bad = bad || c->id == NULL || upstream_build(&q, c, &l->body, &l->hdrs) < 0;
+	} else {
+		l->hdrs = httpc_header(l->hdrs, "Accept: text/event-stream", &bad);
+		l->hdrs = upstream_mcp_headers(l->hdrs, c->up, c->version ? c->version : UPSTREAM_CLIENT_VERSION,
+		    c->session_id ? c->session_id : "", token, &bad);
+		bad = bad || c->session_id == NULL || !upstream_session_ok(c->session_id, strlen(c->session_id));
+	}
+	upstream_bearer_free(token);
+	if (bad || (l->h = curl_easy_init()) == NULL)
+		return -1;
+	httpc_reset(l->h, c->up->url, CONNECT_MAX_MS, 0);	/* a stream: ended by until_ms */
+	curl_easy_setopt(l->h, CURLOPT_HTTPHEADER, l->hdrs);
+	if (modern) {
+		curl_easy_setopt(l->h, CURLOPT_POSTFIELDS, buf_str(&l->body));
+		curl_easy_setopt(l->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)l->body.len);
+	}
+	curl_easy_setopt(l->h, CURLOPT_HEADERFUNCTION, listen_header);
+	curl_easy_setopt(l->h, CURLOPT_HEADERDATA, l);
+	curl_easy_setopt(l->h, CURLOPT_WRITEFUNCTION, listen_body);
+	curl_easy_setopt(l->h, CURLOPT_WRITEDATA, l);
+	curl_easy_setopt(l->h, CURLOPT_PRIVATE, l);
+	return 0;
+}
+
 /* A standalone stream that could not reach its upstream ends like one the upstream
  * closed; the log says which host and port it tried. */
 static void
@@ -103,43 +149,22 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 	struct listen_xfer *l = calloc(n ? n : 1, sizeof(*l));
 	CURLM *multi = curl_multi_init();
 	int64_t now_ms, next_tick;
-	int running = 0, left, bad, rc = 0;
+	int running = 0, left, rc = 0;
 	CURLMsg *m;
 	size_t i;
 
 	if (l == NULL || multi == NULL)
 		goto out;
 	for (i = 0; i < n; i++) {
-		const struct upstream_call *c = &calls[i];
-		struct gw_error err;
-		char *token = NULL;
-
 		l[i].p = p;
-		l[i].call = c;
-		bad = upstream_bearer(c, 0, &token, &err) < 0;
-		l[i].hdrs = httpc_header(l[i].hdrs, "Accept: text/event-stream", &bad);
-		l[i].hdrs = upstream_mcp_headers(l[i].hdrs, c->up, c->version ? c->version : UPSTREAM_CLIENT_VERSION,
-		    c->session_id ? c->session_id : "", token, &bad);
-		upstream_bearer_free(token);
-		if (bad || c->session_id == NULL || !upstream_session_ok(c->session_id, strlen(c->session_id)) ||
-		    (l[i].h = curl_easy_init()) == NULL) {
-			l[i].done = 1;
-			continue;
-		}
-		httpc_reset(l[i].h, c->up->url, CONNECT_MAX_MS, 0);	/* a stream: ended by until_ms */
-		curl_easy_setopt(l[i].h, CURLOPT_HTTPHEADER, l[i].hdrs);
-		curl_easy_setopt(l[i].h, CURLOPT_HEADERFUNCTION, listen_header);
-		curl_easy_setopt(l[i].h, CURLOPT_HEADERDATA, &l[i]);
-		curl_easy_setopt(l[i].h, CURLOPT_WRITEFUNCTION, listen_body);
-		curl_easy_setopt(l[i].h, CURLOPT_WRITEDATA, &l[i]);
-		curl_easy_setopt(l[i].h, CURLOPT_PRIVATE, &l[i]);
-		if (curl_multi_add_handle(multi, l[i].h) == CURLM_OK)
+		l[i].call = &calls[i];
+		if (listen_setup(&l[i], &calls[i]) == 0 && curl_multi_add_handle(multi, l[i].h) == CURLM_OK)
 			running++;
 		else
 			l[i].done = 1;
 	}
 	next_tick = clock_mono_us() / 1000 + tick->every_ms;
-	while (running > 0) {
+	while (running > 0 || tick->hold) {
 		if (curl_multi_perform(multi, &running) != CURLM_OK)
 			break;
 		while ((m = curl_multi_info_read(multi, &left)) != NULL)
@@ -156,7 +181,7 @@ upstream_listen(struct upstream_pool *p, const struct upstream_call *calls, size
 						rc = 1;
 				}
 			}
-		if (rc || running == 0)
+		if (rc || (running == 0 && !tick->hold))
 			break;
 		now_ms = clock_mono_us() / 1000;
 		if (now_ms >= until_ms)
@@ -178,6 +203,7 @@ out:
 			curl_easy_cleanup(l[i].h);
 		}
 		httpc_free_headers(l[i].hdrs);
+		buf_free(&l[i].body);
 		if (l[i].sse_on)
 			sse_parser_free(&l[i].sse);
 	}

@@ -7,6 +7,8 @@
 
 #include <curl/curl.h>
 
+#include "buf.h"
+
 #include "upstream.h"
 
 #define CONNECT_MAX_MS	5000L
@@ -89,6 +91,10 @@ int upstream_post(struct upstream_pool *p, struct up_conn *c, const struct upstr
  * handle, at most a second. */
 void upstream_decline(struct upstream_pool *p, const struct upstream_call *call, const char *session,
     const char *version, json_t *req);
+/* The body and headers of q for call's upstream (the credentials but a caller's
+ * token, which the caller adds as q->bearer): 0; -2 when the body is over
+ * UPSTREAM_MAX_RESPONSE; -1 (out of memory, a header that does not fit). */
+int upstream_build(const struct post *q, const struct upstream_call *call, struct buf *body, struct curl_slist **hdrs);
 /* The deadline of a call that takes up to timeout_ms: its own, or its request's. */
 int64_t upstream_deadline(const struct upstream_call *call, long timeout_ms);
 /* The headers of an MCP request to up: version and session when given, and the

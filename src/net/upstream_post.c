@@ -543,11 +543,8 @@ mcp_header(struct curl_slist *l, const char *name, const char *value, int *bad)
 	return l;
 }
 
-/* The body and headers of q to up: 0; -2 when the body is over UPSTREAM_MAX_RESPONSE
- * (the caller's request: that call's failure); -1 (out of memory, a header that does
- * not fit). */
-static int
-build_post(const struct post *q, const struct upstream_call *call, struct buf *body, struct curl_slist **hdrs)
+int
+upstream_build(const struct post *q, const struct upstream_call *call, struct buf *body, struct curl_slist **hdrs)
 {
 	json_t *msg = NULL, *params = NULL;
 	int bad = 0, rc = 0;
@@ -751,7 +748,7 @@ post_once(struct upstream_pool *p, struct up_conn *c, const struct upstream_call
 		gw_error_set(err, GW_EUPSTREAM, "upstream %s: cannot initialise libcurl", name);
 		goto out;
 	}
-	if ((built = build_post(q, call, &body, &hdrs)) == -2) {
+	if ((built = upstream_build(q, call, &body, &hdrs)) == -2) {
 		gw_error_set(err, GW_ECALL, "upstream %s: the request is over %u MiB", name, UPSTREAM_MAX_RESPONSE >> 20);
 		goto out;
 	} else if (built < 0) {

@@ -4,7 +4,7 @@
 # 2026-07-28` and `--requirements 2025-11-25`, each at its revision's wire) run twice
 # against an upstream that speaks both revisions (tests/upstream/fixture.mjs --modern:
 # 2025-11-25 with sessions, 2026-07-28 stateless, with the MRTR tools): directly, then
-# through the gateway (mcpgate under spawn-fcgi, 2 processes x 2 threads, behind real
+# through the gateway (mcpgate under spawn-fcgi, 2 processes x 8 threads, behind real
 # nginx, the upstream published with no prefix, an oidc-provider client_credentials
 # token). The gateway speaks 2026-07-28 to the upstream (its catalog found it by
 # server/discover), whatever the revision of the suite's client.
@@ -70,7 +70,10 @@ cat >> "$T/gw.conf" <<CONF
 url = $UP_URL
 timeout-ms = 10000
 CONF
-start_gateway "$PORT" "nginx + spawn-fcgi (2 processes x 2 threads) + mcpgate at $URL, the upstream at $UP_URL"
+# 8 threads a process: a subscriptions/listen holds one for its time (5 minutes) unless
+# its client closes it, and the suite's client leaves its streams open; each process
+# keeps one thread free of them (7 streams a process).
+start_gateway "$PORT" "nginx + spawn-fcgi (2 processes x 8 threads) + mcpgate at $URL, the upstream at $UP_URL" 2 8
 FCGI_PIDS=$MG_FCGI_PIDS
 TOKEN=$(mint --client machine-acme --scope mcp:tools --resource "$URL")
 if [ -z "$TOKEN" ] || [ "$TOKEN" = null ]; then

@@ -18,6 +18,10 @@
 #  - a 2026-07-28 caller of a 2025-11-25 upstream (c, prefix c_) that wants sampling:
 #    the upstream's answer for a client without that capability (the gateway declares
 #    none on the caller's behalf there: nobody could answer), never a hang;
+#  - subscriptions/listen: the acknowledgement first (only what will come: a URI no
+#    upstream of 2026-07-28 owns is left out), a's resource update relayed, a's tool
+#    list change making the gateway fetch its catalog and tell its own list changed, a
+#    listen for prompts alone hearing nothing of tools; server/discover says so;
 #  - caching hints: a relayed resources/read is private (the upstream's public is its
 #    answer to this caller through the policy), a list private with ttlMs 0;
 #  - the official SDK client (1.32.2, 2025-11-25) declaring elicitation, sampling and
@@ -60,7 +64,7 @@ prefix = b_
 url = ${FIXTURE_URL[c]}
 prefix = c_
 CONF
-start_gateway "$MG_PORT" "nginx + spawn-fcgi + mcpgate in front of a and b, two upstreams of 2026-07-28, and c, of 2025-11-25"
+start_gateway "$MG_PORT" "nginx + spawn-fcgi (2 x 4 threads: listen streams hold one each) + mcpgate in front of a and b, two upstreams of 2026-07-28, and c, of 2025-11-25" 2 4
 ACME=$(mint_cc machine-acme)
 BETA=$(mint_cc machine-beta)
 if [ -z "$ACME" ] || [ "$ACME" = null ] || [ -z "$BETA" ] || [ "$BETA" = null ]; then
@@ -159,6 +163,49 @@ for u in a b; do
 done
 jcheck "/mcp/health names the revision the gateway speaks to each" "$(curl -s --max-time 10 "${URL%/mcp}/mcp/health")" \
 	'[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28", "2025-11-25"]'
+
+# --- subscriptions/listen -----------------------------------------------------------------------
+# listen ID FILTER SECONDS: a 2026-07-28 caller's listen stream, read for SECONDS into
+# $T/listen.ID (its events' data, one a line), in the background.
+listen() {
+	local body
+	body=$(jq -cn --argjson id "$1" --argjson f "$2" '{jsonrpc: "2.0", id: $id, method: "subscriptions/listen",
+		params: {notifications: $f, _meta: {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": {}}}}')
+	curl -sN --max-time "$3" -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
+		-H "Authorization: Bearer $ACME" -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: subscriptions/listen' \
+		--data-binary "$body" "$URL" 2>/dev/null | sed -un 's/^data: //p' > "$T/listen.$1" &
+}
+acked() { grep -q 'subscriptions/acknowledged' "$T/listen.$1" 2>/dev/null; }
+heard() { grep -q "$2" "$T/listen.$1" 2>/dev/null; }
+listen 41 '{"toolsListChanged":true,"resourceSubscriptions":["test://watched-resource","test://not-offered"]}' 20
+wait_until 15 acked 41 || fail "listen: acknowledged" "$(cat "$T/listen.41")"
+jcheck "listen: the acknowledgement first, tagged with the request's id, naming what will come (the URI an upstream of 2026-07-28 owns, not one nobody offers)" \
+	"$(head -n 1 "$T/listen.41")" '.method == "notifications/subscriptions/acknowledged" and
+	 .params._meta["io.modelcontextprotocol/subscriptionId"] == 41 and .params.notifications.toolsListChanged == true and
+	 .params.notifications.resourceSubscriptions == ["test://watched-resource"]'
+call "$ACME" a_update_watched_resource > /dev/null
+wait_until 15 heard 41 'resources/updated' || true
+jcheck "… the upstream's resource changed: notifications/resources/updated, tagged" \
+	"$(grep 'resources/updated' "$T/listen.41" | head -n 1)" \
+	'.params.uri == "test://watched-resource" and .params._meta["io.modelcontextprotocol/subscriptionId"] == 41'
+call "$ACME" a_test_trigger_tool_change > /dev/null
+wait_until 15 heard 41 'tools/list_changed' || true
+jcheck "… an upstream's tool list changed: the gateway's catalog fetched again, notifications/tools/list_changed" \
+	"$(grep 'tools/list_changed' "$T/listen.41" | head -n 1)" '.params._meta["io.modelcontextprotocol/subscriptionId"] == 41'
+jcheck "… and its tools/list has the new tool" "$(body "$(post "$ACME" tools/list '{}')")" \
+	'[.result.tools[].name] | any(test("^a_test_changed_"))'
+listen 42 '{"promptsListChanged":true}' 20
+wait_until 15 acked 42 || fail "listen: acknowledged" "$(cat "$T/listen.42")"
+call "$ACME" a_test_trigger_tool_change > /dev/null
+call "$ACME" a_test_trigger_prompt_change > /dev/null
+wait_until 15 heard 42 'prompts/list_changed' || true
+jcheck "a listen for prompts alone: its prompts/list_changed, no tools/list_changed" \
+	"$(jq -sc '[.[].method]' "$T/listen.42")" 'index("notifications/prompts/list_changed") != null and
+	 index("notifications/tools/list_changed") == null'
+res=$(post "$ACME" server/discover '{}')
+jcheck "server/discover for 2026-07-28: listChanged on the gateway's lists, resources.subscribe (an upstream of 2026-07-28 offers it)" \
+	"$(body "$res")" '.result.capabilities.tools.listChanged == true and .result.capabilities.resources.subscribe == true'
 
 # --- caching hints -----------------------------------------------------------------------------------
 res=$(post "$ACME" resources/read '{"uri":"test://static-text"}' test://static-text)

@@ -181,10 +181,27 @@ export function createModern(deps) {
     });
   ownTool('test_logging_tool', 'Sends three info log messages when the request names a log level (_meta logLevel), none otherwise',
     (call, extra) => deps.tools.get('test_tool_with_logging').call(call.server, {}, {}, extra));
-  ownTool('test_trigger_tool_change', 'Announces a tool list change on the subscriptions/listen streams that asked for it',
-    () => done(`${announce('toolsListChanged', 'notifications/tools/list_changed')} listen stream(s) notified`));
-  ownTool('test_trigger_prompt_change', 'Announces a prompt list change on the subscriptions/listen streams that asked for it',
-    () => done(`${announce('promptsListChanged', 'notifications/prompts/list_changed')} listen stream(s) notified`));
+  // The trigger tools change a list for real (a tool or prompt test_changed_N, N counting
+  // the changes, replaces the one before), then announce it: a gateway that fetches the
+  // list again finds it changed.
+  let toolChanges = 0;
+  let promptChanges = 0;
+  ownTool('test_trigger_tool_change', 'Changes the tool list (test_changed_N), then announces it on the subscriptions/listen streams that asked for it',
+    () => {
+      OWN_TOOLS.delete(`test_changed_${toolChanges}`);
+      toolChanges += 1;
+      ownTool(`test_changed_${toolChanges}`, 'A tool test_trigger_tool_change put here', () => done(`change ${toolChanges}`));
+      return done(`${announce('toolsListChanged', 'notifications/tools/list_changed')} listen stream(s) notified`);
+    });
+  ownTool('test_trigger_prompt_change', 'Changes the prompt list (test_changed_N), then announces it on the subscriptions/listen streams that asked for it',
+    () => {
+      OWN_PROMPTS.delete(`test_changed_${promptChanges}`);
+      promptChanges += 1;
+      const name = `test_changed_${promptChanges}`;
+      OWN_PROMPTS.set(name, { prompt: { name, description: 'A prompt test_trigger_prompt_change put here' },
+        get: () => ({ messages: [{ role: 'user', content: text(`change ${promptChanges}`) }] }) });
+      return done(`${announce('promptsListChanged', 'notifications/prompts/list_changed')} listen stream(s) notified`);
+    });
 
   const OWN_PROMPTS = new Map([['test_input_required_result_prompt', {
     prompt: { name: 'test_input_required_result_prompt', description: 'A prompt that first asks the user for its context (elicitation as an InputRequiredResult)' },

@@ -1,0 +1,249 @@
+/* mcp_subscribe — subscriptions/listen (2026-07-28): a caller's stream of change
+ * notifications, each tagged with the listen request's id
+ * (_meta["io.modelcontextprotocol/subscriptionId"]), the first the acknowledgement of
+ * what will come. The gateway's own lists changing (its catalog built again with other
+ * records of a kind the caller asked about: tools, prompts, resources), and the
+ * resources the caller asked for that it may read, at the upstreams of 2026-07-28 that
+ * own them (their own listen streams, federate.c's fed_subscribe). An upstream telling
+ * its lists changed makes the gateway fetch its catalog again at once; the caller hears
+ * of it when the gateway's list changed. Like the standalone stream, it holds a worker
+ * thread (one of the process's stream slots) for MCP_LISTEN_MAX_MS at most; the caller
+ * listens again. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "mcp_call.h"
+#include "negotiate.h"
+#include "secret.h"
+
+#define META_SUBSCRIPTION	"io.modelcontextprotocol/subscriptionId"
+#define LISTEN_URIS_MAX		256	/* resources one listen may ask for */
+#define LISTEN_CHECK_MS		1000	/* how often the catalog is looked at */
+
+static const struct {
+	const char *filter;
+	enum catalog_kind kinds[2];
+	size_t n;
+	const char *method;
+} lists[] = {
+	{ "toolsListChanged", { CATALOG_TOOLS }, 1, "notifications/tools/list_changed" },
+	{ "promptsListChanged", { CATALOG_PROMPTS }, 1, "notifications/prompts/list_changed" },
+	{ "resourcesListChanged", { CATALOG_RESOURCES, CATALOG_TEMPLATES }, 2, "notifications/resources/list_changed" },
+};
+#define NLISTS	(sizeof(lists) / sizeof(lists[0]))
+
+/* f->ctx of the listen's federated calls: first the element (what mcp_gate_upstream
+ * reads there), a copy of the listen request's. */
+struct listening {
+	struct element el;
+	int asked[NLISTS];
+	unsigned char digest[NLISTS][32];	/* of the records of each list, as last told */
+	uint64_t serial;			/* of the worker's catalog view then */
+	json_t *uris;				/* the resources listened to */
+	json_t *accepted;			/* what the acknowledgement says */
+	size_t waiting;				/* upstream streams not acknowledged yet */
+	int acked;				/* ours was sent */
+};
+
+/* A notification for the caller, tagged: 0, or -1 when the stream is gone. Steals msg. */
+static int
+tell(struct listening *l, json_t *msg)
+{
+	json_t *params = json_object_get(msg, "params"), *meta;
+	int rc;
+
+	if (!json_is_object(params))
+		json_object_set_new(msg, "params", params = json_object());
+	if (!json_is_object(meta = json_object_get(params, "_meta")))
+		json_object_set_new(params, "_meta", meta = json_object());
+	json_object_set(meta, META_SUBSCRIPTION, l->el.id);
+	rc = response_stream_message(l->el.x->resp, msg);
+	json_decref(msg);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Our acknowledgement, once, before anything else: when every upstream stream is
+ * acknowledged (so that what the caller does next is heard there), or at the first
+ * tick, or before the first thing to tell. 0, or -1 when the stream is gone. */
+static int
+ack(struct listening *l)
+{
+	if (l->acked)
+		return 0;
+	l->acked = 1;
+	return tell(l, json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method",
+	    "notifications/subscriptions/acknowledged", "params", "notifications", l->accepted));
+}
+
+/* A digest of list i's records in doc (whole, as the upstreams wrote them). */
+static void
+list_digest(json_t *doc, size_t i, unsigned char d[32])
+{
+	struct buf b;
+	size_t k, n;
+	struct secret_part parts[2];
+
+	buf_init(&b, CATALOG_MAX_BYTES + 64);
+	memset(d, 0, 32);
+	for (k = 0; k < lists[i].n; k++) {
+		b.len = 0;
+		if ((n = catalog_count(doc, lists[i].kinds[k])) > 0)
+			catalog_page_text(doc, lists[i].kinds[k], NULL, 0, n, &b);
+		parts[0] = (struct secret_part){ d, 32 };
+		parts[1] = (struct secret_part){ b.data ? b.data : "", b.len };
+		secret_digest_parts(parts, 2, d, 32);
+	}
+	buf_free(&b);
+}
+
+/* The lists as the catalog holds them now: each asked for that changed since told is
+ * told. 0, or -1 when the stream is gone. */
+static int
+lists_now(struct listening *l)
+{
+	struct exchange *x = l->el.x;
+	char who[33] = "";
+	struct catalog_fetcher by = { x->env->pool, x->env->cred, x->env->own_cred, who, x->env->metrics };
+	unsigned char d[32];
+	json_t *doc;
+	size_t i;
+	int rc = 0;
+
+	doc = catalog_get(x->env->catalog, x->env->view, &by, x->cfg, clock_mono_us() / 1000);
+	if (x->env->view->serial != l->serial) {
+		l->serial = x->env->view->serial;
+		for (i = 0; i < NLISTS && rc == 0; i++) {
+			if (!l->asked[i])
+				continue;
+			list_digest(doc, i, d);
+			if (memcmp(d, l->digest[i], sizeof(d)) != 0) {
+				memcpy(l->digest[i], d, sizeof(d));
+				if ((rc = ack(l)) == 0)
+					rc = tell(l, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", lists[i].method));
+			}
+		}
+	}
+	json_decref(doc);
+	return rc;
+}
+
+/* What an upstream's listen stream brings (f->on_msg): a resource the caller listens to
+ * updated, told; its lists changed, the catalog fetched again and looked at. */
+static int
+upstream_msg(void *ctx, json_t *msg)
+{
+	struct listening *l = ctx;
+	const char *m = json_string_value(json_object_get(msg, "method"));
+	json_t *uri = json_object_get(json_object_get(msg, "params"), "uri"), *u;
+	size_t i;
+
+	if (json_object_get(msg, "id"))
+		return UPSTREAM_DECLINE;
+	if (m && strcmp(m, "notifications/subscriptions/acknowledged") == 0)
+		return l->waiting > 0 && --l->waiting == 0 ? ack(l) : 0;
+	if (m && strcmp(m, "notifications/resources/updated") == 0 && json_is_string(uri)) {
+		json_array_foreach(l->uris, i, u)
+			if (json_equal(u, uri))
+				return ack(l) < 0 ? -1 :
+				    tell(l, json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method", m, "params", "uri", uri));
+		return 0;
+	}
+	if (m && strstr(m, "/list_changed") != NULL) {
+		catalog_region_expire(l->el.x->env->catalog, l->el.x->env->view);
+		return lists_now(l);
+	}
+	return 0;
+}
+
+static int
+tick(void *ctx)
+{
+	struct listening *l = ctx;
+
+	if (ack(l) < 0 || response_stream_comment(l->el.x->resp, "keep-alive") < 0)
+		return -1;
+	return lists_now(l);
+}
+
+/* The listen's filter from params.notifications into l and accepted; 0, or -1 with err. */
+static int
+filter(struct listening *l, json_t *asked, json_t *accepted, struct gw_error *err)
+{
+	json_t *uris = json_object_get(asked, "resourceSubscriptions"), *u;
+	size_t i;
+
+	if (!json_is_object(asked) || (uris && !json_is_array(uris))) {
+		gw_error_set(err, GW_EPARAMS, "subscriptions/listen takes params.notifications, an object "
+		    "(resourceSubscriptions an array)");
+		return -1;
+	}
+	json_array_foreach(uris, i, u)
+		if (!json_is_string(u) || json_string_length(u) > CATALOG_URI_MAX || i >= LISTEN_URIS_MAX) {
+			gw_error_set(err, GW_EPARAMS, "resourceSubscriptions: at most %d URIs, each a string of at most %d "
+			    "bytes", LISTEN_URIS_MAX, CATALOG_URI_MAX);
+			return -1;
+		}
+	for (i = 0; i < NLISTS; i++)
+		if ((l->asked[i] = json_is_true(json_object_get(asked, lists[i].filter))))
+			json_object_set_new(accepted, lists[i].filter, json_true());
+	return 0;
+}
+
+/* Long: the checks (era, stream, filter, a stream slot), the acknowledgement, then one
+ * wait over the upstreams' streams and the ticks, and its one release. */
+json_t *
+mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
+{
+	struct exchange *x = el->x;
+	struct listening l = { .el = *el };
+	json_t *accepted = json_object(), *asked = json_object_get(params, "notifications"), *by = NULL, *result = NULL;
+	const struct upstream_tick every = { tick, &l, LISTEN_CHECK_MS, 1 };
+	struct fed_call f;
+	size_t i;
+
+	l.uris = json_array();
+	if (!x->stream_ok || x->in_batch) {
+		gw_error_set(err, GW_EINVALID, "subscriptions/listen answers with an event stream: Accept must allow "
+		    "text/event-stream");
+		goto out;
+	}
+	if (filter(&l, asked, accepted, err) < 0)
+		goto out;
+	if (x->env->listeners == NULL || __atomic_add_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL) > x->env->listen_max) {
+		if (x->env->listeners)
+			__atomic_sub_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL);
+		gw_error_set(err, GW_EINTERNAL, "no stream slot free in this process: listen again later");
+		goto out;
+	}
+	mcp_fed_init(x, &f);
+	f.doc = mcp_catalog(x);
+	f.on_msg = upstream_msg;
+	f.ctx = &l;
+	f.client = x->resp->sink;
+	f.id = el->id;
+	f.gate = mcp_gate_upstream;
+	f.client_caps = json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS);
+	by = fed_listening(&f, asked, json_object_get(asked, "resourceSubscriptions"), l.uris);
+	if (json_array_size(l.uris) > 0)
+		json_object_set(accepted, "resourceSubscriptions", l.uris);
+	/* What the lists are now is what a change is told against. */
+	l.serial = x->env->view->serial;
+	for (i = 0; i < NLISTS; i++)
+		if (l.asked[i])
+			list_digest(f.doc, i, l.digest[i]);
+	l.accepted = accepted;
+	l.waiting = json_object_size(by);
+	if (response_stream_open(x->resp) == 0 && (l.waiting > 0 || ack(&l) == 0))
+		fed_subscribe(&f, by, &every, clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS);
+	__atomic_sub_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL);
+	result = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, el->id);
+out:
+	json_decref(by);
+	json_decref(accepted);
+	json_decref(l.uris);
+	return result;
+}
