@@ -238,8 +238,10 @@ stateless(struct up_conn *c, struct up_session *s, json_t *caps)
 
 /* server/discover: 1 when the upstream speaks UPSTREAM_MODERN_VERSION (s is then the
  * pool's stateless session, with the capabilities discovered), 0 when it does not
- * (whatever it answered, discovery listing that revision aside: the pool then opens
- * sessions), -1 with err when it could not be asked (down, slow, no credential). */
+ * (whatever it answered, discovery listing that revision aside, or no answer within
+ * UPSTREAM_DISCOVER_MS: a server of older revisions may leave a method it does not
+ * know unanswered; the pool then opens sessions), -1 with err when it could not be
+ * asked (down, no credential). */
 static int
 discover(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const struct upstream_call *call,
     struct gw_error *err)
@@ -258,9 +260,10 @@ discover(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const
 	q.id = id;
 	q.version = UPSTREAM_MODERN_VERSION;
 	q.modern = 1;
-	q.deadline_ms = upstream_deadline(call, call->up->timeout_ms);
-	if (upstream_post(p, c, call, &q, &resp, err) < 0)
-		rc = q.status == 0 ? -1 : 0;	/* an HTTP answer, but not a discovery */
+	q.deadline_ms = upstream_deadline(call, call->up->timeout_ms < UPSTREAM_DISCOVER_MS ? call->up->timeout_ms :
+	    UPSTREAM_DISCOVER_MS);
+	if (upstream_post(p, c, call, &q, &resp, err) < 0)	/* an HTTP answer, or none in time: not a discovery */
+		rc = q.status == 0 && err->code != GW_ECALL ? -1 : 0;
 	result = json_object_get(resp, "result");
 	json_array_foreach(json_object_get(result, "supportedVersions"), i, v)
 		if (json_is_string(v) && strcmp(json_string_value(v), UPSTREAM_MODERN_VERSION) == 0)
@@ -268,7 +271,7 @@ discover(struct upstream_pool *p, struct up_conn *c, struct up_session *s, const
 	if (rc > 0)
 		stateless(c, s, json_is_object(json_object_get(result, "capabilities")) ?
 		    json_incref(json_object_get(result, "capabilities")) : json_object());
-	else if (rc == 0)
+	else if (rc == 0 && q.status != 0)	/* (unanswered: asked again next time) */
 		c->modern = -1;
 	json_decref(resp);
 	json_decref(id);

@@ -32,6 +32,7 @@
  * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. An upstream speaks it when its
  * server/discover lists it. */
 #define UPSTREAM_MODERN_VERSION	"2026-07-28"
+#define UPSTREAM_DISCOVER_MS	2000	/* server/discover unanswered this long: an upstream of sessions */
 /* After the answer on an event stream, how long the upstream may take to end the
  * stream (so that the connection is reused) before it is dropped. */
 #define UPSTREAM_END_GRACE_MS	50
