@@ -11,7 +11,12 @@
 #   C0   the same without a gateway session (the caller's calls go on a session the
 #        worker's pool holds for that caller)
 #   D    tools/call echo straight to the upstream, in a session of its own
-#   Cb, C0b  with BENCH_BASE=COMMIT: C and C0 through a second stack of the same kind
+#   D4   D with 4 connections (wrk -c4): the upstream as loaded as through the gateway,
+#        whose BENCH_PROCS x BENCH_WORKERS threads carry 4 calls at once
+#   S0   tools/call a_slow (BENCH_SLOW_MS (1100) each) without a gateway session: calls
+#        that hold their thread a second and more, so extra threads start and stop
+#        whatever the machine does (with C0 between them, quick calls of the same caller)
+#   Cb, C0b, S0b  with BENCH_BASE=COMMIT: C and C0 through a second stack of the same kind
 #        whose mcpgate is built from COMMIT (git archive), beside the first: a before
 #        and after in the same run (its ratios to D, and the first's to it)
 #
@@ -43,6 +48,7 @@ RESULTS=${BENCH_RESULTS:-}
 CACHE_TTL=3600
 KNOBS="BENCH_TOOLS=$TOOLS BENCH_KINDS='$KINDS' BENCH_BASE=$BASE_REV BENCH_SRC=$SRC"
 ECHO_ARG=call-bench-echo
+SLOW=${BENCH_SLOW_MS:-1100}
 
 setup
 need_sdk
@@ -117,23 +123,31 @@ run() { # KIND SECONDS REP
 	case $kind in
 	C | Cb) envs=(BENCH_TOOL=a_echo "BENCH_TOKEN=${TOK[$s]}" "BENCH_SESSION=${SID[$s]}" "BENCH_PROTOCOL=$PV") ;;
 	C0 | C0b) envs=(BENCH_TOOL=a_echo "BENCH_TOKEN=${TOK[$s]}" "BENCH_PROTOCOL=$PV") ;;
-	D) url=${UP_URL[a]} envs=(BENCH_TOOL=echo "BENCH_SESSION=$UP_SID" "BENCH_PROTOCOL=$PV") ;;
+	S0 | S0b) envs=(BENCH_TOOL=a_slow "BENCH_TOKEN=${TOK[$s]}" "BENCH_PROTOCOL=$PV") ;;
+	D | D4) url=${UP_URL[a]} envs=(BENCH_TOOL=echo "BENCH_SESSION=$UP_SID" "BENCH_PROTOCOL=$PV") ;;
 	esac
-	if [ "$kind" = D ]; then
+	if [ "${kind#S}" != "$kind" ]; then
+		envs+=("BENCH_ARGS={\"ms\":$SLOW}" "BENCH_WANT=slept $SLOW ms")
+	else
+		envs+=("BENCH_ARGS=$ARGS" "BENCH_WANT=$ECHO_ARG")
+	fi
+	if [ "${kind#D}" != "$kind" ]; then
 		CPU_PIDS=("" "" "${UP_PID[a]}")
 	else
 		CPU_PIDS=("$(nginx_pids "${NGINXOF[$s]}")" "${FCGIOF[$s]}" "${UP_PID[a]}")
 	fi
 	t0=$(traffic)
 	o0=$(tcp_opens)
-	measure "$kind" "$2" "$OUT/wrk.$3.$kind.out" "$url" BENCH_EXPECT=200 BENCH_TARGET=call "BENCH_ARGS=$ARGS" \
-		"BENCH_WANT=$ECHO_ARG" "${envs[@]}"
+	local CONNS=$CONNS WRK_TIMEOUT=$WRK_TIMEOUT
+	[ "$kind" != D4 ] || CONNS=4
+	[ "${kind#S}" = "$kind" ] || WRK_TIMEOUT=$((CONNS * SLOW / 1000 + 10))
+	measure "$kind" "$2" "$OUT/wrk.$3.$kind.out" "$url" BENCH_EXPECT=200 BENCH_TARGET=call "${envs[@]}"
 	o1=$(tcp_opens)
 	t1=$(traffic)
 	# shellcheck disable=SC2046 # the per-call columns, one word each
 	row "$3" "$kind" $(awk -v a="$t0" -v b="$t1" -v r="$REQ" -v s="$2" 'BEGIN { split(a, x, "\t"); split(b, y, "\t");
 		for (i = 1; i <= 5; i++) printf "%.3f ", (r > 0 ? (y[i] - x[i]) / r : 0); printf "%.0f", (y[6] - x[6]) * 60 / s }') \
-		"$(awk -v a="$o0" -v b="$o1" -v r="$REQ" 'BEGIN { printf "%.4f", (r > 0 ? (b - a) / r : 0) }')" "$(if [ "$kind" = D ]; then echo -; else threads "$s"; fi)" \
+		"$(awk -v a="$o0" -v b="$o1" -v r="$REQ" 'BEGIN { printf "%.4f", (r > 0 ? (b - a) / r : 0) }')" "$(if [ "${kind#D}" != "$kind" ]; then echo -; else threads "$s"; fi)" \
 		"$(awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/${UP_PID[a]}/status")"
 	said "$3" "$kind"
 }
@@ -148,6 +162,9 @@ kindname() {
 	C) echo "C tools/call a_echo through the gateway, in a gateway session" ;;
 	C0) echo "C0 the same without a gateway session" ;;
 	D) echo "D tools/call echo straight to the upstream" ;;
+	D4) echo "D4 = D with 4 connections" ;;
+	S0) echo "S0 tools/call a_slow ($SLOW ms) through the gateway, without a gateway session" ;;
+	S0b) echo "S0b = S0 through the stack of $BASE_REV" ;;
 	Cb) echo "Cb = C through the stack of $BASE_REV" ;;
 	C0b) echo "C0b = C0 through the stack of $BASE_REV" ;;
 	esac
