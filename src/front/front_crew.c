@@ -243,19 +243,37 @@ crew_busy(struct crew *c, int busy)
 	__atomic_add_fetch(&c->idle, busy ? -1 : 1, __ATOMIC_RELAXED);
 }
 
+/* A worker no thread will use again: its upstream sessions ended, its memory freed. */
+static void
+worker_done(struct worker *w)
+{
+	worker_end_sessions(w);
+	worker_free(w);
+}
+
 /* An extra thread stops, idle for EXTRA_IDLE_MS or done with a request while another
- * thread is idle: its upstream sessions ended, its worker freed. */
+ * thread is idle: its worker kept for the next extra thread (spare.h), sessions,
+ * connections and all, else (SPARE_MAX kept, or the crew stopping) ended; and the
+ * spares kept too long ended. */
 static void
 retire(struct thread *t)
 {
+	struct worker old[SPARE_MAX];
+	long i, n_old = 0;
+	int kept = 0;
+
 	pthread_mutex_lock(&t->crew->mu);
 	t->crew->running--;
 	__atomic_sub_fetch(&t->crew->idle, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&t->crew->stopping, __ATOMIC_ACQUIRE))
+		kept = spare_put(&t->crew->spares, &t->w, clock_mono_us(), old, &n_old);
 	pthread_mutex_unlock(&t->crew->mu);
-	worker_end_sessions(&t->w);
-	worker_free(&t->w);
+	if (!kept)
+		worker_done(&t->w);
+	for (i = 0; i < n_old; i++)
+		worker_done(&old[i]);
 	t->freed = 1;
-	log_debug(NULL, "fastcgi: an extra worker thread stopped");
+	log_debug(NULL, "fastcgi: an extra worker thread stopped (its worker %s)", kept ? "kept" : "ended");
 }
 
 static void *
@@ -323,7 +341,8 @@ start_thread(struct thread *t, int extra)
 		pthread_join(t->thread, NULL);
 		t->started = 0;
 	}
-	if (worker_init(&t->w, t->crew->gw) < 0) {
+	/* An extra thread takes over a stopped one's worker when one is kept. */
+	if ((!extra || !spare_take(&t->crew->spares, &t->w)) && worker_init(&t->w, t->crew->gw) < 0) {
 		worker_free(&t->w);
 		return -1;
 	}
@@ -332,7 +351,7 @@ start_thread(struct thread *t, int extra)
 	t->extra = extra;
 	t->freed = 0;
 	if (pthread_create(&t->thread, NULL, worker_main, t) != 0) {
-		worker_free(&t->w);
+		worker_free(&t->w);	/* (a spare's sessions left to expire: not ended under mu) */
 		return -1;
 	}
 	t->started = 1;
@@ -439,14 +458,22 @@ int
 crew_free(struct crew *c)
 {
 	struct thread *ws = c->ws;
+	struct worker w;
 	long i;
-	int leak = 0;
+	int leak = 0, got;
 
+	do {
+		pthread_mutex_lock(&c->mu);
+		got = spare_take(&c->spares, &w);
+		pthread_mutex_unlock(&c->mu);
+		if (got)
+			worker_done(&w);
+	} while (got);
 	for (i = 0; ws && i < c->max; i++)
 		if (!ws[i].started || __atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE)) {
 			if (ws[i].started && !ws[i].freed)
-				worker_end_sessions(&ws[i].w);
-			if (!ws[i].freed)
+				worker_done(&ws[i].w);
+			else if (!ws[i].freed)
 				worker_free(&ws[i].w);
 			pthread_mutex_destroy(&ws[i].mu);
 		} else

@@ -23,6 +23,7 @@
 
 #include "gateway.h"
 #include "kept.h"
+#include "spare.h"
 
 #define LISTEN_FD		0	/* the socket spawn-fcgi or systemd hands over (FCGI_LISTENSOCK_FILENO) */
 
@@ -66,6 +67,7 @@ struct crew {
 	int stopping;		/* (__atomic) set once, by crew_stop */
 	unsigned long served;	/* (__atomic) requests begun: the main thread sees idleness */
 	struct kept kept;	/* the listening socket and the connections between requests */
+	struct spares spares;	/* (mu) the workers of stopped extra threads, for the next */
 };
 
 /* c's slots for max threads and its kept connections of LISTEN_FD, then workers threads

@@ -515,6 +515,56 @@ test_callers(const struct config *cfg)
 	upstream_pool_free(pool);
 }
 
+/* What a thread that takes over another's pool does (front_crew.c keeps a stopped extra
+ * thread's worker for the next, spare.h): calls for one caller, on a thread of its own. */
+struct handover {
+	struct upstream_pool *pool;
+	const struct config *cfg;
+	const char *who;
+	char sid[32];
+	int rc;
+};
+
+static void *
+handover_main(void *arg)
+{
+	struct handover *h = arg;
+
+	h->rc = call_as(h->pool, h->cfg, h->who, h->sid);
+	return NULL;
+}
+
+/* A pool handed from one thread to another keeps its sessions: the caller's own and the
+ * gateway's go on without an initialize; another caller still gets one of its own. */
+static void
+test_handover(const struct config *cfg)
+{
+	struct upstream_pool *pool = upstream_pool_new();
+	struct handover h[3] = { { pool, cfg, "caller-a", "", -1 }, { pool, cfg, NULL, "", -1 },
+		{ pool, cfg, "caller-b", "", -1 } };
+	char a[32], g[32];
+	pthread_t t;
+	int i, rc, made = 0;
+
+	stub_reset("callers");
+	rc = call_as(pool, cfg, "caller-a", a);
+	rc |= call_as(pool, cfg, NULL, g);
+	ok(rc == 0 && stub.initializes == 2, "the first thread: a caller's session and the gateway's (%s, %s)", a, g);
+	for (i = 0; i < 3; i++)	/* one after the other, each on a new thread */
+		if (pthread_create(&t, NULL, handover_main, &h[i]) == 0 && pthread_join(t, NULL) == 0)
+			made++;
+	is_int(made, 3, "three more threads took the pool in turn");
+	ok(h[0].rc == 0 && strcmp(h[0].sid, a) == 0, "the caller's call on the next thread: its own session (%s)", h[0].sid);
+	ok(h[1].rc == 0 && strcmp(h[1].sid, g) == 0, "the gateway's: its own (%s)", h[1].sid);
+	ok(h[2].rc == 0 && strcmp(h[2].sid, a) != 0 && strcmp(h[2].sid, g) != 0,
+	    "another caller: a session of its own, never the first one's (%s)", h[2].sid);
+	is_int(stub.initializes, 3, "one initialize more in all: the new caller's");
+	is_int(upstream_pool_connects(pool), 1, "one connection, kept across the threads");
+	upstream_pool_end(pool, cfg);
+	is_int(stub.deletes, 3, "its end: the three sessions ended once");
+	upstream_pool_free(pool);
+}
+
 static const char *
 req_header(int i)
 {
@@ -788,6 +838,7 @@ test_client(void)
 	is_int(upstream_pool_connects(pool), 1, "upstream_pool_connects counts it");
 	upstream_pool_free(pool);
 	test_callers(cfg);
+	test_handover(cfg);
 	test_modern(cfg);
 	pool = upstream_pool_new();
 	test_catalog_refresh(pool, cfg);
