@@ -330,8 +330,10 @@ one_stack() {
 # official SDK, --json) per NAME, in $ROOT, with echo tools added so that together they
 # expose TOOLS tools (OWN_TOOLS of their own each, the rest split evenly): sets UP_URL,
 # UP_PID and UP_N (the tools added), keyed by NAME (a later call adds its NAMEs to
-# those); dies when one does not start.
+# those); dies when one does not start. UP_ARGS: more options for each (an array set by
+# the script; bench/mrtr.sh's --modern), none by default.
 OWN_TOOLS=19	# the fixture's own tools (tests/upstream/README.md); --tools N adds N
+UP_ARGS=()
 start_upstreams() {
 	local total=$1 u i=0 n extra
 	shift
@@ -342,7 +344,7 @@ start_upstreams() {
 		UP_N[$u]=$((extra / n + (i < extra % n ? 1 : 0)))
 		i=$((i + 1))
 		node "$top/tests/upstream/fixture.mjs" --port 0 --ready-file "$ROOT/up-$u.ready" --name "upstream-$u" \
-			--tools "${UP_N[$u]}" --json --quiet >/dev/null 2>"$ROOT/up-$u.log" &
+			--tools "${UP_N[$u]}" --json "${UP_ARGS[@]}" --quiet >/dev/null 2>"$ROOT/up-$u.log" &
 		UP_PID[$u]=$!
 		mg_track "${UP_PID[$u]}"
 	done

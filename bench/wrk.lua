@@ -32,6 +32,21 @@
 --   BENCH_WANT     what the answer must contain instead of the target's own (below), a
 --                  plain substring; BENCH_WANT_N how many times at least (default 1)
 --   BENCH_EXPECT   the status every answer should have (counted, not enforced)
+--   BENCH_MODERN=1 requests of the stateless revision 2026-07-28 (list, mcp, call only):
+--                  params._meta with io.modelcontextprotocol/protocolVersion 2026-07-28
+--                  and io.modelcontextprotocol/clientCapabilities BENCH_CAPS (a JSON
+--                  object, default {"elicitation":{}}), and the headers
+--                  MCP-Protocol-Version: 2026-07-28, Mcp-Method (the body's method) and,
+--                  for call, Mcp-Name: BENCH_TOOL; no session (BENCH_SESSION and
+--                  BENCH_PROTOCOL are not sent)
+--   BENCH_EXTRA_PARAMS  a JSON object whose members are added to call's params (an
+--                  input_required retry: {"inputResponses":{...},"requestState":"..."})
+--   BENCH_ALTERNATE=1  (call, with BENCH_EXTRA_PARAMS, no pool) each thread alternates
+--                  the call without the extra params and with them; an answer is good
+--                  when it holds BENCH_WANT_ALT (the answer to the call with them,
+--                  counted as n_alt) or else BENCH_WANT (the other's); wrk does not say
+--                  which connection an answer came on, so the two are counted, not
+--                  paired: done() adds n_alt
 -- Without BENCH_TOKEN and BENCH_POOL no Authorization header is sent.
 --
 -- An answer with the expected status whose body is not the expected one (tools/list:
@@ -58,6 +73,11 @@ local args = os.getenv("BENCH_ARGS") or "{}"
 local want_env = os.getenv("BENCH_WANT")
 local scheme = os.getenv("BENCH_SCHEME") or "Bearer"
 local pool_header = os.getenv("BENCH_POOL_HEADER") or "Authorization"
+local modern = os.getenv("BENCH_MODERN") == "1"
+local caps = os.getenv("BENCH_CAPS") or '{"elicitation":{}}'
+local extra = os.getenv("BENCH_EXTRA_PARAMS")
+local alternate = os.getenv("BENCH_ALTERNATE") == "1"
+local want_alt = os.getenv("BENCH_WANT_ALT")
 
 -- the JSON-RPC body of each kind of POST /mcp, and what its answer must contain
 -- (a plain substring, at least how many times)
@@ -80,6 +100,33 @@ local want = ({
 })[target]
 if want_env then want = { want_env, tonumber(os.getenv("BENCH_WANT_N") or "1") } end
 
+-- The stateless revision (BENCH_MODERN=1): the same requests with params._meta, and
+-- the method (and the tool) that its headers name. BENCH_EXTRA_PARAMS: call's params
+-- get its members (after _meta); BENCH_ALTERNATE=1: bodies.call_alt has them, call not.
+local MODERN = "2026-07-28"
+local methods = { mcp = "tools/list", list = "tools/list", call = "tools/call" }
+local function members(json) -- a JSON object's members, without its braces
+   local m = assert(string.match(json, "^%s*{(.*)}%s*$"), "not a JSON object: " .. json)
+   return m
+end
+if modern then
+   assert(methods[target], "BENCH_MODERN=1 takes BENCH_TARGET list, mcp or call")
+   local meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"' .. MODERN .. '",' ..
+      '"io.modelcontextprotocol/clientCapabilities":' .. caps .. '}'
+   bodies.mcp = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{' .. meta .. '}}'
+   bodies.list = bodies.mcp
+   bodies.call = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' .. tool .. '","arguments":' ..
+      args .. ',' .. meta .. '}}'
+end
+if extra then
+   assert(target == "call", "BENCH_EXTRA_PARAMS takes BENCH_TARGET=call")
+   local m = members(extra)
+   local with = string.sub(bodies.call, 1, -3) .. (m ~= "" and "," .. m or "") .. "}}"
+   if alternate then bodies.call_alt = with else bodies.call = with end
+end
+assert(not alternate or (bodies.call_alt and want_alt and not pool_file),
+   "BENCH_ALTERNATE=1 takes BENCH_TARGET=call, BENCH_EXTRA_PARAMS, BENCH_WANT_ALT and no BENCH_POOL")
+
 local threads = {}
 local counter = 0
 
@@ -97,11 +144,13 @@ exhausted = 0
 n_expect = 0
 n_other = 0
 n_badbody = 0
+n_alt = 0
 other_codes = ""
 local seen_other = {}
 local static_req = nil
+local alt_req, turn = nil, 0
 
-local function build(token)
+local function build(token, body)
    if target == "introspect" then
       local body = "token=" .. token .. "&token_type_hint=access_token"
       return wrk.format("POST", nil, {
@@ -122,9 +171,15 @@ local function build(token)
    elseif token then
       h["Authorization"] = scheme .. " " .. token
    end
-   if session and target ~= "initialize" then h["Mcp-Session-Id"] = session end
-   if protocol and target ~= "initialize" then h["MCP-Protocol-Version"] = protocol end
-   return wrk.format("POST", nil, h, assert(bodies[target], "unknown BENCH_TARGET"))
+   if modern then
+      h["MCP-Protocol-Version"] = MODERN
+      h["Mcp-Method"] = methods[target]
+      if target == "call" then h["Mcp-Name"] = tool end
+   else
+      if session and target ~= "initialize" then h["Mcp-Session-Id"] = session end
+      if protocol and target ~= "initialize" then h["MCP-Protocol-Version"] = protocol end
+   end
+   return wrk.format("POST", nil, h, body or assert(bodies[target], "unknown BENCH_TARGET"))
 end
 
 -- A pool's requests differ in the token alone, which (but for introspect, whose body
@@ -150,10 +205,15 @@ function init(args)
       f:close()
    else
       static_req = build(fixed)
+      if alternate then alt_req = build(fixed, bodies.call_alt) end
    end
 end
 
 function request()
+   if alt_req then
+      turn = 1 - turn
+      return turn == 1 and static_req or alt_req
+   end
    if static_req then return static_req end
    used = used + 1
    pool_used = pool_used + 1
@@ -189,7 +249,9 @@ end
 function response(status, headers, body)
    if status == expect then
       n_expect = n_expect + 1
-      if want and status == 200 and (count(body or "", want[1]) < want[2] or
+      if alt_req and status == 200 and string.find(body or "", want_alt, 1, true) then
+         n_alt = n_alt + 1
+      elseif want and status == 200 and (count(body or "", want[1]) < want[2] or
             (target == "initialize" and not has_header(headers, "mcp-session-id"))) then
          n_badbody = n_badbody + 1
       end
@@ -203,13 +265,14 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-   local e, o, b, x, u, oc = 0, 0, 0, 0, 0, ""
+   local e, o, b, x, u, a, oc = 0, 0, 0, 0, 0, 0, ""
    for _, t in ipairs(threads) do
       e = e + (t:get("n_expect") or 0)
       o = o + (t:get("n_other") or 0)
       b = b + (t:get("n_badbody") or 0)
       x = x + (t:get("exhausted") or 0)
       u = u + (t:get("pool_used") or 0)
+      a = a + (t:get("n_alt") or 0)
       oc = oc .. (t:get("other_codes") or "")
    end
    local s = summary.duration / 1e6
@@ -217,8 +280,9 @@ function done(summary, latency, requests)
    io.write(string.format(
       "BENCH requests=%d seconds=%.3f rps=%.1f expect=%d n_expect=%d n_other=%d other_codes=%s " ..
       "bad_body=%d err_connect=%d err_read=%d err_write=%d err_status=%d err_timeout=%d " ..
-      "p50_us=%d p90_us=%d p99_us=%d pool_used=%d exhausted=%d\n",
+      "p50_us=%d p90_us=%d p99_us=%d pool_used=%d exhausted=%d%s\n",
       summary.requests, s, summary.requests / s, expect, e, o, (oc == "" and "-" or oc),
       b, er.connect, er.read, er.write, er.status, er.timeout,
-      latency:percentile(50), latency:percentile(90), latency:percentile(99), u, x))
+      latency:percentile(50), latency:percentile(90), latency:percentile(99), u, x,
+      (alternate and string.format(" n_alt=%d", a) or "")))
 end
