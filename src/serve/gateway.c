@@ -370,6 +370,7 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 
 	memset(gw, 0, sizeof(*gw));
 	pthread_mutex_init(&gw->lock, NULL);
+	mcp_listening_init(&gw->listening);
 	if ((gw->config_path = strdup(config_path)) == NULL)
 		return -1;
 	if (config_load(config_path, &gw->cfg, errs) < 0) {
@@ -401,6 +402,7 @@ gateway_free(struct gateway *gw)
 	gw->cfg = gw->failed = NULL;
 	free(gw->config_path);
 	pthread_mutex_destroy(&gw->lock);
+	mcp_listening_free(&gw->listening);
 }
 
 struct config *

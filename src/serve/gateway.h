@@ -80,6 +80,7 @@ struct gateway {
 	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
 	long listen_max;
 	long listeners;		/* __atomic */
+	struct mcp_listening listening;	/* subscriptions/listen by caller (mcp.h) */
 	int redis_outage;	/* __atomic: Redis failed and has not answered since (rstore.c) */
 };
 

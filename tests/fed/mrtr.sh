@@ -21,7 +21,8 @@
 #  - subscriptions/listen: the acknowledgement first (only what will come: a URI no
 #    upstream of 2026-07-28 owns is left out), a's resource update relayed, a's tool
 #    list change making the gateway fetch its catalog and tell its own list changed, a
-#    listen for prompts alone hearing nothing of tools; server/discover says so;
+#    listen for prompts alone hearing nothing of tools; one caller's listens at once
+#    bounded (2 a process); server/discover says so;
 #  - caching hints: a relayed resources/read is private (the upstream's public is its
 #    answer to this caller through the policy), a list private with ttlMs 0;
 #  - the official SDK client (1.32.2, 2025-11-25) declaring elicitation, sampling and
@@ -166,7 +167,7 @@ jcheck "/mcp/health names the revision the gateway speaks to each" "$(curl -s --
 
 # --- subscriptions/listen -----------------------------------------------------------------------
 # listen ID FILTER SECONDS: a 2026-07-28 caller's listen stream, read for SECONDS into
-# $T/listen.ID (its events' data, one a line), in the background.
+# $T/listen.ID (its events' data, one a line; a JSON answer instead), in the background.
 listen() {
 	local body
 	body=$(jq -cn --argjson id "$1" --argjson f "$2" '{jsonrpc: "2.0", id: $id, method: "subscriptions/listen",
@@ -174,11 +175,13 @@ listen() {
 		"io.modelcontextprotocol/clientCapabilities": {}}}}')
 	curl -sN --max-time "$3" -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \
 		-H "Authorization: Bearer $ACME" -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: subscriptions/listen' \
-		--data-binary "$body" "$URL" 2>/dev/null | sed -un 's/^data: //p' > "$T/listen.$1" &
+		--data-binary "$body" "$URL" 2>/dev/null | sed -un -e 's/^data: //p;t' -e '/^{/p' > "$T/listen.$1" &
+	LISTEN_PID[$1]=$!
 }
+declare -A LISTEN_PID=()
 acked() { grep -q 'subscriptions/acknowledged' "$T/listen.$1" 2>/dev/null; }
 heard() { grep -q "$2" "$T/listen.$1" 2>/dev/null; }
-listen 41 '{"toolsListChanged":true,"resourceSubscriptions":["test://watched-resource","test://not-offered"]}' 20
+listen 41 '{"toolsListChanged":true,"resourceSubscriptions":["test://watched-resource","test://not-offered"]}' 15
 wait_until 15 acked 41 || fail "listen: acknowledged" "$(cat "$T/listen.41")"
 jcheck "listen: the acknowledgement first, tagged with the request's id, naming what will come (the URI an upstream of 2026-07-28 owns, not one nobody offers)" \
 	"$(head -n 1 "$T/listen.41")" '.method == "notifications/subscriptions/acknowledged" and
@@ -195,7 +198,7 @@ jcheck "… an upstream's tool list changed: the gateway's catalog fetched again
 	"$(grep 'tools/list_changed' "$T/listen.41" | head -n 1)" '.params._meta["io.modelcontextprotocol/subscriptionId"] == 41'
 jcheck "… and its tools/list has the new tool" "$(body "$(post "$ACME" tools/list '{}')")" \
 	'[.result.tools[].name] | any(test("^a_test_changed_"))'
-listen 42 '{"promptsListChanged":true}' 20
+listen 42 '{"promptsListChanged":true}' 10
 wait_until 15 acked 42 || fail "listen: acknowledged" "$(cat "$T/listen.42")"
 call "$ACME" a_test_trigger_tool_change > /dev/null
 call "$ACME" a_test_trigger_prompt_change > /dev/null
@@ -203,6 +206,16 @@ wait_until 15 heard 42 'prompts/list_changed' || true
 jcheck "a listen for prompts alone: its prompts/list_changed, no tools/list_changed" \
 	"$(jq -sc '[.[].method]' "$T/listen.42")" 'index("notifications/prompts/list_changed") != null and
 	 index("notifications/tools/list_changed") == null'
+# One caller holds at most 2 listens at once in a process (2 processes here): of 5 at
+# once, one at least is refused (-32029), and nothing else goes wrong.
+wait "${LISTEN_PID[41]}" "${LISTEN_PID[42]}"	# (their time is up: none of the caller's is open)
+for i in 51 52 53 54 55; do listen "$i" '{"toolsListChanged":true}' 8; done
+settled() { local i; for i in 51 52 53 54 55; do [ -s "$T/listen.$i" ] || return 1; done; }
+wait_until 20 settled || true
+jcheck "one caller's listens at once: at most 2 a process, the others refused with -32029" \
+	"$(cat "$T"/listen.5[1-5] | jq -sc '{acks: map(select(.method == "notifications/subscriptions/acknowledged")) | length,
+	 refused: map(select(.error.code == -32029)) | length, n: length}')" '.refused >= 1 and .acks <= 4 and .acks + .refused == 5'
+
 res=$(post "$ACME" server/discover '{}')
 jcheck "server/discover for 2026-07-28: listChanged on the gateway's lists, resources.subscribe (an upstream of 2026-07-28 offers it)" \
 	"$(body "$res")" '.result.capabilities.tools.listChanged == true and .result.capabilities.resources.subscribe == true'
