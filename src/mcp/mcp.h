@@ -73,7 +73,7 @@ struct mcp_env {
  * MCP_LISTENS_PER_CALLER at once (each holds a worker thread, and a process keeps
  * few), for MCP_LISTEN_MAX_MS each. The front keeps one for its process
  * (mcp_listening_init, _free). */
-#define MCP_LISTENS_PER_CALLER	2
+#define MCP_LISTENS_PER_CALLER	4
 #define MCP_LISTEN_CALLERS	64
 struct mcp_listening {
 	pthread_mutex_t mu;

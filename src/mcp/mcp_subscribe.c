@@ -22,7 +22,7 @@
 
 #define META_SUBSCRIPTION	"io.modelcontextprotocol/subscriptionId"
 #define LISTEN_URIS_MAX		256	/* resources one listen may ask for */
-#define LISTEN_CHECK_MS		1000	/* how often the catalog is looked at */
+#define LISTEN_CHECK_MS		250	/* how often the catalog is looked at (its generation: cheap) */
 
 static const struct {
 	const char *filter;
@@ -45,6 +45,7 @@ struct listening {
 	uint64_t serial;			/* of the worker's catalog view then */
 	json_t *uris;				/* the resources listened to */
 	json_t *accepted;			/* what the acknowledgement says */
+	int64_t said_us;			/* the last keep-alive comment */
 	size_t waiting;				/* upstream streams not acknowledged yet */
 	int acked;				/* ours was sent */
 };
@@ -101,9 +102,10 @@ list_digest(json_t *doc, size_t i, unsigned char d[32])
 }
 
 /* The lists as the catalog holds them now: each asked for that changed since told is
- * told. 0, or -1 when the stream is gone. */
+ * told, and list said (an index of lists[], or -1) whether or not. 0, or -1 when the
+ * stream is gone. */
 static int
-lists_now(struct listening *l)
+lists_now(struct listening *l, int said)
 {
 	struct exchange *x = l->el.x;
 	char who[33] = "";
@@ -114,19 +116,17 @@ lists_now(struct listening *l)
 	int rc = 0;
 
 	doc = catalog_get(x->env->catalog, x->env->view, &by, x->cfg, clock_mono_us() / 1000);
-	if (x->env->view->serial != l->serial) {
-		l->serial = x->env->view->serial;
-		for (i = 0; i < NLISTS && rc == 0; i++) {
-			if (!l->asked[i])
-				continue;
-			list_digest(doc, i, d);
-			if (memcmp(d, l->digest[i], sizeof(d)) != 0) {
-				memcpy(l->digest[i], d, sizeof(d));
-				if ((rc = ack(l)) == 0)
-					rc = tell(l, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", lists[i].method));
-			}
+	for (i = 0; i < NLISTS && rc == 0; i++) {
+		if (!l->asked[i] || (x->env->view->serial == l->serial && (int)i != said))
+			continue;
+		list_digest(doc, i, d);
+		if (memcmp(d, l->digest[i], sizeof(d)) != 0 || (int)i == said) {
+			memcpy(l->digest[i], d, sizeof(d));
+			if ((rc = ack(l)) == 0)
+				rc = tell(l, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", lists[i].method));
 		}
 	}
+	l->serial = x->env->view->serial;
 	json_decref(doc);
 	return rc;
 }
@@ -152,10 +152,13 @@ upstream_msg(void *ctx, json_t *msg)
 				    tell(l, json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method", m, "params", "uri", uri));
 		return 0;
 	}
-	if (m && strstr(m, "/list_changed") != NULL) {
-		catalog_region_expire(l->el.x->env->catalog, l->el.x->env->view);
-		return lists_now(l);
-	}
+	for (i = 0; m && i < NLISTS; i++)
+		if (strcmp(m, lists[i].method) == 0) {
+			/* Fetched again; told the caller whether or not the gateway's list
+			 * differs: the upstream's word that it may (an upstream it lists). */
+			catalog_region_expire(l->el.x->env->catalog, l->el.x->env->view);
+			return lists_now(l, (int)i);
+		}
 	return 0;
 }
 
@@ -164,9 +167,16 @@ tick(void *ctx)
 {
 	struct listening *l = ctx;
 
-	if (ack(l) < 0 || response_stream_comment(l->el.x->resp, "keep-alive") < 0)
+	int64_t now_us = clock_mono_us();
+
+	if (ack(l) < 0)
 		return -1;
-	return lists_now(l);
+	if (now_us - l->said_us >= MCP_LISTEN_TICK_MS * 1000LL) {
+		if (response_stream_comment(l->el.x->resp, "keep-alive") < 0)
+			return -1;
+		l->said_us = now_us;
+	}
+	return lists_now(l, -1);
 }
 
 /* The listen's filter from params.notifications into l and accepted; 0, or -1 with err. */
@@ -297,6 +307,7 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 			list_digest(f.doc, i, l.digest[i]);
 	l.accepted = accepted;
 	l.waiting = json_object_size(by);
+	l.said_us = clock_mono_us();
 	if (response_stream_open(x->resp) == 0 && (l.waiting > 0 || ack(&l) == 0))
 		fed_subscribe(&f, by, &every, clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS);
 	__atomic_sub_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL);

@@ -20,6 +20,8 @@ struct listen_xfer {
 	CURL *h;
 	struct curl_slist *hdrs;
 	struct buf body;	/* a stateless upstream's: the POST of the listen request */
+	struct buf lines;	/* and its answer's line so far, when it writes JSON lines */
+	int json_on;
 	struct sse_parser sse;
 	int sse_on;
 	int stop;		/* on_msg asked to end everything */
@@ -43,17 +45,15 @@ listen_header(char *p, size_t size, size_t n, void *ud)
 	return len;
 }
 
+/* One message of a stream (n bytes of JSON) to the call's on_msg: 0, or -1 to end it. */
 static int
-listen_event(void *ctx, const struct sse_event *ev)
+listen_message(struct listen_xfer *l, const char *data, size_t n)
 {
-	struct listen_xfer *l = ctx;
 	const struct upstream_call *call = l->call;
 	json_t *msg;
 	int r;
 
-	if (ev->data_len == 0 || strcmp(ev->event, "message") != 0)
-		return 0;
-	if ((msg = json_loadb(ev->data, ev->data_len, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+	if ((msg = json_loadb(data, n, JSON_REJECT_DUPLICATES, NULL)) == NULL)
 		return -1;	/* garbage: this stream ends */
 	if (upstream_is_jsonrpc(msg) && json_is_string(json_object_get(msg, "method"))) {
 		r = call->on_msg ? call->on_msg(call->ctx, msg) : UPSTREAM_DECLINE;
@@ -66,19 +66,56 @@ listen_event(void *ctx, const struct sse_event *ev)
 	return l->stop ? -1 : 0;
 }
 
+static int
+listen_event(void *ctx, const struct sse_event *ev)
+{
+	if (ev->data_len == 0 || strcmp(ev->event, "message") != 0)
+		return 0;
+	return listen_message(ctx, ev->data, ev->data_len);
+}
+
+/* A stateless upstream's listen stream written as JSON, one message a line (as some
+ * servers write it): each whole line a message, at most UPSTREAM_MAX_LINE long. */
+static int
+listen_lines(struct listen_xfer *l, const char *p, size_t n)
+{
+	const char *nl;
+	size_t k;
+
+	while (n > 0) {
+		k = (nl = memchr(p, '\n', n)) ? (size_t)(nl - p) : n;
+		if (l->lines.len + k > UPSTREAM_MAX_LINE || buf_append(&l->lines, p, k) < 0)
+			return -1;
+		if (nl == NULL)
+			return 0;
+		if (l->lines.len > 0 && listen_message(l, buf_str(&l->lines), l->lines.len) < 0)
+			return -1;
+		l->lines.len = 0;
+		p += k + 1;
+		n -= k + 1;
+	}
+	return 0;
+}
+
 static size_t
 listen_body(char *p, size_t size, size_t n, void *ud)
 {
 	struct listen_xfer *l = ud;
 	long status = 0;
 
-	if (!l->sse_on) {
+	if (!l->sse_on && !l->json_on) {
 		curl_easy_getinfo(l->h, CURLINFO_RESPONSE_CODE, &status);
-		if (status != 200 || !upstream_media_is(l->ctype, "text/event-stream"))
+		if (status == 200 && l->call->id && upstream_media_is(l->ctype, "application/json"))
+			l->json_on = 1;
+		else if (status != 200 || !upstream_media_is(l->ctype, "text/event-stream"))
 			return 0;	/* no stream here (405: the upstream offers none) */
-		sse_parser_init(&l->sse, UPSTREAM_MAX_LINE, UPSTREAM_MAX_RESPONSE, listen_event, l);
-		l->sse_on = 1;
+		else {
+			sse_parser_init(&l->sse, UPSTREAM_MAX_LINE, UPSTREAM_MAX_RESPONSE, listen_event, l);
+			l->sse_on = 1;
+		}
 	}
+	if (l->json_on)
+		return listen_lines(l, p, size * n) == 0 ? size * n : 0;
 	return sse_parser_feed(&l->sse, p, size * n) == SSE_OK ? size * n : 0;
 }
 
@@ -94,6 +131,7 @@ listen_setup(struct listen_xfer *l, const struct upstream_call *c)
 
 	bad = upstream_bearer(c, 0, &token, &err) < 0;
 	buf_init(&l->body, UPSTREAM_MAX_RESPONSE);
+	buf_init(&l->lines, UPSTREAM_MAX_LINE + 1);
 	if (modern) {
 		memset(&q, 0, sizeof(q));
 		q.method = c->method;
@@ -204,6 +242,7 @@ out:
 		}
 		httpc_free_headers(l[i].hdrs);
 		buf_free(&l[i].body);
+		buf_free(&l[i].lines);
 		if (l[i].sse_on)
 			sse_parser_free(&l[i].sse);
 	}
