@@ -520,7 +520,8 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 			json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 		return caps;
 	}
-	for (i = 0; i < 2; i++)	/* tools, prompts */
+	/* (no upstream: a list that never changes) */
+	for (i = 0; i < 2 && json_object_size(catalog_upstreams(doc)) > 0; i++)	/* tools, prompts */
 		if (json_object_get(caps, i ? "prompts" : "tools"))
 			json_object_set_new(json_object_get(caps, i ? "prompts" : "tools"), "listChanged", json_true());
 	if (json_object_get(caps, "resources") == NULL)
