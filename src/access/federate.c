@@ -339,23 +339,22 @@ fed_answer(struct fed_call *f, json_t *msg)
 	return rc;
 }
 
-/* One request to up: its result (a new reference), or NULL with f->err. */
+/* One request of method r to up: its result (a new reference), or NULL with f->err. */
 static json_t *
-forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, json_t *params)
+forward(struct fed_call *f, const struct cfg_upstream *up, const struct method *r, json_t *params)
 {
 	struct relay_ctx rc = { f, up };
-	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = method, .params = params,
+	struct upstream_call call = { .cfg = f->cfg, .up = up, .method = r->name, .params = params,
 	    .on_msg = relay_msg, .ctx = &rc, .now_ms = f->now_ms, .until_ms = f->until_ms, .client = f->client };
 	struct gw_error err = { GW_OK, 0, "" };
-	const struct method *m;
 	json_t *resp, *result, *e;
 	int64_t t0 = clock_mono_us();
 	size_t n;
 	int got;
 
 	caller_session(f, up, &call);
-	if ((m = method_find(method)) != NULL && m->name_param)
-		call.mcp_name = json_string_value(json_object_get(params, m->name_param));
+	if (r->name_param)
+		call.mcp_name = json_string_value(json_object_get(params, r->name_param));
 	got = upstream_request(f->pool, &call, &resp, &err);
 	/* A session the upstream forgot is its answer, not a failure of the upstream. */
 	if (f->cfg->metrics_on)
@@ -400,6 +399,15 @@ forward(struct fed_call *f, const struct cfg_upstream *up, const char *method, j
 	return NULL;
 }
 
+/* Whether the catalog found the upstream of status st speaking 2026-07-28. */
+static int
+stateless_status(json_t *st)
+{
+	const char *v = json_string_value(json_object_get(st, "version"));
+
+	return v && strcmp(v, UPSTREAM_MODERN_VERSION) == 0;
+}
+
 /* What an upstream's status st says it offers a caller of the revisions of initialize
  * (legacy) or of the stateless one. */
 static json_t *
@@ -427,7 +435,7 @@ to_all(struct fed_call *f, const struct method *r, json_t *params)
 		    (f->gate && f->gate(f, r->name, up, CATALOG_NKINDS, NULL, 0) != FED_PASS))
 			continue;
 		sent++;
-		if ((res = forward(f, up, r->name, params)) != NULL)
+		if ((res = forward(f, up, r, params)) != NULL)
 			json_decref(res);
 		else if (first.code == GW_OK)
 			first = f->err;
@@ -468,7 +476,7 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 		return failed(f, GW_EPARAMS, "%s", "requestState was given for another request: call again without it");
 	}
 	f->answered = up->s.name;
-	result = forward(f, up, method, sent);
+	result = forward(f, up, r, sent);
 	json_decref(sent);
 	return result;
 }
@@ -509,7 +517,7 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 	static const char *const relayed[] = { "prompts", "resources", "completions", "logging" };
 	int legacy = admit == NULL || admit->legacy;
 	json_t *caps = json_pack("{s:{}}", "tools"), *st;
-	const char *name, *v;
+	const char *name;
 	size_t i;
 
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
@@ -528,8 +536,7 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 		return caps;
 	json_object_set_new(json_object_get(caps, "resources"), "listChanged", json_true());
 	json_object_foreach(catalog_upstreams(doc), name, st) {
-		v = json_string_value(json_object_get(st, "version"));
-		if (v && strcmp(v, UPSTREAM_MODERN_VERSION) == 0 &&
+		if (stateless_status(st) &&
 		    json_is_true(json_object_get(json_object_get(caps_of(st, 0), "resources"), "subscribe")) &&
 		    admit->fn(admit->ctx, name, "resources")) {
 			json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
@@ -625,30 +632,22 @@ out:
 }
 
 /* What the caller's subscriptions/listen asks of each upstream of 2026-07-28 (up in
- * the catalog): {name: {the list changes asked for, resourceSubscriptions: [its URIs of
+ * the catalog): {name: {the list changes of lists, resourceSubscriptions: [its URIs of
  * uris that the caller may read]}} (a new object), each URI listened to also appended
  * to accepted. An upstream asked nothing is left out. (A list change an upstream tells
  * is no message for the caller: it makes the gateway look at its catalog again.) */
 json_t *
-fed_listening(struct fed_call *f, json_t *asked, json_t *uris, json_t *accepted)
+fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted)
 {
-	static const char *const lists[] = { "toolsListChanged", "promptsListChanged", "resourcesListChanged" };
 	const struct method *r = route_of("resources/read");
-	const char *uri, *owner, *held, *name, *v;
+	const char *uri, *owner, *held, *name;
 	json_t *by = json_object(), *u, *st, *one;
 	void *tmp;
 	size_t i;
 
-	json_object_foreach(catalog_upstreams(f->doc), name, st) {
-		v = json_string_value(json_object_get(st, "version"));
-		if (!json_is_true(json_object_get(st, "ok")) || v == NULL || strcmp(v, UPSTREAM_MODERN_VERSION) != 0)
-			continue;
-		one = json_object();
-		for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-			if (json_is_true(json_object_get(asked, lists[i])))
-				json_object_set_new(one, lists[i], json_true());
-		json_object_set_new(by, name, one);
-	}
+	json_object_foreach(catalog_upstreams(f->doc), name, st)
+		if (json_is_true(json_object_get(st, "ok")) && stateless_status(st))
+			json_object_set_new(by, name, json_copy(lists));
 	json_array_foreach(uris, i, u) {
 		if ((uri = json_string_value(u)) == NULL || url_resource_ambiguous(uri) != NULL ||
 		    (owner = owner_of_uri(f, r, uri, &held)) == NULL || (one = json_object_get(by, owner)) == NULL ||

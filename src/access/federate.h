@@ -91,12 +91,13 @@ void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
  * caller has no upstream session to listen on; else upstream_listen's answer. */
 int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
 /* A 2026-07-28 caller's subscriptions/listen, at the upstreams of that revision in the
- * catalog: what to ask each (the list changes asked for, and the URIs of uris the
- * caller may read that it owns, each appended to accepted): {name: notifications} (a
+ * catalog: what to ask each (lists, the list changes asked for: {toolsListChanged:
+ * true, ...}; and the URIs of uris the caller may read that it owns, each appended to
+ * accepted): {name: notifications} (a
  * new object); then fed_subscribe opens those streams (a POST of subscriptions/listen
  * under f->id each), every message to f->on_msg, the tick held (ticking on with no
  * stream) until it or on_msg returns -1 or until_ms: upstream_listen's answer, or -1. */
-json_t *fed_listening(struct fed_call *f, json_t *asked, json_t *uris, json_t *accepted);
+json_t *fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted);
 int fed_subscribe(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms);
 /* Which upstreams a caller may reach for a capability they offer besides tools
  * (prompts, resources, completions, logging: the policy's word, mcp_access.c); NULL:

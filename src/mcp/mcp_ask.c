@@ -58,8 +58,8 @@ mcp_ask_flags(json_t *caps)
 	/* (an empty elicitation object is form mode, as the revision says) */
 	if (json_is_object(e) && (json_object_size(e) == 0 || json_object_get(e, "form")))
 		flags |= SESSION_F_ELICIT;
-	for (i = 1; i < sizeof(asks) / sizeof(asks[0]); i++)
-		if (json_is_object(json_object_get(caps, asks[i].capability)))
+	for (i = 0; i < sizeof(asks) / sizeof(asks[0]); i++)
+		if (asks[i].flag != SESSION_F_ELICIT && json_is_object(json_object_get(caps, asks[i].capability)))
 			flags |= asks[i].flag;
 	return flags;
 }

@@ -297,7 +297,8 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	f.id = el->id;
 	f.gate = mcp_gate_upstream;
 	f.client_caps = json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS);
-	by = fed_listening(&f, asked, json_object_get(asked, "resourceSubscriptions"), l.uris);
+	/* (accepted holds the list changes alone so far: what each upstream is asked too) */
+	by = fed_listening(&f, accepted, json_object_get(asked, "resourceSubscriptions"), l.uris);
 	if (json_array_size(l.uris) > 0)
 		json_object_set(accepted, "resourceSubscriptions", l.uris);
 	/* What the lists are now is what a change is told against. */
