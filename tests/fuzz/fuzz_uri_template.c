@@ -3,8 +3,9 @@
  * URI cut at the first NUL. Properties: it ends (a step budget), a template without
  * expressions matches exactly itself, and every template matches its own expansion with each
  * variable replaced by "x" (level 1; "+x", "#x", ".x", "/x", ";v=x", "?v=x", "&v=x" for
- * the operators the matcher knows), for templates of up to 6 expressions (beyond, the
- * budget may end a match). */
+ * the operators the matcher knows), for templates of up to 6 expressions and 63 bytes
+ * (beyond, the budget may end a match: adjacent expressions over a long run of the URI
+ * try every way to cut it, six of them over 270 bytes more than the budget's steps). */
 #include "autoconf.h"
 
 #include "buf.h"
@@ -66,7 +67,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (strchr(tmpl, '{') == NULL && strchr(tmpl, '}') == NULL)
 		FUZZ_CHECK(uritemplate_matches(tmpl, uri) == (strcmp(tmpl, uri) == 0));
 	buf_init(&x, 1 << 20);
-	if (strlen(tmpl) < 256 && expand(tmpl, &x) == 0)
+	if (strlen(tmpl) < 64 && expand(tmpl, &x) == 0)
 		FUZZ_CHECK(uritemplate_matches(tmpl, buf_str(&x)));
 	buf_free(&x);
 	free(tmpl);
