@@ -163,9 +163,14 @@ for set in $SETS; do
 done
 
 # --- which revision the gateway spoke ---------------------------------------------------
-health=$(curl -s --max-time 10 "$ORIGIN/mcp/health")
+# (from the answering worker's copy of the catalog: a thread that has served no request
+# yet has none, and says nothing of revisions)
+HEALTH_WANT='.dependencies[] | select(.dependency == "upstream" and .name == "up") | .protocolVersion == "2026-07-28"'
+health_says() { curl -s --max-time 10 "$ORIGIN/mcp/health" > "$T/health.json"; jq -e "$HEALTH_WANT" "$T/health.json" > /dev/null 2>&1; }
+wait_until 30 health_says || true
+health=$(cat "$T/health.json")
 jcheck "health: the gateway speaks 2026-07-28 to the upstream (its catalog found it by server/discover)" "$health" \
-	'.dependencies[] | select(.dependency == "upstream" and .name == "up") | .protocolVersion == "2026-07-28"'
+	"$HEALTH_WANT"
 if [ -z "${MG_CONF_UPSTREAM:-}" ]; then
 	traffic=$(curl -s --max-time 10 "$UP_ORIGIN/_traffic")
 	jcheck "the upstream saw server/discover and stateless requests from the gateway" "$traffic" \

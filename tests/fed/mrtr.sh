@@ -162,8 +162,12 @@ for u in a b; do
 		"$(curl -s --max-time 10 "${FIXTURE_URL[$u]%/mcp}/_traffic")" \
 		'.sessionsOpened == 0 and .gets == 0 and .byMethod["server/discover"] >= 1 and .byRevision.legacy == 0'
 done
-jcheck "/mcp/health names the revision the gateway speaks to each" "$(curl -s --max-time 10 "${URL%/mcp}/mcp/health")" \
-	'[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28", "2025-11-25"]'
+# (from the answering worker's copy of the catalog: a thread that has served no request
+# yet has none, and says nothing of revisions)
+HEALTH_WANT='[.dependencies[] | select(.dependency == "upstream") | .protocolVersion] == ["2026-07-28", "2026-07-28", "2025-11-25"]'
+health_says() { curl -s --max-time 10 "${URL%/mcp}/mcp/health" > "$T/health.json"; jq -e "$HEALTH_WANT" "$T/health.json" > /dev/null 2>&1; }
+wait_until 30 health_says || true
+jcheck "/mcp/health names the revision the gateway speaks to each" "$(cat "$T/health.json")" "$HEALTH_WANT"
 
 # --- subscriptions/listen -----------------------------------------------------------------------
 # listen ID FILTER SECONDS: a 2026-07-28 caller's listen stream, read for SECONDS into
