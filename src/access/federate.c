@@ -255,6 +255,7 @@ caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct u
 	call->revision = json_string_value(json_object_get(json_object_get(catalog_upstreams(f->doc), up->s.name),
 	    "version"));
 	call->client_caps = f->client_caps;
+	call->log_level = f->log_level;
 }
 
 /* call to the upstream named name as the caller's session with it: 0, or -1 when no
@@ -408,6 +409,18 @@ stateless_status(json_t *st)
 	return v && strcmp(v, UPSTREAM_MODERN_VERSION) == 0;
 }
 
+int
+fed_stateless_any(const struct fed_call *f)
+{
+	const char *name;
+	json_t *st;
+
+	json_object_foreach(catalog_upstreams(f->doc), name, st)
+		if (stateless_status(st) && json_object_get(f->sessions, name) == NULL)
+			return 1;
+	return 0;
+}
+
 /* What an upstream's status st says it offers a caller of the revisions of initialize
  * (legacy) or of the stateless one. */
 static json_t *
@@ -418,7 +431,9 @@ caps_of(json_t *st, int legacy)
 	return caps ? caps : json_object_get(st, "caps");
 }
 
-/* To every upstream that offers the capability; {} when all of them took it. */
+/* To every upstream that offers the capability; {} when all of them took it. One the
+ * caller reaches statelessly has no logging/setLevel: it takes the level the caller's
+ * session keeps with each request (fed_call.log_level), and counts as taking it. */
 static json_t *
 to_all(struct fed_call *f, const struct method *r, json_t *params)
 {
@@ -435,6 +450,8 @@ to_all(struct fed_call *f, const struct method *r, json_t *params)
 		    (f->gate && f->gate(f, r->name, up, CATALOG_NKINDS, NULL, 0) != FED_PASS))
 			continue;
 		sent++;
+		if (stateless_status(st) && json_object_get(f->sessions, name) == NULL)
+			continue;
 		if ((res = forward(f, up, r, params)) != NULL)
 			json_decref(res);
 		else if (first.code == GW_OK)

@@ -44,6 +44,10 @@ struct fed_call {
 	 * _meta), which stateless upstreams are told: their input_required may ask for what
 	 * they name (borrowed; NULL: none). */
 	json_t *client_caps;
+	/* The log level an older caller's session set (logging/setLevel), which the
+	 * stateless upstreams it reaches are asked for in each request (borrowed; NULL:
+	 * none). */
+	const char *log_level;
 	/* May the caller have what method names at up (NULL: always)? key is what it names
 	 * there, a record of kind: an exposed name, a URI (a resource's, or one a template
 	 * expands), a URI template; NULL for the upstream as a whole (logging/setLevel).
@@ -65,6 +69,9 @@ struct fed_call {
 	int session_gone;		/* an upstream no longer knows the caller's session */
 };
 
+/* 1 when the catalog holds an upstream f's caller reaches statelessly (of 2026-07-28,
+ * no session of the caller's there; a caller of that revision reaches all so). */
+int fed_stateless_any(const struct fed_call *f);
 /* 1 when method is one the gateway passes on (fed_request). */
 int fed_relays(const char *method);
 /* The result of method with params (borrowed) from the upstream it belongs to: a new

@@ -13,6 +13,7 @@
 #define MCP_META_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPS		"io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_INFO		"io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOG_LEVEL	"io.modelcontextprotocol/logLevel"
 
 enum { NEGOTIATE_JSON = 1 << 0, NEGOTIATE_SSE = 1 << 1 };
 

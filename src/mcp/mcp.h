@@ -14,6 +14,7 @@
 #include "config.h"
 #include "fragcache.h"
 #include "limiter.h"
+#include "loglevels.h"
 #include "mailbox.h"
 #include "metrics.h"
 #include "req_ctx.h"
@@ -61,6 +62,7 @@ struct mcp_env {
 	const unsigned char *shared_key;	/* with rs: what names its records */
 	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
 	struct mailbox *mailbox;		/* clients' answers to the gateway's questions; may be NULL */
+	struct loglevels *loglevels;		/* the log levels sessions set; may be NULL */
 	/* The caller's credentials at the upstreams reached as the caller (upcred.h); NULL:
 	 * none configured. */
 	const struct upstream_cred *cred;

@@ -105,6 +105,15 @@ json_t *mcp_ask(struct element *el, struct fed_call *f, json_t *params, json_t *
  * (1), or 0 when msg answers none of ours. */
 int mcp_ask_answer(const struct exchange *x, json_t *msg);
 
+/* mcp_level.c: logging/setLevel kept for the stateless upstreams of an older caller. */
+/* The level params names, kept for x's session: 0, or -1 with err (not a level: -32602;
+ * nowhere to keep it). */
+int mcp_level_set(const struct exchange *x, json_t *params, struct gw_error *err);
+/* The level x's session set, for the stateless upstreams f reaches ("debug".."emergency",
+ * static), or NULL: none set, a caller of 2026-07-28 or without a session, or no such
+ * upstream. */
+const char *mcp_level_of(const struct exchange *x, const struct fed_call *f);
+
 /* mcp_subscribe.c: subscriptions/listen (2026-07-28). */
 json_t *mcp_subscribe(struct element *el, json_t *params, struct gw_error *err);
 

@@ -263,6 +263,11 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	 * declaration; an older caller's at initialize, when the gateway can ask it. */
 	f.client_caps = x->modern ? json_incref(json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS)) :
 	    mcp_ask_caps(x);
+	/* An older caller's log level: kept for the stateless upstreams, asked of them. */
+	if (el->mm->id != METHOD_SET_LEVEL)
+		f.log_level = mcp_level_of(x, &f);
+	else if (mcp_level_set(x, params, err) < 0)
+		goto out;
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
 		count_tool(x, params, METRICS_DENIED);
 		goto out;

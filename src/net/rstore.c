@@ -368,7 +368,8 @@ out:
 }
 
 static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp", [RS_UPCRED] = "uc",
-	[RS_VAULT] = "va", [RS_VAULT_CLAIM] = "vc", [RS_ONCE] = "co", [RS_ANSWER] = "ma" };
+	[RS_VAULT] = "va", [RS_VAULT_CLAIM] = "vc", [RS_ONCE] = "co", [RS_ANSWER] = "ma",
+	[RS_LOGLEVEL] = "ll" };
 
 /* A command on one record, and the storage of its words: VERB name, then what the
  * command adds (SET's value, PX ttl and NX). */

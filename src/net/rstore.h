@@ -78,6 +78,7 @@ enum rs_kind {
 	RS_VAULT_CLAIM,	/* vc: a host refreshes that connection (value "1") */
 	RS_ONCE,	/* co: a connect ticket or state used (value "1"; connect_page.c) */
 	RS_ANSWER,	/* ma: a client's answer to the gateway's question, sealed (mcp_ask.c) */
+	RS_LOGLEVEL,	/* ll: the log level a session set (mcp_level.c) */
 };
 /* Such a record's key: its kind and the caller's keyed digest (mcpgate:<kind>:<hex>). */
 struct rs_key {

@@ -139,6 +139,7 @@ post_on(struct post *q, const struct upstream_call *call, const struct up_sessio
 		q->version = UPSTREAM_MODERN_VERSION;
 		q->modern = 1;
 		q->client_caps = call->client_caps;
+		q->log_level = call->log_level;
 	}
 }
 

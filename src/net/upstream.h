@@ -98,6 +98,10 @@ struct upstream_call {
 	 * _meta (the caller's own, which the upstream's input_required may ask for);
 	 * borrowed, NULL = none. */
 	json_t *client_caps;
+	/* For a stateless upstream: the log level to ask for in each request's _meta
+	 * (MCP_META_LOG_LEVEL) when the caller's own _meta names none: what an older
+	 * caller's session set with logging/setLevel; NULL = none. */
+	const char *log_level;
 	/* For a stateless upstream: what the request names (a tool or prompt name, a
 	 * resource URI: its Mcp-Name header); NULL = nothing. */
 	const char *mcp_name;

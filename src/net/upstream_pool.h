@@ -67,6 +67,7 @@ struct post {
 	int side;		/* on the pool's side handle: another transfer is running */
 	int modern;		/* UPSTREAM_MODERN_VERSION: _meta and the Mcp-* headers */
 	json_t *client_caps;	/* borrowed: the capabilities its _meta declares (NULL: none) */
+	const char *log_level;	/* the log level its _meta asks for, unless the caller's does (NULL: none) */
 	const char *name;	/* and its Mcp-Name header (NULL: none) */
 	const char *bearer;	/* the caller's token for the upstream (upstream_post's); NULL = none */
 	int64_t deadline_ms;	/* monotonic: the POST ends by then */

@@ -486,8 +486,9 @@ upstream_bearer_free(char *token)
 
 /* The params to send for q: as given, but that the revision's own members of _meta
  * (a caller's, relayed) are the gateway's: for a stateless upstream its protocol
- * version, the client capabilities q declares and the gateway's clientInfo; for any
- * other, none. A new reference (NULL: no params), or *bad set. */
+ * version, the client capabilities q declares and the gateway's clientInfo, and q's
+ * log level unless the caller named one; for any other, none. A new reference (NULL:
+ * no params), or *bad set. */
 static json_t *
 wire_params(const struct post *q, const struct config *cfg, int *bad)
 {
@@ -512,7 +513,9 @@ wire_params(const struct post *q, const struct config *cfg, int *bad)
 	    json_object()) < 0 ||
 	    json_object_set_new(meta, MCP_META_INFO, json_pack("{s:s, s:s}",
 	    "name", cfg && cfg->name ? cfg->name : PACKAGE_NAME,
-	    "version", cfg && cfg->version ? cfg->version : PACKAGE_VERSION)) < 0))
+	    "version", cfg && cfg->version ? cfg->version : PACKAGE_VERSION)) < 0 ||
+	    (q->log_level && json_object_get(meta, MCP_META_LOG_LEVEL) == NULL &&
+	    json_object_set_new(meta, MCP_META_LOG_LEVEL, json_string(q->log_level)) < 0)))
 		*bad = 1;
 	if (json_object_size(meta) > 0)
 		json_object_set_new(params, "_meta", meta);

@@ -51,6 +51,7 @@ static const struct state_region *const regions[GW_REGIONS] = {
 	 * an upstream keeps people's connections; until then it is empty: no bytes in the
 	 * file, nothing made. */
 	[GW_REGION_MAILBOX] = &mailbox_region_def,
+	[GW_REGION_LOGLEVELS] = &loglevels_region_def,
 	[GW_REGION_VAULT] = NULL,
 };
 
@@ -109,6 +110,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->replay = state_region(st, GW_REGION_REPLAY, NULL);
 	sh->creds = state_region(st, GW_REGION_CREDS, NULL);
 	sh->mailbox = state_region(st, GW_REGION_MAILBOX, NULL);
+	sh->loglevels = state_region(st, GW_REGION_LOGLEVELS, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");

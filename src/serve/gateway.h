@@ -13,6 +13,7 @@
 #include "fragcache.h"
 #include "introspect.h"
 #include "jwks.h"
+#include "loglevels.h"
 #include "mailbox.h"
 #include "mcp.h"
 #include "metrics.h"
@@ -41,6 +42,7 @@ enum gw_region {
 	GW_REGION_REPLAY,	/* the DPoP proofs seen (replay.c) */
 	GW_REGION_CREDS,	/* upstream credentials obtained for callers (credcache.c) */
 	GW_REGION_MAILBOX,	/* clients' answers on their way to the call that asked (mailbox.c) */
+	GW_REGION_LOGLEVELS,	/* the log levels sessions set, for stateless upstreams (loglevels.c) */
 	GW_REGION_VAULT,	/* people's connected accounts' tokens (vault.c); empty unless made: last */
 	GW_REGIONS
 };
@@ -59,6 +61,7 @@ struct shared {
 	struct credcache *creds;			/* upstream credentials, sealed */
 	struct vault *vault;				/* people's connected accounts; NULL: none */
 	struct mailbox *mailbox;			/* clients' answers to the gateway's questions */
+	struct loglevels *loglevels;			/* the log levels sessions set */
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */

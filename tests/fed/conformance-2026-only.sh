@@ -2,10 +2,11 @@
 # The 2025-11-25 requirement set through the gateway to an upstream of 2026-07-28 alone
 # (tests/fed/conformance-2026.sh, MG_CONF_ONLY): an older client's sampling, elicitation
 # and roots are the gateway's own questions on the call's stream (an upstream's
-# input_required translated), its answers the upstream's retry. Its gaps, each of which
-# must fail: logging/setLevel (the revision removed it; the gateway keeps no level for a
-# session) and resources/subscribe, unsubscribe (subscriptions/listen is not relayed).
+# input_required translated), its answers the upstream's retry; its logging/setLevel is
+# kept by the gateway for the session and asked of the upstream in each request's _meta
+# (the revision removed the method). Its gaps, each of which must fail:
+# resources/subscribe, unsubscribe (subscriptions/listen is not relayed).
 # Env: MCPGATE_BIN, MG_KEEP.
 MG_CONF_ONLY=1 MG_CONF_SETS=2025-11-25 \
-	MG_CONF_GAPS="logging-set-level tools-call-with-logging resources-subscribe resources-unsubscribe" \
+	MG_CONF_GAPS="resources-subscribe resources-unsubscribe" \
 	exec "$(dirname "$0")/conformance-2026.sh" "$@"
