@@ -33,7 +33,10 @@
 #    with a Redis store the answers wait there (sealed), taken once;
 #  - a 2025-11-25 caller calling an input-required tool gets a JSON-RPC error, not a
 #    result of a revision it does not speak (the upstreams refuse initialize: its calls
-#    go statelessly, with no capability declared for it).
+#    go statelessly, with no capability declared for it);
+#  - a 2025-11-25 session's logging/setLevel: kept by the gateway for a and b (their
+#    revision removed the method) and asked of them in each request's _meta, sent to c;
+#    a bad level refused; with Redis kept there too, and Redis's word read first.
 #
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
@@ -243,6 +246,50 @@ jcheck "a 2026-07-28 caller at a 2025-11-25 upstream's sampling tool: the upstre
 jcheck "… and that upstream was called with a session (its revision), stateless requests none" \
 	"$(curl -s --max-time 10 "${FIXTURE_URL[c]%/mcp}/_traffic")" '.sessionsOpened >= 1 and (.byRevision["2026-07-28"] // 0) == 0'
 
+# --- an older caller's log level ---------------------------------------------------------------
+# logging/setLevel of a 2025-11-25 session: the revision of a and b removed the method,
+# so the gateway keeps the level for the session (the state file both processes share)
+# and asks a for it in each request's _meta; a sends its log messages on the call's
+# stream at and above it. c, of 2025-11-25, gets the method itself on the caller's
+# session there.
+LH=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $ACME")
+# legacy_session: a 2025-11-25 session's id
+legacy_session() {
+	curl -s -D - -o /dev/null --max-time 30 "${LH[@]}" --data-binary \
+		'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		"$URL" | tr -d '\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p'
+}
+# lpost SID METHOD PARAMS: a request of that session; its answer (JSON, or the event
+# stream's data lines)
+lpost() {
+	curl -s --max-time 30 "${LH[@]}" -H "Mcp-Session-Id: $1" -H 'MCP-Protocol-Version: 2025-11-25' --data-binary \
+		"$(jq -cn --arg m "$2" --argjson p "$3" '{jsonrpc: "2.0", id: 7, method: $m, params: $p}')" "$URL" |
+		sed -n '/^{/p; s/^data: //p'
+}
+set_level() { lpost "$1" logging/setLevel "{\"level\":\"$2\"}" | jq -c 'select(.id == 7)'; }
+# logs SID TOOL: how many log messages a call of TOOL brought, and whether it ended with
+# its result ("N ok")
+logs() {
+	local out
+	out=$(lpost "$1" tools/call "{\"name\":\"$2\",\"arguments\":{}}")
+	printf '%s %s' "$(grep -c '"notifications/message"' <<<"$out")" \
+		"$(jq -r 'select(.id == 7) | if (.result.content | length) > 0 then "ok" else "failed" end' <<<"$out")"
+}
+L1=$(legacy_session)
+L2=$(legacy_session)
+[ -n "$L1" ] && [ -n "$L2" ] || bail "two 2025-11-25 sessions" "$(tail -n 5 "$T/gw.log")"
+is "a 2025-11-25 session that set no level: a sends it no log messages" "$(logs "$L1" a_test_tool_with_logging)" "0 ok"
+jcheck "logging/setLevel with a level that is none: -32602, nothing kept" "$(set_level "$L1" loud)" '.error.code == -32602'
+is "… and a still sends no log messages" "$(logs "$L1" a_test_tool_with_logging)" "0 ok"
+jcheck "logging/setLevel warning: {} (kept for a and b, sent to c)" "$(set_level "$L1" warning)" '.result == {}'
+is "… a's info messages stay below it" "$(logs "$L1" a_test_tool_with_logging)" "0 ok"
+jcheck "logging/setLevel debug: {}" "$(set_level "$L1" debug)" '.result == {}'
+n=0
+for _ in 1 2 3 4 5 6; do [ "$(logs "$L1" a_test_tool_with_logging)" = "3 ok" ] && n=$((n + 1)); done
+is "… a's three info messages relayed on the call's stream, on six calls (either process)" "$n" 6
+is "… and c's, of its own session there, which got the method" "$(logs "$L1" c_test_tool_with_logging)" "3 ok"
+is "another session of the same caller: its own level, none" "$(logs "$L2" a_test_tool_with_logging)" "0 ok"
+
 # --- an older caller, asked by the gateway -------------------------------------------------
 # The official SDK client (1.32.2, a 2025-11-25 client) declaring elicitation, sampling and
 # roots: the gateway asks it what a's input_required wants, on the call's stream, and
@@ -284,6 +331,17 @@ jcheck "with a Redis store: asked three things, answered, the upstream's result"
 	'(.result.content | length) > 0 and (.asked | length) == 3'
 jcheck "… the three answers went through Redis, and none is left there" \
 	"{\"sets\":$(( $(sets) - ${s0:-0} )),\"left\":$(rcli -n 3 --scan --pattern 'mcpgate:ma:*' | wc -l)}" '.sets >= 3 and .left == 0'
+
+# With it, a session's level is kept in Redis too (mcpgate:ll:…, until the session
+# expires), which every host reads first.
+L3=$(legacy_session)
+jcheck "with a Redis store: logging/setLevel info: {}" "$(set_level "$L3" info)" '.result == {}'
+lkeys=$(rcli -n 3 --scan --pattern 'mcpgate:ll:*')
+is "… one level kept in Redis, with the session's lifetime" "$(wc -l <<<"$lkeys") $(rcli -n 3 get "$lkeys") $([ "$(rcli -n 3 ttl "$lkeys")" -gt 0 ] && echo expires)" "1 info expires"
+is "… a's three messages" "$(logs "$L3" a_test_tool_with_logging)" "3 ok"
+# (another host's setLevel, as Redis would have it: emergency)
+rcli -n 3 set "$lkeys" emergency keepttl >/dev/null
+is "… Redis's word first: set to emergency there, a sends none" "$(logs "$L3" a_test_tool_with_logging)" "0 ok"
 
 # The same call by a client that declared nothing: an error, nothing asked.
 out=$(CLIENT_ANSWERS=0 MCP_BEARER_TOKEN=$ACME run_bounded 60 "$T/sdk0.out" "$T/sdk0.err" node "$CLIENT" "$URL" \

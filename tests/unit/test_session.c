@@ -1,9 +1,10 @@
-/* Unit tests: sealed sessions and tombstones. */
+/* Unit tests: sealed sessions, tombstones, and the log levels sessions set. */
 #include "autoconf.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "loglevels.h"
 #include "secret.h"
 #include "session.h"
 #include "tap.h"
@@ -242,6 +243,45 @@ test_memo(void)
 	s.upstreams = NULL;
 }
 
+/* The log levels sessions set (loglevels.c): by key, until the session's end; a full
+ * bucket gives up the level expiring soonest. */
+static void
+test_loglevels(void)
+{
+	size_t size = loglevels_region_def.size;
+	void *mem = calloc(1, size);
+	struct loglevels *l = mem;
+	unsigned char k[LOGLEVELS_KEY_BYTES] = { 1 }, k2[LOGLEVELS_KEY_BYTES] = { 2 };
+	const int64_t t = 1700000000;
+	int i, rc = 0;
+
+	state_region_make(&loglevels_region_def, mem, size, 0);
+	ok(loglevels_get(l, k, t) == 0, "none set: 0");
+	ok(loglevels_put(l, k, 3, t + 60, t) == 0 && loglevels_get(l, k, t) == 3, "set: its level");
+	ok(loglevels_get(l, k2, t) == 0, "another session's: none");
+	ok(loglevels_put(l, k, 7, t + 60, t) == 0 && loglevels_get(l, k, t) == 7, "set again: the new level");
+	ok(loglevels_get(l, k, t + 60) == 0, "past the session's end: none");
+	ok(loglevels_put(l, k, 0, t + 60, t) < 0 && loglevels_put(l, k, 256, t + 60, t) < 0 &&
+	    loglevels_put(l, k, 1, t, t) < 0, "level 0, over 255, or no time left: refused");
+	/* (the bucket is the key's first two bytes: k2's, with other bytes after them) */
+	for (i = 0; i < LOGLEVELS_WAYS; i++) {
+		k2[2] = (unsigned char)i;
+		rc |= loglevels_put(l, k2, 2, t + 100 + i, t);
+	}
+	k2[2] = 0;
+	ok(rc == 0 && loglevels_get(l, k2, t) == 2, "a bucket filled");
+	k2[2] = 0xff;
+	ok(loglevels_put(l, k2, 5, t + 500, t) == 0 && loglevels_get(l, k2, t) == 5, "one more: kept");
+	k2[2] = 0;
+	ok(loglevels_get(l, k2, t) == 0, "… in place of the one expiring soonest");
+	k2[2] = 1;
+	ok(loglevels_get(l, k2, t) == 2, "… the others kept");
+	ok(loglevels_put(NULL, k, 1, t + 60, t) < 0 && loglevels_get(NULL, k, t) < 0, "no region: unusable");
+	memset(mem, 0x5a, sizeof(uint32_t));	/* its magic written over */
+	ok(loglevels_get(l, k, t) < 0 && loglevels_put(l, k, 1, t + 60, t) < 0, "a region written over: unusable");
+	free(mem);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -257,6 +297,7 @@ main(int argc, char **argv)
 	run_case(test_no_upstreams);
 	run_case(test_tombstone_flood);
 	run_case(test_memo);
+	run_case(test_loglevels);
 	free(tombs);
 	return done_testing();
 }
