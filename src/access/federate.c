@@ -409,17 +409,6 @@ stateless_status(json_t *st)
 	return v && strcmp(v, UPSTREAM_MODERN_VERSION) == 0;
 }
 
-int
-fed_stateless_any(const struct fed_call *f)
-{
-	const char *name;
-	json_t *st;
-
-	json_object_foreach(catalog_upstreams(f->doc), name, st)
-		if (stateless_status(st) && json_object_get(f->sessions, name) == NULL)
-			return 1;
-	return 0;
-}
 
 /* What an upstream's status st says it offers a caller of the revisions of initialize
  * (legacy) or of the stateless one. */
@@ -429,6 +418,20 @@ caps_of(json_t *st, int legacy)
 	json_t *caps = legacy ? json_object_get(st, "legacyCaps") : NULL;
 
 	return caps ? caps : json_object_get(st, "caps");
+}
+
+int
+fed_stateless_any(const struct fed_call *f, const char *capability, const char *feature)
+{
+	const char *name;
+	json_t *st, *cap;
+
+	json_object_foreach(catalog_upstreams(f->doc), name, st)
+		if (stateless_status(st) && json_object_get(f->sessions, name) == NULL &&
+		    (capability == NULL || ((cap = json_object_get(caps_of(st, 0), capability)) != NULL &&
+		    (feature == NULL || json_is_true(json_object_get(cap, feature))))))
+			return 1;
+	return 0;
 }
 
 /* To every upstream that offers the capability; {} when all of them took it. One the
@@ -485,6 +488,14 @@ fed_request(struct fed_call *f, const char *method, json_t *params)
 	if ((up = resolve(f, r, params, &sent)) == NULL)
 		return NULL;
 	if (r->feature && json_object_get(f->sessions, up->s.name) == NULL) {
+		/* An upstream reached statelessly has no resources/subscribe: the caller's
+		 * session keeps it (f->keep), its standalone stream listens there. */
+		if (f->keep && stateless_status(json_object_get(catalog_upstreams(f->doc), up->s.name))) {
+			result = f->keep(f, json_string_value(json_object_get(sent, "uri")),
+			    r->id == METHOD_SUBSCRIBE) == 0 ? json_object() : NULL;
+			json_decref(sent);
+			return result;
+		}
 		json_decref(sent);
 		return failed(f, GW_EINVALID, "%s needs a session with the gateway (initialize)", method);
 	}
@@ -615,39 +626,6 @@ fed_notify_sessions(struct fed_call *f, const char *method, json_t *params)
 	}
 }
 
-int
-fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms)
-{
-	size_t n = json_object_size(f->sessions), k = 0;
-	struct upstream_call *calls = calloc(n ? n : 1, sizeof(*calls));
-	struct relay_ctx *ctxs = calloc(n ? n : 1, sizeof(*ctxs));
-	const struct cfg_upstream *up;
-	const char *name;
-	json_t *entry;
-	const struct upstream_tick every = { tick, tick_ctx, tick_ms, 0 };
-	int rc = -1;
-
-	if (calls == NULL || ctxs == NULL)
-		goto out;
-	json_object_foreach(f->sessions, name, entry) {
-		if ((up = config_upstream(f->cfg, name)) == NULL)
-			continue;
-		ctxs[k].f = f;
-		ctxs[k].up = up;
-		calls[k] = (struct upstream_call){ .cfg = f->cfg, .up = up, .method = "GET",
-		    .on_msg = relay_msg, .ctx = &ctxs[k], .now_ms = f->now_ms };
-		caller_session(f, up, &calls[k]);
-		calls[k].id = NULL;
-		if (calls[k].session_id)
-			k++;
-	}
-	rc = k ? upstream_listen(f->pool, calls, k, &every, until_ms) : -1;
-out:
-	free(calls);
-	free(ctxs);
-	return rc;
-}
-
 /* What the caller's subscriptions/listen asks of each upstream of 2026-07-28 (up in
  * the catalog): {name: {the list changes of lists, resourceSubscriptions: [its URIs of
  * uris that the caller may read]}} (a new object), each URI listened to also appended
@@ -681,18 +659,32 @@ fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted)
 	return by;
 }
 
+/* Long: one array of streams of two kinds (a GET on each upstream session of the
+ * caller's, a POST of subscriptions/listen at each upstream of by), each with its
+ * relay context, made in one pass and freed at the one exit. */
 int
-fed_subscribe(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms)
+fed_listen(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms)
 {
-	size_t n = json_object_size(by), k = 0;
+	size_t n = json_object_size(f->sessions) + json_object_size(by), k = 0;
 	struct upstream_call *calls = calloc(n ? n : 1, sizeof(*calls));
 	struct relay_ctx *ctxs = calloc(n ? n : 1, sizeof(*ctxs));
-	json_t *params = json_array(), *one;
+	json_t *params = json_array(), *one, *entry;
 	const char *name;
 	int rc = -1;
 
 	if (calls == NULL || ctxs == NULL || params == NULL)
 		goto out;
+	json_object_foreach(f->sessions, name, entry) {
+		if ((ctxs[k].up = config_upstream(f->cfg, name)) == NULL)
+			continue;
+		ctxs[k].f = f;
+		calls[k] = (struct upstream_call){ .cfg = f->cfg, .up = ctxs[k].up, .method = "GET",
+		    .on_msg = relay_msg, .ctx = &ctxs[k], .now_ms = f->now_ms };
+		caller_session(f, ctxs[k].up, &calls[k]);
+		calls[k].id = NULL;
+		if (calls[k].session_id)
+			k++;
+	}
 	json_object_foreach(by, name, one) {
 		if ((ctxs[k].up = config_upstream(f->cfg, name)) == NULL)
 			continue;

@@ -48,6 +48,10 @@ struct fed_call {
 	 * stateless upstreams it reaches are asked for in each request (borrowed; NULL:
 	 * none). */
 	const char *log_level;
+	/* resources/subscribe, unsubscribe (on: which) of uri at an upstream the caller
+	 * reaches statelessly (which has neither): kept for the caller's session, which
+	 * listens there on its standalone stream; 0, or -1 with f->err. NULL: refused. */
+	int (*keep)(struct fed_call *f, const char *uri, int on);
 	/* May the caller have what method names at up (NULL: always)? key is what it names
 	 * there, a record of kind: an exposed name, a URI (a resource's, or one a template
 	 * expands), a URI template; NULL for the upstream as a whole (logging/setLevel).
@@ -70,8 +74,9 @@ struct fed_call {
 };
 
 /* 1 when the catalog holds an upstream f's caller reaches statelessly (of 2026-07-28,
- * no session of the caller's there; a caller of that revision reaches all so). */
-int fed_stateless_any(const struct fed_call *f);
+ * no session of the caller's there; a caller of that revision reaches all so) that
+ * offers capability (NULL: anything) and, when given, its feature. */
+int fed_stateless_any(const struct fed_call *f, const char *capability, const char *feature);
 /* 1 when method is one the gateway passes on (fed_request). */
 int fed_relays(const char *method);
 /* The result of method with params (borrowed) from the upstream it belongs to: a new
@@ -92,20 +97,19 @@ void fed_close_sessions(struct fed_call *f);
 /* A notification (notifications/cancelled) to every session in f->sessions: each
  * upstream ignores a request id it does not know. */
 void fed_notify_sessions(struct fed_call *f, const char *method, json_t *params);
-/* The caller's standalone stream: a GET on each of its upstream sessions, every
- * message going to f->on_msg (requests under routing ids, as during a call), until
- * the streams end, on_msg or tick (every tick_ms) returns -1, or until_ms. -1 when the
- * caller has no upstream session to listen on; else upstream_listen's answer. */
-int fed_listen(struct fed_call *f, int (*tick)(void *ctx), void *tick_ctx, int64_t tick_ms, int64_t until_ms);
-/* A 2026-07-28 caller's subscriptions/listen, at the upstreams of that revision in the
- * catalog: what to ask each (lists, the list changes asked for: {toolsListChanged:
- * true, ...}; and the URIs of uris the caller may read that it owns, each appended to
- * accepted): {name: notifications} (a
- * new object); then fed_subscribe opens those streams (a POST of subscriptions/listen
- * under f->id each), every message to f->on_msg, the tick held (ticking on with no
- * stream) until it or on_msg returns -1 or until_ms: upstream_listen's answer, or -1. */
+/* What listen streams ask of each upstream of 2026-07-28 in the catalog (a
+ * 2026-07-28 caller's subscriptions/listen, an older caller's standalone stream for
+ * what its session subscribed to there): lists, the list changes asked for
+ * ({toolsListChanged: true, ...}, or {}), and the URIs of uris the caller may read that
+ * it owns, each appended to accepted: {name: notifications} (a new object; an upstream
+ * asked nothing is left out). */
 json_t *fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted);
-int fed_subscribe(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms);
+/* The caller's streams at once: a GET on each of its upstream sessions (f->sessions)
+ * and, for each upstream of by (fed_listening's), a POST of subscriptions/listen under
+ * f->id; every message to f->on_msg (requests under routing ids, as during a call),
+ * until the streams end (unless the tick holds), on_msg or the tick returns -1, or
+ * until_ms: upstream_listen's answer, or -1. */
+int fed_listen(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms);
 /* Which upstreams a caller may reach for a capability they offer besides tools
  * (prompts, resources, completions, logging: the policy's word, mcp_access.c); NULL:
  * all of them. */

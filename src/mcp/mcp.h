@@ -16,6 +16,7 @@
 #include "limiter.h"
 #include "loglevels.h"
 #include "mailbox.h"
+#include "subs.h"
 #include "metrics.h"
 #include "req_ctx.h"
 #include "request.h"
@@ -63,6 +64,7 @@ struct mcp_env {
 	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
 	struct mailbox *mailbox;		/* clients' answers to the gateway's questions; may be NULL */
 	struct loglevels *loglevels;		/* the log levels sessions set; may be NULL */
+	struct subs *subs;			/* what sessions subscribed to at stateless upstreams; may be NULL */
 	/* The caller's credentials at the upstreams reached as the caller (upcred.h); NULL:
 	 * none configured. */
 	const struct upstream_cred *cred;
@@ -99,11 +101,12 @@ int mcp_cursor_open(const unsigned char *key, const char *list, const char *who,
     size_t *off);
 /* The exchange after the gate (origin, size, token): fills resp. */
 void mcp_exchange(struct req_ctx *rc);
-/* GET /mcp with a session: the caller's standalone stream, carrying what its upstream
- * sessions send outside of calls (resource updates, log messages, requests for the
- * client), with keep-alive comments, until the client leaves, the upstreams end their
- * streams, or MCP_LISTEN_MAX_MS. 405 when there is nothing to listen to or every slot
- * is taken. */
+/* GET /mcp with a session (mcp_stream.c): the caller's standalone stream, carrying
+ * what its upstream sessions send outside of calls (resource updates, log messages,
+ * requests for the client) and the updates of what it subscribed to at upstreams it
+ * reaches statelessly, with keep-alive comments, until the client leaves, the
+ * upstreams end their streams (unless a subscription there may come), or
+ * MCP_LISTEN_MAX_MS. 405 when there is nothing to listen to or every slot is taken. */
 void mcp_listen(struct req_ctx *rc);
 /* DELETE /mcp: ends the caller's session (204), 404 when it is not one, 400 without it. */
 void mcp_end_session(struct req_ctx *rc);

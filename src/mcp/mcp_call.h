@@ -114,6 +114,10 @@ int mcp_level_set(const struct exchange *x, json_t *params, struct gw_error *err
  * upstream. */
 const char *mcp_level_of(const struct exchange *x, const struct fed_call *f);
 
+/* mcp_stream.c: the resources/subscribe, unsubscribe of an older caller at an upstream
+ * it reaches statelessly, kept for its session (fed_call.keep; f->ctx an element). */
+int mcp_stream_keep(struct fed_call *f, const char *uri, int on);
+
 /* mcp_subscribe.c: subscriptions/listen (2026-07-28). */
 json_t *mcp_subscribe(struct element *el, json_t *params, struct gw_error *err);
 
@@ -172,5 +176,8 @@ void mcp_issue_session(struct exchange *x, json_t *params, json_t *answer);
 /* A presented Mcp-Session-Id opened for this caller into *s (none: stateless, 0); -1
  * when it is not one, -2 when its tombstones cannot be read. */
 int mcp_check_session(const struct req_ctx *rc, struct session *s);
+/* What DELETE and GET /mcp begin with: never stored, and only for a caller of a
+ * configured tenant. 0, or -1 answered. */
+int mcp_session_route(struct req_ctx *rc);
 
 #endif

@@ -81,7 +81,7 @@ mcp_level_of(const struct exchange *x, const struct fed_call *f)
 	char got[16];
 	int n = -1;
 
-	if (x->modern || x->sess == NULL || x->req->session_id == NULL || !fed_stateless_any(f))
+	if (x->modern || x->sess == NULL || x->req->session_id == NULL || !fed_stateless_any(f, "logging", NULL))
 		return NULL;
 	/* Redis first (another host may have set it); while it does not answer, the host's */
 	if (env->rs) {

@@ -259,6 +259,7 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	f.client = x->resp->sink;
 	f.id = el->id;
 	f.gate = mcp_gate_upstream;
+	f.keep = x->modern ? NULL : mcp_stream_keep;
 	/* What a stateless upstream may ask this caller for: a 2026-07-28 caller's own
 	 * declaration; an older caller's at initialize, when the gateway can ask it. */
 	f.client_caps = x->modern ? json_incref(json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS)) :

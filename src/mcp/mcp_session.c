@@ -1,6 +1,6 @@
 /* mcp_session — sealed sessions of the revisions of initialize: issued with a session
  * at every upstream, opened and checked against tombstones on every request, ended by
- * DELETE; and the session's standalone stream (GET /mcp). */
+ * DELETE. Its standalone stream (GET /mcp): mcp_stream.c. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -91,10 +91,8 @@ mcp_check_session(const struct req_ctx *rc, struct session *s)
 	return st;
 }
 
-/* What DELETE and GET /mcp begin with: never stored, and only for a caller of a
- * configured tenant. 0, or -1 answered. */
-static int
-session_route(struct req_ctx *rc)
+int
+mcp_session_route(struct req_ctx *rc)
 {
 	response_set_header(rc->resp, "Cache-Control", "no-store");
 	return mcp_tenant_check(rc->cfg, rc->caller, rc->resp);
@@ -110,7 +108,7 @@ mcp_end_session(struct req_ctx *rc)
 	struct session s;
 	int st;
 
-	if (session_route(rc) < 0)
+	if (mcp_session_route(rc) < 0)
 		return;
 	if (req->session_id == NULL) {
 		response_set_error(resp, GW_EBADREQUEST, "DELETE needs the Mcp-Session-Id to end");
@@ -146,71 +144,4 @@ mcp_end_session(struct req_ctx *rc)
 	}
 	session_clear(&s);
 	response_set_empty(resp, 204);
-}
-
-/* --- the standalone stream --------------------------------------------------------- */
-
-static int
-listen_msg(void *ctx, json_t *msg)
-{
-	struct response *resp = ctx;
-
-	return response_stream_message(resp, msg) < 0 ? -1 : 0;
-}
-
-static int
-listen_tick(void *ctx)
-{
-	return response_stream_comment(ctx, "keep-alive");
-}
-
-void
-mcp_listen(struct req_ctx *rc)
-{
-	const struct mcp_env *env = rc->slot[REQ_SLOT_MCP];
-	struct request *req = rc->req;
-	struct response *resp = rc->resp;
-	struct session s;
-	struct fed_call f;
-	int64_t now_ms = clock_mono_us() / 1000;
-
-	if (session_route(rc) < 0)
-		return;
-	if (!(negotiate_accept(req->accept) & NEGOTIATE_SSE)) {
-		response_set_error(resp, GW_EBADREQUEST, "GET /mcp needs Accept: text/event-stream");
-		return;
-	}
-	if (mcp_check_session(rc, &s) < 0) {
-		response_set_error(resp, GW_ESESSION, NULL);
-		return;
-	}
-	if (json_object_size(s.upstreams) == 0) {
-		response_set_error(resp, GW_EMETHOD, "no stream for this session: no upstream session to listen on");
-		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
-		goto out;
-	}
-	if (env->listeners == NULL || __atomic_add_fetch(env->listeners, 1, __ATOMIC_ACQ_REL) > env->listen_max) {
-		if (env->listeners)
-			__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);
-		log_info(req->id, "stream: every slot of this process is taken (%ld)", env->listen_max);
-		response_set_error(resp, GW_EMETHOD, "no stream slot free; calls still stream their own messages");
-		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
-		goto out;
-	}
-	/* A first comment right away: a front (nginx) may hold headers back until the
-	 * body begins, and a client waits for them before it sends anything else. */
-	if (response_stream_open(resp) == 0 && response_stream_comment(resp, "stream") == 0) {
-		memset(&f, 0, sizeof(f));
-		f.cfg = rc->cfg;
-		f.pool = env->pool;
-		f.on_msg = listen_msg;
-		f.ctx = resp;
-		f.now_ms = now_ms;
-		f.sessions = s.upstreams;
-		f.cred = env->cred;
-		fed_listen(&f, listen_tick, resp, MCP_LISTEN_TICK_MS, now_ms + MCP_LISTEN_MAX_MS);
-	}
-	__atomic_sub_fetch(env->listeners, 1, __ATOMIC_ACQ_REL);
-out:
-	session_clear(&s);
 }

@@ -4,7 +4,7 @@
  * what will come. The gateway's own lists changing (its catalog built again with other
  * records of a kind the caller asked about: tools, prompts, resources), and the
  * resources the caller asked for that it may read, at the upstreams of 2026-07-28 that
- * own them (their own listen streams, federate.c's fed_subscribe). An upstream telling
+ * own them (their own listen streams, federate.c's fed_listen). An upstream telling
  * its lists changed makes the gateway fetch its catalog again at once; the caller hears
  * of it when the gateway's list changed. Like the standalone stream, it holds a worker
  * thread (one of the process's stream slots) for MCP_LISTEN_MAX_MS at most; the caller
@@ -310,7 +310,7 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	l.waiting = json_object_size(by);
 	l.said_us = clock_mono_us();
 	if (response_stream_open(x->resp) == 0 && (l.waiting > 0 || ack(&l) == 0))
-		fed_subscribe(&f, by, &every, clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS);
+		fed_listen(&f, by, &every, clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS);
 	__atomic_sub_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL);
 	listening_leave(x->env->listening, f.who);
 	result = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, el->id);

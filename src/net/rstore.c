@@ -369,7 +369,7 @@ out:
 
 static const char *const kind_names[] = { [RS_TOMB] = "ts", [RS_TOKEN] = "tc", [RS_DPOP] = "dp", [RS_UPCRED] = "uc",
 	[RS_VAULT] = "va", [RS_VAULT_CLAIM] = "vc", [RS_ONCE] = "co", [RS_ANSWER] = "ma",
-	[RS_LOGLEVEL] = "ll" };
+	[RS_LOGLEVEL] = "ll", [RS_SUBS] = "su" };
 
 /* A command on one record, and the storage of its words: VERB name, then what the
  * command adds (SET's value, PX ttl and NX). */
@@ -481,6 +481,88 @@ rstore_del(struct rstore *rs, const struct config *cfg, const struct rs_key *k, 
 	if (rc < 0)
 		return failed(rs, cfg, "DEL gave no number", now_ms);
 	return 0;
+}
+
+int
+rstore_member(struct rstore *rs, const struct config *cfg, const struct rs_key *k, const struct rs_member *m,
+    int64_t now_ms)
+{
+	const char *member = m->value;
+	int on = m->on;
+	int64_t ttl_ms = m->ttl_ms;
+	struct keyed o;
+	redisReply *r;
+	int rc;
+
+	keyed_words(&o, on ? "SADD" : "SREM", k);
+	o.argv[2] = member;
+	o.len[2] = strlen(member);
+	o.cmd.argc = 3;
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
+		return -1;
+	rc = r->type == REDIS_REPLY_INTEGER ? 0 : -1;
+	freeReplyObject(r);
+	if (rc < 0)
+		return failed(rs, cfg, on ? "SADD gave no number" : "SREM gave no number", now_ms);
+	/* (a set emptied is gone: its PEXPIRE answers 0) */
+	keyed_words(&o, "PEXPIRE", k);
+	snprintf(o.px, sizeof(o.px), "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
+	o.argv[2] = o.px;
+	o.len[2] = strlen(o.px);
+	o.cmd.argc = 3;
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
+		return -1;
+	freeReplyObject(r);
+	return 0;
+}
+
+static int
+member_cmp(const void *a, const void *b)
+{
+	const redisReply *x = *(redisReply *const *)a, *y = *(redisReply *const *)b;
+	int c = memcmp(x->str, y->str, x->len < y->len ? x->len : y->len);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+int
+rstore_members(struct rstore *rs, const struct config *cfg, const struct rs_key *k, char *out, size_t outlen,
+    int64_t now_ms)
+{
+	struct keyed o;
+	redisReply *r;
+	size_t i, used = 0;
+	int rc = -1;
+
+	if (outlen == 0)
+		return -1;
+	out[0] = '\0';
+	keyed_words(&o, "SMEMBERS", k);
+	if ((r = command(rs, cfg, &o.cmd, now_ms)) == NULL)
+		return -1;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return failed(rs, cfg, "SMEMBERS gave no set", now_ms);
+	}
+	for (i = 0; i < r->elements; i++)
+		if (r->element[i]->type != REDIS_REPLY_STRING || memchr(r->element[i]->str, '\n', r->element[i]->len) ||
+		    memchr(r->element[i]->str, '\0', r->element[i]->len))
+			goto out;
+	qsort(r->element, r->elements, sizeof(*r->element), member_cmp);
+	for (i = 0; i < r->elements; i++) {
+		if (used + r->element[i]->len + 2 > outlen)
+			goto out;
+		memcpy(out + used, r->element[i]->str, r->element[i]->len);
+		used += r->element[i]->len;
+		out[used++] = '\n';
+	}
+	out[used] = '\0';
+	rc = 0;
+out:
+	if (rc < 0)
+		out[0] = '\0';
+	freeReplyObject(r);
+	return rc;
 }
 
 int

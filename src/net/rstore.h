@@ -79,6 +79,7 @@ enum rs_kind {
 	RS_ONCE,	/* co: a connect ticket or state used (value "1"; connect_page.c) */
 	RS_ANSWER,	/* ma: a client's answer to the gateway's question, sealed (mcp_ask.c) */
 	RS_LOGLEVEL,	/* ll: the log level a session set (mcp_level.c) */
+	RS_SUBS,	/* su: the resources a session subscribed to, a set (mcp_subs.c) */
 };
 /* Such a record's key: its kind and the caller's keyed digest (mcpgate:<kind>:<hex>). */
 struct rs_key {
@@ -98,6 +99,20 @@ int rstore_once(struct rstore *rs, const struct config *cfg, const struct rs_key
     int64_t now_ms);
 /* Removes k: 0 (whether it was there or not), or -1. */
 int rstore_del(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms);
+/* A member of a set record, added or removed. */
+struct rs_member {
+	const char *value;
+	int on;			/* added (1) or removed (0) */
+	int64_t ttl_ms;		/* the set's life from then on */
+};
+/* m->value added to the set k or removed from it: 0, or -1. */
+int rstore_member(struct rstore *rs, const struct config *cfg, const struct rs_key *k, const struct rs_member *m,
+    int64_t now_ms);
+/* The members of the set k, sorted, one a line, into out (NUL-terminated; "" when
+ * none): 0, or -1 when they do not fit (or one holds a newline or a NUL) or Redis
+ * cannot answer now. */
+int rstore_members(struct rstore *rs, const struct config *cfg, const struct rs_key *k, char *out, size_t outlen,
+    int64_t now_ms);
 /* 1 when k exists, 0 when not, -1 when Redis cannot answer now. */
 int rstore_has(struct rstore *rs, const struct config *cfg, const struct rs_key *k, int64_t now_ms);
 

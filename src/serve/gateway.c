@@ -52,6 +52,7 @@ static const struct state_region *const regions[GW_REGIONS] = {
 	 * file, nothing made. */
 	[GW_REGION_MAILBOX] = &mailbox_region_def,
 	[GW_REGION_LOGLEVELS] = &loglevels_region_def,
+	[GW_REGION_SUBS] = &subs_region_def,
 	[GW_REGION_VAULT] = NULL,
 };
 
@@ -111,6 +112,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->creds = state_region(st, GW_REGION_CREDS, NULL);
 	sh->mailbox = state_region(st, GW_REGION_MAILBOX, NULL);
 	sh->loglevels = state_region(st, GW_REGION_LOGLEVELS, NULL);
+	sh->subs = state_region(st, GW_REGION_SUBS, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");

@@ -15,6 +15,7 @@
 #include "jwks.h"
 #include "loglevels.h"
 #include "mailbox.h"
+#include "subs.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "ratelimit.h"
@@ -43,6 +44,7 @@ enum gw_region {
 	GW_REGION_CREDS,	/* upstream credentials obtained for callers (credcache.c) */
 	GW_REGION_MAILBOX,	/* clients' answers on their way to the call that asked (mailbox.c) */
 	GW_REGION_LOGLEVELS,	/* the log levels sessions set, for stateless upstreams (loglevels.c) */
+	GW_REGION_SUBS,		/* what sessions subscribed to at stateless upstreams (subs.c) */
 	GW_REGION_VAULT,	/* people's connected accounts' tokens (vault.c); empty unless made: last */
 	GW_REGIONS
 };
@@ -62,6 +64,7 @@ struct shared {
 	struct vault *vault;				/* people's connected accounts; NULL: none */
 	struct mailbox *mailbox;			/* clients' answers to the gateway's questions */
 	struct loglevels *loglevels;			/* the log levels sessions set */
+	struct subs *subs;				/* what sessions subscribed to at stateless upstreams */
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */

@@ -68,7 +68,7 @@ h_mcp(struct req_ctx *rc)
 		.listeners = &rc->w->gw->listeners, .listening = &rc->w->gw->listening,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key,
-		.metrics = rc->sh->metrics, .mailbox = rc->sh->mailbox, .loglevels = rc->sh->loglevels,
+		.metrics = rc->sh->metrics, .mailbox = rc->sh->mailbox, .loglevels = rc->sh->loglevels, .subs = rc->sh->subs,
 		.cred = obtains ? &cred.cred : NULL, .own_cred = obtains ? &cred.own : NULL,
 	};
 

@@ -36,7 +36,9 @@
 #    go statelessly, with no capability declared for it);
 #  - a 2025-11-25 session's logging/setLevel: kept by the gateway for a and b (their
 #    revision removed the method) and asked of them in each request's _meta, sent to c;
-#    a bad level refused; with Redis kept there too, and Redis's word read first.
+#    a bad level refused; with Redis kept there too, and Redis's word read first;
+#  - a 2025-11-25 session's resources/subscribe at a: kept by the gateway, its standalone
+#    stream listening at a, the update told in its revision; with Redis kept there.
 #
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
 set -u
@@ -290,6 +292,48 @@ is "… a's three info messages relayed on the call's stream, on six calls (eith
 is "… and c's, of its own session there, which got the method" "$(logs "$L1" c_test_tool_with_logging)" "3 ok"
 is "another session of the same caller: its own level, none" "$(logs "$L2" a_test_tool_with_logging)" "0 ok"
 
+# resources/subscribe of a 2025-11-25 session at a (which has none: 2026-07-28): kept by
+# the gateway for the session; the session's standalone stream (GET /mcp, held open
+# though the session has no upstream session to stream from) listens at a for it and
+# tells the update as notifications/resources/updated, untagged.
+# stream SID ID SECONDS: the session's GET /mcp stream read into $T/stream.ID (its
+# events' data; the raw answer in stream.ID.raw), in the background, once it began (its
+# first comment), tried again while every stream slot of the process it reached is
+# taken (the listens above may hold theirs a while yet): 0, or 1 when it never began
+stream() {
+	local i
+	for i in $(seq 1 20); do
+		: > "$T/stream.$2.raw"
+		curl -sN --max-time "$3" -H 'Accept: text/event-stream' -H "Authorization: Bearer $ACME" \
+			-H "Mcp-Session-Id: $1" -H 'MCP-Protocol-Version: 2025-11-25' "$URL" 2>/dev/null |
+			tee "$T/stream.$2.raw" | sed -un 's/^data: //p' > "$T/stream.$2" &
+		wait_until 10 grep -q '^: stream\|error' "$T/stream.$2.raw" || true
+		grep -q '^: stream' "$T/stream.$2.raw" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+listens() { curl -s --max-time 10 "${FIXTURE_URL[a]%/mcp}/_traffic" | jq '.byMethod["subscriptions/listen"] // 0'; }
+more_listens() { [ "$(listens)" -gt "$1" ]; }
+streamed() { grep -q "$2" "$T/stream.$1" 2>/dev/null; }
+L4=$(legacy_session)
+stream "$L4" 1 30 || fail "the session's stream began" "$(cat "$T/stream.1.raw")"
+n0=$(listens)
+jcheck "resources/subscribe of a 2025-11-25 session at a, which has none: {}" \
+	"$(lpost "$L4" resources/subscribe '{"uri":"test://watched-resource"}' | jq -c 'select(.id == 7)')" '.result == {}'
+wait_until 20 more_listens "$n0" || fail "the session's stream listened at a" "listens: $(listens), before $n0"
+call "$ACME" a_update_watched_resource > /dev/null
+wait_until 20 streamed 1 'resources/updated' || true
+jcheck "… the session's standalone stream listened at a for it: the update, as its revision's notification" \
+	"$(grep 'resources/updated' "$T/stream.1" | head -n 1)" \
+	'.method == "notifications/resources/updated" and .params.uri == "test://watched-resource" and (.params | has("_meta") | not)'
+unlike "… and nothing of 2026-07-28's listen (its acknowledgement)" "$(cat "$T/stream.1")" 'subscriptions/acknowledged'
+jcheck "resources/unsubscribe: {}" \
+	"$(lpost "$L4" resources/unsubscribe '{"uri":"test://watched-resource"}' | jq -c 'select(.id == 7)')" '.result == {}'
+jcheck "a subscription of a URI nobody offers: an error, nothing kept" \
+	"$(lpost "$L4" resources/subscribe '{"uri":"test://not-offered"}' | jq -c 'select(.id == 7)')" '.error.code != null'
+
+
 # --- an older caller, asked by the gateway -------------------------------------------------
 # The official SDK client (1.32.2, a 2025-11-25 client) declaring elicitation, sampling and
 # roots: the gateway asks it what a's input_required wants, on the call's stream, and
@@ -342,6 +386,22 @@ is "… a's three messages" "$(logs "$L3" a_test_tool_with_logging)" "3 ok"
 # (another host's setLevel, as Redis would have it: emergency)
 rcli -n 3 set "$lkeys" emergency keepttl >/dev/null
 is "… Redis's word first: set to emergency there, a sends none" "$(logs "$L3" a_test_tool_with_logging)" "0 ok"
+
+# … and a session's subscriptions at a are kept in Redis (mcpgate:su:…, a set), which its
+# stream reads.
+L5=$(legacy_session)
+stream "$L5" 2 30 || fail "the session's stream began" "$(cat "$T/stream.2.raw")"
+n0=$(listens)
+jcheck "with a Redis store: resources/subscribe at a: {}" \
+	"$(lpost "$L5" resources/subscribe '{"uri":"test://watched-resource"}' | jq -c 'select(.id == 7)')" '.result == {}'
+skeys=$(rcli -n 3 --scan --pattern 'mcpgate:su:*')
+is "… kept in Redis, with the session's lifetime" "$(wc -l <<<"$skeys") $(rcli -n 3 smembers "$skeys") $([ "$(rcli -n 3 pttl "$skeys")" -gt 0 ] && echo expires)" \
+	"1 test://watched-resource expires"
+wait_until 20 more_listens "$n0" || fail "the session's stream listened at a" "listens: $(listens), before $n0"
+call "$ACME" a_update_watched_resource > /dev/null
+wait_until 20 streamed 2 'resources/updated' || true
+jcheck "… the update on the session's stream" "$(grep 'resources/updated' "$T/stream.2" | head -n 1)" \
+	'.params.uri == "test://watched-resource"'
 
 # The same call by a client that declared nothing: an error, nothing asked.
 out=$(CLIENT_ANSWERS=0 MCP_BEARER_TOKEN=$ACME run_bounded 60 "$T/sdk0.out" "$T/sdk0.err" node "$CLIENT" "$URL" \

@@ -1,4 +1,5 @@
-/* Unit tests: sealed sessions, tombstones, and the log levels sessions set. */
+/* Unit tests: sealed sessions, tombstones, and what sessions set for stateless
+ * upstreams (their log levels, their subscriptions). */
 #include "autoconf.h"
 
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include "loglevels.h"
 #include "secret.h"
 #include "session.h"
+#include "subs.h"
 #include "tap.h"
 
 /* What the tests share: the key, two gateways (their binding), the tombstones, alice's
@@ -282,6 +284,58 @@ test_loglevels(void)
 	free(mem);
 }
 
+/* Sessions' subscriptions (subs.c): URIs, one a line, added once, removed, the slot
+ * freed with the last; no room: refused, nobody else's dropped. */
+static void
+test_subs(void)
+{
+	size_t size = subs_region_def.size;
+	void *mem = calloc(1, size);
+	struct subs *r = mem;
+	unsigned char k[SUBS_KEY_BYTES] = { 1 }, k2[SUBS_KEY_BYTES] = { 2 };
+	char out[SUBS_TEXT_MAX], uri[600];
+	const int64_t t = 1700000000;
+	int i, rc = 0;
+
+	state_region_make(&subs_region_def, mem, size, 0);
+	ok(subs_get(r, k, out, sizeof(out), t) == 0 && out[0] == '\0', "none: \"\"");
+	ok(subs_edit(r, k, "test://a", 1, t + 60, t) == 0 && subs_edit(r, k, "test://b", 1, t + 60, t) == 0 &&
+	    subs_edit(r, k, "test://a", 1, t + 60, t) == 0 && subs_get(r, k, out, sizeof(out), t) == 0 &&
+	    strcmp(out, "test://a\ntest://b\n") == 0, "two URIs, the first added twice: each once, one a line");
+	ok(subs_get(r, k2, out, sizeof(out), t) == 0 && out[0] == '\0', "another session's: none");
+	ok(subs_edit(r, k, "test://a", 0, t + 60, t) == 0 && subs_get(r, k, out, sizeof(out), t) == 0 &&
+	    strcmp(out, "test://b\n") == 0, "one removed: the other left");
+	ok(subs_edit(r, k, "test://b/", 0, t + 60, t) == 0 && subs_edit(r, k, "test://", 0, t + 60, t) == 0 &&
+	    subs_get(r, k, out, sizeof(out), t) == 0 && strcmp(out, "test://b\n") == 0,
+	    "removing a URI it lacks (longer, a prefix): nothing changes");
+	ok(subs_get(r, k, out, 5, t) < 0, "not fitting out: -1");
+	ok(subs_get(r, k, out, sizeof(out), t + 60) == 0 && out[0] == '\0', "past the session's end: none");
+	ok(subs_edit(r, k, "", 1, t + 60, t) < 0 && subs_edit(r, k, "a\nb", 1, t + 60, t) < 0 &&
+	    subs_edit(r, k, "x", 1, t, t) < 0, "an empty URI, one with a newline, no time left: refused");
+	memset(uri, 'u', sizeof(uri) - 1);
+	uri[sizeof(uri) - 1] = '\0';
+	for (i = 0; i < 3; i++) {
+		uri[0] = (char)('a' + i);
+		rc |= subs_edit(r, k2, uri, 1, t + 60, t);
+	}
+	uri[0] = 'z';
+	ok(rc == 0 && subs_edit(r, k2, uri, 1, t + 60, t) == -2, "a session's URIs full: -2");
+	ok(subs_edit(r, k2, "test://short", 1, t + 60, t) == 0, "… a shorter one still fits");
+	for (i = 2; i < SUBS_SLOTS; i++) {	/* (k and k2 hold two slots already) */
+		k2[1] = (unsigned char)i, k2[2] = (unsigned char)(i >> 8);
+		rc |= subs_edit(r, k2, "test://x", 1, t + 60, t);
+	}
+	k2[1] = 0xff, k2[2] = 0xff;
+	ok(rc == 0 && subs_edit(r, k2, "test://x", 1, t + 60, t) == -2, "every slot live: -2");
+	k2[1] = 2, k2[2] = 0;
+	ok(subs_edit(r, k2, "test://x", 0, t + 60, t) == 0 && (k2[1] = 0xff, k2[2] = 0xff,
+	    subs_edit(r, k2, "test://x", 1, t + 60, t)) == 0, "a session's last one removed: its slot free again");
+	ok(subs_edit(NULL, k, "x", 1, t + 60, t) < 0 && subs_get(NULL, k, out, sizeof(out), t) < 0, "no region: unusable");
+	memset(mem, 0x5a, sizeof(uint32_t));	/* its magic written over */
+	ok(subs_get(r, k, out, sizeof(out), t) < 0, "a region written over: unusable");
+	free(mem);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -298,6 +352,7 @@ main(int argc, char **argv)
 	run_case(test_tombstone_flood);
 	run_case(test_memo);
 	run_case(test_loglevels);
+	run_case(test_subs);
 	free(tombs);
 	return done_testing();
 }
