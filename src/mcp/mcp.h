@@ -15,6 +15,7 @@
 #include "fragcache.h"
 #include "limiter.h"
 #include "loglevels.h"
+#include "leases.h"
 #include "mailbox.h"
 #include "subs.h"
 #include "metrics.h"
@@ -58,7 +59,7 @@ struct mcp_env {
 	struct session_memo *sessions;		/* the worker's last opened session; may be NULL */
 	long *listeners;			/* the process's open standalone streams (__atomic) */
 	long listen_max;			/* how many it may have */
-	struct mcp_listening *listening;	/* the process's subscriptions/listen by caller; may be NULL */
+	struct leases *leases;			/* what callers hold at once on the host (their listens); may be NULL */
 	struct rstore *rs;			/* the Redis store (tombstones); NULL: none */
 	const unsigned char *shared_key;	/* with rs: what names its records */
 	struct metrics *metrics;		/* the host's counters and dependency states; may be NULL */
@@ -73,21 +74,9 @@ struct mcp_env {
 
 #define MCP_CURSOR_MAX	256	/* a sealed list cursor */
 
-/* The subscriptions/listen streams of a process, by caller: one caller holds at most
- * MCP_LISTENS_PER_CALLER at once (each holds a worker thread, and a process keeps
- * few), for MCP_LISTEN_MAX_MS each. The front keeps one for its process
- * (mcp_listening_init, _free). */
+/* One caller holds at most MCP_LISTENS_PER_CALLER subscriptions/listen streams at once
+ * on a host (each holds a worker thread; leases.c), for MCP_LISTEN_MAX_MS each. */
 #define MCP_LISTENS_PER_CALLER	4
-#define MCP_LISTEN_CALLERS	64
-struct mcp_listening {
-	pthread_mutex_t mu;
-	struct {
-		char who[UPSTREAM_WHO_MAX];	/* the caller's digest (mcp_caller_who) */
-		long n;
-	} by[MCP_LISTEN_CALLERS];
-};
-void mcp_listening_init(struct mcp_listening *l);
-void mcp_listening_free(struct mcp_listening *l);
 
 /* 1 when v is a protocol revision this gateway speaks. */
 int mcp_version_supported(const char *v);

@@ -203,58 +203,15 @@ filter(struct listening *l, json_t *asked, json_t *accepted, struct gw_error *er
 	return 0;
 }
 
-void
-mcp_listening_init(struct mcp_listening *l)
-{
-	memset(l, 0, sizeof(*l));
-	pthread_mutex_init(&l->mu, NULL);
-}
-
-void
-mcp_listening_free(struct mcp_listening *l)
-{
-	pthread_mutex_destroy(&l->mu);
-}
-
-/* One more listen of the caller who in this process: 0, or -1 when it holds
- * MCP_LISTENS_PER_CALLER already (or MCP_LISTEN_CALLERS callers listen). */
+/* One more listen of the caller who on the host, until until_ms: 1 with *ticket, 0
+ * when it holds MCP_LISTENS_PER_CALLER already, -1 when that cannot be told now (the
+ * state unusable: let it listen, the process's stream slots still bound it). */
 static int
-listening_enter(struct mcp_listening *l, const char *who)
+listen_lease(const struct mcp_env *env, const char *who, unsigned char key[LEASES_KEY_BYTES], int64_t until_ms,
+    unsigned *ticket)
 {
-	int i, at = -1, rc = -1;
-
-	if (l == NULL)
-		return 0;
-	pthread_mutex_lock(&l->mu);
-	for (i = 0; i < MCP_LISTEN_CALLERS; i++)
-		if (l->by[i].n > 0 && strcmp(l->by[i].who, who) == 0) {
-			at = i;
-			break;
-		} else if (l->by[i].n == 0 && at < 0)
-			at = i;
-	if (at >= 0 && l->by[at].n < MCP_LISTENS_PER_CALLER) {
-		if (l->by[at].n++ == 0)
-			snprintf(l->by[at].who, sizeof(l->by[at].who), "%s", who);
-		rc = 0;
-	}
-	pthread_mutex_unlock(&l->mu);
-	return rc;
-}
-
-static void
-listening_leave(struct mcp_listening *l, const char *who)
-{
-	int i;
-
-	if (l == NULL)
-		return;
-	pthread_mutex_lock(&l->mu);
-	for (i = 0; i < MCP_LISTEN_CALLERS; i++)
-		if (l->by[i].n > 0 && strcmp(l->by[i].who, who) == 0) {
-			l->by[i].n--;
-			break;
-		}
-	pthread_mutex_unlock(&l->mu);
+	secret_digest(who, strlen(who), key, LEASES_KEY_BYTES);
+	return leases_take(env->leases, key, MCP_LISTENS_PER_CALLER, until_ms, clock_wall_ms(), ticket);
 }
 
 /* Long: the checks (era, stream, filter, a stream slot), the acknowledgement, then one
@@ -267,6 +224,9 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	json_t *accepted = json_object(), *asked = json_object_get(params, "notifications"), *by = NULL, *result = NULL;
 	const struct upstream_tick every = { tick, &l, LISTEN_CHECK_MS, 1 };
 	struct fed_call f;
+	unsigned char key[LEASES_KEY_BYTES];
+	unsigned ticket = 0;
+	int leased = 0;
 	size_t i;
 
 	l.uris = json_array();
@@ -278,15 +238,14 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	if (filter(&l, asked, accepted, err) < 0)
 		goto out;
 	mcp_fed_init(x, &f);
-	if (listening_enter(x->env->listening, f.who) < 0) {
-		gw_error_set(err, GW_ERATELIMIT, "Too many subscriptions/listen streams of yours at once (%d a process): "
+	if ((leased = listen_lease(x->env, f.who, key, clock_wall_ms() + MCP_LISTEN_MAX_MS + 60000, &ticket)) == 0) {
+		gw_error_set(err, GW_ERATELIMIT, "Too many subscriptions/listen streams of yours at once (%d): "
 		    "close one first", MCP_LISTENS_PER_CALLER);
 		goto out;
 	}
 	if (x->env->listeners == NULL || __atomic_add_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL) > x->env->listen_max) {
 		if (x->env->listeners)
 			__atomic_sub_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL);
-		listening_leave(x->env->listening, f.who);
 		gw_error_set(err, GW_EINTERNAL, "no stream slot free in this process: listen again later");
 		goto out;
 	}
@@ -312,9 +271,10 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	if (response_stream_open(x->resp) == 0 && (l.waiting > 0 || ack(&l) == 0))
 		fed_listen(&f, by, &every, clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS);
 	__atomic_sub_fetch(x->env->listeners, 1, __ATOMIC_ACQ_REL);
-	listening_leave(x->env->listening, f.who);
 	result = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, el->id);
 out:
+	if (leased == 1)
+		leases_give(x->env->leases, key, ticket);
 	json_decref(by);
 	json_decref(accepted);
 	json_decref(l.uris);

@@ -53,6 +53,7 @@ static const struct state_region *const regions[GW_REGIONS] = {
 	[GW_REGION_MAILBOX] = &mailbox_region_def,
 	[GW_REGION_LOGLEVELS] = &loglevels_region_def,
 	[GW_REGION_SUBS] = &subs_region_def,
+	[GW_REGION_LEASES] = &leases_region_def,
 	[GW_REGION_VAULT] = NULL,
 };
 
@@ -113,6 +114,7 @@ shared_new(struct state *st, const char *degraded)
 	sh->mailbox = state_region(st, GW_REGION_MAILBOX, NULL);
 	sh->loglevels = state_region(st, GW_REGION_LOGLEVELS, NULL);
 	sh->subs = state_region(st, GW_REGION_SUBS, NULL);
+	sh->leases = state_region(st, GW_REGION_LEASES, NULL);
 	region = state_region(st, GW_REGION_CACHE, &size);
 	if ((sh->tokens = token_cache_attach(region, size)) == NULL)
 		log_err(NULL, "state: token cache region unusable; caching off");
@@ -374,7 +376,6 @@ gateway_init(struct gateway *gw, const char *config_path, struct cfg_errors *err
 
 	memset(gw, 0, sizeof(*gw));
 	pthread_mutex_init(&gw->lock, NULL);
-	mcp_listening_init(&gw->listening);
 	if ((gw->config_path = strdup(config_path)) == NULL)
 		return -1;
 	if (config_load(config_path, &gw->cfg, errs) < 0) {
@@ -406,7 +407,6 @@ gateway_free(struct gateway *gw)
 	gw->cfg = gw->failed = NULL;
 	free(gw->config_path);
 	pthread_mutex_destroy(&gw->lock);
-	mcp_listening_free(&gw->listening);
 }
 
 struct config *

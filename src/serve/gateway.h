@@ -14,6 +14,7 @@
 #include "introspect.h"
 #include "jwks.h"
 #include "loglevels.h"
+#include "leases.h"
 #include "mailbox.h"
 #include "subs.h"
 #include "mcp.h"
@@ -45,6 +46,7 @@ enum gw_region {
 	GW_REGION_MAILBOX,	/* clients' answers on their way to the call that asked (mailbox.c) */
 	GW_REGION_LOGLEVELS,	/* the log levels sessions set, for stateless upstreams (loglevels.c) */
 	GW_REGION_SUBS,		/* what sessions subscribed to at stateless upstreams (subs.c) */
+	GW_REGION_LEASES,	/* what callers hold at once: their listen streams (leases.c) */
 	GW_REGION_VAULT,	/* people's connected accounts' tokens (vault.c); empty unless made: last */
 	GW_REGIONS
 };
@@ -65,6 +67,7 @@ struct shared {
 	struct mailbox *mailbox;			/* clients' answers to the gateway's questions */
 	struct loglevels *loglevels;			/* the log levels sessions set */
 	struct subs *subs;				/* what sessions subscribed to at stateless upstreams */
+	struct leases *leases;				/* what callers hold at once: their listen streams */
 	struct metrics *metrics;			/* counters and dependency states; NULL: unusable */
 	int64_t opened_s;		/* when this process mapped it (wall clock): the state's "since" */
 	int64_t broken_s;		/* __atomic: when it was first seen broken; 0: not yet */
@@ -86,7 +89,6 @@ struct gateway {
 	 * this process (the front sets it: workers - 1 under FastCGI, 1 for CGI). */
 	long listen_max;
 	long listeners;		/* __atomic */
-	struct mcp_listening listening;	/* subscriptions/listen by caller (mcp.h) */
 	int redis_outage;	/* __atomic: Redis failed and has not answered since (rstore.c) */
 };
 

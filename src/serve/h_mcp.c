@@ -65,7 +65,7 @@ h_mcp(struct req_ctx *rc)
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
 		.catalog = rc->sh->catalog, .view = &th->cat, .callers = th->callers, .pool = th->ups, .pages = th->pages,
 		.sessions = th->sessions,
-		.listeners = &rc->w->gw->listeners, .listening = &rc->w->gw->listening,
+		.listeners = &rc->w->gw->listeners, .leases = rc->sh->leases,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),
 		.rs = worker_rstore(rc->w, rc->cfg), .shared_key = rc->cfg->shared_key,
 		.metrics = rc->sh->metrics, .mailbox = rc->sh->mailbox, .loglevels = rc->sh->loglevels, .subs = rc->sh->subs,

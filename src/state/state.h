@@ -35,7 +35,7 @@
 
 /* A file holds this many regions; which is which is for the layout's composer to say
  * (gateway.h's enum gw_region): the state file knows sizes, not owners. */
-#define STATE_NREGIONS		13
+#define STATE_NREGIONS		14
 
 /* A region as its owner defines it (one per module: introspect_asmeta_region_def,
  * catalog_region_def, ...; the layout's composer lists them, gateway.c). When the file

@@ -1,10 +1,11 @@
-/* Unit tests: sealed sessions, tombstones, and what sessions set for stateless
- * upstreams (their log levels, their subscriptions). */
+/* Unit tests: sealed sessions, tombstones, what sessions set for stateless upstreams
+ * (their log levels, their subscriptions), and the leases of callers' streams. */
 #include "autoconf.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "leases.h"
 #include "loglevels.h"
 #include "secret.h"
 #include "session.h"
@@ -336,6 +337,48 @@ test_subs(void)
 	free(mem);
 }
 
+/* Leases (leases.c): at most max live at once per key, given back, ended by time; a
+ * lease ending implausibly late is free. */
+static void
+test_leases(void)
+{
+	size_t size = leases_region_def.size;
+	void *mem = calloc(1, size);
+	struct leases *l = mem;
+	unsigned char k[LEASES_KEY_BYTES] = { 1 }, k2[LEASES_KEY_BYTES] = { 1, 0, 9 };
+	const int64_t t = 1700000000000LL;
+	unsigned tk[5], other;
+	int i, rc = 1;
+
+	state_region_make(&leases_region_def, mem, size, 0);
+	for (i = 0; i < 4; i++)
+		rc &= leases_take(l, k, 4, t + 1000, t, &tk[i]) == 1;
+	ok(rc, "four leases of one key");
+	ok(leases_take(l, k, 4, t + 1000, t, &tk[4]) == 0, "a fifth: refused");
+	ok(leases_take(l, k2, 4, t + 1000, t, &other) == 1, "another key (the same bucket): its own");
+	leases_give(l, k2, tk[0]);
+	ok(leases_take(l, k, 4, t + 1000, t, &tk[4]) == 0, "a ticket given back under another key: nothing given");
+	leases_give(l, k, tk[0]);
+	ok(leases_take(l, k, 4, t + 1000, t, &tk[0]) == 1, "one given back: one more");
+	ok(leases_take(l, k, 4, t + 2000, t + 1000, &tk[4]) == 1, "past their end: room again");
+	ok(leases_take(l, k, 4, t + LEASES_LONGEST_MS + 1, t, &tk[4]) < 0 && leases_take(l, k, 4, t, t, &tk[4]) < 0,
+	    "a lease too long, or already over: refused");
+	memset(mem, 0, size);
+	state_region_make(&leases_region_def, mem, size, 0);
+	for (i = 0; i < LEASES_WAYS; i++) {
+		k2[2] = (unsigned char)i;
+		rc &= leases_take(l, k2, 4, t + 1000, t, &other) == 1;
+	}
+	ok(rc && leases_take(l, k, 4, t + 1000, t, &tk[0]) == 0, "a bucket full of others' leases: refused");
+	ok(leases_take(l, k, 4, t - 2 * LEASES_LONGEST_MS + 1000, t - 2 * LEASES_LONGEST_MS, &tk[0]) == 1,
+	    "the clock set back: the leases ending implausibly late are free");
+	ok(leases_take(NULL, k, 4, t + 1000, t, &tk[0]) < 0, "no region: unusable");
+	memset(mem, 0x5a, sizeof(uint32_t));	/* its magic written over */
+	ok(leases_take(l, k, 4, t + 1000, t, &tk[0]) < 0, "a region written over: unusable");
+	leases_give(l, k, tk[0]);	/* (nothing, and no crash) */
+	free(mem);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -353,6 +396,7 @@ main(int argc, char **argv)
 	run_case(test_memo);
 	run_case(test_loglevels);
 	run_case(test_subs);
+	run_case(test_leases);
 	free(tombs);
 	return done_testing();
 }
