@@ -538,10 +538,11 @@ fed_offers(json_t *doc, const char *method, const struct fed_admit *admit)
 json_t *
 fed_capabilities(json_t *doc, const struct fed_admit *admit)
 {
-	/* Only what the gateway delivers. To the revisions of initialize: subscriptions
-	 * (their updates come on the caller's GET stream), no listChanged (the catalog is
-	 * refreshed by catalog-ttl). To 2026-07-28, on subscriptions/listen: its own lists'
-	 * changes, and the resources of upstreams of that revision that offer them. */
+	/* Only what the gateway delivers: its own lists' changes (to the revisions of
+	 * initialize on the caller's GET stream, to 2026-07-28 on subscriptions/listen);
+	 * to the revisions of initialize, subscriptions (their updates come on the GET
+	 * stream); to 2026-07-28, the resources of upstreams of that revision that offer
+	 * them. */
 	static const char *const relayed[] = { "prompts", "resources", "completions", "logging" };
 	int legacy = admit == NULL || admit->legacy;
 	json_t *caps = json_pack("{s:{}}", "tools"), *st;
@@ -551,11 +552,6 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
 		if (offered(doc, relayed[i], NULL, admit))
 			json_object_set_new(caps, relayed[i], json_object());
-	if (legacy) {
-		if (offered(doc, "resources", "subscribe", admit))
-			json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
-		return caps;
-	}
 	/* (no upstream: a list that never changes) */
 	for (i = 0; i < 2 && json_object_size(catalog_upstreams(doc)) > 0; i++)	/* tools, prompts */
 		if (json_object_get(caps, i ? "prompts" : "tools"))
@@ -563,6 +559,11 @@ fed_capabilities(json_t *doc, const struct fed_admit *admit)
 	if (json_object_get(caps, "resources") == NULL)
 		return caps;
 	json_object_set_new(json_object_get(caps, "resources"), "listChanged", json_true());
+	if (legacy) {
+		if (offered(doc, "resources", "subscribe", admit))
+			json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
+		return caps;
+	}
 	json_object_foreach(catalog_upstreams(doc), name, st) {
 		if (stateless_status(st) &&
 		    json_is_true(json_object_get(json_object_get(caps_of(st, 0), "resources"), "subscribe")) &&

@@ -118,6 +118,26 @@ const char *mcp_level_of(const struct exchange *x, const struct fed_call *f);
  * it reaches statelessly, kept for its session (fed_call.keep; f->ctx an element). */
 int mcp_stream_keep(struct fed_call *f, const char *uri, int on);
 
+/* mcp_watch.c: the gateway's lists, as a stream watches them for changes. */
+enum { MCP_WATCH_TOOLS, MCP_WATCH_PROMPTS, MCP_WATCH_RESOURCES, MCP_WATCH_N };
+struct mcp_watch {
+	int asked[MCP_WATCH_N];			/* which lists it watches */
+	unsigned char digest[MCP_WATCH_N][32];	/* of each list's records, as last told */
+	uint64_t serial;			/* of the worker's catalog view then */
+};
+/* List i's change as a 2026-07-28 listen names it ("toolsListChanged", ...). */
+const char *mcp_watch_filter(size_t i);
+/* w (its asked set) begins with the lists as doc holds them. */
+void mcp_watch_begin(struct mcp_watch *w, const struct exchange *x, json_t *doc);
+/* The lists now (the catalog fetched again when stale): for each watched that changed
+ * since last told, and for list said (an index, or -1) whether or not, tell(ctx, its
+ * list_changed method). 0, or tell's -1. */
+int mcp_watch_now(struct mcp_watch *w, const struct exchange *x, int said, int (*tell)(void *ctx, const char *method),
+    void *ctx);
+/* An upstream's notification method: the list it says changed (an index; the host's
+ * catalog expired, to be fetched again), or -1 when it is none of the lists'. */
+int mcp_watch_upstream(const struct exchange *x, const char *method);
+
 /* mcp_subscribe.c: subscriptions/listen (2026-07-28). */
 json_t *mcp_subscribe(struct element *el, json_t *params, struct gw_error *err);
 

@@ -10,7 +10,9 @@
  * caller may still read (the policy asked again); their updates reach the caller as its
  * revision's notifications/resources/updated. The stream looks at the subscriptions
  * every STREAM_CHECK_MS and listens anew when they changed (a subscribe POSTed to any
- * process or host). */
+ * process or host). It also tells the gateway's own lists changing (mcp_watch.c), as
+ * a 2026-07-28 listen does: an upstream's list_changed makes the host fetch its catalog
+ * again, and the caller hears of a list of the gateway's that changed. */
 #include "autoconf.h"
 
 #include <string.h>
@@ -30,6 +32,7 @@
  * mcp_gate_upstream reads. */
 struct stream {
 	struct element el;
+	struct mcp_watch watch;		/* the gateway's lists, all three */
 	char uris[SUBS_TEXT_MAX];	/* the subscriptions the listens were opened for */
 	int changed;			/* they changed: listen anew */
 	int64_t said_us;		/* the last keep-alive comment */
@@ -96,17 +99,33 @@ mcp_stream_keep(struct fed_call *f, const char *uri, int on)
 	return 0;
 }
 
+/* A list change of the gateway's (mcp_watch_now's tell). */
+static int
+stream_told(void *ctx, const char *method)
+{
+	struct stream *st = ctx;
+	json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
+	int rc = msg ? response_stream_message(st->el.x->resp, msg) : -1;
+
+	json_decref(msg);
+	return rc < 0 ? -1 : 0;
+}
+
 /* What the streams bring (f->on_msg), for the caller of an older revision: a listen's
- * acknowledgement is the gateway's, not the caller's; an update loses the listen's tag. */
+ * acknowledgement is the gateway's, not the caller's; an upstream's list change is
+ * looked at in the gateway's lists; an update loses the listen's tag. */
 static int
 stream_msg(void *ctx, json_t *msg)
 {
 	struct stream *st = ctx;
 	const char *m = json_string_value(json_object_get(msg, "method"));
 	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	int i;
 
 	if (m && strcmp(m, "notifications/subscriptions/acknowledged") == 0)
 		return 0;
+	if (json_object_get(msg, "id") == NULL && (i = mcp_watch_upstream(st->el.x, m)) >= 0)
+		return mcp_watch_now(&st->watch, st->el.x, i, stream_told, st);
 	if (json_is_object(meta) && json_object_get(meta, META_SUBSCRIPTION)) {
 		json_object_del(meta, META_SUBSCRIPTION);
 		if (json_object_size(meta) == 0)
@@ -133,20 +152,23 @@ stream_tick(void *ctx)
 		st->changed = 1;
 		return -1;
 	}
-	return 0;
+	return mcp_watch_now(&st->watch, st->el.x, -1, stream_told, st);
 }
 
-/* What the listens ask of each stateless upstream for the subscriptions st->uris: a
- * new object, or NULL when none. */
+/* What the listens ask of each stateless upstream: its list changes, and the
+ * subscriptions st->uris it owns. A new object (NULL: none). */
 static json_t *
 stream_by(struct stream *st, struct fed_call *f)
 {
 	json_t *uris = json_array(), *accepted = json_array(), *lists = json_object(), *by = NULL;
 	char *p, *end;
+	size_t i;
 
+	for (i = 0; i < MCP_WATCH_N; i++)
+		json_object_set_new(lists, mcp_watch_filter(i), json_true());
 	for (p = st->uris; uris && *p && (end = strchr(p, '\n')) != NULL; p = end + 1)
 		json_array_append_new(uris, json_stringn(p, (size_t)(end - p)));
-	if (json_array_size(uris) > 0)
+	if (uris && accepted && lists)
 		by = fed_listening(f, lists, uris, accepted);
 	json_decref(uris);
 	json_decref(accepted);
@@ -166,7 +188,8 @@ mcp_listen(struct req_ctx *rc)
 	struct exchange x = { .rc = rc, .env = env, .cfg = rc->cfg, .caller = rc->caller, .req = req, .resp = resp,
 		.vis_kind = -1 };
 	struct stream st = { .el = { .x = &x } };
-	struct upstream_tick every = { stream_tick, &st, STREAM_CHECK_MS, 0 };
+	/* (held open with no upstream stream: a list may change, a subscription come) */
+	const struct upstream_tick every = { stream_tick, &st, STREAM_CHECK_MS, 1 };
 	struct session s;
 	struct fed_call f;
 	json_t *by, *id = json_string(STREAM_LISTEN_ID);
@@ -188,7 +211,7 @@ mcp_listen(struct req_ctx *rc)
 	policy_profile(&x.pc, x.profile);
 	mcp_fed_init(&x, &f);
 	f.doc = mcp_catalog(&x);
-	if (json_object_size(s.upstreams) == 0 && !fed_stateless_any(&f, "resources", "subscribe")) {
+	if (json_object_size(catalog_upstreams(f.doc)) == 0) {
 		response_set_error(resp, GW_EMETHOD, "no stream for this session: no upstream session to listen on");
 		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
 		goto out;
@@ -202,8 +225,6 @@ mcp_listen(struct req_ctx *rc)
 		goto out;
 	}
 	slot = 1;
-	/* (held open with no stream while a subscription there may come) */
-	every.hold = fed_stateless_any(&f, "resources", "subscribe");
 	f.on_msg = stream_msg;
 	f.ctx = &st;
 	f.client = resp->sink;
@@ -214,6 +235,8 @@ mcp_listen(struct req_ctx *rc)
 	if (response_stream_open(resp) < 0 || response_stream_comment(resp, "stream") < 0)
 		goto out;
 	st.said_us = clock_mono_us();
+	st.watch.asked[MCP_WATCH_TOOLS] = st.watch.asked[MCP_WATCH_PROMPTS] = st.watch.asked[MCP_WATCH_RESOURCES] = 1;
+	mcp_watch_begin(&st.watch, &x, f.doc);
 	do {
 		st.changed = 0;
 		if (subs_now(&x, st.uris, sizeof(st.uris)) < 0)

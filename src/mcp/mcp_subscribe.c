@@ -24,25 +24,11 @@
 #define LISTEN_URIS_MAX		256	/* resources one listen may ask for */
 #define LISTEN_CHECK_MS		250	/* how often the catalog is looked at (its generation: cheap) */
 
-static const struct {
-	const char *filter;
-	enum catalog_kind kinds[2];
-	size_t n;
-	const char *method;
-} lists[] = {
-	{ "toolsListChanged", { CATALOG_TOOLS }, 1, "notifications/tools/list_changed" },
-	{ "promptsListChanged", { CATALOG_PROMPTS }, 1, "notifications/prompts/list_changed" },
-	{ "resourcesListChanged", { CATALOG_RESOURCES, CATALOG_TEMPLATES }, 2, "notifications/resources/list_changed" },
-};
-#define NLISTS	(sizeof(lists) / sizeof(lists[0]))
-
 /* f->ctx of the listen's federated calls: first the element (what mcp_gate_upstream
  * reads there), a copy of the listen request's. */
 struct listening {
 	struct element el;
-	int asked[NLISTS];
-	unsigned char digest[NLISTS][32];	/* of the records of each list, as last told */
-	uint64_t serial;			/* of the worker's catalog view then */
+	struct mcp_watch watch;			/* the gateway's lists asked about */
 	json_t *uris;				/* the resources listened to */
 	json_t *accepted;			/* what the acknowledgement says */
 	int64_t said_us;			/* the last keep-alive comment */
@@ -80,55 +66,15 @@ ack(struct listening *l)
 	    "notifications/subscriptions/acknowledged", "params", "notifications", l->accepted));
 }
 
-/* A digest of list i's records in doc (whole, as the upstreams wrote them). */
-static void
-list_digest(json_t *doc, size_t i, unsigned char d[32])
-{
-	struct buf b;
-	size_t k, n;
-	struct secret_part parts[2];
-
-	buf_init(&b, CATALOG_MAX_BYTES + 64);
-	memset(d, 0, 32);
-	for (k = 0; k < lists[i].n; k++) {
-		b.len = 0;
-		if ((n = catalog_count(doc, lists[i].kinds[k])) > 0)
-			catalog_page_text(doc, lists[i].kinds[k], NULL, 0, n, &b);
-		parts[0] = (struct secret_part){ d, 32 };
-		parts[1] = (struct secret_part){ b.data ? b.data : "", b.len };
-		secret_digest_parts(parts, 2, d, 32);
-	}
-	buf_free(&b);
-}
-
-/* The lists as the catalog holds them now: each asked for that changed since told is
- * told, and list said (an index of lists[], or -1) whether or not. 0, or -1 when the
- * stream is gone. */
+/* A list change of the gateway's (mcp_watch_now's tell), after our acknowledgement. */
 static int
-lists_now(struct listening *l, int said)
+told(void *ctx, const char *method)
 {
-	struct exchange *x = l->el.x;
-	char who[33] = "";
-	struct catalog_fetcher by = { x->env->pool, x->env->cred, x->env->own_cred, who, x->env->metrics };
-	unsigned char d[32];
-	json_t *doc;
-	size_t i;
-	int rc = 0;
+	struct listening *l = ctx;
 
-	doc = catalog_get(x->env->catalog, x->env->view, &by, x->cfg, clock_mono_us() / 1000);
-	for (i = 0; i < NLISTS && rc == 0; i++) {
-		if (!l->asked[i] || (x->env->view->serial == l->serial && (int)i != said))
-			continue;
-		list_digest(doc, i, d);
-		if (memcmp(d, l->digest[i], sizeof(d)) != 0 || (int)i == said) {
-			memcpy(l->digest[i], d, sizeof(d));
-			if ((rc = ack(l)) == 0)
-				rc = tell(l, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", lists[i].method));
-		}
-	}
-	l->serial = x->env->view->serial;
-	json_decref(doc);
-	return rc;
+	if (ack(l) < 0)
+		return -1;
+	return tell(l, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method));
 }
 
 /* What an upstream's listen stream brings (f->on_msg): a resource the caller listens to
@@ -139,26 +85,24 @@ upstream_msg(void *ctx, json_t *msg)
 	struct listening *l = ctx;
 	const char *m = json_string_value(json_object_get(msg, "method"));
 	json_t *uri = json_object_get(json_object_get(msg, "params"), "uri"), *u;
-	size_t i;
+	size_t k;
+	int i;
 
 	if (json_object_get(msg, "id"))
 		return UPSTREAM_DECLINE;
 	if (m && strcmp(m, "notifications/subscriptions/acknowledged") == 0)
 		return l->waiting > 0 && --l->waiting == 0 ? ack(l) : 0;
 	if (m && strcmp(m, "notifications/resources/updated") == 0 && json_is_string(uri)) {
-		json_array_foreach(l->uris, i, u)
+		json_array_foreach(l->uris, k, u)
 			if (json_equal(u, uri))
 				return ack(l) < 0 ? -1 :
 				    tell(l, json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method", m, "params", "uri", uri));
 		return 0;
 	}
-	for (i = 0; m && i < NLISTS; i++)
-		if (strcmp(m, lists[i].method) == 0) {
-			/* Fetched again; told the caller whether or not the gateway's list
-			 * differs: the upstream's word that it may (an upstream it lists). */
-			catalog_region_expire(l->el.x->env->catalog, l->el.x->env->view);
-			return lists_now(l, (int)i);
-		}
+	/* Fetched again; told the caller whether or not the gateway's list differs: the
+	 * upstream's word that it may (an upstream it lists). */
+	if ((i = mcp_watch_upstream(l->el.x, m)) >= 0)
+		return mcp_watch_now(&l->watch, l->el.x, i, told, l);
 	return 0;
 }
 
@@ -176,7 +120,7 @@ tick(void *ctx)
 			return -1;
 		l->said_us = now_us;
 	}
-	return lists_now(l, -1);
+	return mcp_watch_now(&l->watch, l->el.x, -1, told, l);
 }
 
 /* The listen's filter from params.notifications into l and accepted; 0, or -1 with err. */
@@ -197,9 +141,9 @@ filter(struct listening *l, json_t *asked, json_t *accepted, struct gw_error *er
 			    "bytes", LISTEN_URIS_MAX, CATALOG_URI_MAX);
 			return -1;
 		}
-	for (i = 0; i < NLISTS; i++)
-		if ((l->asked[i] = json_is_true(json_object_get(asked, lists[i].filter))))
-			json_object_set_new(accepted, lists[i].filter, json_true());
+	for (i = 0; i < MCP_WATCH_N; i++)
+		if ((l->watch.asked[i] = json_is_true(json_object_get(asked, mcp_watch_filter(i)))))
+			json_object_set_new(accepted, mcp_watch_filter(i), json_true());
 	return 0;
 }
 
@@ -227,7 +171,6 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	unsigned char key[LEASES_KEY_BYTES];
 	unsigned ticket = 0;
 	int leased = 0;
-	size_t i;
 
 	l.uris = json_array();
 	if (!x->stream_ok || x->in_batch) {
@@ -261,10 +204,7 @@ mcp_subscribe(struct element *el, json_t *params, struct gw_error *err)
 	if (json_array_size(l.uris) > 0)
 		json_object_set(accepted, "resourceSubscriptions", l.uris);
 	/* What the lists are now is what a change is told against. */
-	l.serial = x->env->view->serial;
-	for (i = 0; i < NLISTS; i++)
-		if (l.asked[i])
-			list_digest(f.doc, i, l.digest[i]);
+	mcp_watch_begin(&l.watch, x, f.doc);
 	l.accepted = accepted;
 	l.waiting = json_object_size(by);
 	l.said_us = clock_mono_us();

@@ -50,7 +50,7 @@ suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server
 
 start_fixture a --port 0 --modern-only --name a
 start_fixture b --port 0 --modern-only --name b
-start_fixture c --port 0 --name c
+start_fixture c --port 0 --name c --announce
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
@@ -295,7 +295,8 @@ is "another session of the same caller: its own level, none" "$(logs "$L2" a_tes
 # resources/subscribe of a 2025-11-25 session at a (which has none: 2026-07-28): kept by
 # the gateway for the session; the session's standalone stream (GET /mcp, held open
 # though the session has no upstream session to stream from) listens at a for it and
-# tells the update as notifications/resources/updated, untagged.
+# tells the update as notifications/resources/updated, untagged; and the gateway's own
+# lists changing, as list_changed (announced at initialize).
 # stream SID ID SECONDS: the session's GET /mcp stream read into $T/stream.ID (its
 # events' data; the raw answer in stream.ID.raw), in the background, once it began (its
 # first comment), tried again while every stream slot of the process it reached is
@@ -316,8 +317,16 @@ stream() {
 listens() { curl -s --max-time 10 "${FIXTURE_URL[a]%/mcp}/_traffic" | jq '.byMethod["subscriptions/listen"] // 0'; }
 more_listens() { [ "$(listens)" -gt "$1" ]; }
 streamed() { grep -q "$2" "$T/stream.$1" 2>/dev/null; }
+jcheck "initialize of a 2025-11-25 client: listChanged of the gateway's lists announced" \
+	"$(curl -s --max-time 30 "${LH[@]}" --data-binary \
+		'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		"$URL" | sed -n '/^{/p; s/^data: //p')" \
+	'.result.capabilities.tools.listChanged == true and .result.capabilities.prompts.listChanged == true and
+	 .result.capabilities.resources.listChanged == true and .result.capabilities.resources.subscribe == true'
 L4=$(legacy_session)
+n0=$(listens)
 stream "$L4" 1 30 || fail "the session's stream began" "$(cat "$T/stream.1.raw")"
+wait_until 20 more_listens "$n0" || fail "the session's stream listened at a (its list changes)" "listens: $(listens), before $n0"
 n0=$(listens)
 jcheck "resources/subscribe of a 2025-11-25 session at a, which has none: {}" \
 	"$(lpost "$L4" resources/subscribe '{"uri":"test://watched-resource"}' | jq -c 'select(.id == 7)')" '.result == {}'
@@ -328,6 +337,16 @@ jcheck "… the session's standalone stream listened at a for it: the update, as
 	"$(grep 'resources/updated' "$T/stream.1" | head -n 1)" \
 	'.method == "notifications/resources/updated" and .params.uri == "test://watched-resource" and (.params | has("_meta") | not)'
 unlike "… and nothing of 2026-07-28's listen (its acknowledgement)" "$(cat "$T/stream.1")" 'subscriptions/acknowledged'
+call "$ACME" a_test_trigger_tool_change > /dev/null
+wait_until 20 streamed 1 'tools/list_changed' || true
+jcheck "a's tools changed: the gateway's catalog fetched again, tools/list_changed on the session's stream" \
+	"$(grep 'tools/list_changed' "$T/stream.1" | head -n 1)" '. == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}'
+jcheck "… and its tools/list has the new tool" \
+	"$(lpost "$L4" tools/list '{}' | jq -c 'select(.id == 7)')" '[.result.tools[].name] | any(test("^a_test_changed_"))'
+lpost "$L4" tools/call '{"name":"c_announce_prompts_changed","arguments":{}}' > /dev/null
+wait_until 20 streamed 1 'prompts/list_changed' || true
+jcheck "c, of 2025-11-25, says on the session's own stream there that its prompts changed: prompts/list_changed" \
+	"$(grep 'prompts/list_changed' "$T/stream.1" | head -n 1)" '.method == "notifications/prompts/list_changed"'
 jcheck "resources/unsubscribe: {}" \
 	"$(lpost "$L4" resources/unsubscribe '{"uri":"test://watched-resource"}' | jq -c 'select(.id == 7)')" '.result == {}'
 jcheck "a subscription of a URI nobody offers: an error, nothing kept" \

@@ -6,7 +6,7 @@
 //
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
-//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--bulk] [--padded-tools N] [--quiet]
+//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--announce] [--bulk] [--padded-tools N] [--quiet]
 //        [--modern | --modern-only]
 //        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]
 //         [--public-list]]
@@ -52,7 +52,7 @@ import { MODERN, createModern } from './modern.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--bulk] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
+  '[--notes] [--announce] [--bulk] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -65,6 +65,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   'allow-host': { type: 'string', multiple: true, default: [] },
   files: { type: 'string' },
   notes: { type: 'boolean', default: false },
+  announce: { type: 'boolean', default: false },
   bulk: { type: 'boolean', default: false },
   'padded-tools': { type: 'string', default: '0' },
   'require-bearer': { type: 'string' },
@@ -388,6 +389,14 @@ if (args.notes) {
   }, (server, session, a) => { session.note = String(a.text); return result('kept'); });
   tool('note_get', 'The note kept in this session, or "(none)"', NO_ARGS,
     (server, session) => result(session.note ?? '(none)'));
+}
+
+// --announce: a tool that says, on the session's standalone stream (GET), that the
+// prompt list changed (it stays as it is), as a server of the revisions with sessions
+// announces a change.
+if (args.announce) {
+  tool('announce_prompts_changed', 'Sends notifications/prompts/list_changed on this session\'s standalone stream', NO_ARGS,
+    async (server) => { await server.sendPromptListChanged(); return result('announced'); });
 }
 
 // --padded-tools N: a0000 … tools with 4 KiB descriptions (named to sort first), as an
