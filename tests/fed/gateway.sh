@@ -357,9 +357,9 @@ jcheck "nginx: Accept with text/event-stream → progress events (the caller's s
 
 # --- the rest of the server surface: prompts, resources, completions, logging ----------
 st=$(post_ngx "$(rpc 20 initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}')" 'application/json')
-jcheck "nginx: initialize announces what the upstreams offer and the gateway relays (subscribe, no listChanged)" \
+jcheck "nginx: initialize announces what the upstreams offer and the gateway relays (subscribe, listChanged of its own lists)" \
 	"$(jq -c --arg st "$st" '{status: $st, caps: .result.capabilities}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
-	'.status == "200" and (.caps | keys) == ["completions", "logging", "prompts", "resources", "tools"] and .caps.resources == {"subscribe": true} and .caps.prompts == {}'
+	'.status == "200" and (.caps | keys) == ["completions", "logging", "prompts", "resources", "tools"] and .caps.resources == {"subscribe": true, "listChanged": true} and .caps.prompts == {"listChanged": true} and .caps.tools == {"listChanged": true}'
 st=$(post_ngx "$(rpc 21 prompts/list '{}')" 'application/json')
 jcheck "nginx: prompts/list: both upstreams' prompts, alpha's under its prefix, sorted" \
 	"$(jq -c --arg st "$st" '{status: $st, names: [.result.prompts[].name], cc: "'"$(hdr Cache-Control)"'"}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
