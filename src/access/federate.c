@@ -646,8 +646,16 @@ fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted)
 			json_object_set_new(by, name, json_copy(lists));
 	json_array_foreach(uris, i, u) {
 		if ((uri = json_string_value(u)) == NULL || url_resource_ambiguous(uri) != NULL ||
-		    (owner = owner_of_uri(f, r, uri, &held)) == NULL || (one = json_object_get(by, owner)) == NULL ||
+		    (owner = owner_of_uri(f, r, uri, &held)) == NULL ||
 		    (f->gate && f->gate(f, r->name, config_upstream(f->cfg, owner), CATALOG_RESOURCES, uri, 0) != FED_PASS))
+			continue;
+		/* An older upstream offering subscriptions: a session of the listen's own there */
+		st = json_object_get(catalog_upstreams(f->doc), owner);
+		if ((one = json_object_get(by, owner)) == NULL && json_is_true(json_object_get(st, "ok")) &&
+		    !stateless_status(st) &&
+		    json_is_true(json_object_get(json_object_get(caps_of(st, 1), "resources"), "subscribe")))
+			json_object_set_new(by, owner, one = json_object());
+		if (one == NULL)
 			continue;
 		if (json_object_get(one, "resourceSubscriptions") == NULL)
 			json_object_set_new(one, "resourceSubscriptions", json_array());
@@ -660,20 +668,64 @@ fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted)
 	return by;
 }
 
-/* Long: one array of streams of two kinds (a GET on each upstream session of the
- * caller's, a POST of subscriptions/listen at each upstream of by), each with its
- * relay context, made in one pass and freed at the one exit. */
+/* A listen's session of its own at up, an older upstream (no subscriptions/listen
+ * there): opened without client capabilities (entered in opened, [id, version,
+ * upstream], for fed_listen to end), each URI of one subscribed on it, its GET made call's stream, and
+ * our acknowledgement told as a stateless upstream's own is. 0, or -1 (logged). */
+static int
+legacy_listen(struct fed_call *f, struct relay_ctx *ctx, json_t *one, struct upstream_call *call, json_t *opened)
+{
+	struct upstream_call c = { .cfg = f->cfg, .up = ctx->up, .method = "resources/subscribe", .now_ms = f->now_ms,
+	    .until_ms = f->until_ms, .cred = f->cred, .who = f->who };
+	json_t *u, *resp = NULL, *entry, *ack;
+	struct gw_error err;
+	char *sid = NULL, version[16];
+	size_t i;
+	int subscribed = 0;
+
+	if (upstream_open(f->pool, &c, NULL, &sid, version, &err) < 0 || sid == NULL ||
+	    json_array_append_new(opened, entry = json_pack("[s, s, s]", sid, version, ctx->up->s.name)) < 0) {
+		free(sid);
+		return -1;
+	}
+	free(sid);
+	c.session_id = json_string_value(json_array_get(entry, 0));
+	c.version = json_string_value(json_array_get(entry, 1));
+	json_array_foreach(json_object_get(one, "resourceSubscriptions"), i, u) {
+		c.params = json_pack("{s:O}", "uri", u);
+		if (c.params && upstream_request(f->pool, &c, &resp, &err) == 0 && json_object_get(resp, "result"))
+			subscribed++;
+		json_decref(resp);
+		json_decref(c.params);
+		resp = NULL;
+	}
+	if (subscribed == 0)
+		return -1;
+	*call = (struct upstream_call){ .cfg = f->cfg, .up = ctx->up, .method = "GET", .session_id = c.session_id,
+	    .version = c.version, .on_msg = relay_msg, .ctx = ctx, .now_ms = f->now_ms, .cred = f->cred };
+	ack = json_pack("{s:s, s:s, s:{}}", "jsonrpc", "2.0", "method", "notifications/subscriptions/acknowledged",
+	    "params");
+	if (ack && f->on_msg)
+		f->on_msg(f->ctx, ack);
+	json_decref(ack);
+	return 0;
+}
+
+/* Long: one array of streams of three kinds (a GET on each upstream session of the
+ * caller's, a POST of subscriptions/listen at each stateless upstream of by, a GET on
+ * a session of the listen's own at each older one), each with its relay context, made
+ * in one pass, the listen's sessions ended and all freed at the one exit. */
 int
 fed_listen(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int64_t until_ms)
 {
-	size_t n = json_object_size(f->sessions) + json_object_size(by), k = 0;
+	size_t n = json_object_size(f->sessions) + json_object_size(by), k = 0, i;
 	struct upstream_call *calls = calloc(n ? n : 1, sizeof(*calls));
 	struct relay_ctx *ctxs = calloc(n ? n : 1, sizeof(*ctxs));
-	json_t *params = json_array(), *one, *entry;
+	json_t *params = json_array(), *opened = json_array(), *one, *entry;
 	const char *name;
 	int rc = -1;
 
-	if (calls == NULL || ctxs == NULL || params == NULL)
+	if (calls == NULL || ctxs == NULL || params == NULL || opened == NULL)
 		goto out;
 	json_object_foreach(f->sessions, name, entry) {
 		if ((ctxs[k].up = config_upstream(f->cfg, name)) == NULL)
@@ -690,6 +742,11 @@ fed_listen(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int
 		if ((ctxs[k].up = config_upstream(f->cfg, name)) == NULL)
 			continue;
 		ctxs[k].f = f;
+		if (!stateless_status(json_object_get(catalog_upstreams(f->doc), name))) {
+			if (legacy_listen(f, &ctxs[k], one, &calls[k], opened) == 0)
+				k++;
+			continue;
+		}
 		calls[k] = (struct upstream_call){ .cfg = f->cfg, .up = ctxs[k].up, .method = "subscriptions/listen",
 		    .on_msg = relay_msg, .ctx = &ctxs[k], .now_ms = f->now_ms };
 		caller_session(f, ctxs[k].up, &calls[k]);
@@ -701,6 +758,15 @@ fed_listen(struct fed_call *f, json_t *by, const struct upstream_tick *tick, int
 	}
 	rc = upstream_listen(f->pool, calls, k, tick, until_ms);
 out:
+	json_array_foreach(opened, i, entry) {	/* the listen's own sessions, ended */
+		struct upstream_call c = { .cfg = f->cfg, .session_id = json_string_value(json_array_get(entry, 0)),
+		    .version = json_string_value(json_array_get(entry, 1)), .cred = f->cred, .who = f->who,
+		    .now_ms = clock_mono_us() / 1000 };	/* (the listen lasted: now, not its start) */
+
+		if ((c.up = config_upstream(f->cfg, json_string_value(json_array_get(entry, 2)))) != NULL)
+			upstream_close(f->pool, &c);
+	}
+	json_decref(opened);
 	json_decref(params);
 	free(calls);
 	free(ctxs);

@@ -21,7 +21,8 @@
 #  - subscriptions/listen: the acknowledgement first (only what will come: a URI no
 #    upstream of 2026-07-28 owns is left out), a's resource update relayed, a's tool
 #    list change making the gateway fetch its catalog and tell its own list changed, a
-#    listen for prompts alone hearing nothing of tools; one caller's listens at once
+#    listen for prompts alone hearing nothing of tools; a resource of c (2025-11-25)
+#    listened to on a session of the listen's own there; one caller's listens at once
 #    bounded (4 on the host, whichever process holds them); server/discover says so;
 #  - caching hints: a relayed resources/read is private (the upstream's public is its
 #    answer to this caller through the policy), a list private with ttlMs 0;
@@ -50,7 +51,7 @@ suite_begin nginx:nginx-light spawn-fcgi:spawn-fcgi curl:curl jq:jq redis-server
 
 start_fixture a --port 0 --modern-only --name a
 start_fixture b --port 0 --modern-only --name b
-start_fixture c --port 0 --name c --announce
+start_fixture c --port 0 --name c --announce --watched-uri test://c-watched
 MG_PORT=$(free_port)
 URL=http://127.0.0.1:$MG_PORT/mcp
 start_idp "$URL"
@@ -215,6 +216,23 @@ wait_until 15 heard 42 'prompts/list_changed' || true
 jcheck "a listen for prompts alone: its prompts/list_changed, no tools/list_changed" \
 	"$(jq -sc '[.[].method]' "$T/listen.42")" 'index("notifications/prompts/list_changed") != null and
 	 index("notifications/tools/list_changed") == null'
+# A resource of c, of 2025-11-25 (which has no subscriptions/listen): the listen opens a
+# session of its own there, subscribes on it, reads its GET stream, and ends it after.
+c_deletes() { curl -s --max-time 10 "${FIXTURE_URL[c]%/mcp}/_traffic" | jq '.deletes // 0'; }
+more_deletes() { [ "$(c_deletes)" -gt "$1" ]; }
+d0=$(c_deletes)
+listen 43 '{"resourceSubscriptions":["test://c-watched"]}' 8
+wait_until 15 acked 43 || fail "listen: acknowledged" "$(cat "$T/listen.43")"
+jcheck "a listen for a resource of c, of 2025-11-25: acknowledged, naming it" \
+	"$(head -n 1 "$T/listen.43")" '.params.notifications.resourceSubscriptions == ["test://c-watched"]'
+call "$ACME" c_update_watched_resource > /dev/null
+wait_until 15 heard 43 'resources/updated' || true
+jcheck "… c's update (on the listen's own session there) relayed, tagged" \
+	"$(grep 'resources/updated' "$T/listen.43" | head -n 1)" \
+	'.params.uri == "test://c-watched" and .params._meta["io.modelcontextprotocol/subscriptionId"] == 43'
+wait "${LISTEN_PID[43]}"
+wait_until 20 more_deletes "$d0" || true
+is "… that session ended with the listen (a DELETE at c)" "$([ "$(c_deletes)" -gt "$d0" ] && echo ended)" ended
 # One caller holds at most 4 listens at once on the host, whichever of the 2 processes
 # (5 stream slots each here) takes them: of 9 at once, 4 at most are acknowledged, the
 # others refused (-32029), and nothing else goes wrong.

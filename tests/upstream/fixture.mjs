@@ -6,7 +6,8 @@
 //
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
-//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--announce] [--bulk] [--padded-tools N] [--quiet]
+//        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--announce] [--watched-uri URI] [--bulk]
+//        [--padded-tools N] [--quiet]
 //        [--modern | --modern-only]
 //        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]
 //         [--public-list]]
@@ -52,7 +53,7 @@ import { MODERN, createModern } from './modern.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--announce] [--bulk] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
+  '[--notes] [--announce] [--watched-uri URI] [--bulk] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -66,6 +67,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   files: { type: 'string' },
   notes: { type: 'boolean', default: false },
   announce: { type: 'boolean', default: false },
+  'watched-uri': { type: 'string', default: 'test://watched-resource' },
   bulk: { type: 'boolean', default: false },
   'padded-tools': { type: 'string', default: '0' },
   'require-bearer': { type: 'string' },
@@ -79,6 +81,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   'modern-only': { type: 'boolean', default: false },
 });
 if (args.modern && args['modern-only']) usage('--modern and --modern-only exclude each other');
+if (!/^[a-z][a-z0-9+.-]*:\/\/[\x21-\x7e]+$/.test(args['watched-uri'])) usage('--watched-uri must be a URI (scheme://, visible ASCII)');
 
 function count(name, max) {
   const v = args[name];
@@ -348,7 +351,7 @@ tool('rpc_error', 'Fails with a JSON-RPC error (not a tool result): code (defaul
 }, (server, session, a) => {
   throw new McpError(Number.isInteger(a.code) ? a.code : ErrorCode.InternalError, typeof a.message === 'string' ? a.message : 'rpc_error tool');
 });
-tool('update_watched_resource', 'Changes test://watched-resource and notifies every subscribed session (notifications/resources/updated)', NO_ARGS,
+tool('update_watched_resource', 'Changes the watched resource (test://watched-resource, or --watched-uri) and notifies every subscribed session (notifications/resources/updated)', NO_ARGS,
   async () => {
     watched.version++;
     let n = 0;
@@ -358,7 +361,7 @@ tool('update_watched_resource', 'Changes test://watched-resource and notifies ev
       await s.server.sendResourceUpdated({ uri: WATCHED }).catch((e) => log(`resources/updated: ${e.message}`));
     }
     modern?.resourceUpdated(WATCHED);
-    return result(`test://watched-resource is now version ${watched.version}; ${n} subscribed session(s) notified`);
+    return result(`${WATCHED} is now version ${watched.version}; ${n} subscribed session(s) notified`);
   });
 // --require-bearer: who the verified token says arrived (from its introspection).
 if (bearer) {
@@ -413,7 +416,7 @@ if (args.bulk) {
 }
 
 // Resources.
-const WATCHED = 'test://watched-resource';
+const WATCHED = args['watched-uri'];
 const watched = { version: 1 };
 const RESOURCES = [
   { uri: 'test://static-text', name: 'static-text', title: 'Static text', description: 'A static text resource', mimeType: 'text/plain' },
