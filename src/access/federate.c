@@ -255,7 +255,8 @@ caller_session(const struct fed_call *f, const struct cfg_upstream *up, struct u
 	call->revision = json_string_value(json_object_get(json_object_get(catalog_upstreams(f->doc), up->s.name),
 	    "version"));
 	call->client_caps = f->client_caps;
-	call->log_level = f->log_level;
+	call->log_level = f->log_level && call->session_id == NULL && call->revision &&
+	    strcmp(call->revision, UPSTREAM_MODERN_VERSION) == 0 ? f->log_level(f) : NULL;
 }
 
 /* call to the upstream named name as the caller's session with it: 0, or -1 when no
@@ -418,20 +419,6 @@ caps_of(json_t *st, int legacy)
 	json_t *caps = legacy ? json_object_get(st, "legacyCaps") : NULL;
 
 	return caps ? caps : json_object_get(st, "caps");
-}
-
-int
-fed_stateless_any(const struct fed_call *f, const char *capability, const char *feature)
-{
-	const char *name;
-	json_t *st, *cap;
-
-	json_object_foreach(catalog_upstreams(f->doc), name, st)
-		if (stateless_status(st) && json_object_get(f->sessions, name) == NULL &&
-		    (capability == NULL || ((cap = json_object_get(caps_of(st, 0), capability)) != NULL &&
-		    (feature == NULL || json_is_true(json_object_get(cap, feature))))))
-			return 1;
-	return 0;
 }
 
 /* To every upstream that offers the capability; {} when all of them took it. One the

@@ -44,10 +44,10 @@ struct fed_call {
 	 * _meta), which stateless upstreams are told: their input_required may ask for what
 	 * they name (borrowed; NULL: none). */
 	json_t *client_caps;
-	/* The log level an older caller's session set (logging/setLevel), which the
-	 * stateless upstreams it reaches are asked for in each request (borrowed; NULL:
-	 * none). */
-	const char *log_level;
+	/* The log level an older caller's session set (logging/setLevel), which an upstream
+	 * it reaches statelessly is asked for in each request: asked of this only for such
+	 * a call (a static string, or NULL: none). NULL: none. */
+	const char *(*log_level)(const struct fed_call *f);
 	/* resources/subscribe, unsubscribe (on: which) of uri at an upstream the caller
 	 * reaches statelessly (which has neither): kept for the caller's session, which
 	 * listens there on its standalone stream; 0, or -1 with f->err. NULL: refused. */
@@ -73,10 +73,6 @@ struct fed_call {
 	int session_gone;		/* an upstream no longer knows the caller's session */
 };
 
-/* 1 when the catalog holds an upstream f's caller reaches statelessly (of 2026-07-28,
- * no session of the caller's there; a caller of that revision reaches all so) that
- * offers capability (NULL: anything) and, when given, its feature. */
-int fed_stateless_any(const struct fed_call *f, const char *capability, const char *feature);
 /* 1 when method is one the gateway passes on (fed_request). */
 int fed_relays(const char *method);
 /* The result of method with params (borrowed) from the upstream it belongs to: a new

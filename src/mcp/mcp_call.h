@@ -47,6 +47,8 @@ struct exchange {
 	uint32_t *vis;
 	size_t n_vis;
 	int vis_kind;			/* -1: none decided yet */
+	const char *log_level;		/* the level the session set, once looked up (mcp_level_of) */
+	int log_level_known;
 };
 
 /* One JSON-RPC request of the exchange. denied, denied_scopes, limit_rc and session_gone
@@ -109,10 +111,10 @@ int mcp_ask_answer(const struct exchange *x, json_t *msg);
 /* The level params names, kept for x's session: 0, or -1 with err (not a level: -32602;
  * nowhere to keep it). */
 int mcp_level_set(const struct exchange *x, json_t *params, struct gw_error *err);
-/* The level x's session set, for the stateless upstreams f reaches ("debug".."emergency",
- * static), or NULL: none set, a caller of 2026-07-28 or without a session, or no such
- * upstream. */
-const char *mcp_level_of(const struct exchange *x, const struct fed_call *f);
+/* fed_call.log_level of an older caller (f->ctx its element): the level its session set
+ * ("debug".."emergency", static), or NULL (none set, no session); looked up once an
+ * exchange. */
+const char *mcp_level_of(const struct fed_call *f);
 
 /* mcp_stream.c: the resources/subscribe, unsubscribe of an older caller at an upstream
  * it reaches statelessly, kept for its session (fed_call.keep; f->ctx an element). */

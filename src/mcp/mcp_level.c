@@ -74,14 +74,19 @@ mcp_level_set(const struct exchange *x, json_t *params, struct gw_error *err)
 }
 
 const char *
-mcp_level_of(const struct exchange *x, const struct fed_call *f)
+mcp_level_of(const struct fed_call *f)
 {
+	struct element *el = f->ctx;
+	struct exchange *x = el->x;
 	const struct mcp_env *env = x->env;
 	unsigned char key[RSTORE_KEY_BYTES];
 	char got[16];
 	int n = -1;
 
-	if (x->modern || x->sess == NULL || x->req->session_id == NULL || !fed_stateless_any(f, "logging", NULL))
+	if (x->log_level_known)
+		return x->log_level;
+	x->log_level_known = 1;
+	if (x->modern || x->sess == NULL || x->req->session_id == NULL)
 		return NULL;
 	/* Redis first (another host may have set it); while it does not answer, the host's */
 	if (env->rs) {
@@ -94,5 +99,6 @@ mcp_level_of(const struct exchange *x, const struct fed_call *f)
 		session_tomb_key(env->session_key, x->req->session_id, key);
 		n = loglevels_get(env->loglevels, key, x->req->now);
 	}
-	return n > 0 && (size_t)n < NLEVELS ? level_names[n] : NULL;
+	x->log_level = n > 0 && (size_t)n < NLEVELS ? level_names[n] : NULL;
+	return x->log_level;
 }

@@ -266,7 +266,7 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	    mcp_ask_caps(x);
 	/* An older caller's log level: kept for the stateless upstreams, asked of them. */
 	if (el->mm->id != METHOD_SET_LEVEL)
-		f.log_level = mcp_level_of(x, &f);
+		f.log_level = x->modern ? NULL : mcp_level_of;
 	else if (mcp_level_set(x, params, err) < 0)
 		goto out;
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
