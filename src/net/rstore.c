@@ -548,7 +548,8 @@ rstore_members(struct rstore *rs, const struct config *cfg, const struct rs_key 
 		if (r->element[i]->type != REDIS_REPLY_STRING || memchr(r->element[i]->str, '\n', r->element[i]->len) ||
 		    memchr(r->element[i]->str, '\0', r->element[i]->len))
 			goto out;
-	qsort(r->element, r->elements, sizeof(*r->element), member_cmp);
+	if (r->elements > 1)
+		qsort(r->element, r->elements, sizeof(*r->element), member_cmp);
 	for (i = 0; i < r->elements; i++) {
 		if (used + r->element[i]->len + 2 > outlen)
 			goto out;
