@@ -3,7 +3,8 @@
 # gateway, and what a caller can do with the requestState it gets. Two fixture upstreams
 # that speak 2026-07-28 (tests/upstream/fixture.mjs --modern-only), a (prefix a_) and b
 # (prefix b_), behind nginx + spawn-fcgi + mcpgate; two callers (machine-acme,
-# machine-beta, no policy: both see every tool):
+# machine-beta, one policy group for both: every tool and prompt, every resource but
+# test://static-binary):
 #
 #  - the upstream's input_required reaches the caller as the upstream wrote it but for
 #    its requestState, which is the gateway's (SEAL.STATE: the upstream's state after
@@ -70,6 +71,16 @@ prefix = b_
 [upstream "c"]
 url = ${FIXTURE_URL[c]}
 prefix = c_
+[group "all"]
+tools = *
+prompts = *
+resources = test://static-text test://watched-resource test://c-watched test://template/*
+[tenant "acme"]
+groups = all
+[tenant "beta"]
+groups = all
+[tenant "*"]
+groups = all
 CONF
 start_gateway "$MG_PORT" "nginx + spawn-fcgi (2 x 6 threads: listen streams hold one each) + mcpgate in front of a and b, two upstreams of 2026-07-28, and c, of 2025-11-25" 2 6
 ACME=$(mint_cc machine-acme)
@@ -369,6 +380,8 @@ jcheck "resources/unsubscribe: {}" \
 	"$(lpost "$L4" resources/unsubscribe '{"uri":"test://watched-resource"}' | jq -c 'select(.id == 7)')" '.result == {}'
 jcheck "a subscription of a URI nobody offers: an error, nothing kept" \
 	"$(lpost "$L4" resources/subscribe '{"uri":"test://not-offered"}' | jq -c 'select(.id == 7)')" '.error.code != null'
+jcheck "a subscription of a's test://static-binary, which the policy does not grant: refused (403 group_forbidden, as a read of it is)" \
+	"$(lpost "$L4" resources/subscribe '{"uri":"test://static-binary"}')" '.error == "group_forbidden"'
 
 
 # --- an older caller, asked by the gateway -------------------------------------------------
