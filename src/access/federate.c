@@ -655,10 +655,11 @@ fed_listening(struct fed_call *f, json_t *lists, json_t *uris, json_t *accepted)
 	return by;
 }
 
-/* A listen's session of its own at up, an older upstream (no subscriptions/listen
+/* A listen's session of its own at ctx->up, an older upstream (no subscriptions/listen
  * there): opened without client capabilities (entered in opened, [id, version,
- * upstream], for fed_listen to end), each URI of one subscribed on it, its GET made call's stream, and
- * our acknowledgement told as a stateless upstream's own is. 0, or -1 (logged). */
+ * upstream], for fed_listen to end), each URI of one subscribed on it, its GET made
+ * call's stream, and our acknowledgement told as a stateless upstream's own is. 0, or
+ * -1 (logged). */
 static int
 legacy_listen(struct fed_call *f, struct relay_ctx *ctx, json_t *one, struct upstream_call *call, json_t *opened)
 {

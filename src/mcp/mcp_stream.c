@@ -193,7 +193,8 @@ mcp_listen(struct req_ctx *rc)
 	struct session s;
 	struct fed_call f;
 	json_t *by, *id = json_string(STREAM_LISTEN_ID);
-	int64_t until_ms = clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS, slot = 0;
+	int64_t until_ms = clock_mono_us() / 1000 + MCP_LISTEN_MAX_MS;
+	int slot = 0;
 
 	memset(&s, 0, sizeof(s));
 	if (mcp_session_route(rc) < 0)
@@ -212,7 +213,7 @@ mcp_listen(struct req_ctx *rc)
 	mcp_fed_init(&x, &f);
 	f.doc = mcp_catalog(&x);
 	if (json_object_size(catalog_upstreams(f.doc)) == 0) {
-		response_set_error(resp, GW_EMETHOD, "no stream for this session: no upstream session to listen on");
+		response_set_error(resp, GW_EMETHOD, "no stream for this session: no upstream to listen to");
 		response_set_header(resp, "Allow", "POST, DELETE, OPTIONS");
 		goto out;
 	}
@@ -238,6 +239,16 @@ mcp_listen(struct req_ctx *rc)
 	st.watch.asked[MCP_WATCH_TOOLS] = st.watch.asked[MCP_WATCH_PROMPTS] = st.watch.asked[MCP_WATCH_RESOURCES] = 1;
 	mcp_watch_begin(&st.watch, &x, f.doc);
 	do {
+		if (st.changed) {	/* listening anew: to the catalog as it is now */
+			free(x.vis);
+			x.vis = NULL;
+			x.n_vis = 0;
+			x.vis_kind = -1;
+			json_decref(x.doc);
+			x.doc = NULL;
+			x.doc_mine = 0;
+			f.doc = mcp_catalog(&x);
+		}
 		st.changed = 0;
 		if (subs_now(&x, st.uris, sizeof(st.uris)) < 0)
 			st.uris[0] = '\0';
