@@ -1,0 +1,53 @@
+/* jschema_int — what the schema compiler (jschema.c) hands the validator
+ * (jschema_kw.c): the subschemas found, each with its $ref resolved and its patterns
+ * compiled, looked up by the JSON value they are. Read-only once compiled. */
+#ifndef GW_JSCHEMA_INT_H
+#define GW_JSCHEMA_INT_H
+
+#include <jansson.h>
+
+#include "jschema.h"
+#include "regex.h"
+
+/* A schema resource: a document, or a subschema with an $id of its own. */
+struct jres {
+	char *uri;			/* absolute, without fragment ("" for a document without $id) */
+	json_t *root;
+	/* its $dynamicAnchors, for a $dynamicRef's dynamic scope */
+	size_t ndyn;
+	const char **dyn_name;
+	json_t **dyn_target;
+};
+
+/* A subschema that is an object. */
+struct jnode {
+	json_t *js;
+	const struct jres *res;
+	int draft;			/* JSCHEMA_DRAFT_* */
+	int uneval;			/* has unevaluatedProperties or unevaluatedItems */
+	json_t *ref;			/* what $ref names (a boolean schema, or one with a node) */
+	json_t *dynref;			/* what $dynamicRef names first */
+	const char *dynname;		/* non-NULL: the $dynamicAnchor name it looks up in the dynamic scope */
+	struct regex *pattern;
+	struct regex **pprops;		/* patternProperties, in the object's order */
+	size_t npprops;
+};
+
+struct jschema {
+	json_t *root;
+	int format_assert;
+	long work;
+	struct jnode **nodes;		/* open addressing on the json_t pointer; NULL: free slot */
+	size_t nslots, nnodes;
+	struct jres **res;
+	size_t nres;
+	json_t **docs;			/* the documents a resolver gave (references held) */
+	size_t ndocs;
+};
+
+/* The node of sch (an object the compiler walked), or NULL. */
+const struct jnode *jschema_node(const struct jschema *s, const json_t *sch);
+/* JSON equality: numbers by value (1 equals 1.0), objects whatever their order. */
+int jschema_equal(json_t *a, json_t *b);
+
+#endif
