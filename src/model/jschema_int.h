@@ -47,6 +47,24 @@ struct jschema {
 
 /* The node of sch (an object the compiler walked), or NULL. */
 const struct jnode *jschema_node(const struct jschema *s, const json_t *sch);
+/* ref resolved against base (RFC 3986 §5.2), into out (cap bytes): 0, or -1 when too long. */
+int jschema_uri_resolve(const char *base, const char *ref, char *out, size_t cap);
+/* The value a JSON pointer (percent-encoded, as a URI fragment) names under root, or NULL. */
+json_t *jschema_pointer(json_t *root, const char *p);
+
+/* Why an assertion failed, or a bound stopped it. */
+struct jfail {
+	const char *kw;
+	char msg[200];
+	long *work;		/* the validation's budget: patterns and uniqueItems spend it */
+};
+/* The assertions of n (type, enum, const, numbers, strings, arrays, objects) on inst:
+ * 1 all hold, 0 one fails (f says which), -1 a bound stopped them (f->msg says which). */
+int jschema_assert(const struct jnode *n, json_t *inst, struct jfail *f);
+
+/* A count keyword's value (maxLength, minContains...) as a whole number in *n: 1, or 0
+ * when absent or not whole (2.0 counts as 2). */
+int jschema_count(json_t *sch, const char *kw, json_int_t *n);
 /* JSON equality: numbers by value (1 equals 1.0), objects whatever their order. */
 int jschema_equal(json_t *a, json_t *b);
 
