@@ -366,7 +366,8 @@ repeat(struct parser *ps, size_t start, long min, long max)
 		    emit(ps, OP_JMP, -(int)len - 1, 0, 0) < 0 ? -1 : 0;
 	if ((body = malloc((len ? len : 1) * sizeof(*body))) == NULL)
 		return fail(ps, "out of memory");
-	memcpy(body, &re->code[start], len * sizeof(*body));
+	if (len > 0)	/* an empty group's body: no code, perhaps none at all yet */
+		memcpy(body, &re->code[start], len * sizeof(*body));
 	re->n = start;
 	for (k = 0; k < min; k++)
 		for (i = 0; i < len; i++)
