@@ -420,6 +420,7 @@ eval_node(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	if (n->dynref != NULL)
 		TRY(dynamic_ref(c, n, inst, ann));
 	f.work = &c->work;
+	f.format_assert = c->s->format_assert;
 	if ((rc = jschema_assert(n, inst, &f)) < 0)
 		return bound(c, f.msg);
 	if (rc == 0)

@@ -57,6 +57,7 @@ struct jfail {
 	const char *kw;
 	char msg[200];
 	long *work;		/* the validation's budget: patterns and uniqueItems spend it */
+	int format_assert;	/* "format" asserts (jschema_format_ok) */
 };
 /* The assertions of n (type, enum, const, numbers, strings, arrays, objects) on inst:
  * 1 all hold, 0 one fails (f says which), -1 a bound stopped them (f->msg says which). */
@@ -65,6 +66,9 @@ int jschema_assert(const struct jnode *n, json_t *inst, struct jfail *f);
 /* A count keyword's value (maxLength, minContains...) as a whole number in *n: 1, or 0
  * when absent or not whole (2.0 counts as 2). */
 int jschema_count(json_t *sch, const char *kw, json_int_t *n);
+/* 0 when s (len bytes) is not of the format jschema knows by that name; 1 when it is,
+ * or the format is not one it knows. */
+int jschema_format_ok(const char *format, const char *s, size_t len);
 /* JSON equality: numbers by value (1 equals 1.0), objects whatever their order. */
 int jschema_equal(json_t *a, json_t *b);
 

@@ -237,6 +237,7 @@ static int
 kw_string(struct jfail *c, const struct jnode *n, json_t *inst)
 {
 	json_int_t lim;
+	json_t *v;
 	size_t len;
 	int rc;
 
@@ -247,6 +248,9 @@ kw_string(struct jfail *c, const struct jnode *n, json_t *inst)
 		return kfail(c, "minLength", "shorter than %" JSON_INTEGER_FORMAT " characters", lim);
 	if (jschema_count(n->js, "maxLength", &lim) && (json_int_t)len > lim)
 		return kfail(c, "maxLength", "longer than %" JSON_INTEGER_FORMAT " characters", lim);
+	if (c->format_assert && json_is_string(v = json_object_get(n->js, "format")) &&
+	    !jschema_format_ok(json_string_value(v), json_string_value(inst), json_string_length(inst)))
+		return kfail(c, "format", "not a valid %s", json_string_value(v));
 	if (n->pattern != NULL) {
 		TRY(kspend(c, 1 + (long)(json_string_length(inst) / 256)));
 		if ((rc = regex_search(n->pattern, json_string_value(inst), json_string_length(inst))) < 0)

@@ -240,6 +240,44 @@ test_jschema_errors(void)
 	    "draft-07: $ref's siblings are ignored");
 }
 
+/* format: an annotation by default; asserted for the formats jschema knows when asked. */
+static void
+test_jschema_format(void)
+{
+	static const struct {
+		const char *format, *value;
+		int valid;
+	} t[] = {
+		{ "date", "2024-02-29", 1 }, { "date", "2023-02-29", 0 }, { "date", "2024-13-01", 0 },
+		{ "date-time", "2024-01-02T03:04:05.6Z", 1 }, { "date-time", "2024-01-02T03:04:05+01:00", 1 },
+		{ "date-time", "2024-01-02 03:04:05Z", 0 }, { "time", "23:59:60Z", 1 }, { "time", "24:00:00Z", 0 },
+		{ "email", "a@b.example", 1 }, { "email", "a@b@c", 0 }, { "ipv4", "192.168.0.1", 1 },
+		{ "ipv4", "192.168.0.01", 0 }, { "ipv4", "256.1.1.1", 0 }, { "ipv6", "::1", 1 }, { "ipv6", "1:::2", 0 },
+		{ "hostname", "a-b.example.org", 1 }, { "hostname", "-a.example", 0 },
+		{ "uuid", "2eb8aa08-aa98-11ea-b4aa-73b441d16380", 1 }, { "uuid", "2eb8aa08aa9811eab4aa73b441d16380", 0 },
+		{ "uri", "https://example.org/a?b#c", 1 }, { "uri", "/relative", 0 }, { "color", "anything", 1 },
+	};
+	struct jschema_opts o = { 0 };
+	struct jschema_error e;
+	struct jschema *s, *plain;
+	json_t *sch, *v;
+	size_t i;
+
+	o.format_assert = 1;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		sch = json_pack("{ss}", "format", t[i].format);
+		v = json_string(t[i].value);
+		s = jschema_compile(sch, &o, NULL, 0);
+		plain = jschema_compile(sch, NULL, NULL, 0);
+		is_int(s ? jschema_validate(s, v, &e) : -2, t[i].valid, "format %s: \"%s\"", t[i].format, t[i].value);
+		is_int(plain ? jschema_validate(plain, v, &e) : -2, 1, "an annotation only, by default");
+		jschema_free(s);
+		jschema_free(plain);
+		json_decref(sch);
+		json_decref(v);
+	}
+}
+
 /* Pathological schemas and instances end within the bounds: -1, never a stall. */
 static void
 test_jschema_bounds(void)
@@ -282,6 +320,7 @@ main(int argc, char **argv)
 	snprintf(srcdir, sizeof(srcdir), "%s", d && *d ? d : SRCDIR);
 	run_case(test_jschema_suite);
 	run_case(test_jschema_errors);
+	run_case(test_jschema_format);
 	run_case(test_jschema_bounds);
 	return done_testing();
 }
