@@ -579,6 +579,12 @@ bad:
 	return NULL;
 }
 
+size_t
+regex_size(const struct regex *re)
+{
+	return re->n;
+}
+
 void
 regex_free(struct regex *re)
 {

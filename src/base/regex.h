@@ -26,6 +26,9 @@ struct regex *regex_compile(const char *pattern, char *err, size_t errlen);
  * UTF-8 counts as the code point of its value), 0 when not, -1 when out of memory. */
 int regex_search(const struct regex *re, const char *s, size_t len);
 void regex_free(struct regex *re);
+/* The instructions of a compiled pattern: a search's steps are at most this many for
+ * each code point of the subject (a caller's cost, and its cap on all it compiles). */
+size_t regex_size(const struct regex *re);
 /* The next code point of s (len > 0 bytes) into *cp; the bytes it takes. */
 size_t regex_utf8_next(const char *s, size_t len, unsigned long *cp);
 

@@ -31,6 +31,7 @@ struct jcomp {
 	const struct jschema_opts *o;
 	struct jname *names;
 	size_t nnames, namecap;
+	size_t insns;		/* of the patterns compiled so far */
 	char *err;
 	size_t errlen;
 };
@@ -119,6 +120,8 @@ add_name(struct jcomp *c, const char *uri, json_t *target, struct jres *res)
 	for (i = 0; i < c->nnames; i++)
 		if (strcmp(c->names[i].uri, uri) == 0)
 			return 0;	/* the first wins */
+	if (c->nnames >= JSCHEMA_MAX_NAMES)
+		return cfail(c, "schema: more than %d $ids and anchors", JSCHEMA_MAX_NAMES);
 	if (c->nnames == c->namecap) {
 		c->namecap = c->namecap ? c->namecap * 2 : 32;
 		if ((t = realloc(c->names, c->namecap * sizeof(*t))) == NULL)
@@ -345,6 +348,22 @@ resolve(struct jcomp *c, const struct jnode *n, const char *ref)
 	return cfail(c, "schema: $ref \"%s\" names nothing known (remote references are never fetched)", ref), NULL;
 }
 
+/* A pattern compiled, within the cap on all of a schema's; NULL with the error set. */
+static struct regex *
+pattern(struct jcomp *c, const char *p)
+{
+	struct regex *re;
+
+	if ((re = regex_compile(p, c->err, c->errlen)) == NULL)
+		return NULL;
+	if ((c->insns += regex_size(re)) > JSCHEMA_MAX_PATTERNS) {
+		regex_free(re);
+		return cfail(c, "schema: its patterns are too large together (over %d instructions)",
+		    JSCHEMA_MAX_PATTERNS), NULL;
+	}
+	return re;
+}
+
 /* One node's $ref and $dynamicRef resolved, its patterns compiled. */
 static int
 link_node(struct jcomp *c, struct jnode *n)
@@ -371,11 +390,11 @@ link_node(struct jcomp *c, struct jnode *n)
 			n->dynname = json_string_value(t);
 	}
 	if ((v = json_object_get(n->js, "pattern")) != NULL && json_is_string(v) &&
-	    (n->pattern = regex_compile(json_string_value(v), c->err, c->errlen)) == NULL)
+	    (n->pattern = pattern(c, json_string_value(v))) == NULL)
 		return -1;
 	if (json_is_object(pp))
 		json_object_foreach(pp, k, v) {
-			if ((n->pprops[j] = regex_compile(k, c->err, c->errlen)) == NULL)
+			if ((n->pprops[j] = pattern(c, k)) == NULL)
 				return -1;
 			n->npprops = ++j;
 		}

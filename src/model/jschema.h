@@ -19,6 +19,8 @@
 #define JSCHEMA_WORK		200000	/* keyword evaluations one validation may take */
 #define JSCHEMA_MAX_NODES	20000	/* subschemas of a compiled schema, remote documents included */
 #define JSCHEMA_MAX_DOCS	32	/* documents a resolver may add */
+#define JSCHEMA_MAX_NAMES	4096	/* $ids and anchors */
+#define JSCHEMA_MAX_PATTERNS	262144	/* instructions of all its patterns (regex_size) */
 #define JSCHEMA_URI_MAX		1024
 
 /* A document for an absolute URI (no fragment) the schema refers to: a new reference,

@@ -256,7 +256,7 @@ ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 		j = 0;
 		if (n->npprops > 0)
 			json_object_foreach(pp, pk, ps) {
-				TRY(spend(c, 1));
+				TRY(spend(c, jschema_search_cost(n->pprops[j], strlen(key))));
 				if ((rc = regex_search(n->pprops[j++], key, strlen(key))) < 0)
 					return bound(c, "out of memory");
 				if (rc == 0)

@@ -69,6 +69,9 @@ int jschema_count(json_t *sch, const char *kw, json_int_t *n);
 /* 0 when s (len bytes) is not of the format jschema knows by that name; 1 when it is,
  * or the format is not one it knows. */
 int jschema_format_ok(const char *format, const char *s, size_t len);
+/* What a search of a subject of len bytes costs of the work budget: one, and one more
+ * for each 1024 of its VM steps at most. */
+long jschema_search_cost(const struct regex *re, size_t len);
 /* JSON equality: numbers by value (1 equals 1.0), objects whatever their order. */
 int jschema_equal(json_t *a, json_t *b);
 

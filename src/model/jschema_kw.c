@@ -222,6 +222,12 @@ jschema_count(json_t *sch, const char *kw, json_int_t *n)
 	return 1;
 }
 
+long
+jschema_search_cost(const struct regex *re, size_t len)
+{
+	return 1 + (long)(len / 1024 * regex_size(re) + len % 1024 * regex_size(re) / 1024);
+}
+
 /* The code points of a string. */
 static size_t
 utf8_len(const char *s, size_t n)
@@ -252,7 +258,7 @@ kw_string(struct jfail *c, const struct jnode *n, json_t *inst)
 	    !jschema_format_ok(json_string_value(v), json_string_value(inst), json_string_length(inst)))
 		return kfail(c, "format", "not a valid %s", json_string_value(v));
 	if (n->pattern != NULL) {
-		TRY(kspend(c, 1 + (long)(json_string_length(inst) / 256)));
+		TRY(kspend(c, jschema_search_cost(n->pattern, json_string_length(inst))));
 		if ((rc = regex_search(n->pattern, json_string_value(inst), json_string_length(inst))) < 0)
 			return kbound(c, "out of memory");
 		if (rc == 0)

@@ -278,6 +278,41 @@ test_jschema_format(void)
 	}
 }
 
+/* A pattern's search spends the budget by its size and the subject's; a schema's
+ * patterns together are capped at compile. */
+static void
+test_jschema_pattern_bounds(void)
+{
+	struct jschema_error e;
+	struct jschema *s;
+	json_t *sch, *v, *pp;
+	char *subject, err[256], key[64];
+	size_t n = 300000;
+	int i;
+
+	sch = json_pack("{ss}", "pattern", "[ab]{1000}z");
+	subject = malloc(n + 1);
+	memset(subject, 'a', n);
+	subject[n] = '\0';
+	v = json_string(subject);
+	s = jschema_compile(sch, NULL, err, sizeof(err));
+	ok(s != NULL, "a pattern of 1000 instructions compiles");
+	is_int(s ? jschema_validate(s, v, &e) : -2, -1, "its search of 300,000 bytes exceeds the work bound: %s",
+	    e.message);
+	jschema_free(s);
+	json_decref(sch);
+	json_decref(v);
+	free(subject);
+	pp = json_object();
+	for (i = 0; i < 80; i++) {
+		snprintf(key, sizeof(key), "[ab]{1000}[ab]{1000}[ab]{1000}[ab]{%d}", 900 + i);
+		json_object_set_new(pp, key, json_true());
+	}
+	sch = json_pack("{so}", "patternProperties", pp);
+	ok(jschema_compile(sch, NULL, err, sizeof(err)) == NULL, "80 patterns of 3900 instructions: %s", err);
+	json_decref(sch);
+}
+
 /* Pathological schemas and instances end within the bounds: -1, never a stall. */
 static void
 test_jschema_bounds(void)
@@ -309,6 +344,7 @@ test_jschema_bounds(void)
 	    "an instance nested 100 deep exceeds the depth bound: %s", e.message);
 	is_int(check("{\"items\":{\"$ref\":\"#\"}}", "[[[[[[[[[[]]]]]]]]]]", &e, err, sizeof(err)), 1,
 	    "nested 10 deep is fine");
+	test_jschema_pattern_bounds();
 }
 
 int
