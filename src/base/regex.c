@@ -421,7 +421,8 @@ braces(const char *p, long *min, long *max)
 	return *p == '}' ? p + 1 : NULL;
 }
 
-/* An atom and its quantifier. */
+/* Long: an atom (a switch over what may start one, each case a few lines), then its
+ * quantifier, in one place so that only what may be repeated is. */
 static int
 parse_term(struct parser *ps, const char *start)
 {

@@ -5,9 +5,14 @@
 #include "autoconf.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "regex.h"
 #include "regex_int.h"
+
+/* A program this small runs on the stack: most patterns are (patternProperties tries
+ * each against every member's name). */
+#define SMALL_PROG	64
 
 size_t
 regex_utf8_next(const char *s, size_t len, unsigned long *cp)
@@ -123,13 +128,15 @@ add(const struct regex *re, size_t *list, size_t *n, size_t *mark, size_t gen, s
 int
 regex_search(const struct regex *re, const char *s, size_t len)
 {
-	size_t *mem, *clist, *nlist, *mark, *stack, *t, nc = 0, nn, i, pos = 0, k = 0, gen = 1;
+	size_t small[4 * SMALL_PROG], *mem = small, *clist, *nlist, *mark, *stack, *t, nc = 0, nn, i, pos = 0, k = 0, gen = 1;
 	const struct insn *in;
 	unsigned long cp = 0, ncp;
 	struct at at = { 1, len == 0, -1, -1 };
 	int hit = 0, matched;
 
-	if ((mem = calloc(4 * re->n, sizeof(*mem))) == NULL)
+	if (re->n <= SMALL_PROG)
+		memset(small, 0, sizeof(small));
+	else if ((mem = calloc(4 * re->n, sizeof(*mem))) == NULL)
 		return -1;
 	clist = mem, nlist = mem + re->n, mark = mem + 2 * re->n, stack = mem + 3 * re->n;
 	if (len > 0)
@@ -162,6 +169,7 @@ regex_search(const struct regex *re, const char *s, size_t len)
 		cp = ncp;
 		k = at.end ? 0 : regex_utf8_next(s + pos, len - pos, &ncp);
 	}
-	free(mem);
+	if (mem != small)
+		free(mem);
 	return matched;
 }

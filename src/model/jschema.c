@@ -213,7 +213,7 @@ walk_children(struct jcomp *c, json_t *sch, const char *base, struct jres *res, 
 	return 0;
 }
 
-/* Long: one subschema's identifiers ($schema, $id, $anchor, $dynamicAnchor, each with
+/* One subschema's identifiers ($schema, $id, $anchor, $dynamicAnchor, each with
  * its draft's rule) and its node, in the order the base URI needs them. */
 static int
 walk(struct jcomp *c, json_t *sch, const char *base, struct jres *res, int draft, int depth)

@@ -180,7 +180,7 @@ member(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch,
 
 /* --- applicators ------------------------------------------------------------------ */
 
-/* Long: prefixItems, items (both forms), additionalItems and contains: the applicators
+/* prefixItems, items (both forms), additionalItems and contains: the applicators
  * over an array's items, each marking the items it evaluated. */
 static int
 ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
@@ -232,7 +232,7 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	return 1;
 }
 
-/* Long: properties, patternProperties and additionalProperties over each member, in
+/* properties, patternProperties and additionalProperties over each member, in
  * one pass (additionalProperties takes what the other two did not), then propertyNames. */
 static int
 ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
@@ -305,7 +305,7 @@ try_branch(struct vctx *c, const char *kw, size_t idx, json_t *sch, json_t *inst
 	return rc;
 }
 
-/* Long: allOf, anyOf, oneOf, not, if/then/else and dependentSchemas (draft-07's
+/* allOf, anyOf, oneOf, not, if/then/else and dependentSchemas (draft-07's
  * dependencies that are schemas): the applicators to the instance itself. */
 static int
 ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
