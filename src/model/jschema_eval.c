@@ -305,8 +305,23 @@ try_branch(struct vctx *c, const char *kw, size_t idx, json_t *sch, json_t *inst
 	return rc;
 }
 
-/* allOf, anyOf, oneOf, not, if/then/else and dependentSchemas (draft-07's
- * dependencies that are schemas): the applicators to the instance itself. */
+/* kw's members that are schemas, each applied to the instance when it has the member:
+ * 2020-12's dependentSchemas, and dependencies (draft-07's, counted in 2020-12 too). */
+static int
+dependent_schemas(struct vctx *c, const struct jnode *n, const char *kw, json_t *inst, struct ann *ann)
+{
+	json_t *l = json_object_get(n->js, kw), *v;
+	const char *k;
+
+	if (json_is_object(inst) && json_is_object(l))
+		json_object_foreach(l, k, v)
+			if ((json_is_object(v) || json_is_boolean(v)) && json_object_get(inst, k) != NULL)
+				TRY(sub(c, kw, k, 0, v, inst, ann));
+	return 1;
+}
+
+/* allOf, anyOf, oneOf, not, if/then/else, dependentSchemas and dependencies: the
+ * applicators to the instance itself. */
 static int
 ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 {
@@ -353,12 +368,9 @@ ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 		if ((t = json_object_get(n->js, k)) != NULL)
 			TRY(sub(c, k, NULL, (size_t)-1, t, inst, ann));
 	}
-	l = json_object_get(n->js, n->draft == D07 ? "dependencies" : "dependentSchemas");
-	if (json_is_object(inst) && json_is_object(l))
-		json_object_foreach(l, k, v)
-			if ((json_is_object(v) || json_is_boolean(v)) && json_object_get(inst, k) != NULL)
-				TRY(sub(c, n->draft == D07 ? "dependencies" : "dependentSchemas", k, 0, v, inst, ann));
-	return 1;
+	if (n->draft != D07)
+		TRY(dependent_schemas(c, n, "dependentSchemas", inst, ann));
+	return dependent_schemas(c, n, "dependencies", inst, ann);
 }
 
 /* unevaluatedItems and unevaluatedProperties: what no other keyword evaluated (ann). */

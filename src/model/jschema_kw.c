@@ -1,6 +1,6 @@
 /* jschema_kw — the assertion keywords: type, enum and const (JSON equality: 1 equals
  * 1.0), the numeric ones, string lengths in code points and pattern, array and object
- * sizes, uniqueItems, required and dependentRequired (draft-07's dependencies). Each
+ * sizes, uniqueItems, required and dependentRequired (and dependencies). Each
  * says which failed and why; the applicators are jschema_eval.c's. */
 #include "autoconf.h"
 
@@ -182,8 +182,11 @@ multiple_of(const json_t *v, const json_t *m)
 	if (json_number_value(m) <= 0)
 		return 1;	/* not a valid multipleOf: no constraint */
 	q = json_number_value(v) / json_number_value(m);
-	if (q > DBL_MAX || q < -DBL_MAX || q != q)
-		return 0;
+	if (q > DBL_MAX || q < -DBL_MAX || q != q) {
+		/* too large to divide: a whole number is a multiple of m when 1/m is whole */
+		r = 1 / json_number_value(m);
+		return is_integral(v) && r <= 9.0e15 && r == (double)(long long)r;
+	}
 	if (q > 9.0e15 || q < -9.0e15)
 		return 1;	/* beyond 2^53 every double is whole */
 	r = q - (double)(long long)q;
@@ -291,12 +294,32 @@ kw_array(struct jfail *c, json_t *sch, json_t *inst)
 	return 1;
 }
 
+/* kw's members that are arrays: the properties the member's name requires. draft-07's
+ * dependencies, and 2020-12's dependentRequired; dependencies counts in 2020-12 too, as
+ * schemas written for both drafts expect. */
+static int
+dependent_required(struct jfail *c, json_t *sch, const char *kw, json_t *inst)
+{
+	json_t *list = json_object_get(sch, kw), *req, *v;
+	const char *k;
+	size_t i;
+
+	if (json_is_object(list))
+		json_object_foreach(list, k, req) {
+			if (!json_is_array(req) || json_object_get(inst, k) == NULL)
+				continue;
+			json_array_foreach(req, i, v)
+				if (json_is_string(v) && json_object_get(inst, json_string_value(v)) == NULL)
+					return kfail(c, kw, "\"%s\" requires the property \"%s\"", k, json_string_value(v));
+		}
+	return 1;
+}
+
 static int
 kw_object(struct jfail *c, const struct jnode *n, json_t *inst)
 {
-	json_t *v, *list, *req;
+	json_t *v, *req;
 	json_int_t lim;
-	const char *k;
 	size_t i, size;
 
 	if (!json_is_object(inst))
@@ -310,17 +333,9 @@ kw_object(struct jfail *c, const struct jnode *n, json_t *inst)
 		json_array_foreach(req, i, v)
 			if (json_is_string(v) && json_object_get(inst, json_string_value(v)) == NULL)
 				return kfail(c, "required", "the property \"%s\" is required", json_string_value(v));
-	list = json_object_get(n->js, n->draft == D07 ? "dependencies" : "dependentRequired");
-	if (json_is_object(list))
-		json_object_foreach(list, k, req) {
-			if (!json_is_array(req) || json_object_get(inst, k) == NULL)
-				continue;
-			json_array_foreach(req, i, v)
-				if (json_is_string(v) && json_object_get(inst, json_string_value(v)) == NULL)
-					return kfail(c, n->draft == D07 ? "dependencies" : "dependentRequired",
-					    "\"%s\" requires the property \"%s\"", k, json_string_value(v));
-		}
-	return 1;
+	if (n->draft != D07)
+		TRY(dependent_required(c, n->js, "dependentRequired", inst));
+	return dependent_required(c, n->js, "dependencies", inst);
 }
 
 int

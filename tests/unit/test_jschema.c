@@ -238,6 +238,13 @@ test_jschema_errors(void)
 	is_int(check("{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"$ref\":\"#/definitions/a\","
 	    "\"maximum\":0,\"definitions\":{\"a\":{\"minimum\":1}}}", "5", &e, err, sizeof(err)), 1,
 	    "draft-07: $ref's siblings are ignored");
+	is_int(check("{\"dependencies\":{\"a\":[\"b\"],\"c\":{\"required\":[\"d\"]}}}", "{\"a\":1,\"c\":2,\"d\":3}",
+	    &e, err, sizeof(err)), 0, "2020-12: dependencies counts too (schemas written for both drafts)");
+	is_str(e.keyword, "dependencies", "its keyword");
+	is_int(check("{\"type\":\"integer\",\"multipleOf\":0.5}", "1e308", &e, err, sizeof(err)), 1,
+	    "a whole number too large to divide is a multiple of 0.5");
+	is_int(check("{\"multipleOf\":0.123456789}", "1e308", &e, err, sizeof(err)), 0,
+	    "… but not of 0.123456789");
 }
 
 /* format: an annotation by default; asserted for the formats jschema knows when asked. */
