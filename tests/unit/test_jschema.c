@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,58 @@ test_jschema_format(void)
 	}
 }
 
+/* One compiled schema, validated by several threads at once: each gets the answers it
+ * would alone (the compiled schema is read-only). */
+struct shared {
+	const struct jschema *s;
+	json_t *good, *bad;
+	int wrong;
+};
+
+static void *
+validator(void *arg)
+{
+	struct shared *sh = arg;
+	struct jschema_error e;
+	int i;
+
+	for (i = 0; i < 300; i++)
+		if (jschema_validate(sh->s, sh->good, &e) != 1 || jschema_validate(sh->s, sh->bad, &e) != 0 ||
+		    strcmp(e.instance_path, "/n/1/v") != 0)
+			sh->wrong++;
+	return NULL;
+}
+
+static void
+test_jschema_threads(void)
+{
+	struct shared sh[4];
+	pthread_t t[4];
+	struct jschema *s;
+	json_t *sch, *good, *bad;
+	int i, wrong = 0;
+
+	sch = json_loads("{\"$defs\":{\"i\":{\"$dynamicAnchor\":\"i\",\"properties\":{\"v\":{\"pattern\":\"^[a-z]+$\"}},"
+	    "\"unevaluatedProperties\":false}},\"properties\":{\"n\":{\"items\":{\"$dynamicRef\":\"#i\"}}}}", 0, NULL);
+	good = json_loads("{\"n\":[{\"v\":\"ab\"},{\"v\":\"cd\"}]}", 0, NULL);
+	bad = json_loads("{\"n\":[{\"v\":\"ab\"},{\"v\":\"C\"}]}", 0, NULL);
+	s = jschema_compile(sch, NULL, NULL, 0);
+	ok(s != NULL, "a schema for threads compiles");
+	for (i = 0; s != NULL && i < 4; i++) {
+		sh[i].s = s, sh[i].good = good, sh[i].bad = bad, sh[i].wrong = 0;
+		pthread_create(&t[i], NULL, validator, &sh[i]);
+	}
+	for (i = 0; s != NULL && i < 4; i++) {
+		pthread_join(t[i], NULL);
+		wrong += sh[i].wrong;
+	}
+	is_int(wrong, 0, "4 threads x 300 validations of one compiled schema, each answered right");
+	jschema_free(s);
+	json_decref(sch);
+	json_decref(good);
+	json_decref(bad);
+}
+
 /* A pattern's search spends the budget by its size and the subject's; a schema's
  * patterns together are capped at compile. */
 static void
@@ -364,6 +417,7 @@ main(int argc, char **argv)
 	run_case(test_jschema_suite);
 	run_case(test_jschema_errors);
 	run_case(test_jschema_format);
+	run_case(test_jschema_threads);
 	run_case(test_jschema_bounds);
 	return done_testing();
 }
