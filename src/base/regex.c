@@ -99,9 +99,10 @@ range_cmp(const void *a, const void *b)
 	return ra->lo < rb->lo ? -1 : ra->lo > rb->lo;
 }
 
-/* A new class of the set (nset ranges; neg: its complement); its index, or -1. */
+/* A new class of the set (nset ranges; neg: its complement), a copy of it when copy,
+ * else the static set itself; its index, or -1. */
 static long
-new_class(struct parser *ps, const struct range *set, size_t nset, int neg)
+new_class(struct parser *ps, const struct range *set, size_t nset, int neg, int copy)
 {
 	struct regex *re = ps->re;
 	struct rclass *cls;
@@ -114,13 +115,42 @@ new_class(struct parser *ps, const struct range *set, size_t nset, int neg)
 	}
 	cls = &re->cls[re->ncls];
 	cls->neg = neg;
-	cls->n = 0;
-	if ((cls->r = malloc((nset ? nset : 1) * sizeof(*cls->r))) == NULL)
-		return fail(ps, "out of memory");
-	if (nset)
-		memcpy(cls->r, set, nset * sizeof(*set));
 	cls->n = nset;
+	cls->r = set;
+	cls->own = NULL;
+	if (copy) {
+		if ((re->nranges += nset) > 4 * REGEX_MAX_INSNS)
+			return fail(ps, "pattern: its classes are too large");
+		if ((cls->own = malloc((nset ? nset : 1) * sizeof(*cls->own))) == NULL)
+			return fail(ps, "out of memory");
+		if (nset)
+			memcpy(cls->own, set, nset * sizeof(*set));
+		cls->r = cls->own;
+	}
 	return (long)re->ncls++;
+}
+
+/* \p{NAME} or \P{NAME} (NAME a general category, perhaps after "gc=" or
+ * "General_Category="), ps->p at the p or P: its set, *neg for \P; NULL with the error set. */
+static const struct range *
+property(struct parser *ps, const char *start, size_t *nset, int *neg)
+{
+	const struct range *set;
+	const char *name, *end;
+
+	*neg = *ps->p == 'P';
+	if (ps->p[1] != '{' || (end = strchr(ps->p + 2, '}')) == NULL)
+		return failat(ps, "\\p without its {name}", start), NULL;
+	name = ps->p + 2;
+	if (strncmp(name, "General_Category=", 17) == 0)
+		name += 17;
+	else if (strncmp(name, "gc=", 3) == 0)
+		name += 3;
+	if (name > end || (set = regex_uni_set(name, (size_t)(end - name), nset)) == NULL)
+		return failat(ps, "a Unicode property not supported (only \\p{L}, \\p{N}, \\p{Nd} and their long names)",
+		    start), NULL;
+	ps->p = end + 1;
+	return set;
 }
 
 /* Adds lo-hi to the class under construction (*r, *n, *cap). */
@@ -257,8 +287,6 @@ escape_char(struct parser *ps, const char *start)
 		return failat(ps, "backreferences are not supported", start);
 	if (c == 'k')
 		return failat(ps, "named backreferences are not supported", start);
-	if (c == 'p' || c == 'P')
-		return failat(ps, "Unicode property escapes (\\p, \\P) are not supported", start);
 	if (c < 0x80 && ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
 		return failat(ps, "an unknown escape", start);
 	if (c >= '0' && c <= '9')
@@ -285,6 +313,11 @@ class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range
 	ps->p++;
 	if ((set = shorthand((unsigned char)*ps->p, &nset, &neg)) != NULL) {
 		ps->p++;
+		return add_set(ps, r, n, cap, set, nset, neg) < 0 ? -1 : 1;
+	}
+	if (*ps->p == 'p' || *ps->p == 'P') {
+		if ((set = property(ps, start, &nset, &neg)) == NULL)
+			return -1;
 		return add_set(ps, r, n, cap, set, nset, neg) < 0 ? -1 : 1;
 	}
 	if (*ps->p == 'b' || *ps->p == '-') {
@@ -341,7 +374,7 @@ parse_class(struct parser *ps, const char *start)
 		} else
 			r[j++] = r[i];
 	}
-	if ((k = (int)new_class(ps, r, j, neg)) < 0 || emit(ps, OP_CLASS, 0, 0, (unsigned long)k) < 0)
+	if ((k = (int)new_class(ps, r, j, neg, 1)) < 0 || emit(ps, OP_CLASS, 0, 0, (unsigned long)k) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -483,9 +516,12 @@ parse_term(struct parser *ps, const char *start)
 				return -1;
 			break;
 		}
-		if ((set = shorthand((unsigned char)*ps->p, &nset, &neg)) != NULL) {
+		if ((set = shorthand((unsigned char)*ps->p, &nset, &neg)) != NULL)
 			ps->p++;
-			if ((v = new_class(ps, set, nset, neg)) < 0 || emit(ps, OP_CLASS, 0, 0, (unsigned long)v) < 0)
+		else if ((*ps->p == 'p' || *ps->p == 'P') && (set = property(ps, start, &nset, &neg)) == NULL)
+			return -1;
+		if (set != NULL) {
+			if ((v = new_class(ps, set, nset, neg, 0)) < 0 || emit(ps, OP_CLASS, 0, 0, (unsigned long)v) < 0)
 				return -1;
 			break;
 		}
@@ -583,7 +619,7 @@ bad:
 size_t
 regex_size(const struct regex *re)
 {
-	return re->n;
+	return re->n + re->nranges / 4;
 }
 
 void
@@ -594,7 +630,7 @@ regex_free(struct regex *re)
 	if (re == NULL)
 		return;
 	for (i = 0; i < re->ncls; i++)
-		free(re->cls[i].r);
+		free(re->cls[i].own);
 	free(re->cls);
 	free(re->code);
 	free(re);

@@ -3,11 +3,12 @@
  * carries can make a match run long).
  *
  * Supported: literals, '.', classes [...] (ranges, negation, escapes), \d \w \s \D \W \S,
- * \b \B, escapes (\t \n \v \f \r \0 \xHH \uHHHH \u{H...} \cX and any punctuation), ^ $
- * (the subject's ends: no multiline flag), groups ( ), (?: ) and (?<name> ), alternation,
+ * \p{L} \p{N} \p{Nd} and \P (long names too: Letter, Number, Decimal_Number), \b \B,
+ * escapes (\t \n \v \f \r \0 \xHH \uHHHH \u{H...} \cX and any punctuation), ^ $ (the
+ * subject's ends: no multiline flag), groups ( ), (?: ) and (?<name> ), alternation,
  * * + ? {n} {n,} {n,m} (lazy forms accepted: a search's answer does not depend on
- * them). Refused at compile, with a message: backreferences, lookaround, \p{...}
- * property escapes, and a pattern whose program would pass REGEX_MAX_INSNS. */
+ * them). Refused at compile, with a message: backreferences, lookaround, other \p{...}
+ * properties, and a pattern whose program would pass REGEX_MAX_INSNS. */
 #ifndef GW_REGEX_H
 #define GW_REGEX_H
 
@@ -26,8 +27,9 @@ struct regex *regex_compile(const char *pattern, char *err, size_t errlen);
  * UTF-8 counts as the code point of its value), 0 when not, -1 when out of memory. */
 int regex_search(const struct regex *re, const char *s, size_t len);
 void regex_free(struct regex *re);
-/* The instructions of a compiled pattern: a search's steps are at most this many for
- * each code point of the subject (a caller's cost, and its cap on all it compiles). */
+/* The size of a compiled pattern: its instructions, and a class's ranges four to one.
+ * A search's steps are at most this many for each code point of the subject (a
+ * caller's cost, and its cap on all it compiles). */
 size_t regex_size(const struct regex *re);
 /* The next code point of s (len > 0 bytes) into *cp; the bytes it takes. */
 size_t regex_utf8_next(const char *s, size_t len, unsigned long *cp);

@@ -18,7 +18,8 @@ struct range {
 };
 
 struct rclass {
-	struct range *r;	/* sorted, disjoint */
+	const struct range *r;	/* sorted, disjoint: own, or a static set (\d, \p{L}) */
+	struct range *own;	/* r when the class holds its ranges */
 	size_t n;
 	int neg;
 };
@@ -28,6 +29,11 @@ struct regex {
 	size_t n;
 	struct rclass *cls;
 	size_t ncls;
+	size_t nranges;		/* the classes' own ranges */
 };
+
+/* The set of a Unicode general category \p{name} names (name: len bytes): Letter,
+ * Number, Decimal_Number and their short names; NULL when regex_uni.c has none. */
+const struct range *regex_uni_set(const char *name, size_t len, size_t *n);
 
 #endif
