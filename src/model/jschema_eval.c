@@ -30,6 +30,7 @@ struct vctx {
 	long work;
 	int depth, quiet, reported;
 	struct jschema_error *e;
+	const char *kw;		/* the keyword whose subschema is being applied */
 	struct seg ip[JSCHEMA_MAX_DEPTH + 1];
 	int nip;
 	struct seg sp[SPATH_MAX];
@@ -102,22 +103,57 @@ pointer_of(const struct seg *seg, int n, const char *kw, char *out, size_t cap)
 	out[len < cap ? len : cap - 1] = '\0';
 }
 
-/* Records the failure of keyword kw here (the first reported one only); 0. */
+/* Records a failure, the first reported one only: keyword kw, the schema path the
+ * subschemas entered, then append when not NULL; 0. */
+static int __attribute__((format(printf, 4, 0)))
+vrecord(struct vctx *c, const char *kw, const char *append, const char *fmt, va_list ap)
+{
+	if (c->quiet || c->reported || c->e == NULL)
+		return 0;
+	c->reported = 1;
+	pointer_of(c->ip, c->nip, NULL, c->e->instance_path, sizeof(c->e->instance_path));
+	pointer_of(c->sp, c->nsp, append, c->e->schema_path, sizeof(c->e->schema_path));
+	snprintf(c->e->keyword, sizeof(c->e->keyword), "%s", kw);
+	vsnprintf(c->e->message, sizeof(c->e->message), fmt, ap);
+	return 0;
+}
+
+/* The failure of keyword kw of the subschema here; 0. */
 static int __attribute__((format(printf, 3, 4)))
 verror(struct vctx *c, const char *kw, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->quiet || c->reported || c->e == NULL)
-		return 0;
-	c->reported = 1;
-	pointer_of(c->ip, c->nip, NULL, c->e->instance_path, sizeof(c->e->instance_path));
-	pointer_of(c->sp, c->nsp, kw, c->e->schema_path, sizeof(c->e->schema_path));
-	snprintf(c->e->keyword, sizeof(c->e->keyword), "%s", kw);
 	va_start(ap, fmt);
-	vsnprintf(c->e->message, sizeof(c->e->message), fmt, ap);
+	vrecord(c, kw, kw, fmt, ap);
 	va_end(ap);
 	return 0;
+}
+
+static int __attribute__((format(printf, 4, 5)))
+record(struct vctx *c, const char *kw, const char *append, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrecord(c, kw, append, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+/* The failure of a false schema, said as the keyword that holds it: a member or an item
+ * not allowed (additionalProperties: false, items: false...), else the schema itself; 0. */
+static int
+false_error(struct vctx *c)
+{
+	const struct seg *at = c->nip > 0 ? &c->ip[c->nip - 1] : NULL;
+	const char *kw = c->kw ? c->kw : "false";
+
+	if (at && at->key && strstr(kw, "ropert") != NULL)	/* ...Properties, propertyNames */
+		return record(c, kw, NULL, "the property \"%s\" is not allowed", at->key);
+	if (at && !at->key && (strstr(kw, "tems") != NULL || strcmp(kw, "contains") == 0))
+		return record(c, kw, NULL, "item %zu is not allowed", at->idx);
+	return record(c, kw, NULL, "the schema false allows nothing");
 }
 
 /* A bound exceeded: the error whatever was reported before; -1. */
@@ -147,6 +183,7 @@ spend(struct vctx *c, long n)
 static int
 sub(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch, json_t *inst, struct ann *ann)
 {
+	const char *outer = c->kw;
 	int rc, n = c->nsp;
 
 	if (c->nsp + 2 > SPATH_MAX)
@@ -157,7 +194,9 @@ sub(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch, js
 		c->sp[c->nsp].key = key;
 		c->sp[c->nsp++].idx = idx;
 	}
+	c->kw = kw;
 	rc = eval(c, sch, inst, ann);
+	c->kw = outer;
 	c->nsp = n;
 	return rc;
 }
@@ -456,7 +495,7 @@ eval(struct vctx *c, json_t *sch, json_t *inst, struct ann *ann)
 	if (json_is_true(sch))
 		return 1;
 	if (json_is_false(sch))
-		return verror(c, "false", "the schema false allows nothing");
+		return false_error(c);
 	if ((n = jschema_node(c->s, sch)) == NULL)
 		return bound(c, "a subschema was not compiled");
 	if (c->depth >= JSCHEMA_MAX_RECURSION)

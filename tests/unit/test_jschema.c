@@ -227,6 +227,20 @@ test_jschema_errors(void)
 	is_str(e.instance_path, "/a~1b/1", "its instance path");
 	is_str(e.schema_path, "/properties/a~1b/items/type", "its schema path");
 	is_str(e.keyword, "type", "its keyword");
+	is_int(check("{\"properties\":{\"a\":{}},\"additionalProperties\":false}", "{\"a\":1,\"b\":2}", &e, err,
+	    sizeof(err)), 0, "a member additionalProperties forbids");
+	is_str(e.message, "the property \"b\" is not allowed", "said as the member not allowed");
+	is_str(e.keyword, "additionalProperties", "its keyword");
+	is_str(e.schema_path, "/additionalProperties", "its schema path: the false schema's");
+	is_str(e.instance_path, "/b", "its instance path");
+	is_int(check("{\"prefixItems\":[{},false]}", "[1,2]", &e, err, sizeof(err)), 0, "an item prefixItems forbids");
+	is_str(e.message, "item 1 is not allowed", "said as the item not allowed");
+	is_str(e.schema_path, "/prefixItems/1", "its schema path");
+	is_int(check("{\"allOf\":[false]}", "1", &e, err, sizeof(err)), 0, "allOf: [false]");
+	is_str(e.message, "the schema false allows nothing", "said as the false schema");
+	is_int(check("false", "1", &e, err, sizeof(err)), 0, "the schema false");
+	is_str(e.keyword, "false", "its keyword: false");
+	is_str(e.schema_path, "", "its schema path: the root");
 	is_int(check("{\"anyOf\":[{\"type\":\"string\"},{\"minimum\":5}]}", "3", &e, err, sizeof(err)), 0,
 	    "anyOf: none matches");
 	is_str(e.schema_path, "/anyOf", "anyOf's error is its own, not a branch's");
