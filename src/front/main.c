@@ -17,6 +17,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "secret.h"
+#include "validate.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -33,6 +34,8 @@ usage(FILE *f)
 	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
 	    "                       [--catalog FILE | --save-catalog FILE]\n"
 	    "                                        which tools a caller sees, and why\n"
+	    "       mcpgate validate [--remotes DIR] [--format] SCHEMA-FILE INSTANCE-FILE...\n"
+	    "                                        instances against a JSON Schema, as tools/call's arguments\n"
 	    "       mcpgate --version | --help\n"
 	    "FILE defaults to $MCPGATE_CONFIG, else " BUILT_CONFIG ".\n", f);
 }
@@ -246,6 +249,8 @@ main(int argc, char **argv)
 		log_init(2, GW_LOG_ERR);	/* upstream trouble is summed up as notes */
 		return explain_main(argc - 1, argv + 1, path);
 	}
+	if (argc > 1 && strcmp(argv[1], "validate") == 0)
+		return validate_main(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "c:tw:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "fixture.h"
+#include "jschema.h"
 #include "tap.h"
 
 void *__real_malloc(size_t n);
@@ -134,6 +135,57 @@ config_under_oom(void)
 	is_int(unsaid, 0, "each failed load says \"out of memory\"");
 }
 
+/* The schema validator: a compile fails saying so, or gives a schema whose validations
+ * each answer right or stop (-1) saying "out of memory". */
+static void
+jschema_under_oom(void)
+{
+	static const char schema[] =
+	    "{\"$id\":\"http://x.example/s\",\"$defs\":{\"n\":{\"$anchor\":\"n\",\"type\":\"integer\"}},"
+	    "\"properties\":{\"a\":{\"$ref\":\"#n\"},\"b\":{\"pattern\":\"^(x|y)+$\"}},"
+	    "\"patternProperties\":{\"^c[0-9]{1,3}$\":{\"minimum\":1}},\"propertyNames\":{\"maxLength\":3},"
+	    "\"anyOf\":[{\"required\":[\"a\"]},{\"required\":[\"b\"]}],\"unevaluatedProperties\":false}";
+	struct jschema_error e1, e2;
+	struct jschema *s;
+	json_t *sch, *good, *bad;
+	char err[256];
+	long k;
+	int rc1 = 0, rc2 = 0, lied = 0, unsaid = 0, runs = 0;
+
+	sch = json_loads(schema, 0, NULL);
+	good = json_loads("{\"a\":1,\"b\":\"xy\",\"c1\":2}", 0, NULL);
+	bad = json_loads("{\"a\":1,\"zz\":1}", 0, NULL);
+	for (k = 1; k < 100000; k++) {
+		oom_hit = 0;
+		oom_left = k;
+		if ((s = jschema_compile(sch, NULL, err, sizeof(err))) != NULL) {
+			rc1 = jschema_validate(s, good, &e1);
+			rc2 = jschema_validate(s, bad, &e2);
+		}
+		oom_left = 0;
+		jschema_free(s);
+		if (!oom_hit) {
+			ok(s != NULL && rc1 == 1 && rc2 == 0, "past the last of its %ld allocations, it validates", k - 1);
+			break;
+		}
+		runs++;
+		if (s == NULL) {
+			if (strstr(err, "out of memory") == NULL && !unsaid++)
+				printf("# allocation %ld failed: \"%s\"\n", k, err);
+		} else if (!(rc1 == 1 || (rc1 == -1 && strstr(e1.message, "out of memory"))) ||
+		    !(rc2 == 0 || (rc2 == -1 && strstr(e2.message, "out of memory")))) {
+			if (lied++ < 20)
+				printf("# allocation %ld failed: %d (%s), %d (%s)\n", k, rc1, e1.message, rc2, e2.message);
+		}
+	}
+	ok(runs > 20, "allocations made to fail: %d", runs);
+	is_int(lied, 0, "no validation answers wrong past a failed allocation");
+	is_int(unsaid, 0, "each failed compile says \"out of memory\"");
+	json_decref(sch);
+	json_decref(good);
+	json_decref(bad);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -141,5 +193,6 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	json_set_alloc_funcs(json_alloc, free);
 	run_case(config_under_oom);
+	run_case(jschema_under_oom);
 	return done_testing();
 }
