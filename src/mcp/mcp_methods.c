@@ -242,6 +242,28 @@ relayed(struct element *el, struct fed_call *f, json_t *params, json_t *result, 
 	return result;
 }
 
+/* f for el's forwarding: the caller's, with what the revisions differ in (what a
+ * stateless upstream may ask, an older session's log level and subscriptions). */
+static void
+forward_init(struct element *el, json_t *params, struct fed_call *f)
+{
+	struct exchange *x = el->x;
+
+	mcp_fed_init(x, f);
+	f->doc = mcp_catalog(x);
+	f->on_msg = relay;
+	f->ctx = el;	/* relay's and mcp_gate_upstream's */
+	f->client = x->resp->sink;
+	f->id = el->id;
+	f->gate = mcp_gate_upstream;
+	f->keep = x->modern ? NULL : mcp_stream_keep;
+	f->log_level = x->modern ? NULL : mcp_level_of;
+	/* What a stateless upstream may ask this caller for: a 2026-07-28 caller's own
+	 * declaration; an older caller's at initialize, when the gateway can ask it. */
+	f->client_caps = x->modern ? json_incref(json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS)) :
+	    mcp_ask_caps(x);
+}
+
 /* tools/call, prompts/get, resources/read, completion/complete, logging/setLevel: to
  * the upstream they belong to (federate.c). */
 static json_t *
@@ -252,22 +274,9 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	json_t *result = NULL, *retried = NULL, *unwrapped = NULL, *sent;
 	char bound[INPUT_UPSTREAM_MAX];
 
-	mcp_fed_init(x, &f);
-	f.doc = mcp_catalog(x);
-	f.on_msg = relay;
-	f.ctx = el;	/* relay's and mcp_gate_upstream's */
-	f.client = x->resp->sink;
-	f.id = el->id;
-	f.gate = mcp_gate_upstream;
-	f.keep = x->modern ? NULL : mcp_stream_keep;
-	/* What a stateless upstream may ask this caller for: a 2026-07-28 caller's own
-	 * declaration; an older caller's at initialize, when the gateway can ask it. */
-	f.client_caps = x->modern ? json_incref(json_object_get(json_object_get(params, "_meta"), MCP_META_CAPS)) :
-	    mcp_ask_caps(x);
+	forward_init(el, params, &f);
 	/* An older caller's log level: kept for the stateless upstreams, asked of them. */
-	if (el->mm->id != METHOD_SET_LEVEL)
-		f.log_level = x->modern ? NULL : mcp_level_of;
-	else if (mcp_level_set(x, params, err) < 0)
+	if (el->mm->id == METHOD_SET_LEVEL && mcp_level_set(x, params, err) < 0)
 		goto out;
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
 		count_tool(x, params, METRICS_DENIED);
