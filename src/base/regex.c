@@ -153,40 +153,46 @@ property(struct parser *ps, const char *start, size_t *nset, int *neg)
 	return set;
 }
 
-/* Adds lo-hi to the class under construction (*r, *n, *cap). */
+/* The ranges of a class under construction: n of them in r, room for cap. */
+struct ranges {
+	struct range *r;
+	size_t n, cap;
+};
+
+/* Adds lo-hi to the class under construction. */
 static int
-add_range(struct parser *ps, struct range **r, size_t *n, size_t *cap, unsigned long lo, unsigned long hi)
+add_range(struct parser *ps, struct ranges *l, unsigned long lo, unsigned long hi)
 {
 	struct range *nr;
 
-	if (*n == *cap) {
-		if (*cap >= REGEX_MAX_INSNS)
+	if (l->n == l->cap) {
+		if (l->cap >= REGEX_MAX_INSNS)
 			return fail(ps, "pattern: a class too large");
-		*cap = *cap ? *cap * 2 : 16;
-		if ((nr = realloc(*r, *cap * sizeof(*nr))) == NULL)
+		l->cap = l->cap ? l->cap * 2 : 16;
+		if ((nr = realloc(l->r, l->cap * sizeof(*nr))) == NULL)
 			return fail(ps, "out of memory");
-		*r = nr;
+		l->r = nr;
 	}
-	(*r)[*n].lo = lo;
-	(*r)[(*n)++].hi = hi;
+	l->r[l->n].lo = lo;
+	l->r[l->n++].hi = hi;
 	return 0;
 }
 
 /* Adds a shorthand's set (\d \w \s) or, neg, its complement to the class under construction. */
 static int
-add_set(struct parser *ps, struct range **r, size_t *n, size_t *cap, const struct range *set, size_t nset, int neg)
+add_set(struct parser *ps, struct ranges *l, const struct range *set, size_t nset, int neg)
 {
 	unsigned long next = 0;
 	size_t i;
 
 	for (i = 0; i < nset; i++) {
-		if (!neg && add_range(ps, r, n, cap, set[i].lo, set[i].hi) < 0)
+		if (!neg && add_range(ps, l, set[i].lo, set[i].hi) < 0)
 			return -1;
-		if (neg && set[i].lo > next && add_range(ps, r, n, cap, next, set[i].lo - 1) < 0)
+		if (neg && set[i].lo > next && add_range(ps, l, next, set[i].lo - 1) < 0)
 			return -1;
 		next = set[i].hi + 1;
 	}
-	return neg && next <= CP_MAX ? add_range(ps, r, n, cap, next, CP_MAX) : 0;
+	return neg && next <= CP_MAX ? add_range(ps, l, next, CP_MAX) : 0;
 }
 
 /* The shorthand c names (d w s, upper case: the complement): its set, or NULL. */
@@ -299,7 +305,7 @@ escape_char(struct parser *ps, const char *start)
 /* One member of a class, ps->p at it: a character (*lo = *hi), or a shorthand's set added
  * directly (returns 1 then); 0, or -1 with the error set. */
 static int
-class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range **r, size_t *n, size_t *cap)
+class_atom(struct parser *ps, const char *start, unsigned long *cp, struct ranges *l)
 {
 	const struct range *set;
 	size_t nset;
@@ -313,12 +319,12 @@ class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range
 	ps->p++;
 	if ((set = shorthand((unsigned char)*ps->p, &nset, &neg)) != NULL) {
 		ps->p++;
-		return add_set(ps, r, n, cap, set, nset, neg) < 0 ? -1 : 1;
+		return add_set(ps, l, set, nset, neg) < 0 ? -1 : 1;
 	}
 	if (*ps->p == 'p' || *ps->p == 'P') {
 		if ((set = property(ps, start, &nset, &neg)) == NULL)
 			return -1;
-		return add_set(ps, r, n, cap, set, nset, neg) < 0 ? -1 : 1;
+		return add_set(ps, l, set, nset, neg) < 0 ? -1 : 1;
 	}
 	if (*ps->p == 'b' || *ps->p == '-') {
 		*cp = *ps->p++ == 'b' ? 8 : '-';
@@ -334,8 +340,9 @@ class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range
 static int
 parse_class(struct parser *ps, const char *start)
 {
-	struct range *r = NULL;
-	size_t n = 0, cap = 0, i, j;
+	struct ranges l = { NULL, 0, 0 };
+	struct range *r;
+	size_t i, j;
 	unsigned long lo, hi;
 	int neg = 0, rc = -1, k;
 
@@ -346,28 +353,29 @@ parse_class(struct parser *ps, const char *start)
 			failat(ps, "a class [ without its ]", start);
 			goto out;
 		}
-		if ((k = class_atom(ps, start, &lo, &r, &n, &cap)) < 0)
+		if ((k = class_atom(ps, start, &lo, &l)) < 0)
 			goto out;
 		if (k == 1)
 			continue;
 		hi = lo;
 		if (ps->p[0] == '-' && ps->p[1] != ']' && ps->p[1] != '\0') {
 			ps->p++;
-			if ((k = class_atom(ps, start, &hi, &r, &n, &cap)) < 0)
+			if ((k = class_atom(ps, start, &hi, &l)) < 0)
 				goto out;
 			if (k == 1 || hi < lo) {
 				failat(ps, k == 1 ? "a class range ends with a shorthand" : "a class range out of order", start);
 				goto out;
 			}
 		}
-		if (add_range(ps, &r, &n, &cap, lo, hi) < 0)
+		if (add_range(ps, &l, lo, hi) < 0)
 			goto out;
 	}
 	ps->p++;
 	/* Sorted and merged, for the binary search of a match. */
-	if (n)
-		qsort(r, n, sizeof(*r), range_cmp);
-	for (i = 0, j = 0; i < n; i++) {
+	r = l.r;
+	if (l.n)
+		qsort(r, l.n, sizeof(*r), range_cmp);
+	for (i = 0, j = 0; i < l.n; i++) {
 		if (j > 0 && r[i].lo <= r[j - 1].hi + 1) {
 			if (r[i].hi > r[j - 1].hi)
 				r[j - 1].hi = r[i].hi;
@@ -378,7 +386,7 @@ parse_class(struct parser *ps, const char *start)
 		goto out;
 	rc = 0;
 out:
-	free(r);
+	free(l.r);
 	return rc;
 }
 
