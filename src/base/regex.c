@@ -4,10 +4,12 @@
  * instruction inserted before a construct needs no jump fixed. */
 #include "autoconf.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "regex.h"
 #include "regex_int.h"
 
@@ -19,8 +21,8 @@ struct parser {
 	struct regex *re;
 	size_t cap, clscap;
 	int depth;
-	char *err;
-	size_t errlen;
+	struct gw_error *err;
+	int failed;		/* err is set: the first error stands */
 };
 
 static const struct range digit_set[] = { { '0', '9' } };
@@ -33,21 +35,40 @@ static const struct range space_set[] = {
 
 static int parse_alt(struct parser *ps);
 
-/* The first error only: the one that stopped the parse. */
+/* The first error only: the one that stopped the parse. GW_EPARAMS: the pattern is
+ * what is wrong (a schema's, or a caller's); GW_EINTERNAL: memory ran out. */
+static int __attribute__((format(printf, 3, 4)))
+failcode(struct parser *ps, enum gw_err code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ps->failed) {
+		ps->failed = 1;
+		va_start(ap, fmt);
+		vsnprintf(ps->err->detail, sizeof(ps->err->detail), fmt, ap);
+		va_end(ap);
+		ps->err->code = code;
+		ps->err->rpc = 0;
+	}
+	return -1;
+}
+
 static int
 fail(struct parser *ps, const char *what)
 {
-	if (ps->err[0] == '\0')
-		snprintf(ps->err, ps->errlen, "%s", what);
-	return -1;
+	return failcode(ps, GW_EPARAMS, "%s", what);
 }
 
 static int
 failat(struct parser *ps, const char *what, const char *start)
 {
-	if (ps->err[0] == '\0')
-		snprintf(ps->err, ps->errlen, "pattern: %s (at offset %ld)", what, (long)(ps->p - start));
-	return -1;
+	return failcode(ps, GW_EPARAMS, "pattern: %s (at offset %ld)", what, (long)(ps->p - start));
+}
+
+static int
+nomem(struct parser *ps)
+{
+	return failcode(ps, GW_EINTERNAL, "out of memory");
 }
 
 /* Appends an instruction; its index, or -1 when the program would be too large. */
@@ -58,13 +79,13 @@ emit(struct parser *ps, enum regex_op op, int x, int y, unsigned long c)
 	struct insn *code;
 
 	if (re->n >= REGEX_MAX_INSNS)
-		return ps->err[0] ? -1 : (snprintf(ps->err, ps->errlen,
+		return failcode(ps, GW_EPARAMS,
 		    "pattern: too large once its repetitions are expanded (over %d instructions)",
-		    REGEX_MAX_INSNS), -1);
+		    REGEX_MAX_INSNS);
 	if (re->n == ps->cap) {
 		ps->cap = ps->cap ? ps->cap * 2 : 32;
 		if ((code = realloc(re->code, ps->cap * sizeof(*code))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		re->code = code;
 	}
 	re->code[re->n].op = (unsigned char)op;
@@ -110,7 +131,7 @@ new_class(struct parser *ps, const struct range *set, size_t nset, int neg, int 
 	if (re->ncls == ps->clscap) {
 		ps->clscap = ps->clscap ? ps->clscap * 2 : 8;
 		if ((cls = realloc(re->cls, ps->clscap * sizeof(*cls))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		re->cls = cls;
 	}
 	cls = &re->cls[re->ncls];
@@ -122,7 +143,7 @@ new_class(struct parser *ps, const struct range *set, size_t nset, int neg, int 
 		if ((re->nranges += nset) > 4 * REGEX_MAX_INSNS)
 			return fail(ps, "pattern: its classes are too large");
 		if ((cls->own = malloc((nset ? nset : 1) * sizeof(*cls->own))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		if (nset)
 			memcpy(cls->own, set, nset * sizeof(*set));
 		cls->r = cls->own;
@@ -170,7 +191,7 @@ add_range(struct parser *ps, struct ranges *l, unsigned long lo, unsigned long h
 			return fail(ps, "pattern: a class too large");
 		l->cap = l->cap ? l->cap * 2 : 16;
 		if ((nr = realloc(l->r, l->cap * sizeof(*nr))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		l->r = nr;
 	}
 	l->r[l->n].lo = lo;
@@ -406,7 +427,7 @@ repeat(struct parser *ps, size_t start, long min, long max)
 		return insert(ps, start, OP_SPLIT, 1, (int)len + 2) < 0 ||
 		    emit(ps, OP_JMP, -(int)len - 1, 0, 0) < 0 ? -1 : 0;
 	if ((body = malloc((len ? len : 1) * sizeof(*body))) == NULL)
-		return fail(ps, "out of memory");
+		return nomem(ps);
 	if (len > 0)	/* an empty group's body: no code, perhaps none at all yet */
 		memcpy(body, &re->code[start], len * sizeof(*body));
 	re->n = start;
@@ -590,24 +611,20 @@ parse_alt(struct parser *ps)
 }
 
 struct regex *
-regex_compile(const char *pattern, char *err, size_t errlen)
+regex_compile(const char *pattern, struct gw_error *err)
 {
 	struct parser ps;
 	struct regex *re;
-	char ebuf[1];
+	struct gw_error ignored;
 
-	if (err == NULL || errlen == 0)
-		err = ebuf, errlen = sizeof(ebuf);
-	err[0] = '\0';
-	if ((re = calloc(1, sizeof(*re))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
 	memset(&ps, 0, sizeof(ps));
 	ps.p = pattern;
+	ps.err = err != NULL ? err : &ignored;
+	if ((re = calloc(1, sizeof(*re))) == NULL) {
+		nomem(&ps);
+		return NULL;
+	}
 	ps.re = re;
-	ps.err = err;
-	ps.errlen = errlen;
 	if (parse_alt(&ps) < 0)
 		goto bad;
 	if (*ps.p == ')') {
@@ -618,8 +635,7 @@ regex_compile(const char *pattern, char *err, size_t errlen)
 		goto bad;
 	return re;
 bad:
-	if (err[0] == '\0')
-		snprintf(err, errlen, "pattern: not supported");
+	fail(&ps, "pattern: not supported");	/* a failure that said nothing */
 	regex_free(re);
 	return NULL;
 }
