@@ -4,10 +4,12 @@
  * instruction inserted before a construct needs no jump fixed. */
 #include "autoconf.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "regex.h"
 #include "regex_int.h"
 
@@ -19,8 +21,8 @@ struct parser {
 	struct regex *re;
 	size_t cap, clscap;
 	int depth;
-	char *err;
-	size_t errlen;
+	struct gw_error *err;
+	int failed;		/* err is set: the first error stands */
 };
 
 static const struct range digit_set[] = { { '0', '9' } };
@@ -33,21 +35,40 @@ static const struct range space_set[] = {
 
 static int parse_alt(struct parser *ps);
 
-/* The first error only: the one that stopped the parse. */
+/* The first error only: the one that stopped the parse. GW_EPARAMS: the pattern is
+ * what is wrong (a schema's, or a caller's); GW_EINTERNAL: memory ran out. */
+static int __attribute__((format(printf, 3, 4)))
+failcode(struct parser *ps, enum gw_err code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ps->failed) {
+		ps->failed = 1;
+		va_start(ap, fmt);
+		vsnprintf(ps->err->detail, sizeof(ps->err->detail), fmt, ap);
+		va_end(ap);
+		ps->err->code = code;
+		ps->err->rpc = 0;
+	}
+	return -1;
+}
+
 static int
 fail(struct parser *ps, const char *what)
 {
-	if (ps->err[0] == '\0')
-		snprintf(ps->err, ps->errlen, "%s", what);
-	return -1;
+	return failcode(ps, GW_EPARAMS, "%s", what);
 }
 
 static int
 failat(struct parser *ps, const char *what, const char *start)
 {
-	if (ps->err[0] == '\0')
-		snprintf(ps->err, ps->errlen, "pattern: %s (at offset %ld)", what, (long)(ps->p - start));
-	return -1;
+	return failcode(ps, GW_EPARAMS, "pattern: %s (at offset %ld)", what, (long)(ps->p - start));
+}
+
+static int
+nomem(struct parser *ps)
+{
+	return failcode(ps, GW_EINTERNAL, "out of memory");
 }
 
 /* Appends an instruction; its index, or -1 when the program would be too large. */
@@ -58,13 +79,13 @@ emit(struct parser *ps, enum regex_op op, int x, int y, unsigned long c)
 	struct insn *code;
 
 	if (re->n >= REGEX_MAX_INSNS)
-		return ps->err[0] ? -1 : (snprintf(ps->err, ps->errlen,
+		return failcode(ps, GW_EPARAMS,
 		    "pattern: too large once its repetitions are expanded (over %d instructions)",
-		    REGEX_MAX_INSNS), -1);
+		    REGEX_MAX_INSNS);
 	if (re->n == ps->cap) {
 		ps->cap = ps->cap ? ps->cap * 2 : 32;
 		if ((code = realloc(re->code, ps->cap * sizeof(*code))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		re->code = code;
 	}
 	re->code[re->n].op = (unsigned char)op;
@@ -110,7 +131,7 @@ new_class(struct parser *ps, const struct range *set, size_t nset, int neg, int 
 	if (re->ncls == ps->clscap) {
 		ps->clscap = ps->clscap ? ps->clscap * 2 : 8;
 		if ((cls = realloc(re->cls, ps->clscap * sizeof(*cls))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		re->cls = cls;
 	}
 	cls = &re->cls[re->ncls];
@@ -122,7 +143,7 @@ new_class(struct parser *ps, const struct range *set, size_t nset, int neg, int 
 		if ((re->nranges += nset) > 4 * REGEX_MAX_INSNS)
 			return fail(ps, "pattern: its classes are too large");
 		if ((cls->own = malloc((nset ? nset : 1) * sizeof(*cls->own))) == NULL)
-			return fail(ps, "out of memory");
+			return nomem(ps);
 		if (nset)
 			memcpy(cls->own, set, nset * sizeof(*set));
 		cls->r = cls->own;
@@ -153,40 +174,46 @@ property(struct parser *ps, const char *start, size_t *nset, int *neg)
 	return set;
 }
 
-/* Adds lo-hi to the class under construction (*r, *n, *cap). */
+/* The ranges of a class under construction: n of them in r, room for cap. */
+struct ranges {
+	struct range *r;
+	size_t n, cap;
+};
+
+/* Adds lo-hi to the class under construction. */
 static int
-add_range(struct parser *ps, struct range **r, size_t *n, size_t *cap, unsigned long lo, unsigned long hi)
+add_range(struct parser *ps, struct ranges *l, unsigned long lo, unsigned long hi)
 {
 	struct range *nr;
 
-	if (*n == *cap) {
-		if (*cap >= REGEX_MAX_INSNS)
+	if (l->n == l->cap) {
+		if (l->cap >= REGEX_MAX_INSNS)
 			return fail(ps, "pattern: a class too large");
-		*cap = *cap ? *cap * 2 : 16;
-		if ((nr = realloc(*r, *cap * sizeof(*nr))) == NULL)
-			return fail(ps, "out of memory");
-		*r = nr;
+		l->cap = l->cap ? l->cap * 2 : 16;
+		if ((nr = realloc(l->r, l->cap * sizeof(*nr))) == NULL)
+			return nomem(ps);
+		l->r = nr;
 	}
-	(*r)[*n].lo = lo;
-	(*r)[(*n)++].hi = hi;
+	l->r[l->n].lo = lo;
+	l->r[l->n++].hi = hi;
 	return 0;
 }
 
 /* Adds a shorthand's set (\d \w \s) or, neg, its complement to the class under construction. */
 static int
-add_set(struct parser *ps, struct range **r, size_t *n, size_t *cap, const struct range *set, size_t nset, int neg)
+add_set(struct parser *ps, struct ranges *l, const struct range *set, size_t nset, int neg)
 {
 	unsigned long next = 0;
 	size_t i;
 
 	for (i = 0; i < nset; i++) {
-		if (!neg && add_range(ps, r, n, cap, set[i].lo, set[i].hi) < 0)
+		if (!neg && add_range(ps, l, set[i].lo, set[i].hi) < 0)
 			return -1;
-		if (neg && set[i].lo > next && add_range(ps, r, n, cap, next, set[i].lo - 1) < 0)
+		if (neg && set[i].lo > next && add_range(ps, l, next, set[i].lo - 1) < 0)
 			return -1;
 		next = set[i].hi + 1;
 	}
-	return neg && next <= CP_MAX ? add_range(ps, r, n, cap, next, CP_MAX) : 0;
+	return neg && next <= CP_MAX ? add_range(ps, l, next, CP_MAX) : 0;
 }
 
 /* The shorthand c names (d w s, upper case: the complement): its set, or NULL. */
@@ -299,7 +326,7 @@ escape_char(struct parser *ps, const char *start)
 /* One member of a class, ps->p at it: a character (*lo = *hi), or a shorthand's set added
  * directly (returns 1 then); 0, or -1 with the error set. */
 static int
-class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range **r, size_t *n, size_t *cap)
+class_atom(struct parser *ps, const char *start, unsigned long *cp, struct ranges *l)
 {
 	const struct range *set;
 	size_t nset;
@@ -313,12 +340,12 @@ class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range
 	ps->p++;
 	if ((set = shorthand((unsigned char)*ps->p, &nset, &neg)) != NULL) {
 		ps->p++;
-		return add_set(ps, r, n, cap, set, nset, neg) < 0 ? -1 : 1;
+		return add_set(ps, l, set, nset, neg) < 0 ? -1 : 1;
 	}
 	if (*ps->p == 'p' || *ps->p == 'P') {
 		if ((set = property(ps, start, &nset, &neg)) == NULL)
 			return -1;
-		return add_set(ps, r, n, cap, set, nset, neg) < 0 ? -1 : 1;
+		return add_set(ps, l, set, nset, neg) < 0 ? -1 : 1;
 	}
 	if (*ps->p == 'b' || *ps->p == '-') {
 		*cp = *ps->p++ == 'b' ? 8 : '-';
@@ -334,8 +361,9 @@ class_atom(struct parser *ps, const char *start, unsigned long *cp, struct range
 static int
 parse_class(struct parser *ps, const char *start)
 {
-	struct range *r = NULL;
-	size_t n = 0, cap = 0, i, j;
+	struct ranges l = { NULL, 0, 0 };
+	struct range *r;
+	size_t i, j;
 	unsigned long lo, hi;
 	int neg = 0, rc = -1, k;
 
@@ -346,28 +374,29 @@ parse_class(struct parser *ps, const char *start)
 			failat(ps, "a class [ without its ]", start);
 			goto out;
 		}
-		if ((k = class_atom(ps, start, &lo, &r, &n, &cap)) < 0)
+		if ((k = class_atom(ps, start, &lo, &l)) < 0)
 			goto out;
 		if (k == 1)
 			continue;
 		hi = lo;
 		if (ps->p[0] == '-' && ps->p[1] != ']' && ps->p[1] != '\0') {
 			ps->p++;
-			if ((k = class_atom(ps, start, &hi, &r, &n, &cap)) < 0)
+			if ((k = class_atom(ps, start, &hi, &l)) < 0)
 				goto out;
 			if (k == 1 || hi < lo) {
 				failat(ps, k == 1 ? "a class range ends with a shorthand" : "a class range out of order", start);
 				goto out;
 			}
 		}
-		if (add_range(ps, &r, &n, &cap, lo, hi) < 0)
+		if (add_range(ps, &l, lo, hi) < 0)
 			goto out;
 	}
 	ps->p++;
 	/* Sorted and merged, for the binary search of a match. */
-	if (n)
-		qsort(r, n, sizeof(*r), range_cmp);
-	for (i = 0, j = 0; i < n; i++) {
+	r = l.r;
+	if (l.n)
+		qsort(r, l.n, sizeof(*r), range_cmp);
+	for (i = 0, j = 0; i < l.n; i++) {
 		if (j > 0 && r[i].lo <= r[j - 1].hi + 1) {
 			if (r[i].hi > r[j - 1].hi)
 				r[j - 1].hi = r[i].hi;
@@ -378,7 +407,7 @@ parse_class(struct parser *ps, const char *start)
 		goto out;
 	rc = 0;
 out:
-	free(r);
+	free(l.r);
 	return rc;
 }
 
@@ -398,7 +427,7 @@ repeat(struct parser *ps, size_t start, long min, long max)
 		return insert(ps, start, OP_SPLIT, 1, (int)len + 2) < 0 ||
 		    emit(ps, OP_JMP, -(int)len - 1, 0, 0) < 0 ? -1 : 0;
 	if ((body = malloc((len ? len : 1) * sizeof(*body))) == NULL)
-		return fail(ps, "out of memory");
+		return nomem(ps);
 	if (len > 0)	/* an empty group's body: no code, perhaps none at all yet */
 		memcpy(body, &re->code[start], len * sizeof(*body));
 	re->n = start;
@@ -582,24 +611,20 @@ parse_alt(struct parser *ps)
 }
 
 struct regex *
-regex_compile(const char *pattern, char *err, size_t errlen)
+regex_compile(const char *pattern, struct gw_error *err)
 {
 	struct parser ps;
 	struct regex *re;
-	char ebuf[1];
+	struct gw_error ignored;
 
-	if (err == NULL || errlen == 0)
-		err = ebuf, errlen = sizeof(ebuf);
-	err[0] = '\0';
-	if ((re = calloc(1, sizeof(*re))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
 	memset(&ps, 0, sizeof(ps));
 	ps.p = pattern;
+	ps.err = err != NULL ? err : &ignored;
+	if ((re = calloc(1, sizeof(*re))) == NULL) {
+		nomem(&ps);
+		return NULL;
+	}
 	ps.re = re;
-	ps.err = err;
-	ps.errlen = errlen;
 	if (parse_alt(&ps) < 0)
 		goto bad;
 	if (*ps.p == ')') {
@@ -610,8 +635,7 @@ regex_compile(const char *pattern, char *err, size_t errlen)
 		goto bad;
 	return re;
 bad:
-	if (err[0] == '\0')
-		snprintf(err, errlen, "pattern: not supported");
+	fail(&ps, "pattern: not supported");	/* a failure that said nothing */
 	regex_free(re);
 	return NULL;
 }

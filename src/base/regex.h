@@ -14,15 +14,18 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 #define REGEX_MAX_INSNS		4096	/* instructions of a compiled pattern, repetitions expanded */
 #define REGEX_MAX_REPEAT	1000	/* the largest count a {n,m} may name */
 
 struct regex;
 
 /* The compiled pattern (a NUL-terminated UTF-8 string), or NULL with the reason in err
- * (errlen bytes). Free it with regex_free; a compiled pattern is read-only and may be
- * used by many threads at once. */
-struct regex *regex_compile(const char *pattern, char *err, size_t errlen);
+ * (NULL: not wanted): GW_EPARAMS and what of the pattern is refused, or
+ * GW_EINTERNAL when memory ran out. Free it with regex_free; a compiled pattern is
+ * read-only and may be used by many threads at once. */
+struct regex *regex_compile(const char *pattern, struct gw_error *err);
 /* 1 when the pattern matches somewhere in s (len bytes of UTF-8; a byte that is not
  * UTF-8 counts as the code point of its value), 0 when not, -1 when out of memory. */
 int regex_search(const struct regex *re, const char *s, size_t len);

@@ -77,22 +77,30 @@ struct at {
 	long prev, next;	/* the code points either side; -1: none */
 };
 
+/* What every step of one search shares: mark[] holds gen for each instruction already
+ * added at this position, stack[] is add's work list (both re->n long). */
+struct vm {
+	const struct regex *re;
+	size_t *mark;
+	size_t *stack;
+	size_t gen;
+};
+
 /* The threads at pc and all it reaches without a character, added to list (n of them):
- * mark[] holds gen for each instruction already added at this position, so that each is
- * added once and loops of empty steps end. 1 when one reaches the match. */
+ * by vm->mark each is added once a position, so that loops of empty steps end. 1 when
+ * one reaches the match. */
 static int
-add(const struct regex *re, size_t *list, size_t *n, size_t *mark, size_t gen, size_t *stack, size_t pc,
-    const struct at *at)
+add(struct vm *vm, size_t *list, size_t *n, size_t pc, const struct at *at)
 {
 	const struct insn *in;
-	size_t sp = 0;
+	size_t *mark = vm->mark, *stack = vm->stack, gen = vm->gen, sp = 0;
 	int matched = 0;
 
 #define PUSH(t) do { size_t t_ = (t); if (mark[t_] != gen) { mark[t_] = gen; stack[sp++] = t_; } } while (0)
 	PUSH(pc);
 	while (sp > 0) {
 		pc = stack[--sp];
-		in = &re->code[pc];
+		in = &vm->re->code[pc];
 		switch (in->op) {
 		case OP_JMP:
 			PUSH(pc + (size_t)(long)in->x);
@@ -128,7 +136,8 @@ add(const struct regex *re, size_t *list, size_t *n, size_t *mark, size_t gen, s
 int
 regex_search(const struct regex *re, const char *s, size_t len)
 {
-	size_t small[4 * SMALL_PROG], *mem = small, *clist, *nlist, *mark, *stack, *t, nc = 0, nn, i, pos = 0, k = 0, gen = 1;
+	size_t small[4 * SMALL_PROG], *mem = small, *clist, *nlist, *t, nc = 0, nn, i, pos = 0, k = 0;
+	struct vm vm;
 	const struct insn *in;
 	unsigned long cp = 0, ncp;
 	struct at at = { 1, len == 0, -1, -1 };
@@ -138,14 +147,15 @@ regex_search(const struct regex *re, const char *s, size_t len)
 		memset(small, 0, sizeof(small));
 	else if ((mem = calloc(4 * re->n, sizeof(*mem))) == NULL)
 		return -1;
-	clist = mem, nlist = mem + re->n, mark = mem + 2 * re->n, stack = mem + 3 * re->n;
+	clist = mem, nlist = mem + re->n;
+	vm.re = re, vm.mark = mem + 2 * re->n, vm.stack = mem + 3 * re->n, vm.gen = 1;
 	if (len > 0)
 		k = regex_utf8_next(s, len, &cp), at.next = (long)cp;
 	for (;;) {
 		/* A new attempt starts at every position: the search is unanchored. */
-		if ((matched = add(re, clist, &nc, mark, gen, stack, 0, &at)) || pos == len)
+		if ((matched = add(&vm, clist, &nc, 0, &at)) || pos == len)
 			break;
-		gen++;
+		vm.gen++;
 		nn = 0;
 		at.start = 0;
 		at.prev = (long)cp;
@@ -159,7 +169,7 @@ regex_search(const struct regex *re, const char *s, size_t len)
 			if ((in->op == OP_CHAR && in->c == cp) ||
 			    (in->op == OP_ANY && cp != '\n' && cp != '\r' && cp != 0x2028 && cp != 0x2029) ||
 			    (in->op == OP_CLASS && class_has(&re->cls[in->c], cp)))
-				hit = add(re, nlist, &nn, mark, gen, stack, clist[i] + 1, &at);
+				hit = add(&vm, nlist, &nn, clist[i] + 1, &at);
 		}
 		if ((matched = hit))
 			break;

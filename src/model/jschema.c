@@ -32,8 +32,8 @@ struct jcomp {
 	struct jname *names;
 	size_t nnames, namecap;
 	size_t insns;		/* of the patterns compiled so far */
-	char *err;
-	size_t errlen;
+	struct gw_error *err;
+	int failed;		/* err is set: the first error stands */
 };
 
 /* Keywords whose value is one subschema, an object of them, an array of them. */
@@ -46,15 +46,31 @@ static const char *const kw_map[] = {
 };
 static const char *const kw_list[] = { "allOf", "anyOf", "oneOf", "prefixItems", "items", NULL };
 
+/* The first error only: GW_EPARAMS, the schema is what is wrong (a tool's input schema
+ * a caller's arguments cannot be checked against); -1. */
 static int __attribute__((format(printf, 2, 3)))
 cfail(struct jcomp *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->err[0] == '\0') {
+	if (!c->failed) {
+		c->failed = 1;
 		va_start(ap, fmt);
-		vsnprintf(c->err, c->errlen, fmt, ap);
+		vsnprintf(c->err->detail, sizeof(c->err->detail), fmt, ap);
 		va_end(ap);
+		c->err->code = GW_EPARAMS;
+		c->err->rpc = 0;
+	}
+	return -1;
+}
+
+/* Memory ran out: GW_EINTERNAL, the gateway's failure and not the schema's; -1. */
+static int
+cnomem(struct jcomp *c)
+{
+	if (!c->failed) {
+		c->failed = 1;
+		gw_error_set(c->err, GW_EINTERNAL, "out of memory");
 	}
 	return -1;
 }
@@ -91,7 +107,7 @@ add_node(struct jcomp *c, struct jnode *n)
 		return cfail(c, "schema: more than %d subschemas", JSCHEMA_MAX_NODES);
 	if ((s->nnodes + 1) * 2 > s->nslots) {
 		if ((t = calloc(nold ? nold * 2 : 64, sizeof(*t))) == NULL)
-			return cfail(c, "out of memory");
+			return cnomem(c);
 		s->nodes = t;
 		s->nslots = nold ? nold * 2 : 64;
 		for (i = 0; i < nold; i++)
@@ -125,11 +141,11 @@ add_name(struct jcomp *c, const char *uri, json_t *target, struct jres *res)
 	if (c->nnames == c->namecap) {
 		c->namecap = c->namecap ? c->namecap * 2 : 32;
 		if ((t = realloc(c->names, c->namecap * sizeof(*t))) == NULL)
-			return cfail(c, "out of memory");
+			return cnomem(c);
 		c->names = t;
 	}
 	if ((c->names[c->nnames].uri = strdup(uri)) == NULL)
-		return cfail(c, "out of memory");
+		return cnomem(c);
 	c->names[c->nnames].target = target;
 	c->names[c->nnames++].res = res;
 	return 0;
@@ -142,11 +158,11 @@ add_res(struct jcomp *c, const char *uri, json_t *root)
 	struct jres **t, *r;
 
 	if ((t = realloc(s->res, (s->nres + 1) * sizeof(*t))) == NULL)
-		return cfail(c, "out of memory"), NULL;
+		return cnomem(c), NULL;
 	s->res = t;
 	if ((r = calloc(1, sizeof(*r))) == NULL || (r->uri = strdup(uri)) == NULL) {
 		free(r);
-		return cfail(c, "out of memory"), NULL;
+		return cnomem(c), NULL;
 	}
 	r->root = root;
 	s->res[s->nres++] = r;
@@ -160,10 +176,10 @@ add_dyn(struct jcomp *c, struct jres *r, const char *name, json_t *target)
 	json_t **nt;
 
 	if ((nn = realloc(r->dyn_name, (r->ndyn + 1) * sizeof(*nn))) == NULL)
-		return cfail(c, "out of memory");
+		return cnomem(c);
 	r->dyn_name = nn;
 	if ((nt = realloc(r->dyn_target, (r->ndyn + 1) * sizeof(*nt))) == NULL)
-		return cfail(c, "out of memory");
+		return cnomem(c);
 	r->dyn_target = nt;
 	nn[r->ndyn] = name;
 	nt[r->ndyn++] = target;
@@ -250,7 +266,7 @@ walk(struct jcomp *c, json_t *sch, const char *base, struct jres *res, int draft
 		}
 	}
 	if ((n = calloc(1, sizeof(*n))) == NULL)
-		return cfail(c, "out of memory");
+		return cnomem(c);
 	n->js = sch;
 	n->res = res;
 	n->draft = draft;
@@ -302,7 +318,7 @@ load_remote(struct jcomp *c, const char *doc, int draft)
 		return 0;
 	if ((t = realloc(s->docs, (s->ndocs + 1) * sizeof(*t))) == NULL) {
 		json_decref(d);
-		return cfail(c, "out of memory");
+		return cnomem(c);
 	}
 	s->docs = t;
 	s->docs[s->ndocs++] = d;
@@ -354,8 +370,10 @@ pattern(struct jcomp *c, const char *p)
 {
 	struct regex *re;
 
-	if ((re = regex_compile(p, c->err, c->errlen)) == NULL)
+	if ((re = regex_compile(p, c->err)) == NULL) {
+		c->failed = 1;
 		return NULL;
+	}
 	if ((c->insns += regex_size(re)) > JSCHEMA_MAX_PATTERNS) {
 		regex_free(re);
 		return cfail(c, "schema: its patterns are too large together (over %d instructions)",
@@ -374,7 +392,7 @@ link_node(struct jcomp *c, struct jnode *n)
 
 	pp = json_object_get(n->js, "patternProperties");
 	if ((n->pprops = calloc(json_is_object(pp) ? json_object_size(pp) + 1 : 1, sizeof(*n->pprops))) == NULL)
-		return cfail(c, "out of memory");
+		return cnomem(c);
 	if ((ref = json_string_value(json_object_get(n->js, "$ref"))) != NULL &&
 	    (n->ref = resolve(c, n, ref)) == NULL)
 		return -1;
@@ -425,30 +443,22 @@ link_nodes(struct jcomp *c)
 }
 
 struct jschema *
-jschema_compile(json_t *schema, const struct jschema_opts *o, char *err, size_t errlen)
+jschema_compile(json_t *schema, const struct jschema_opts *o, struct gw_error *err)
 {
 	struct jcomp c;
 	struct jschema *s;
 	struct jres *res;
-	char ebuf[1];
+	struct gw_error ignored;
 	size_t i;
 	int ok = 0;
 
-	if (err == NULL || errlen == 0)
-		err = ebuf, errlen = sizeof(ebuf);
-	err[0] = '\0';
 	memset(&c, 0, sizeof(c));
 	c.o = o;
-	c.err = err;
-	c.errlen = errlen;
-	if (!json_is_object(schema) && !json_is_boolean(schema)) {
-		snprintf(err, errlen, "schema: neither an object nor a boolean");
-		return NULL;
-	}
-	if ((s = c.s = calloc(1, sizeof(*s))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
+	c.err = err != NULL ? err : &ignored;
+	if (!json_is_object(schema) && !json_is_boolean(schema))
+		return cfail(&c, "schema: neither an object nor a boolean"), NULL;
+	if ((s = c.s = calloc(1, sizeof(*s))) == NULL)
+		return cnomem(&c), NULL;
 	s->root = json_incref(schema);
 	s->format_assert = o ? o->format_assert : 0;
 	s->work = o && o->work > 0 ? o->work : JSCHEMA_WORK;

@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "err.h"
+
 #define JSCHEMA_DRAFT_2020_12	0
 #define JSCHEMA_DRAFT_07	1
 
@@ -46,9 +48,10 @@ struct jschema_error {
 struct jschema;
 
 /* The compiled schema (schema is kept, with a reference of its own), or NULL with the
- * reason in err (errlen bytes): an unresolvable $ref, a pattern regex.h does not
- * support, a schema past the bounds. o may be NULL (2020-12, no resolver). */
-struct jschema *jschema_compile(json_t *schema, const struct jschema_opts *o, char *err, size_t errlen);
+ * reason in err (NULL: not wanted): GW_EPARAMS and what is wrong (an unresolvable $ref,
+ * a pattern regex.h does not support, a schema past the bounds), or GW_EINTERNAL when
+ * memory ran out. o may be NULL (2020-12, no resolver). */
+struct jschema *jschema_compile(json_t *schema, const struct jschema_opts *o, struct gw_error *err);
 /* 1 valid, 0 invalid (e, if not NULL, says why), -1 when a bound was exceeded (e says
  * which): callers treat -1 as invalid. */
 int jschema_validate(const struct jschema *s, json_t *instance, struct jschema_error *e);

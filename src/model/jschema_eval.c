@@ -19,11 +19,30 @@
 
 #define TRY(x) do { int r_ = (x); if (r_ <= 0) return r_; } while (0)
 
-/* A step of a JSON pointer: a name, or (key NULL) an index. */
+/* A step of a JSON pointer: a name, or (key NULL) an index; no step at all when key is
+ * NULL and idx is -1 (no_step: a keyword's only subschema). */
 struct seg {
 	const char *key;
 	size_t idx;
 };
+
+static const struct seg no_step = { NULL, (size_t)-1 };
+
+static struct seg
+key_step(const char *key)
+{
+	struct seg s = { key, 0 };
+
+	return s;
+}
+
+static struct seg
+idx_step(size_t idx)
+{
+	struct seg s = { NULL, idx };
+
+	return s;
+}
 
 struct vctx {
 	const struct jschema *s;
@@ -178,10 +197,10 @@ spend(struct vctx *c, long n)
 	return 1;
 }
 
-/* sch (the subschema under kw, then key or index idx when key is not NULL or idx is
- * not -1) applied to inst, the same instance. */
+/* sch (the subschema under kw, then at step unless it is no_step) applied to inst, the
+ * same instance. */
 static int
-sub(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch, json_t *inst, struct ann *ann)
+sub(struct vctx *c, const char *kw, struct seg step, json_t *sch, json_t *inst, struct ann *ann)
 {
 	const char *outer = c->kw;
 	int rc, n = c->nsp;
@@ -190,10 +209,8 @@ sub(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch, js
 		return bound(c, "schema recursion too deep");
 	c->sp[c->nsp].key = kw;
 	c->sp[c->nsp++].idx = 0;
-	if (key != NULL || idx != (size_t)-1) {
-		c->sp[c->nsp].key = key;
-		c->sp[c->nsp++].idx = idx;
-	}
+	if (step.key != NULL || step.idx != (size_t)-1)
+		c->sp[c->nsp++] = step;
 	c->kw = kw;
 	rc = eval(c, sch, inst, ann);
 	c->kw = outer;
@@ -201,18 +218,17 @@ sub(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch, js
 	return rc;
 }
 
-/* sch applied to a member (ikey) or item (iidx) of the instance, the member's value v. */
+/* sch (under kw, then at step) applied to a member or an item of the instance (at, a
+ * name or an index), whose value is v. */
 static int
-member(struct vctx *c, const char *kw, const char *key, size_t idx, json_t *sch, const char *ikey, size_t iidx,
-    json_t *v)
+member(struct vctx *c, const char *kw, struct seg step, json_t *sch, struct seg at, json_t *v)
 {
 	int rc;
 
 	if (c->nip >= JSCHEMA_MAX_DEPTH)
 		return bound(c, "the instance is nested too deep");
-	c->ip[c->nip].key = ikey;
-	c->ip[c->nip++].idx = iidx;
-	rc = spend(c, 1) > 0 ? sub(c, kw, key, idx, sch, v, NULL) : -1;
+	c->ip[c->nip++] = at;
+	rc = spend(c, 1) > 0 ? sub(c, kw, step, sch, v, NULL) : -1;
 	c->nip--;
 	return rc;
 }
@@ -239,7 +255,7 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	if (json_is_array(pre)) {
 		npre = json_array_size(pre);
 		for (i = 0; i < size && i < npre; i++) {
-			TRY(member(c, pre == items ? "items" : "prefixItems", NULL, i, json_array_get(pre, i), NULL, i,
+			TRY(member(c, pre == items ? "items" : "prefixItems", idx_step(i), json_array_get(pre, i), idx_step(i),
 			    json_array_get(inst, i)));
 			if (ann)
 				ann->seen[i] = 1;
@@ -247,7 +263,7 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	}
 	if (rest != NULL)
 		for (i = npre; i < size; i++) {
-			TRY(member(c, rest == items ? "items" : "additionalItems", NULL, (size_t)-1, rest, NULL, i,
+			TRY(member(c, rest == items ? "items" : "additionalItems", no_step, rest, idx_step(i),
 			    json_array_get(inst, i)));
 			if (ann)
 				ann->seen[i] = 1;
@@ -256,7 +272,7 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 		return 1;
 	c->quiet++;
 	json_array_foreach(inst, i, v) {
-		if ((rc = member(c, "contains", NULL, (size_t)-1, ct, NULL, i, v)) < 0)
+		if ((rc = member(c, "contains", no_step, ct, idx_step(i), v)) < 0)
 			return rc;
 		matches += (size_t)rc;
 		if (rc && ann)
@@ -290,7 +306,7 @@ ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 		hit = 0;
 		if (json_is_object(props) && (ps = json_object_get(props, key)) != NULL) {
 			hit = 1;
-			TRY(member(c, "properties", key, 0, ps, key, 0, v));
+			TRY(member(c, "properties", key_step(key), ps, key_step(key), v));
 		}
 		j = 0;
 		if (n->npprops > 0)
@@ -301,11 +317,11 @@ ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 				if (rc == 0)
 					continue;
 				hit = 1;
-				TRY(member(c, "patternProperties", pk, 0, ps, key, 0, v));
+				TRY(member(c, "patternProperties", key_step(pk), ps, key_step(key), v));
 			}
 		if (!hit && ap != NULL) {
 			hit = 1;
-			TRY(member(c, "additionalProperties", NULL, (size_t)-1, ap, key, 0, v));
+			TRY(member(c, "additionalProperties", no_step, ap, key_step(key), v));
 		}
 		if (hit && ann)
 			ann->seen[i] = 1;
@@ -316,7 +332,7 @@ ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	json_object_foreach(inst, key, v) {
 		if ((name = json_string(key)) == NULL)
 			return bound(c, "out of memory");
-		rc = member(c, "propertyNames", NULL, (size_t)-1, names, key, 0, name);
+		rc = member(c, "propertyNames", no_step, names, key_step(key), name);
 		json_decref(name);
 		if (rc <= 0)
 			return rc;
@@ -335,7 +351,7 @@ try_branch(struct vctx *c, const char *kw, size_t idx, json_t *sch, json_t *inst
 	if (ann && ann_init(&a, inst) < 0)
 		return bound(c, "out of memory");
 	c->quiet++;
-	rc = sub(c, kw, NULL, idx, sch, inst, ann ? &a : NULL);
+	rc = sub(c, kw, idx_step(idx), sch, inst, ann ? &a : NULL);
 	c->quiet--;
 	if (rc > 0 && ann)
 		ann_merge(ann, &a);
@@ -355,7 +371,7 @@ dependent_schemas(struct vctx *c, const struct jnode *n, const char *kw, json_t 
 	if (json_is_object(inst) && json_is_object(l))
 		json_object_foreach(l, k, v)
 			if ((json_is_object(v) || json_is_boolean(v)) && json_object_get(inst, k) != NULL)
-				TRY(sub(c, kw, k, 0, v, inst, ann));
+				TRY(sub(c, kw, key_step(k), v, inst, ann));
 	return 1;
 }
 
@@ -371,7 +387,7 @@ ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 
 	if (json_is_array(l = json_object_get(n->js, "allOf")))
 		json_array_foreach(l, i, v)
-			TRY(sub(c, "allOf", NULL, i, v, inst, ann));
+			TRY(sub(c, "allOf", idx_step(i), v, inst, ann));
 	if (json_is_array(l = json_object_get(n->js, "anyOf"))) {
 		hits = 0;
 		json_array_foreach(l, i, v) {
@@ -405,7 +421,7 @@ ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 			return rc;
 		k = rc ? "then" : "else";
 		if ((t = json_object_get(n->js, k)) != NULL)
-			TRY(sub(c, k, NULL, (size_t)-1, t, inst, ann));
+			TRY(sub(c, k, no_step, t, inst, ann));
 	}
 	if (n->draft != D07)
 		TRY(dependent_schemas(c, n, "dependentSchemas", inst, ann));
@@ -423,13 +439,13 @@ ap_uneval(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	if (json_is_array(inst) && (u = json_object_get(n->js, "unevaluatedItems")) != NULL)
 		json_array_foreach(inst, i, v) {
 			if (!ann->seen[i])
-				TRY(member(c, "unevaluatedItems", NULL, (size_t)-1, u, NULL, i, v));
+				TRY(member(c, "unevaluatedItems", no_step, u, idx_step(i), v));
 			ann->seen[i] = 1;
 		}
 	if (json_is_object(inst) && (u = json_object_get(n->js, "unevaluatedProperties")) != NULL)
 		json_object_foreach(inst, key, v) {
 			if (!ann->seen[i])
-				TRY(member(c, "unevaluatedProperties", NULL, (size_t)-1, u, key, 0, v));
+				TRY(member(c, "unevaluatedProperties", no_step, u, key_step(key), v));
 			ann->seen[i++] = 1;
 		}
 	return 1;
@@ -454,7 +470,7 @@ dynamic_ref(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann
 			}
 	}
 found:
-	return sub(c, "$dynamicRef", NULL, (size_t)-1, t, inst, ann);
+	return sub(c, "$dynamicRef", no_step, t, inst, ann);
 }
 
 static int
@@ -465,8 +481,8 @@ eval_node(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 
 	if (n->ref != NULL) {
 		if (n->draft == D07)	/* draft-07: $ref's siblings are ignored */
-			return sub(c, "$ref", NULL, (size_t)-1, n->ref, inst, ann);
-		TRY(sub(c, "$ref", NULL, (size_t)-1, n->ref, inst, ann));
+			return sub(c, "$ref", no_step, n->ref, inst, ann);
+		TRY(sub(c, "$ref", no_step, n->ref, inst, ann));
 	}
 	if (n->dynref != NULL)
 		TRY(dynamic_ref(c, n, inst, ann));

@@ -69,7 +69,7 @@ validate_main(int argc, char **argv)
 	struct jschema *s = NULL;
 	json_error_t jerr;
 	json_t *schema = NULL;
-	char err[256];
+	struct gw_error err;
 	int c, i, one, rc = VALIDATE_ERROR;
 
 	optind = 1;
@@ -88,8 +88,8 @@ validate_main(int argc, char **argv)
 		fprintf(stderr, "mcpgate validate: %s: %s (line %d)\n", argv[optind], jerr.text, jerr.line);
 		goto out;
 	}
-	if ((s = jschema_compile(schema, &o, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "mcpgate validate: %s: %s\n", argv[optind], err);
+	if ((s = jschema_compile(schema, &o, &err)) == NULL) {
+		fprintf(stderr, "mcpgate validate: %s: %s\n", argv[optind], err.detail);
 		goto out;
 	}
 	rc = VALIDATE_OK;

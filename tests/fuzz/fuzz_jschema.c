@@ -14,7 +14,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jschema_opts o = { 0 };
 	struct jschema_error e, e2;
 	struct jschema *s;
-	char *a, *b, err[256];
+	char *a, *b;
+	struct gw_error err;
 	json_t *sch, *inst;
 	int rc;
 
@@ -24,9 +25,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.draft = size > 0 && (data[size - 1] & 1) ? JSCHEMA_DRAFT_07 : JSCHEMA_DRAFT_2020_12;
 	o.format_assert = size > 0 && (data[size - 1] & 2);
 	if (sch != NULL && inst != NULL) {
-		err[0] = '\0';
-		s = jschema_compile(sch, &o, err, sizeof(err));
-		FUZZ_CHECK(s != NULL || err[0] != '\0');
+		err.code = GW_OK;
+		err.detail[0] = '\0';
+		s = jschema_compile(sch, &o, &err);
+		FUZZ_CHECK(s != NULL || (err.code != GW_OK && err.detail[0] != '\0'));
 		if (s != NULL) {
 			rc = jschema_validate(s, inst, &e);
 			FUZZ_CHECK(rc == 1 || rc == 0 || rc == -1);

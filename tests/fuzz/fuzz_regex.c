@@ -29,13 +29,15 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct regex *re;
-	char *p, *s, err[160];
+	char *p, *s;
+	struct gw_error err;
 	int rc;
 
 	fuzz_split2(data, size, &p, &s);
-	err[0] = '\0';
-	re = regex_compile(p, err, sizeof(err));
-	FUZZ_CHECK(re != NULL || err[0] != '\0');
+	err.code = GW_OK;
+	err.detail[0] = '\0';
+	re = regex_compile(p, &err);
+	FUZZ_CHECK(re != NULL || (err.code != GW_OK && err.detail[0] != '\0'));
 	if (re != NULL) {
 		rc = regex_search(re, s, strlen(s));
 		FUZZ_CHECK(rc == 0 || rc == 1);

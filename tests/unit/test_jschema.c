@@ -92,7 +92,8 @@ struct tally {
 static int
 run_file(const char *draft, const char *name, struct tally *t)
 {
-	char path[1200], file[256], err[256];
+	char path[1200], file[256];
+	struct gw_error err = { 0 };
 	struct jschema_opts o = { 0 };
 	struct jschema_error e;
 	json_t *doc, *kase, *test;
@@ -112,7 +113,7 @@ run_file(const char *draft, const char *name, struct tally *t)
 	json_array_foreach(doc, i, kase) {
 		const char *kd = json_string_value(json_object_get(kase, "description"));
 
-		s = jschema_compile(json_object_get(kase, "schema"), &o, err, sizeof(err));
+		s = jschema_compile(json_object_get(kase, "schema"), &o, &err);
 		json_array_foreach(json_object_get(kase, "tests"), j, test) {
 			const char *td = json_string_value(json_object_get(test, "description"));
 
@@ -134,7 +135,7 @@ run_file(const char *draft, const char *name, struct tally *t)
 			}
 			good = 0;
 			printf("# %s: \"%s\" / \"%s\": %s\n", file, kd, td,
-			    rc == -2 ? err : rc == 1 ? "valid, should be invalid" : e.message);
+			    rc == -2 ? err.detail : rc == 1 ? "valid, should be invalid" : e.message);
 		}
 		jschema_free(s);
 	}
@@ -200,13 +201,13 @@ test_jschema_suite(void)
 
 /* 1, 0 or -1 of text's schema against text's instance; e filled in. */
 static int
-check(const char *schema, const char *instance, struct jschema_error *e, char *err, size_t errlen)
+check(const char *schema, const char *instance, struct jschema_error *e, struct gw_error *err)
 {
 	json_t *sj = json_loads(schema, JSON_DECODE_ANY, NULL), *ij = json_loads(instance, JSON_DECODE_ANY, NULL);
 	struct jschema *s;
 	int rc = -2;
 
-	if (sj != NULL && ij != NULL && (s = jschema_compile(sj, NULL, err, errlen)) != NULL) {
+	if (sj != NULL && ij != NULL && (s = jschema_compile(sj, NULL, err)) != NULL) {
 		rc = jschema_validate(s, ij, e);
 		jschema_free(s);
 	}
@@ -220,45 +221,44 @@ static void
 test_jschema_errors(void)
 {
 	struct jschema_error e;
-	char err[256];
+	struct gw_error err = { 0 };
 
 	is_int(check("{\"properties\":{\"a/b\":{\"items\":{\"type\":\"string\"}}}}", "{\"a/b\":[\"x\",3]}", &e,
-	    err, sizeof(err)), 0, "an item of the wrong type is invalid");
+	    &err), 0, "an item of the wrong type is invalid");
 	is_str(e.instance_path, "/a~1b/1", "its instance path");
 	is_str(e.schema_path, "/properties/a~1b/items/type", "its schema path");
 	is_str(e.keyword, "type", "its keyword");
-	is_int(check("{\"properties\":{\"a\":{}},\"additionalProperties\":false}", "{\"a\":1,\"b\":2}", &e, err,
-	    sizeof(err)), 0, "a member additionalProperties forbids");
+	is_int(check("{\"properties\":{\"a\":{}},\"additionalProperties\":false}", "{\"a\":1,\"b\":2}", &e, &err), 0, "a member additionalProperties forbids");
 	is_str(e.message, "the property \"b\" is not allowed", "said as the member not allowed");
 	is_str(e.keyword, "additionalProperties", "its keyword");
 	is_str(e.schema_path, "/additionalProperties", "its schema path: the false schema's");
 	is_str(e.instance_path, "/b", "its instance path");
-	is_int(check("{\"prefixItems\":[{},false]}", "[1,2]", &e, err, sizeof(err)), 0, "an item prefixItems forbids");
+	is_int(check("{\"prefixItems\":[{},false]}", "[1,2]", &e, &err), 0, "an item prefixItems forbids");
 	is_str(e.message, "item 1 is not allowed", "said as the item not allowed");
 	is_str(e.schema_path, "/prefixItems/1", "its schema path");
-	is_int(check("{\"allOf\":[false]}", "1", &e, err, sizeof(err)), 0, "allOf: [false]");
+	is_int(check("{\"allOf\":[false]}", "1", &e, &err), 0, "allOf: [false]");
 	is_str(e.message, "the schema false allows nothing", "said as the false schema");
-	is_int(check("false", "1", &e, err, sizeof(err)), 0, "the schema false");
+	is_int(check("false", "1", &e, &err), 0, "the schema false");
 	is_str(e.keyword, "false", "its keyword: false");
 	is_str(e.schema_path, "", "its schema path: the root");
-	is_int(check("{\"anyOf\":[{\"type\":\"string\"},{\"minimum\":5}]}", "3", &e, err, sizeof(err)), 0,
+	is_int(check("{\"anyOf\":[{\"type\":\"string\"},{\"minimum\":5}]}", "3", &e, &err), 0,
 	    "anyOf: none matches");
 	is_str(e.schema_path, "/anyOf", "anyOf's error is its own, not a branch's");
-	is_int(check("{\"maxLength\":2}", "\"\xcf\x80\xcf\x80\"", &e, err, sizeof(err)), 1,
+	is_int(check("{\"maxLength\":2}", "\"\xcf\x80\xcf\x80\"", &e, &err), 1,
 	    "string length counts code points");
-	is_int(check("{\"pattern\":\"(a)\\\\1\"}", "\"aa\"", &e, err, sizeof(err)), -2,
-	    "a backreference is a schema error: %s", err);
-	is_int(check("{\"$ref\":\"http://example.com/x.json\"}", "1", &e, err, sizeof(err)), -2,
-	    "a remote $ref is never fetched: %s", err);
+	is_int(check("{\"pattern\":\"(a)\\\\1\"}", "\"aa\"", &e, &err), -2,
+	    "a backreference is a schema error: %s", err.detail);
+	is_int(check("{\"$ref\":\"http://example.com/x.json\"}", "1", &e, &err), -2,
+	    "a remote $ref is never fetched: %s", err.detail);
 	is_int(check("{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"$ref\":\"#/definitions/a\","
-	    "\"maximum\":0,\"definitions\":{\"a\":{\"minimum\":1}}}", "5", &e, err, sizeof(err)), 1,
+	    "\"maximum\":0,\"definitions\":{\"a\":{\"minimum\":1}}}", "5", &e, &err), 1,
 	    "draft-07: $ref's siblings are ignored");
 	is_int(check("{\"dependencies\":{\"a\":[\"b\"],\"c\":{\"required\":[\"d\"]}}}", "{\"a\":1,\"c\":2,\"d\":3}",
-	    &e, err, sizeof(err)), 0, "2020-12: dependencies counts too (schemas written for both drafts)");
+	    &e, &err), 0, "2020-12: dependencies counts too (schemas written for both drafts)");
 	is_str(e.keyword, "dependencies", "its keyword");
-	is_int(check("{\"type\":\"integer\",\"multipleOf\":0.5}", "1e308", &e, err, sizeof(err)), 1,
+	is_int(check("{\"type\":\"integer\",\"multipleOf\":0.5}", "1e308", &e, &err), 1,
 	    "a whole number too large to divide is a multiple of 0.5");
-	is_int(check("{\"multipleOf\":0.123456789}", "1e308", &e, err, sizeof(err)), 0,
+	is_int(check("{\"multipleOf\":0.123456789}", "1e308", &e, &err), 0,
 	    "… but not of 0.123456789");
 }
 
@@ -289,8 +289,8 @@ test_jschema_format(void)
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		sch = json_pack("{ss}", "format", t[i].format);
 		v = json_string(t[i].value);
-		s = jschema_compile(sch, &o, NULL, 0);
-		plain = jschema_compile(sch, NULL, NULL, 0);
+		s = jschema_compile(sch, &o, NULL);
+		plain = jschema_compile(sch, NULL, NULL);
 		is_int(s ? jschema_validate(s, v, &e) : -2, t[i].valid, "format %s: \"%s\"", t[i].format, t[i].value);
 		is_int(plain ? jschema_validate(plain, v, &e) : -2, 1, "an annotation only, by default");
 		jschema_free(s);
@@ -335,7 +335,7 @@ test_jschema_threads(void)
 	    "\"unevaluatedProperties\":false}},\"properties\":{\"n\":{\"items\":{\"$dynamicRef\":\"#i\"}}}}", 0, NULL);
 	good = json_loads("{\"n\":[{\"v\":\"ab\"},{\"v\":\"cd\"}]}", 0, NULL);
 	bad = json_loads("{\"n\":[{\"v\":\"ab\"},{\"v\":\"C\"}]}", 0, NULL);
-	s = jschema_compile(sch, NULL, NULL, 0);
+	s = jschema_compile(sch, NULL, NULL);
 	ok(s != NULL, "a schema for threads compiles");
 	for (i = 0; s != NULL && i < 4; i++) {
 		sh[i].s = s, sh[i].good = good, sh[i].bad = bad, sh[i].wrong = 0;
@@ -360,7 +360,8 @@ test_jschema_pattern_bounds(void)
 	struct jschema_error e;
 	struct jschema *s;
 	json_t *sch, *v, *pp;
-	char *subject, err[256], key[64];
+	char *subject, key[64];
+	struct gw_error err = { 0 };
 	size_t n = 300000;
 	int i;
 
@@ -369,7 +370,7 @@ test_jschema_pattern_bounds(void)
 	memset(subject, 'a', n);
 	subject[n] = '\0';
 	v = json_string(subject);
-	s = jschema_compile(sch, NULL, err, sizeof(err));
+	s = jschema_compile(sch, NULL, &err);
 	ok(s != NULL, "a pattern of 1000 instructions compiles");
 	is_int(s ? jschema_validate(s, v, &e) : -2, -1, "its search of 300,000 bytes exceeds the work bound: %s",
 	    e.message);
@@ -383,7 +384,7 @@ test_jschema_pattern_bounds(void)
 		json_object_set_new(pp, key, json_true());
 	}
 	sch = json_pack("{so}", "patternProperties", pp);
-	ok(jschema_compile(sch, NULL, err, sizeof(err)) == NULL, "80 patterns of 3900 instructions: %s", err);
+	ok(jschema_compile(sch, NULL, &err) == NULL, "80 patterns of 3900 instructions: %s", err.detail);
 	json_decref(sch);
 }
 
@@ -393,7 +394,8 @@ test_jschema_bounds(void)
 {
 	struct timespec t0, t1;
 	struct jschema_error e;
-	char schema[8192], inst[4096], err[256];
+	char schema[8192], inst[4096];
+	struct gw_error err = { 0 };
 	size_t len = 0;
 	double secs;
 	int i;
@@ -405,18 +407,18 @@ test_jschema_bounds(void)
 		    "\"d%d\":{\"anyOf\":[{\"$ref\":\"#/$defs/d%d\"},{\"$ref\":\"#/$defs/d%d\"}]},", i, i + 1, i + 1);
 	snprintf(schema + len, sizeof(schema) - len, "\"d24\":false}}");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	is_int(check(schema, "1", &e, err, sizeof(err)), -1, "an exponential schema exceeds the work bound: %s",
+	is_int(check(schema, "1", &e, &err), -1, "an exponential schema exceeds the work bound: %s",
 	    e.message);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ok(secs < 2.0, "and stops at once (%.3f s)", secs);
-	is_int(check("{\"$ref\":\"#\"}", "1", &e, err, sizeof(err)), -1, "a $ref to itself ends: %s", e.message);
+	is_int(check("{\"$ref\":\"#\"}", "1", &e, &err), -1, "a $ref to itself ends: %s", e.message);
 	memset(inst, '[', 100);
 	memset(inst + 100, ']', 100);
 	inst[200] = '\0';
-	is_int(check("{\"items\":{\"$ref\":\"#\"}}", inst, &e, err, sizeof(err)), -1,
+	is_int(check("{\"items\":{\"$ref\":\"#\"}}", inst, &e, &err), -1,
 	    "an instance nested 100 deep exceeds the depth bound: %s", e.message);
-	is_int(check("{\"items\":{\"$ref\":\"#\"}}", "[[[[[[[[[[]]]]]]]]]]", &e, err, sizeof(err)), 1,
+	is_int(check("{\"items\":{\"$ref\":\"#\"}}", "[[[[[[[[[[]]]]]]]]]]", &e, &err), 1,
 	    "nested 10 deep is fine");
 	test_jschema_pattern_bounds();
 }
