@@ -9,7 +9,6 @@
 #include "clock.h"
 #include "log.h"
 #include "mcp_call.h"
-#include "negotiate.h"
 #include "rstore.h"
 
 void

@@ -11,7 +11,6 @@
  * listens again. */
 #include "autoconf.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
