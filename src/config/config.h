@@ -76,6 +76,9 @@ enum up_catalog_cred { UP_CATALOG_CALLER = 1, UP_CATALOG_CLIENT };
 /* [upstream] catalog: one list for every caller the policy lets see the upstream, or, for
  * an upstream reached as the caller whose lists vary by person, one per caller. */
 enum up_catalog { UP_CATALOG_SHARED = 1, UP_CATALOG_PER_CALLER };
+/* validate-output: a tool result's structuredContent against the tool's outputSchema. */
+enum up_output_check { UP_OUTPUT_YES = 1, UP_OUTPUT_NO, UP_OUTPUT_LOG };
+#define CFG_MAX_RESULT_LIMIT	(8L << 20)	/* max-result's ceiling: what any answer may be */
 /* Is upstream u reached as the caller (exchange, id-jag: a token for the caller's)? */
 #define UP_AS_CALLER(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_ID_JAG)
 /* Does it get a token the gateway obtains at a token endpoint (as the caller, or its
@@ -112,6 +115,10 @@ struct cfg_upstream {
 	struct strlist read_only_tools;
 	int trust_hints;
 	long timeout_ms;
+	int validate;		/* tools/call arguments against the tool's inputSchema */
+	int validate_formats;	/* with "format" asserting */
+	int validate_output;	/* enum up_output_check */
+	long max_result;	/* bytes of one answer (an event's data) it may send */
 };
 
 struct cfg_group {

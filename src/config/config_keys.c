@@ -25,6 +25,7 @@ static const char *const dpop_modes[] = { "allowed", "required", NULL };
 static const char *const credentials[] = { "none", "static", "exchange", "client-credentials", "id-jag", "user-oauth", NULL };
 static const char *const catalog_credentials[] = { "caller", "client-credentials", NULL };
 static const char *const catalogs[] = { "shared", "per-caller", NULL };
+static const char *const output_checks[] = { "yes", "no", "log", NULL };
 /* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
 static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
@@ -135,6 +136,10 @@ static const struct cfg_key upstream_keys[] = {
 	{ "read-only-tools", T_LIST, U(read_only_tools), 0, 0, NULL, NULL, 0 },
 	{ "trust-hints", T_BOOL, U(trust_hints), 0, 0, NULL, "no", 0 },
 	{ "timeout-ms", T_INT, U(timeout_ms), 1, 3600000, NULL, UPSTREAM_TIMEOUT_DEFAULT, 0 },
+	{ "validate", T_BOOL, U(validate), 0, 0, NULL, "yes", 0 },
+	{ "validate-formats", T_BOOL, U(validate_formats), 0, 0, NULL, "no", 0 },
+	{ "validate-output", T_ENUM, U(validate_output), 0, 0, output_checks, "log", 0 },
+	{ "max-result", T_INT, U(max_result), 1024, CFG_MAX_RESULT_LIMIT, NULL, "4194304", 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 #undef U

@@ -359,7 +359,8 @@ mcp_thread_new(void)
 
 	if (th && ((th->ups = upstream_pool_new()) == NULL ||
 	    (th->pages = fragcache_new(MCP_PAGE_CACHE_BYTES, MCP_PAGE_CACHE_ENTRIES)) == NULL ||
-	    (th->sessions = session_memo_new()) == NULL || (th->callers = catalog_callers_new()) == NULL)) {
+	    (th->sessions = session_memo_new()) == NULL || (th->callers = catalog_callers_new()) == NULL ||
+	    (th->schemas = schemas_new()) == NULL)) {
 		mcp_thread_free(th);
 		th = NULL;
 	}
@@ -386,6 +387,7 @@ mcp_thread_free(void *p)
 	session_memo_free(th->sessions);
 	catalog_view_free(&th->cat);
 	catalog_callers_free(th->callers);
+	schemas_free(th->schemas);
 	free(th);
 }
 

@@ -22,6 +22,7 @@
 #include "req_ctx.h"
 #include "request.h"
 #include "response.h"
+#include "schemas.h"
 #include "session.h"
 
 #define MCP_LATEST_VERSION	"2025-11-25"	/* the newest that initialize negotiates */
@@ -38,6 +39,7 @@ struct mcp_thread {
 	struct upstream_pool *ups;
 	struct fragcache *pages;
 	struct session_memo *sessions;
+	struct schemas *schemas;
 };
 
 /* A new one (NULL when out of memory); the end of the sessions it opened at the
@@ -56,6 +58,7 @@ struct mcp_env {
 	struct catalog_callers *callers;	/* the worker's catalogs of callers; may be NULL */
 	struct upstream_pool *pool;		/* the worker's upstream connections */
 	struct fragcache *pages;		/* the worker's serialized list pages; may be NULL */
+	struct schemas *schemas;		/* the worker's compiled tool schemas; NULL: no check */
 	struct session_memo *sessions;		/* the worker's last opened session; may be NULL */
 	long *listeners;			/* the process's open standalone streams (__atomic) */
 	long listen_max;			/* how many it may have */

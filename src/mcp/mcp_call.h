@@ -183,6 +183,16 @@ int mcp_reaches(struct exchange *x, const char *name, unsigned kinds);
 /* The policy's word on a tools/call, audited, then the tool's rate limit: 0 to go on,
  * or -1 with err (and el->denied for a single request). */
 int mcp_gate_call(struct element *el, json_t *params, struct gw_error *err);
+
+/* mcp_check.c: a tool's schemas held against its calls. */
+/* A tools/call's arguments (params.arguments; none: {}) against its tool's inputSchema,
+ * when its upstream validates: 0 to go on; -1 with err (GW_EPARAMS and the first error,
+ * also in el->err_data; GW_EUPSTREAM when the schema cannot be checked). */
+int mcp_check_args(struct element *el, json_t *params, struct gw_error *err);
+/* A tools/call's result (stolen) against its tool's outputSchema, per validate-output:
+ * the result, or (yes) a tool error saying why it was not passed on. Logged when it
+ * does not match. */
+json_t *mcp_check_result(struct element *el, json_t *params, json_t *result);
 /* federate.c's gate (struct fed_call's gate, f->ctx the element) for what upstreams
  * offer besides tools. */
 int mcp_gate_upstream(struct fed_call *f, const char *method, const struct cfg_upstream *up, enum catalog_kind kind,

@@ -282,6 +282,10 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 		count_tool(x, params, METRICS_DENIED);
 		goto out;
 	}
+	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_check_args(el, params, err) < 0) {
+		count_tool(x, params, METRICS_INVALID);
+		goto out;
+	}
 	/* A retry after our input_required: relayed without our input's answer and state;
 	 * after an upstream's: with the upstream's own state, to that upstream alone. */
 	if (mcp_connect_retry(el, params, &retried, err) < 0 ||
@@ -294,6 +298,8 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	el->session_gone |= f.session_gone;
 	if (result) {
 		result = relayed(el, &f, sent, result, err);
+		if (result && el->mm->id == METHOD_TOOLS_CALL)
+			result = mcp_check_result(el, params, result);
 	} else if (f.err.code == GW_ESCOPE) {
 		/* The upstream's credential needs scopes the caller's token lacks: a step-up,
 		 * as for the policy's (a batch element gets its JSON-RPC error alone). */

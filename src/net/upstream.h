@@ -19,6 +19,8 @@
 /* One event-stream line. A data line carries a whole JSON-RPC message, so this must
  * admit a message as large as UPSTREAM_MAX_RESPONSE. */
 #define UPSTREAM_MAX_LINE	(UPSTREAM_MAX_RESPONSE + 64u)
+/* An upstream's max-result ranges up to it. */
+_Static_assert(UPSTREAM_MAX_RESPONSE == CFG_MAX_RESULT_LIMIT, "max-result's ceiling");
 #define UPSTREAM_MAX_SESSION_ID	1024		/* an upstream's Mcp-Session-Id, in bytes */
 #define UPSTREAM_WHO_MAX	48		/* upstream_call.who, with its NUL */
 /* Callers without an upstream session of their own (a stateless revision, a client

@@ -277,6 +277,21 @@ error_answer(const struct post *q)
 	return q->modern && (q->status == 400 || q->status == 404);
 }
 
+/* The most an answer of x's upstream may be: its max-result (a configuration that did
+ * not come from a file, as in tests, has none: the ceiling). */
+static size_t
+max_of(const struct xfer *x)
+{
+	return x->call->up->max_result > 0 ? (size_t)x->call->up->max_result : UPSTREAM_MAX_RESPONSE;
+}
+
+/* An answer (what) larger than that: refused while it comes. */
+static void
+over_max(struct xfer *x, const char *what)
+{
+	set_fail(x, GW_ECALL, "%s over its max-result of %zu bytes", what, max_of(x));
+}
+
 static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
 {
@@ -284,6 +299,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
 	size_t len = size * n;
 	enum sse_status st;
 	char media[80];
+	size_t max = max_of(x);
 
 	if (!x->started) {
 		x->started = 1;
@@ -295,14 +311,14 @@ on_body(char *p, size_t size, size_t n, void *ud)
 
 			x->kind = BODY_JSON;
 			curl_easy_getinfo(x->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
-			if (cl > (curl_off_t)UPSTREAM_MAX_RESPONSE) {	/* announced: no need to read 8 MiB first */
-				set_fail(x, GW_ECALL, "answer over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
+			if (cl > (curl_off_t)max) {	/* announced: no need to read it first */
+				over_max(x, "an answer");
 				return 0;
 			}
 		}
 		else if (upstream_media_is(x->ctype, "text/event-stream")) {
 			x->kind = BODY_SSE;
-			sse_parser_init(&x->sse, UPSTREAM_MAX_LINE, UPSTREAM_MAX_RESPONSE, on_event, x);
+			sse_parser_init(&x->sse, max + 64, max, on_event, x);
 			x->sse_on = 1;
 		} else {
 			set_fail(x, GW_EUPSTREAM, "an answer of type %s", media_for_log(x->ctype, media, sizeof(media)));
@@ -314,8 +330,8 @@ on_body(char *p, size_t size, size_t n, void *ud)
 		return x->discarded > DISCARD_MAX ? 0 : len;
 	}
 	if (x->kind == BODY_JSON) {
-		if (buf_append(&x->body, p, len) < 0) {
-			set_fail(x, GW_ECALL, "answer over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
+		if (x->body.len + len > max || buf_append(&x->body, p, len) < 0) {
+			over_max(x, "an answer");
 			return 0;
 		}
 		return len;
@@ -324,9 +340,9 @@ on_body(char *p, size_t size, size_t n, void *ud)
 	if (st == SSE_OK)
 		return len;
 	if (st == SSE_ELINE)
-		set_fail(x, GW_ECALL, "event-stream line over %u MiB", UPSTREAM_MAX_LINE >> 20);
+		over_max(x, "an event-stream line");
 	else if (st == SSE_EEVENT)
-		set_fail(x, GW_ECALL, "event over %u MiB", UPSTREAM_MAX_RESPONSE >> 20);
+		over_max(x, "an event");
 	return 0;	/* short count: curl stops with CURLE_WRITE_ERROR */
 }
 

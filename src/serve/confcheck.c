@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "confcheck.h"
 #include "policy.h"
+#include "schemas.h"
 #include "upreg.h"
 
 static void warn(struct confcheck *o, const struct cfg_where *w, const struct cfg_where *section, const char *fmt, ...)
@@ -402,6 +403,36 @@ shared_names(const struct config *cfg, json_t *doc, struct confcheck *o)
 	}
 }
 
+/* Tools whose inputSchema the gateway cannot check (a lookahead pattern, say) at an
+ * upstream that validates: their calls are refused. Said at the upstream's section,
+ * CONFCHECK_TOOLS_MAX of them, then how many more. */
+static void
+unchecked_schemas(const struct config *cfg, json_t *doc, struct confcheck *o)
+{
+	struct schemas *c = schemas_new();
+	const struct tool_schemas *ts;
+	const struct cfg_upstream *u;
+	struct schemas_opts so;
+	const char *up, *orig;
+	size_t i, n = catalog_count(doc, CATALOG_TOOLS), said = 0;
+
+	for (i = 0; c && i < n; i++) {
+		if (catalog_route(doc, CATALOG_TOOLS, (long)i, &up, &orig) < 0 || (u = config_upstream(cfg, up)) == NULL ||
+		    !u->validate)
+			continue;
+		schemas_opts_of(doc, u, &so);
+		if (schemas_of(c, doc, i, &so, &ts) < 0 || !ts->in_failed || said++ >= CONFCHECK_TOOLS_MAX)
+			continue;
+		warn(o, &u->s.where, NULL, "[upstream \"%s\"]: tool %s: its inputSchema cannot be checked (%s): its calls "
+		    "are refused (validate = no passes them unchecked)", u->s.name, catalog_key(doc, CATALOG_TOOLS, i),
+		    ts->in_reason);
+	}
+	if (said > CONFCHECK_TOOLS_MAX)
+		warn(o, &cfg->upstreams[0].s.where, NULL, "%zu more tools have an inputSchema that cannot be checked",
+		    said - CONFCHECK_TOOLS_MAX);
+	schemas_free(c);
+}
+
 /* Upstreams whose tokens the gateway obtains: they are sealed under a key of
  * session-key-file's, else of the state file's (which its reader has too). */
 static void
@@ -482,8 +513,10 @@ confcheck_run(const struct config *cfg, json_t *doc, struct confcheck *o)
 	inert_keys(cfg, o);
 	verify_keys(cfg, o);
 	credentials(cfg, o);
-	if (doc)
+	if (doc) {
 		shared_names(cfg, doc, o);
+		unchecked_schemas(cfg, doc, o);
+	}
 	if (cfg->n_tenants == 0) {
 		policy_off(cfg, o);
 		return;

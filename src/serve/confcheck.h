@@ -9,9 +9,10 @@
  * introspection and the introspection's with verify = jwt alone, trusted-proxies that
  * nothing reads, an upstream timeout-ms past request-timeout-ms), groups no tenant lists, and
  * upstreams whose prompts and resources no tenant can reach. With a catalog (the last
- * one the gateway saved, or explain's --catalog file): tools no group a tenant lists
- * holds, and patterns (tools, prompts, resources, allow, deny, read-only-tools) that
- * match nothing in it. Each warning is "FILE:LINE: key: why", the line being the key's
+ * one the gateway saved, or explain's --catalog file): names two upstreams offer, tools
+ * whose inputSchema cannot be checked at an upstream that validates, tools no group a
+ * tenant lists holds, and patterns (tools, prompts, resources, allow, deny,
+ * read-only-tools) that match nothing in it. Each warning is "FILE:LINE: key: why", the line being the key's
  * (or its section's). */
 #ifndef GW_CONFCHECK_H
 #define GW_CONFCHECK_H

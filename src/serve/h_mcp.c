@@ -64,6 +64,7 @@ h_mcp(struct req_ctx *rc)
 	struct mcp_env env = {
 		.session_key = gateway_session_key(rc->sh, rc->cfg), .tombstones = rc->sh->tombs,
 		.catalog = rc->sh->catalog, .view = &th->cat, .callers = th->callers, .pool = th->ups, .pages = th->pages,
+		.schemas = th->schemas,
 		.sessions = th->sessions,
 		.listeners = &rc->w->gw->listeners, .leases = rc->sh->leases,
 		.listen_max = __atomic_load_n(&rc->w->gw->listen_max, __ATOMIC_ACQUIRE),

@@ -26,7 +26,7 @@ static const int64_t bounds_us[] = {
 };
 #define N_BUCKETS	(sizeof(bounds_us) / sizeof(bounds_us[0]) + 1)
 
-static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error" };
+static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error", "invalid" };
 static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
 static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "obtained", "refreshed", "refused",
 	"failed", "connected", "disconnected", "dropped" };
@@ -564,7 +564,8 @@ render_tools(const struct m_region *r, struct buf *out)
 	char label[2 * METRICS_NAME_MAX];
 	size_t i;
 	int rc = family(out, fam, "counter", "tools/call requests, by tool and outcome: allowed (answered), "
-	    "denied (by the policy or a rate limit), error (failed, or a tool the catalog lacks: other).");
+	    "denied (by the policy or a rate limit), error (failed, or a tool the catalog lacks: other), invalid "
+	    "(arguments that do not satisfy the tool's inputSchema).");
 
 	for (i = 0; i <= METRICS_TOOLS; i++)
 		if ((name = i < METRICS_TOOLS ? label_of(&r->tool_name[i], label, sizeof(label)) : "other") != NULL)

@@ -43,7 +43,9 @@
 #define METRICS_DETAIL_MAX	128	/* a dependency's last failure, its NUL included */
 #define METRICS_RENDER_MAX	(1u << 20)	/* the text of one scrape */
 
-enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_OUTCOMES };
+/* A tools/call's outcome: passed on, refused by the policy or a limit, failed, or
+ * refused for arguments that do not satisfy the tool's inputSchema. */
+enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_INVALID, METRICS_OUTCOMES };
 
 /* How an upstream whose token the gateway obtains (credentials = exchange,
  * client-credentials, id-jag) got it: from the host's cache, obtained at the token

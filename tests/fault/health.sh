@@ -7,7 +7,7 @@
 #
 #  - all up: ok, and each dependency (authorization-server metadata, introspection, each
 #    upstream, the state file, Redis) up since an RFC 3339 time;
-#  - a call whose answer is over 8 MiB, one whose request is, one the upstream drops
+#  - a call whose answer is over its max-result, one whose request is over 8 MiB, one the upstream drops
 #    (over its own 4 MiB) and one that outlives its upstream's timeout-ms: each fails
 #    (-32603), and health stays ok (what one call does is that call's, not the
 #    upstream's state: any caller could otherwise mark an upstream down);
@@ -108,8 +108,8 @@ post_file() {	# post_file FILE: POST through nginx; prints the status, the body 
 		--data-binary @"$1" "$NGX_URL" 2>> "$T/curl.err"
 }
 st=$(ngx '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_bulk","arguments":{"kib":9216}}}')
-jcheck "a_bulk of 9 MiB: its answer is over 8 MiB, -32603" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \
-	'.st == "200" and .error.code == -32603 and (.error.message | test("over 8 MiB"))'
+jcheck "a_bulk of 9 MiB: its answer is over a's max-result (4 MiB by default), -32603" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \
+	'.st == "200" and .error.code == -32603 and (.error.message | test("over its max-result of 4194304 bytes"))'
 head -c $((9 * 1024 * 1024)) /dev/zero | tr '\0' a | jq -Rsc '{jsonrpc: "2.0", id: 1, method: "tools/call", params: {name: "a_echo", arguments: {blob: .}}}' > "$T/big.json"
 st=$(post_file "$T/big.json")
 jcheck "a_echo of 9 MiB (max-body 12 MiB): the request is over 8 MiB, -32603" "$(jq -c --arg st "$st" '. + {st: $st}' "$T/b")" \

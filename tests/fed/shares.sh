@@ -22,6 +22,8 @@ gateway_conf "$T/gw.conf" "$GW_URL" "catalog-ttl = 3600" "page-size = 1000"
 cat >> "$T/gw.conf" <<CONF
 [upstream "big"]
 url = ${FIXTURE_URL[big]}
+# its one list page is larger than the catalog holds, and than max-result's default
+max-result = 8388608
 [upstream "hon"]
 url = ${FIXTURE_URL[hon]}
 prefix = hon_

@@ -241,8 +241,8 @@ fault down "^upstream down: cannot connect \\(127\\.0\\.0\\.1:$DOWN_PORT: .*\\)$
 fault nores '^upstream nores: cannot connect \(nonexistent\.invalid:80: [^?]*\)$' 1500
 fault s500 '^upstream s500: HTTP 500$' 2000
 fault garbage '^upstream garbage: an answer that is not JSON$' 2000
-fault big '^upstream big: answer over 8 MiB$' 3000
-fault bigchunked '^upstream bigchunked: answer over 8 MiB$' 3000
+fault big '^upstream big: an answer over its max-result of 4194304 bytes$' 3000
+fault bigchunked '^upstream bigchunked: an answer over its max-result of 4194304 bytes$' 3000
 fault hang '^upstream hang: timed out after 1500 ms$' 2500 1450
 fault ssedie '^upstream ssedie: the event stream broke before the answer \(.*\)$' 2000
 is "ssedie: the notification before the break was relayed" "$(messages | wc -l)" 1

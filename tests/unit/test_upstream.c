@@ -905,7 +905,7 @@ test_client(void)
 	is_int(err.code, GW_EUPSTREAM, "… the upstream's failure (health: down)");
 	is_str(failure(pool, cfg, "sse-end", "tools/call", &err), "upstream stub: the event stream ended before the answer",
 	    "a stream without the answer");
-	is_str(failure(pool, cfg, "bigline", "tools/call", &err), "upstream stub: event-stream line over 8 MiB",
+	is_str(failure(pool, cfg, "bigline", "tools/call", &err), "upstream stub: an event-stream line over its max-result of 4194304 bytes",
 	    "an event-stream line over the cap");
 	is_int(err.code, GW_ECALL, "… that call's failure, not the upstream's");
 	stub_reset("hang");

@@ -53,7 +53,7 @@ import { MODERN, createModern } from './modern.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--announce] [--watched-uri URI] [--bulk] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
+  '[--notes] [--announce] [--watched-uri URI] [--bulk] [--schemas] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -69,6 +69,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   announce: { type: 'boolean', default: false },
   'watched-uri': { type: 'string', default: 'test://watched-resource' },
   bulk: { type: 'boolean', default: false },
+  schemas: { type: 'boolean', default: false },
   'padded-tools': { type: 'string', default: '0' },
   'require-bearer': { type: 'string' },
   'introspect-client': { type: 'string' },
@@ -413,6 +414,57 @@ if (args.bulk) {
   tool('bulk', 'Returns a text of kib KiB (at most 65536)', {
     type: 'object', properties: { kib: { type: 'integer', minimum: 0, maximum: 65536 } }, required: ['kib'], additionalProperties: false,
   }, (server, session, a) => result('x'.repeat(Math.min(Number(a.kib) || 0, 65536) * 1024)));
+}
+
+// --schemas: tools whose schemas say what their arguments and results must be, each
+// counting the calls that reach it (checked_calls tells), so that a test can see what a
+// gateway let through.
+if (args.schemas) {
+  const calls = {};
+  const checked = (name, description, inputSchema, call, more) =>
+    tool(name, description, inputSchema, (...a) => { calls[name] = (calls[name] ?? 0) + 1; return call(...a); }, more);
+  const SUM = { type: 'object', properties: { sum: { type: 'integer' } }, required: ['sum'], additionalProperties: false };
+  const INTS = {
+    type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'], additionalProperties: false,
+  };
+  checked('checked_add', 'Adds two integers; the sum is structured content', INTS,
+    (server, session, a) => ({ content: [text(String(a.a + a.b))], structuredContent: { sum: a.a + a.b } }),
+    { outputSchema: SUM });
+  checked('checked_bad_output', 'Declares an integer sum, returns a string one', INTS,
+    () => ({ content: [text('three')], structuredContent: { sum: 'three' } }), { outputSchema: SUM });
+  checked('checked_no_structured', 'Declares an output schema, returns text alone', INTS,
+    () => ({ content: [text('3')] }), { outputSchema: SUM });
+  checked('checked_draft7', 'A draft-07 schema: pair is a [string, integer] tuple', {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }], additionalItems: false } },
+    required: ['pair'],
+  }, (server, session, a) => result(JSON.stringify(a.pair)));
+  checked('checked_lookahead', 'A pattern with a lookahead, which a linear-time engine does not take', {
+    type: 'object', properties: { user: { type: 'string', pattern: '^(?!admin)' } }, required: ['user'],
+  }, (server, session, a) => result(a.user));
+  // Twenty properties in four nested objects, of the kinds tools declare.
+  const leaf = (i) => [
+    { type: 'string', minLength: 1, maxLength: 64 },
+    { type: 'integer', minimum: 0, maximum: 1000000 },
+    { type: 'string', enum: ['low', 'medium', 'high'] },
+    { type: 'string', pattern: '^[a-z][a-z0-9_-]*$' },
+    { type: 'boolean' },
+  ][i % 5];
+  const group = (g) => ({
+    type: 'object',
+    properties: Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`${g}_${i}`, leaf(i)])),
+    required: [0, 1, 2, 3, 4].map((i) => `${g}_${i}`),
+    additionalProperties: false,
+  });
+  checked('checked_nested', 'Twenty properties in four nested objects', {
+    type: 'object',
+    properties: { p: group('p'), q: group('q'), r: group('r'), s: group('s') },
+    required: ['p', 'q', 'r', 's'],
+    additionalProperties: false,
+  }, () => result('ok'));
+  tool('checked_calls', 'How many calls reached each checked_ tool, as JSON text', NO_ARGS,
+    () => result(JSON.stringify(calls)));
 }
 
 // Resources.
