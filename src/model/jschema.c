@@ -229,6 +229,30 @@ walk_children(struct jcomp *c, json_t *sch, const char *base, struct jres *res, 
 	return 0;
 }
 
+const char *const jschema_kw_names[JK_N] = {
+#define X(id, name)	[JK_##id] = name,
+	JSCHEMA_KEYWORDS(X)
+#undef X
+};
+
+/* Which of the keywords validation reads sch has (struct jnode's has). */
+static uint64_t
+keywords_of(json_t *sch)
+{
+	uint64_t has = 0;
+	const char *key;
+	json_t *v;
+	int k;
+
+	json_object_foreach(sch, key, v)
+		for (k = 0; k < JK_N; k++)
+			if (strcmp(key, jschema_kw_names[k]) == 0) {
+				has |= (uint64_t)1 << k;
+				break;
+			}
+	return has;
+}
+
 /* One subschema's identifiers ($schema, $id, $anchor, $dynamicAnchor, each with
  * its draft's rule) and its node, in the order the base URI needs them. */
 static int
@@ -270,8 +294,8 @@ walk(struct jcomp *c, json_t *sch, const char *base, struct jres *res, int draft
 	n->js = sch;
 	n->res = res;
 	n->draft = draft;
-	n->uneval = json_object_get(sch, "unevaluatedProperties") != NULL ||
-	    json_object_get(sch, "unevaluatedItems") != NULL;
+	n->has = keywords_of(sch);
+	n->uneval = (n->has >> JK_UNEVALUATEDPROPERTIES & 1) || (n->has >> JK_UNEVALUATEDITEMS & 1);
 	if (add_node(c, n) < 0) {
 		free(n);
 		return -1;

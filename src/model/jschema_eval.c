@@ -248,9 +248,9 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	if (!json_is_array(inst))
 		return 1;
 	size = json_array_size(inst);
-	items = json_object_get(n->js, "items");
-	pre = n->draft == D07 ? (json_is_array(items) ? items : NULL) : json_object_get(n->js, "prefixItems");
-	rest = n->draft == D07 ? (json_is_array(items) ? json_object_get(n->js, "additionalItems") : items) :
+	items = jschema_kw(n, JK_ITEMS);
+	pre = n->draft == D07 ? (json_is_array(items) ? items : NULL) : jschema_kw(n, JK_PREFIXITEMS);
+	rest = n->draft == D07 ? (json_is_array(items) ? jschema_kw(n, JK_ADDITIONALITEMS) : items) :
 	    (json_is_array(items) ? NULL : items);
 	if (json_is_array(pre)) {
 		npre = json_array_size(pre);
@@ -268,7 +268,7 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 			if (ann)
 				ann->seen[i] = 1;
 		}
-	if ((ct = json_object_get(n->js, "contains")) == NULL)
+	if ((ct = jschema_kw(n, JK_CONTAINS)) == NULL)
 		return 1;
 	c->quiet++;
 	json_array_foreach(inst, i, v) {
@@ -279,10 +279,10 @@ ap_items(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 			ann->seen[i] = 1;
 	}
 	c->quiet--;
-	hasmin = n->draft != D07 && jschema_count(n->js, "minContains", &mn);
+	hasmin = n->draft != D07 && jschema_count(n, JK_MINCONTAINS, &mn);
 	if (hasmin ? (json_int_t)matches < mn : matches == 0)
 		return verror(c, hasmin ? "minContains" : "contains", "%zu items match contains, too few", matches);
-	if (n->draft != D07 && jschema_count(n->js, "maxContains", &mx) && (json_int_t)matches > mx)
+	if (n->draft != D07 && jschema_count(n, JK_MAXCONTAINS, &mx) && (json_int_t)matches > mx)
 		return verror(c, "maxContains", "%zu items match contains, too many", matches);
 	return 1;
 }
@@ -299,9 +299,9 @@ ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 
 	if (!json_is_object(inst))
 		return 1;
-	props = json_object_get(n->js, "properties");
-	pp = json_object_get(n->js, "patternProperties");
-	ap = json_object_get(n->js, "additionalProperties");
+	props = jschema_kw(n, JK_PROPERTIES);
+	pp = jschema_kw(n, JK_PATTERNPROPERTIES);
+	ap = jschema_kw(n, JK_ADDITIONALPROPERTIES);
 	json_object_foreach(inst, key, v) {
 		hit = 0;
 		if (json_is_object(props) && (ps = json_object_get(props, key)) != NULL) {
@@ -327,7 +327,7 @@ ap_props(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 			ann->seen[i] = 1;
 		i++;
 	}
-	if ((names = json_object_get(n->js, "propertyNames")) == NULL)
+	if ((names = jschema_kw(n, JK_PROPERTYNAMES)) == NULL)
 		return 1;
 	json_object_foreach(inst, key, v) {
 		if ((name = json_string(key)) == NULL)
@@ -363,9 +363,10 @@ try_branch(struct vctx *c, const char *kw, size_t idx, json_t *sch, json_t *inst
 /* kw's members that are schemas, each applied to the instance when it has the member:
  * 2020-12's dependentSchemas, and dependencies (draft-07's, counted in 2020-12 too). */
 static int
-dependent_schemas(struct vctx *c, const struct jnode *n, const char *kw, json_t *inst, struct ann *ann)
+dependent_schemas(struct vctx *c, const struct jnode *n, enum jkw k_, json_t *inst, struct ann *ann)
 {
-	json_t *l = json_object_get(n->js, kw), *v;
+	const char *kw = jschema_kw_names[k_];
+	json_t *l = jschema_kw(n, k_), *v;
 	const char *k;
 
 	if (json_is_object(inst) && json_is_object(l))
@@ -385,10 +386,10 @@ ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	size_t i, hits;
 	int rc;
 
-	if (json_is_array(l = json_object_get(n->js, "allOf")))
+	if (json_is_array(l = jschema_kw(n, JK_ALLOF)))
 		json_array_foreach(l, i, v)
 			TRY(sub(c, "allOf", idx_step(i), v, inst, ann));
-	if (json_is_array(l = json_object_get(n->js, "anyOf"))) {
+	if (json_is_array(l = jschema_kw(n, JK_ANYOF))) {
 		hits = 0;
 		json_array_foreach(l, i, v) {
 			if ((rc = try_branch(c, "anyOf", i, v, inst, ann)) < 0)
@@ -399,7 +400,7 @@ ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 		if (hits == 0)
 			return verror(c, "anyOf", "matches none of the anyOf subschemas");
 	}
-	if (json_is_array(l = json_object_get(n->js, "oneOf"))) {
+	if (json_is_array(l = jschema_kw(n, JK_ONEOF))) {
 		hits = 0;
 		json_array_foreach(l, i, v) {
 			if ((rc = try_branch(c, "oneOf", i, v, inst, ann)) < 0)
@@ -410,22 +411,22 @@ ap_logic(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 		if (hits == 0)
 			return verror(c, "oneOf", "matches none of the oneOf subschemas");
 	}
-	if ((v = json_object_get(n->js, "not")) != NULL) {
+	if ((v = jschema_kw(n, JK_NOT)) != NULL) {
 		if ((rc = try_branch(c, "not", (size_t)-1, v, inst, NULL)) < 0)
 			return rc;
 		if (rc > 0)
 			return verror(c, "not", "matches the schema not forbids");
 	}
-	if ((v = json_object_get(n->js, "if")) != NULL) {
+	if ((v = jschema_kw(n, JK_IF)) != NULL) {
 		if ((rc = try_branch(c, "if", (size_t)-1, v, inst, ann)) < 0)
 			return rc;
 		k = rc ? "then" : "else";
-		if ((t = json_object_get(n->js, k)) != NULL)
+		if ((t = jschema_kw(n, rc ? JK_THEN : JK_ELSE)) != NULL)
 			TRY(sub(c, k, no_step, t, inst, ann));
 	}
 	if (n->draft != D07)
-		TRY(dependent_schemas(c, n, "dependentSchemas", inst, ann));
-	return dependent_schemas(c, n, "dependencies", inst, ann);
+		TRY(dependent_schemas(c, n, JK_DEPENDENTSCHEMAS, inst, ann));
+	return dependent_schemas(c, n, JK_DEPENDENCIES, inst, ann);
 }
 
 /* unevaluatedItems and unevaluatedProperties: what no other keyword evaluated (ann). */
@@ -436,13 +437,13 @@ ap_uneval(struct vctx *c, const struct jnode *n, json_t *inst, struct ann *ann)
 	const char *key;
 	size_t i = 0;
 
-	if (json_is_array(inst) && (u = json_object_get(n->js, "unevaluatedItems")) != NULL)
+	if (json_is_array(inst) && (u = jschema_kw(n, JK_UNEVALUATEDITEMS)) != NULL)
 		json_array_foreach(inst, i, v) {
 			if (!ann->seen[i])
 				TRY(member(c, "unevaluatedItems", no_step, u, idx_step(i), v));
 			ann->seen[i] = 1;
 		}
-	if (json_is_object(inst) && (u = json_object_get(n->js, "unevaluatedProperties")) != NULL)
+	if (json_is_object(inst) && (u = jschema_kw(n, JK_UNEVALUATEDPROPERTIES)) != NULL)
 		json_object_foreach(inst, key, v) {
 			if (!ann->seen[i])
 				TRY(member(c, "unevaluatedProperties", no_step, u, key_step(key), v));

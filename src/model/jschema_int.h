@@ -5,6 +5,7 @@
 #define GW_JSCHEMA_INT_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "jschema.h"
 #include "regex.h"
@@ -19,9 +20,63 @@ struct jres {
 	json_t **dyn_target;
 };
 
+/* The keywords validation reads, each a bit of a node's has: an absent one (most of a
+ * node's keywords are) costs a bit test, not a lookup. */
+#define JSCHEMA_KEYWORDS(X) \
+	X(TYPE, "type") \
+	X(CONST, "const") \
+	X(ENUM, "enum") \
+	X(MINIMUM, "minimum") \
+	X(MAXIMUM, "maximum") \
+	X(EXCLUSIVEMINIMUM, "exclusiveMinimum") \
+	X(EXCLUSIVEMAXIMUM, "exclusiveMaximum") \
+	X(MULTIPLEOF, "multipleOf") \
+	X(MINLENGTH, "minLength") \
+	X(MAXLENGTH, "maxLength") \
+	X(PATTERN, "pattern") \
+	X(FORMAT, "format") \
+	X(ITEMS, "items") \
+	X(PREFIXITEMS, "prefixItems") \
+	X(ADDITIONALITEMS, "additionalItems") \
+	X(CONTAINS, "contains") \
+	X(MINCONTAINS, "minContains") \
+	X(MAXCONTAINS, "maxContains") \
+	X(MINITEMS, "minItems") \
+	X(MAXITEMS, "maxItems") \
+	X(UNIQUEITEMS, "uniqueItems") \
+	X(PROPERTIES, "properties") \
+	X(PATTERNPROPERTIES, "patternProperties") \
+	X(ADDITIONALPROPERTIES, "additionalProperties") \
+	X(PROPERTYNAMES, "propertyNames") \
+	X(MINPROPERTIES, "minProperties") \
+	X(MAXPROPERTIES, "maxProperties") \
+	X(REQUIRED, "required") \
+	X(DEPENDENTREQUIRED, "dependentRequired") \
+	X(DEPENDENTSCHEMAS, "dependentSchemas") \
+	X(DEPENDENCIES, "dependencies") \
+	X(ALLOF, "allOf") \
+	X(ANYOF, "anyOf") \
+	X(ONEOF, "oneOf") \
+	X(NOT, "not") \
+	X(IF, "if") \
+	X(THEN, "then") \
+	X(ELSE, "else") \
+	X(UNEVALUATEDITEMS, "unevaluatedItems") \
+	X(UNEVALUATEDPROPERTIES, "unevaluatedProperties") 
+
+enum jkw {
+#define X(id, name)	JK_##id,
+	JSCHEMA_KEYWORDS(X)
+#undef X
+	JK_N
+};
+_Static_assert(JK_N <= 64, "a node's has holds a bit a keyword");
+extern const char *const jschema_kw_names[JK_N];
+
 /* A subschema that is an object. */
 struct jnode {
 	json_t *js;
+	uint64_t has;			/* 1 << JK_x: keyword x is a member of js */
 	const struct jres *res;
 	int draft;			/* JSCHEMA_DRAFT_* */
 	int uneval;			/* has unevaluatedProperties or unevaluatedItems */
@@ -45,6 +100,13 @@ struct jschema {
 	size_t ndocs;
 };
 
+/* Keyword k of n's schema, or NULL. */
+static inline json_t *
+jschema_kw(const struct jnode *n, enum jkw k)
+{
+	return n->has >> k & 1 ? json_object_get(n->js, jschema_kw_names[k]) : NULL;
+}
+
 /* The node of sch (an object the compiler walked), or NULL. */
 const struct jnode *jschema_node(const struct jschema *s, const json_t *sch);
 /* ref resolved against base (RFC 3986 §5.2), into out (cap bytes): 0, or -1 when too long. */
@@ -65,7 +127,7 @@ int jschema_assert(const struct jnode *n, json_t *inst, struct jfail *f);
 
 /* A count keyword's value (maxLength, minContains...) as a whole number in *n: 1, or 0
  * when absent or not whole (2.0 counts as 2). */
-int jschema_count(json_t *sch, const char *kw, json_int_t *n);
+int jschema_count(const struct jnode *n, enum jkw k, json_int_t *out);
 /* 0 when s (len bytes) is not of the format jschema knows by that name; 1 when it is,
  * or the format is not one it knows. */
 int jschema_format_ok(const char *format, const char *s, size_t len);

@@ -90,9 +90,9 @@ type_name(const json_t *v)
 }
 
 static int
-kw_type(struct jfail *c, json_t *sch, json_t *inst)
+kw_type(struct jfail *c, const struct jnode *n, json_t *inst)
 {
-	json_t *t = json_object_get(sch, "type"), *v;
+	json_t *t = jschema_kw(n, JK_TYPE), *v;
 	size_t i;
 
 	if (json_is_string(t))
@@ -144,14 +144,14 @@ jschema_equal(json_t *a, json_t *b)
 }
 
 static int
-kw_enum(struct jfail *c, json_t *sch, json_t *inst)
+kw_enum(struct jfail *c, const struct jnode *n, json_t *inst)
 {
 	json_t *en, *v;
 	size_t i;
 
-	if ((v = json_object_get(sch, "const")) != NULL && !jschema_equal(v, inst))
+	if ((v = jschema_kw(n, JK_CONST)) != NULL && !jschema_equal(v, inst))
 		return kfail(c, "const", "not the value const requires");
-	if (!json_is_array(en = json_object_get(sch, "enum")))
+	if (!json_is_array(en = jschema_kw(n, JK_ENUM)))
 		return 1;
 	json_array_foreach(en, i, v)
 		if (jschema_equal(v, inst))
@@ -195,33 +195,33 @@ multiple_of(const json_t *v, const json_t *m)
 }
 
 static int
-kw_number(struct jfail *c, json_t *sch, json_t *inst)
+kw_number(struct jfail *c, const struct jnode *n, json_t *inst)
 {
 	json_t *v;
 
 	if (!json_is_number(inst))
 		return 1;
-	if (json_is_number(v = json_object_get(sch, "minimum")) && num_cmp(inst, v) < 0)
+	if (json_is_number(v = jschema_kw(n, JK_MINIMUM)) && num_cmp(inst, v) < 0)
 		return kfail(c, "minimum", "below the minimum %g", json_number_value(v));
-	if (json_is_number(v = json_object_get(sch, "maximum")) && num_cmp(inst, v) > 0)
+	if (json_is_number(v = jschema_kw(n, JK_MAXIMUM)) && num_cmp(inst, v) > 0)
 		return kfail(c, "maximum", "above the maximum %g", json_number_value(v));
-	if (json_is_number(v = json_object_get(sch, "exclusiveMinimum")) && num_cmp(inst, v) <= 0)
+	if (json_is_number(v = jschema_kw(n, JK_EXCLUSIVEMINIMUM)) && num_cmp(inst, v) <= 0)
 		return kfail(c, "exclusiveMinimum", "not above %g", json_number_value(v));
-	if (json_is_number(v = json_object_get(sch, "exclusiveMaximum")) && num_cmp(inst, v) >= 0)
+	if (json_is_number(v = jschema_kw(n, JK_EXCLUSIVEMAXIMUM)) && num_cmp(inst, v) >= 0)
 		return kfail(c, "exclusiveMaximum", "not below %g", json_number_value(v));
-	if (json_is_number(v = json_object_get(sch, "multipleOf")) && !multiple_of(inst, v))
+	if (json_is_number(v = jschema_kw(n, JK_MULTIPLEOF)) && !multiple_of(inst, v))
 		return kfail(c, "multipleOf", "not a multiple of %g", json_number_value(v));
 	return 1;
 }
 
 int
-jschema_count(json_t *sch, const char *kw, json_int_t *n)
+jschema_count(const struct jnode *n, enum jkw k, json_int_t *out)
 {
-	json_t *v = json_object_get(sch, kw);
+	json_t *v = jschema_kw(n, k);
 
 	if (v == NULL || !is_integral(v))
 		return 0;
-	*n = json_is_integer(v) ? json_integer_value(v) : (json_int_t)json_real_value(v);
+	*out = json_is_integer(v) ? json_integer_value(v) : (json_int_t)json_real_value(v);
 	return 1;
 }
 
@@ -253,11 +253,11 @@ kw_string(struct jfail *c, const struct jnode *n, json_t *inst)
 	if (!json_is_string(inst))
 		return 1;
 	len = utf8_len(json_string_value(inst), json_string_length(inst));
-	if (jschema_count(n->js, "minLength", &lim) && (json_int_t)len < lim)
+	if (jschema_count(n, JK_MINLENGTH, &lim) && (json_int_t)len < lim)
 		return kfail(c, "minLength", "shorter than %" JSON_INTEGER_FORMAT " characters", lim);
-	if (jschema_count(n->js, "maxLength", &lim) && (json_int_t)len > lim)
+	if (jschema_count(n, JK_MAXLENGTH, &lim) && (json_int_t)len > lim)
 		return kfail(c, "maxLength", "longer than %" JSON_INTEGER_FORMAT " characters", lim);
-	if (c->format_assert && json_is_string(v = json_object_get(n->js, "format")) &&
+	if (c->format_assert && json_is_string(v = jschema_kw(n, JK_FORMAT)) &&
 	    !jschema_format_ok(json_string_value(v), json_string_value(inst), json_string_length(inst)))
 		return kfail(c, "format", "not a valid %s", json_string_value(v));
 	if (n->pattern != NULL) {
@@ -266,28 +266,28 @@ kw_string(struct jfail *c, const struct jnode *n, json_t *inst)
 			return kbound(c, "out of memory");
 		if (rc == 0)
 			return kfail(c, "pattern", "does not match the pattern %s",
-			    json_string_value(json_object_get(n->js, "pattern")));
+			    json_string_value(jschema_kw(n, JK_PATTERN)));
 	}
 	return 1;
 }
 
 static int
-kw_array(struct jfail *c, json_t *sch, json_t *inst)
+kw_array(struct jfail *c, const struct jnode *n, json_t *inst)
 {
 	json_int_t lim;
-	size_t i, j, n;
+	size_t i, j, size;
 
 	if (!json_is_array(inst))
 		return 1;
-	n = json_array_size(inst);
-	if (jschema_count(sch, "minItems", &lim) && (json_int_t)n < lim)
+	size = json_array_size(inst);
+	if (jschema_count(n, JK_MINITEMS, &lim) && (json_int_t)size < lim)
 		return kfail(c, "minItems", "fewer than %" JSON_INTEGER_FORMAT " items", lim);
-	if (jschema_count(sch, "maxItems", &lim) && (json_int_t)n > lim)
+	if (jschema_count(n, JK_MAXITEMS, &lim) && (json_int_t)size > lim)
 		return kfail(c, "maxItems", "more than %" JSON_INTEGER_FORMAT " items", lim);
-	if (json_is_true(json_object_get(sch, "uniqueItems"))) {
-		TRY(kspend(c, (long)(n * (n / 2 + 1) / 64)));
-		for (i = 0; i < n; i++)
-			for (j = i + 1; j < n; j++)
+	if (json_is_true(jschema_kw(n, JK_UNIQUEITEMS))) {
+		TRY(kspend(c, (long)(size * (size / 2 + 1) / 64)));
+		for (i = 0; i < size; i++)
+			for (j = i + 1; j < size; j++)
 				if (jschema_equal(json_array_get(inst, i), json_array_get(inst, j)))
 					return kfail(c, "uniqueItems", "items %zu and %zu are equal", i, j);
 	}
@@ -298,9 +298,9 @@ kw_array(struct jfail *c, json_t *sch, json_t *inst)
  * dependencies, and 2020-12's dependentRequired; dependencies counts in 2020-12 too, as
  * schemas written for both drafts expect. */
 static int
-dependent_required(struct jfail *c, json_t *sch, const char *kw, json_t *inst)
+dependent_required(struct jfail *c, const struct jnode *n, enum jkw kw, json_t *inst)
 {
-	json_t *list = json_object_get(sch, kw), *req, *v;
+	json_t *list = jschema_kw(n, kw), *req, *v;
 	const char *k;
 	size_t i;
 
@@ -310,7 +310,8 @@ dependent_required(struct jfail *c, json_t *sch, const char *kw, json_t *inst)
 				continue;
 			json_array_foreach(req, i, v)
 				if (json_is_string(v) && json_object_get(inst, json_string_value(v)) == NULL)
-					return kfail(c, kw, "\"%s\" requires the property \"%s\"", k, json_string_value(v));
+					return kfail(c, jschema_kw_names[kw], "\"%s\" requires the property \"%s\"", k,
+					    json_string_value(v));
 		}
 	return 1;
 }
@@ -325,26 +326,26 @@ kw_object(struct jfail *c, const struct jnode *n, json_t *inst)
 	if (!json_is_object(inst))
 		return 1;
 	size = json_object_size(inst);
-	if (jschema_count(n->js, "minProperties", &lim) && (json_int_t)size < lim)
+	if (jschema_count(n, JK_MINPROPERTIES, &lim) && (json_int_t)size < lim)
 		return kfail(c, "minProperties", "fewer than %" JSON_INTEGER_FORMAT " properties", lim);
-	if (jschema_count(n->js, "maxProperties", &lim) && (json_int_t)size > lim)
+	if (jschema_count(n, JK_MAXPROPERTIES, &lim) && (json_int_t)size > lim)
 		return kfail(c, "maxProperties", "more than %" JSON_INTEGER_FORMAT " properties", lim);
-	if (json_is_array(req = json_object_get(n->js, "required")))
+	if (json_is_array(req = jschema_kw(n, JK_REQUIRED)))
 		json_array_foreach(req, i, v)
 			if (json_is_string(v) && json_object_get(inst, json_string_value(v)) == NULL)
 				return kfail(c, "required", "the property \"%s\" is required", json_string_value(v));
 	if (n->draft != D07)
-		TRY(dependent_required(c, n->js, "dependentRequired", inst));
-	return dependent_required(c, n->js, "dependencies", inst);
+		TRY(dependent_required(c, n, JK_DEPENDENTREQUIRED, inst));
+	return dependent_required(c, n, JK_DEPENDENCIES, inst);
 }
 
 int
 jschema_assert(const struct jnode *n, json_t *inst, struct jfail *f)
 {
-	TRY(kw_type(f, n->js, inst));
-	TRY(kw_enum(f, n->js, inst));
-	TRY(kw_number(f, n->js, inst));
+	TRY(kw_type(f, n, inst));
+	TRY(kw_enum(f, n, inst));
+	TRY(kw_number(f, n, inst));
 	TRY(kw_string(f, n, inst));
-	TRY(kw_array(f, n->js, inst));
+	TRY(kw_array(f, n, inst));
 	return kw_object(f, n, inst);
 }
