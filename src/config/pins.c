@@ -201,6 +201,49 @@ def_wrong(const char *def, size_t n, const char *digest)
 	return why;
 }
 
+/* Whether the byte at p of the field s is percent-encoded in the file (first: s is an
+ * UPSTREAM, whose leading '#' would begin a comment). */
+static int
+escaped(const char *s, const char *p, int first)
+{
+	unsigned char c = (unsigned char)*p;
+
+	return c <= 0x20 || c == 0x7f || c == '%' || (first && p == s && c == '#');
+}
+
+/* The bytes s takes in the file. */
+static size_t
+field_len(const char *s, int first)
+{
+	const char *p;
+	size_t n = 0;
+
+	for (p = s; *p; p++)
+		n += escaped(s, p, first) ? 3 : 1;
+	return n;
+}
+
+/* s percent-encoded as a field. */
+static int
+field_encode(struct buf *out, const char *s, int first)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char esc[3] = { '%' };
+	const char *p;
+	int rc = 0;
+
+	for (p = s; *p && rc == 0; p++) {
+		if (escaped(s, p, first)) {
+			esc[1] = hex[(unsigned char)*p >> 4];
+			esc[2] = hex[*p & 0xf];
+			rc = buf_append(out, esc, 3);
+		} else {
+			rc = buf_putc(out, *p);
+		}
+	}
+	return rc;
+}
+
 /* What pins_set refuses of pin: NULL, or why. */
 static const char *
 pin_wrong(const struct pin *pin)
@@ -213,8 +256,9 @@ pin_wrong(const struct pin *pin)
 		return "not a digest";
 	if (pin->when < 0 || pin->when > PINS_WHEN_MAX)
 		return "a time before 1970 or after 9999";
-	/* Each byte of the three may take three in the file: the line must fit. */
-	if (3 * (strlen(pin->upstream) + strlen(pin->name) + strlen(pin->by)) + 128 > PINS_LINE_MAX ||
+	/* The line as pins_format writes it must fit: what pins_parse read always does. */
+	if (field_len(pin->upstream, 1) + field_len(pin->name, 0) + field_len(pin->by, 0) +
+	    strlen(kind_words[pin->kind]) + (CANON_DIGEST_LEN - 1) + 20 + 5 > PINS_LINE_MAX ||
 	    (pin->def != NULL && strlen(pin->def) + 1 > PINS_LINE_MAX))
 		return "longer than a line of the file";
 	return pin->def ? def_wrong(pin->def, strlen(pin->def), pin->digest) : NULL;
@@ -521,27 +565,6 @@ out:
 		pins_free(ps.p);
 	else
 		*out = ps.p;
-	return rc;
-}
-
-/* s percent-encoded as a field (first: UPSTREAM, whose '#' would begin a comment). */
-static int
-field_encode(struct buf *out, const char *s, int first)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[3] = { '%' };
-	int rc = 0;
-
-	for (; *p && rc == 0; p++) {
-		if (*p <= 0x20 || *p == 0x7f || *p == '%' || (first && p == (const unsigned char *)s && *p == '#')) {
-			esc[1] = hex[*p >> 4];
-			esc[2] = hex[*p & 0xf];
-			rc = buf_append(out, esc, 3);
-		} else {
-			rc = buf_putc(out, (char)*p);
-		}
-	}
 	return rc;
 }
 
