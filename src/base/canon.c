@@ -17,6 +17,14 @@
 
 static json_t *dup_at(json_t *v, int depth);
 
+/* A real canon_dup makes an integer: integral, and in range (the conversion of a larger
+ * one is undefined). -0.0 is one: the integer 0. */
+static int
+integral(double x)
+{
+	return x >= -CANON_EXACT && x <= CANON_EXACT && (double)(json_int_t)x == x;
+}
+
 static json_t *
 dup_object(json_t *v, int depth)
 {
@@ -66,10 +74,7 @@ dup_at(json_t *v, int depth)
 		return dup_array(v, depth);
 	case JSON_REAL:
 		x = json_real_value(v);
-		/* In range first: the conversion of a larger real is undefined. -0.0 is 0. */
-		if (x >= -CANON_EXACT && x <= CANON_EXACT && (double)(json_int_t)x == x)
-			return json_integer((json_int_t)x);
-		return json_real(x);
+		return integral(x) ? json_integer((json_int_t)x) : json_real(x);
 	case JSON_STRING:
 		return json_stringn_nocheck(json_string_value(v), json_string_length(v));
 	default:
@@ -81,6 +86,37 @@ json_t *
 canon_dup(json_t *v)
 {
 	return v ? dup_at(v, 0) : NULL;
+}
+
+/* Whether v needs canon_dup before it is written: 1 when it holds a real canon_dup
+ * makes an integer, 0 when it is canonical as it is, -1 when it nests too deep. Most
+ * definitions hold no such real: they are written without a copy. */
+static int
+needs_dup(json_t *v, int depth)
+{
+	json_t *m;
+	const char *key;
+	size_t i;
+	int rc = 0;
+
+	if (depth > CANON_DEPTH_MAX)
+		return -1;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		json_object_foreach(v, key, m)
+			if ((rc = needs_dup(m, depth + 1)) != 0)
+				return rc;
+		return 0;
+	case JSON_ARRAY:
+		json_array_foreach(v, i, m)
+			if ((rc = needs_dup(m, depth + 1)) != 0)
+				return rc;
+		return 0;
+	case JSON_REAL:
+		return integral(json_real_value(v));
+	default:
+		return 0;
+	}
 }
 
 /* json_dump_callback's sink: the capped buffer refuses past CANON_MAX_BYTES, and the
@@ -98,8 +134,17 @@ canon_text(json_t *v)
 	json_t *c;
 	int rc;
 
-	if ((c = canon_dup(v)) == NULL)
+	switch (v ? needs_dup(v, 0) : -1) {
+	case 0:
+		c = json_incref(v);
+		break;
+	case 1:
+		if ((c = canon_dup(v)) != NULL)
+			break;
+		/* fall through */
+	default:
 		return NULL;
+	}
 	buf_init(&b, CANON_MAX_BYTES);
 	rc = json_dump_callback(c, canon_put, &b, CANON_DUMP_FLAGS);
 	json_decref(c);

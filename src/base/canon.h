@@ -25,7 +25,9 @@
 json_t *canon_dup(json_t *v);
 /* The canonical text of v (any JSON value), NUL-terminated (a NUL in a string is
  * written \u0000): a new string to free(), or NULL without memory, when v nests deeper
- * than CANON_DEPTH_MAX or its text would be longer than CANON_MAX_BYTES. */
+ * than CANON_DEPTH_MAX, its text would be longer than CANON_MAX_BYTES, or a string in it
+ * is not UTF-8 (one made with json_stringn_nocheck). v is copied only when it holds a
+ * real to make an integer. */
 char *canon_text(json_t *v);
 /* The digest of v's canonical text into out: 0, or -1 as canon_text. */
 int canon_digest(json_t *v, char out[CANON_DIGEST_LEN]);
