@@ -137,6 +137,9 @@ test_caps(void)
 	json_decref(big);
 	free(s);
 	ok(canon_text(NULL) == NULL && canon_dup(NULL) == NULL, "NULL is no value");
+	big = json_pack("{s:o}", "a", json_stringn_nocheck("\xff", 1));
+	ok(canon_text(big) == NULL && canon_digest(big, d) < 0, "a string that is not UTF-8 has no text");
+	json_decref(big);
 }
 
 static void
