@@ -92,7 +92,8 @@ int pins_remove(struct pins *p, const char *upstream, enum pins_kind kind, const
 int pins_format(const struct pins *p, struct buf *out) BUF_MUST;
 /* Writes p to path, atomically: a temporary file in the same directory, written and
  * synced, renamed over path, the directory synced. The file keeps its mode (a new one:
- * 0644). 0, or -1 with err (path's file unchanged). */
+ * 0644). 0, or -1 with err: path's file unchanged, unless only the directory's sync
+ * failed (then it is the new one, maybe not yet on disk). */
 int pins_save(const struct pins *p, const char *path, struct gw_error *err);
 
 /* A change of the file at path, serialized with every other pins_update of it (an

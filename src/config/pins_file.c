@@ -94,7 +94,8 @@ sync_dir(const char *path)
 	return rc;
 }
 
-/* Long: one sequence of steps, each with its error and the temporary file's removal. */
+/* One step after another, the first that fails named in the error; the temporary file
+ * removed then. */
 int
 pins_save(const struct pins *p, const char *path, struct gw_error *err)
 {
