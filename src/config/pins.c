@@ -589,8 +589,11 @@ pins_format(const struct pins *p, struct buf *out)
 		rc |= buf_printf(out, " %s %s ", pin->digest, when);
 		rc |= field_encode(out, pin->by, 0);
 		rc |= buf_putc(out, '\n');
-		if (pin->def != NULL)
-			rc |= buf_putc(out, '\t') | buf_puts(out, pin->def) | buf_putc(out, '\n');
+		if (pin->def != NULL) {
+			rc |= buf_putc(out, '\t');
+			rc |= buf_puts(out, pin->def);
+			rc |= buf_putc(out, '\n');
+		}
 	}
 	return rc ? -1 : 0;
 }
