@@ -6,13 +6,16 @@
 
 #include "buf.h"
 #include "canon.h"
+#include "jsonw.h"
 #include "secret.h"
+#include "str.h"
 
 /* The largest integer a double holds exactly, and its neighbours: past it, an integral
  * real stays a real (two reals that print alike are one double anyway). */
 #define CANON_EXACT	9007199254740992.0	/* 2^53 */
 
-/* jansson's writer, fixed: what makes its text canonical (canon.h). */
+/* jansson's writer, fixed: what makes its text canonical (canon.h). canon_text writes
+ * the same bytes itself. */
 #define CANON_DUMP_FLAGS	(JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
 
 static json_t *dup_at(json_t *v, int depth);
@@ -88,67 +91,133 @@ canon_dup(json_t *v)
 	return v ? dup_at(v, 0) : NULL;
 }
 
-/* Whether v needs canon_dup before it is written: 1 when it holds a real canon_dup
- * makes an integer, 0 when it is canonical as it is, -1 when it nests too deep. Most
- * definitions hold no such real: they are written without a copy. */
 static int
-needs_dup(json_t *v, int depth)
+by_name(const void *a, const void *b)
 {
-	json_t *m;
-	const char *key;
-	size_t i;
-	int rc = 0;
+	const struct canon_member *x = a, *y = b;
+	int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
 
-	if (depth > CANON_DEPTH_MAX)
-		return -1;
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		json_object_foreach(v, key, m)
-			if ((rc = needs_dup(m, depth + 1)) != 0)
-				return rc;
-		return 0;
-	case JSON_ARRAY:
-		json_array_foreach(v, i, m)
-			if ((rc = needs_dup(m, depth + 1)) != 0)
-				return rc;
-		return 0;
-	case JSON_REAL:
-		return integral(json_real_value(v));
-	default:
-		return 0;
-	}
+	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* json_dump_callback's sink: the capped buffer refuses past CANON_MAX_BYTES, and the
- * writer stops at the first refusal (no text of a megabyte and more is ever made). */
+struct canon_member *
+canon_members(json_t *o)
+{
+	size_t n = json_object_size(o), i = 0, klen;
+	struct canon_member *m;
+	const char *key;
+	json_t *v;
+
+	if (n == 0 || (m = malloc(n * sizeof(*m))) == NULL)
+		return NULL;
+	json_object_keylen_foreach(o, key, klen, v) {
+		m[i].key = key;
+		m[i].len = klen;
+		m[i++].value = v;
+	}
+	qsort(m, n, sizeof(*m), by_name);
+	return m;
+}
+
+/* json_dump_callback's sink (a real's digits): the capped buffer. */
 static int
 canon_put(const char *p, size_t n, void *arg)
 {
 	return buf_append(arg, p, n);
 }
 
+/* A string as jansson writes it (jsonw_string's bytes), or -1 when it is not UTF-8
+ * (jansson refuses to write it; jsonw would write '?'). */
+static int
+write_string(struct buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	uint32_t cp;
+	size_t k;
+
+	while (p < end) {
+		if (*p < 0x80)
+			p++;
+		else if ((k = str_utf8(p, (size_t)(end - p), &cp)) > 0)
+			p += k;
+		else
+			return -1;
+	}
+	return jsonw_string(b, s, n);
+}
+
+static int write_value(struct buf *b, json_t *v, int depth);
+
+static int
+write_object(struct buf *b, json_t *v, int depth)
+{
+	size_t n = json_object_size(v), i;
+	struct canon_member *m;
+	int rc;
+
+	if (n == 0)
+		return buf_puts(b, "{}");
+	if ((m = canon_members(v)) == NULL)
+		return -1;
+	rc = buf_putc(b, '{');
+	for (i = 0; i < n && rc == 0; i++) {
+		if (i > 0)
+			rc = buf_putc(b, ',');
+		if (rc == 0)
+			rc = write_string(b, m[i].key, m[i].len);
+		if (rc == 0)
+			rc = buf_putc(b, ':');
+		if (rc == 0)
+			rc = write_value(b, m[i].value, depth + 1);
+	}
+	free(m);
+	return rc < 0 ? -1 : buf_putc(b, '}');
+}
+
+/* v's canonical text: what json_dumps(canon_dup(v), CANON_DUMP_FLAGS) writes, without
+ * the copy, and without jansson's cost per object (jsonw.h): members sorted here, reals
+ * alone left to jansson. fuzz_tooldef holds the two to the same bytes. */
+static int
+write_value(struct buf *b, json_t *v, int depth)
+{
+	size_t i, n;
+	int rc;
+
+	if (depth > CANON_DEPTH_MAX)
+		return -1;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return write_object(b, v, depth);
+	case JSON_ARRAY:
+		rc = buf_putc(b, '[');
+		for (i = 0, n = json_array_size(v); i < n && rc == 0; i++)
+			if ((rc = i > 0 ? buf_putc(b, ',') : 0) == 0)
+				rc = write_value(b, json_array_get(v, i), depth + 1);
+		return rc < 0 ? -1 : buf_putc(b, ']');
+	case JSON_STRING:
+		return write_string(b, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		return jsonw_int(b, json_integer_value(v));
+	case JSON_REAL:
+		if (integral(json_real_value(v)))
+			return jsonw_int(b, (int64_t)json_real_value(v));
+		return json_dump_callback(v, canon_put, b, CANON_DUMP_FLAGS);
+	case JSON_TRUE:
+		return buf_puts(b, "true");
+	case JSON_FALSE:
+		return buf_puts(b, "false");
+	default:
+		return buf_puts(b, "null");
+	}
+}
+
 char *
 canon_text(json_t *v)
 {
 	struct buf b;
-	json_t *c;
-	int rc;
 
-	switch (v ? needs_dup(v, 0) : -1) {
-	case 0:
-		c = json_incref(v);
-		break;
-	case 1:
-		if ((c = canon_dup(v)) != NULL)
-			break;
-		/* fall through */
-	default:
-		return NULL;
-	}
 	buf_init(&b, CANON_MAX_BYTES);
-	rc = json_dump_callback(c, canon_put, &b, CANON_DUMP_FLAGS);
-	json_decref(c);
-	if (rc < 0 || b.data == NULL) {
+	if (v == NULL || write_value(&b, v, 0) < 0 || b.data == NULL) {
 		buf_free(&b);
 		return NULL;
 	}

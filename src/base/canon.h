@@ -26,9 +26,19 @@ json_t *canon_dup(json_t *v);
 /* The canonical text of v (any JSON value), NUL-terminated (a NUL in a string is
  * written \u0000): a new string to free(), or NULL without memory, when v nests deeper
  * than CANON_DEPTH_MAX, its text would be longer than CANON_MAX_BYTES, or a string in it
- * is not UTF-8 (one made with json_stringn_nocheck). v is copied only when it holds a
- * real to make an integer. */
+ * is not UTF-8 (one made with json_stringn_nocheck). The bytes of
+ * json_dumps(canon_dup(v), JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) |
+ * JSON_ENCODE_ANY), written without the copy. */
 char *canon_text(json_t *v);
+/* The members of object o in the canonical text's order (by the bytes of their names):
+ * a new array of json_object_size(o) to free(), borrowed names and values; NULL when o
+ * has none, or without memory. */
+struct canon_member {
+	const char *key;
+	size_t len;
+	json_t *value;
+};
+struct canon_member *canon_members(json_t *o);
 /* The digest of v's canonical text into out: 0, or -1 as canon_text. */
 int canon_digest(json_t *v, char out[CANON_DIGEST_LEN]);
 /* The digest of a text already canonical (len bytes) into out. */

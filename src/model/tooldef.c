@@ -263,51 +263,28 @@ walk_charge(struct walk *w, size_t n)
 
 static int walk_value(struct walk *w, json_t *v, int depth);
 
-struct member {
-	const char *key;
-	size_t len;
-	json_t *v;
-};
-
-/* Member names in byte order, as canon.h sorts them: the first finding is the same
- * whatever the order the upstream wrote them in. */
-static int
-by_name(const void *a, const void *b)
-{
-	const struct member *x = a, *y = b;
-	int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
-
-	return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
+/* The members in canon.h's order: the first finding is the same whatever the order the
+ * upstream wrote them in. */
 static int
 walk_object(struct walk *w, json_t *v, int depth)
 {
-	size_t n = json_object_size(v), i = 0, klen;
-	struct member *m;
+	size_t n = json_object_size(v), i;
+	struct canon_member *m;
 	struct mark mark;
-	const char *key;
-	json_t *mv;
 	int rc = 0;
 
 	if (n == 0)
 		return 0;
-	if ((m = malloc(n * sizeof(*m))) == NULL) {
+	if ((m = canon_members(v)) == NULL) {
 		walk_found(w, TOOLDEF_UNCHECKED, "out of memory", 0);
 		return -1;
 	}
-	json_object_keylen_foreach(v, key, klen, mv) {
-		m[i].key = key;
-		m[i].len = klen;
-		m[i++].v = mv;
-	}
-	qsort(m, n, sizeof(*m), by_name);
 	for (i = 0; i < n && rc == 0; i++) {
 		if ((rc = walk_charge(w, m[i].len)) < 0)
 			break;
 		walk_text(w, m[i].key, m[i].len, 1);
 		mark = walk_push(w, m[i].key, m[i].len);
-		rc = walk_value(w, m[i].v, depth + 1);
+		rc = walk_value(w, m[i].value, depth + 1);
 		walk_pop(w, mark);
 	}
 	free(m);

@@ -1,9 +1,10 @@
 /* A record's definition, digest and hygiene (tooldef.c, canon.c) on any JSON, and the
  * hygiene on any bytes as one string. Properties: nothing crashes; tooldef_digest is the
- * digest of tooldef_of's definition; a canonical text reloads to a value of the same
- * digest and the same text (a fixed point); the hygiene finds the same in a value and in
- * its canonical reload (member order and number spelling do not move it), its reason
- * empty exactly when nothing was found. */
+ * digest of tooldef_of's definition; canon_text writes what jansson writes of
+ * canon_dup's copy with the canonical flags (and fails where jansson does); a canonical
+ * text reloads to a value of the same digest and the same text (a fixed point); the
+ * hygiene finds the same in a value and in its canonical reload (member order and number
+ * spelling do not move it), its reason empty exactly when nothing was found. */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -21,14 +22,20 @@ hygiene(json_t *v, struct tooldef_flags *f)
 	FUZZ_CHECK(found == (f->found != 0) && (f->found == 0) == (f->reason[0] == '\0'));
 }
 
-/* The canonical text of v reloads to the same digest, text and findings. */
+/* The canonical text of v is jansson's of canon_dup(v) with canon.h's flags, and
+ * reloads to the same digest, text and findings. */
 static void
 check_canon(json_t *v)
 {
-	char d1[CANON_DIGEST_LEN], d2[CANON_DIGEST_LEN], *t1 = canon_text(v), *t2;
+	char d1[CANON_DIGEST_LEN], d2[CANON_DIGEST_LEN], *t1 = canon_text(v), *t2, *j;
+	json_t *back = canon_dup(v);
 	struct tooldef_flags f1, f2;
-	json_t *back;
 
+	j = back ? json_dumps(back, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY) : NULL;
+	FUZZ_CHECK((t1 == NULL) == (j == NULL || strlen(j) > CANON_MAX_BYTES));
+	FUZZ_CHECK(t1 == NULL || strcmp(t1, j) == 0);
+	free(j);
+	json_decref(back);
 	if (t1 == NULL)
 		return;
 	FUZZ_CHECK((back = json_loads(t1, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL)) != NULL);
