@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -68,4 +69,55 @@ clock_rfc3339(time_t t, char *out, size_t outlen)
 	clock_utc(t, utc, sizeof(utc));
 	if (snprintf(out, outlen, "%sZ", utc) < 0 && outlen)
 		out[0] = '\0';
+}
+
+/* n decimal digits at s: the number, or -1. */
+static int
+digits(const char *s, int n)
+{
+	int v = 0;
+
+	for (; n > 0; n--, s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v;
+}
+
+/* clock_utc's arithmetic backwards: days from 1970-01-01 to y-m-d (y >= 0). Whether the
+ * date exists is clock_parse_rfc3339's test: written back, it is the same text. */
+static int64_t
+days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = y / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+int
+clock_parse_rfc3339(const char *s, time_t *t)
+{
+	int y, mo, d, h, mi, sec;
+	char back[32];
+	int64_t v;
+
+	if (strlen(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z')
+		return -1;
+	y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+	h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59)
+		return -1;
+	v = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec;
+	clock_rfc3339((time_t)v, back, sizeof(back));
+	if (strcmp(back, s) != 0)
+		return -1;	/* a day the month has not (02-30) */
+	*t = (time_t)v;
+	return 0;
 }

@@ -15,5 +15,9 @@ void clock_rfc3339(time_t t, char *out, size_t outlen);
  * out needs 20 bytes. Both by arithmetic: gmtime_r's first call reads the time zone
  * file, a cost every CGI run would pay for its log line. */
 void clock_utc(time_t t, char *out, size_t outlen);
+/* The time of s, an RFC 3339 UTC timestamp exactly as clock_rfc3339 writes it (a date
+ * that exists, from 1970 to 9999, seconds 00 to 59, "Z"): 0, or -1 when s is anything
+ * else. */
+int clock_parse_rfc3339(const char *s, time_t *t);
 
 #endif

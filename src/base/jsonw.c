@@ -9,34 +9,6 @@
 /* Deeper than this, a value is handed to jansson, which finds cycles. */
 #define JSONW_DEPTH	32
 
-/* The length of the valid UTF-8 sequence of two to four bytes at s (n bytes left), or 0. */
-static size_t
-utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned cp;
-	size_t k, i;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return k;
-}
-
 int
 jsonw_string(struct buf *b, const char *s, size_t len)
 {
@@ -46,6 +18,7 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 	};
 	const unsigned char *p = (const unsigned char *)s, *end = p + len, *run;
 	char u[7] = "\\u00";
+	uint32_t cp;
 	size_t k;
 	int rc = buf_putc(b, '"');
 
@@ -56,7 +29,7 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 		if (p == end)
 			break;
 		if (*p >= 0x80) {
-			k = utf8_seq(p, (size_t)(end - p));
+			k = str_utf8(p, (size_t)(end - p), &cp);
 			rc |= k > 0 ? buf_append(b, p, k) : buf_putc(b, '?');
 			p += k ? k : 1;
 		} else if (*p == '"' || *p == '\\') {

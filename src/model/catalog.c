@@ -10,6 +10,7 @@
 #include "catalog.h"
 #include "log.h"
 #include "policy.h"
+#include "tooldef.h"
 
 #define TOOL_NAME_MAX	128
 
@@ -42,11 +43,15 @@ uri_ok(const char *s)
 }
 
 /* Pairs [record, [upstream, original key], sequence, exposed key, record text, upstream
- * index, cost], sorted by key, then file order. A record's cost is what it takes of the
- * state file: its text and, at most, its index record and route. */
+ * index, cost, digest or null], sorted by key, then file order. A record's cost is what
+ * it takes of the state file: its text and, at most, its index record and route. The
+ * digest is tooldef.h's, of the upstream's own record (a resource has none). */
 #define PAIR_TEXT	4
 #define PAIR_UPSTREAM	5
 #define PAIR_COST	6
+#define PAIR_DIGEST	7
+/* What a digest adds to an index record: ,"digest":"sha256:..." */
+#define DIGEST_COST	(CANON_DIGEST_LEN + 12)
 
 /* One kind's pairs, in a growing array. */
 struct pairs {
@@ -70,17 +75,34 @@ by_key(const void *a, const void *b)
 	return c ? c : (i > j) - (i < j);
 }
 
+/* Room for one more pair: 0, or -1 without memory. */
+static int
+pairs_room(struct pairs *p)
+{
+	json_t **more;
+
+	if (p->n < p->cap)
+		return 0;
+	if ((more = realloc(p->v, (p->cap ? 2 * p->cap : 64) * sizeof(*p->v))) == NULL)
+		return -1;
+	p->v = more;
+	p->cap = p->cap ? 2 * p->cap : 64;
+	return 0;
+}
+
 /* One upstream's records of a kind, mapped (prefix, description, schema), onto p: what
- * they cost. A record over CATALOG_RECORD_MAX is left out (counted in *over). */
+ * they cost. A record over CATALOG_RECORD_MAX is left out (counted in *over). Each
+ * record's digest is taken before it is mapped: what the upstream itself defined. */
 static size_t
 add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_info *k, json_t *list,
     struct pairs *p, size_t *over)
 {
 	const struct cfg_upstream *u = &cfg->upstreams[u_ix];
-	char name[2 * TOOL_NAME_MAX + 2], *text;
+	char name[2 * TOOL_NAME_MAX + 2], *text, digest[CANON_DIGEST_LEN];
 	const char *orig;
-	json_t *t, *rec, **more;
+	json_t *t, *rec;
 	size_t j, len, cost, need = 0;
+	int has_digest;
 
 	json_array_foreach(list, j, t) {
 		orig = json_string_value(json_object_get(t, k->key));
@@ -91,6 +113,7 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 			    u->s.name, k->array, k->key);
 			continue;
 		}
+		has_digest = tooldef_digest((enum catalog_kind)(k - catalog_kinds), t, digest) == 0;
 		rec = json_copy(t);	/* shallow: only its own members change */
 		if (k->prefixed)
 			json_object_set_new(rec, k->key, json_string(name));
@@ -106,18 +129,15 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 			json_decref(rec);
 			continue;
 		}
-		cost = len + 2 * strlen(k->prefixed ? name : orig) + strlen(u->s.name) + strlen(orig) + 64;
-		if (p->n == p->cap) {
-			if ((more = realloc(p->v, (p->cap ? 2 * p->cap : 64) * sizeof(*p->v))) == NULL) {
-				free(text);
-				json_decref(rec);
-				return need;
-			}
-			p->v = more;
-			p->cap = p->cap ? 2 * p->cap : 64;
+		cost = len + 2 * strlen(k->prefixed ? name : orig) + strlen(u->s.name) + strlen(orig) + 64 +
+		    (has_digest ? DIGEST_COST : 0);
+		if (pairs_room(p) < 0) {
+			free(text);
+			json_decref(rec);
+			return need;
 		}
-		p->v[p->n] = json_pack("[o, [s, s], I, s, s%, I, I]", rec, u->s.name, orig, (json_int_t)p->n,
-		    k->prefixed ? name : orig, text, len, (json_int_t)u_ix, (json_int_t)cost);
+		p->v[p->n] = json_pack("[o, [s, s], I, s, s%, I, I, s?]", rec, u->s.name, orig, (json_int_t)p->n,
+		    k->prefixed ? name : orig, text, len, (json_int_t)u_ix, (json_int_t)cost, has_digest ? digest : NULL);
 		free(text);
 		if (p->v[p->n] == NULL)
 			continue;
@@ -174,16 +194,20 @@ route_names(json_t *route, const char *upstream)
 	return 0;
 }
 
-/* What decisions read of a record (the document's index record): its key, and a tool's
- * readOnlyHint when true. */
+/* What decisions read of a pair's record (the document's index record): its key, a
+ * tool's readOnlyHint when true, and the digest of the upstream's own record (never
+ * sent: a list page is cut from the record texts). */
 static json_t *
-index_record(const struct catalog_kind_info *k, json_t *rec)
+index_record(const struct catalog_kind_info *k, json_t *pair)
 {
+	json_t *rec = json_array_get(pair, 0), *digest = json_array_get(pair, PAIR_DIGEST);
 	json_t *ix = json_pack("{s:O}", k->key, json_object_get(rec, k->key));
 
 	if (ix && k == &catalog_kinds[CATALOG_TOOLS] &&
 	    json_is_true(json_object_get(json_object_get(rec, "annotations"), "readOnlyHint")))
 		json_object_set_new(ix, "annotations", json_pack("{s:b}", "readOnlyHint", 1));
+	if (ix && json_is_string(digest))
+		json_object_set(ix, "digest", digest);
 	return ix;
 }
 
@@ -222,7 +246,7 @@ put_kind(json_t *doc, json_t *records, const struct catalog_kind_info *k, json_t
 				    "reached at the first the caller may reach, never at another while one is down");
 		} else {
 			rec = json_string_value(json_array_get(pairs[i], PAIR_TEXT));
-			ix = index_record(k, json_array_get(pairs[i], 0));
+			ix = index_record(k, pairs[i]);
 			if (rec == NULL || ix == NULL || text.len + (text.len > 0) + strlen(rec) > text.max ||
 			    (text.len > 0 && buf_putc(&text, '\n') < 0) || buf_puts(&text, rec) < 0) {
 				log_err(NULL, "catalog: the %s from %s %s on are left out: out of memory, or over %u bytes",
@@ -610,6 +634,38 @@ upstream_ix(const struct config *cfg, const char *name)
 	return cfg->n_upstreams;
 }
 
+/* A tool as its upstream listed it, again (rec: under its name there): the description
+ * and input schema add_records gave it when it had none are taken out, those of them
+ * whose absence gives the digest the index keeps (the upstream's own record's). */
+static void
+undo_defaults(json_t *rec, const char *digest)
+{
+	static const char *const added[2] = { "description", "inputSchema" };
+	json_t *schema = json_pack("{s:s}", "type", "object"), *c;
+	char d[CANON_DIGEST_LEN];
+	int can[2], m, i;
+
+	can[0] = json_equal(json_object_get(rec, "description"), json_object_get(rec, "name"));
+	can[1] = json_equal(json_object_get(rec, "inputSchema"), schema);
+	json_decref(schema);
+	if (digest == NULL || (!can[0] && !can[1]) || (tooldef_digest(CATALOG_TOOLS, rec, d) == 0 && strcmp(d, digest) == 0))
+		return;
+	for (m = 1; m < 4; m++) {	/* the description, the schema, both */
+		if (((m & 1) && !can[0]) || ((m & 2) && !can[1]) || (c = json_copy(rec)) == NULL)
+			continue;
+		for (i = 0; i < 2; i++)
+			if (m >> i & 1)
+				json_object_del(c, added[i]);
+		if (tooldef_digest(CATALOG_TOOLS, c, d) == 0 && strcmp(d, digest) == 0) {
+			for (i = 0; i < 2; i++)
+				if (m >> i & 1)
+					json_object_del(rec, added[i]);
+			m = 4;
+		}
+		json_decref(c);
+	}
+}
+
 /* Each record of kind in doc, as its upstreams listed it (its key there), onto their
  * lists (those not NULL): every upstream its route names, the first's record for each. */
 static void
@@ -631,6 +687,8 @@ lists_kind(json_t *doc, const struct config *cfg, enum catalog_kind kind, json_t
 			if (i == cfg->n_upstreams || lists[i] == NULL || (copy = json_copy(rec)) == NULL)
 				continue;
 			json_object_set(copy, k->key, json_array_get(route, a + 1));
+			if (kind == CATALOG_TOOLS && a == 0)
+				undo_defaults(copy, catalog_digest(doc, kind, ix - 1));
 			if ((arr = json_object_get(lists[i], k->array)) == NULL)
 				json_object_set_new(lists[i], k->array, arr = json_array());
 			json_array_append_new(arr, copy);
@@ -766,6 +824,13 @@ catalog_key(json_t *doc, enum catalog_kind kind, size_t ix)
 	const struct catalog_kind_info *k = &catalog_kinds[kind];
 
 	return json_string_value(json_object_get(json_array_get(json_object_get(idx(doc), k->array), ix), k->key));
+}
+
+const char *
+catalog_digest(json_t *doc, enum catalog_kind kind, size_t ix)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(idx(doc), catalog_kinds[kind].array), ix),
+	    "digest"));
 }
 
 json_t *

@@ -51,14 +51,14 @@ struct catalog_kind_info {
 extern const struct catalog_kind_info catalog_kinds[CATALOG_NKINDS];
 
 /* The catalog document:
- *   {"tools": [index records of the exposed tools, sorted by name: {"name"} and, when
- *              the tool's annotations say readOnlyHint: true, {"annotations":
- *              {"readOnlyHint": true}}],
+ *   {"tools": [index records of the exposed tools, sorted by name: {"name", "digest":
+ *              catalog_digest's} and, when the tool's annotations say readOnlyHint:
+ *              true, {"annotations": {"readOnlyHint": true}}],
  *    "routes": [[upstream section name, the tool's name upstream (, the same for each
  *               other upstream that exposes that name)], ...]  (same order),
  *    "prompts"/"promptRoutes", "resources"/"resourceRoutes",
  *    "resourceTemplates"/"templateRoutes": the same for the other kinds (index
- *               records: their key alone),
+ *               records: their key and digest; a resource's, its key alone),
  *    "upstreams": {name: {"ok": true, "tools": n, "caps": {its capabilities: the kinds and
  *                      their true subscribe and listChanged}, and, when some of its
  *                      records were left out, "cut": how many, "share": its bytes;
@@ -99,6 +99,10 @@ size_t catalog_count(json_t *doc, enum catalog_kind kind);
 /* The key (exposed name, URI, URI template) of record ix of kind, borrowed; NULL past
  * the last. */
 const char *catalog_key(json_t *doc, enum catalog_kind kind, size_t ix);
+/* The digest (tooldef.h) of record ix of kind as its upstream listed it, before the
+ * gateway prefixed its name or gave it a description or schema, borrowed; NULL for a
+ * resource, a record past the last, or one whose definition has no digest. */
+const char *catalog_digest(json_t *doc, enum catalog_kind kind, size_t ix);
 /* The document's "upstreams" (borrowed). */
 json_t *catalog_upstreams(json_t *doc);
 

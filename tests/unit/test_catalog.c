@@ -12,6 +12,7 @@
 #include "catalog_store.h"
 #include "fixture.h"
 #include "tap.h"
+#include "tooldef.h"
 
 static const char *
 name_at(json_t *doc, size_t i)
@@ -53,10 +54,11 @@ test_find(json_t *doc)
 	    "the record passes through (description, annotations), under its exposed name");
 	json_decref(t);
 	t = json_array_get(json_object_get(doc, "tools"), (size_t)ix);
-	ok(json_object_size(t) == 2 && json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")),
-	    "its index record: the name and readOnlyHint");
+	ok(json_object_size(t) == 3 && json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")) &&
+	    json_is_string(json_object_get(t, "digest")),
+	    "its index record: the name, readOnlyHint and the digest");
 	t = json_array_get(json_object_get(doc, "tools"), (size_t)catalog_find(doc, "read_file"));
-	ok(json_object_size(t) == 1 && json_is_string(json_object_get(t, "name")), "… the name alone without one");
+	ok(json_object_size(t) == 2 && json_is_string(json_object_get(t, "name")), "… the name and digest without one");
 }
 
 /* A list page is the records' texts: the JSON array of the whole records, in the order asked. */
@@ -121,6 +123,66 @@ test_pack(json_t *doc)
 	json_decref(back);
 	buf_free(&page);
 	buf_free(&b);
+}
+
+/* Each record's digest, in its index record only: the upstream's own record's (the
+ * prefix and the description the gateway gave it do not count), kept when packed. */
+static void
+test_digest(json_t *doc)
+{
+	char want[CANON_DIGEST_LEN];
+	const char *got;
+	json_t *rec, *back;
+	uint32_t lens[CATALOG_PARTS];
+	struct buf b;
+	long ix = catalog_find(doc, "gh_search");
+
+	tooldef_digest(CATALOG_TOOLS, json_array_get(lists[0], 0), want);
+	got = catalog_digest(doc, CATALOG_TOOLS, (size_t)ix);
+	is_str(got, want, "a prefixed tool's digest: that of the upstream's record, under its own name");
+	rec = json_deep_copy(json_array_get(lists[0], 1));
+	tooldef_digest(CATALOG_TOOLS, rec, want);
+	got = catalog_digest(doc, CATALOG_TOOLS, (size_t)catalog_find(doc, "gh_create_issue"));
+	is_str(got, want, "… of one without a description: without the description the gateway gave it");
+	json_object_set_new(rec, "description", json_string("create_issue"));
+	tooldef_digest(CATALOG_TOOLS, rec, want);
+	ok(got && strcmp(got, want) != 0, "… which is another digest");
+	json_decref(rec);
+	rec = catalog_record(doc, CATALOG_TOOLS, (size_t)ix);
+	ok(rec && json_object_get(rec, "digest") == NULL, "the record sent has no digest");
+	json_decref(rec);
+	ok(catalog_digest(doc, CATALOG_TOOLS, 99) == NULL, "no record: no digest");
+	buf_init(&b, 1 << 20);
+	back = catalog_pack(doc, &b, lens) == 0 ? catalog_unpack(b.data, lens) : NULL;
+	ok(back && catalog_digest(back, CATALOG_TOOLS, (size_t)ix) && strcmp(catalog_digest(back, CATALOG_TOOLS, (size_t)ix),
+	    catalog_digest(doc, CATALOG_TOOLS, (size_t)ix)) == 0, "… kept in the state file's copy");
+	json_decref(back);
+	buf_free(&b);
+}
+
+/* A changed description changes the digest; a resource has none, a prompt and a template
+ * have theirs. */
+static void
+test_digest_changes(void)
+{
+	const char *why[3] = { NULL, "down", "down" };
+	json_t *l[3] = { NULL }, *a, *b;
+	char d1[CANON_DIGEST_LEN];
+
+	l[0] = json_pack("{s:[{s:s, s:s}], s:[{s:s}], s:[{s:s}], s:[{s:s}]}", "tools", "name", "t", "description", "one",
+	    "prompts", "name", "p", "resources", "uri", "file:///r", "resourceTemplates", "uriTemplate", "file:///{x}");
+	a = catalog_build(cfg, l, why);
+	snprintf(d1, sizeof(d1), "%s", catalog_digest(a, CATALOG_TOOLS, 0) ? catalog_digest(a, CATALOG_TOOLS, 0) : "");
+	json_object_set_new(json_array_get(json_object_get(l[0], "tools"), 0), "description", json_string("two"));
+	json_object_set_new(json_array_get(json_object_get(l[0], "tools"), 0), "_meta", json_pack("{s:i}", "x", 1));
+	b = catalog_build(cfg, l, why);
+	ok(d1[0] && catalog_digest(b, CATALOG_TOOLS, 0) && strcmp(d1, catalog_digest(b, CATALOG_TOOLS, 0)) != 0,
+	    "a changed description: another digest");
+	ok(catalog_digest(a, CATALOG_PROMPTS, 0) != NULL && catalog_digest(a, CATALOG_TEMPLATES, 0) != NULL &&
+	    catalog_digest(a, CATALOG_RESOURCES, 0) == NULL, "a prompt and a template have one, a resource none");
+	json_decref(a);
+	json_decref(b);
+	json_decref(l[0]);
 }
 
 /* A name two upstreams expose goes to the first in the file, the second's route after it. */
@@ -518,6 +580,7 @@ main(int argc, char **argv)
 	run_case(test_find, doc);
 	run_case(test_page, doc);
 	run_case(test_pack, doc);
+	run_case(test_digest, doc);
 	run_case(test_shared_name, doc);
 	run_case(test_defaults, doc);
 	run_case(test_not_exposed, doc);
@@ -525,6 +588,7 @@ main(int argc, char **argv)
 	json_decref(doc);
 
 	run_case(test_all_answered);
+	run_case(test_digest_changes);
 	run_case(test_listed_twice);
 	run_case(test_shares);
 	run_case(test_bound);
