@@ -632,13 +632,17 @@ function createServer(session) {
 }
 
 // Event store for resumability (SEP-1699), one per session, bounded: event ids are
-// "<streamId>.<seq>"; a stream keeps its last 1000 events.
+// "<streamId>.<seq>"; a stream keeps its last 1000 events, a session its last 1000
+// streams (each POST opens one: a long run of calls must not grow the process).
 class SessionEventStore {
   constructor() { this.streams = new Map(); this.seq = 0; }
   async storeEvent(streamId, message) {
     const id = `${streamId}.${++this.seq}`;
     let events = this.streams.get(streamId);
-    if (!events) this.streams.set(streamId, (events = []));
+    if (!events) {
+      this.streams.set(streamId, (events = []));
+      if (this.streams.size > 1000) this.streams.delete(this.streams.keys().next().value);
+    }
     events.push({ id, message });
     if (events.length > 1000) events.shift();
     return id;
