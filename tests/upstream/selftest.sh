@@ -110,11 +110,12 @@ per_scenario() {
 # warning check, one TAP line each with per-scenario, else one line for all; the other
 # scenarios it ran (not scored: extensions, pending) as "#" lines.
 requirements() {
-	local label=$1 dir=$2 rev=$3 per=${4:-} scored name ok_n bad warn d n=0 checks=0 bad_list=''
+	local label=$1 dir=$2 rev=$3 per=${4:-} scored ran name ok_n bad warn d n=0 checks=0 bad_list=''
 	scored=$(awk '/^server:/ { f = 1; next } /^[a-z_]+:/ { f = 0 } f && /^  - / { print $2 }' \
 		"$nm/conformance-alpha/requirements/$rev.yaml")
+	ran=$(scenarios "$dir")	# once: each line costs a jq run
 	for name in $scored; do
-		d=$(scenarios "$dir" | awk -F'\t' -v s="$name" '$1 == s')
+		d=$(awk -F'\t' -v s="$name" '$1 == s' <<<"$ran")
 		if [ -z "$d" ]; then
 			fail "$label: $name ran" "$(tail -n 5 "$dir.out")"
 			continue
@@ -138,9 +139,9 @@ requirements() {
 		fi
 	fi
 	while IFS=$'\t' read -r name ok_n bad warn d; do
-		grep -qxF "$name" <<<"$scored" && continue
+		[ -z "$name" ] || grep -qxF "$name" <<<"$scored" && continue
 		echo "# $label, not scored: $name ($ok_n passed, $bad failed, $warn warnings)"
-	done < <(scenarios "$dir")
+	done <<<"$ran"
 }
 # traffic URL [reset]: GET /_traffic (or /_traffic/reset) of the fixture at URL, compact.
 traffic() {
