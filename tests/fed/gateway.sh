@@ -410,11 +410,25 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 jcheck "nginx: the upstream's sampling request to a caller without an event stream is declined at once (no wait for timeout-ms)" \
 	"$(jq -c --arg st "$st" --argjson ms "$ms" '{status: $st, ms: $ms, result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	".status == \"200\" and .ms < $((A_TIMEOUT / 2)) and (.result.isError == true or .error != null)"
-st=$(post_sid "$(rpc 32 tools/call '{"name":"a_test_sampling","arguments":{"prompt":"hi"}}')" "$SID")
-req=$(sse_data "$T/b" | jq -sc '[.[] | select(.method == "sampling/createMessage")] | .[0]' 2>/dev/null)
+# With an event stream the request reaches the caller under a routing id; the caller's
+# answer, POSTed on the session, goes back to the upstream, whose result ends the stream.
+curl -sS -N --max-time 60 -o "$T/call32.sse" -H 'Content-Type: application/json' \
+	-H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
+	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' \
+	--data-binary "$(rpc 32 tools/call '{"name":"a_test_sampling","arguments":{"prompt":"hi"}}')" "$NGX_URL" 2>> "$T/curl.err" &
+call_pid=$!
+sampling_req() { sse_data "$T/call32.sse" | jq -sce '[.[] | select(.method == "sampling/createMessage")] | .[0] // empty' 2>/dev/null; }
+wait_until 30 sampling_req
+req=$(sampling_req)
 jcheck "nginx: with an event stream, the sampling request reaches the caller under a routing id" \
-	"$(jq -nc --arg st "$st" --argjson r "${req:-null}" '{status: $st, id: $r.id, method: $r.method}')" \
+	"$(jq -nc --argjson r "${req:-null}" '{id: $r.id, method: $r.method}')" \
 	'(.id | type) == "string" and (.id | startswith("mcpgate:5:alpha")) and .method == "sampling/createMessage"'
+st=$(post_sid "$(jq -nc --argjson r "${req:-null}" '{jsonrpc: "2.0", id: $r.id,
+	result: {role: "assistant", content: {type: "text", text: "pong"}, model: "test"}}')" "$SID")
+wait "$call_pid" 2>/dev/null
+jcheck "nginx: the caller's answer (202) reaches the upstream, whose tool result ends the call's stream" \
+	"$(sse_data "$T/call32.sse" | jq -sc --arg st "$st" '{status: $st, r: ([.[] | select(.id == 32)] | .[0])}' 2>/dev/null)" \
+	'.status == "202" and .r.result.content[0].text == "LLM response: pong"'
 nc=$(grep -c 'notifications/cancelled' "$T/alpha.log")
 st=$(post_sid '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"test"}}' "$SID" 'application/json')
 is "nginx: a caller's notifications/cancelled is accepted (202) and passed to its upstream sessions" \
