@@ -53,21 +53,25 @@ catalog_view_free(struct catalog_view *v)
 	v->serial = serial + 1;
 }
 
-/* What the catalog depends on in the configuration: upstream names, URLs, prefixes,
+/* What the catalog depends on in the configuration: upstream names, URLs, prefixes and
+ * what the pins make of their records (pinning.h: the modes, and the pins themselves),
  * digested one upstream after the other (each digest takes the one before). */
 static void
 config_key(const struct config *cfg, unsigned char key[16])
 {
-	unsigned char acc[32] = { 0 };
+	unsigned char acc[32];
 	size_t i;
 
+	memcpy(acc, cfg->pins_digest, sizeof(acc));
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		const struct cfg_upstream *u = &cfg->upstreams[i];
 		const char *url = u->url ? u->url : "", *prefix = u->prefix ? u->prefix : "";
-		const struct secret_part parts[4] = { { acc, sizeof(acc) }, { u->s.name, strlen(u->s.name) + 1 },
-		    { url, strlen(url) + 1 }, { prefix, strlen(prefix) + 1 } };	/* each with its NUL */
+		const long pinning[4] = { u->pin, u->new_tools, u->hygiene, u->max_description };
+		const struct secret_part parts[5] = { { acc, sizeof(acc) }, { u->s.name, strlen(u->s.name) + 1 },
+		    { url, strlen(url) + 1 }, { prefix, strlen(prefix) + 1 },	/* each with its NUL */
+		    { pinning, sizeof(pinning) } };
 
-		secret_digest_parts(parts, 4, acc, sizeof(acc));
+		secret_digest_parts(parts, 5, acc, sizeof(acc));
 	}
 	memcpy(key, acc, 16);
 }
@@ -220,7 +224,7 @@ catalog_region_read(const void *copy, size_t size, const struct config *cfg, str
 		return NULL;
 	}
 	if (memcmp(c->key, key, sizeof(key)) != 0) {
-		gw_error_set(err, GW_ECONFIG, "the state file's catalog was fetched for other upstreams (names, URLs or prefixes)");
+		gw_error_set(err, GW_ECONFIG, "the state file's catalog was fetched for other upstreams (names, URLs or prefixes) or pins");
 		return NULL;
 	}
 	if ((doc = catalog_unpack(c->data, c->lens)) == NULL || !catalog_index_ok(doc)) {

@@ -8,6 +8,7 @@
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
@@ -623,6 +624,42 @@ read_credentials(struct loader *ld, struct config *cfg)
 	return bad ? -1 : 0;
 }
 
+/* [gateway] pins-file: the pins (pins.h), read now and watched with the configuration's
+ * files (one that does not exist is remembered so: its coming is a change). By default
+ * beside the configuration: its path with ".pins" for a final ".conf", or added. */
+static int
+read_pins(struct loader *ld, struct config *cfg, const char *path)
+{
+	const struct cfg_where *w = cfg_where(&cfg->gateway, K_GATEWAY, "pins-file");
+	struct stat st = { 0 };
+	struct gw_error err;
+	struct buf b;
+	size_t n = strlen(path);
+	int rc;
+
+	if (cfg->pins_file == NULL) {
+		n -= n >= 5 && strcmp(path + n - 5, ".conf") == 0 ? 5 : 0;
+		if ((cfg->pins_file = malloc(n + sizeof(".pins"))) == NULL)
+			return -1;
+		memcpy(cfg->pins_file, path, n);
+		memcpy(cfg->pins_file + n, ".pins", sizeof(".pins"));
+	}
+	if (stat(cfg->pins_file, &st) < 0 && errno != ENOENT)
+		st.st_ino = (ino_t)-1;	/* unreadable now: any later look differs */
+	if (remember_file(ld, cfg->pins_file, &st) == NULL)
+		return -1;
+	if (pins_load(cfg->pins_file, &cfg->pins, &err) < 0) {
+		lerr(ld, w->file ? w->file : path, w->file ? w->line : 0, "pins-file: %s", err.detail);
+		return err.code == GW_EINTERNAL ? -1 : 0;
+	}
+	buf_init(&b, PINS_FILE_MAX + 4096);
+	rc = pins_format(cfg->pins, &b);
+	if (rc == 0)
+		secret_digest(b.data ? b.data : "", b.len, cfg->pins_digest, sizeof(cfg->pins_digest));
+	buf_free(&b);
+	return rc;
+}
+
 /* [limits] store: shm, or a Redis that hosts sharing session-key-file share; then the
  * key of every shared record is derived from that key and the resource. */
 static int
@@ -1044,7 +1081,7 @@ derive(struct loader *ld, const char *path)
 	struct config *cfg = ld->cfg;
 
 	if (derive_urls(ld, path) < 0 || derive_credentials(ld, cfg) < 0 || read_credentials(ld, cfg) < 0 ||
-	    derive_defaults(ld) < 0 || derive_connect(ld, cfg) < 0)
+	    derive_defaults(ld) < 0 || derive_connect(ld, cfg) < 0 || read_pins(ld, cfg, path) < 0)
 		return -1;
 	if (parse_trusted(ld, cfg) < 0 || parse_metrics(ld, cfg) < 0 ||
 	    parse_algs(ld, cfg, "jwt-algs", &cfg->jwt_algs_list, &cfg->jwt_algs) < 0 ||
@@ -1158,6 +1195,8 @@ config_changed(const struct config *cfg)
 	for (i = 0; i < cfg->n_files; i++) {
 		const struct cfg_file *f = &cfg->files[i];
 
+		if (stat(f->path, &st) < 0 && errno == ENOENT && f->ino == 0)
+			continue;	/* absent, as it was (a pins file not made yet) */
 		if (stat(f->path, &st) < 0 || st.st_ino != f->ino || st.st_dev != f->dev ||
 		    st.st_size != f->size || st.st_mtim.tv_sec != f->mtime.tv_sec ||
 		    st.st_mtim.tv_nsec != f->mtime.tv_nsec || st.st_mode != f->mode || st.st_uid != f->uid)

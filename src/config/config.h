@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "pins.h"
 #include "netaddr.h"
 #include "url.h"
 
@@ -78,6 +79,10 @@ enum up_catalog_cred { UP_CATALOG_CALLER = 1, UP_CATALOG_CLIENT };
 enum up_catalog { UP_CATALOG_SHARED = 1, UP_CATALOG_PER_CALLER };
 /* validate-output: a tool result's structuredContent against the tool's outputSchema. */
 enum up_output_check { UP_OUTPUT_YES = 1, UP_OUTPUT_NO, UP_OUTPUT_LOG };
+/* pin: what becomes of a record whose definition is not the one the pins file approved
+ * (pinning.h); new-tools: of one it has no pin for. */
+enum up_pin { UP_PIN_OFF = 1, UP_PIN_WARN, UP_PIN_HOLD };
+enum up_new_tools { UP_NEW_ALLOW = 1, UP_NEW_HOLD };
 #define CFG_MAX_RESULT_LIMIT	(8L << 20)	/* max-result's ceiling: what any answer may be */
 /* Is upstream u reached as the caller (exchange, id-jag: a token for the caller's)? */
 #define UP_AS_CALLER(u)	((u)->credentials == UP_CRED_EXCHANGE || (u)->credentials == UP_CRED_ID_JAG)
@@ -119,6 +124,10 @@ struct cfg_upstream {
 	int validate_formats;	/* with "format" asserting */
 	int validate_output;	/* enum up_output_check */
 	long max_result;	/* bytes of one answer (an event's data) it may send */
+	int pin;		/* enum up_pin */
+	int new_tools;		/* enum up_new_tools */
+	int hygiene;		/* definitions checked for hidden text (tooldef.h) */
+	long max_description;	/* code points of a description or title; 0: any */
 };
 
 struct cfg_group {
@@ -174,6 +183,11 @@ struct config {
 	long catalog_ttl;	/* seconds a federated tool catalog is kept */
 	long page_size;		/* tools per tools/list page */
 	char *state;
+	/* The approved definitions (pins.h): read with the configuration, its file watched
+	 * with the configuration's; pins_digest: of their canonical text (pins_format). */
+	char *pins_file;
+	struct pins *pins;
+	unsigned char pins_digest[32];
 	char *session_key_file;
 	unsigned char session_key[32];	/* from session-key-file */
 	int has_session_key;

@@ -26,6 +26,8 @@ static const char *const credentials[] = { "none", "static", "exchange", "client
 static const char *const catalog_credentials[] = { "caller", "client-credentials", NULL };
 static const char *const catalogs[] = { "shared", "per-caller", NULL };
 static const char *const output_checks[] = { "yes", "no", "log", NULL };
+static const char *const pin_modes[] = { "off", "warn", "hold", NULL };
+static const char *const new_tools[] = { "allow", "hold", NULL };
 /* In the order of log.h's enum log_level, so that the stored value (index + 1) is one. */
 static const char *const log_levels[] = { "error", "warn", "info", NULL };
 
@@ -45,6 +47,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "catalog-ttl", T_INT, C(catalog_ttl), 1, 86400, NULL, "60", 0 },
 	{ "page-size", T_INT, C(page_size), 1, 10000, NULL, "100", 0 },
 	{ "state", T_STR, C(state), 0, 0, NULL, NULL, 0 },
+	{ "pins-file", T_STR, C(pins_file), 0, 0, NULL, NULL, 0 },
 	{ "session-key-file", T_STR, C(session_key_file), 0, 0, NULL, NULL, 0 },
 	{ "session-ttl", T_INT, C(session_ttl), 60, 30 * 86400, NULL, "86400", 0 },
 	{ "connect-path", T_STR, C(connect_path), 0, 0, NULL, "/mcp/connect", 0 },
@@ -140,6 +143,10 @@ static const struct cfg_key upstream_keys[] = {
 	{ "validate-formats", T_BOOL, U(validate_formats), 0, 0, NULL, "no", 0 },
 	{ "validate-output", T_ENUM, U(validate_output), 0, 0, output_checks, "log", 0 },
 	{ "max-result", T_INT, U(max_result), 1024, CFG_MAX_RESULT_LIMIT, NULL, "4194304", 0 },
+	{ "pin", T_ENUM, U(pin), 0, 0, pin_modes, "warn", 0 },
+	{ "new-tools", T_ENUM, U(new_tools), 0, 0, new_tools, "allow", 0 },
+	{ "hygiene", T_BOOL, U(hygiene), 0, 0, NULL, "yes", 0 },
+	{ "max-description", T_INT, U(max_description), 0, 1000000, NULL, "8192", 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 }
 };
 #undef U
@@ -553,6 +560,7 @@ config_unref(struct config *cfg)
 		secret_wipe(cfg->client_secret, strlen(cfg->client_secret));
 		free(cfg->client_secret);
 	}
+	pins_free(cfg->pins);
 	for (i = 0; i < cfg->n_files; i++)
 		free(cfg->files[i].path);
 	free(cfg->files);

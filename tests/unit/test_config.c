@@ -443,7 +443,7 @@ test_includes(void)
 	is_int(cfg->n_tenants, 2, "both tenant files included");
 	ok(config_tenant(cfg, "beta") && config_tenant(cfg, "beta")->access_mode == ACCESS_READ_ONLY, "included values");
 	is_str(cfg->title, "after include", "the including file's section continues after the include");
-	is_int(cfg->n_files, 3, "three files remembered");
+	is_int(cfg->n_files, 4, "four files remembered: the three, and the pins file that is not there");
 	ok(!config_changed(cfg), "nothing changed yet");
 	write_file("tenants.d/gamma.conf", "[tenant \"gamma\"]\n");
 	ok(config_changed(cfg), "a new file matching the glob is a change");
@@ -464,6 +464,57 @@ test_includes(void)
 	    "errors in included files name that file");
 	write_file("loop.conf", "include = loop.conf\n");
 	ok(strstr(first_error(BASE "include = loop.conf\n"), "already included") != NULL, "include cycle refused");
+}
+
+/* The pins file: beside the configuration by default, read with it, watched with it. */
+static void
+test_pins_file(void)
+{
+	static const char pin[] = "up tool t sha256:" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	    " 2026-11-29T22:00:00Z ops\n";
+	struct cfg_errors errs;
+	struct config *cfg;
+	unsigned char before[32];
+	char want[700], text[1200];
+	const char *path;
+
+	path = write_file("pinned.conf", BASE "[upstream \"up\"]\nurl = http://127.0.0.1:1/mcp\n");
+	snprintf(want, sizeof(want), "%s/pinned.pins", dir);
+	unlink(want);
+	ok(config_load(path, &cfg, &errs) == 0, "no pins file: loads (an empty set)");
+	is_str(cfg->pins_file, want, "pins-file by default: the configuration's path, .pins for .conf");
+	is_int((long)pins_count(cfg->pins), 0, "... no pins");
+	is_int(cfg->upstreams[0].pin, UP_PIN_WARN, "pin = warn by default");
+	is_int(cfg->upstreams[0].new_tools, UP_NEW_ALLOW, "new-tools = allow by default");
+	ok(cfg->upstreams[0].hygiene && cfg->upstreams[0].max_description == 8192, "hygiene = yes, max-description = 8192");
+	ok(!config_changed(cfg), "an absent pins file, still absent: no change");
+	memcpy(before, cfg->pins_digest, sizeof(before));
+	write_file("pinned.pins", pin);
+	ok(config_changed(cfg), "the pins file made: a change");
+	config_unref(cfg);
+	ok(config_load(path, &cfg, &errs) == 0 && pins_count(cfg->pins) == 1 &&
+	    pins_find(cfg->pins, "up", PINS_TOOL, "t") != NULL, "read again: its pin");
+	ok(memcmp(before, cfg->pins_digest, sizeof(before)) != 0, "... and the pins' digest changed");
+	ok(!config_changed(cfg), "nothing changed since");
+	write_file("pinned.pins", "up tool t sha256:nothex 2026-11-29T22:00:00Z ops\n");
+	ok(config_changed(cfg), "the pins file rewritten: a change");
+	config_unref(cfg);
+	ok(config_load(path, &cfg, &errs) < 0 && errs.n >= 1 && strstr(errs.err[0].detail, "pins-file: ") &&
+	    strstr(errs.err[0].detail, "pinned.pins:1: "), "a bad pins file refuses the configuration, naming file:line");
+	ok(cfg->n_files == 2 && !config_changed(cfg), "... and is watched, so fixing it reloads");
+	config_unref(cfg);
+
+	snprintf(text, sizeof(text), BASE "[gateway]\npins-file = %s/elsewhere.pins\n[upstream \"up\"]\nurl = http://127.0.0.1:1/mcp\n"
+	    "pin = hold\nnew-tools = hold\nhygiene = no\nmax-description = 0\n", dir);
+	path = write_file("named", text);
+	ok(config_load(path, &cfg, &errs) == 0, "pins-file named, modes set: loads");
+	snprintf(want, sizeof(want), "%s/elsewhere.pins", dir);
+	is_str(cfg->pins_file, want, "... that file");
+	ok(cfg->upstreams[0].pin == UP_PIN_HOLD && cfg->upstreams[0].new_tools == UP_NEW_HOLD &&
+	    !cfg->upstreams[0].hygiene && cfg->upstreams[0].max_description == 0, "... pin, new-tools, hygiene, max-description");
+	config_unref(cfg);
+	ok(strstr(first_error(BASE "[upstream \"up\"]\nurl = http://127.0.0.1:1/mcp\npin = maybe\n"), "main.conf:7: pin: ") != NULL,
+	    "pin = maybe: refused at its line");
 }
 
 /* A broken load still reports its files, so a reload loop can wait for a change. */
@@ -576,6 +627,7 @@ main(int argc, char **argv)
 	run_case(test_request_timeout);
 	run_case(test_group_limit);
 	run_case(test_includes);
+	run_case(test_pins_file);
 	run_case(test_broken);
 	run_case(test_many_errors);
 	run_case(files_not_regular_or_too_big);
