@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "federate.h"
 #include "method.h"
+#include "pinning.h"
 #include "str.h"
 #include "uritemplate.h"
 #include "url.h"
@@ -159,7 +160,7 @@ owner_of_name(struct fed_call *f, const struct method *r, enum catalog_kind kind
 static const struct cfg_upstream *
 resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out)
 {
-	json_t *ref = json_object_get(params, "ref"), *where = params;
+	json_t *ref = json_object_get(params, "ref"), *where = params, *pin;
 	const char *key = NULL, *owner = NULL, *there = NULL, *type, *unknown = r->unknown, *why, *held = NULL;
 	const struct cfg_upstream *up = NULL;
 	enum catalog_kind kind = r->kind;
@@ -218,6 +219,10 @@ resolve(struct fed_call *f, const struct method *r, json_t *params, json_t **out
 	if (owner == NULL && held && (up = config_upstream(f->cfg, held)) != NULL) {
 		if (f->gate && (gate = f->gate(f, r->name, up, kind, key, 1)) == FED_DENIED)
 			return NULL;
+		if (gate == FED_PASS && (pin = pinning_held(f->doc, kind, key)) != NULL) {
+			pinning_refusal(pin, key, &f->err);	/* a tool's, prompt's or template's, as listed */
+			return NULL;
+		}
 		if (gate == FED_PASS)
 			return failed(f, GW_EUPSTREAM, "%s: unavailable: the upstream that offers it is down, or over its "
 			    "share of the catalog", key), NULL;

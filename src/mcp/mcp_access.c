@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "mcp_call.h"
+#include "pinning.h"
 
 /* The policy's kind of a catalog record's. */
 static enum policy_kind
@@ -142,7 +143,7 @@ mcp_gate_call(struct element *el, json_t *params, struct gw_error *err)
 	const char *name = json_string_value(json_object_get(params, "name")), *held = NULL;
 	struct policy_tool t;
 	struct policy_why why;
-	json_t *doc = mcp_catalog(x);
+	json_t *doc = mcp_catalog(x), *pin;
 	long ix;
 
 	if (name == NULL)
@@ -157,10 +158,20 @@ mcp_gate_call(struct element *el, json_t *params, struct gw_error *err)
 		t.upstream = config_upstream(x->cfg, held);
 	} else
 		return 0;
+	if (x->pc.off && held && (pin = pinning_held(doc, CATALOG_TOOLS, name)) != NULL) {
+		pinning_refusal(pin, name, err);
+		el->pin_held = 1;
+		return -1;
+	}
 	if (x->pc.off)
 		return held ? 0 : gate_limit(el, &t, err);
 	policy_decide(&x->pc, &t, &why);
 	audit(x, "tools/call", "tool", name, NULL, &why);
+	if (why.step == POLICY_VISIBLE && held && (pin = pinning_held(doc, CATALOG_TOOLS, name)) != NULL) {
+		pinning_refusal(pin, name, err);	/* to a caller who may call it: what it awaits */
+		el->pin_held = 1;
+		return -1;
+	}
 	if (why.step == POLICY_VISIBLE)
 		return held ? 0 : gate_limit(el, &t, err);
 	if (refuse(el, &why, err) < 0)

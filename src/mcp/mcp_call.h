@@ -61,6 +61,7 @@ struct element {
 	enum gw_err denied;		/* a single request the policy or a limit refused: its HTTP answer */
 	char denied_scopes[512];	/* for insufficient_scope */
 	int limit_rc;			/* refused by a rate limit: limiter.h's LIMIT_* */
+	int pin_held;			/* a tool the pins hold back (pinning.h): refused */
 	int session_gone;		/* an upstream forgot the caller's session: 404 it */
 	json_t *err_data;		/* data of the error its method returns (mcp_dispatch takes it) */
 	const char *splice;		/* its list page's serialized array (borrowed from the cache) */

@@ -205,8 +205,8 @@ mcp_fed_init(const struct exchange *x, struct fed_call *f)
 		mcp_caller_who(x->cfg, x->caller, f->who);
 }
 
-/* A tools/call counted by its tool and outcome ([metrics]); a name the catalog lacks
- * is "other", so callers cannot make label values up. */
+/* A tools/call counted by its tool and outcome ([metrics]); a name the catalog neither
+ * serves nor holds is "other", so callers cannot make label values up. */
 static void
 count_tool(struct exchange *x, json_t *params, enum metrics_outcome o)
 {
@@ -214,7 +214,7 @@ count_tool(struct exchange *x, json_t *params, enum metrics_outcome o)
 
 	if (!x->cfg->metrics_on)
 		return;
-	if (name && catalog_find(mcp_catalog(x), name) < 0)
+	if (name && catalog_find(mcp_catalog(x), name) < 0 && catalog_held(mcp_catalog(x), CATALOG_TOOLS, name) == NULL)
 		name = NULL;
 	metrics_tool(x->env->metrics, name, o);
 }
@@ -279,7 +279,7 @@ m_forward(struct element *el, json_t *params, struct gw_error *err)
 	if (el->mm->id == METHOD_SET_LEVEL && mcp_level_set(x, params, err) < 0)
 		goto out;
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_gate_call(el, params, err) < 0) {
-		count_tool(x, params, METRICS_DENIED);
+		count_tool(x, params, el->pin_held ? METRICS_HELD : METRICS_DENIED);
 		goto out;
 	}
 	if (el->mm->id == METHOD_TOOLS_CALL && json_is_object(params) && mcp_check_args(el, params, err) < 0) {

@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "catalog.h"
 #include "log.h"
+#include "pinning.h"
 #include "policy.h"
 #include "tooldef.h"
 
@@ -43,13 +44,15 @@ uri_ok(const char *s)
 }
 
 /* Pairs [record, [upstream, original key], sequence, exposed key, record text, upstream
- * index, cost, digest or null], sorted by key, then file order. A record's cost is what
- * it takes of the state file: its text and, at most, its index record and route. The
- * digest is tooldef.h's, of the upstream's own record (a resource has none). */
+ * index, cost, digest or null, pending entry or null], sorted by key, then file order. A
+ * record's cost is what it takes of the state file: its text and, at most, its index
+ * record, route and pending entry. The digest is tooldef.h's, of the upstream's own
+ * record (a resource has none); the pending entry, catalog_pending's. */
 #define PAIR_TEXT	4
 #define PAIR_UPSTREAM	5
 #define PAIR_COST	6
 #define PAIR_DIGEST	7
+#define PAIR_PENDING	8
 /* What a digest adds to an index record: ,"digest":"sha256:..." */
 #define DIGEST_COST	(CANON_DIGEST_LEN + 12)
 
@@ -90,9 +93,62 @@ pairs_room(struct pairs *p)
 	return 0;
 }
 
+/* The pending entry (catalog_pending) of record t, key orig at u, as v judged it: with
+ * the record's own text when it is held, to build the catalog again without asking
+ * (catalog_lists). A new reference, or NULL without memory. */
+static json_t *
+pending_entry(const struct cfg_upstream *u, const char *orig, const char *digest, json_t *t,
+    const struct pinning_verdict *v)
+{
+	json_t *e = json_pack("{s:s, s:s, s:s}", "upstream", u->s.name, "name", orig, "state",
+	    pinning_state_word(v->state));
+	char *text;
+
+	if (e == NULL)
+		return NULL;
+	if (digest)
+		json_object_set_new(e, "digest", json_string(digest));
+	if (v->pinned)
+		json_object_set_new(e, "pinned", json_string(v->pinned));
+	if (v->hygiene.found)
+		json_object_set_new(e, "hygiene", json_string(v->hygiene.reason));
+	if (v->held) {
+		json_object_set_new(e, "held", json_true());
+		if ((text = json_dumps(t, JSON_COMPACT)) == NULL) {
+			json_decref(e);
+			return NULL;
+		}
+		json_object_set_new(e, "record", json_string_nocheck(text));
+		free(text);
+	}
+	return e;
+}
+
+/* What the pins of u make of record t (key orig, its digest or NULL): its pending entry,
+ * a new reference, with what it costs in *cost; NULL when it is simply pinned. */
+static json_t *
+pinned_or_not(const struct config *cfg, const struct cfg_upstream *u, const struct catalog_kind_info *k,
+    json_t *t, const char *digest, size_t *cost)
+{
+	const char *orig = json_string_value(json_object_get(t, k->key));
+	const struct pinning_record r = { (enum catalog_kind)(k - catalog_kinds), orig, digest, t };
+	struct pinning_verdict v;
+	json_t *e;
+	char *text;
+
+	*cost = 0;
+	if (!pinning_judge(u, cfg->pins, &r, &v) || (e = pending_entry(u, orig, digest, t, &v)) == NULL)
+		return NULL;
+	if ((text = json_dumps(e, JSON_COMPACT)) != NULL)
+		*cost = strlen(text) + 2 * strlen(orig) + strlen(u->prefix ? u->prefix : "") + 16;
+	free(text);
+	return e;
+}
+
 /* One upstream's records of a kind, mapped (prefix, description, schema), onto p: what
  * they cost. A record over CATALOG_RECORD_MAX is left out (counted in *over). Each
- * record's digest is taken before it is mapped: what the upstream itself defined. */
+ * record's digest is taken before it is mapped: what the upstream itself defined; and
+ * what the pins make of it (pinned_or_not). */
 static size_t
 add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_info *k, json_t *list,
     struct pairs *p, size_t *over)
@@ -100,8 +156,8 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 	const struct cfg_upstream *u = &cfg->upstreams[u_ix];
 	char name[2 * TOOL_NAME_MAX + 2], *text, digest[CANON_DIGEST_LEN];
 	const char *orig;
-	json_t *t, *rec;
-	size_t j, len, cost, need = 0;
+	json_t *t, *rec, *pend;
+	size_t j, len, cost, pend_cost, need = 0;
 	int has_digest;
 
 	json_array_foreach(list, j, t) {
@@ -129,15 +185,18 @@ add_records(const struct config *cfg, size_t u_ix, const struct catalog_kind_inf
 			json_decref(rec);
 			continue;
 		}
+		pend = pinned_or_not(cfg, u, k, t, has_digest ? digest : NULL, &pend_cost);
 		cost = len + 2 * strlen(k->prefixed ? name : orig) + strlen(u->s.name) + strlen(orig) + 64 +
-		    (has_digest ? DIGEST_COST : 0);
+		    (has_digest ? DIGEST_COST : 0) + pend_cost;
 		if (pairs_room(p) < 0) {
 			free(text);
 			json_decref(rec);
+			json_decref(pend);
 			return need;
 		}
-		p->v[p->n] = json_pack("[o, [s, s], I, s, s%, I, I, s?]", rec, u->s.name, orig, (json_int_t)p->n,
-		    k->prefixed ? name : orig, text, len, (json_int_t)u_ix, (json_int_t)cost, has_digest ? digest : NULL);
+		p->v[p->n] = json_pack("[o, [s, s], I, s, s%, I, I, s?, o?]", rec, u->s.name, orig, (json_int_t)p->n,
+		    k->prefixed ? name : orig, text, len, (json_int_t)u_ix, (json_int_t)cost, has_digest ? digest : NULL,
+		    pend);
 		free(text);
 		if (p->v[p->n] == NULL)
 			continue;
@@ -379,6 +438,76 @@ keep_bound(const struct config *cfg, json_t *held, enum catalog_kind kind, struc
 	}
 }
 
+/* 1 when pending entries a and b say the same (state, digests, holding, hygiene). */
+static int
+same_verdict(json_t *a, json_t *b)
+{
+	static const char *const what[] = { "state", "digest", "pinned", "held", "hygiene" };
+	size_t i;
+
+	if (a == NULL || b == NULL)
+		return 0;
+	for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		json_t *x = json_object_get(a, what[i]), *y = json_object_get(b, what[i]);
+
+		if ((x == NULL) != (y == NULL) || (x && !json_equal(x, y)))
+			return 0;
+	}
+	return 1;
+}
+
+/* The audit line of a pending entry e of kind: a change, warned; a new record, noted. */
+static void
+audit_pin(enum catalog_kind kind, json_t *e)
+{
+	int changed = strcmp(json_string_value(json_object_get(e, "state")), "changed") == 0;
+	int held = json_is_true(json_object_get(e, "held"));
+
+	log_json(changed || json_object_get(e, "hygiene") ? GW_LOG_WARN : GW_LOG_INFO,
+	    json_pack("{s:s, s:s, s:O, s:O, s:O, s:O*, s:O*, s:O*, s:s}", "audit", "pin",
+	    "kind", pins_kind_word((enum pins_kind)pinning_kind(kind)), "upstream", json_object_get(e, "upstream"),
+	    "name", json_object_get(e, "name"), "event", json_object_get(e, "state"),
+	    "digest", json_object_get(e, "digest"), "pinned", json_object_get(e, "pinned"),
+	    "hygiene", json_object_get(e, "hygiene"), "action", held ? "held until approved" : "served"));
+}
+
+/* The pending entries of kind's records into out (key → the entry of the record served
+ * under it: the first upstream's), each logged when prev (the catalog before) did not
+ * say the same of it. A held record's key goes into held (key → [its upstream, its key
+ * there]) and no record of that key is served: another upstream's record of the same
+ * name would take calls meant for the one held. */
+static void
+pend_kind(json_t *prev, enum catalog_kind kind, struct pairs *p, json_t *out, json_t *held)
+{
+	json_t **pairs = p->v, *seen = json_object(), *e;
+	const char *key;
+	size_t i, j;
+
+	for (i = 0; i < p->n && seen; i++) {
+		key = pair_key(pairs[i]);
+		if (json_object_get(seen, key))
+			continue;
+		json_object_set_new(seen, key, json_true());
+		if (!json_is_object(e = json_array_get(pairs[i], PAIR_PENDING)))
+			continue;
+		json_object_set(out, key, e);
+		if (!same_verdict(catalog_pending(prev, kind, key), e))
+			audit_pin(kind, e);
+		if (json_is_true(json_object_get(e, "held")))
+			json_object_set_new(held, key, json_pack("[O, O]", json_object_get(e, "upstream"),
+			    json_object_get(e, "name")));
+	}
+	json_decref(seen);
+	for (i = j = 0; i < p->n; i++) {	/* keep_bound left no other key held */
+		e = json_object_get(held, pair_key(pairs[i]));
+		if (e == NULL)
+			pairs[j++] = pairs[i];
+		else
+			json_decref(pairs[i]);
+	}
+	p->n = j;
+}
+
 /* Cuts each upstream to its share: its records in order (tools, prompts, resources,
  * templates; each kind as it listed them) while their costs fit, none after the first
  * that does not. Counts what each lost in cut[]; the keys it lost stay its in held[kind]
@@ -429,7 +558,7 @@ json_t *
 catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *const *reasons, json_t *prev)
 {
 	json_t *doc = json_object(), *status = json_object(), *records = json_object(), *list, *st;
-	json_t *held = json_object(), *hk, *bykey[CATALOG_NKINDS] = { NULL };
+	json_t *held = json_object(), *pending = json_object(), *hk, *pk, *bykey[CATALOG_NKINDS] = { NULL };
 	struct pairs ps[CATALOG_NKINDS] = { { NULL, 0, 0 } };
 	size_t nup = cfg->n_upstreams, i, j, tools;
 	size_t *need = calloc(nup + 1, sizeof(*need)), *share = calloc(nup + 1, sizeof(*share));
@@ -483,9 +612,14 @@ catalog_build_bound(const struct config *cfg, json_t *const *lists, const char *
 		if (prev)
 			hold_kind(cfg, lists, prev, (enum catalog_kind)k, bykey[k]);
 		keep_bound(cfg, bykey[k], (enum catalog_kind)k, &ps[k], hk);
+		pk = json_object();
+		pend_kind(prev, (enum catalog_kind)k, &ps[k], pk, hk);
 		if (json_object_size(hk))
 			json_object_set(held, catalog_kinds[k].array, hk);
+		if (json_object_size(pk))
+			json_object_set(pending, catalog_kinds[k].array, pk);
 		json_decref(hk);
+		json_decref(pk);
 		put_kind(doc, records, &catalog_kinds[k], ps[k].v, ps[k].n);
 	}
 out:
@@ -500,9 +634,24 @@ out:
 	json_object_set_new(doc, "upstreams", status);
 	if (json_object_size(held))
 		json_object_set(doc, "held", held);
+	if (json_object_size(pending))
+		json_object_set(doc, "pending", pending);
 	json_decref(held);
+	json_decref(pending);
 	json_object_set_new(doc, "records", records);
 	return doc;
+}
+
+json_t *
+catalog_pending_all(json_t *doc, enum catalog_kind kind)
+{
+	return json_object_get(json_object_get(idx(doc), "pending"), catalog_kinds[kind].array);
+}
+
+json_t *
+catalog_pending(json_t *doc, enum catalog_kind kind, const char *key)
+{
+	return json_object_get(catalog_pending_all(doc, kind), key);
 }
 
 json_t *
@@ -697,6 +846,27 @@ lists_kind(json_t *doc, const struct config *cfg, enum catalog_kind kind, json_t
 	} while (rec_next(&w) == 0);
 }
 
+/* The records of kind the pins hold back in doc (pending entries with their record) onto
+ * their upstreams' lists (those not NULL). */
+static void
+lists_held(json_t *doc, const struct config *cfg, enum catalog_kind kind, json_t **lists)
+{
+	const struct catalog_kind_info *k = &catalog_kinds[kind];
+	json_t *e, *rec, *arr;
+	const char *key, *text;
+	size_t i;
+
+	json_object_foreach(catalog_pending_all(doc, kind), key, e) {
+		i = upstream_ix(cfg, json_string_value(json_object_get(e, "upstream")));
+		if ((text = json_string_value(json_object_get(e, "record"))) == NULL || i == cfg->n_upstreams ||
+		    lists[i] == NULL || (rec = json_loads(text, 0, NULL)) == NULL)
+			continue;
+		if ((arr = json_object_get(lists[i], k->array)) == NULL)
+			json_object_set_new(lists[i], k->array, arr = json_array());
+		json_array_append_new(arr, rec);
+	}
+}
+
 void
 catalog_lists(json_t *doc, const struct config *cfg, json_t **lists, const char **reasons)
 {
@@ -716,8 +886,10 @@ catalog_lists(json_t *doc, const struct config *cfg, json_t **lists, const char 
 		if (lists[i] && json_is_object(json_object_get(st, "legacyCaps")))
 			json_object_set(lists[i], "legacyCaps", json_object_get(st, "legacyCaps"));
 	}
-	for (k = 0; k < CATALOG_NKINDS; k++)
+	for (k = 0; k < CATALOG_NKINDS; k++) {
 		lists_kind(doc, cfg, (enum catalog_kind)k, lists);
+		lists_held(doc, cfg, (enum catalog_kind)k, lists);
+	}
 }
 
 /* The records in text (len bytes): 1 + its newlines, none when empty. */

@@ -85,12 +85,22 @@ json_t *catalog_build_bound(const struct config *cfg, json_t *const *lists, cons
  * lists[i] a new object ({"caps", and an array for each kind it has records of, each
  * under its key there}) or NULL with reasons[i] (borrowed from doc; NULL: none said) when
  * doc has it left out or does not know it. A record several upstreams expose is the
- * first's record for each. */
+ * first's record for each; one the pins hold back is there too (catalog_pending). */
 void catalog_lists(json_t *doc, const struct config *cfg, json_t **lists, const char **reasons);
 /* The upstream that holds key of kind while it is down (catalog_build_bound), or NULL. */
 const char *catalog_held(json_t *doc, enum catalog_kind kind, const char *key);
 /* Every key of kind held so: {key: [upstream, key there]} (borrowed), or NULL. */
 json_t *catalog_held_all(json_t *doc, enum catalog_kind kind);
+/* What the pins make of the record served (or held back) under key of kind, when they
+ * do not simply approve it (pinning.h): its entry in the document's "pending", borrowed
+ * {"upstream", "name": its key there, "state": "new" | "changed", "digest" (absent when
+ * its definition has none), "pinned": the approved digest of a changed one, "hygiene":
+ * the first finding, "held": true and "record": the upstream's record as JSON text when
+ * the pins hold it back (then its key is held, as catalog_held says, and catalog_lists
+ * gives its record back)}; NULL when pinned, not pinned by its upstream, or unknown. */
+json_t *catalog_pending(json_t *doc, enum catalog_kind kind, const char *key);
+/* Every such entry of kind: {key: entry} (borrowed), or NULL. */
+json_t *catalog_pending_all(json_t *doc, enum catalog_kind kind);
 
 /* The bytes of doc's record texts, all kinds (what its size grows with). */
 size_t catalog_bytes(json_t *doc);

@@ -26,7 +26,7 @@ static const int64_t bounds_us[] = {
 };
 #define N_BUCKETS	(sizeof(bounds_us) / sizeof(bounds_us[0]) + 1)
 
-static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error", "invalid" };
+static const char *const outcomes[METRICS_OUTCOMES] = { "allowed", "denied", "error", "invalid", "held" };
 static const char *const jwt_outcomes[METRICS_JWT_OUTCOMES] = { "accepted", "refused", "error" };
 static const char *const cred_outcomes[METRICS_CRED_OUTCOMES] = { "cached", "obtained", "refreshed", "refused",
 	"failed", "connected", "disconnected", "dropped" };

@@ -45,7 +45,7 @@
 
 /* A tools/call's outcome: passed on, refused by the policy or a limit, failed, or
  * refused for arguments that do not satisfy the tool's inputSchema. */
-enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_INVALID, METRICS_OUTCOMES };
+enum metrics_outcome { METRICS_ALLOWED, METRICS_DENIED, METRICS_ERROR, METRICS_INVALID, METRICS_HELD, METRICS_OUTCOMES };
 
 /* How an upstream whose token the gateway obtains (credentials = exchange,
  * client-credentials, id-jag) got it: from the host's cache, obtained at the token
