@@ -71,6 +71,27 @@ pinning_refusal(json_t *e, const char *key, struct gw_error *err)
 	    hygiene ? "; in its definition: " : "", hygiene ? hygiene : "");
 }
 
+void
+pinning_count(json_t *doc, const char *upstream, struct pinning_counts *c)
+{
+	const char *key, *up, *state;
+	json_t *e;
+	int k;
+
+	memset(c, 0, sizeof(*c));
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		json_object_foreach(catalog_pending_all(doc, (enum catalog_kind)k), key, e) {
+			up = json_string_value(json_object_get(e, "upstream"));
+			if (upstream && (up == NULL || strcmp(up, upstream) != 0))
+				continue;
+			state = json_string_value(json_object_get(e, "state"));
+			c->new += state && strcmp(state, "new") == 0;
+			c->changed += state && strcmp(state, "changed") == 0;
+			c->held += json_is_true(json_object_get(e, "held"));
+			c->unclean += json_object_get(e, "hygiene") != NULL;
+		}
+}
+
 int
 pinning_judge(const struct cfg_upstream *u, const struct pins *pins, const struct pinning_record *r,
     struct pinning_verdict *v)

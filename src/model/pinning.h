@@ -48,6 +48,11 @@ json_t *pinning_held(json_t *doc, enum catalog_kind kind, const char *key);
 /* The refusal of a request for key, held back by the pins (e: pinning_held's), in err:
  * GW_EPARAMS, saying why and that it awaits an operator's approval. */
 void pinning_refusal(json_t *e, const char *key, struct gw_error *err);
+/* What doc holds pending for an upstream (NULL: all of them), every kind. */
+struct pinning_counts {
+	size_t new, changed, held, unclean;	/* unclean: hygiene found something */
+};
+void pinning_count(json_t *doc, const char *upstream, struct pinning_counts *c);
 /* "pinned", "new", "changed". */
 const char *pinning_state_word(enum pinning_state s);
 /* The pins' kind of a catalog kind, or -1 for resources. */

@@ -32,6 +32,7 @@
 #include "gateway.h"
 #include "jwt.h"
 #include "limiter.h"
+#include "pinning.h"
 #include "policy.h"
 #include "secret.h"
 #include "session.h"
@@ -256,6 +257,55 @@ decision_json(const char *what, const char *name, const struct policy_why *why)
 			json_object_set_new(o, "scopes", json_string(why->scopes));
 	}
 	return o;
+}
+
+/* What the pins say of tool key of upstream up (pinning.h), as explain shows it:
+ * {"state": "pinned" | "new" | "changed" | "off", "digest", and what catalog_pending
+ * says: "pinned", "hygiene", "held"}. A new reference. */
+static json_t *
+pin_json(const struct config *cfg, json_t *doc, const char *key, const char *up)
+{
+	const struct cfg_upstream *u = up ? config_upstream(cfg, up) : NULL;
+	json_t *e = catalog_pending(doc, CATALOG_TOOLS, key), *out;
+	const char *digest;
+
+	if (u && u->pin == UP_PIN_OFF)
+		return json_pack("{s:s}", "state", "off");
+	if (e == NULL) {
+		digest = catalog_digest(doc, CATALOG_TOOLS, (size_t)catalog_find(doc, key));
+		return json_pack("{s:s, s:s?}", "state", "pinned", "digest", digest);
+	}
+	out = json_deep_copy(e);
+	json_object_del(out, "record");
+	json_object_del(out, "upstream");
+	json_object_del(out, "name");
+	return out;
+}
+
+/* "  pin: ..." from pin_json's p: the state, the digests, what becomes of it. */
+static void
+print_pin(json_t *p)
+{
+	const char *state = json_string_value(json_object_get(p, "state")), *hygiene;
+
+	if (p == NULL)
+		return;
+	if (strcmp(state, "off") == 0) {
+		printf("  pin: off (its upstream has pin = off: served as listed, unchecked)\n");
+		return;
+	}
+	printf("  pin: %s", strcmp(state, "new") == 0 ? "new, not approved yet" : strcmp(state, "changed") == 0 ?
+	    "changed since it was approved" : "pinned: the definition approved");
+	if (json_object_get(p, "pinned"))
+		printf(" (approved %s,", json_string_value(json_object_get(p, "pinned")));
+	printf("%s%s%s", json_object_get(p, "pinned") ? " listed " : " (", json_string_value(json_object_get(p, "digest")) ?
+	    json_string_value(json_object_get(p, "digest")) : "no digest", ")");
+	if (strcmp(state, "pinned") != 0)
+		printf(": %s", json_is_true(json_object_get(p, "held")) ? "held back until an operator approves it" :
+		    "served, flagged");
+	putchar('\n');
+	if ((hygiene = json_string_value(json_object_get(p, "hygiene"))) != NULL)
+		printf("  hygiene: %s\n", hygiene);
 }
 
 /* "  NAME: hidden at step N (REASON) by FILE:LINE: rule" from a decision_json on what. */
@@ -658,6 +708,13 @@ print_answer(const struct explain *x, const struct decided *d)
 		if (d->one == NULL)
 			printf("%s: not in the catalog (no upstream offers it, or its upstream is left out): "
 			    "a call is -32602 Unknown tool\n", x->tool);
+		else if (json_object_get(d->one, "step") == NULL && !json_is_true(json_object_get(d->one, "visible")))
+			printf("%s: held back by its pins (from [upstream \"%s\"], where it is %s): not listed, and a call "
+			    "is refused until an operator approves it (mcpgate pins diff %s/%s)\n", x->tool,
+			    json_string_value(json_object_get(d->one, "upstream")),
+			    json_string_value(json_object_get(d->one, "upstream_name")),
+			    json_string_value(json_object_get(d->one, "upstream")),
+			    json_string_value(json_object_get(d->one, "upstream_name")));
 		else if (json_is_true(json_object_get(d->one, "visible")))
 			printf("%s: visible (from [upstream \"%s\"], where it is %s; credentials = %s)\n", x->tool,
 			    json_string_value(json_object_get(d->one, "upstream")),
@@ -666,6 +723,7 @@ print_answer(const struct explain *x, const struct decided *d)
 		else
 			print_hidden(d->one, "tool");
 		if (d->one) {
+			print_pin(json_object_get(d->one, "pin"));
 			print_credential(d->one);
 			print_connection(x, d->one);
 		}
@@ -699,7 +757,7 @@ answer(struct explain *x, json_t *doc)
 	struct policy_why why;
 	const char *up, *orig;
 	struct decided d = { json_array(), json_array(), json_array(), NULL, NULL, NULL };
-	json_t *out = NULL;
+	json_t *out = NULL, *pin;
 	size_t i, n = catalog_count(doc, CATALOG_TOOLS);
 	long ix = -1;
 	int64_t t0 = clock_mono_us();
@@ -707,8 +765,13 @@ answer(struct explain *x, json_t *doc)
 
 	memset(&t, 0, sizeof(t));
 	t.name = x->tool;	/* --tool's, when the catalog lacks it: its groups by their globs */
-	if (x->tool && (ix = catalog_find(doc, x->tool)) < 0)
+	if (x->tool && (ix = catalog_find(doc, x->tool)) < 0) {
 		rc = EXPLAIN_HIDDEN;
+		if ((pin = pinning_held(doc, CATALOG_TOOLS, x->tool)) != NULL)
+			d.one = json_pack("{s:s, s:b, s:s, s:O, s:O, s:o}", "tool", x->tool, "visible", 0,
+			    "reason", "held_by_pins", "upstream", json_object_get(pin, "upstream"),
+			    "upstream_name", json_object_get(pin, "name"), "pin", pin_json(x->cfg, doc, x->tool, NULL));
+	}
 	for (i = x->tool ? (size_t)(ix < 0 ? (long)n : ix) : 0; i < n; i++) {
 		catalog_policy_tool(x->cfg, doc, i, &t, &up, &orig);
 		if (t.name == NULL)
@@ -724,6 +787,7 @@ answer(struct explain *x, json_t *doc)
 			json_object_set_new(d.one, "upstream", json_string(up ? up : ""));
 			json_object_set_new(d.one, "upstream_name", json_string(orig ? orig : ""));
 			json_object_set_new(d.one, "credentials", json_string(credentials_word(u)));
+			json_object_set_new(d.one, "pin", pin_json(x->cfg, doc, t.name, up));
 			if (u && (u->credentials == UP_CRED_EXCHANGE || u->credentials == UP_CRED_ID_JAG ||
 			    u->credentials == UP_CRED_CLIENT))
 				credential_json(x, u, d.one);

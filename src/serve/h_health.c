@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "handlers.h"
+#include "pinning.h"
 
 static const char *const state_words[] = {
 	[METRICS_UNKNOWN] = "unknown", [METRICS_UP] = "up", [METRICS_DOWN] = "down",
@@ -99,6 +100,23 @@ auth_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 	}
 }
 
+/* What the pins hold pending of upstream name, on its dependency (the last one) as
+ * "pins": {"new", "changed", "held", "unclean"}. 1 when an operator's word is awaited: a
+ * definition changed, hides text, or is held back (mcpgate pins). */
+static int
+pins_pending(const struct req_ctx *rc, const char *name, struct health *h)
+{
+	struct pinning_counts c;
+
+	pinning_count(worker_mcp(rc->w)->cat.doc, name, &c);
+	if (c.new + c.changed == 0)
+		return 0;
+	json_object_set_new(json_array_get(h->deps, json_array_size(h->deps) - 1), "pins", json_pack("{s:I, s:I, s:I, s:I}",
+	    "new", (json_int_t)c.new, "changed", (json_int_t)c.changed, "held", (json_int_t)c.held,
+	    "unclean", (json_int_t)c.unclean));
+	return c.changed || c.held || c.unclean;
+}
+
 /* Each upstream, as requests and catalog fetches saw it; and the catalog: an upstream
  * left out that no record names (the records are the state file's: built anew, they
  * know nothing yet), an upstream over its share (served, but not all of it). */
@@ -107,7 +125,7 @@ upstream_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 {
 	char detail[METRICS_DETAIL_MAX], note[CATALOG_NOTE_MAX];
 	size_t i, down_before = json_array_size(h->reasons);
-	json_t *version;
+	json_t *version, *awaited = json_array();
 	const char *why;
 	int64_t since;
 	int st;
@@ -123,11 +141,16 @@ upstream_dependencies(const struct req_ctx *rc, int64_t now_s, struct health *h)
 		version = json_object_get(json_object_get(catalog_upstreams(worker_mcp(rc->w)->cat.doc), name), "version");
 		if (json_is_string(version))
 			json_object_set(json_array_get(h->deps, json_array_size(h->deps) - 1), "protocolVersion", version);
+		if (pins_pending(rc, name, h))
+			json_array_append_new(awaited, json_pack("s++", "upstream ", name, ": definitions await approval "
+			    "(changed, held back or with hidden text: mcpgate pins status)"));
 	}
 	if (json_array_size(h->reasons) == down_before && catalog_region_degraded(rc->sh->catalog))
 		json_array_append_new(h->reasons, json_string("an upstream is left out of the catalog"));
 	if (catalog_region_note(rc->sh->catalog, note, sizeof(note)))
 		json_array_append_new(h->reasons, json_pack("s++", "catalog: ", note, ""));
+	json_array_extend(h->reasons, awaited);
+	json_decref(awaited);
 }
 
 void
