@@ -109,6 +109,8 @@ mcp_check_result(struct element *el, json_t *params, json_t *result)
 	if (json_is_true(json_object_get(result, "isError")) || (rt && strcmp(rt, "complete") != 0) ||
 	    schemas_for(x, name, 1, &ts, &up, &err) <= 0 || (ts->out == NULL && !ts->out_failed))
 		return result;
+	if (ts->out_failed && up->validate_output != UP_OUTPUT_YES)
+		return result;	/* said once per worker and catalog (schemas_for) */
 	if (ts->out_failed)
 		snprintf(why, sizeof(why), "the gateway cannot check its outputSchema (%s)", ts->out_reason);
 	else if ((sc = json_object_get(result, "structuredContent")) == NULL)

@@ -17,8 +17,9 @@
 
 #define UPSTREAM_MAX_RESPONSE	(8u << 20)	/* a JSON answer, or one event's data */
 /* One event-stream line. A data line carries a whole JSON-RPC message, so this must
- * admit a message as large as UPSTREAM_MAX_RESPONSE. */
-#define UPSTREAM_MAX_LINE	(UPSTREAM_MAX_RESPONSE + 64u)
+ * admit a message as large as UPSTREAM_MAX_RESPONSE, and its field name. */
+#define UPSTREAM_LINE_SLACK	64u
+#define UPSTREAM_MAX_LINE	(UPSTREAM_MAX_RESPONSE + UPSTREAM_LINE_SLACK)
 /* An upstream's max-result ranges up to it. */
 _Static_assert(UPSTREAM_MAX_RESPONSE == CFG_MAX_RESULT_LIMIT, "max-result's ceiling");
 #define UPSTREAM_MAX_SESSION_ID	1024		/* an upstream's Mcp-Session-Id, in bytes */

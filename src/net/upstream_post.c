@@ -318,7 +318,7 @@ on_body(char *p, size_t size, size_t n, void *ud)
 		}
 		else if (upstream_media_is(x->ctype, "text/event-stream")) {
 			x->kind = BODY_SSE;
-			sse_parser_init(&x->sse, max + 64, max, on_event, x);
+			sse_parser_init(&x->sse, max + UPSTREAM_LINE_SLACK, max, on_event, x);
 			x->sse_on = 1;
 		} else {
 			set_fail(x, GW_EUPSTREAM, "an answer of type %s", media_for_log(x->ctype, media, sizeof(media)));
