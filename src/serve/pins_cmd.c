@@ -476,7 +476,7 @@ approve(const struct pins_run *x)
 	for (i = 0; i < x->r.n; i++)
 		n += differs(x, i) && x->r.e[i].state != PINS_CMD_GONE;
 	if (n == 0) {
-		fprintf(stderr, "mcpgate pins: nothing to approve: %s\n", x->all_new ? "no record is new" :
+		printf("nothing to approve: %s\n", x->all_new ? "no record is new" :
 		    "what is named is pinned already");
 		return PINS_CMD_SAME;
 	}
