@@ -23,6 +23,7 @@ struct step {
 struct script {
 	struct step *s;
 	size_t n;
+	size_t ia, ib;	/* where the next step stands */
 };
 
 static void
@@ -62,32 +63,31 @@ same(const struct lines *a, size_t i, const struct lines *b, size_t j)
 }
 
 static void
-step_add(struct script *sc, char op, size_t *ia, size_t *ib)
+step_add(struct script *sc, char op)
 {
 	struct step *st = &sc->s[sc->n++];
 
 	st->op = op;
-	st->ia = *ia;
-	st->ib = *ib;
-	*ia += op != '+';
-	*ib += op != '-';
+	st->ia = sc->ia;
+	st->ib = sc->ib;
+	sc->ia += op != '+';
+	sc->ib += op != '-';
 }
 
-/* The middle of the edit: a's lines [*ia, *ia + n) against b's [*ib, *ib + m), by the
+/* The middle of the edit: a's lines [ia, ia + n) against b's [ib, ib + m) (sc's), by the
  * lengths of the longest common subsequences of their suffixes (fits 16 bits: it is at
  * most min(n, m), whose square is at most the cells). 0, or -1 without memory. */
 static int
-middle(const struct lines *a, const struct lines *b, size_t n, size_t m, struct script *sc, size_t *ia,
-    size_t *ib)
+middle(const struct lines *a, const struct lines *b, size_t n, size_t m, struct script *sc)
 {
 	uint16_t *t = NULL;
-	size_t i, j, w = m + 1, a0 = *ia, b0 = *ib;
+	size_t i, j, w = m + 1, a0 = sc->ia, b0 = sc->ib;
 
 	if ((uint64_t)(n + 1) * (m + 1) > LINEDIFF_CELLS_MAX) {	/* both whole */
 		for (i = 0; i < n; i++)
-			step_add(sc, '-', ia, ib);
+			step_add(sc, '-');
 		for (j = 0; j < m; j++)
-			step_add(sc, '+', ia, ib);
+			step_add(sc, '+');
 		return 0;
 	}
 	if ((t = calloc((n + 1) * w, sizeof(*t))) == NULL)
@@ -98,13 +98,13 @@ middle(const struct lines *a, const struct lines *b, size_t n, size_t m, struct 
 			    t[(i + 1) * w + j] >= t[i * w + j + 1] ? t[(i + 1) * w + j] : t[i * w + j + 1];
 	for (i = 0, j = 0; i < n || j < m;) {
 		if (i < n && j < m && same(a, a0 + i, b, b0 + j)) {
-			step_add(sc, ' ', ia, ib);
+			step_add(sc, ' ');
 			i++, j++;
 		} else if (i < n && (j == m || t[(i + 1) * w + j] >= t[i * w + j + 1])) {
-			step_add(sc, '-', ia, ib);
+			step_add(sc, '-');
 			i++;
 		} else {
-			step_add(sc, '+', ia, ib);
+			step_add(sc, '+');
 			j++;
 		}
 	}
@@ -172,8 +172,8 @@ int
 linediff_unified(const char *a, const char *b, unsigned context, struct buf *out)
 {
 	struct lines la, lb;
-	struct script sc = { NULL, 0 };
-	size_t pre = 0, suf = 0, ia = 0, ib = 0, k;
+	struct script sc = { NULL, 0, 0, 0 };
+	size_t pre = 0, suf = 0, k;
 	int rc = -1;
 
 	memset(&lb, 0, sizeof(lb));
@@ -186,11 +186,11 @@ linediff_unified(const char *a, const char *b, unsigned context, struct buf *out
 	while (suf < la.n - pre && suf < lb.n - pre && same(&la, la.n - 1 - suf, &lb, lb.n - 1 - suf))
 		suf++;
 	for (k = 0; k < pre; k++)
-		step_add(&sc, ' ', &ia, &ib);
-	if (middle(&la, &lb, la.n - pre - suf, lb.n - pre - suf, &sc, &ia, &ib) < 0)
+		step_add(&sc, ' ');
+	if (middle(&la, &lb, la.n - pre - suf, lb.n - pre - suf, &sc) < 0)
 		goto out;
 	for (k = 0; k < suf; k++)
-		step_add(&sc, ' ', &ia, &ib);
+		step_add(&sc, ' ');
 	if (hunks(&sc, context, &la, &lb, out) < 0)
 		goto out;
 	rc = pre + suf < la.n || pre + suf < lb.n;

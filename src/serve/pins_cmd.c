@@ -1,6 +1,6 @@
 /* pins_cmd — `mcpgate pins status|diff|approve` (pins_cmd.h, mcpgate(8)).
  *
- * The judging is pure (pins_cmd_judge: the lists and the pins in, a state for each
+ * The judging is pure (pins_review_judge: the lists and the pins in, a state for each
  * record out); the rest reads the configuration and the catalog, prints, and writes the
  * pins file through pins_update, which serializes approvals and writes atomically (the
  * running gateway watches the file and takes the change by itself). Whatever a record
@@ -23,175 +23,17 @@
 #include "gateway.h"
 #include "linediff.h"
 #include "pins_cmd.h"
+#include "pins_review.h"
 #include "upstream.h"
 
 #define PINS_CMD_CONTEXT	3		/* lines of context in a hunk */
 #define PINS_CMD_OUT_MAX	(64u << 20)	/* what one record's diff may take */
 #define PINS_CMD_RENDER		(JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17))
 
-/* The kinds that have definitions, as the catalog and the pins file name them. */
-static const struct {
-	enum catalog_kind ck;
-	enum pins_kind pk;
-} kinds[] = {
-	{ CATALOG_TOOLS, PINS_TOOL },
-	{ CATALOG_PROMPTS, PINS_PROMPT },
-	{ CATALOG_TEMPLATES, PINS_TEMPLATE },
-};
-
-const char *
-pins_cmd_state_word(enum pins_cmd_state s)
-{
-	static const char *const words[] = { "pinned", "changed", "new", "gone" };
-
-	return (unsigned)s < sizeof(words) / sizeof(words[0]) ? words[s] : "?";
-}
-
-static int
-entry_cmp(const void *pa, const void *pb)
-{
-	const struct pins_cmd_entry *a = pa, *b = pb;
-
-	if (a->up != b->up)
-		return a->up < b->up ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-/* A new entry at the end of r (zeroed, name a copy of name), or NULL without memory. */
-static struct pins_cmd_entry *
-entry_new(struct pins_cmd_review *r, size_t *cap, size_t up, enum pins_kind kind, const char *name)
-{
-	struct pins_cmd_entry *e, *grown;
-
-	if (r->n == *cap) {
-		if ((grown = realloc(r->e, (*cap ? *cap * 2 : 64) * sizeof(*r->e))) == NULL)
-			return NULL;
-		r->e = grown;
-		*cap = *cap ? *cap * 2 : 64;
-	}
-	e = &r->e[r->n];
-	memset(e, 0, sizeof(*e));
-	if ((e->name = strdup(name)) == NULL)
-		return NULL;
-	e->up = up;
-	e->kind = kind;
-	r->n++;
-	return e;
-}
-
-/* The record rec of upstream up (its kind k of kinds[]) into r. 0, or -1 without
- * memory. */
-static int
-judge_record(struct pins_cmd_review *r, size_t *cap, const struct cfg_upstream *u, size_t up, size_t k,
-    json_t *rec, const struct pins *pins)
-{
-	const char *name = json_string_value(json_object_get(rec, catalog_kinds[kinds[k].ck].key));
-	json_t *def;
-	struct pins_cmd_entry *e;
-
-	if (name == NULL)
-		return 0;
-	if ((def = tooldef_of(kinds[k].ck, rec)) == NULL) {
-		r->undigested++;
-		return 0;
-	}
-	if ((e = entry_new(r, cap, up, kinds[k].pk, name)) == NULL) {
-		json_decref(def);
-		return -1;
-	}
-	e->def = def;
-	if (canon_digest(def, e->digest) < 0) {
-		free(e->name);
-		json_decref(def);
-		r->n--;
-		r->undigested++;
-		return 0;
-	}
-	e->pin = pins ? pins_find(pins, u->s.name, kinds[k].pk, name) : NULL;
-	e->state = e->pin == NULL ? PINS_CMD_NEW : strcmp(e->pin->digest, e->digest) == 0 ? PINS_CMD_PINNED :
-	    PINS_CMD_CHANGED;
-	if (u->hygiene && e->state != PINS_CMD_PINNED)
-		tooldef_hygiene(def, u->max_description > 0 ? (size_t)u->max_description : 0, &e->hygiene);
-	return 0;
-}
-
-/* The pins of upstream up that it did not list (its entries are r's from first on),
- * as gone, into r. 0, or -1 without memory. */
-static int
-judge_gone(struct pins_cmd_review *r, size_t *cap, const struct cfg_upstream *u, size_t up, size_t first,
-    const struct pins *pins)
-{
-	const struct pin *p;
-	struct pins_cmd_entry key, *e;
-	size_t i, listed = r->n - first;
-
-	qsort(r->e + first, listed, sizeof(*r->e), entry_cmp);
-	for (i = 0; pins && (p = pins_at(pins, i)) != NULL; i++) {
-		if (strcmp(p->upstream, u->s.name) != 0)
-			continue;
-		key.up = up;
-		key.kind = p->kind;
-		key.name = (char *)(uintptr_t)p->name;
-		if (listed > 0 && bsearch(&key, r->e + first, listed, sizeof(*r->e), entry_cmp) != NULL)
-			continue;
-		if ((e = entry_new(r, cap, up, p->kind, p->name)) == NULL)
-			return -1;
-		e->state = PINS_CMD_GONE;
-		e->pin = p;
-		snprintf(e->digest, sizeof(e->digest), "%s", p->digest);
-	}
-	qsort(r->e + first, r->n - first, sizeof(*r->e), entry_cmp);
-	return 0;
-}
-
-/* pins_cmd.h */
-int
-pins_cmd_judge(struct pins_cmd_review *r, const struct config *cfg, const struct pins *pins, json_t *const *lists)
-{
-	const struct cfg_upstream *u;
-	size_t i, k, j, first, cap = 0;
-	json_t *rec;
-
-	memset(r, 0, sizeof(*r));
-	if ((r->up = calloc(cfg->n_upstreams + 1, sizeof(*r->up))) == NULL)
-		return -1;
-	for (i = 0; i < cfg->n_upstreams; i++) {
-		u = &cfg->upstreams[i];
-		r->up[i] = u->pin == UP_PIN_OFF ? PINS_CMD_UP_OFF : lists[i] == NULL ||
-		    json_is_true(json_object_get(lists[i], "perCaller")) ? PINS_CMD_UP_UNREAD : PINS_CMD_UP_READ;
-		if (r->up[i] != PINS_CMD_UP_READ)
-			continue;
-		first = r->n;
-		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-			json_array_foreach(json_object_get(lists[i], catalog_kinds[kinds[k].ck].array), j, rec)
-				if (judge_record(r, &cap, u, i, k, rec, pins) < 0)
-					return -1;
-		if (judge_gone(r, &cap, u, i, first, pins) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-void
-pins_cmd_review_free(struct pins_cmd_review *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->n; i++) {
-		free(r->e[i].name);
-		json_decref(r->e[i].def);
-	}
-	free(r->e);
-	free(r->up);
-	memset(r, 0, sizeof(*r));
-}
-
 /* A run of the command. */
 struct pins_run {
 	const struct config *cfg;
-	struct pins_cmd_review r;
+	struct pins_review r;
 	const char **reasons;		/* catalog_lists' */
 	unsigned char *pick;		/* of each entry: chosen by the arguments */
 	int as_json, all_new;
@@ -222,7 +64,7 @@ put_field(FILE *f, const char *s, int first)
 
 /* "UPSTREAM KIND NAME" of e on f. */
 static void
-put_record(const struct pins_run *x, const struct pins_cmd_entry *e, FILE *f)
+put_record(const struct pins_run *x, const struct pins_review_entry *e, FILE *f)
 {
 	put_field(f, x->cfg->upstreams[e->up].s.name, 1);
 	fprintf(f, " %s ", pins_kind_word(e->kind));
@@ -253,7 +95,7 @@ put_reason(const char *s)
 static int
 differs(const struct pins_run *x, size_t i)
 {
-	return x->pick[i] && x->r.e[i].state != PINS_CMD_PINNED;
+	return x->pick[i] && x->r.e[i].state != PINS_REVIEW_PINNED;
 }
 
 /* The notes on the upstreams not judged (those the arguments name, when they name
@@ -270,9 +112,9 @@ notes_and_code(const struct pins_run *x, char **args, int nargs)
 		len = strlen(u->s.name);
 		for (named = nargs == 0, a = 0; a < nargs && !named; a++)
 			named = strncmp(args[a], u->s.name, len) == 0 && (args[a][len] == '\0' || args[a][len] == '/');
-		if (!named || x->r.up[i] == PINS_CMD_UP_READ)
+		if (!named || x->r.up[i] == PINS_REVIEW_UP_READ)
 			continue;
-		if (x->r.up[i] == PINS_CMD_UP_OFF) {
+		if (x->r.up[i] == PINS_REVIEW_UP_OFF) {
 			fprintf(stderr, "note: [upstream \"%s\"]: pin = off: its records are not checked\n", u->s.name);
 			continue;
 		}
@@ -295,7 +137,7 @@ notes_and_code(const struct pins_run *x, char **args, int nargs)
 static void
 status(const struct pins_run *x)
 {
-	const struct pins_cmd_entry *e;
+	const struct pins_review_entry *e;
 	json_t *arr = json_array(), *o;
 	size_t i;
 
@@ -304,20 +146,20 @@ status(const struct pins_run *x)
 			continue;
 		e = &x->r.e[i];
 		if (x->as_json) {
-			o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "state", pins_cmd_state_word(e->state), "upstream",
+			o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "state", pins_review_state_word(e->state), "upstream",
 			    x->cfg->upstreams[e->up].s.name, "kind", pins_kind_word(e->kind), "name", e->name,
 			    "digest", e->digest);
-			if (o && e->state == PINS_CMD_CHANGED)
+			if (o && e->state == PINS_REVIEW_CHANGED)
 				json_object_set_new(o, "pinned", json_string(e->pin->digest));
 			if (o && e->hygiene.found)
 				json_object_set_new(o, "hygiene", json_string(e->hygiene.reason));
 			json_array_append_new(arr, o);
 			continue;
 		}
-		printf("%s ", pins_cmd_state_word(e->state));
+		printf("%s ", pins_review_state_word(e->state));
 		put_record(x, e, stdout);
 		printf(" %s", e->digest);
-		if (e->state == PINS_CMD_CHANGED)
+		if (e->state == PINS_REVIEW_CHANGED)
 			printf(" pinned=%s", e->pin->digest);
 		if (e->hygiene.found) {
 			fputs(" hygiene=", stdout);
@@ -342,7 +184,7 @@ render(json_t *def)
 /* The pinned definition of e as diff shows it (a new string), or NULL when its pin keeps
  * none. */
 static char *
-render_pinned(const struct pins_cmd_entry *e)
+render_pinned(const struct pins_review_entry *e)
 {
 	json_t *v;
 	char *s;
@@ -359,7 +201,7 @@ render_pinned(const struct pins_cmd_entry *e)
 static int
 diff(const struct pins_run *x)
 {
-	const struct pins_cmd_entry *e;
+	const struct pins_review_entry *e;
 	char *was = NULL, *now = NULL, when[32];
 	struct buf out;
 	size_t i;
@@ -435,14 +277,14 @@ static int
 approve_change(struct pins *p, void *arg, struct gw_error *err)
 {
 	const struct approval *a = arg;
-	const struct pins_cmd_entry *e;
+	const struct pins_review_entry *e;
 	struct pin pin;
 	char *def;
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; i < a->x->r.n && rc == 0; i++) {
-		if (!differs(a->x, i) || a->x->r.e[i].state == PINS_CMD_GONE)
+		if (!differs(a->x, i) || a->x->r.e[i].state == PINS_REVIEW_GONE)
 			continue;
 		e = &a->x->r.e[i];
 		def = canon_text(e->def);
@@ -474,7 +316,7 @@ approve(const struct pins_run *x)
 	size_t i, n = 0;
 
 	for (i = 0; i < x->r.n; i++)
-		n += differs(x, i) && x->r.e[i].state != PINS_CMD_GONE;
+		n += differs(x, i) && x->r.e[i].state != PINS_REVIEW_GONE;
 	if (n == 0) {
 		printf("nothing to approve: %s\n", x->all_new ? "no record is new" :
 		    "what is named is pinned already");
@@ -487,7 +329,7 @@ approve(const struct pins_run *x)
 		return PINS_CMD_TROUBLE;
 	}
 	for (i = 0; i < x->r.n; i++)
-		if (differs(x, i) && x->r.e[i].state != PINS_CMD_GONE) {
+		if (differs(x, i) && x->r.e[i].state != PINS_REVIEW_GONE) {
 			fputs("approved ", stdout);
 			put_record(x, &x->r.e[i], stdout);
 			printf(" %s\n", x->r.e[i].digest);
@@ -523,13 +365,13 @@ arg_parse(const struct config *cfg, const char *arg, size_t *up, const char **na
 /* Whether entry e is what an argument (upstream up, name or NULL) names: for approve,
  * one listed of that name, or with no name one new or changed; else any of them. */
 static int
-arg_names(const struct pins_cmd_entry *e, size_t up, const char *name, int approving)
+arg_names(const struct pins_review_entry *e, size_t up, const char *name, int approving)
 {
 	if (e->up != up)
 		return 0;
 	if (name)
-		return strcmp(e->name, name) == 0 && (!approving || e->state != PINS_CMD_GONE);
-	return !approving || e->state == PINS_CMD_NEW || e->state == PINS_CMD_CHANGED;
+		return strcmp(e->name, name) == 0 && (!approving || e->state != PINS_REVIEW_GONE);
+	return !approving || e->state == PINS_REVIEW_NEW || e->state == PINS_REVIEW_CHANGED;
 }
 
 /* x->pick from the arguments (none: every record; approve --all-new: every new one). An
@@ -543,7 +385,7 @@ choose(struct pins_run *x, char **args, int nargs, int approving)
 	int a;
 
 	for (i = 0; i < x->r.n; i++)
-		x->pick[i] = x->all_new ? x->r.e[i].state == PINS_CMD_NEW : nargs == 0;
+		x->pick[i] = x->all_new ? x->r.e[i].state == PINS_REVIEW_NEW : nargs == 0;
 	for (a = 0; a < nargs; a++) {
 		if (arg_parse(x->cfg, args[a], &up, &name) < 0)
 			return -1;
@@ -552,13 +394,13 @@ choose(struct pins_run *x, char **args, int nargs, int approving)
 				x->pick[i] = 1;
 				hits++;
 			}
-		if (approving && x->r.up[up] != PINS_CMD_UP_READ) {
+		if (approving && x->r.up[up] != PINS_REVIEW_UP_READ) {
 			fprintf(stderr, "mcpgate pins: %s: [upstream \"%s\"] %s: nothing of it can be approved\n",
-			    args[a], x->cfg->upstreams[up].s.name, x->r.up[up] == PINS_CMD_UP_OFF ? "has pin = off" :
+			    args[a], x->cfg->upstreams[up].s.name, x->r.up[up] == PINS_REVIEW_UP_OFF ? "has pin = off" :
 			    "could not be read");
 			return -1;
 		}
-		if (hits == 0 && name && x->r.up[up] == PINS_CMD_UP_READ) {
+		if (hits == 0 && name && x->r.up[up] == PINS_REVIEW_UP_READ) {
 			fprintf(stderr, "mcpgate pins: %s: [upstream \"%s\"] lists no tool, prompt or resource "
 			    "template of that name\n", args[a], x->cfg->upstreams[up].s.name);
 			return -1;
@@ -672,7 +514,7 @@ pins_cmd_main(int argc, char **argv, const char *config_path)
 	if ((doc = catalog_source(cfg, catalog_in, pool, &view)) == NULL)
 		goto out;
 	catalog_lists(doc, cfg, lists, x.reasons);
-	if (pins_cmd_judge(&x.r, cfg, cfg->pins, lists) < 0 || (x.pick = calloc(x.r.n + 1, 1)) == NULL) {
+	if (pins_review_judge(&x.r, cfg, cfg->pins, lists) < 0 || (x.pick = calloc(x.r.n + 1, 1)) == NULL) {
 		fprintf(stderr, "mcpgate pins: out of memory\n");
 		goto out;
 	}
@@ -689,7 +531,7 @@ pins_cmd_main(int argc, char **argv, const char *config_path)
 	}
 out:
 	free(x.pick);
-	pins_cmd_review_free(&x.r);
+	pins_review_free(&x.r);
 	for (i = 0; lists && cfg && i < cfg->n_upstreams; i++)
 		json_decref(lists[i]);
 	free(lists);

@@ -1,6 +1,6 @@
 /* Unit tests: `mcpgate pins`'s pure parts: the line diff (linediff.h: hunks, context,
  * merging, all-added, the bound past which both texts are shown whole) and the judging
- * of each upstream's records against the pins (pins_cmd_judge: pinned, changed, new,
+ * of each upstream's records against the pins (pins_review_judge: pinned, changed, new,
  * gone, hygiene, an upstream with pin = off, one that is down). */
 #include "autoconf.h"
 
@@ -10,7 +10,7 @@
 
 #include "canon.h"
 #include "linediff.h"
-#include "pins_cmd.h"
+#include "pins_review.h"
 #include "tap.h"
 
 #define T0	((time_t)1795996800)	/* 2026-11-30T00:00:00Z */
@@ -100,8 +100,8 @@ digest_of(const char *json, char out[CANON_DIGEST_LEN])
 	json_decref(rec);
 }
 
-static const struct pins_cmd_entry *
-entry(const struct pins_cmd_review *r, size_t up, enum pins_kind kind, const char *name)
+static const struct pins_review_entry *
+entry(const struct pins_review *r, size_t up, enum pins_kind kind, const char *name)
 {
 	size_t i;
 
@@ -120,8 +120,8 @@ test_judge(void)
 	struct config cfg;
 	struct pins *pins = pins_new();
 	struct gw_error err;
-	struct pins_cmd_review r;
-	const struct pins_cmd_entry *e;
+	struct pins_review r;
+	const struct pins_review_entry *e;
 	char dsame[CANON_DIGEST_LEN], dold[CANON_DIGEST_LEN], dgone[CANON_DIGEST_LEN];
 	json_t *lists[3];
 	size_t i;
@@ -155,28 +155,28 @@ test_judge(void)
 		ok(pins_set(pins, &p1, &err) == 0 && pins_set(pins, &p2, &err) == 0 && pins_set(pins, &p3, &err) == 0 &&
 		    pins_set(pins, &p4, &err) == 0 && pins_set(pins, &p5, &err) == 0, "the pins");
 	}
-	ok(pins_cmd_judge(&r, &cfg, pins, lists) == 0, "judged");
-	ok(r.up[0] == PINS_CMD_UP_READ && r.up[1] == PINS_CMD_UP_OFF && r.up[2] == PINS_CMD_UP_UNREAD,
+	ok(pins_review_judge(&r, &cfg, pins, lists) == 0, "judged");
+	ok(r.up[0] == PINS_REVIEW_UP_READ && r.up[1] == PINS_REVIEW_UP_OFF && r.up[2] == PINS_REVIEW_UP_UNREAD,
 	    "upstreams: read, off, unread");
 	is_int(r.n, 5, "five records, all of the upstream read");
 	e = entry(&r, 0, PINS_TOOL, "read");
-	ok(e && e->state == PINS_CMD_PINNED && e->hygiene.found == 0, "read: pinned (its _meta is no part of it)");
+	ok(e && e->state == PINS_REVIEW_PINNED && e->hygiene.found == 0, "read: pinned (its _meta is no part of it)");
 	e = entry(&r, 0, PINS_TOOL, "write");
-	ok(e && e->state == PINS_CMD_CHANGED && strcmp(e->pin->digest, dold) == 0 && strcmp(e->digest, dold) != 0,
+	ok(e && e->state == PINS_REVIEW_CHANGED && strcmp(e->pin->digest, dold) == 0 && strcmp(e->digest, dold) != 0,
 	    "write: changed, with its pin");
 	e = entry(&r, 0, PINS_TOOL, "evil");
-	ok(e && e->state == PINS_CMD_NEW && (e->hygiene.found & TOOLDEF_BIDI) && strstr(e->hygiene.reason, "U+202E"),
+	ok(e && e->state == PINS_REVIEW_NEW && (e->hygiene.found & TOOLDEF_BIDI) && strstr(e->hygiene.reason, "U+202E"),
 	    "evil: new, a bidi control found (%s)", e ? e->hygiene.reason : "");
 	e = entry(&r, 0, PINS_TOOL, "gone");
-	ok(e && e->state == PINS_CMD_GONE && e->def == NULL && strcmp(e->digest, dgone) == 0, "gone: gone");
+	ok(e && e->state == PINS_REVIEW_GONE && e->def == NULL && strcmp(e->digest, dgone) == 0, "gone: gone");
 	e = entry(&r, 0, PINS_TEMPLATE, "file:///{path}");
-	ok(e && e->state == PINS_CMD_NEW, "a template by its uriTemplate: new");
+	ok(e && e->state == PINS_REVIEW_NEW, "a template by its uriTemplate: new");
 	ok(strcmp(r.e[0].name, "evil") == 0 && strcmp(r.e[3].name, "write") == 0 && r.e[4].kind == PINS_TEMPLATE,
 	    "sorted by kind, then name");
-	pins_cmd_review_free(&r);
-	ok(pins_cmd_judge(&r, &cfg, NULL, lists) == 0 && r.n == 4 && r.e[0].state == PINS_CMD_NEW &&
-	    r.e[3].state == PINS_CMD_NEW, "no pins: every record new");
-	pins_cmd_review_free(&r);
+	pins_review_free(&r);
+	ok(pins_review_judge(&r, &cfg, NULL, lists) == 0 && r.n == 4 && r.e[0].state == PINS_REVIEW_NEW &&
+	    r.e[3].state == PINS_REVIEW_NEW, "no pins: every record new");
+	pins_review_free(&r);
 	json_decref(lists[0]);
 	json_decref(lists[1]);
 	pins_free(pins);
