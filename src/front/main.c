@@ -69,10 +69,7 @@ print_errors(const struct cfg_errors *errs)
 {
 	size_t i;
 
-	for (i = 0; i < errs->n; i++)
-		fprintf(stderr, "%s\n", errs->err[i].detail);
-	if (errs->dropped)
-		fprintf(stderr, "(%zu more errors)\n", errs->dropped);
+	config_errors_print(errs, stderr);
 	for (i = 0; i < errs->n_warn; i++)
 		fprintf(stderr, "warning: %s\n", errs->warn[i]);
 }

@@ -498,10 +498,7 @@ pins_cmd_main(int argc, char **argv, const char *config_path)
 		goto out;
 	cmd = argv[at];
 	if (config_load(config_path, &cfg, &errs) < 0) {
-		for (i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.err[i].detail);
-		if (errs.dropped)
-			fprintf(stderr, "(%zu more errors)\n", errs.dropped);
+		config_errors_print(&errs, stderr);
 		goto out;
 	}
 	x.cfg = cfg;
