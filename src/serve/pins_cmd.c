@@ -118,6 +118,11 @@ notes_and_code(const struct pins_run *x, char **args, int nargs)
 			fprintf(stderr, "note: [upstream \"%s\"]: pin = off: its records are not checked\n", u->s.name);
 			continue;
 		}
+		if (x->r.up[i] == PINS_REVIEW_UP_PER_CALLER) {
+			fprintf(stderr, "note: [upstream \"%s\"]: its lists are each caller's (catalog = per-caller): "
+			    "its records are not checked here\n", u->s.name);
+			continue;
+		}
 		fprintf(stderr, "note: [upstream \"%s\"]: its records could not be read (%s): its pins are "
 		    "neither gone nor pinned\n", u->s.name, x->reasons[i] ? x->reasons[i] : "left out of the catalog");
 		code = PINS_CMD_TROUBLE;
@@ -397,7 +402,7 @@ choose(struct pins_run *x, char **args, int nargs, int approving)
 		if (approving && x->r.up[up] != PINS_REVIEW_UP_READ) {
 			fprintf(stderr, "mcpgate pins: %s: [upstream \"%s\"] %s: nothing of it can be approved\n",
 			    args[a], x->cfg->upstreams[up].s.name, x->r.up[up] == PINS_REVIEW_UP_OFF ? "has pin = off" :
-			    "could not be read");
+			    x->r.up[up] == PINS_REVIEW_UP_PER_CALLER ? "lists per caller" : "could not be read");
 			return -1;
 		}
 		if (hits == 0 && name && x->r.up[up] == PINS_REVIEW_UP_READ) {

@@ -150,8 +150,8 @@ pins_review_judge(struct pins_review *r, const struct config *cfg, const struct 
 		return -1;
 	for (i = 0; i < cfg->n_upstreams; i++) {
 		u = &cfg->upstreams[i];
-		r->up[i] = u->pin == UP_PIN_OFF ? PINS_REVIEW_UP_OFF : lists[i] == NULL ||
-		    json_is_true(json_object_get(lists[i], "perCaller")) ? PINS_REVIEW_UP_UNREAD : PINS_REVIEW_UP_READ;
+		r->up[i] = u->pin == UP_PIN_OFF ? PINS_REVIEW_UP_OFF : lists[i] == NULL ? PINS_REVIEW_UP_UNREAD :
+		    json_is_true(json_object_get(lists[i], "perCaller")) ? PINS_REVIEW_UP_PER_CALLER : PINS_REVIEW_UP_READ;
 		if (r->up[i] != PINS_REVIEW_UP_READ)
 			continue;
 		first = r->n;

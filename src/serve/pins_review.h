@@ -18,7 +18,8 @@ enum pins_review_state { PINS_REVIEW_PINNED, PINS_REVIEW_CHANGED, PINS_REVIEW_NE
 enum pins_review_up {
 	PINS_REVIEW_UP_READ,	/* its records judged */
 	PINS_REVIEW_UP_OFF,	/* pin = off: not judged */
-	PINS_REVIEW_UP_UNREAD,	/* down, left out or per caller: its pins neither gone nor pinned */
+	PINS_REVIEW_UP_UNREAD,	/* down or left out: its pins neither gone nor pinned */
+	PINS_REVIEW_UP_PER_CALLER,	/* its lists are each caller's (catalog = per-caller): likewise */
 };
 
 struct pins_review_entry {

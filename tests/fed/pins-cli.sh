@@ -75,6 +75,7 @@ pins approve --all-new --by ci-bot
 is "approve --all-new exits 0" "$RC" 0
 is "… one 'approved' line per record" "$(grep -c '^approved ' "$T/out")" "$(grep -c . "$T/out")"
 check "… the pins file exists" test -s "$PINS"
+# shellcheck disable=SC2016 # the $ are awk's
 check "… its pin lines: UPSTREAM KIND NAME DIGEST WHEN BY, each with its definition after a tab" \
 	awk '/^#/ { next } /^\t\{/ { if (!pin) exit 1; pin = 0; next }
 	     { if (NF != 6 || $1 != "fx" || $4 !~ /^sha256:[0-9a-f]+$/ || length($4) != 71 ||

@@ -1,7 +1,8 @@
 /* Unit tests: `mcpgate pins`'s pure parts: the line diff (linediff.h: hunks, context,
  * merging, all-added, the bound past which both texts are shown whole) and the judging
  * of each upstream's records against the pins (pins_review_judge: pinned, changed, new,
- * gone, hygiene, an upstream with pin = off, one that is down). */
+ * gone, hygiene, an upstream with pin = off, one that is down, one listing per
+ * caller). */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -111,30 +112,30 @@ entry(const struct pins_review *r, size_t up, enum pins_kind kind, const char *n
 	return NULL;
 }
 
-/* Long: a configuration of three upstreams, their lists and pins, then every state. */
+/* Long: a configuration of four upstreams, their lists and pins, then every state. */
 static void
 test_judge(void)
 {
-	static const char *const names[] = { "files", "off", "down" };
-	struct cfg_upstream ups[3];
+	static const char *const names[] = { "files", "off", "down", "mine" };
+	struct cfg_upstream ups[4];
 	struct config cfg;
 	struct pins *pins = pins_new();
 	struct gw_error err;
 	struct pins_review r;
 	const struct pins_review_entry *e;
 	char dsame[CANON_DIGEST_LEN], dold[CANON_DIGEST_LEN], dgone[CANON_DIGEST_LEN];
-	json_t *lists[3];
+	json_t *lists[4];
 	size_t i;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(ups, 0, sizeof(ups));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		ups[i].s.name = (char *)(uintptr_t)names[i];
 		ups[i].pin = i == 1 ? UP_PIN_OFF : UP_PIN_WARN;
 		ups[i].hygiene = 1;
 	}
 	cfg.upstreams = ups;
-	cfg.n_upstreams = 3;
+	cfg.n_upstreams = 4;
 	lists[0] = json_loads("{\"caps\": {}, \"tools\": ["
 	    "{\"name\": \"read\", \"description\": \"Reads\", \"_meta\": {\"x\": 1}},"
 	    "{\"name\": \"write\", \"description\": \"Writes now\"},"
@@ -142,6 +143,7 @@ test_judge(void)
 	    "\"resourceTemplates\": [{\"uriTemplate\": \"file:///{path}\", \"name\": \"file\"}]}", 0, NULL);
 	lists[1] = json_loads("{\"caps\": {}, \"tools\": [{\"name\": \"t\"}]}", 0, NULL);
 	lists[2] = NULL;
+	lists[3] = json_loads("{\"caps\": {}, \"perCaller\": true}", 0, NULL);
 	digest_of("{\"name\": \"read\", \"description\": \"Reads\"}", dsame);
 	digest_of("{\"name\": \"write\", \"description\": \"Writes\"}", dold);
 	digest_of("{\"name\": \"gone\"}", dgone);
@@ -156,8 +158,8 @@ test_judge(void)
 		    pins_set(pins, &p4, &err) == 0 && pins_set(pins, &p5, &err) == 0, "the pins");
 	}
 	ok(pins_review_judge(&r, &cfg, pins, lists) == 0, "judged");
-	ok(r.up[0] == PINS_REVIEW_UP_READ && r.up[1] == PINS_REVIEW_UP_OFF && r.up[2] == PINS_REVIEW_UP_UNREAD,
-	    "upstreams: read, off, unread");
+	ok(r.up[0] == PINS_REVIEW_UP_READ && r.up[1] == PINS_REVIEW_UP_OFF && r.up[2] == PINS_REVIEW_UP_UNREAD &&
+	    r.up[3] == PINS_REVIEW_UP_PER_CALLER, "upstreams: read, off, unread, per caller");
 	is_int(r.n, 5, "five records, all of the upstream read");
 	e = entry(&r, 0, PINS_TOOL, "read");
 	ok(e && e->state == PINS_REVIEW_PINNED && e->hygiene.found == 0, "read: pinned (its _meta is no part of it)");
@@ -179,6 +181,7 @@ test_judge(void)
 	pins_review_free(&r);
 	json_decref(lists[0]);
 	json_decref(lists[1]);
+	json_decref(lists[3]);
 	pins_free(pins);
 }
 
