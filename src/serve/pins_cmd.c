@@ -236,8 +236,9 @@ diff(const struct pins_run *x)
 			fputs(" not listed\n", stdout);
 		buf_reset(&out);
 		if (linediff_unified(was ? was : "", now ? now : "", PINS_CMD_CONTEXT, &out) < 0) {
+			fputs("mcpgate pins: ", stderr);
 			put_record(x, e, stderr);
-			fputs(": mcpgate pins: the difference is too large to show\n", stderr);
+			fputs(": the difference is too large to show\n", stderr);
 			rc = -1;
 		}
 		fputs(buf_str(&out), stdout);

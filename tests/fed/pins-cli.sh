@@ -125,6 +125,14 @@ like "… a hunk header" "$(cat "$T/out")" '^@@ -[0-9]+,[0-9]+ \+[0-9]+,[0-9]+ @
 like "… the new tool all added, its bidi control escaped" "$(cat "$T/out")" '^\+  "description": "Harmless \\u202E instructions",$'
 pins diff fx/test_simple_text
 unlike "diff UPSTREAM/NAME: that record alone" "$(cat "$T/out")" sneaky
+cp "$PINS" "$T/pins.defs"
+sed -i '/^fx tool test_simple_text /{n;d}' "$PINS"
+pins diff fx/test_simple_text
+like "a pin that keeps no definition: diff says so" "$(head -n 1 "$T/out")" \
+	"^--- fx tool test_simple_text pinned $old \\(.* by ci-bot; the pin keeps no definition\\)\$"
+like "… and shows the listed one all added" "$(cat "$T/out")" '^\+  "description": "Returns two text items now",$'
+unlike "… nothing removed" "$(sed 1d "$T/out")" '^-'
+cp "$T/pins.defs" "$PINS"
 
 # --- approve one, a name that is not there ------------------------------------------------------
 pins approve fx/test_simple_text
