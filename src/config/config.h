@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -336,6 +337,10 @@ int config_load(const char *path, struct config **out, struct cfg_errors *errs);
  * "file: ") and fmt's words. The loader's errors and warnings, and mcpgate -t's. */
 void cfg_vsay(char *out, size_t outlen, const char *file, int line, const char *fmt, va_list ap)
 	__attribute__((format(printf, 5, 0)));
+/* errs's errors on f, a line each, then "(N more errors)" when some were dropped: what
+ * a command that loads the configuration says when it does not load (its warnings
+ * are the caller's). */
+void config_errors_print(const struct cfg_errors *errs, FILE *f);
 struct config *config_ref(struct config *cfg);
 void config_unref(struct config *cfg);
 /* 1 when a file it was loaded from changed, vanished, or an include glob matches

@@ -486,6 +486,18 @@ cfg_defaults(struct config *cfg)
 	return 0;
 }
 
+/* config.h */
+void
+config_errors_print(const struct cfg_errors *errs, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		fprintf(f, "%s\n", errs->err[i].detail);
+	if (errs->dropped)
+		fprintf(f, "(%zu more errors)\n", errs->dropped);
+}
+
 struct config *
 config_ref(struct config *cfg)
 {

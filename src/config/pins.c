@@ -223,9 +223,9 @@ field_len(const char *s, int first)
 	return n;
 }
 
-/* s percent-encoded as a field. */
-static int
-field_encode(struct buf *out, const char *s, int first)
+/* s as a field (pins.h). */
+int
+pins_encode(struct buf *out, const char *s, int first)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	char esc[3] = { '%' };
@@ -583,11 +583,11 @@ pins_format(const struct pins *p, struct buf *out)
 	for (i = 0; i < p->n && rc == 0; i++) {
 		pin = &p->v[i].pin;
 		clock_rfc3339(pin->when, when, sizeof(when));
-		rc |= field_encode(out, pin->upstream, 1);
+		rc |= pins_encode(out, pin->upstream, 1);
 		rc |= buf_printf(out, " %s ", kind_words[pin->kind]);
-		rc |= field_encode(out, pin->name, 0);
+		rc |= pins_encode(out, pin->name, 0);
 		rc |= buf_printf(out, " %s %s ", pin->digest, when);
-		rc |= field_encode(out, pin->by, 0);
+		rc |= pins_encode(out, pin->by, 0);
 		rc |= buf_putc(out, '\n');
 		if (pin->def != NULL) {
 			rc |= buf_putc(out, '\t');

@@ -88,6 +88,10 @@ int pins_set(struct pins *p, const struct pin *pin, struct gw_error *err);
 /* Removes the pin of (upstream, kind, name): 1, or 0 when there is none. */
 int pins_remove(struct pins *p, const char *upstream, enum pins_kind kind, const char *name);
 
+/* s as a field of a pin line, percent-encoded as the format says, appended to out
+ * (first: s is an UPSTREAM, whose leading '#' is encoded too): what a tool that names a
+ * pin prints. 0, or -1 when out is full. */
+int pins_encode(struct buf *out, const char *s, int first) BUF_MUST;
 /* The file's text of p appended to out: 0, or -1 when out is full. */
 int pins_format(const struct pins *p, struct buf *out) BUF_MUST;
 /* Writes p to path, atomically: a temporary file in the same directory, written and

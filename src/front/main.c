@@ -16,6 +16,7 @@
 #include "front.h"
 #include "gateway.h"
 #include "log.h"
+#include "pins_cmd.h"
 #include "secret.h"
 #include "validate.h"
 
@@ -34,6 +35,10 @@ usage(FILE *f)
 	    "       mcpgate explain [-c FILE] --claims JSON [--tool NAME] [--json]\n"
 	    "                       [--catalog FILE | --save-catalog FILE]\n"
 	    "                                        which tools a caller sees, and why\n"
+	    "       mcpgate pins [-c FILE] [--catalog FILE] [--json] status [UPSTREAM[/NAME]...]\n"
+	    "       mcpgate pins [-c FILE] [--catalog FILE] diff [UPSTREAM[/NAME]...]\n"
+	    "       mcpgate pins [-c FILE] [--catalog FILE] approve [--by WHO] (--all-new | UPSTREAM[/NAME]...)\n"
+	    "                                        records against the pins file; approve them\n"
 	    "       mcpgate validate [--remotes DIR] [--format] SCHEMA-FILE INSTANCE-FILE...\n"
 	    "                                        instances against a JSON Schema, as tools/call's arguments\n"
 	    "       mcpgate --version | --help\n"
@@ -64,10 +69,7 @@ print_errors(const struct cfg_errors *errs)
 {
 	size_t i;
 
-	for (i = 0; i < errs->n; i++)
-		fprintf(stderr, "%s\n", errs->err[i].detail);
-	if (errs->dropped)
-		fprintf(stderr, "(%zu more errors)\n", errs->dropped);
+	config_errors_print(errs, stderr);
 	for (i = 0; i < errs->n_warn; i++)
 		fprintf(stderr, "warning: %s\n", errs->warn[i]);
 }
@@ -207,7 +209,7 @@ serve(const char *path, long workers)
 	return rc;
 }
 
-/* Long: the option table, then each mode of the command line (explain, -t, CGI,
+/* Long: the option table, then each mode of the command line (explain, pins, -t, CGI,
  * FastCGI) in a few lines of its own. */
 int
 main(int argc, char **argv)
@@ -248,6 +250,14 @@ main(int argc, char **argv)
 		}
 		log_init(2, GW_LOG_ERR);	/* upstream trouble is summed up as notes */
 		return explain_main(argc - 1, argv + 1, path);
+	}
+	if (argc > 1 && strcmp(argv[1], "pins") == 0) {
+		if (secret_init() < 0) {
+			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
+			return 2;
+		}
+		log_init(2, GW_LOG_ERR);	/* upstream trouble is summed up as notes */
+		return pins_cmd_main(argc - 1, argv + 1, path);
 	}
 	if (argc > 1 && strcmp(argv[1], "validate") == 0)
 		return validate_main(argc - 1, argv + 1);

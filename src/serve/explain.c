@@ -906,7 +906,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	struct upstream_pool *pool = NULL;
 	json_t *doc = NULL;
 	const char *claims_arg = NULL, *catalog_in = NULL, *catalog_out = NULL;
-	size_t i, left_out = 0;
+	size_t left_out = 0;
 	int c, rc = EXPLAIN_ERROR;
 
 	memset(&x, 0, sizeof(x));
@@ -930,10 +930,7 @@ explain_main(int argc, char **argv, const char *config_path)
 	}
 	x.config_path = config_path;
 	if (config_load(config_path, &cfg, &errs) < 0) {
-		for (i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.err[i].detail);
-		if (errs.dropped)
-			fprintf(stderr, "(%zu more errors)\n", errs.dropped);
+		config_errors_print(&errs, stderr);
 		goto out;
 	}
 	x.cfg = cfg;

@@ -5,8 +5,8 @@
 #      manuals this machine has installed, is set aside);
 #   2. every section and key of src/config/config_keys.c is an `.It Ic KEY` of its own
 #      section in mcpgate.conf(5), and every key there is a key of the tables;
-#   3. every option `mcpgate -h` prints, and every long option of main.c, explain.c and
-#      validate.c, is in mcpgate(8);
+#   3. every option `mcpgate -h` prints, and every long option of main.c, explain.c,
+#      pins_cmd.c and validate.c, is in mcpgate(8);
 #   4. every field of the log lines (the access, audit, rate-limit and batch lines the
 #      sources write) is described in mcpgate(8).
 # Prints TAP. Env: MCPGATE_BIN (default src/mcpgate).
@@ -71,7 +71,7 @@ like "mcpgate.conf(5): include" "$(cat "$M5")" '^\.Ic include No = Ar GLOB'
 help=$("$MCPGATE_BIN" -h)
 opts=$( { grep -oE '(^|[ [|])--?[a-z][a-z-]*' <<<"$help" | sed 's/^[ [|]//'
 	sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", [a-z_]*_argument,.*/--\1/p' "$top/src/front/main.c" "$top/src/serve/explain.c" \
-		"$top/src/serve/validate.c"
+		"$top/src/serve/pins_cmd.c" "$top/src/serve/validate.c"
 	} | sort -u)
 check "mcpgate -h and the sources name options ($(wc -w <<<"$opts"))" test "$(wc -w <<<"$opts")" -ge 12
 missing=
@@ -82,9 +82,10 @@ for o in $opts; do
 	esac
 	grep -qE "(^|[ .])$pat( |$)" "$M8" || missing="$missing $o"
 done
-is "every option of mcpgate -h, main.c, explain.c and validate.c is in mcpgate(8)" "${missing# }" ""
+is "every option of mcpgate -h, main.c, explain.c, pins_cmd.c and validate.c is in mcpgate(8)" "${missing# }" ""
 # … and each form of the usage mcpgate -h prints is a form of the SYNOPSIS, with the
-# same options (the command words explain and validate count as one).
+# same options (the command words count as options: explain, validate, pins and its
+# status, diff and approve).
 forms=$(python3 -c '
 import re, sys
 usage, forms, cur = sys.stdin.read(), [], None
@@ -99,7 +100,7 @@ for line in usage.split("\n"):
         continue
     rest = re.split(r"\s{2,}[a-z(]", rest.strip())[0]	# the words describing the form
     cur.update(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", rest))
-    cur.update(w for w in re.findall(r"(?<![\w-])([a-z]+)(?![\w-])", rest) if w in ("explain", "validate"))
+    cur.update(w for w in re.findall(r"(?<![\w-])([a-z]+)(?![\w-])", rest) if w in ("explain", "validate", "pins", "status", "diff", "approve"))
 syn, man = [], open(sys.argv[1]).read()
 body = man.split(".Sh SYNOPSIS", 1)[1].split("\n.Sh ", 1)[0]
 for line in body.split("\n"):

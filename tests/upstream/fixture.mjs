@@ -7,7 +7,7 @@
 //   node tests/upstream/fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME]
 //        [--tools N] [--page-size N] [--json] [--no-resume] [--retry-ms MS]
 //        [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] [--notes] [--announce] [--watched-uri URI] [--bulk]
-//        [--padded-tools N] [--quiet]
+//        [--padded-tools N] [--defs] [--quiet]
 //        [--modern | --modern-only]
 //        [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--prm-path PATH [--prm-host NAME]]
 //         [--public-list]]
@@ -53,7 +53,7 @@ import { MODERN, createModern } from './modern.mjs';
 
 const USAGE = 'usage: fixture.mjs --port P [--host 127.0.0.1] [--ready-file F] [--name NAME] [--tools N] ' +
   '[--page-size N] [--json] [--no-resume] [--retry-ms MS] [--keepalive-ms MS] [--allow-host NAME ...] [--files DIR] ' +
-  '[--notes] [--announce] [--watched-uri URI] [--bulk] [--schemas] [--padded-tools N] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
+  '[--notes] [--announce] [--watched-uri URI] [--bulk] [--schemas] [--padded-tools N] [--defs] [--quiet] [--modern | --modern-only] [--require-bearer ISSUER [--introspect-client ID:SECRET] [--resource URL] [--per-subject] [--prm-path PATH [--prm-host NAME]] [--public-list]]';
 
 const { args, usage } = commandLine('fixture.mjs', USAGE, {
   name: { type: 'string', default: 'mcpgate-upstream-fixture' },
@@ -71,6 +71,7 @@ const { args, usage } = commandLine('fixture.mjs', USAGE, {
   bulk: { type: 'boolean', default: false },
   schemas: { type: 'boolean', default: false },
   'padded-tools': { type: 'string', default: '0' },
+  defs: { type: 'boolean', default: false },
   'require-bearer': { type: 'string' },
   'introspect-client': { type: 'string' },
   resource: { type: 'string' },
@@ -133,8 +134,8 @@ if (args['require-bearer'] !== undefined) {
     seen: { accepted: [], rejected: [], metadata: [] },
   };
   if (bearer.prmPath !== null && (!/^\/[A-Za-z0-9._~\/-]*$/.test(bearer.prmPath) || bearer.prmPath === '/mcp' ||
-      bearer.prmPath.startsWith('/_seen') || bearer.prmPath.startsWith('/_traffic') || bearer.prmPath.startsWith('/.well-known/'))) {
-    usage('--prm-path must be a path of its own (/ and [A-Za-z0-9._~-]), not /mcp, /_seen, /_traffic or /.well-known/');
+      bearer.prmPath.startsWith('/_seen') || bearer.prmPath.startsWith('/_traffic') || bearer.prmPath.startsWith('/_defs') || bearer.prmPath.startsWith('/.well-known/'))) {
+    usage('--prm-path must be a path of its own (/ and [A-Za-z0-9._~-]), not /mcp, /_seen, /_traffic, /_defs or /.well-known/');
   }
   if (args['prm-host'] !== undefined && bearer.prmPath === null) usage('--prm-host goes with --prm-path');
 } else if (args['introspect-client'] !== undefined || args.resource !== undefined || args['prm-path'] !== undefined ||
@@ -584,9 +585,11 @@ function createServer(session) {
     },
     instructions: INSTRUCTIONS,
   });
-  const toolList = [...TOOLS.values()].map((t) => t.tool);
-  server.setRequestHandler(ListToolsRequestSchema, (req, extra) =>
-    page(ownTool(extra) ? [...toolList, ownTool(extra).tool] : toolList, req.params?.cursor, 'tools'));
+  // Read at each list (not once per session): --defs changes TOOLS for every session.
+  server.setRequestHandler(ListToolsRequestSchema, (req, extra) => {
+    const toolList = [...TOOLS.values()].map((t) => t.tool);
+    return page(ownTool(extra) ? [...toolList, ownTool(extra).tool] : toolList, req.params?.cursor, 'tools');
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const own = ownTool(extra);
     const t = own && own.tool.name === req.params.name ? own : TOOLS.get(req.params.name);
@@ -895,6 +898,51 @@ function trafficEndpoint(req, res, pathname) {
   return sendJson(res, 200, traffic, { 'Cache-Control': 'no-store' });
 }
 
+// --defs: POST /_defs changes the tool list as an upstream that changes its tools does
+// (pinning tests): {"set": {NAME: {member: value, ...}}, "remove": [NAME, ...]}. A set
+// NAME that exists gets those members of its listed definition replaced, a new one
+// becomes a tool whose call returns "called NAME"; removed names leave tools/list. The
+// changes add up across POSTs ({"reset": true} first drops them all) and show in every
+// tools/list after (any session: TOOLS is read at each list). GET /_defs: the overrides.
+const defs = { set: {}, remove: [] };
+let baseTools = null;	// TOOLS as registered, taken at the first change
+function applyDefs() {
+  baseTools ??= new Map([...TOOLS].map(([n, t]) => [n, { tool: { ...t.tool }, call: t.call }]));
+  TOOLS.clear();
+  for (const [n, t] of baseTools) {
+    if (defs.remove.includes(n)) continue;
+    TOOLS.set(n, defs.set[n] ? { tool: { ...t.tool, ...defs.set[n], name: n }, call: t.call } : t);
+  }
+  for (const [n, over] of Object.entries(defs.set)) {
+    if (baseTools.has(n) || defs.remove.includes(n)) continue;
+    TOOLS.set(n, { tool: { name: n, inputSchema: NO_ARGS, ...over, name: n }, call: () => result(`called ${n}`) });
+  }
+}
+async function defsEndpoint(req, res) {
+  if (!loopbackPeer(req.socket.remoteAddress)) return sendJson(res, 403, { error: 'loopback only' });
+  if (req.method === 'GET') return sendJson(res, 200, defs, { 'Cache-Control': 'no-store' });
+  if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, POST' });
+  let body;
+  try { body = JSON.parse(await readBody(req)); } catch (e) { return sendJson(res, e.status ?? 400, { error: e.message }); }
+  const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isObj(body) || (body.set !== undefined && (!isObj(body.set) || !Object.values(body.set).every(isObj))) ||
+      (body.remove !== undefined && (!Array.isArray(body.remove) || !body.remove.every((n) => typeof n === 'string')))) {
+    return sendJson(res, 400, { error: 'expected {"set": {NAME: {member: value}}, "remove": [NAME], "reset": true}' });
+  }
+  if (body.reset === true) Object.assign(defs, { set: {}, remove: [] });
+  for (const [n, over] of Object.entries(body.set ?? {})) {
+    defs.set[n] = { ...defs.set[n], ...over };
+    defs.remove = defs.remove.filter((r) => r !== n);
+  }
+  for (const n of body.remove ?? []) {
+    delete defs.set[n];
+    if (!defs.remove.includes(n)) defs.remove.push(n);
+  }
+  applyDefs();
+  log(`/_defs: ${Object.keys(defs.set).length} set, ${defs.remove.length} removed; ${TOOLS.size} tools`);
+  return sendJson(res, 200, defs, { 'Cache-Control': 'no-store' });
+}
+
 const BEARER_PATHS = new Set(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/_seen', '/_seen/reset']);
 
 function track(session, res) {
@@ -907,7 +955,8 @@ async function handle(req, res) {
   const url = new URL(req.url, 'http://fixture');
   const extraPath = bearer && (BEARER_PATHS.has(url.pathname) || url.pathname === bearer.prmPath);
   const trafficPath = url.pathname === '/_traffic' || url.pathname === '/_traffic/reset';
-  if (url.pathname !== '/mcp' && !extraPath && !trafficPath) return sendJson(res, 404, { error: 'not found' });
+  const defsPath = args.defs && url.pathname === '/_defs';
+  if (url.pathname !== '/mcp' && !extraPath && !trafficPath && !defsPath) return sendJson(res, 404, { error: 'not found' });
 
   // DNS-rebinding protection: loopback (or --allow-host) Host and Origin only.
   const hostName = hostnameOf(`http://${req.headers.host ?? ''}`);
@@ -916,6 +965,7 @@ async function handle(req, res) {
     return rpcError(res, 403, -32000, `Invalid Origin: ${req.headers.origin}`);
   }
   if (trafficPath) return trafficEndpoint(req, res, url.pathname);
+  if (defsPath) return defsEndpoint(req, res);
   if (extraPath) return bearerEndpoint(req, res, url.pathname);
   if (req.method === 'GET') traffic.gets++;
   if (req.method === 'DELETE') traffic.deletes++;
