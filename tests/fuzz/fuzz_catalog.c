@@ -9,7 +9,11 @@
  * JSON array of them; every upstream has a status; the capabilities and offers derived
  * from the document can be computed; and the document packed as the state file keeps
  * it unpacks to one that counts its records alike before its index is read, and is the
- * same once it is. */
+ * same once it is. Pinning (no pins: every record new; "a" holds what hygiene flags,
+ * "c" holds every new record): every pending entry names its upstream; a held one's
+ * key is held for that upstream and never served, with the upstream's record kept as
+ * JSON text; built again from what the document says each upstream offered
+ * (catalog_lists), the same keys are held. */
 #include "autoconf.h"
 
 #include <jansson.h>
@@ -27,9 +31,9 @@ fuzz_setup(void)
 {
 	cfg = fuzz_config("[gateway]\nresource = https://gw.example.com/mcp\n"
 	    "[auth]\nissuer = https://idp.example.com\n"
-	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\n"
+	    "[upstream \"a\"]\nurl = http://127.0.0.1:9/mcp\nprefix = a_\npin = hold\nmax-description = 64\n"
 	    "[upstream \"b\"]\nurl = http://127.0.0.1:9/mcp\n"
-	    "[upstream \"c\"]\nurl = http://127.0.0.1:9/mcp\nprefix = c_\n");
+	    "[upstream \"c\"]\nurl = http://127.0.0.1:9/mcp\nprefix = c_\nnew-tools = hold\n");
 	FUZZ_CHECK(cfg->n_upstreams == UPSTREAMS);
 }
 
@@ -70,6 +74,45 @@ check_kind(json_t *doc, enum catalog_kind k)
 	buf_free(&b);
 }
 
+/* What the pins made of doc's records of kind (catalog_pending), as said above. */
+static void
+check_pending(json_t *doc, enum catalog_kind k)
+{
+	json_t *e, *rec;
+	const char *key, *up;
+
+	json_object_foreach(catalog_pending_all(doc, k), key, e) {
+		FUZZ_CHECK(k != CATALOG_RESOURCES);
+		FUZZ_CHECK((up = json_string_value(json_object_get(e, "upstream"))) != NULL);
+		FUZZ_CHECK(config_upstream(cfg, up) != NULL);
+		if (!json_is_true(json_object_get(e, "held")))
+			continue;
+		FUZZ_CHECK(catalog_find_in(doc, k, key) < 0);
+		FUZZ_CHECK(catalog_held(doc, k, key) != NULL && strcmp(catalog_held(doc, k, key), up) == 0);
+		FUZZ_CHECK((rec = json_loads(json_string_value(json_object_get(e, "record")), 0, NULL)) != NULL);
+		json_decref(rec);
+	}
+}
+
+/* Built again from what doc says each upstream offered: the same keys held. */
+static void
+check_again(json_t *doc)
+{
+	json_t *lists[UPSTREAMS], *again;
+	const char *reasons[UPSTREAMS];
+	size_t i;
+	int k;
+
+	catalog_lists(doc, cfg, lists, reasons);
+	again = catalog_build_bound(cfg, lists, reasons, doc);
+	for (k = 0; k < CATALOG_NKINDS; k++)
+		FUZZ_CHECK(json_equal(catalog_held_all(again, (enum catalog_kind)k), catalog_held_all(doc, (enum catalog_kind)k)) ||
+		    (catalog_held_all(again, (enum catalog_kind)k) == NULL && catalog_held_all(doc, (enum catalog_kind)k) == NULL));
+	json_decref(again);
+	for (i = 0; i < UPSTREAMS; i++)
+		json_decref(lists[i]);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -91,8 +134,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	doc = catalog_build(cfg, lists, reasons);
 	FUZZ_CHECK(doc != NULL);
-	for (k = 0; k < CATALOG_NKINDS; k++)
+	for (k = 0; k < CATALOG_NKINDS; k++) {
 		check_kind(doc, (enum catalog_kind)k);
+		check_pending(doc, (enum catalog_kind)k);
+	}
+	check_again(doc);
 	FUZZ_CHECK(json_object_size(json_object_get(doc, "upstreams")) == UPSTREAMS);
 	FUZZ_CHECK(catalog_degraded(doc) == (lists[0] == NULL || lists[1] == NULL || lists[2] == NULL));
 	caps = fed_capabilities(doc, NULL);
