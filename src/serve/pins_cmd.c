@@ -278,7 +278,7 @@ struct approval {
 };
 
 /* pins_update's change: a pin for each entry approved, its definition kept when its line
- * fits. */
+ * fits; a gone one's pin removed (what is approved is that it is gone). */
 static int
 approve_change(struct pins *p, void *arg, struct gw_error *err)
 {
@@ -290,9 +290,13 @@ approve_change(struct pins *p, void *arg, struct gw_error *err)
 	int rc = 0;
 
 	for (i = 0; i < a->x->r.n && rc == 0; i++) {
-		if (!differs(a->x, i) || a->x->r.e[i].state == PINS_REVIEW_GONE)
+		if (!differs(a->x, i))
 			continue;
 		e = &a->x->r.e[i];
+		if (e->state == PINS_REVIEW_GONE) {
+			pins_remove(p, a->x->cfg->upstreams[e->up].s.name, e->kind, e->name);
+			continue;
+		}
 		def = canon_text(e->def);
 		if (def && strlen(def) + 3 > PINS_LINE_MAX) {	/* a tab, the text, "\r\n" */
 			free(def);
@@ -311,8 +315,8 @@ approve_change(struct pins *p, void *arg, struct gw_error *err)
 	return rc;
 }
 
-/* approve: pins for the chosen entries that are new or changed, in the pins file. The
- * exit code. */
+/* approve: pins for the chosen entries that are new or changed, in the pins file, and
+ * the pins of those named that are gone removed. The exit code. */
 static int
 approve(const struct pins_run *x)
 {
@@ -322,7 +326,7 @@ approve(const struct pins_run *x)
 	size_t i, n = 0;
 
 	for (i = 0; i < x->r.n; i++)
-		n += differs(x, i) && x->r.e[i].state != PINS_REVIEW_GONE;
+		n += differs(x, i);
 	if (n == 0) {
 		printf("nothing to approve: %s\n", x->all_new ? "no record is new" :
 		    "what is named is pinned already");
@@ -335,8 +339,8 @@ approve(const struct pins_run *x)
 		return PINS_CMD_TROUBLE;
 	}
 	for (i = 0; i < x->r.n; i++)
-		if (differs(x, i) && x->r.e[i].state != PINS_REVIEW_GONE) {
-			fputs("approved ", stdout);
+		if (differs(x, i)) {
+			fputs(x->r.e[i].state == PINS_REVIEW_GONE ? "removed " : "approved ", stdout);
 			put_record(x, &x->r.e[i], stdout);
 			printf(" %s\n", x->r.e[i].digest);
 		}
@@ -368,15 +372,16 @@ arg_parse(const struct config *cfg, const char *arg, size_t *up, const char **na
 	return 0;
 }
 
-/* Whether entry e is what an argument (upstream up, name or NULL) names: for approve,
- * one listed of that name, or with no name one new or changed; else any of them. */
+/* Whether entry e is what an argument (upstream up, name or NULL) names: any of that
+ * name (approve: a gone one's pin is removed), or with no name, for approve one new or
+ * changed; else any of them. */
 static int
 arg_names(const struct pins_review_entry *e, size_t up, const char *name, int approving)
 {
 	if (e->up != up)
 		return 0;
 	if (name)
-		return strcmp(e->name, name) == 0 && (!approving || e->state != PINS_REVIEW_GONE);
+		return strcmp(e->name, name) == 0;
 	return !approving || e->state == PINS_REVIEW_NEW || e->state == PINS_REVIEW_CHANGED;
 }
 

@@ -12,7 +12,8 @@
 #    (pinned=the old digest) and new with hygiene="...", exit 1; diff shows the old and
 #    the new description lines; --json parses;
 #  - approve UPSTREAM/NAME pins the changed one; a name no upstream lists: exit 2, the
-#    file unchanged, byte for byte; a tool removed: gone;
+#    file unchanged, byte for byte; a tool removed: gone, and approving it by name
+#    removes its pin;
 #  - two approvals at once both land (pins_update serializes them).
 #
 # Env: MCPGATE_BIN; MG_KEEP=1 keeps the temp dir.
@@ -157,6 +158,13 @@ pins status
 is "a tool removed: status exits 1" "$RC" 1
 like "… it is gone, with its pin's digest" "$(grep ' test_error_handling ' "$T/out")" \
 	'^gone fx tool test_error_handling sha256:[0-9a-f]{64}$'
+pins approve --by tester fx/test_error_handling
+is "approve fx/test_error_handling (gone): exit 0" "$RC" 0
+like "… says it removed the pin" "$(cat "$T/out")" '^removed fx tool test_error_handling sha256:[0-9a-f]{64}$'
+grep -q '^fx tool test_error_handling ' "$PINS" && fail "… the pin is gone from the file" "$(grep test_error_handling "$PINS")" \
+	|| pass "… the pin is gone from the file"
+pins status fx/test_error_handling
+is "… status of that name now: exit 2 (nothing listed or pinned of it)" "$RC" 2
 
 # --- two approvals at once -----------------------------------------------------------------------
 defs '{"set": {"twin_a": {"description": "A"}, "twin_b": {"description": "B"}}}' > /dev/null
