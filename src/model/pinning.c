@@ -100,8 +100,8 @@ pinning_judge(const struct cfg_upstream *u, const struct pins *pins, const struc
 	int kind = pinning_kind(r->kind);
 
 	memset(v, 0, sizeof(*v));
-	if (u->pin == UP_PIN_OFF || kind < 0)
-		return 0;
+	if (u->pin == UP_PIN_OFF || u->catalog == UP_CATALOG_PER_CALLER || kind < 0)
+		return 0;	/* off, a caller's own records, or no definitions (resources) */
 	p = pins ? pins_find(pins, u->s.name, (enum pins_kind)kind, r->name) : NULL;
 	if (p && r->digest && strcmp(p->digest, r->digest) == 0)
 		return 0;

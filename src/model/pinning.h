@@ -38,7 +38,9 @@ struct pinning_verdict {
 
 /* The verdict of u's pins on r into *v: 1 when r is not simply pinned (the catalog
  * keeps it as pending), 0 when it is, when its kind has no definitions (resources) or
- * when u does not pin. A record without a digest counts as not checked by hygiene. */
+ * when u does not pin (pin = off, or catalog = per-caller: its records are each
+ * caller's, fetched for each). A record without a digest counts as not checked by
+ * hygiene. */
 int pinning_judge(const struct cfg_upstream *u, const struct pins *pins, const struct pinning_record *r,
     struct pinning_verdict *v);
 /* The pending entry (catalog_pending) of key of kind in doc when the pins hold that
