@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "pinning.h"
 #include "pins_review.h"
 
 /* The kinds that have definitions, as the catalog and the pins file name them. */
@@ -77,6 +78,8 @@ judge_record(struct judging *j, const struct cfg_upstream *u, size_t up, size_t 
 {
 	struct pins_review *r = j->r;
 	const char *name = json_string_value(json_object_get(rec, catalog_kinds[kinds[k].ck].key));
+	struct pinning_record pr;
+	struct pinning_verdict v;
 	json_t *def;
 	struct pins_review_entry *e;
 
@@ -98,11 +101,15 @@ judge_record(struct judging *j, const struct cfg_upstream *u, size_t up, size_t 
 		r->undigested++;
 		return 0;
 	}
+	/* The gateway's own verdict (pinning.h), so that the review says what it does. */
+	pr = (struct pinning_record){ kinds[k].ck, name, e->digest, rec };
 	e->pin = j->pins ? pins_find(j->pins, u->s.name, kinds[k].pk, name) : NULL;
-	e->state = e->pin == NULL ? PINS_REVIEW_NEW : strcmp(e->pin->digest, e->digest) == 0 ? PINS_REVIEW_PINNED :
-	    PINS_REVIEW_CHANGED;
-	if (u->hygiene && e->state != PINS_REVIEW_PINNED)
-		tooldef_hygiene(def, u->max_description > 0 ? (size_t)u->max_description : 0, &e->hygiene);
+	if (pinning_judge(u, j->pins, &pr, &v) == 0) {
+		e->state = PINS_REVIEW_PINNED;
+		return 0;
+	}
+	e->state = v.state == PINNING_CHANGED ? PINS_REVIEW_CHANGED : PINS_REVIEW_NEW;
+	e->hygiene = v.hygiene;
 	return 0;
 }
 
