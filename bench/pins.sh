@@ -26,7 +26,8 @@
 # Targets: K / O >= 0.97 (the median of the per-repetition ratios); W / O reported
 # (target >= 0.95: what the pending entries cost a tools/list).
 #
-# The kinds run interleaved (K O W H, K O W H, ...) and the medians are reported. Every
+# The kinds run interleaved, the three lists' order rotated each repetition (K O W H,
+# O W K H, W K O H, ...), and the medians are reported. Every
 # answer's status and body are checked (wrk.lua's response(): K, O and W must hold
 # BENCH_TOOLS "inputSchema"): a run with any other answer or a socket error is not a
 # measurement, and nothing is appended then. A benchmark, not a timed test: nothing
@@ -34,7 +35,7 @@
 #
 # Usage: bench/pins.sh           (as root on Debian 12: installs what it lacks)
 # Settings (environment):
-#   BENCH_DURATION=10   seconds per measured run      BENCH_REPS=3    repetitions
+#   BENCH_DURATION=10   seconds per measured run      BENCH_REPS=3    repetitions (a multiple of 3: each list kind first as often)
 #   BENCH_WARMUP=3      seconds per warm-up run       BENCH_THREADS=2 BENCH_CONNS=8  (wrk -t -c)
 #   BENCH_PROCS=2 BENCH_WORKERS=2   mcpgate processes (spawn-fcgi -F) x threads (-w)
 #   BENCH_TOOLS=1000    tools in the catalog, from the two upstreams together
@@ -206,6 +207,22 @@ run() {
 	said "$3" "$1"
 }
 
+# run_kinds, with the three lists' order rotated each repetition (K O W H, O W K H,
+# W K O H, ...): on a small machine the first after H runs favoured (a run of K O W H
+# against one of O W K H moved K / O from 1.03 to 0.93), so each takes each place in turn
+# (BENCH_REPS a multiple of 3 for an even share).
+run_kinds() {
+	local k r lists=(K O W) i
+	say "warm-up ($WARMUP s each)"
+	for k in $KINDS; do run "$k" "$WARMUP" w; done
+	say "measuring: $REPS x ($KINDS, the first three rotated each repetition), $DURATION s each, wrk -t$THREADS -c$CONNS$1"
+	for r in $(seq 1 "$REPS"); do
+		for i in 0 1 2; do
+			run "${lists[(r - 1 + i) % 3]}" "$DURATION" "$r"
+		done
+		run H "$DURATION" "$r"
+	done
+}
 run_kinds " (K: pinned, all approved; O: pinning off; W: no pins, all new; H: stack K)"
 # shellcheck disable=SC2086
 runs_done ${FCGIOF[K]} ${FCGIOF[O]} ${FCGIOF[W]}
@@ -266,7 +283,7 @@ report
 [ -z "$bad" ] || die "some answers were not 200 with the expected body, sockets failed, or the pins changed ($bad): not a measurement; nothing appended (see $RUNS and $OUT/wrk.*.out)"
 
 append_results pins "" \
-	"one client_credentials token of oidc-provider $(oidc_version) per stack (machine-acme, scope mcp:tools), cached (cache-ttl = $CACHE_TTL); three stacks (K pinned, O pinning off, W no pins) sharing the IdP and the upstreams" kind "$KINDS" \
+	"one client_credentials token of oidc-provider $(oidc_version) per stack (machine-acme, scope mcp:tools), cached (cache-ttl = $CACHE_TTL); three stacks (K pinned, O pinning off, W no pins) sharing the IdP and the upstreams" kind "K O W H, O W K H, W K O H (rotated)" \
 	"- upstreams: 2 × tests/upstream/fixture.mjs --json (SDK $(jq -r .version "$top/tests/node_modules/@modelcontextprotocol/sdk/package.json"), node $(node -v)), --tools $(for u in $UPSTREAMS; do printf '%s/' "${UP_N[$u]}"; done | sed 's,/$,,') + their $OWN_TOOLS own = $TOOLS tools, prefixes a_ b_; page-size = $TOOLS (one tools/list answers the whole catalog: K ${LISTBYTES[K]}, O ${LISTBYTES[O]}, W ${LISTBYTES[W]} bytes), catalog-ttl = $CATALOG_TTL (cached for the whole run)" \
 	"- pins: K every [upstream] \`pin = hold\`, its pins file written by \`mcpgate pins -c K.conf approve --all-new --by bench\` before the stack started ($APPROVED pins: $APPROVED_TOOLS tools and the fixtures' prompts and templates, $PINS_BYTES bytes); O \`pin = off\`; W no pin line (\`pin = warn\`, \`new-tools = allow\`) and no pins file: every record new, a pending entry each in the catalog document" \
 	"- requests: POST /mcp tools/list with \`Content-Type: application/json\`, \`Accept: application/json, text/event-stream\`, \`Authorization: Bearer\`$([ "$SESSION" = 0 ] && echo ", no session" || echo ", the \`Mcp-Session-Id\` of one initialize with that stack and \`MCP-Protocol-Version: $PV\`"); H: GET /mcp/health on stack K"
