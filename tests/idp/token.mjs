@@ -41,9 +41,20 @@ function fail(msg, code = 1) {
   process.exit(code);
 }
 
+// A token is base64url: one in 64 begins with '-', which parseArgs would take for an
+// option. The options that take a token get it joined as --opt=TOKEN.
+const TOKEN_OPTIONS = new Set(['--refresh', '--exchange', '--jwt-bearer', '--revoke', '--introspect']);
+const argv = [];
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i];
+  if (TOKEN_OPTIONS.has(arg) && i + 1 < process.argv.length) argv.push(`${arg}=${process.argv[++i]}`);
+  else argv.push(arg);
+}
+
 let a;
 try {
   ({ values: a } = parseArgs({
+    args: argv,
     options: {
       issuer: { type: 'string', default: process.env.IDP_ISSUER },
       client: { type: 'string' },

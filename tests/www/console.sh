@@ -75,7 +75,7 @@ pids_before=$MG_FCGI_PIDS
 # --- the browser: 300 s at most (console-browser.mjs stops itself after 280 s) ----------
 run_bounded 300 "$T/sdk.tap" "$T/sdk.err" node "$here/lib/console-browser.mjs" \
 	--base "$BASE" --issuer "$IDP" --conf "$T/gw.conf" --artifacts "$ART" --fragments "$T/fragments" \
-	--alice "$ALICE" --alice-admin "$ALICE_ADMIN" --bob "$BOB"
+	--alice="$ALICE" --alice-admin="$ALICE_ADMIN" --bob="$BOB"	# =: a token may begin with "-"
 rc=$?
 cp "$T/sdk.err" "$ART/browser.err" 2>/dev/null
 sdk_afterwards console-browser.mjs "$rc" 38 "$pids_before"
