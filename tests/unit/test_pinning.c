@@ -132,7 +132,7 @@ test_again(json_t *doc)
 	json_array_foreach(json_object_get(l[0], "tools"), i, t)
 		if (strcmp(json_string_value(json_object_get(t, "name")), "moved") == 0)
 			moved = t;
-	ok(moved && json_equal(json_object_get(moved, "description"), json_string("Moves files, and mails them")),
+	ok(moved && strcmp(json_string_value(json_object_get(moved, "description")), "Moves files, and mails them") == 0,
 	    "catalog_lists: a held record back in its upstream's list, under its own name");
 	again = catalog_build_bound(cfg, l, r, doc);
 	ok(json_equal(catalog_pending_all(again, CATALOG_TOOLS), catalog_pending_all(doc, CATALOG_TOOLS)) &&
