@@ -493,8 +493,10 @@ jcheck "CGI: tools/call a_echo → the arguments back" \
 	'.status == "200" and .same'
 ob=$(opened beta) cb=$(closed beta)
 st=$(post_cgi "$(rpc 6 tools/call '{"name":"test_simple_text","arguments":{}}')" 'application/json')
-is "CGI: the run ends the session it opened at the upstream for itself (beta: opened, closed)" \
-	"$(( $(opened beta) - ob )) $(( $(closed beta) - cb ))" "1 1"
+# (Its own, and on a slow machine one more: a catalog fetch, once catalog-ttl passed.)
+n_open=$(( $(opened beta) - ob )) n_closed=$(( $(closed beta) - cb ))
+is "CGI: the run ends the sessions it opened at the upstream for itself (beta: opened, closed)" \
+	"$n_open $n_closed" "$([ "$n_open" -ge 1 ] && [ "$n_open" -le 2 ] && echo "$n_open $n_open" || echo "1 or 2, each closed")"
 jcheck "CGI: tools/call test_simple_text (beta, no prefix) → beta's result, unchanged" \
 	"$(jq -c --argjson d "$D_SIMPLE" --arg st "$st" '{status: $st, same: (.result == $d.result), result, error}' "$T/b" 2>/dev/null || head -c 300 "$T/b")" \
 	'.status == "200" and .same'
