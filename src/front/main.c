@@ -211,6 +211,18 @@ serve(const char *path, long workers)
 
 /* Long: the option table, then each mode of the command line (explain, pins, -t, CGI,
  * FastCGI) in a few lines of its own. */
+/* The commands besides serving and -t, one row each: the word, its main, its exit code
+ * when libsodium does not start. They log errors alone to stderr (upstream trouble is
+ * summed up as notes). */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv, const char *config_path);
+	int trouble;
+} commands[] = {
+	{ "explain", explain_main, 1 },
+	{ "pins", pins_cmd_main, 2 },
+};
+
 int
 main(int argc, char **argv)
 {
@@ -225,6 +237,7 @@ main(int argc, char **argv)
 	};
 	const char *path = default_config(), *catalog = NULL;
 	long workers = 0;
+	size_t i;
 	int c, test = 0;
 	char *end;
 
@@ -243,21 +256,15 @@ main(int argc, char **argv)
 			    "$MCPGATE_CONFIG's, else the built-in path)", argc - 1);
 		return serve(path, 0);
 	}
-	if (argc > 1 && strcmp(argv[1], "explain") == 0) {
+	for (i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
 		if (secret_init() < 0) {
 			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
-			return 1;
+			return commands[i].trouble;
 		}
-		log_init(2, GW_LOG_ERR);	/* upstream trouble is summed up as notes */
-		return explain_main(argc - 1, argv + 1, path);
-	}
-	if (argc > 1 && strcmp(argv[1], "pins") == 0) {
-		if (secret_init() < 0) {
-			fprintf(stderr, "mcpgate: libsodium failed to initialise\n");
-			return 2;
-		}
-		log_init(2, GW_LOG_ERR);	/* upstream trouble is summed up as notes */
-		return pins_cmd_main(argc - 1, argv + 1, path);
+		log_init(2, GW_LOG_ERR);
+		return commands[i].run(argc - 1, argv + 1, path);
 	}
 	if (argc > 1 && strcmp(argv[1], "validate") == 0)
 		return validate_main(argc - 1, argv + 1);
